@@ -1,0 +1,12 @@
+// Package testenv locates the real tools the project's tests drive and
+// checks that tests leave nothing behind.
+//
+//   - [Deno] returns the deno binary: $TRANQUIL_DENO, then the repository's
+//     .tools/node_modules/.bin/deno, then PATH.
+//   - [Chromium] returns the browser binary: $TRANQUIL_CHROMIUM, then
+//     .tools, then PATH (chromium, chromium-browser, google-chrome).
+//   - [CheckGoroutines] fails a test whose goroutines outlive it.
+//
+// A missing tool fails the test with the exact command that installs it. It
+// never skips: a suite that silently skips its real-Deno tests proves nothing.
+package testenv

@@ -1,0 +1,128 @@
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Install commands printed when a tool is missing.
+const (
+	DenoInstall     = "make tools   (runs: npm install deno@2.9.6 into .tools/)"
+	ChromiumInstall = "apt-get update && apt-get install -y chromium   (or set TRANQUIL_CHROMIUM)"
+)
+
+// ErrNotFound reports a tool that is on none of the searched locations.
+var ErrNotFound = errors.New("testenv: tool not found")
+
+// RepoRoot returns the directory holding the module's go.mod, found by
+// walking up from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(data), "module github.com/tranquil/automation\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("testenv: no go.mod of github.com/tranquil/automation above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// LookDeno finds deno without a testing.TB.
+func LookDeno() (string, error) {
+	return look("TRANQUIL_DENO", []string{"node_modules/.bin/deno"}, []string{"deno"})
+}
+
+// LookChromium finds Chromium without a testing.TB.
+func LookChromium() (string, error) {
+	return look("TRANQUIL_CHROMIUM", []string{"chromium/chrome"}, []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"})
+}
+
+// Deno returns the path of the deno binary, or fails t with the install
+// command.
+func Deno(t testing.TB) string {
+	t.Helper()
+	p, err := LookDeno()
+	if err != nil {
+		t.Fatalf("deno is required for this test and was not found (%v).\ninstall it with: %s", err, DenoInstall)
+	}
+	return p
+}
+
+// Chromium returns the path of a Chromium binary, or fails t with the install
+// command.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	p, err := LookChromium()
+	if err != nil {
+		t.Fatalf("chromium is required for this test and was not found (%v).\ninstall it with: %s", err, ChromiumInstall)
+	}
+	return p
+}
+
+func look(envVar string, toolsRel, names []string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
+		if isExecutable(p) {
+			return p, nil
+		}
+		return "", fmt.Errorf("%w: $%s=%q is not an executable file", ErrNotFound, envVar, p)
+	}
+	if root, err := RepoRoot(); err == nil {
+		for _, rel := range toolsRel {
+			p := filepath.Join(root, ".tools", filepath.FromSlash(rel))
+			if runtime.GOOS == "windows" {
+				p += ".exe"
+			}
+			if isExecutable(p) {
+				return p, nil
+			}
+		}
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: not in $%s, .tools or PATH (%s)", ErrNotFound, envVar, strings.Join(names, ", "))
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() {
+		return false
+	}
+	return runtime.GOOS == "windows" || fi.Mode()&0o111 != 0
+}
+
+// CheckGoroutines records the goroutines running now and, when t ends, fails
+// it if new ones are still running after a grace period. Call it first in a
+// test that must not leak; it is not for parallel tests, whose goroutines
+// overlap.
+func CheckGoroutines(t testing.TB) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(3 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Errorf("goroutine leak: %d running before, %d after\n%s", before, n, buf)
+		}
+	})
+}
