@@ -52,9 +52,14 @@ test: tools check
 	$(GO) test $(GOFLAGS_TEST) ./...
 
 # bench runs every benchmark harness; each prints its ratio against a peer
-# measured in the same run.
+# measured in the same run. A harness is a directory bench/<name>/ holding an
+# executable `run` (it may be its own Go module, so that peers such as
+# chromedp stay out of the library's go.mod).
 bench: tools
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./... 2>/dev/null | grep -v '^ok\|no test files' || true
+	@set -e; for r in bench/*/run; do \
+		[ -x "$$r" ] || continue; \
+		echo "== $$r"; (cd "$$(dirname $$r)" && ./run); \
+	done
 
 # fuzz runs each fuzz target briefly; the committed corpora run in `make test`.
 FUZZTIME ?= 20s
