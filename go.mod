@@ -8,4 +8,5 @@ require (
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/mafredri/cdp v0.35.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

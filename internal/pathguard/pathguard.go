@@ -1,0 +1,83 @@
+package pathguard
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxLinks bounds symlink expansions, like the kernel's ELOOP limit.
+const maxLinks = 255
+
+// ErrLinkLoop reports a chain of symlinks that does not end.
+var ErrLinkLoop = errors.New("pathguard: too many levels of symbolic links")
+
+// Resolve returns the lexical form of p (absolute and cleaned; p must be
+// absolute) and its real form: every symlink on the longest existing prefix
+// is followed, and the components that do not exist yet are appended
+// unchanged.
+func Resolve(p string) (lexical, real string, err error) {
+	if !filepath.IsAbs(p) {
+		return "", "", fmt.Errorf("pathguard: %q is not absolute", p)
+	}
+	lexical = filepath.Clean(p)
+	real, err = realpath(lexical, 0)
+	if err != nil {
+		return "", "", err
+	}
+	return lexical, real, nil
+}
+
+func realpath(p string, links int) (string, error) {
+	vol := filepath.VolumeName(p)
+	rest := strings.TrimLeft(p[len(vol):], string(filepath.Separator))
+	cur := vol + string(filepath.Separator)
+	if rest == "" {
+		return cur, nil
+	}
+	comps := strings.Split(rest, string(filepath.Separator))
+	for i, c := range comps {
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(append([]string{next}, comps[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("pathguard: %w", err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links >= maxLinks {
+			return "", fmt.Errorf("%w: %s", ErrLinkLoop, p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("pathguard: %w", err)
+		}
+		if !filepath.IsAbs(target) {
+			// cur has no symlinks left in it, so a lexical ".." from it is
+			// the physical parent.
+			target = filepath.Join(cur, target)
+		}
+		return realpath(filepath.Join(append([]string{target}, comps[i+1:]...)...), links+1)
+	}
+	return cur, nil
+}
+
+// Contains reports whether dir is p itself or an ancestor of p. Both must be
+// clean absolute paths; the comparison is by whole components, so /a/b does
+// not contain /a/bc.
+func Contains(dir, p string) bool {
+	if dir == p {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, dir)
+}
