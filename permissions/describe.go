@@ -1,0 +1,231 @@
+package permissions
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Risk grades a grant for the consent prompt.
+type Risk int
+
+const (
+	RiskLow Risk = iota + 1
+	RiskMedium
+	RiskHigh
+)
+
+func (r Risk) String() string {
+	switch r {
+	case RiskLow:
+		return "low"
+	case RiskMedium:
+		return "medium"
+	case RiskHigh:
+		return "high"
+	}
+	return fmt.Sprintf("Risk(%d)", int(r))
+}
+
+// Description is the consent wording of one grant.
+type Description struct {
+	Grant Grant
+	Text  string
+	Risk  Risk
+}
+
+// Describe words every grant of the header for the consent prompt, one line
+// per grant, in canonical order. The wording says what a grant really allows,
+// not what the author meant it for.
+func (h *Header) Describe() []Description {
+	kinds := map[Grant]PathKind{}
+	for _, p := range h.Read {
+		kinds[Grant{"read", p.Resolved}] = p.Kind
+	}
+	for _, p := range h.Write {
+		kinds[Grant{"write", p.Resolved}] = p.Kind
+	}
+	return describe(h.Grants(), kinds)
+}
+
+// Describe words grants known only by their canonical form, such as the
+// grants a changed header removed. Paths are worded without knowing whether
+// they are files or folders.
+func (gs Grants) Describe() []Description { return describe(gs, nil) }
+
+func describe(gs Grants, kinds map[Grant]PathKind) []Description {
+	var sites []string
+	for _, g := range gs {
+		if g.Key == "sites" {
+			sites = append(sites, g.Value)
+		}
+	}
+	where := "on any site"
+	if len(sites) > 0 {
+		where = "on " + strings.Join(sites, ", ")
+	}
+	out := make([]Description, 0, len(gs))
+	for _, g := range gs {
+		kind, known := kinds[g]
+		if !known {
+			kind = -1
+		}
+		text, risk := describeGrant(g, where, kind)
+		out = append(out, Description{Grant: g, Text: text, Risk: risk})
+	}
+	return out
+}
+
+func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
+	v := g.Value
+	switch g.Key {
+	case "none":
+		return "nothing beyond running in its sandbox", RiskLow
+	case "browser":
+		return "can see and control your browser tabs, including sites where you are signed in", RiskHigh
+	case "clipboard":
+		return "can read and replace what you copy, which may include passwords", RiskHigh
+	case "forms":
+		return "can fill in and submit forms in your browser tabs " + where, RiskHigh
+	case "page-js":
+		return "can run its own code inside your pages " + where + ", seeing what those pages see", RiskHigh
+	case "sites":
+		return "limits its form filling and page code to " + v, RiskLow
+	case "net":
+		return describeHost(v, "can connect to "), riskOfHost(v)
+	case "import":
+		return describeHost(v, "can load and run code from "), max(riskOfHost(v), RiskMedium)
+	case "run":
+		return "can run commands as you, with your full access: " + v, RiskHigh
+	case "read":
+		return "can read " + pathScope(v, kind), RiskMedium
+	case "write":
+		text := "can create, change and delete " + pathScope(v, kind)
+		if kind == Dir || isCodePath(v) {
+			if isCodePath(v) {
+				text += ", which is code that runs later"
+			}
+			return text, RiskHigh
+		}
+		return text, RiskMedium
+	case "env":
+		if p, ok := strings.CutSuffix(v, "*"); ok {
+			return "can read environment variables whose names start with " + p, RiskMedium
+		}
+		return "can read the environment variable " + v, RiskLow
+	case "timeout":
+		if v == "none" {
+			return "can keep running until you stop it", RiskLow
+		}
+		return "can run for up to " + v, RiskLow
+	}
+	return "grants " + g.String(), RiskHigh
+}
+
+func pathScope(p string, kind PathKind) string {
+	switch kind {
+	case File:
+		return p
+	case Dir:
+		return p + " and everything inside"
+	}
+	return p + " (and everything inside, if it is or becomes a folder)"
+}
+
+// isCodePath reports whether writing p could change code that runs later.
+func isCodePath(p string) bool {
+	base := strings.ToLower(filepath.Base(p))
+	switch filepath.Ext(base) {
+	case ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs":
+		return true
+	}
+	return slices.Contains([]string{"deno.json", "deno.jsonc", "package.json", "deno.lock", "import_map.json"}, base)
+}
+
+type hostClass int
+
+const (
+	publicHost hostClass = iota
+	wildcardHost
+	loopbackHost
+	privateHost
+)
+
+// splitHostPort splits a canonical net entry into host and port.
+func splitHostPort(entry string) (host, port string) {
+	if strings.HasPrefix(entry, "[") {
+		end := strings.Index(entry, "]")
+		return entry[:end+1], strings.TrimPrefix(entry[end+1:], ":")
+	}
+	host, port, _ = strings.Cut(entry, ":")
+	return host, port
+}
+
+// entryAddr returns the IP address a canonical entry names, if it names one.
+func entryAddr(entry string) (netip.Addr, bool) {
+	host, _ := splitHostPort(entry)
+	addr, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return addr, err == nil
+}
+
+var (
+	loopbackPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("0.0.0.0/8"),
+		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("::/128")}
+	privatePrefixes = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
+		netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
+		netip.MustParsePrefix("fc00::/7"), netip.MustParsePrefix("fe80::/10")}
+)
+
+func classify(entry string) hostClass {
+	if addr, ok := entryAddr(entry); ok {
+		for _, p := range loopbackPrefixes {
+			if p.Contains(addr) {
+				return loopbackHost
+			}
+		}
+		for _, p := range privatePrefixes {
+			if p.Contains(addr) {
+				return privateHost
+			}
+		}
+		return publicHost
+	}
+	host, _ := splitHostPort(entry)
+	name := strings.TrimPrefix(host, "*.")
+	switch {
+	case name == "localhost" || strings.HasSuffix(name, ".localhost"):
+		return loopbackHost
+	case !strings.Contains(name, ".") || strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") || strings.HasSuffix(name, ".lan") || strings.HasSuffix(name, ".home.arpa"):
+		return privateHost
+	case strings.HasPrefix(host, "*."):
+		return wildcardHost
+	}
+	return publicHost
+}
+
+func describeHost(entry, verb string) string {
+	switch classify(entry) {
+	case loopbackHost:
+		return strings.Replace(verb, "connect to ", "reach ", 1) + "services on this computer: " + entry
+	case privateHost:
+		return strings.Replace(verb, "connect to ", "reach ", 1) + "devices on your local network: " + entry
+	case wildcardHost:
+		host, port := splitHostPort(entry)
+		s := verb + strings.TrimPrefix(host, "*.") + " and all of its subdomains"
+		if port != "" {
+			s += " on port " + port
+		}
+		return s
+	}
+	return verb + entry
+}
+
+func riskOfHost(entry string) Risk {
+	switch classify(entry) {
+	case loopbackHost, privateHost:
+		return RiskHigh
+	}
+	return RiskMedium
+}

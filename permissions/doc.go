@@ -1,0 +1,69 @@
+// Package permissions decides what a script may do: it parses the header a
+// script declares and computes the exact deno flags and host capabilities
+// of a run.
+//
+//   - [Parse] reads and validates a script's "// @permissions …" and
+//     "// @timeout …" header into a [Header], or returns a [*ParseError]
+//     with line, column and a message that says how to fix it.
+//   - [Flags] and [RunArgs] compute the deno command line for a run.
+//   - [Header.Capabilities] lists the host APIs the run receives.
+//   - [Header.Canonical], [ParseCanonical] and [Diff] give the stable form
+//     consent stores and what changed between two declarations.
+//   - [Header.Describe] words each grant honestly for the consent prompt.
+//
+// # The header
+//
+// The header is the comment block at the top of the file: "//" lines and
+// blank lines, optionally after a "#!" line. It ends at the first line of
+// code. It must hold exactly one @permissions line:
+//
+//	// @permissions browser net=api.github.com run=git read=input.txt write=out.md
+//	// @timeout 15m
+//
+// Bare keys: none (alone), browser, clipboard, forms, page-js. Valued keys
+// take comma-separated values, which may be double-quoted to hold spaces:
+// sites, net, import, run, read, write, env. A key given twice merges.
+// @timeout takes a Go duration between [MinTimeout] and [MaxTimeout], or
+// none; without it a run lasts at most [DefaultTimeout].
+//
+// read= and write= resolve against the script's directory. A grant of that
+// directory or any ancestor is refused, lexically and again after resolving
+// symlinks on the longest existing prefix, because deno's folder grants are
+// recursive. The resolved path is what deno is given and what the user sees.
+//
+// # Flags
+//
+// Every run gets --no-prompt, --no-lock and the library's own --config (so
+// no deno.json or package.json beside the script is discovered), read access
+// to exactly the bootstrap, the entry module and the SDK directory, and the
+// network address of its bridge. Declared grants are added on top. Write,
+// run and import access exist only when declared (imports may also come
+// from [FlagConfig.DefaultImports]; with neither, --no-remote switches
+// remote imports off).
+//
+// Deny rules ride along on every run:
+//
+//   - The IPv4 private, link-local, shared and "this network" ranges
+//     (10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10, 0/8). Deno checks
+//     allows by hostname but denies by resolved address, so these stop an
+//     approved hostname from being rebound into the user's network. An
+//     address the header names explicitly is carved out of its range.
+//   - The IPv6 loopback [::1] (unless the header names a loopback host) and
+//     the unspecified address [::].
+//   - Every loopback endpoint the host drives, such as DevTools ports, given
+//     in [FlagConfig.DenyLoopback], on all of 127.0.0.0/8, 0.0.0.0/8, [::1]
+//     and [::]. A port-specific deny beats a broader loopback allow.
+//
+// # Residual risk
+//
+// Loopback cannot be denied wholesale: the run must reach its bridge on
+// 127.0.0.1. A script granted net=localhost or net=127.0.0.1 can therefore
+// reach any service on this computer except the denied endpoints, and an
+// approved hostname whose DNS answer is rebound to 127.0.0.1 can reach them
+// too. IPv6 private ranges cannot be denied in deno 2.9, so a hostname that
+// resolves to a unique-local or link-local IPv6 address is not stopped. The
+// consent wording says "can reach services on this computer" for loopback
+// grants for this reason. Deno also loads statically imported files and
+// npm: packages without permission checks; see the runner for how the
+// environment and module cache are pinned.
+package permissions
