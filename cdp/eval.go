@@ -1,0 +1,283 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/mafredri/cdp/protocol/page"
+	"github.com/mafredri/cdp/protocol/runtime"
+)
+
+// world selects a JavaScript realm of the main frame.
+type world int
+
+const (
+	mainWorld world = iota // the page's own
+	sdkWorld               // the isolated tranquil-sdk world
+)
+
+// Evaluate calls the JavaScript function fn (source such as
+// "(a, b) => a + b" or "async function (sel) { … }") in the page's main
+// world with args, and returns its result as JSON.
+//
+// Arguments are JSON-encoded and passed by value; they are never spliced
+// into code. float NaN and ±Inf travel as their JavaScript values. A
+// returned promise is awaited. The result is nil for undefined; NaN,
+// ±Infinity, -0 and bigints come back as JSON strings of their JavaScript
+// spelling ("NaN", "1n"). A thrown exception or rejected promise is an
+// *EvalError.
+//
+// If a navigation destroys the document mid-call, the call is made again
+// in the new document until ctx ends, so fn should be safe to repeat.
+func (t *Tab) Evaluate(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
+	cargs, err := callArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return t.call(ctx, mainWorld, fn, cargs)
+}
+
+func callArgs(args []any) ([]runtime.CallArgument, error) {
+	out := make([]runtime.CallArgument, len(args))
+	for i, a := range args {
+		var f float64
+		isFloat := false
+		switch v := a.(type) {
+		case float64:
+			f, isFloat = v, true
+		case float32:
+			f, isFloat = float64(v), true
+		case json.RawMessage:
+			if !json.Valid(v) {
+				return nil, fmt.Errorf("cdp: argument %d: invalid JSON", i)
+			}
+			out[i].Value = v
+			continue
+		}
+		if isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			s := "NaN"
+			if math.IsInf(f, 1) {
+				s = "Infinity"
+			} else if math.IsInf(f, -1) {
+				s = "-Infinity"
+			}
+			u := runtime.UnserializableValue(s)
+			out[i].UnserializableValue = &u
+			continue
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("cdp: argument %d: %w", i, err)
+		}
+		out[i].Value = b
+	}
+	return out, nil
+}
+
+// call runs fn in a realm of the current document, retrying in the next
+// document when a navigation destroys the realm under the call.
+func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallArgument) (json.RawMessage, error) {
+	stale := ""
+	for {
+		uid, err := t.realm(ctx, w, stale)
+		if err != nil {
+			return nil, err
+		}
+		a := runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(uid).SetArguments(args).
+			SetReturnByValue(true).SetAwaitPromise(true)
+		r, err := t.c.Runtime.CallFunctionOn(ctx, a)
+		if err != nil {
+			if contextGone(err) {
+				stale = uid
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, t.fail(err)
+		}
+		if r.ExceptionDetails != nil {
+			return nil, evalErrorOf(r.ExceptionDetails)
+		}
+		return valueOf(r.Result), nil
+	}
+}
+
+// realm returns the unique id of the realm w, waiting for one that is not
+// stale. A stale id is retried after a short while even without news,
+// because the error that marked it stale may have been transient.
+func (t *Tab) realm(ctx context.Context, w world, stale string) (string, error) {
+	var retry <-chan time.Time
+	if stale != "" {
+		tm := time.NewTimer(250 * time.Millisecond)
+		defer tm.Stop()
+		retry = tm.C
+	}
+	asked := false
+	for {
+		t.mu.Lock()
+		uid := t.mainCtx
+		if w == sdkWorld {
+			uid = t.worldCtx
+		}
+		main := t.mainCtx
+		ch := t.changed
+		t.mu.Unlock()
+		if uid != "" && uid != stale {
+			return uid, nil
+		}
+		if w == sdkWorld && uid == "" && main != "" && !asked {
+			// The document has a main world but no SDK world (it was made
+			// before attach, or the world was lost): ask for one.
+			asked = true
+			t.mu.Lock()
+			frame := t.frameID
+			t.mu.Unlock()
+			go t.createWorld(ctx, frame)
+		}
+		select {
+		case <-ch:
+		case <-retry:
+			if uid != "" {
+				return uid, nil
+			}
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-t.route.gone:
+			return "", t.route.err
+		}
+	}
+}
+
+func (t *Tab) createWorld(ctx context.Context, frame string) {
+	_, _ = t.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(WorldName))
+}
+
+func valueOf(o runtime.RemoteObject) json.RawMessage {
+	if o.UnserializableValue != nil {
+		b, _ := json.Marshal(string(*o.UnserializableValue))
+		return b
+	}
+	if o.Type == "undefined" || len(o.Value) == 0 {
+		return nil
+	}
+	return o.Value
+}
+
+// evalErrorOf builds an *EvalError from exception details. It does not use
+// ExceptionDetails.Error, which panics when no exception object is present.
+func evalErrorOf(d *runtime.ExceptionDetails) *EvalError {
+	e := &EvalError{Line: d.LineNumber + 1, Column: d.ColumnNumber + 1}
+	ex := d.Exception
+	switch {
+	case ex != nil && ex.Subtype != nil && *ex.Subtype == "error":
+		if ex.ClassName != nil {
+			e.Name = *ex.ClassName
+		}
+		desc := ""
+		if ex.Description != nil {
+			desc = *ex.Description
+		}
+		e.Stack = desc
+		head := desc
+		if i := strings.Index(head, "\n    at "); i >= 0 {
+			head = head[:i]
+		}
+		// The description starts with the name the error prints with, which
+		// may differ from its class (a custom .name).
+		if i := strings.Index(head, ": "); i >= 0 && !strings.Contains(head[:i], " ") {
+			e.Name = head[:i]
+			head = head[i+2:]
+		} else if head == e.Name {
+			head = ""
+		}
+		e.Message = head
+	case ex != nil && ex.UnserializableValue != nil:
+		e.Message = string(*ex.UnserializableValue)
+	case ex != nil && len(ex.Value) > 0:
+		e.Message = string(ex.Value)
+	case ex != nil && ex.Description != nil:
+		e.Message = *ex.Description
+	case ex != nil && ex.Type == "undefined":
+		e.Message = "undefined"
+	default:
+		e.Message = d.Text
+	}
+	return e
+}
+
+// Condition is something [Tab.WaitFor] waits for.
+type Condition struct {
+	what  string
+	world world
+	fn    string
+	args  []any
+}
+
+// Selector holds once an element matches the CSS selector. It is checked in
+// the isolated world, so page scripts cannot interfere.
+func Selector(css string) Condition {
+	return Condition{
+		what: fmt.Sprintf("selector %q", css), world: sdkWorld,
+		fn: "(s) => document.querySelector(s) !== null", args: []any{css},
+	}
+}
+
+// Predicate holds once the function fn, called in the page's main world
+// with args (by value), returns a truthy value or a promise of one.
+func Predicate(fn string, args ...any) Condition {
+	// fn is code the caller chose to run; the wrapper only awaits it and
+	// reduces the result to a boolean, so large results never cross.
+	return Condition{
+		what: "predicate", world: mainWorld, args: args,
+		fn: "async function (...a) { return !!(await (\n" + fn + "\n)(...a)); }",
+	}
+}
+
+// waitBackoff are the pauses between checks: quick at first, then easing
+// off so a long wait costs little.
+var waitBackoff = []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+
+// WaitFor polls cond until it holds or ctx ends; then it fails with a
+// *WaitTimeoutError. Navigations while waiting are survived: every check
+// runs in the current document. An exception thrown by a predicate, or an
+// invalid selector, ends the wait at once with an *EvalError.
+func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
+	if cond.fn == "" {
+		return fmt.Errorf("cdp: wait: empty condition")
+	}
+	cargs, err := callArgs(cond.args)
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		v, err := t.call(ctx, cond.world, cond.fn, cargs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return &WaitTimeoutError{What: cond.what, Err: ctx.Err()}
+			}
+			return err
+		}
+		if string(v) == "true" {
+			return nil
+		}
+		d := waitBackoff[min(i, len(waitBackoff)-1)]
+		if d == 0 {
+			continue
+		}
+		tm := time.NewTimer(d)
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			tm.Stop()
+			return &WaitTimeoutError{What: cond.what, Err: ctx.Err()}
+		case <-t.route.gone:
+			tm.Stop()
+			return t.route.err
+		}
+	}
+}

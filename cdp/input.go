@@ -1,0 +1,139 @@
+package cdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mafredri/cdp/protocol/input"
+)
+
+// ErrUnknownKey reports a key name Press does not know.
+var ErrUnknownKey = errors.New("cdp: unknown key")
+
+// Modifier is a set of held modifier keys for Press and Click.
+type Modifier int
+
+// Modifier keys, combinable with |.
+const (
+	Alt   Modifier = 1
+	Ctrl  Modifier = 2
+	Meta  Modifier = 4
+	Shift Modifier = 8
+)
+
+type keyDef struct {
+	code string
+	vk   int
+	text string
+}
+
+// keys are the named keys Press understands, by their DOM key names.
+var keys = map[string]keyDef{
+	"Enter":      {"Enter", 13, "\r"},
+	"Tab":        {"Tab", 9, ""},
+	"Escape":     {"Escape", 27, ""},
+	"Backspace":  {"Backspace", 8, ""},
+	"Delete":     {"Delete", 46, ""},
+	"ArrowUp":    {"ArrowUp", 38, ""},
+	"ArrowDown":  {"ArrowDown", 40, ""},
+	"ArrowLeft":  {"ArrowLeft", 37, ""},
+	"ArrowRight": {"ArrowRight", 39, ""},
+	"Home":       {"Home", 36, ""},
+	"End":        {"End", 35, ""},
+	"PageUp":     {"PageUp", 33, ""},
+	"PageDown":   {"PageDown", 34, ""},
+	" ":          {"Space", 32, " "},
+	"Space":      {"Space", 32, " "},
+}
+
+// keyOf describes key: a name from the table above, or one printable
+// character.
+func keyOf(key string) (name string, d keyDef, err error) {
+	if d, ok := keys[key]; ok {
+		if key == "Space" {
+			key = " "
+		}
+		return key, d, nil
+	}
+	if utf8.RuneCountInString(key) != 1 {
+		return "", keyDef{}, fmt.Errorf("%w: %q", ErrUnknownKey, key)
+	}
+	r, _ := utf8.DecodeRuneInString(key)
+	d = keyDef{text: key}
+	switch {
+	case r >= 'a' && r <= 'z':
+		d.code, d.vk = "Key"+strings.ToUpper(key), int(r-'a'+'A')
+	case r >= 'A' && r <= 'Z':
+		d.code, d.vk = "Key"+key, int(r)
+	case r >= '0' && r <= '9':
+		d.code, d.vk = "Digit"+key, int(r)
+	}
+	return key, d, nil
+}
+
+// Press sends a trusted key press (down, then up) to the focused element,
+// with mods held. key is a DOM key name ("Enter", "Tab", "Escape",
+// "ArrowDown", …) or a single character. With Ctrl, Alt or Meta held no
+// text is typed, as on a real keyboard.
+func (t *Tab) Press(ctx context.Context, key string, mods Modifier) error {
+	name, d, err := keyOf(key)
+	if err != nil {
+		return err
+	}
+	text := d.text
+	if mods&(Ctrl|Alt|Meta) != 0 {
+		text = ""
+	}
+	typ := "keyDown"
+	if text == "" {
+		typ = "rawKeyDown" // a key that types nothing
+	}
+	down := input.NewDispatchKeyEventArgs(typ).SetKey(name).SetModifiers(int(mods))
+	up := input.NewDispatchKeyEventArgs("keyUp").SetKey(name).SetModifiers(int(mods))
+	if d.code != "" {
+		down.SetCode(d.code)
+		up.SetCode(d.code)
+	}
+	if d.vk != 0 {
+		down.SetWindowsVirtualKeyCode(d.vk).SetNativeVirtualKeyCode(d.vk)
+		up.SetWindowsVirtualKeyCode(d.vk).SetNativeVirtualKeyCode(d.vk)
+	}
+	if text != "" {
+		down.SetText(text).SetUnmodifiedText(text)
+	}
+	if err := t.c.Input.DispatchKeyEvent(ctx, down); err != nil {
+		return t.fail(err)
+	}
+	if err := t.c.Input.DispatchKeyEvent(ctx, up); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// InsertText types text into the focused element as one trusted input
+// event, the way an input method commits text.
+func (t *Tab) InsertText(ctx context.Context, text string) error {
+	if err := t.c.Input.InsertText(ctx, input.NewInsertTextArgs(text)); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// Click sends a trusted left click at (x, y), in CSS pixels from the
+// viewport's top left: a move, a press and a release.
+func (t *Tab) Click(ctx context.Context, x, y float64) error {
+	steps := []*input.DispatchMouseEventArgs{
+		input.NewDispatchMouseEventArgs("mouseMoved", x, y),
+		input.NewDispatchMouseEventArgs("mousePressed", x, y).SetButton(input.MouseButtonLeft).SetButtons(1).SetClickCount(1),
+		input.NewDispatchMouseEventArgs("mouseReleased", x, y).SetButton(input.MouseButtonLeft).SetButtons(0).SetClickCount(1),
+	}
+	for _, s := range steps {
+		if err := t.c.Input.DispatchMouseEvent(ctx, s); err != nil {
+			return t.fail(err)
+		}
+	}
+	return nil
+}

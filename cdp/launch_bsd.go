@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package cdp
+
+import "syscall"
+
+// sysProcAttr puts the browser in its own process group so Close can end
+// every helper process with one signal.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

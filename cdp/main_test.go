@@ -1,0 +1,149 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tranquil/automation/internal/testenv"
+)
+
+// One browser serves the whole package; each test opens its own tab.
+var (
+	shared     *BrowserProcess
+	sharedConn *Browser
+	tempRoot   string
+	pages      = http.NewServeMux()
+	site       *httptest.Server // 127.0.0.1
+	siteOther  string           // the same server as "localhost": another site, another renderer
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	chromium, err := testenv.LookChromium()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chromium is required for the cdp tests and was not found (%v).\ninstall it with: %s\n", err, testenv.ChromiumInstall)
+		return 1
+	}
+	tempRoot, err = os.MkdirTemp("", "cdp-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tempRoot)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	site = &httptest.Server{Listener: ln, Config: &http.Server{Handler: pages}}
+	site.Start()
+	defer site.Close()
+	siteOther = strings.Replace(site.URL, "127.0.0.1", "localhost", 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	shared, err = Launch(ctx, LaunchOptions{Path: chromium, TempDir: tempRoot})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sharedConn, err = Connect(ctx, shared.Endpoint(), nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		shared.Close()
+		return 1
+	}
+	code := m.Run()
+	sharedConn.Close()
+	if err := shared.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if code == 0 {
+		if err := checkLeaks(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// checkLeaks fails the run if a launched browser left a process or a
+// profile directory behind.
+func checkLeaks() error {
+	entries, _ := os.ReadDir(tempRoot)
+	if len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return fmt.Errorf("leak: profile directories left in %s: %v", tempRoot, names)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), tempRoot) {
+			// Zombies have an empty cmdline, so a match is a live process.
+			return fmt.Errorf("leak: browser process still running: %s: %s", p, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return nil
+}
+
+var registerOnce sync.Map
+
+// serve registers an HTML page on the shared server (once per path) and
+// returns its URL on 127.0.0.1.
+func serve(path, html string) string {
+	if _, loaded := registerOnce.LoadOrStore(path, true); !loaded {
+		pages.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, html)
+		})
+	}
+	return site.URL + path
+}
+
+// newTab opens a tab on the shared browser, closed when the test ends.
+func newTab(t *testing.T, url string) *Tab {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tab, err := sharedConn.NewTab(ctx, "about:blank")
+	if err != nil {
+		t.Fatalf("new tab: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tab.Close(ctx)
+	})
+	if url != "" {
+		if err := tab.Goto(ctx, url, Load); err != nil {
+			t.Fatalf("goto %s: %v", url, err)
+		}
+	}
+	return tab
+}
+
+func tctx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

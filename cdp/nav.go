@@ -1,0 +1,105 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mafredri/cdp/protocol/page"
+)
+
+// WaitUntil names the point in a page load a navigation waits for.
+type WaitUntil string
+
+// Load states.
+const (
+	// Load waits for the load event: the page and its subresources are in.
+	Load WaitUntil = "load"
+	// DOMContentLoaded waits for the document to be parsed.
+	DOMContentLoaded WaitUntil = "domcontentloaded"
+)
+
+func (w WaitUntil) lifecycleName() (string, error) {
+	switch w {
+	case Load, "":
+		return "load", nil
+	case DOMContentLoaded:
+		return "DOMContentLoaded", nil
+	}
+	return "", fmt.Errorf("cdp: unknown wait state %q (want %q or %q)", string(w), Load, DOMContentLoaded)
+}
+
+// Goto navigates the tab to url and waits until the new document reaches
+// waitUntil (zero means Load). Lifecycle events are matched on the main
+// frame and the navigation's own loader, so events of the previous document
+// can't end the wait early. A same-document navigation (a #fragment)
+// returns as soon as the browser reports it. A failed navigation (bad
+// address, refused connection) is ErrNavigation; an HTTP error status is
+// not a failure.
+func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) error {
+	name, err := waitUntil.lifecycleName()
+	if err != nil {
+		return err
+	}
+	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
+	if err != nil {
+		return t.fail(err)
+	}
+	if nav.ErrorText != nil && *nav.ErrorText != "" {
+		return fmt.Errorf("%w: %s: %s", ErrNavigation, url, *nav.ErrorText)
+	}
+	if nav.LoaderID == nil {
+		return nil // same document: no new loader, no lifecycle
+	}
+	loader := string(*nav.LoaderID)
+	// Events that came before the reply are already recorded per loader,
+	// so there is no window in which they could be missed.
+	return t.waitState(ctx, func() bool { return t.lifecycle[loader][name] }, "navigation to "+url)
+}
+
+// WaitForNavigation runs trigger (a click, a key press, a form submit; may
+// be nil to just wait) and waits until the main frame has moved to a new
+// document that reached waitUntil, or navigated within the document.
+// Waiting starts before trigger runs, so a fast navigation is not missed.
+func (t *Tab) WaitForNavigation(ctx context.Context, waitUntil WaitUntil, trigger func(context.Context) error) error {
+	name, err := waitUntil.lifecycleName()
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	start := t.navSeq
+	t.mu.Unlock()
+	if trigger != nil {
+		if err := trigger(ctx); err != nil {
+			return err
+		}
+	}
+	return t.waitState(ctx, func() bool {
+		if t.navSeq == start {
+			return false
+		}
+		seen, newDoc := t.lifecycle[t.loader]
+		// A same-document navigation bumps navSeq without a new loader; the
+		// current loader then has long passed its load states.
+		return !newDoc || seen[name] || seen["load"]
+	}, "navigation")
+}
+
+// waitState waits until ok (called with t.mu held) holds.
+func (t *Tab) waitState(ctx context.Context, ok func() bool, what string) error {
+	for {
+		t.mu.Lock()
+		done := ok()
+		ch := t.changed
+		t.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return &WaitTimeoutError{What: what, Err: ctx.Err()}
+		case <-t.route.gone:
+			return t.route.err
+		}
+	}
+}

@@ -1,0 +1,464 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mafredri/cdp"
+	"github.com/mafredri/cdp/protocol/emulation"
+	"github.com/mafredri/cdp/protocol/page"
+	"github.com/mafredri/cdp/protocol/runtime"
+	"github.com/mafredri/cdp/protocol/target"
+	"github.com/mafredri/cdp/rpcc"
+)
+
+// WorldName is the isolated world the form runtime lives in. It shows by
+// this name in DevTools' context picker.
+const WorldName = "tranquil-sdk"
+
+const defaultCleanupTimeout = 5 * time.Second
+
+// Tab is an attached page. Its identity is its target ID, which stays the
+// same across navigations, cross-process ones included. A Tab is safe for
+// concurrent use. It owns no goroutines of its own: its events are handled
+// on the session's receive goroutine inside the connection, which ends when
+// the tab detaches or the browser connection is lost.
+type Tab struct {
+	b       *Browser
+	id      string
+	session string
+	conn    *rpcc.Conn
+	route   *route
+	c       *cdp.Client
+
+	mu       sync.Mutex
+	frameID  string
+	mainCtx  string // uniqueId of the main world of the main frame
+	worldCtx string // uniqueId of the tranquil-sdk world of the main frame
+	changed  chan struct{}
+	// Lifecycle per document of the main frame, for navigation waits.
+	loader    string                     // newest document's loader id
+	navSeq    int                        // counts new documents and same-document navigations
+	lifecycle map[string]map[string]bool // loaderId → lifecycle names seen
+	loaders   []string                   // insertion order of lifecycle, to bound it
+	subs      map[int]func(method string, params json.RawMessage)
+	nextSub   int
+}
+
+// Attach attaches to a page target by ID. Events start flowing at once; the
+// tab tracks its documents and JavaScript realms from then on.
+func (b *Browser) Attach(ctx context.Context, targetID string) (*Tab, error) {
+	r, err := b.c.Target.AttachToTarget(ctx, target.NewAttachToTargetArgs(target.ID(targetID)).SetFlatten(true))
+	if err != nil {
+		if re := protocolError(err); re != nil {
+			return nil, fmt.Errorf("cdp: attach %s: %s", targetID, re.Message)
+		}
+		return nil, b.fail(err)
+	}
+	t := &Tab{
+		b: b, id: targetID, session: string(r.SessionID), frameID: targetID,
+		changed: make(chan struct{}), lifecycle: map[string]map[string]bool{},
+		subs: map[int]func(string, json.RawMessage){},
+	}
+	conn, rt, err := b.m.open(ctx, t.session, t.observe)
+	if err != nil {
+		return nil, err
+	}
+	t.conn, t.route, t.c = conn, rt, cdp.NewClient(conn)
+	if err := t.setup(ctx); err != nil {
+		t.detach()
+		return nil, err
+	}
+	return t, nil
+}
+
+// setup enables the domains the tab relies on. Their replays (contexts,
+// current lifecycle) arrive through observe.
+func (t *Tab) setup(ctx context.Context) error {
+	tree, err := t.c.Page.GetFrameTree(ctx)
+	if err != nil {
+		return t.fail(err)
+	}
+	t.mu.Lock()
+	t.frameID = string(tree.FrameTree.Frame.ID)
+	t.loader = string(tree.FrameTree.Frame.LoaderID)
+	t.mu.Unlock()
+	frame := tree.FrameTree.Frame.ID
+
+	// Independent calls go out together; the session answers them in order.
+	calls := []func() error{
+		func() error { return t.c.Page.Enable(ctx) },
+		func() error {
+			return t.c.Page.SetLifecycleEventsEnabled(ctx, page.NewSetLifecycleEventsEnabledArgs(true))
+		},
+		func() error { return t.c.Runtime.Enable(ctx) },
+		func() error {
+			// Chromium then builds the world in every new document itself.
+			_, err := t.c.Page.AddScriptToEvaluateOnNewDocument(ctx,
+				page.NewAddScriptToEvaluateOnNewDocumentArgs("//# sourceURL=tranquil-sdk").SetWorldName(WorldName))
+			return err
+		},
+		func() error {
+			// Keeps background tabs behaving as focused for input and timers.
+			return t.c.Emulation.SetFocusEmulationEnabled(ctx, emulation.NewSetFocusEmulationEnabledArgs(true))
+		},
+	}
+	errs := make(chan error, len(calls))
+	for _, f := range calls {
+		go func() { errs <- f() }()
+	}
+	var first error
+	for range calls {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return t.fail(first)
+	}
+	// The current document predates the script above; give it the world now.
+	// A navigation racing this is harmless: the new document gets the world
+	// from the script.
+	if _, err := t.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(frame).SetWorldName(WorldName)); err != nil {
+		if !contextGone(err) && protocolError(err) == nil {
+			return t.fail(err)
+		}
+	}
+	return nil
+}
+
+// ID is the tab's target ID.
+func (t *Tab) ID() string { return t.id }
+
+// Client is the tab session's protocol client, for calls this package does
+// not wrap. Events of the session can be subscribed to on it as usual.
+func (t *Tab) Client() *cdp.Client { return t.c }
+
+// Done is closed when the tab's session has ended.
+func (t *Tab) Done() <-chan struct{} { return t.route.gone }
+
+// Err reports why the session ended (a *DetachedError), or nil while it is
+// attached.
+func (t *Tab) Err() error {
+	select {
+	case <-t.route.gone:
+		return t.route.err
+	default:
+		return nil
+	}
+}
+
+// fail maps an error from a protocol call: once the session has ended, the
+// *DetachedError explains it better than rpcc's wording.
+func (t *Tab) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	select {
+	case <-t.route.gone:
+		return t.route.err
+	default:
+	}
+	if errors.Is(err, ErrDetached) || errors.Is(err, ErrMessageTooLarge) {
+		var de *DetachedError
+		if errors.As(err, &de) {
+			return de
+		}
+		return err
+	}
+	if re := protocolError(err); re != nil {
+		return fmt.Errorf("cdp: %s", re.Message)
+	}
+	return fmt.Errorf("cdp: %w", err)
+}
+
+// Detach ends the session, leaving the page open. It is idempotent.
+func (t *Tab) Detach(ctx context.Context) error {
+	select {
+	case <-t.route.gone:
+		return nil
+	default:
+	}
+	err := t.b.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(t.session)))
+	t.detach()
+	if err != nil && protocolError(err) == nil {
+		return t.b.fail(err)
+	}
+	return nil
+}
+
+func (t *Tab) detach() {
+	t.b.m.drop(t.route, &DetachedError{TargetID: t.id, Reason: ErrDetached, Detail: "detached by client"})
+	<-t.conn.Context().Done()
+}
+
+// Close closes the page and returns once its session has ended. A page
+// whose session already ended (a crash) is still closed; a page already
+// gone reports why its session ended.
+func (t *Tab) Close(ctx context.Context) error {
+	if _, err := t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id))); err != nil {
+		if e := t.Err(); e != nil {
+			return e
+		}
+		return t.b.fail(err)
+	}
+	select {
+	case <-t.route.gone:
+		return nil
+	case <-ctx.Done():
+		t.detach()
+		return ctx.Err()
+	}
+}
+
+// broadcast wakes every waiter; call with t.mu held.
+func (t *Tab) broadcast() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// observe runs on the session's receive goroutine for every event. It
+// tracks realms and documents and feeds subscribers; it never blocks.
+func (t *Tab) observe(method string, params json.RawMessage) {
+	switch method {
+	case "Runtime.executionContextCreated":
+		var ev struct {
+			Context struct {
+				Name     string `json:"name"`
+				UniqueID string `json:"uniqueId"`
+				AuxData  struct {
+					IsDefault bool   `json:"isDefault"`
+					Type      string `json:"type"`
+					FrameID   string `json:"frameId"`
+				} `json:"auxData"`
+			} `json:"context"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			break
+		}
+		c := ev.Context
+		t.mu.Lock()
+		if c.AuxData.FrameID == t.frameID {
+			switch {
+			case c.AuxData.IsDefault:
+				t.mainCtx = c.UniqueID
+			case c.AuxData.Type == "isolated" && c.Name == WorldName:
+				t.worldCtx = c.UniqueID
+			}
+			t.broadcast()
+		}
+		t.mu.Unlock()
+	case "Runtime.executionContextDestroyed":
+		var ev struct {
+			UniqueID string `json:"executionContextUniqueId"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			break
+		}
+		t.mu.Lock()
+		if t.mainCtx == ev.UniqueID {
+			t.mainCtx = ""
+		}
+		if t.worldCtx == ev.UniqueID {
+			t.worldCtx = ""
+		}
+		t.broadcast()
+		t.mu.Unlock()
+	case "Runtime.executionContextsCleared":
+		t.mu.Lock()
+		t.mainCtx, t.worldCtx = "", ""
+		t.broadcast()
+		t.mu.Unlock()
+	case "Page.lifecycleEvent":
+		var ev struct {
+			FrameID  string `json:"frameId"`
+			LoaderID string `json:"loaderId"`
+			Name     string `json:"name"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			break
+		}
+		t.mu.Lock()
+		if ev.FrameID == t.frameID {
+			seen := t.lifecycle[ev.LoaderID]
+			if seen == nil {
+				seen = map[string]bool{}
+				t.lifecycle[ev.LoaderID] = seen
+				t.loaders = append(t.loaders, ev.LoaderID)
+				if len(t.loaders) > 16 {
+					delete(t.lifecycle, t.loaders[0])
+					t.loaders = t.loaders[1:]
+				}
+				if ev.LoaderID != t.loader {
+					t.loader = ev.LoaderID
+					t.navSeq++
+				}
+			}
+			seen[ev.Name] = true
+			t.broadcast()
+		}
+		t.mu.Unlock()
+	case "Page.navigatedWithinDocument":
+		var ev struct {
+			FrameID string `json:"frameId"`
+		}
+		if json.Unmarshal(params, &ev) == nil {
+			t.mu.Lock()
+			if ev.FrameID == t.frameID {
+				t.navSeq++
+				t.broadcast()
+			}
+			t.mu.Unlock()
+		}
+	}
+	t.mu.Lock()
+	var subs []func(string, json.RawMessage)
+	for _, f := range t.subs {
+		subs = append(subs, f)
+	}
+	t.mu.Unlock()
+	for _, f := range subs {
+		f(method, params)
+	}
+}
+
+// subscribe adds an event callback; the returned func removes it.
+func (t *Tab) subscribe(f func(string, json.RawMessage)) func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := t.nextSub
+	t.nextSub++
+	t.subs[id] = f
+	return func() {
+		t.mu.Lock()
+		delete(t.subs, id)
+		t.mu.Unlock()
+	}
+}
+
+// ConsoleMessage is one console API call made by the page.
+type ConsoleMessage struct {
+	// Type is "log", "info", "warning", "error", "debug", …
+	Type string
+	// Text is the arguments rendered and joined with spaces.
+	Text string
+}
+
+// OnConsole calls f for each console message of the page's main world. f
+// runs on the session's receive goroutine: it must return quickly and must
+// not call the tab. The returned func stops the calls.
+func (t *Tab) OnConsole(f func(ConsoleMessage)) (stop func()) {
+	return t.subscribe(func(method string, params json.RawMessage) {
+		if method != "Runtime.consoleAPICalled" {
+			return
+		}
+		var ev runtime.ConsoleAPICalledReply
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		parts := make([]string, 0, len(ev.Args))
+		for _, a := range ev.Args {
+			parts = append(parts, renderObject(a))
+		}
+		f(ConsoleMessage{Type: ev.Type, Text: strings.Join(parts, " ")})
+	})
+}
+
+// OnPageError calls f for each uncaught exception or unhandled rejection in
+// the page. The same rules as for OnConsole apply to f.
+func (t *Tab) OnPageError(f func(*EvalError)) (stop func()) {
+	return t.subscribe(func(method string, params json.RawMessage) {
+		if method != "Runtime.exceptionThrown" {
+			return
+		}
+		var ev struct {
+			ExceptionDetails runtime.ExceptionDetails `json:"exceptionDetails"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		f(evalErrorOf(&ev.ExceptionDetails))
+	})
+}
+
+func renderObject(o runtime.RemoteObject) string {
+	switch {
+	case o.Type == "string" && len(o.Value) > 0:
+		var s string
+		if json.Unmarshal(o.Value, &s) == nil {
+			return s
+		}
+	case o.UnserializableValue != nil:
+		return string(*o.UnserializableValue)
+	case len(o.Value) > 0:
+		return string(o.Value)
+	case o.Description != nil:
+		return *o.Description
+	}
+	return o.Type
+}
+
+// URL is the page's current address, read live from the browser.
+func (t *Tab) URL(ctx context.Context) (string, error) {
+	info, err := t.info(ctx)
+	return info.URL, err
+}
+
+// Title is the page's current title, read live from the browser.
+func (t *Tab) Title(ctx context.Context) (string, error) {
+	info, err := t.info(ctx)
+	return info.Title, err
+}
+
+func (t *Tab) info(ctx context.Context) (target.Info, error) {
+	if err := t.Err(); err != nil {
+		return target.Info{}, err
+	}
+	r, err := t.b.c.Target.GetTargetInfo(ctx, target.NewGetTargetInfoArgs().SetTargetID(target.ID(t.id)))
+	if err != nil {
+		if e := t.Err(); e != nil {
+			return target.Info{}, e
+		}
+		return target.Info{}, t.b.fail(err)
+	}
+	return r.TargetInfo, nil
+}
+
+// Rect is a region of the page in CSS pixels.
+type Rect struct{ X, Y, Width, Height float64 }
+
+// ScreenshotOptions selects what to capture. The zero value captures the
+// viewport.
+type ScreenshotOptions struct {
+	// Clip captures only this region of the page.
+	Clip *Rect
+	// FullPage captures the whole scrollable page; Clip wins if both are set.
+	FullPage bool
+}
+
+// Screenshot captures the page as PNG.
+func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, error) {
+	args := page.NewCaptureScreenshotArgs().SetFormat("png")
+	switch {
+	case opts.Clip != nil:
+		c := opts.Clip
+		args.SetClip(page.Viewport{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height, Scale: 1}).SetCaptureBeyondViewport(true)
+	case opts.FullPage:
+		m, err := t.c.Page.GetLayoutMetrics(ctx)
+		if err != nil {
+			return nil, t.fail(err)
+		}
+		s := m.CSSContentSize
+		args.SetClip(page.Viewport{Width: s.Width, Height: s.Height, Scale: 1}).SetCaptureBeyondViewport(true)
+	}
+	r, err := t.c.Page.CaptureScreenshot(ctx, args)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	return r.Data, nil
+}
