@@ -1,12 +1,14 @@
 package cdp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/runtime"
@@ -205,9 +207,31 @@ func evalErrorOf(d *runtime.ExceptionDetails) *EvalError {
 	case ex != nil && ex.Type == "undefined":
 		e.Message = "undefined"
 	default:
-		e.Message = d.Text
+		// Uncaught exceptions reported as events may carry only text, such
+		// as "Uncaught TypeError: late".
+		head := strings.TrimPrefix(d.Text, "Uncaught ")
+		if i := strings.Index(head, ": "); i > 0 && isIdent(head[:i]) {
+			e.Name, head = head[:i], head[i+2:]
+		}
+		e.Message = head
+	}
+	if e.Stack == "" && d.StackTrace != nil {
+		var b strings.Builder
+		for _, f := range d.StackTrace.CallFrames {
+			fmt.Fprintf(&b, "    at %s (%s:%d:%d)\n", cmp.Or(f.FunctionName, "<anonymous>"), f.URL, f.LineNumber+1, f.ColumnNumber+1)
+		}
+		e.Stack = strings.TrimSuffix(b.String(), "\n")
 	}
 	return e
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r == '$' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Condition is something [Tab.WaitFor] waits for.

@@ -196,8 +196,7 @@ func sessionIDOf(data []byte) (string, bool) {
 	if n > 2 && data[n-1] == '}' && data[n-2] == '"' {
 		tail := data[max(0, n-128) : n-2]
 		if i := bytes.LastIndex(tail, []byte(key)); i >= 0 {
-			id := tail[i+len(key):]
-			if bytes.IndexByte(id, '"') < 0 && bytes.IndexByte(id, '\\') < 0 {
+			if id := tail[i+len(key):]; plainID(id) {
 				return string(id), true
 			}
 		}
@@ -209,6 +208,17 @@ func sessionIDOf(data []byte) (string, bool) {
 		return "", false
 	}
 	return probe.SessionID, true
+}
+
+// plainID reports whether b is the kind of id Chromium issues (hex, or at
+// least plain ASCII word characters), which needs no JSON unescaping.
+func plainID(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // open registers a session route and returns an rpcc.Conn speaking on it.
