@@ -1,6 +1,6 @@
 module github.com/tranquil/automation
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
@@ -9,4 +9,5 @@ require (
 	github.com/mafredri/cdp v0.35.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )
