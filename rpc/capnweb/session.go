@@ -1,0 +1,757 @@
+package capnweb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Default limits, matching what the JavaScript implementation accepts.
+const (
+	DefaultMaxMessageSize  = 32 << 20
+	DefaultMaxDepth        = 256
+	DefaultMaxBigIntDigits = 16384
+	DefaultMaxInFlight     = 1024
+)
+
+// Options configures a [Session]. The zero value is ready to use.
+type Options struct {
+	// MaxMessageSize is the largest frame accepted from the peer, in bytes.
+	// Zero means DefaultMaxMessageSize. A larger frame aborts the session.
+	MaxMessageSize int
+	// MaxDepth bounds how deeply values nest; a value at depth MaxDepth or
+	// more aborts the session (received) or fails the send. Zero means
+	// DefaultMaxDepth, which is also the most allowed.
+	MaxDepth int
+	// MaxBigIntDigits bounds the digits of a received bigint. Zero means
+	// DefaultMaxBigIntDigits.
+	MaxBigIntDigits int
+	// MaxInFlight bounds the peer's calls running at once in this session.
+	// A peer that exceeds it is aborted. Zero means DefaultMaxInFlight.
+	MaxInFlight int
+	// CloseTimeout bounds how long closing waits to flush the last frames.
+	// Zero means 5 seconds.
+	CloseTimeout time.Duration
+}
+
+func (o *Options) maxDepth() int {
+	if o.MaxDepth <= 0 || o.MaxDepth > DefaultMaxDepth {
+		return DefaultMaxDepth
+	}
+	return o.MaxDepth
+}
+
+func (o *Options) maxMessage() int {
+	if o.MaxMessageSize <= 0 {
+		return DefaultMaxMessageSize
+	}
+	return o.MaxMessageSize
+}
+
+func (o *Options) maxBigDigits() int {
+	if o.MaxBigIntDigits <= 0 {
+		return DefaultMaxBigIntDigits
+	}
+	return o.MaxBigIntDigits
+}
+
+func (o *Options) maxInFlight() int64 {
+	if o.MaxInFlight <= 0 {
+		return DefaultMaxInFlight
+	}
+	return int64(o.MaxInFlight)
+}
+
+func (o *Options) closeTimeout() time.Duration {
+	if o.CloseTimeout <= 0 {
+		return 5 * time.Second
+	}
+	return o.CloseTimeout
+}
+
+// exportEntry is one row of the export table: something the peer can name.
+type exportEntry struct {
+	refs   int64
+	fut    *future // settles with the value (an object export is settled at once)
+	isPush bool
+	pulled bool
+	sent   bool
+}
+
+// importEntry is one row of the import table: something of the peer's we
+// can name.
+type importEntry struct {
+	id      int64
+	intro   int64 // references the peer gave us, returned in "release"
+	handles int   // live *Stub handles
+	fut     *future
+	pulled  bool
+	inTable bool
+}
+
+// Session is one Cap'n Web connection. The protocol is symmetric: each side
+// may export a main object and call the other's.
+//
+// # Exporting Go values
+//
+// The main object, and any value returned or passed that is a struct
+// pointer with callable methods, a func, a [Func] or a [Target], is passed
+// by reference: the peer gets a stub. A struct's exported methods are
+// reachable by their lowerCamel names ("AddUser" → "addUser"). A callable
+// method takes an optional leading context.Context, then its arguments, and
+// returns (), (error), (T) or (T, error). Missing arguments arrive as zero
+// values. Fields are not readable by the peer unless tagged
+// `capnweb:"name"`; reading a method's name yields a callable. Methods
+// named Then or Dispose, and names JavaScript reserves, are never exposed.
+// If the object implements [Disposer], Dispose runs once the peer released
+// every reference or the session ended.
+//
+// # Concurrency
+//
+// A session runs one reader goroutine (it decodes frames in order and
+// never runs user code) and one writer goroutine (frames leave in the order
+// they were queued). Every incoming call runs on its own goroutine, so
+// calls on exported objects run concurrently with each other and with the
+// caller's own work: exported objects must be safe for concurrent use.
+// Calls pipelined on a result start after that result exists, in arrival
+// order; results go back in completion order. Each call's context is
+// cancelled when the session ends. All methods of Session and [Stub] are
+// safe for concurrent use.
+//
+// # Lifetime
+//
+// A session ends when Close is called, when either side aborts, or when the
+// transport fails. Then every in-flight call's context is cancelled, every
+// pending import fails with an error wrapping [ErrClosed], and every export
+// (the main object included) is disposed. Close is idempotent and returns
+// only after the session's goroutines, including in-flight calls, have
+// returned.
+type Session struct {
+	t    Transport
+	opts Options
+
+	ctx    context.Context // cancelled when the session ends
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	inflight atomic.Int64
+
+	mu         sync.Mutex
+	exports    map[int64]*exportEntry
+	imports    map[int64]*importEntry
+	nextExport int64 // next negative export ID
+	nextImport int64 // next positive import ID (our pushes)
+	peerPushes int64 // positive IDs the peer has used
+	outq       [][]byte
+	wake       chan struct{}
+	ended      bool
+	err        error
+	closeErr   error // reason given to the transport, nil for a normal close
+	done       chan struct{}
+
+	objMu sync.Mutex
+	objs  map[*localObj]struct{} // live objects, for disposal at the end
+	byKey map[any]*localObj      // identity of pointer objects
+}
+
+// NewSession starts a session on t. main is the object the peer reaches as
+// its main stub (nil for none: the peer's calls to it then reject). opts may
+// be nil. The session owns t from now on and closes it when it ends.
+func NewSession(t Transport, main any, opts *Options) (*Session, error) {
+	s := &Session{
+		t:          t,
+		exports:    map[int64]*exportEntry{},
+		imports:    map[int64]*importEntry{},
+		nextExport: -1,
+		nextImport: 1,
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		objs:       map[*localObj]struct{}{},
+		byKey:      map[any]*localObj{},
+	}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if main != nil {
+		o := newLocalObj(main)
+		if o == nil {
+			return nil, fmt.Errorf("%w: main object of type %T has no callable methods", ErrUnsupported, main)
+		}
+		o = s.intern(o)
+		s.hold(o)
+		s.exports[0] = &exportEntry{refs: 1, fut: settledFuture(o, nil)}
+	} else {
+		s.exports[0] = &exportEntry{refs: 1, fut: settledFuture(nil, &Error{Message: "This connection has no main object."})}
+	}
+	s.imports[0] = &importEntry{id: 0, intro: 1, handles: 1, inTable: true}
+	s.wg.Add(2)
+	go s.readLoop()
+	go s.writeLoop()
+	return s, nil
+}
+
+// Serve runs a session on t until it ends or ctx is done, then closes it.
+// It returns nil when the peer closed the connection normally or ctx ended,
+// and the reason otherwise.
+func Serve(ctx context.Context, t Transport, main any, opts *Options) error {
+	s, err := NewSession(t, main, opts)
+	if err != nil {
+		t.Close(err)
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-s.Done():
+	}
+	s.Close()
+	if err := s.Err(); !normalEnd(err) {
+		return err
+	}
+	return nil
+}
+
+// normalEnd reports whether err is a session end nobody needs to hear
+// about: a local Close, or the peer closing the connection normally.
+func normalEnd(err error) bool {
+	if err == ErrClosed {
+		return true
+	}
+	var ae *AbortError
+	var ce *CloseError
+	if errors.As(err, &ae) && ae.Remote && errors.As(ae.Cause, &ce) {
+		return ce.Code == 1000 || ce.Code == 3000 && ce.Reason == jsShutdownReason
+	}
+	return false
+}
+
+// jsShutdownReason is what the JavaScript client says when its script
+// disposes the main stub: a normal end.
+const jsShutdownReason = "RPC session was shut down by disposing the main stub"
+
+// Main returns a stub for the peer's main object. Releasing it is allowed
+// and does nothing; it lives as long as the session.
+func (s *Session) Main() *Stub {
+	s.mu.Lock()
+	imp := s.imports[0]
+	imp.handles++
+	s.mu.Unlock()
+	return &Stub{sess: s, imp: imp}
+}
+
+// Done is closed when the session has ended (its goroutines may still be
+// finishing; Close waits for them).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err returns why the session ended, or nil while it runs. The error wraps
+// [ErrClosed].
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close ends the session without an abort message, closes the transport
+// normally and waits for every goroutine of the session. It is idempotent.
+func (s *Session) Close() error {
+	s.end(ErrClosed, nil, false)
+	s.wg.Wait()
+	return nil
+}
+
+// Abort ends the session, telling the peer why: it sends an abort message
+// carrying reason (encoded like a call's error), then closes the transport
+// with the reason. It waits like Close.
+func (s *Session) Abort(reason error) {
+	if reason == nil {
+		reason = errors.New("session aborted")
+	}
+	s.end(&AbortError{Cause: reason}, reason, true)
+	s.wg.Wait()
+}
+
+// end moves the session to its final state once. With sendAbort, an abort
+// frame carrying reason is queued before the transport closes.
+func (s *Session) end(err error, reason error, sendAbort bool) {
+	var abortFrame []byte
+	if sendAbort {
+		re := s.lowerError(reason, 0)
+		s.mu.Lock()
+		b := []byte(`["abort",`)
+		b, encErr := s.encode(b, re, 0)
+		s.mu.Unlock()
+		if encErr == nil {
+			abortFrame = append(b, ']')
+		}
+	}
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	s.err = err
+	s.closeErr = reason
+	if abortFrame != nil {
+		s.outq = append(s.outq, abortFrame)
+	}
+	imports := s.imports
+	exports := s.exports
+	s.imports = map[int64]*importEntry{}
+	s.exports = map[int64]*exportEntry{}
+	close(s.done)
+	s.mu.Unlock()
+	s.signal()
+	s.cancel()
+
+	failure := err
+	for _, imp := range imports {
+		imp.inTable = false
+		if imp.fut != nil {
+			imp.fut.settle(nil, failure)
+		}
+	}
+	for _, e := range exports {
+		e := e
+		e.fut.onDone(func() { s.releaseTree(e.fut.val) })
+	}
+	// Dispose whatever is still alive, main included.
+	s.objMu.Lock()
+	var left []*localObj
+	for o := range s.objs {
+		if !o.disposed {
+			o.disposed = true
+			left = append(left, o)
+		}
+	}
+	s.objs = map[*localObj]struct{}{}
+	s.byKey = map[any]*localObj{}
+	s.objMu.Unlock()
+	for _, o := range left {
+		o.dispose()
+	}
+}
+
+func (s *Session) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueueLocked queues a frame; s.mu must be held.
+func (s *Session) enqueueLocked(b []byte) {
+	if s.ended {
+		return
+	}
+	s.outq = append(s.outq, b)
+	if len(s.outq) == 1 {
+		s.signal()
+	}
+}
+
+func (s *Session) enqueue(b []byte) {
+	s.mu.Lock()
+	s.enqueueLocked(b)
+	s.mu.Unlock()
+}
+
+func (s *Session) writeLoop() {
+	defer s.wg.Done()
+	var batch [][]byte
+	for {
+		<-s.wake
+		s.mu.Lock()
+		batch, s.outq = s.outq, batch[:0]
+		ended := s.ended
+		s.mu.Unlock()
+		ctx := s.ctx
+		var cancel context.CancelFunc
+		if ended {
+			// The session is over: flush what is left, within a bound.
+			ctx, cancel = context.WithTimeout(context.Background(), s.opts.closeTimeout())
+		}
+		for i, b := range batch {
+			if err := s.t.Send(ctx, b); err != nil {
+				if !ended {
+					s.end(&AbortError{Remote: true, Cause: err}, nil, false)
+				}
+				batch[i] = nil
+				break
+			}
+			batch[i] = nil
+		}
+		if ended {
+			s.mu.Lock()
+			reason := s.closeErr
+			s.mu.Unlock()
+			s.t.Close(reason)
+			cancel()
+			return
+		}
+	}
+}
+
+func (s *Session) readLoop() {
+	defer s.wg.Done()
+	for {
+		msg, err := s.t.Recv(s.ctx)
+		if err != nil {
+			if errors.Is(err, ErrLimit) || errors.Is(err, ErrProtocol) {
+				s.end(&AbortError{Cause: err}, err, true)
+			} else {
+				s.end(&AbortError{Remote: true, Cause: err}, nil, false)
+			}
+			return
+		}
+		if len(msg) > s.opts.maxMessage() {
+			err := limitErrorf("message of %d bytes exceeds the limit of %d", len(msg), s.opts.maxMessage())
+			s.end(&AbortError{Cause: err}, err, true)
+			return
+		}
+		if err := s.handle(msg); err != nil {
+			var ae *AbortError
+			if errors.As(err, &ae) {
+				s.end(ae, nil, false)
+			} else {
+				s.end(&AbortError{Cause: err}, err, true)
+			}
+			return
+		}
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+	}
+}
+
+// parseJSON parses one frame. Numbers stay json.Number until evaluation.
+func parseJSON(msg []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(msg))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, protoErrorf("invalid JSON: %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, protoErrorf("invalid JSON: unexpected data after the message at offset %d", d.InputOffset())
+	}
+	return v, nil
+}
+
+// handle processes one frame from the peer. A returned error aborts the
+// session.
+func (s *Session) handle(msg []byte) error {
+	v, err := parseJSON(msg)
+	if err != nil {
+		return err
+	}
+	m, ok := v.([]any)
+	if !ok || len(m) == 0 {
+		return protoErrorf("bad RPC message: %s", msg)
+	}
+	typ, _ := m[0].(string)
+	switch typ {
+	case "push":
+		if len(m) != 2 {
+			break
+		}
+		return s.handlePush(m[1])
+	case "stream", "pipe":
+		if typ == "stream" && len(m) != 2 || typ == "pipe" && len(m) != 1 {
+			break
+		}
+		s.mu.Lock()
+		s.peerPushes++ // they share the push counter
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q messages (streams) are not supported by this peer", ErrUnsupported, typ)
+	case "pull":
+		if len(m) != 2 {
+			break
+		}
+		id, ok := wireID(m[1])
+		if !ok {
+			break
+		}
+		return s.handlePull(id)
+	case "resolve", "reject":
+		if len(m) != 3 {
+			break
+		}
+		id, ok := wireID(m[1])
+		if !ok {
+			break
+		}
+		return s.handleResolve(id, m[2], typ == "reject")
+	case "release":
+		if len(m) != 3 {
+			break
+		}
+		id, ok1 := wireID(m[1])
+		n, ok2 := wireID(m[2])
+		if !ok1 || !ok2 || n < 0 {
+			break
+		}
+		return s.handleRelease(id, n)
+	case "abort":
+		if len(m) != 2 {
+			break
+		}
+		ev := &evaluator{s: s, src: s}
+		val, err := ev.eval(m[1], 0)
+		if err != nil {
+			return err
+		}
+		cause := toRemoteError(val)
+		s.releaseTree(val)
+		return &AbortError{Remote: true, Cause: cause}
+	}
+	return protoErrorf("bad RPC message: %s", msg)
+}
+
+func wireID(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil || i > maxSafeInt || i < -maxSafeInt {
+		f, ferr := strconv.ParseFloat(string(n), 64)
+		if ferr != nil || f != float64(int64(f)) || f > maxSafeInt || f < -maxSafeInt {
+			return 0, false
+		}
+		return int64(f), true
+	}
+	return i, true
+}
+
+func toRemoteError(v any) *RemoteError {
+	if re, ok := v.(*RemoteError); ok {
+		return re
+	}
+	return &RemoteError{Value: v}
+}
+
+func (s *Session) handlePush(expr any) error {
+	s.mu.Lock()
+	s.peerPushes++
+	id := s.peerPushes
+	s.mu.Unlock()
+	ev := &evaluator{s: s, src: s}
+	val, err := ev.eval(expr, 0)
+	if err != nil {
+		return err
+	}
+	fut := s.futureOf(val, ev.pending)
+	e := &exportEntry{refs: 1, fut: fut, isPush: true}
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return nil
+	}
+	s.exports[id] = e
+	s.mu.Unlock()
+	fut.onDone(func() { s.pushSettled(id, e) })
+	return nil
+}
+
+// futureOf turns an evaluated tree into a future: a call's own future, an
+// already settled one for plain data, or one settled by a goroutine that
+// waits for the placeholders inside.
+func (s *Session) futureOf(val any, pending bool) *future {
+	if f, ok := val.(*future); ok {
+		return f
+	}
+	if !pending {
+		return settledFuture(val, nil)
+	}
+	f := newFuture()
+	if !s.spawn(func(ctx context.Context) {
+		v, err := s.awaitTree(ctx, val)
+		f.settle(v, err)
+	}) {
+		f.settle(nil, s.Err())
+	}
+	return f
+}
+
+// spawn runs fn on a goroutine counted against MaxInFlight. It reports
+// false (and aborts the session) when the limit is exceeded.
+func (s *Session) spawn(fn func(ctx context.Context)) bool {
+	if n := s.inflight.Add(1); n > s.opts.maxInFlight() {
+		s.inflight.Add(-1)
+		err := limitErrorf("more than %d calls in flight", s.opts.maxInFlight())
+		go s.end(&AbortError{Cause: err}, err, true)
+		return false
+	}
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		s.inflight.Add(-1)
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		defer s.inflight.Add(-1)
+		fn(s.ctx)
+	}()
+	return true
+}
+
+// pushSettled sends the result of push id if the peer pulled it.
+func (s *Session) pushSettled(id int64, e *exportEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.pulled && !e.sent && s.exports[id] == e {
+		s.sendResolutionLocked(id, e)
+	}
+}
+
+// sendResolutionLocked queues resolve/reject for export id. s.mu is held.
+func (s *Session) sendResolutionLocked(id int64, e *exportEntry) {
+	e.sent = true
+	b := make([]byte, 0, 64)
+	if e.fut.err != nil {
+		b = append(b, `["reject",`...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, ',')
+		re, ok := e.fut.err.(*RemoteError)
+		if !ok {
+			// Lowering takes object locks only; safe under s.mu.
+			re = s.lowerErrorLocked(e.fut.err)
+		}
+		var err error
+		b, err = s.encode(b, re, 0)
+		if err != nil {
+			b = b[:0]
+			b = append(b, `["reject",`...)
+			b = strconv.AppendInt(b, id, 10)
+			b = append(b, ',')
+			b, _ = s.encode(b, &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true}, 0)
+		}
+	} else {
+		b = append(b, `["resolve",`...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, ',')
+		var err error
+		mark := len(b)
+		b, err = s.encode(b, e.fut.val, 0)
+		if err != nil {
+			b = b[:mark-len(`["resolve",`)-len(strconv.FormatInt(id, 10))-1]
+			b = append(b, `["reject",`...)
+			b = strconv.AppendInt(b, id, 10)
+			b = append(b, ',')
+			b, _ = s.encode(b, &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true}, 0)
+		}
+	}
+	s.enqueueLocked(append(b, ']'))
+}
+
+// lowerErrorLocked is lowerError for plain errors, usable with s.mu held:
+// it drops props that hold objects or stubs, which would need the lock.
+func (s *Session) lowerErrorLocked(err error) *RemoteError {
+	var ce *Error
+	out := &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true}
+	if errors.As(err, &ce) {
+		if ce.Name != "" {
+			out.Name = ce.Name
+		}
+		if ce == err {
+			out.Message = ce.Message
+		}
+	}
+	return out
+}
+
+func (s *Session) handlePull(id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.exports[id]
+	if e == nil {
+		return protoErrorf("no such export ID: %d", id)
+	}
+	if e.pulled {
+		return nil
+	}
+	e.pulled = true
+	if e.fut.isSettled() {
+		s.sendResolutionLocked(id, e)
+	}
+	return nil
+}
+
+func (s *Session) handleRelease(id, n int64) error {
+	s.mu.Lock()
+	e := s.exports[id]
+	if e == nil {
+		s.mu.Unlock()
+		return protoErrorf("no such entry on exports table: %d", id)
+	}
+	if e.refs < n {
+		s.mu.Unlock()
+		return protoErrorf("refcount would go negative: %d < %d", e.refs, n)
+	}
+	e.refs -= n
+	if e.refs > 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	delete(s.exports, id)
+	s.mu.Unlock()
+	e.fut.onDone(func() { s.releaseTree(e.fut.val) })
+	return nil
+}
+
+func (s *Session) handleResolve(id int64, expr any, reject bool) error {
+	ev := &evaluator{s: s, src: s}
+	val, err := ev.eval(expr, 0)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	imp := s.imports[id]
+	if imp == nil || imp.fut == nil {
+		s.mu.Unlock()
+		// Not (or no longer) ours to hold: drop it, releasing any stubs.
+		s.dropTree(val)
+		return nil
+	}
+	delete(s.imports, id)
+	imp.inTable = false
+	b := []byte(`["release",`)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, imp.intro, 10)
+	s.enqueueLocked(append(b, ']'))
+	s.mu.Unlock()
+
+	settle := func(v any, err error) {
+		if reject && err == nil {
+			err = toRemoteError(v)
+			v = nil
+		}
+		imp.fut.settle(v, err)
+	}
+	if !ev.pending {
+		settle(val, nil)
+		return nil
+	}
+	if !s.spawn(func(ctx context.Context) { settle(s.awaitTree(ctx, val)) }) {
+		imp.fut.settle(nil, s.Err())
+	}
+	return nil
+}
+
+// dropTree releases a freshly evaluated tree that nobody will consume,
+// including the results of any placeholders in it.
+func (s *Session) dropTree(v any) { s.releaseTree(v) }

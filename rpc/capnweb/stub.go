@@ -1,0 +1,247 @@
+package capnweb
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+)
+
+// Stub is a reference to something the peer holds: its main object, an
+// object or function it passed, or the pending result of a call (a
+// promise). Calls made through a stub run on the peer.
+//
+// A Stub is one handle. Release it when done; [Stub.Dup] makes another
+// handle to the same thing, and the peer is told only when the last handle
+// is released. Stubs that arrive as arguments of a Go method belong to the
+// call and are released when the method returns: Dup one to keep it.
+// Stubs inside results (of [Stub.Call], [Stub.Await] and so on) belong to
+// the caller. Values you pass to the library are never taken over: it
+// duplicates what it keeps.
+//
+// All methods are safe for concurrent use.
+type Stub struct {
+	sess     *Session
+	imp      *importEntry
+	released atomic.Bool
+}
+
+// broken returns a promise stub that has already failed with err.
+func (s *Session) broken(err error) *Stub {
+	return &Stub{sess: s, imp: &importEntry{intro: 1, handles: 1, fut: settledFuture(nil, err)}}
+}
+
+// settled returns a promise stub that has already resolved to v (owned).
+func (s *Session) settled(v any) *Stub {
+	return &Stub{sess: s, imp: &importEntry{intro: 1, handles: 1, fut: settledFuture(v, nil)}}
+}
+
+// IsPromise reports whether s stands for the result of a call rather than
+// an object.
+func (s *Stub) IsPromise() bool { return s.imp.fut != nil }
+
+// Dup returns a new handle to the same reference.
+func (s *Stub) Dup() *Stub {
+	if s.released.Load() {
+		return s.sess.broken(ErrReleased)
+	}
+	s.sess.mu.Lock()
+	s.imp.handles++
+	s.sess.mu.Unlock()
+	return &Stub{sess: s.sess, imp: s.imp}
+}
+
+// Release drops this handle. When it was the last one, the peer is told
+// it may dispose the object. Release is idempotent.
+func (s *Stub) Release() {
+	if s == nil || !s.released.CompareAndSwap(false, true) {
+		return
+	}
+	sess, imp := s.sess, s.imp
+	sess.mu.Lock()
+	imp.handles--
+	last := imp.handles == 0
+	if last && imp.inTable && imp.id != 0 {
+		delete(sess.imports, imp.id)
+		imp.inTable = false
+		b := []byte(`["release",`)
+		b = strconv.AppendInt(b, imp.id, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, imp.intro, 10)
+		sess.enqueueLocked(append(b, ']'))
+	}
+	sess.mu.Unlock()
+	if last && imp.fut != nil {
+		imp.fut.onDone(func() { sess.releaseTree(imp.fut.val) })
+	}
+}
+
+// Pipeline starts a call of the member at path with args (a property read
+// when args is nil; an empty path calls the stub itself) and returns the
+// promise of its result at once, without waiting for this stub or the
+// call. Calls on the returned promise are pipelined: they reach the peer
+// before the result comes back. Release the promise when done.
+func (s *Stub) Pipeline(path []string, args []any) *Stub {
+	return s.pipeline(path, args, args != nil)
+}
+
+func (s *Stub) pipeline(path []string, args []any, hasArgs bool) *Stub {
+	sess := s.sess
+	if s.released.Load() {
+		return sess.broken(ErrReleased)
+	}
+	var largs []any
+	if hasArgs {
+		la, err := sess.lower(args, 0)
+		if err != nil {
+			return sess.broken(err)
+		}
+		largs = la.([]any)
+	}
+	sess.mu.Lock()
+	if sess.ended {
+		sess.mu.Unlock()
+		sess.releaseTree(largs)
+		return sess.broken(sess.closedErr())
+	}
+	imp := s.imp
+	if !imp.inTable {
+		sess.mu.Unlock()
+		defer sess.releaseTree(largs)
+		if imp.fut == nil || !imp.fut.isSettled() {
+			return sess.broken(ErrReleased)
+		}
+		if imp.fut.err != nil {
+			return sess.broken(imp.fut.err)
+		}
+		return sess.localPipeline(imp.fut.val, path, largs, hasArgs)
+	}
+	b := make([]byte, 0, 64)
+	b = append(b, `["push",["pipeline",`...)
+	b = strconv.AppendInt(b, imp.id, 10)
+	b = append(b, ",["...)
+	for i, p := range path {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSString(b, p)
+	}
+	b = append(b, ']')
+	if hasArgs {
+		b = append(b, ",["...)
+		for i, a := range largs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = sess.encode(b, a, 1); err != nil {
+				sess.mu.Unlock()
+				sess.releaseTree(largs)
+				return sess.broken(err)
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, "]]"...)
+	id := sess.nextImport
+	sess.nextImport++
+	ne := &importEntry{id: id, intro: 1, handles: 1, fut: newFuture(), inTable: true}
+	sess.imports[id] = ne
+	sess.enqueueLocked(b)
+	sess.mu.Unlock()
+	// The export table now holds what the frame introduced.
+	sess.releaseTree(largs)
+	return &Stub{sess: sess, imp: ne}
+}
+
+// localPipeline continues a pipeline on a promise that already resolved
+// to val (borrowed).
+func (s *Session) localPipeline(val any, path []string, args []any, hasArgs bool) *Stub {
+	if st, ok := val.(*Stub); ok {
+		return st.pipeline(path, args, hasArgs)
+	}
+	f := newFuture()
+	var argsCopy []any
+	if hasArgs {
+		argsCopy = s.cloneTree(args).([]any)
+	}
+	held := s.cloneTree(val)
+	if !s.spawn(func(ctx context.Context) {
+		res, err := s.invoke(ctx, held, path, argsCopy, hasArgs)
+		s.releaseTree(held)
+		s.releaseTree(argsCopy)
+		f.settle(res, err)
+	}) {
+		s.releaseTree(held)
+		s.releaseTree(argsCopy)
+		return s.broken(s.closedErr())
+	}
+	return &Stub{sess: s, imp: &importEntry{intro: 1, handles: 1, fut: f}}
+}
+
+// Await waits for a promise's result and returns it; stubs in the result
+// belong to the caller. For a stub that is not a promise it returns a new
+// handle to the same object. Awaiting asks the peer to send the result
+// ("pull"); a promise that is only pipelined on is never pulled.
+func (s *Stub) Await(ctx context.Context) (any, error) {
+	if s.released.Load() {
+		return nil, ErrReleased
+	}
+	imp := s.imp
+	if imp.fut == nil {
+		return s.Dup(), nil
+	}
+	sess := s.sess
+	sess.mu.Lock()
+	if imp.inTable && !imp.pulled && imp.id > 0 {
+		imp.pulled = true
+		b := []byte(`["pull",`)
+		b = strconv.AppendInt(b, imp.id, 10)
+		sess.enqueueLocked(append(b, ']'))
+	}
+	sess.mu.Unlock()
+	v, err := imp.fut.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sess.cloneTree(v), nil
+}
+
+// Call calls the stub itself (a function the peer passed) with args and
+// waits for the result.
+func (s *Stub) Call(ctx context.Context, args ...any) (any, error) {
+	return s.await(ctx, s.pipeline(nil, nonNil(args), true))
+}
+
+// CallMethod calls the stub's method name with args and waits for the
+// result.
+func (s *Stub) CallMethod(ctx context.Context, name string, args ...any) (any, error) {
+	return s.await(ctx, s.pipeline([]string{name}, nonNil(args), true))
+}
+
+// Get reads the property at path and waits for its value.
+func (s *Stub) Get(ctx context.Context, path ...string) (any, error) {
+	return s.await(ctx, s.pipeline(path, nil, false))
+}
+
+func (s *Stub) await(ctx context.Context, p *Stub) (any, error) {
+	defer p.Release()
+	return p.Await(ctx)
+}
+
+// forward runs a call the peer asked us to make on one of its own stubs.
+func (s *Stub) forward(ctx context.Context, path []string, args []any, hasArgs bool) (any, error) {
+	v, err := s.await(ctx, s.pipeline(path, args, hasArgs))
+	var re *RemoteError
+	if err != nil && !errors.As(err, &re) {
+		return nil, s.sess.asRemote(err)
+	}
+	return v, err
+}
+
+func nonNil(args []any) []any {
+	if args == nil {
+		return []any{}
+	}
+	return args
+}

@@ -1,0 +1,112 @@
+package capnweb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+)
+
+// StatusAbort is the WebSocket close code the JavaScript implementation
+// uses when a session aborts.
+const StatusAbort websocket.StatusCode = 3000
+
+// maxCloseReason is the most a close frame's reason may hold.
+const maxCloseReason = 123
+
+// WebSocket is a [Transport] over one github.com/coder/websocket
+// connection, sending each message as one text frame, as the JavaScript
+// implementation does.
+type WebSocket struct {
+	c *websocket.Conn
+}
+
+// NewWebSocket wraps an established connection (accepted or dialed; the
+// caller may have exchanged its own frames on it first). readLimit is the
+// largest frame accepted, in bytes; zero or less means
+// DefaultMaxMessageSize. A larger frame ends the session with a limit
+// error.
+//
+// On Linux a server should also accept connections through
+// [QuickAckListener] (or wrap them with [QuickAckConn]) so that sequential
+// calls from a client with Nagle's algorithm on (Deno's WebSocket) do not
+// stall on delayed acknowledgements.
+func NewWebSocket(c *websocket.Conn, readLimit int64) *WebSocket {
+	if readLimit <= 0 {
+		readLimit = DefaultMaxMessageSize
+	}
+	c.SetReadLimit(readLimit)
+	return &WebSocket{c: c}
+}
+
+// Conn returns the underlying connection.
+func (w *WebSocket) Conn() *websocket.Conn { return w.c }
+
+// Send implements [Transport].
+func (w *WebSocket) Send(ctx context.Context, msg []byte) error {
+	return w.c.Write(ctx, websocket.MessageText, msg)
+}
+
+// Recv implements [Transport].
+func (w *WebSocket) Recv(ctx context.Context) ([]byte, error) {
+	typ, b, err := w.c.Read(ctx)
+	if err != nil {
+		var ce websocket.CloseError
+		switch {
+		case errors.As(err, &ce):
+			return nil, &CloseError{Code: int(ce.Code), Reason: ce.Reason}
+		case errors.Is(err, websocket.ErrMessageTooBig):
+			return nil, limitErrorf("frame exceeds the read limit: %v", err)
+		}
+		return nil, err
+	}
+	if typ != websocket.MessageText {
+		return nil, protoErrorf("binary frame (%d bytes); Cap'n Web uses text frames", len(b))
+	}
+	return b, nil
+}
+
+// Close implements [Transport]: a normal closure, or code 3000 with the
+// abort reason truncated to fit a close frame.
+func (w *WebSocket) Close(reason error) error {
+	if reason == nil {
+		return w.c.Close(websocket.StatusNormalClosure, "")
+	}
+	return w.c.Close(StatusAbort, truncateUTF8(wireMessage(reason), maxCloseReason))
+}
+
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// DialWebSocket connects to a Cap'n Web server at url (ws://…) and returns
+// the transport. readLimit is as for [NewWebSocket]. On Linux the TCP
+// connection re-arms TCP_QUICKACK after every read (see [QuickAckConn]).
+func DialWebSocket(ctx context.Context, url string, readLimit int64) (*WebSocket, error) {
+	d := &net.Dialer{}
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return QuickAckConn(c), nil
+		},
+	}}
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		return nil, fmt.Errorf("capnweb: dial %s: %w", url, err)
+	}
+	return NewWebSocket(c, readLimit), nil
+}
