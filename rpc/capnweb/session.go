@@ -139,6 +139,11 @@ type Session struct {
 
 	ctx    context.Context // cancelled when the session ends
 	cancel context.CancelFunc
+	// ioCtx bounds transport I/O. It outlives ctx so that the last frames
+	// (an abort) can still be written, and ends once the transport is closed
+	// or the close timeout passed.
+	ioCtx    context.Context
+	ioCancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	inflight atomic.Int64
@@ -179,7 +184,9 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 	if opts != nil {
 		s.opts = *opts
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	s.ctx, s.cancel = context.WithValue(ctx, sessionKey{}, s), cancel
+	s.ioCtx, s.ioCancel = context.WithCancel(context.Background())
 	if main != nil {
 		o := newLocalObj(main)
 		if o == nil {
@@ -236,6 +243,17 @@ func normalEnd(err error) bool {
 // disposes the main stub: a normal end.
 const jsShutdownReason = "RPC session was shut down by disposing the main stub"
 
+type sessionKey struct{}
+
+// SessionFromContext returns the session of the call whose context ctx is
+// (or derives from), or nil. Methods use it to reach the caller's main
+// object or to end the session. A method must not call Close on its own
+// session (Close waits for the method); Abort does not wait.
+func SessionFromContext(ctx context.Context) *Session {
+	s, _ := ctx.Value(sessionKey{}).(*Session)
+	return s
+}
+
 // Main returns a stub for the peer's main object. Releasing it is allowed
 // and does nothing; it lives as long as the session.
 func (s *Session) Main() *Stub {
@@ -268,13 +286,14 @@ func (s *Session) Close() error {
 
 // Abort ends the session, telling the peer why: it sends an abort message
 // carrying reason (encoded like a call's error), then closes the transport
-// with the reason. It waits like Close.
+// with the reason. Unlike Close it does not wait for the session's
+// goroutines, so a method may abort its own session; call Close afterwards
+// to wait.
 func (s *Session) Abort(reason error) {
 	if reason == nil {
 		reason = errors.New("session aborted")
 	}
 	s.end(&AbortError{Cause: reason}, reason, true)
-	s.wg.Wait()
 }
 
 // end moves the session to its final state once. With sendAbort, an abort
@@ -310,6 +329,7 @@ func (s *Session) end(err error, reason error, sendAbort bool) {
 	s.mu.Unlock()
 	s.signal()
 	s.cancel()
+	time.AfterFunc(s.opts.closeTimeout(), s.ioCancel)
 
 	failure := err
 	for _, imp := range imports {
@@ -372,12 +392,7 @@ func (s *Session) writeLoop() {
 		batch, s.outq = s.outq, batch[:0]
 		ended := s.ended
 		s.mu.Unlock()
-		ctx := s.ctx
-		var cancel context.CancelFunc
-		if ended {
-			// The session is over: flush what is left, within a bound.
-			ctx, cancel = context.WithTimeout(context.Background(), s.opts.closeTimeout())
-		}
+		ctx := s.ioCtx
 		for i, b := range batch {
 			if err := s.t.Send(ctx, b); err != nil {
 				if !ended {
@@ -393,7 +408,7 @@ func (s *Session) writeLoop() {
 			reason := s.closeErr
 			s.mu.Unlock()
 			s.t.Close(reason)
-			cancel()
+			s.ioCancel()
 			return
 		}
 	}
@@ -402,7 +417,7 @@ func (s *Session) writeLoop() {
 func (s *Session) readLoop() {
 	defer s.wg.Done()
 	for {
-		msg, err := s.t.Recv(s.ctx)
+		msg, err := s.t.Recv(s.ioCtx)
 		if err != nil {
 			if errors.Is(err, ErrLimit) || errors.Is(err, ErrProtocol) {
 				s.end(&AbortError{Cause: err}, err, true)

@@ -15,8 +15,10 @@ type smokeCounter struct {
 }
 
 func (c *smokeCounter) Increment(by float64) float64 { c.n += by; return c.n }
-func (c *smokeCounter) Next() *smokeCounter        { return &smokeCounter{n: c.n + 100, disposed: make(chan struct{}, 1)} }
-func (c *smokeCounter) Dispose()                   { c.disposed <- struct{}{} }
+func (c *smokeCounter) Next() *smokeCounter {
+	return &smokeCounter{n: c.n + 100, disposed: make(chan struct{}, 1)}
+}
+func (c *smokeCounter) Dispose() { c.disposed <- struct{}{} }
 
 type smokeAPI struct {
 	Version string `capnweb:"version"`

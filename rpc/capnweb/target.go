@@ -2,8 +2,8 @@ package capnweb
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"unicode"
