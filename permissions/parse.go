@@ -306,7 +306,15 @@ func (p *parser) token(l line, t token) error {
 		}
 		return nil
 	}
+	if strings.HasPrefix(t.raw, "=") {
+		return errAt(l, t.off, t.raw, ErrSyntax, "write a key and its value with no spaces around =, like net=api.example.com")
+	}
 	if !slices.Contains(valuedKeys, key) {
+		if parts := strings.Split(key, ","); len(parts) > 1 && slices.ContainsFunc(parts, func(p string) bool {
+			return slices.Contains(bareKeys, p) || slices.Contains(valuedKeys, p)
+		}) {
+			return errAt(l, t.off, t.raw, ErrSyntax, fmt.Sprintf("separate keys with spaces, not commas: %s", strings.Join(parts, " ")))
+		}
 		return errAt(l, t.off, t.raw, ErrUnknownKey, unknownKeyMsg(key))
 	}
 	if !hasValue {

@@ -276,6 +276,8 @@ func (p *parser) resolvePath(key, v string) (Path, error, string) {
 		return Path{}, ErrBadValue, "deno cannot grant a path that contains a comma; rename the file or folder"
 	case v == "~" || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, `~\`):
 		return Path{}, ErrBadValue, fmt.Sprintf("~ is not expanded; write the absolute path instead of %s=%s", key, v)
+	case hasVariable(v):
+		return Path{}, ErrBadValue, fmt.Sprintf("variables are not expanded in %s=%s; write the path itself", key, v)
 	}
 	if v == "." || v == "./" || v == `.\` {
 		return Path{}, ErrBlanketPath, fmt.Sprintf("%s=%s would grant the script's whole folder and everything in it, because deno grants folders recursively; name the files or a subfolder, like %s=%s", key, v, key, example(key)[len(key)+1:])
@@ -311,4 +313,21 @@ func (p *parser) resolvePath(key, v string) (Path, error, string) {
 		return Path{}, ErrBadValue, fmt.Sprintf("cannot inspect %s: %v", real, errors.Unwrap(err))
 	}
 	return Path{Declared: v, Lexical: lexical, Resolved: real, Kind: kind}, nil, ""
+}
+
+// hasVariable reports whether a path looks like it relies on shell or
+// Windows variable expansion ($HOME, ${X}, %APPDATA%), which never happens.
+func hasVariable(v string) bool {
+	for i := 0; i+1 < len(v); i++ {
+		c := v[i+1]
+		if v[i] == '$' && (c == '{' || c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return true
+		}
+	}
+	if i := strings.IndexByte(v, '%'); i >= 0 {
+		if j := strings.IndexByte(v[i+1:], '%'); j > 0 && validEnvName(v[i+1:i+1+j]) {
+			return true
+		}
+	}
+	return false
 }
