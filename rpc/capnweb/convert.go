@@ -78,6 +78,8 @@ func (s *Session) lower(v any, depth int) (any, error) {
 	case *localObj:
 		s.hold(x)
 		return x, nil
+	case MapValue:
+		return x, nil
 	case *RemoteError:
 		if x == nil {
 			return nil, nil

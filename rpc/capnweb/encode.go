@@ -118,6 +118,10 @@ func (s *Session) encode(b []byte, v any, depth int) ([]byte, error) {
 		return append(b, ']'), nil
 	case *Stub:
 		return s.encodeStub(b, x, depth)
+	case MapValue:
+		b = append(b, `["pipeline",`...)
+		b = strconv.AppendInt(b, x.id, 10)
+		return append(b, ']'), nil
 	}
 	return b, fmt.Errorf("%w: cannot encode %T", ErrUnsupported, v)
 }
