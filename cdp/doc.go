@@ -1,0 +1,45 @@
+// Package cdp drives browser tabs over the Chrome DevTools Protocol: the
+// host's side of every browser operation a script asks for.
+//
+// Entry points:
+//
+//   - [Launch] starts headless Chromium with a temporary profile; [BrowserProcess.Close] ends it.
+//   - [Connect] opens a [Browser] from a ws:// URL, an http:// debugging address or a DevToolsActivePort file.
+//   - [Browser.Attach] and [Browser.NewTab] give a [Tab]; [Browser.Targets] lists pages.
+//   - [Tab.Evaluate], [Tab.Goto], [Tab.WaitForNavigation], [Tab.WaitFor], [Tab.Screenshot].
+//   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input.
+//   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.ClickTarget], [Tab.PressTarget], [Tab.Resolve]: the form runtime.
+//   - [SiteAllowed]: the sites= check that comes before any form or page action.
+//
+// # Connection
+//
+// All tabs of a [Browser] share one WebSocket using flattened sessions. One
+// reader goroutine routes frames by their sessionId and writers share one
+// lock; each session is an rpcc.Conn, so the generated clients of
+// github.com/mafredri/cdp ([Tab.Client]) work unchanged. Messages up to
+// [Options.MaxMessageSize] (256 MiB by default) go both ways.
+//
+// A session that ends fails every call, pending or later, with a
+// [*DetachedError] matching [ErrDetached] and one of [ErrTargetClosed],
+// [ErrTargetCrashed] or [ErrBrowserClosed]. Nothing waits forever on a dead
+// tab or browser.
+//
+// # Documents and realms
+//
+// A [Tab] is its target ID, stable across navigations. Each document is
+// known by its loader ID and each JavaScript realm by its unique context id,
+// so a call never lands in a document other than the one it was aimed at.
+// When a navigation destroys the realm under [Tab.Evaluate] or
+// [Tab.WaitFor], the call is made again in the new document until its
+// context ends.
+//
+// # The form runtime
+//
+// Form actions run a small embedded JavaScript runtime in an isolated world
+// named "tranquil-sdk". It shares the page's DOM but not its JavaScript, so
+// a page that tampers with built-ins cannot change how a field is found.
+// Values travel as arguments, never as code. Typing is trusted input
+// (Input.insertText); the result is read back, and a value the page did not
+// keep is [ErrNotCommitted]. The action log ([FormOptions.Log]) records the
+// method, target, site and outcome, never the value.
+package cdp
