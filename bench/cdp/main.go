@@ -1,0 +1,221 @@
+// Command bench measures the cdp package against peers on one headless
+// Chromium, in one run, and prints p50 ratios:
+//
+//   - Evaluate through the flattened-session multiplexer vs chromedp's
+//     Evaluate vs a raw WebSocket to the page (the floor);
+//   - Tab.Fill vs Playwright's locator.fill on the same page.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+	"github.com/coder/websocket"
+	"github.com/tranquil/automation/cdp"
+)
+
+const formPage = `<!doctype html><title>bench</title>
+<form><label for=email>Email</label><input id=email type=email>
+<label for=name>Name</label><input id=name></form>`
+
+func main() {
+	n := flag.Int("n", 400, "samples per peer")
+	fills := flag.Int("fills", 150, "fill samples per peer")
+	chromium := flag.String("chromium", "/usr/bin/chromium", "browser binary")
+	flag.Parse()
+	log.SetFlags(0)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, formPage)
+	})}}
+	srv.Start()
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Path: *chromium})
+	check(err)
+	defer proc.Close()
+	browser, err := cdp.Connect(ctx, proc.Endpoint(), nil)
+	check(err)
+	defer browser.Close()
+	tab, err := browser.NewTab(ctx, "")
+	check(err)
+	check(tab.Goto(ctx, srv.URL, cdp.Load))
+
+	// chromedp attaches to the same page.
+	actx, acancel := remote.NewAllocator(ctx, proc.Endpoint())
+	defer acancel()
+	dctx, dcancel := chromedp.NewContext(actx, chromedp.WithTargetID(targetID(tab.ID())))
+	defer dcancel()
+	_, err = chromedp.Run(dctx, chromedp.Evaluate[int](`1`))
+	check(err)
+
+	raw, err := dialPage(ctx, proc.Endpoint(), tab.ID())
+	check(err)
+	defer raw.close()
+
+	peers := []struct {
+		name string
+		call func() error
+		all  []time.Duration
+	}{
+		{name: "ours (flattened mux)", call: func() error { _, err := tab.Evaluate(ctx, `() => 1`); return err }},
+		{name: "chromedp", call: func() error { _, err := chromedp.Run(dctx, chromedp.Evaluate[int](`1`)); return err }},
+		{name: "raw page socket", call: raw.evaluate},
+	}
+	// Interleave rounds so drift on a shared machine hits every peer alike.
+	const round = 50
+	for r := 0; r < *n/round+1; r++ {
+		for i := range peers {
+			for j := 0; j < round; j++ {
+				t0 := time.Now()
+				check(peers[i].call())
+				if r > 0 { // the first round warms up
+					peers[i].all = append(peers[i].all, time.Since(t0))
+				}
+			}
+		}
+	}
+	fmt.Println("Evaluate p50 (same page, same run):")
+	for _, p := range peers {
+		fmt.Printf("  %-22s %8.1f µs\n", p.name, us(p50(p.all)))
+	}
+	ours, dp, floor := p50(peers[0].all), p50(peers[1].all), p50(peers[2].all)
+	fmt.Printf("  ratio ours/chromedp   %.2f  (target ≤ 1.00)\n", float64(ours)/float64(dp))
+	fmt.Printf("  ratio ours/floor      %.2f  (target ≤ 1.25)\n", float64(ours)/float64(floor))
+
+	// Fill: ours, then Playwright in its own tab on the same browser.
+	var ourFills []time.Duration
+	for i := 0; i < *fills+20; i++ {
+		v := "grace@example.org"
+		if i%2 == 1 {
+			v = "ada@example.com"
+		}
+		t0 := time.Now()
+		st, err := tab.Fill(ctx, cdp.Target{Label: "Email"}, v, cdp.FormOptions{})
+		check(err)
+		if st.Value != v {
+			log.Fatalf("fill kept %q", st.Value)
+		}
+		if i >= 20 {
+			ourFills = append(ourFills, time.Since(t0))
+		}
+	}
+	pw, err := playwrightFill(ctx, proc.Endpoint(), srv.URL, *fills)
+	check(err)
+	fmt.Println("Fill p50 (same page, same browser):")
+	fmt.Printf("  %-22s %8.1f µs\n", "ours (Tab.Fill)", us(p50(ourFills)))
+	fmt.Printf("  %-22s %8.1f µs\n", "playwright fill", us(p50(pw)))
+	fmt.Printf("  ratio ours/playwright %.2f  (target ≤ 1.50)\n", float64(p50(ourFills))/float64(p50(pw)))
+}
+
+func playwrightFill(ctx context.Context, ws, url string, n int) ([]time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "node", "pw_fill.mjs", ws, url, fmt.Sprint(n), "20")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("playwright: %w", err)
+	}
+	var ms []float64
+	if err := json.Unmarshal(out, &ms); err != nil {
+		return nil, fmt.Errorf("playwright output %q: %w", out, err)
+	}
+	d := make([]time.Duration, len(ms))
+	for i, m := range ms {
+		d[i] = time.Duration(m * float64(time.Millisecond))
+	}
+	return d, nil
+}
+
+// rawPage is the floor: one WebSocket straight to the page, one request
+// written and its reply read on the calling goroutine, nothing else.
+type rawPage struct {
+	ws     *websocket.Conn
+	ctx    context.Context
+	id     int
+	object string
+}
+
+func dialPage(ctx context.Context, browserWS, targetID string) (*rawPage, error) {
+	host := strings.Split(strings.TrimPrefix(browserWS, "ws://"), "/")[0]
+	ws, _, err := websocket.Dial(ctx, "ws://"+host+"/devtools/page/"+targetID, nil)
+	if err != nil {
+		return nil, err
+	}
+	ws.SetReadLimit(64 << 20)
+	p := &rawPage{ws: ws, ctx: ctx}
+	res, err := p.roundTrip(`"method":"Runtime.evaluate","params":{"expression":"globalThis"}`)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Result struct {
+			Result struct {
+				ObjectID string `json:"objectId"`
+			} `json:"result"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || r.Result.Result.ObjectID == "" {
+		return nil, fmt.Errorf("raw: no window object: %s", res)
+	}
+	p.object = r.Result.Result.ObjectID
+	return p, nil
+}
+
+func (p *rawPage) roundTrip(body string) ([]byte, error) {
+	p.id++
+	want := fmt.Sprintf(`{"id":%d,`, p.id)
+	if err := p.ws.Write(p.ctx, websocket.MessageText, []byte(want+body+"}")); err != nil {
+		return nil, err
+	}
+	for {
+		_, b, err := p.ws.Read(p.ctx)
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(string(b), want) {
+			return b, nil
+		}
+	}
+}
+
+func (p *rawPage) evaluate() error {
+	_, err := p.roundTrip(`"method":"Runtime.callFunctionOn","params":{"functionDeclaration":"() => 1","objectId":"` + p.object + `","returnByValue":true,"awaitPromise":true}`)
+	return err
+}
+
+func (p *rawPage) close() { _ = p.ws.CloseNow() }
+
+func p50(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func targetID(id string) target.ID { return target.ID(id) }
