@@ -268,11 +268,9 @@
   }
 
   function settle() {
-    // Let the page's handlers and a render pass run before reading state.
-    return new Promise((r) => {
-      const t = setTimeout(r, 50);
-      global.requestAnimationFrame(() => setTimeout(() => { clearTimeout(t); r(); }, 0));
-    });
+    // Blur handlers have run by now; one task turn lets the microtasks and
+    // zero-delay timers they queued (framework re-renders) run too.
+    return new Promise((r) => setTimeout(r, 0));
   }
 
   function state(el) {
