@@ -8,9 +8,24 @@ import (
 
 // startCall starts a call of path on the value base settles to, with the
 // evaluated args (owned by the call). The returned future owns the result.
+//
+// Calls pipelined on a result that has not settled yet run one after the
+// other, in arrival order, once it settles: that keeps the order a script
+// sees for promise.a(); promise.b(). Calls on settled targets run
+// concurrently.
 func (s *Session) startCall(base *future, path []string, args []any) *future {
 	f := newFuture()
+	var prev, mine chan struct{}
+	if !base.isSettled() {
+		mine = make(chan struct{})
+		s.mu.Lock()
+		prev, base.lastCall = base.lastCall, mine
+		s.mu.Unlock()
+	}
 	if !s.spawn(func(ctx context.Context) {
+		if mine != nil {
+			defer close(mine)
+		}
 		av, err := s.awaitTree(ctx, args)
 		if err != nil {
 			s.releaseTree(args)
@@ -19,6 +34,13 @@ func (s *Session) startCall(base *future, path []string, args []any) *future {
 		}
 		argv := av.([]any)
 		target, err := base.wait(ctx)
+		if err == nil && prev != nil {
+			select {
+			case <-prev:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
 		if err != nil {
 			s.releaseTree(argv)
 			f.settle(nil, s.asRemote(err))
@@ -30,6 +52,9 @@ func (s *Session) startCall(base *future, path []string, args []any) *future {
 		s.releaseTree(argv)
 		f.settle(res, err)
 	}) {
+		if mine != nil {
+			close(mine)
+		}
 		s.releaseTree(args)
 		f.settle(nil, s.asRemote(s.closedErr()))
 	}

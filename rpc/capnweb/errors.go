@@ -116,6 +116,12 @@ func protoErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrProtocol}, args...)...)
 }
 
+// typeErrorf is a protocol error that the peer sees as a TypeError, as the
+// JavaScript implementation reports malformed values.
+func typeErrorf(format string, args ...any) error {
+	return &Error{Name: NameTypeError, Message: fmt.Sprintf(format, args...), Err: ErrProtocol}
+}
+
 func limitErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrLimit}, args...)...)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -43,10 +44,12 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 		return parseNumber(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, val := range x {
+		for k := range x {
 			if reservedKeys[k] {
-				return nil, protoErrorf("object key %q is not allowed (JavaScript drops Object.prototype names)", k)
+				return nil, reservedKeyError(x)
 			}
+		}
+		for k, val := range x {
 			ev, err := e.eval(val, depth+1)
 			if err != nil {
 				return nil, err
@@ -67,9 +70,22 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 				}
 			}
 		}
-		return nil, protoErrorf("unknown special value: %s", compact(x))
+		return nil, typeErrorf("unknown special value: %s", compact(x))
 	}
 	return nil, protoErrorf("unexpected JSON value %T", v)
+}
+
+// reservedKeyError names the first reserved key of m in sorted order, so
+// the message does not depend on map iteration.
+func reservedKeyError(m map[string]any) error {
+	var bad []string
+	for k := range m {
+		if reservedKeys[k] {
+			bad = append(bad, k)
+		}
+	}
+	sort.Strings(bad)
+	return typeErrorf("object key %q is not allowed (JavaScript drops Object.prototype names)", bad[0])
 }
 
 // evalList evaluates the elements of an escaped array (or call arguments).

@@ -15,6 +15,9 @@ type future struct {
 	val     any
 	err     error
 	cbs     []func()
+	// lastCall is closed when the most recent call pipelined on this
+	// future (while it was pending) has returned; guarded by Session.mu.
+	lastCall chan struct{}
 }
 
 func newFuture() *future { return &future{done: make(chan struct{})} }

@@ -408,4 +408,3 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		require.ErrorIs(t, errors.Unwrap(fmt.Errorf("x: %w", ErrClosed)), ErrClosed)
 	})
 }
-

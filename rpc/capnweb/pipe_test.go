@@ -52,6 +52,12 @@ func (c *memConn) Recv(ctx context.Context) ([]byte, error) {
 	case <-c.closed:
 		return nil, &CloseError{Code: 1006, Reason: "closed"}
 	case <-c.peer.closed:
+		// Frames sent before the close come first.
+		select {
+		case m := <-c.in:
+			return m, nil
+		default:
+		}
 		c.peer.mu.Lock()
 		r := c.peer.reason
 		c.peer.mu.Unlock()

@@ -144,7 +144,7 @@ type Session struct {
 	// or the close timeout passed.
 	ioCtx    context.Context
 	ioCancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg       sync.WaitGroup
 
 	inflight atomic.Int64
 
@@ -454,10 +454,14 @@ func parseJSON(msg []byte) (any, error) {
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return nil, protoErrorf("invalid JSON: %v", err)
+		return nil, &Error{Name: NameSyntaxError, Message: "invalid JSON: " + err.Error(), Err: ErrProtocol}
+	}
+	end := int(d.InputOffset())
+	for end < len(msg) && (msg[end] == ' ' || msg[end] == '\n' || msg[end] == '\r' || msg[end] == '\t') {
+		end++
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return nil, protoErrorf("invalid JSON: unexpected data after the message at offset %d", d.InputOffset())
+		return nil, &Error{Name: NameSyntaxError, Message: fmt.Sprintf("invalid JSON: unexpected data after the message at offset %d", end), Err: ErrProtocol}
 	}
 	return v, nil
 }
