@@ -1,0 +1,498 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// Defaults of [Config].
+const (
+	DefaultPath             = "/tranquil/rpc"
+	DefaultTokenTTL         = 60 * time.Second
+	DefaultHandshakeTimeout = 3 * time.Second
+	DefaultMaxSessions      = 64
+	DefaultMaxPending       = 256
+	DefaultMaxInFlight      = 256
+	// DefaultReadLimit bounds one frame from a script after AUTH: 32 MiB,
+	// room for a full-page screenshot or a large file passed as base64.
+	DefaultReadLimit = 32 << 20
+)
+
+// WebSocket close codes the bridge uses. The SDK treats StatusDenied as
+// fatal: it prints the reason and never retries.
+const (
+	StatusAuthFailed = websocket.StatusPolicyViolation // 1008, any handshake failure
+	StatusDenied     = websocket.StatusCode(4001)      // capabilities the SDK lacks
+	StatusBusy       = websocket.StatusTryAgainLater   // 1013, too many sessions
+)
+
+// ErrRevoked is the reason a revoked run's session ends with.
+var ErrRevoked = errors.New("rpc: run revoked")
+
+// ErrClosed reports use of a closed Bridge.
+var ErrClosed = errors.New("rpc: bridge closed")
+
+// Config configures a Bridge. The zero value is usable.
+type Config struct {
+	// Addr is the listen address; it must be a 127.0.0.1 address. Empty
+	// means "127.0.0.1:0" (any free port).
+	Addr string
+	// Path is the WebSocket endpoint. Empty means DefaultPath.
+	Path string
+	// Registry holds the capabilities sessions may receive. Nil means none.
+	Registry *Registry
+	// TokenTTL is how long a minted token may stay unclaimed. Zero means
+	// DefaultTokenTTL.
+	TokenTTL time.Duration
+	// HandshakeTimeout bounds the time from connect to a complete AUTH
+	// frame. Zero means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// MaxSessions bounds authenticated sessions; more are refused with
+	// StatusBusy. Zero means DefaultMaxSessions.
+	MaxSessions int
+	// MaxPending bounds connections still in the handshake. When full, the
+	// oldest is dropped, so silent clients cannot lock out a real one. Zero
+	// means DefaultMaxPending.
+	MaxPending int
+	// MaxInFlight bounds concurrent calls per session. Zero means
+	// DefaultMaxInFlight.
+	MaxInFlight int
+	// ReadLimit bounds a frame after AUTH. Zero means DefaultReadLimit.
+	ReadLimit int64
+	// Logger receives the real reason for every refused connection (the
+	// client only ever sees a generic one). Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Bridge is the per-window loopback server scripts reach the host through.
+//
+// It owns these goroutines: one serving HTTP, one per connection (the
+// handshake, then the session's lifetime), and each session's own reader
+// and writer. Close stops all of them and waits.
+type Bridge struct {
+	cfg    Config
+	ln     net.Listener
+	srv    *http.Server
+	port   uint16
+	tokens tokenTable
+	log    *slog.Logger
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[*live]struct{}
+	pending  []*pendingConn
+	revoked  map[string]time.Time
+
+	started atomic.Int64
+}
+
+type live struct {
+	runID   string
+	granted []permissions.Capability
+	sess    *capnweb.Session // nil until started; guarded by Bridge.mu
+	doomed  bool             // revoked before the session started
+}
+
+type pendingConn struct {
+	cancel context.CancelFunc
+}
+
+// Stats is a snapshot of a Bridge's state.
+type Stats struct {
+	Sessions        int   // authenticated sessions now
+	Pending         int   // connections in the handshake now
+	Tokens          int   // unclaimed tokens
+	SessionsStarted int64 // sessions ever handed to Cap'n Web
+}
+
+// New starts a Bridge listening on cfg.Addr.
+func New(cfg Config) (*Bridge, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	ap, err := netip.ParseAddrPort(cfg.Addr)
+	if err != nil || ap.Addr() != netip.MustParseAddr("127.0.0.1") {
+		return nil, fmt.Errorf("rpc: listen address %q is not 127.0.0.1:<port>", cfg.Addr)
+	}
+	if cfg.Path == "" {
+		cfg.Path = DefaultPath
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = &Registry{}
+	}
+	setDefault(&cfg.TokenTTL, DefaultTokenTTL)
+	setDefault(&cfg.HandshakeTimeout, DefaultHandshakeTimeout)
+	setDefault(&cfg.MaxSessions, DefaultMaxSessions)
+	setDefault(&cfg.MaxPending, DefaultMaxPending)
+	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
+	setDefault(&cfg.ReadLimit, DefaultReadLimit)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("rpc: %w", err)
+	}
+	b := &Bridge{
+		cfg:      cfg,
+		ln:       ln,
+		port:     uint16(ln.Addr().(*net.TCPAddr).Port),
+		tokens:   tokenTable{ttl: cfg.TokenTTL, now: time.Now},
+		log:      cfg.Logger,
+		sessions: map[*live]struct{}{},
+		revoked:  map[string]time.Time{},
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.srv = &http.Server{
+		Handler:           b,
+		ReadHeaderTimeout: cfg.HandshakeTimeout,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		// Every connection re-arms TCP_QUICKACK after reads on Linux: the
+		// stock client's small frames otherwise stall 40 ms per call.
+		b.srv.Serve(capnweb.QuickAckListener(ln))
+	}()
+	return b, nil
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// Addr returns the listener's address, "127.0.0.1:<port>".
+func (b *Bridge) Addr() string { return b.ln.Addr().String() }
+
+// URL returns the WebSocket URL scripts dial.
+func (b *Bridge) URL() string { return "ws://" + b.Addr() + b.cfg.Path }
+
+// Mint returns a new one-time token for p. Deliver it to the run out of
+// band (the environment), never in a URL or argv.
+func (b *Bridge) Mint(p Principal) (string, error) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return "", ErrClosed
+	}
+	return b.tokens.mint(p)
+}
+
+// Revoke invalidates runID's unclaimed token and ends its live sessions;
+// their in-flight calls fail on both sides. It reports how many tokens and
+// sessions it ended.
+func (b *Bridge) Revoke(runID string) int {
+	n := b.tokens.revoke(runID)
+	b.mu.Lock()
+	now := time.Now()
+	for id, at := range b.revoked {
+		if now.Sub(at) > time.Minute {
+			delete(b.revoked, id)
+		}
+	}
+	// A claim may be between the token table and the session table; this
+	// mark catches it when the session registers.
+	b.revoked[runID] = now
+	var doomed []*capnweb.Session
+	for l := range b.sessions {
+		if l.runID != runID {
+			continue
+		}
+		n++
+		if l.sess == nil {
+			l.doomed = true
+		} else {
+			doomed = append(doomed, l.sess)
+		}
+	}
+	b.mu.Unlock()
+	for _, s := range doomed {
+		s.Abort(ErrRevoked)
+	}
+	return n
+}
+
+// Stats returns a snapshot of the bridge's state.
+func (b *Bridge) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{Sessions: len(b.sessions), Pending: len(b.pending), Tokens: b.tokens.len(), SessionsStarted: b.started.Load()}
+}
+
+// Close stops listening, ends every handshake and session, and waits for
+// every goroutine the bridge started. It is idempotent.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		b.wg.Wait()
+		return nil
+	}
+	b.closed = true
+	var sessions []*capnweb.Session
+	for l := range b.sessions {
+		if l.sess != nil {
+			sessions = append(sessions, l.sess)
+		}
+	}
+	b.mu.Unlock()
+	b.cancel()
+	err := b.srv.Close() // hijacked WebSockets are ours to close, below
+	for _, s := range sessions {
+		s.Abort(ErrClosed)
+	}
+	b.wg.Wait()
+	return err
+}
+
+// ServeHTTP checks the upgrade request, runs the handshake and then the
+// session. It is the bridge's handler; hosts do not call it.
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		http.Error(w, "closed", http.StatusServiceUnavailable)
+		return
+	}
+	b.wg.Add(1)
+	b.mu.Unlock()
+	defer b.wg.Done()
+
+	if status, why := b.checkRequest(r); status != 0 {
+		b.log.Warn("rpc: refused connection before upgrade", "reason", why, "remote", r.RemoteAddr)
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	b.serveConn(w, r)
+}
+
+// checkRequest refuses anything but a loopback GET upgrade from a
+// non-browser client: the Host must be exactly this listener (DNS
+// rebinding), and browsers always send Origin or Sec-Fetch headers while
+// Deno sends neither.
+func (b *Bridge) checkRequest(r *http.Request) (int, string) {
+	port := strconv.Itoa(int(b.port))
+	switch {
+	case r.Method != http.MethodGet:
+		return http.StatusMethodNotAllowed, "method " + r.Method
+	case r.URL.Path != b.cfg.Path || r.URL.RawQuery != "":
+		return http.StatusNotFound, "path " + r.URL.RequestURI()
+	case r.Host != "127.0.0.1:"+port && r.Host != "localhost:"+port:
+		return http.StatusForbidden, "host " + strconv.Quote(r.Host)
+	case r.Header.Get("Origin") != "" || len(r.Header.Values("Origin")) > 0:
+		return http.StatusForbidden, "origin header present"
+	case len(r.Header.Values("Referer")) > 0:
+		return http.StatusForbidden, "referer header present"
+	}
+	for k := range r.Header {
+		if strings.HasPrefix(k, "Sec-Fetch-") {
+			return http.StatusForbidden, "browser fetch metadata present"
+		}
+	}
+	return 0, ""
+}
+
+func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request) {
+	hctx, cancel := context.WithTimeout(b.ctx, b.cfg.HandshakeTimeout)
+	defer cancel()
+	pc := b.addPending(cancel)
+	defer b.removePending(pc)
+
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	if err != nil {
+		b.log.Warn("rpc: upgrade failed", "error", err, "remote", r.RemoteAddr)
+		return
+	}
+	fail := func(why string, args ...any) {
+		b.log.Warn("rpc: refused connection: "+why, append(args, "remote", r.RemoteAddr)...)
+		if hctx.Err() != nil {
+			c.CloseNow() // silent or slow client: no close handshake to wait on
+			return
+		}
+		c.Close(StatusAuthFailed, "authentication failed")
+	}
+	typ, frame, err := readFirst(hctx, c)
+	if err != nil {
+		fail("no AUTH frame", "error", err)
+		return
+	}
+	if typ != websocket.MessageText {
+		fail("binary first frame")
+		return
+	}
+	if len(frame) > MaxHandshakeFrame {
+		fail("oversized first frame")
+		return
+	}
+	tok, hello, err := ParseAuth(frame)
+	if err != nil {
+		fail("bad AUTH frame", "error", err)
+		return
+	}
+	l := &live{}
+	if !b.reserve(l) {
+		b.log.Warn("rpc: refused connection: too many sessions", "max", b.cfg.MaxSessions)
+		c.Close(StatusBusy, "too many sessions")
+		return
+	}
+	defer b.untrack(l)
+	p, err := b.tokens.claim(tok)
+	if err != nil {
+		fail("token rejected", "error", err)
+		return
+	}
+	if !b.bind(l, p.RunID) {
+		fail("run revoked during the handshake", "run", p.RunID)
+		return
+	}
+	granted, missing := negotiate(p, hello)
+	if len(missing) > 0 {
+		body, _ := json.Marshal(Denied{
+			Reason:  fmt.Sprintf("this script needs %v, which SDK %s does not provide; update the SDK", missing, hello.SDK),
+			Missing: missing, SDK: hello.SDK,
+		})
+		b.log.Warn("rpc: denied run: SDK lacks capabilities", "run", p.RunID, "missing", missing, "sdk", hello.SDK)
+		c.Write(hctx, websocket.MessageText, append([]byte("DENY "), body...))
+		c.Close(StatusDenied, "capability mismatch")
+		return
+	}
+	if granted == nil {
+		granted = []permissions.Capability{}
+	}
+	body, _ := json.Marshal(Accepted{Protocol: ProtocolVersion, Granted: granted})
+	if err := c.Write(hctx, websocket.MessageText, append([]byte("OK "), body...)); err != nil {
+		fail("writing OK", "error", err)
+		return
+	}
+	b.removePending(pc)
+
+	api := newHostAPI(p, granted, b.cfg.Registry)
+	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, b.cfg.ReadLimit), api, &capnweb.Options{
+		MaxMessageSize: int(b.cfg.ReadLimit),
+		MaxInFlight:    b.cfg.MaxInFlight,
+	})
+	if err != nil {
+		fail("starting session", "error", err)
+		return
+	}
+	b.started.Add(1)
+	if !b.start(l, sess, granted) {
+		sess.Abort(ErrRevoked)
+	}
+	select {
+	case <-sess.Done():
+	case <-b.ctx.Done():
+		sess.Abort(ErrClosed)
+	}
+	sess.Close()
+	if err := sess.Err(); err != nil && !errors.Is(err, capnweb.ErrClosed) {
+		b.log.Info("rpc: session ended", "run", p.RunID, "error", err)
+	}
+}
+
+// readFirst reads the first frame, at most MaxHandshakeFrame+1 bytes of
+// it: enough to tell an oversized frame from a valid one without letting
+// the library answer "message too big", which would say which check failed.
+func readFirst(ctx context.Context, c *websocket.Conn) (websocket.MessageType, []byte, error) {
+	c.SetReadLimit(-1)
+	typ, r, err := c.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	frame, err := io.ReadAll(io.LimitReader(r, MaxHandshakeFrame+1))
+	return typ, frame, err
+}
+
+// reserve takes a session slot before the token is claimed, so that a
+// busy refusal does not burn the token and Revoke sees the run from the
+// moment it is claimed.
+func (b *Bridge) reserve(l *live) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || len(b.sessions) >= b.cfg.MaxSessions {
+		return false
+	}
+	b.sessions[l] = struct{}{}
+	return true
+}
+
+// bind names the run a reserved slot serves; it reports false when the run
+// was revoked while its token was being claimed.
+func (b *Bridge) bind(l *live, runID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l.runID = runID
+	_, gone := b.revoked[runID]
+	return !gone
+}
+
+// start attaches the running session; it reports false when the run was
+// revoked or the bridge closed before the session existed.
+func (b *Bridge) start(l *live, s *capnweb.Session, granted []permissions.Capability) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l.sess, l.granted = s, granted
+	return !l.doomed && !b.closed
+}
+
+func (b *Bridge) untrack(l *live) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sessions, l)
+}
+
+// addPending registers a connection in its handshake, dropping the oldest
+// when the table is full.
+func (b *Bridge) addPending(cancel context.CancelFunc) *pendingConn {
+	pc := &pendingConn{cancel: cancel}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) >= b.cfg.MaxPending {
+		oldest := b.pending[0]
+		b.pending = b.pending[1:]
+		oldest.cancel()
+	}
+	b.pending = append(b.pending, pc)
+	return pc
+}
+
+func (b *Bridge) removePending(pc *pendingConn) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, p := range b.pending {
+		if p == pc {
+			b.pending = append(b.pending[:i], b.pending[i+1:]...)
+			return
+		}
+	}
+}
