@@ -79,6 +79,11 @@ type Config struct {
 	// Logger receives the real reason for every refused connection (the
 	// client only ever sees a generic one). Nil means slog.Default().
 	Logger *slog.Logger
+	// OnSession, if set, is called once a run's session has started, on
+	// the connection's goroutine; it must not block.
+	// The run manager uses it to reach the script's own main object (its
+	// control stub). The session ends when its Done channel closes.
+	OnSession func(p Principal, s *capnweb.Session)
 }
 
 // Bridge is the per-window loopback server scripts reach the host through.
@@ -408,6 +413,8 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request) {
 	b.started.Add(1)
 	if !b.start(l, sess, granted) {
 		sess.Abort(ErrRevoked)
+	} else if b.cfg.OnSession != nil {
+		b.cfg.OnSession(p, sess)
 	}
 	select {
 	case <-sess.Done():
