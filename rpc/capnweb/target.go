@@ -145,8 +145,17 @@ func lowerCamel(s string) string {
 	return string(r)
 }
 
+// recoverCall turns a panic in user code into what the peer hears when a Go method panics: the session
+// survives, and the panic value is kept for Go callers only.
+func recoverCall(err *error) {
+	if r := recover(); r != nil {
+		*err = &Error{Message: "internal error", Err: fmt.Errorf("capnweb: method panicked: %v", r)}
+	}
+}
+
 // call invokes m with the decoded arguments.
-func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (any, error) {
+func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res any, err error) {
+	defer recoverCall(&err)
 	in := make([]reflect.Value, 0, len(m.params)+2)
 	if m.recv {
 		in = append(in, recv)
@@ -180,8 +189,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (any,
 		}
 	}
 	out := m.fn.Call(in)
-	var res any = Undefined{}
-	var err error
+	res = Undefined{}
 	if m.hasRes {
 		res = out[0].Interface()
 	}
@@ -283,7 +291,8 @@ func notFunction(name string) error {
 }
 
 // callSelf calls o as a function (an empty path in the call).
-func (o *localObj) callSelf(ctx context.Context, args []any) (any, error) {
+func (o *localObj) callSelf(ctx context.Context, args []any) (res any, err error) {
+	defer recoverCall(&err)
 	switch {
 	case o.dyn != nil:
 		return o.dyn(ctx, args)
@@ -294,7 +303,8 @@ func (o *localObj) callSelf(ctx context.Context, args []any) (any, error) {
 }
 
 // callMember calls method name on o.
-func (o *localObj) callMember(ctx context.Context, name string, args []any) (any, error) {
+func (o *localObj) callMember(ctx context.Context, name string, args []any) (res any, err error) {
+	defer recoverCall(&err)
 	if o.fn != nil || o.dyn != nil {
 		return nil, notFunction(name)
 	}
@@ -317,7 +327,8 @@ func (o *localObj) callMember(ctx context.Context, name string, args []any) (any
 
 // getMember reads property name of o: a tagged field, or a method as a
 // callable object, or undefined.
-func (o *localObj) getMember(ctx context.Context, name string) (any, error) {
+func (o *localObj) getMember(ctx context.Context, name string) (res any, err error) {
+	defer recoverCall(&err)
 	if name == "then" || reservedKeys[name] {
 		return Undefined{}, nil
 	}
