@@ -323,6 +323,9 @@ func (s *Session) end(err error, reason error, sendAbort bool) {
 	}
 	imports := s.imports
 	exports := s.exports
+	for _, imp := range imports {
+		imp.inTable = false
+	}
 	s.imports = map[int64]*importEntry{}
 	s.exports = map[int64]*exportEntry{}
 	close(s.done)
@@ -333,7 +336,6 @@ func (s *Session) end(err error, reason error, sendAbort bool) {
 
 	failure := err
 	for _, imp := range imports {
-		imp.inTable = false
 		if imp.fut != nil {
 			imp.fut.settle(nil, failure)
 		}
