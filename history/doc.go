@@ -1,0 +1,47 @@
+// Package history records the runs of automation scripts: the newest N
+// (default 100), persisted crash-safely at a path the host chooses.
+//
+//   - [Open] opens the history file and returns a [Store].
+//   - [Store.Put] records a run, new or updated, durably; [Store.Get] and
+//     [Store.List] read runs back, newest first.
+//   - [Store.Subscribe] calls a function after every Put, for live views.
+//   - [NewOutput] returns an [Output], a writer that keeps the head and
+//     the tail of a run's output under a byte cap.
+//
+// # Storage
+//
+// The file is an append-only journal: a header line, then one line per
+// Put, each "<CRC-32C in hex> <JSON>". Put appends its line and fsyncs it
+// before returning, so a run Put reported stored is never lost, whatever
+// kills the process afterwards. A process killed mid-append leaves at most a
+// torn last line, which the next reader ignores and the next writer cuts
+// off. Once the journal holds more than twice the capacity in lines, Put
+// rewrites it whole (temporary file, fsync, rename, fsync of the
+// directory), keeping only the runs still held.
+//
+// Why a journal and not rewriting the whole file on every Put: a run is
+// Put several times (queued, running, finished), and with 100 runs holding
+// large outputs a whole-file rewrite writes megabytes per Put. Appending
+// writes one entry; BenchmarkPut measures both (see bench/history).
+//
+// A file that does not decode — a bad header, a line failing its checksum
+// or its JSON, or unterminated bytes that are not a torn line — is corrupt.
+// It is moved aside to path.corrupt-<UTC timestamp>, reported through the
+// Store's logger, and the Store starts from the runs it already knew
+// (none, when opening).
+//
+// # Sharing
+//
+// Several Stores, in one process or many, may share one file. Writers take
+// an advisory lock on path.lock and first read what others appended, so no
+// write is lost or interleaved, and each Store's Get and List see the
+// others' runs. Subscribers see only their own Store's Puts.
+//
+// # Entries
+//
+// Put normalizes an entry so that what Get returns now and after a restart
+// is identical: times become UTC, strings valid UTF-8, empty slices nil,
+// and the empty Kind KindScript. Result is kept byte for byte.
+//
+// A Store starts no goroutines and holds no file open between calls.
+package history

@@ -1,0 +1,409 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tranquil/automation/internal/atomicfile"
+	"github.com/tranquil/automation/internal/filelock"
+)
+
+// Defaults for Options.
+const (
+	DefaultCapacity    = 100
+	DefaultLockTimeout = 30 * time.Second
+)
+
+// ErrClosed reports a Put on a closed Store.
+var ErrClosed = errors.New("history: store is closed")
+
+// Options configures a Store. The zero value is usable.
+type Options struct {
+	// Capacity is how many runs are kept. Zero or less means
+	// DefaultCapacity.
+	Capacity int
+	// Logger receives warnings, such as a corrupt file moved aside. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// LockTimeout bounds how long Put waits for another process holding
+	// the file's write lock. Zero means DefaultLockTimeout.
+	LockTimeout time.Duration
+}
+
+// Store keeps the newest runs in memory and in a journal file at a
+// host-given path. It is safe for concurrent use, by several goroutines and
+// by several processes sharing the file, and starts no goroutines.
+//
+// Put appends one checksummed line and syncs it before returning, so a run
+// Put reported stored survives a crash of the process or the machine.
+// When the journal holds more than twice Capacity lines it is rewritten
+// whole, atomically. Writers serialise on a lock file beside the journal
+// (path + ".lock") and first read what other processes appended, so every
+// Store sees every write; Get and List also pick up other processes'
+// writes.
+type Store struct {
+	path        string
+	log         *slog.Logger
+	lockTimeout time.Duration
+
+	mu     sync.Mutex // guards everything below it, and the file within this process
+	closed bool
+	runs   *set
+	gen    string // generation of the file runs reflects; "" means rewrite on the next Put
+	size   int64  // bytes of complete lines of that file read so far
+	lines  int    // entry lines in that file
+
+	notifyMu sync.Mutex // held while subscribers run, so they see Puts in order
+	subMu    sync.Mutex // guards subs and nextSub
+	subs     map[int]func(Entry)
+	nextSub  int
+}
+
+// Open opens the history at path, creating its directory (mode 0700) if
+// needed; the file itself (mode 0600) appears with the first Put. A corrupt
+// file is moved aside to path + ".corrupt-<UTC timestamp>", reported
+// through the logger, and the Store starts empty. A torn last line left by
+// a writer that died mid-append is not corruption; it is dropped.
+func Open(path string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if opts.Capacity <= 0 {
+		opts.Capacity = DefaultCapacity
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	s := &Store{
+		path:        abs,
+		log:         opts.Logger,
+		lockTimeout: opts.LockTimeout,
+		runs:        newSet(opts.Capacity),
+		subs:        map[int]func(Entry){},
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.syncLocked(true); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the journal file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+func (s *Store) lock() (func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.lockTimeout)
+	defer cancel()
+	unlock, err := filelock.Lock(ctx, s.path+".lock")
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return unlock, nil
+}
+
+// Put records e, replacing any entry with its ID, and returns once it is
+// durably on disk. It normalizes e first (see Entry) and refuses an entry
+// without ID, with an unknown state or kind, or with a Result that is not
+// JSON, with an error wrapping ErrInvalidEntry. Then it keeps only the
+// newest Capacity runs by Start, evicting the oldest finished ones. After
+// storing, it calls the subscribers.
+func (s *Store) Put(e Entry) error {
+	e, err := normalize(e)
+	if err != nil {
+		return err
+	}
+	line, err := encodeEntry(e)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	err = s.putLocked(e, line)
+	// Subscribers run after the locks are released, so they may call Get
+	// and List, but under notifyMu, so they see Puts in the order stored.
+	s.notifyMu.Lock()
+	s.mu.Unlock()
+	defer s.notifyMu.Unlock()
+	if err != nil {
+		return err
+	}
+	s.subMu.Lock()
+	subs := make([]func(Entry), 0, len(s.subs))
+	for _, id := range slices.Sorted(maps.Keys(s.subs)) {
+		subs = append(subs, s.subs[id])
+	}
+	s.subMu.Unlock()
+	for _, f := range subs {
+		f(clone(e))
+	}
+	return nil
+}
+
+func (s *Store) putLocked(e Entry, line []byte) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.syncLocked(true); err != nil {
+		return err
+	}
+	next := s.runs.clone()
+	next.put(e)
+	if s.gen == "" || s.lines+1 > 2*next.capacity {
+		return s.rewriteLocked(next)
+	}
+	if err := s.appendLocked(line); err != nil {
+		return err
+	}
+	s.runs = next
+	s.size += int64(len(line))
+	s.lines++
+	return nil
+}
+
+// appendLocked appends one line and syncs it. On failure it cuts the file
+// back, so a half-written line never outlives the error it caused.
+func (s *Store) appendLocked(line []byte) error {
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	_, err = f.Write(line)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Truncate(s.size)
+		f.Close()
+		return fmt.Errorf("history: appending run: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("history: appending run: %w", err)
+	}
+	return nil
+}
+
+// rewriteLocked replaces the file with exactly the runs in next, under a
+// new generation.
+func (s *Store) rewriteLocked(next *set) error {
+	entries := next.sorted()
+	slices.Reverse(entries) // oldest first, as if appended in order
+	gen := newGeneration()
+	data, err := encodeFile(gen, entries)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
+		return fmt.Errorf("history: rewriting: %w", err)
+	}
+	s.runs, s.gen, s.size, s.lines = next, gen, int64(len(data)), len(entries)
+	return nil
+}
+
+// syncLocked brings s.runs up to date with the file: it reads only the
+// lines appended since the last read when the file is the same generation,
+// and the whole file otherwise. A writer (holding the file lock) also cuts
+// off a torn last line, so its append starts on a line boundary, and moves
+// a corrupt file aside.
+func (s *Store) syncLocked(writer bool) error {
+	f, err := os.Open(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Nothing on disk (yet, or any more): keep what we know and write
+		// it all with the next Put.
+		s.gen = ""
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if s.gen != "" && fi.Size() >= s.size && s.sameGeneration(f) {
+		return s.readTail(f, fi.Size(), writer)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	d, err := decodeFile(data)
+	if err != nil {
+		return s.corrupt(writer, err)
+	}
+	if d.gen == "" { // an empty file
+		s.gen = ""
+		return nil
+	}
+	runs := newSet(s.runs.capacity)
+	for _, e := range d.records {
+		runs.put(e)
+	}
+	s.runs, s.gen, s.size, s.lines = runs, d.gen, int64(d.size), len(d.records)
+	if writer && d.size < len(data) {
+		return s.cutTorn(int64(d.size))
+	}
+	return nil
+}
+
+// sameGeneration reports whether f still has the header s.gen was read
+// from. A rewrite may reuse the inode of a file replaced long ago, so the
+// identity check is the generation, not the file.
+func (s *Store) sameGeneration(f *os.File) bool {
+	buf := make([]byte, 256)
+	n, _ := f.ReadAt(buf, 0)
+	buf = buf[:n]
+	for i, c := range buf {
+		if c == '\n' {
+			h, err := decodeHeader(buf[:i])
+			return err == nil && h.Generation == s.gen
+		}
+	}
+	return false
+}
+
+func (s *Store) readTail(f *os.File, size int64, writer bool) error {
+	if size == s.size {
+		return nil
+	}
+	data := make([]byte, size-s.size)
+	if _, err := f.ReadAt(data, s.size); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	recs, n, err := decodeRecords(data, s.lines+2)
+	if err != nil {
+		return s.corrupt(writer, err)
+	}
+	for _, e := range recs {
+		s.runs.put(e)
+	}
+	s.size += int64(n)
+	s.lines += len(recs)
+	if writer && n < len(data) {
+		return s.cutTorn(s.size)
+	}
+	return nil
+}
+
+// cutTorn drops a torn last line. Only a lock holder may do it: without the
+// lock the "torn" line may be another writer's append still in progress.
+func (s *Store) cutTorn(size int64) error {
+	if err := os.Truncate(s.path, size); err != nil {
+		return fmt.Errorf("history: dropping a torn last line: %w", err)
+	}
+	s.log.Info("history: dropped a torn last line left by an interrupted write", "path", s.path)
+	return nil
+}
+
+// corrupt handles a file that does not decode. A writer moves it aside and
+// marks the Store to rewrite what it knows with the next Put. A reader
+// leaves the file to the next writer, which checks again under the lock.
+func (s *Store) corrupt(writer bool, cause error) error {
+	if !writer {
+		return cause
+	}
+	aside := fmt.Sprintf("%s.corrupt-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := os.Rename(s.path, aside); err != nil {
+		return fmt.Errorf("%w, and it could not be moved aside: %v", cause, err)
+	}
+	s.log.Warn("history file was corrupt; moved it aside and starting from the runs this process knows",
+		"path", s.path, "moved_to", aside, "error", cause, "runs_kept", len(s.runs.byID))
+	s.gen = ""
+	return nil
+}
+
+// refresh picks up other processes' writes for a read. Errors only mean the
+// view may be stale, so they are logged, not returned.
+func (s *Store) refreshLocked() {
+	if s.closed {
+		return
+	}
+	if err := s.syncLocked(false); err != nil {
+		s.log.Warn("history: could not read other processes' runs; showing the runs this process knows",
+			"path", s.path, "error", err)
+	}
+}
+
+// Get returns the run with the given ID.
+func (s *Store) Get(id string) (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	e, ok := s.runs.byID[id]
+	if !ok {
+		return Entry{}, false
+	}
+	return clone(e), true
+}
+
+// List returns every run kept, newest first (by Start, then by ID).
+func (s *Store) List() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	out := s.runs.sorted()
+	for i := range out {
+		out[i] = clone(out[i])
+	}
+	return out
+}
+
+// Subscribe calls f with a copy of every entry this Store's Put stores,
+// until cancel is called. It does not see other processes' writes.
+//
+// f runs synchronously on the goroutine calling Put, after the entry is on
+// disk and after Put released its locks, and calls are serialised in the
+// order entries were stored. f must not block (hand the entry to a
+// goroutine or a buffered channel of your own instead) and must not call
+// Put or Close; it may call Get and List. cancel is idempotent; after it
+// returns, f is not called by Puts that begin later.
+func (s *Store) Subscribe(f func(Entry)) (cancel func()) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = f
+	return func() {
+		s.subMu.Lock()
+		defer s.subMu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// Close stops the Store: later Puts return ErrClosed, while Get and List
+// keep serving what it knew. Close holds no resources open between calls,
+// so it cannot fail; it is safe to call more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
