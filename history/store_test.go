@@ -157,10 +157,10 @@ func TestPutRejectsInvalidEntries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h")
 	s, _ := open(t, path, 0)
 	cases := map[string]Entry{
-		"empty id":       {State: StateQueued},
-		"unknown state":  {ID: "a", State: "paused"},
-		"empty state":    {ID: "a"},
-		"unknown kind":   {ID: "a", State: StateQueued, Kind: "cron"},
+		"empty id":        {State: StateQueued},
+		"unknown state":   {ID: "a", State: "paused"},
+		"empty state":     {ID: "a"},
+		"unknown kind":    {ID: "a", State: StateQueued, Kind: "cron"},
 		"result not json": {ID: "a", State: StateSucceeded, Result: json.RawMessage(`{"a":`)},
 	}
 	for name, e := range cases {
@@ -329,15 +329,15 @@ func TestCorruptFileMovedAside(t *testing.T) {
 	newer := strings.Replace(lines[0], `"version":1`, `"version":2`, 1)
 
 	corruptions := map[string]string{
-		"binary garbage":          "\x89PNG\r\n\x1a\n\x00\x00garbage",
-		"json but not a journal":  `{"runs":[]}` + "\n",
-		"no header newline":       `tranquil-history`,
-		"bit flip in an entry":    string(flip),
-		"newer version header":    newer + lines[1],
-		"garbage line in middle":  lines[0] + "hello world\n" + lines[1],
-		"unterminated garbage":    string(valid) + "not a torn line",
-		"valid crc, bad entry":    lines[0] + string(frame([]byte(`{"id":"x","state":"exploded"}`))),
-		"valid crc, not json":     lines[0] + string(frame([]byte(`{{{`))),
+		"binary garbage":           "\x89PNG\r\n\x1a\n\x00\x00garbage",
+		"json but not a journal":   `{"runs":[]}` + "\n",
+		"no header newline":        `tranquil-history`,
+		"bit flip in an entry":     string(flip),
+		"newer version header":     newer + lines[1],
+		"garbage line in middle":   lines[0] + "hello world\n" + lines[1],
+		"unterminated garbage":     string(valid) + "not a torn line",
+		"valid crc, bad entry":     lines[0] + string(frame([]byte(`{"id":"x","state":"exploded"}`))),
+		"valid crc, not json":      lines[0] + string(frame([]byte(`{{{`))),
 		"entry line before header": lines[1] + lines[0],
 	}
 	for name, content := range corruptions {
