@@ -1,0 +1,210 @@
+/**
+ * tranquil/automation: what an automation script imports to talk to the
+ * app that runs it.
+ *
+ * ```ts
+ * // @permissions clipboard
+ * import { clipboard, context, ui } from "tranquil/automation";
+ *
+ * const text = await clipboard.read();
+ * await ui.notify(`${text.length} characters on the clipboard`);
+ * await context.result({ length: text.length });
+ * ```
+ *
+ * Every API that reaches the app checks the script's grants first: a call
+ * the script's // @permissions line does not allow throws NotGrantedError
+ * naming the key to add. Files are read and written with Deno's own file
+ * system access, relative to the script's directory, under its read= and
+ * write= grants.
+ *
+ * @module
+ */
+
+import { resolvePath } from "./path.ts";
+import { runtime } from "./runtime.ts";
+import { SDK_VERSION } from "./version.ts";
+
+export { CancelledError, NoHostError, NotGrantedError, StepTimeoutError, TerminalError } from "./errors.ts";
+export type { Capability, JournalEntry, RunEvent } from "./runtime.ts";
+export { step } from "./step.ts";
+export type { StepAttempt, StepOptions, WaitOptions } from "./step.ts";
+export { SDK_VERSION } from "./version.ts";
+
+/** A notification's severity. */
+export type Level = "info" | "success" | "warning" | "error";
+
+/** Where ui.open shows a file relative to the current pane. */
+export type Split = "left" | "right" | "up" | "down";
+
+/** A value the host can store: anything JSON can express. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** The run itself: who it is, why it started, whether it was cancelled, and its outcome. */
+export const context = {
+  /** The run's ID, as the app's run history shows it. */
+  get runId(): string {
+    return runtime().runId;
+  },
+  /** The absolute directory of the script; files and relative paths resolve against it. */
+  get scriptDir(): string {
+    return runtime().scriptDir;
+  },
+  /** What started the run, as the app described it; undefined for a manual run. */
+  get trigger(): string | undefined {
+    return runtime().trigger;
+  },
+  /**
+   * Aborts when the run is cancelled (by the user, a timeout or a revoked
+   * approval). Its reason is a CancelledError. Pass it to fetch and other
+   * APIs that take a signal, or check it between steps; a script that
+   * ignores it is stopped by force shortly after.
+   */
+  get signal(): AbortSignal {
+    return runtime().signal;
+  },
+  /**
+   * result records the run's outcome in the app's run history. Calling it
+   * again replaces the earlier result. value must be JSON-compatible.
+   */
+  result(value: JsonValue | undefined): Promise<void> {
+    const rt = runtime();
+    return rt.track(rt.call<void>("context", "result", value));
+  },
+  /**
+   * log adds a line to the run's log in the app. Arguments are formatted
+   * like console.log's. It does not wait: the run sends every pending line
+   * before it ends.
+   */
+  log(...args: unknown[]): void {
+    const rt = runtime();
+    const line = args.map((a) => typeof a === "string" ? a : Deno.inspect(a, { colors: false })).join(" ");
+    rt.track(rt.call<void>("context", "log", line)).catch((e) => {
+      console.error(`tranquil: context.log failed: ${(e as Error).message}`);
+    });
+  },
+};
+
+/** The app's user interface. */
+export const ui = {
+  /** notify shows a notification in the app. */
+  notify(message: string, opts: { level?: Level } = {}): Promise<void> {
+    return runtime().call("ui", "notify", String(message), { level: opts.level ?? "info" });
+  },
+  /**
+   * open shows a file in the app's editor, optionally in a split pane. A
+   * relative path resolves against the script's directory.
+   */
+  open(path: string, opts: { split?: Split } = {}): Promise<void> {
+    const rt = runtime();
+    const o: { split?: Split } = {};
+    if (opts.split !== undefined) o.split = opts.split;
+    return rt.call("ui", "open", resolvePath(rt.scriptDir, path), o);
+  },
+};
+
+/**
+ * Files relative to the script's directory, through Deno's file system
+ * API: reads need a read= grant and writes a write= grant for the file.
+ */
+export const files = {
+  /** read returns a text file's contents. */
+  read(name: string): string {
+    return Deno.readTextFileSync(resolvePath(runtime().scriptDir, name));
+  },
+  /** write replaces a text file's contents and returns its absolute path. */
+  write(name: string, text: string): string {
+    const path = resolvePath(runtime().scriptDir, name);
+    Deno.writeTextFileSync(path, text);
+    return path;
+  },
+};
+
+/** The system clipboard. Needs the clipboard permission. */
+export const clipboard = {
+  /** read returns the clipboard's text. */
+  read(): Promise<string> {
+    return runtime().call("clipboard", "read");
+  },
+  /** write replaces the clipboard's text. */
+  write(text: string): Promise<void> {
+    return runtime().call("clipboard", "write", String(text));
+  },
+};
+
+/** The app's workspace. Needs the browser permission. */
+export const workspace = {
+  /** projectDir returns the absolute directory of the open project. */
+  projectDir(): Promise<string> {
+    return runtime().call("workspace", "projectDir");
+  },
+};
+
+/**
+ * Per-script settings the app keeps between runs. Values must be
+ * JSON-compatible. Each script sees only its own keys.
+ */
+export const config = {
+  /** get returns the value stored under key, or undefined. */
+  async get<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined> {
+    const v = await runtime().call<T | null | undefined>("config", "get", key);
+    return v ?? undefined;
+  },
+  /** set stores value under key. */
+  set(key: string, value: JsonValue): Promise<void> {
+    return runtime().call("config", "set", key, value);
+  },
+  /** delete removes key. */
+  delete(key: string): Promise<void> {
+    return runtime().call("config", "delete", key);
+  },
+  /** keys lists the stored keys. */
+  async keys(): Promise<string[]> {
+    return (await runtime().call<string[] | null>("config", "keys")) ?? [];
+  },
+};
+
+/**
+ * Buttons the script adds to the app's pane. The app calls action when the
+ * user clicks it, for as long as the run lasts: a script that registers
+ * controls keeps running (for example with // @timeout none, awaiting
+ * context.signal) and the app drops them when the run ends.
+ */
+export const paneControls = {
+  /** register adds or replaces the control called name. */
+  register(name: string, action: () => unknown): Promise<void> {
+    if (typeof action !== "function") throw new TypeError("paneControls.register needs a function");
+    return runtime().call("paneControls", "register", name, action);
+  },
+  /** unregister removes the control called name. */
+  unregister(name: string): Promise<void> {
+    return runtime().call("paneControls", "unregister", name);
+  },
+};
+
+function reserved(api: string): never {
+  runtime().capability("tabs", api);
+  throw new Error(`${api} is not implemented by this SDK (${SDK_VERSION})`);
+}
+
+/**
+ * The browser's tabs. Reserved: this release of the SDK does not drive the
+ * browser yet, and every method throws.
+ */
+export const tabs = {
+  /** active will return the tab the user is looking at. */
+  active(): Promise<never> {
+    return Promise.resolve().then(() => reserved("tabs.active"));
+  },
+  /** find will return the first tab whose URL matches pattern. */
+  find(_pattern: string): Promise<never> {
+    return Promise.resolve().then(() => reserved("tabs.find"));
+  },
+  /** all will list every tab. */
+  all(): Promise<never> {
+    return Promise.resolve().then(() => reserved("tabs.all"));
+  },
+  /** open will open url in a new tab. */
+  open(_url: string, _opts: { background?: boolean } = {}): Promise<never> {
+    return Promise.resolve().then(() => reserved("tabs.open"));
+  },
+};

@@ -1,0 +1,203 @@
+// The state of one run as the SDK sees it: who the host is, what it granted,
+// the cancellation signal, events for step.waitForEvent and the step
+// journal. The bootstrap installs one when it connects; the fake host of
+// tranquil/automation/testing installs one per test.
+
+import { CancelledError, NoHostError, NotGrantedError } from "./errors.ts";
+
+/** Host capabilities, as the host names them. */
+export type Capability =
+  | "ui"
+  | "config"
+  | "context"
+  | "paneControls"
+  | "clipboard"
+  | "workspace"
+  | "tabs"
+  | "tab"
+  | "forms"
+  | "pageJs";
+
+/** The capabilities this SDK implements, declared to the host in the handshake. */
+export const IMPLEMENTED: readonly Capability[] = [
+  "ui",
+  "config",
+  "context",
+  "paneControls",
+  "clipboard",
+  "workspace",
+];
+
+/** The @permissions key that grants each capability; undefined for those every run gets. */
+export const PERMISSION_KEY: Readonly<Record<Capability, string | undefined>> = {
+  ui: undefined,
+  config: undefined,
+  context: undefined,
+  paneControls: undefined,
+  clipboard: "clipboard",
+  workspace: "browser",
+  tabs: "browser",
+  tab: "browser",
+  forms: "forms",
+  pageJs: "page-js",
+};
+
+/**
+ * HostMain is the host's main object: one property per granted capability,
+ * each holding methods that return promises. Over RPC it is the session's
+ * remote main stub; in tests it is a plain object.
+ */
+// deno-lint-ignore no-explicit-any
+export type HostMain = Record<string, any>;
+
+/** An event delivered to the run, for step.waitForEvent. */
+export interface RunEvent {
+  type: string;
+  payload: unknown;
+  timestamp: Date;
+}
+
+/** One finished step in the in-memory journal. */
+export interface JournalEntry {
+  name: string;
+  kind: "do" | "sleep" | "waitForEvent";
+  attempts: number;
+  value: unknown;
+  startedAt: Date;
+  endedAt: Date;
+}
+
+/** What a runtime is built from. */
+export interface RuntimeInit {
+  runId: string;
+  scriptDir: string;
+  trigger?: string;
+  granted: Iterable<string>;
+  main: HostMain;
+}
+
+/** Events kept for a waiter that has not asked yet; older ones are dropped beyond this. */
+const MAX_QUEUED_EVENTS = 1024;
+
+/** Runtime is one run's connection to its host. */
+export class Runtime {
+  readonly runId: string;
+  readonly scriptDir: string;
+  readonly trigger: string | undefined;
+  readonly granted: ReadonlySet<string>;
+  readonly journal: Map<string, JournalEntry> = new Map();
+  readonly #main: HostMain;
+  readonly #abort = new AbortController();
+  readonly #pending = new Set<Promise<unknown>>();
+  readonly #events: RunEvent[] = [];
+  readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
+
+  constructor(init: RuntimeInit) {
+    this.runId = init.runId;
+    this.scriptDir = init.scriptDir;
+    this.trigger = init.trigger;
+    this.granted = new Set(init.granted);
+    this.#main = init.main;
+  }
+
+  /** signal aborts when the host cancels the run. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** cancel aborts signal with a CancelledError carrying reason. Later calls do nothing. */
+  cancel(reason: string): void {
+    if (!this.#abort.signal.aborted) this.#abort.abort(new CancelledError(reason));
+  }
+
+  /**
+   * capability returns the host object for cap, or throws NotGrantedError
+   * naming the @permissions key the script lacks. api is what the script
+   * called, for the message.
+   */
+  // deno-lint-ignore no-explicit-any
+  capability(cap: Capability, api: string): any {
+    if (!this.granted.has(cap)) throw new NotGrantedError(api, cap, PERMISSION_KEY[cap]);
+    return this.#main[cap];
+  }
+
+  /** call invokes method on a granted capability. */
+  call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
+    const obj = this.capability(cap, `${cap}.${method}`);
+    return Promise.resolve(obj[method](...args)) as Promise<T>;
+  }
+
+  /** track keeps p until it settles, so the run does not end before its messages left. */
+  track<T>(p: Promise<T>): Promise<T> {
+    const quiet = p.then(() => {}, () => {});
+    this.#pending.add(quiet);
+    quiet.finally(() => this.#pending.delete(quiet));
+    return p;
+  }
+
+  /** settled resolves once every tracked promise has settled, including ones tracked meanwhile. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+
+  /** deliver hands an event to a waiter for its type, or queues it. */
+  deliver(type: string, payload: unknown): void {
+    const ev: RunEvent = { type, payload, timestamp: new Date() };
+    for (const w of this.#waiters) {
+      if (w.type === type) {
+        this.#waiters.delete(w);
+        w.resolve(ev);
+        return;
+      }
+    }
+    this.#events.push(ev);
+    if (this.#events.length > MAX_QUEUED_EVENTS) this.#events.shift();
+  }
+
+  /**
+   * nextEvent takes the oldest queued event of type, or waits for one. It
+   * rejects with signal's reason when signal aborts.
+   */
+  nextEvent(type: string, signal: AbortSignal): Promise<RunEvent> {
+    const i = this.#events.findIndex((e) => e.type === type);
+    if (i >= 0) return Promise.resolve(this.#events.splice(i, 1)[0]);
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const w = {
+        type,
+        resolve: (e: RunEvent) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(e);
+        },
+      };
+      const onAbort = () => {
+        this.#waiters.delete(w);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.add(w);
+    });
+  }
+}
+
+/**
+ * Installed runtimes, innermost last. A fake host installed inside a test
+ * shadows the previous one until it is uninstalled.
+ */
+const installed: Runtime[] = [];
+
+/** install makes rt the active runtime; the returned function removes it again. */
+export function install(rt: Runtime): () => void {
+  installed.push(rt);
+  return () => {
+    const i = installed.lastIndexOf(rt);
+    if (i >= 0) installed.splice(i, 1);
+  };
+}
+
+/** runtime returns the active runtime or throws NoHostError. */
+export function runtime(): Runtime {
+  const rt = installed.at(-1);
+  if (!rt) throw new NoHostError();
+  return rt;
+}

@@ -1,0 +1,199 @@
+// Durable-style steps with an in-memory journal. A step's name is its
+// identity: once a step finished, calling a step of the same name again
+// returns the journaled outcome instead of running it. That is how the
+// durable engine replays a workflow, so a script that uses steps here keeps
+// its meaning there. Here the journal lives as long as the run.
+
+import { StepTimeoutError, TerminalError } from "./errors.ts";
+import { type JournalEntry, type RunEvent, runtime } from "./runtime.ts";
+
+/** How step.do retries a failed attempt. */
+export interface StepOptions {
+  /** Extra attempts after the first fails. Default 0. A TerminalError is never retried. */
+  retries?: number;
+  /** How the delay grows between attempts. Default "exponential". */
+  backoff?: "constant" | "linear" | "exponential";
+  /** The delay before the first retry, in milliseconds. Default 1000. */
+  delay?: number;
+  /** The longest delay between attempts, in milliseconds. Default 60000. */
+  maxDelay?: number;
+  /** A limit on each attempt, in milliseconds. Default none. */
+  timeout?: number;
+}
+
+/** What a step.do function receives. */
+export interface StepAttempt {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Aborts when the attempt times out or the run is cancelled. */
+  signal: AbortSignal;
+}
+
+/** Options of step.waitForEvent. */
+export interface WaitOptions {
+  /** The event type to wait for. Default: the step's name. */
+  type?: string;
+  /** How long to wait, in milliseconds. Default: until the run ends. */
+  timeout?: number;
+}
+
+function checkName(name: string): void {
+  if (typeof name !== "string" || name === "") throw new TypeError("a step needs a non-empty name");
+}
+
+function checkMillis(what: string, v: number | undefined): void {
+  if (v !== undefined && !(Number.isFinite(v) && v >= 0)) {
+    throw new RangeError(`${what} must be a finite number of milliseconds ≥ 0, got ${v}`);
+  }
+}
+
+function replay(name: string, kind: JournalEntry["kind"]): JournalEntry | undefined {
+  const e = runtime().journal.get(name);
+  if (e && e.kind !== kind) {
+    throw new TypeError(`step name "${name}" was already used by step.${e.kind}; step names must be unique`);
+  }
+  return e;
+}
+
+function record(name: string, kind: JournalEntry["kind"], attempts: number, value: unknown, startedAt: Date): void {
+  let stored: unknown;
+  try {
+    stored = structuredClone(value);
+  } catch (e) {
+    throw new TerminalError(`step "${name}" returned a value that cannot be journaled: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  runtime().journal.set(name, { name, kind, attempts, value: stored, startedAt, endedAt: new Date() });
+}
+
+/** sleepFor waits ms, or rejects with signal's reason when it aborts first. */
+function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function backoffDelay(opts: StepOptions, retry: number): number {
+  const base = opts.delay ?? 1000;
+  const max = opts.maxDelay ?? 60_000;
+  const kind = opts.backoff ?? "exponential";
+  const d = kind === "constant" ? base : kind === "linear" ? base * retry : base * 2 ** (retry - 1);
+  return Math.min(d, max);
+}
+
+async function attempt<T>(
+  name: string,
+  fn: (a: StepAttempt) => T | Promise<T>,
+  n: number,
+  timeout: number | undefined,
+  run: AbortSignal,
+): Promise<T> {
+  const ac = new AbortController();
+  const onRun = () => ac.abort(run.reason);
+  run.addEventListener("abort", onRun, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const work = Promise.resolve().then(() => fn({ attempt: n, signal: ac.signal }));
+    if (timeout === undefined) return await work;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = new StepTimeoutError(name, timeout);
+        ac.abort(err);
+        reject(err);
+      }, timeout);
+    });
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+    run.removeEventListener("abort", onRun);
+  }
+}
+
+/** step groups the durable-style primitives. */
+export const step = {
+  /**
+   * do runs fn as the step called name, retrying a failure as opts say.
+   * A TerminalError, or cancellation of the run, ends it at once. The last
+   * error is thrown unchanged when every attempt failed. The result must be
+   * structured-clonable, since the journal keeps it.
+   */
+  async do<T>(name: string, fn: (a: StepAttempt) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
+    checkName(name);
+    const retries = opts.retries ?? 0;
+    if (!Number.isInteger(retries) || retries < 0) {
+      throw new RangeError(`retries must be a whole number ≥ 0, got ${retries}`);
+    }
+    checkMillis("delay", opts.delay);
+    checkMillis("maxDelay", opts.maxDelay);
+    checkMillis("timeout", opts.timeout);
+    const done = replay(name, "do");
+    if (done) return structuredClone(done.value) as T;
+    const rt = runtime();
+    const startedAt = new Date();
+    for (let n = 1;; n++) {
+      rt.signal.throwIfAborted();
+      try {
+        const value = await attempt(name, fn, n, opts.timeout, rt.signal);
+        record(name, "do", n, value, startedAt);
+        return value;
+      } catch (e) {
+        if (e instanceof TerminalError || rt.signal.aborted || n > retries) throw e;
+      }
+      await sleepFor(backoffDelay(opts, n), rt.signal);
+    }
+  },
+
+  /** sleep waits ms as the step called name; cancellation of the run ends it early. */
+  async sleep(name: string, ms: number): Promise<void> {
+    checkName(name);
+    checkMillis("ms", ms);
+    if (replay(name, "sleep")) return;
+    const startedAt = new Date();
+    await sleepFor(ms, runtime().signal);
+    record(name, "sleep", 1, undefined, startedAt);
+  },
+
+  /**
+   * waitForEvent waits for the next event of a type (default: name)
+   * delivered to this run, as the step called name. It throws
+   * StepTimeoutError when opts.timeout passes first.
+   */
+  async waitForEvent(name: string, opts: WaitOptions = {}): Promise<RunEvent> {
+    checkName(name);
+    checkMillis("timeout", opts.timeout);
+    const done = replay(name, "waitForEvent");
+    if (done) return structuredClone(done.value) as RunEvent;
+    const rt = runtime();
+    const startedAt = new Date();
+    const ac = new AbortController();
+    const onRun = () => ac.abort(rt.signal.reason);
+    rt.signal.addEventListener("abort", onRun, { once: true });
+    if (rt.signal.aborted) onRun();
+    const timer = opts.timeout === undefined
+      ? undefined
+      : setTimeout(() => ac.abort(new StepTimeoutError(name, opts.timeout!)), opts.timeout);
+    try {
+      const ev = await rt.nextEvent(opts.type ?? name, ac.signal);
+      record(name, "waitForEvent", 1, ev, startedAt);
+      return ev;
+    } finally {
+      clearTimeout(timer);
+      rt.signal.removeEventListener("abort", onRun);
+    }
+  },
+
+  /** journal lists the finished steps of this run, oldest first. */
+  journal(): JournalEntry[] {
+    return [...runtime().journal.values()].map((e) => structuredClone(e));
+  },
+};
