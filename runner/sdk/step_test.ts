@@ -1,0 +1,138 @@
+import { CancelledError, StepTimeoutError, TerminalError } from "./errors.ts";
+import { step } from "./step.ts";
+import { installFakeHost } from "./testing.ts";
+import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
+
+Deno.test("step.do retries until it succeeds, then journals the result", async () => {
+  using host = installFakeHost();
+  const seen: number[] = [];
+  const v = await step.do("flaky", ({ attempt }) => {
+    seen.push(attempt);
+    if (attempt < 3) throw new Error(`attempt ${attempt} failed`);
+    return { attempt };
+  }, { retries: 5, delay: 1, backoff: "constant" });
+  assertEquals(v, { attempt: 3 });
+  assertEquals(seen, [1, 2, 3]);
+  assertEquals(host.journal.map((e) => [e.name, e.kind, e.attempts, e.value]), [["flaky", "do", 3, { attempt: 3 }]]);
+});
+
+Deno.test("a finished step replays its result instead of running again", async () => {
+  using _host = installFakeHost();
+  let runs = 0;
+  const first = await step.do("once", () => ++runs);
+  const second = await step.do("once", () => ++runs);
+  assertEquals([first, second, runs], [1, 1, 1]);
+  const e = await assertRejects(() => step.sleep("once", 1));
+  assert(e.message.includes("already used by step.do"), e.message);
+});
+
+Deno.test("the last error is thrown unchanged once retries run out", async () => {
+  using host = installFakeHost();
+  let n = 0;
+  const e = await assertRejects(() =>
+    step.do("always", () => {
+      throw new RangeError(`failure ${++n}`);
+    }, { retries: 2, delay: 1 })
+  );
+  assert(e instanceof RangeError && e.message === "failure 3", e.message);
+  assertEquals(host.journal, []);
+});
+
+Deno.test("TerminalError stops retries at once", async () => {
+  using _host = installFakeHost();
+  let n = 0;
+  const e = await assertRejects(() =>
+    step.do("terminal", () => {
+      n++;
+      throw new TerminalError("do not retry");
+    }, { retries: 5, delay: 1 })
+  );
+  assert(e instanceof TerminalError);
+  assertEquals(n, 1);
+});
+
+Deno.test("a timed-out attempt is aborted and retried", async () => {
+  using _host = installFakeHost();
+  const aborted: unknown[] = [];
+  const v = await step.do("slow", async ({ attempt, signal }) => {
+    if (attempt === 1) {
+      await new Promise((resolve) => signal.addEventListener("abort", resolve));
+      aborted.push(signal.reason);
+      return "too late";
+    }
+    return "fast";
+  }, { retries: 1, timeout: 20, delay: 1 });
+  assertEquals(v, "fast");
+  assert(aborted[0] instanceof StepTimeoutError);
+});
+
+Deno.test("backoff delays grow as asked", async () => {
+  using _host = installFakeHost();
+  const at: number[] = [];
+  await assertRejects(() =>
+    step.do("grow", () => {
+      at.push(performance.now());
+      throw new Error("no");
+    }, { retries: 3, delay: 20, backoff: "exponential" })
+  );
+  const gaps = at.slice(1).map((t, i) => t - at[i]);
+  assert(gaps[0] >= 19 && gaps[1] >= 39 && gaps[2] >= 79, `gaps ${gaps}`);
+});
+
+Deno.test("bad options are refused before anything runs", async () => {
+  using _host = installFakeHost();
+  let ran = false;
+  for (const opts of [{ retries: -1 }, { retries: 1.5 }, { timeout: -5 }, { delay: Infinity }]) {
+    const e = await assertRejects(() => step.do("x", () => ran = true, opts));
+    assert(e instanceof RangeError, e.message);
+  }
+  await assertRejects(() => step.do("", () => ran = true));
+  assert(!ran);
+});
+
+Deno.test("a result that cannot be journaled fails the step", async () => {
+  using _host = installFakeHost();
+  const e = await assertRejects(() => step.do("fn", () => () => 1, { retries: 3, delay: 1 }));
+  assert(e instanceof TerminalError && e.message.includes("cannot be journaled"), e.message);
+});
+
+Deno.test("cancellation ends retries and sleeps", async () => {
+  using host = installFakeHost();
+  setTimeout(() => host.cancel("stop"), 20);
+  const e = await assertRejects(() =>
+    step.do("forever", () => {
+      throw new Error("again");
+    }, { retries: 1000, delay: 5, backoff: "constant" })
+  );
+  assert(e instanceof CancelledError && e.message === "stop", e.message);
+  const s = await assertRejects(() => step.sleep("nap", 60_000));
+  assert(s instanceof CancelledError);
+});
+
+Deno.test("step.sleep waits and journals", async () => {
+  using host = installFakeHost();
+  const t0 = performance.now();
+  await step.sleep("pause", 30);
+  assert(performance.now() - t0 >= 29);
+  const t1 = performance.now();
+  await step.sleep("pause", 30);
+  assert(performance.now() - t1 < 25, "a finished sleep is not repeated");
+  assertEquals(host.journal.map((e) => e.kind), ["sleep"]);
+});
+
+Deno.test("step.waitForEvent takes queued and later events by type", async () => {
+  using host = installFakeHost();
+  host.sendEvent("other", 0);
+  host.sendEvent("approved", { by: "ada" });
+  const first = await step.waitForEvent("approval", { type: "approved" });
+  assertEquals([first.type, first.payload], ["approved", { by: "ada" }]);
+  setTimeout(() => host.sendEvent("second", 2), 10);
+  const second = await step.waitForEvent("second");
+  assertEquals(second.payload, 2);
+  const replay = await step.waitForEvent("approval", { type: "approved" });
+  assertEquals(replay.payload, { by: "ada" });
+  const e = await assertRejects(() => step.waitForEvent("never", { timeout: 10 }));
+  assert(e instanceof StepTimeoutError && e.step === "never", e.message);
+  const other = await step.waitForEvent("other");
+  assertEquals(other.payload, 0);
+});
