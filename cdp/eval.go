@@ -12,6 +12,7 @@ import (
 
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/runtime"
+	"github.com/mafredri/cdp/rpcc"
 )
 
 // world selects a JavaScript realm of the main frame.
@@ -89,9 +90,7 @@ func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallA
 		if err != nil {
 			return nil, err
 		}
-		a := runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(uid).SetArguments(args).
-			SetReturnByValue(true).SetAwaitPromise(true)
-		r, err := t.c.Runtime.CallFunctionOn(ctx, a)
+		r, err := t.callFunctionOn(ctx, uid, fn, args)
 		if err != nil {
 			if contextGone(err) {
 				stale = uid
@@ -107,6 +106,35 @@ func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallA
 		}
 		return valueOf(r.Result), nil
 	}
+}
+
+// callFunctionOn is Runtime.callFunctionOn on the connection's direct path:
+// it is the call every evaluation, wait and form action makes, so it skips
+// rpcc's extra goroutine hops and second decode.
+func (t *Tab) callFunctionOn(ctx context.Context, uid, fn string, args []runtime.CallArgument) (*runtime.CallFunctionOnReply, error) {
+	params, err := json.Marshal(runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(uid).SetArguments(args).
+		SetReturnByValue(true).SetAwaitPromise(true))
+	if err != nil {
+		return nil, fmt.Errorf("cdp: encode call: %w", err)
+	}
+	data, err := t.b.m.invoke(ctx, t.route, "Runtime.callFunctionOn", params)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Result *runtime.CallFunctionOnReply `json:"result"`
+		Error  *rpcc.ResponseError          `json:"error"`
+	}
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return nil, fmt.Errorf("cdp: decode reply: %w", err)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	if resp.Result == nil {
+		return nil, fmt.Errorf("cdp: reply without result")
+	}
+	return resp.Result, nil
 }
 
 // realm returns the unique id of the realm w, waiting for one that is not

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coder/websocket"
 	"github.com/mafredri/cdp/rpcc"
@@ -37,7 +38,19 @@ type mux struct {
 	err    error // why the reader stopped; set before ctx is cancelled
 
 	readerDone chan struct{}
+
+	// Direct calls skip rpcc for the hottest path (callFunctionOn): the
+	// reader hands their replies straight to the caller. Their ids live in
+	// [2^30, 2^31), which rpcc's per-session counters (from 1) would need
+	// a billion calls on one session to reach; Chromium takes only int32
+	// ids.
+	directSeq atomic.Uint64
+	pmu       sync.Mutex
+	pending   map[uint64]chan []byte
 }
+
+// directIDBase starts the id range of direct calls.
+const directIDBase = 1 << 30
 
 // route is one session's inbound queue.
 type route struct {
@@ -69,7 +82,7 @@ func dialMux(ctx context.Context, url string, maxSize int64) (*mux, error) {
 		return nil, fmt.Errorf("%w: dial %s: %w", ErrEndpoint, url, err)
 	}
 	ws.SetReadLimit(maxSize)
-	m := &mux{ws: ws, maxSize: maxSize, routes: map[string]*route{}, readerDone: make(chan struct{})}
+	m := &mux{ws: ws, maxSize: maxSize, routes: map[string]*route{}, readerDone: make(chan struct{}), pending: map[uint64]chan []byte{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	go m.read()
 	return m, nil
@@ -83,6 +96,16 @@ func (m *mux) read() {
 		_, data, err = m.ws.Read(m.ctx)
 		if err != nil {
 			break
+		}
+		if id, ok := directID(data); ok {
+			m.pmu.Lock()
+			ch := m.pending[id]
+			delete(m.pending, id)
+			m.pmu.Unlock()
+			if ch != nil {
+				ch <- data // buffered; one reply per call
+			}
+			continue
 		}
 		id, ok := sessionIDOf(data)
 		if !ok {
@@ -208,6 +231,65 @@ func sessionIDOf(data []byte) (string, bool) {
 		return "", false
 	}
 	return probe.SessionID, true
+}
+
+// directID reads the leading "id" of a reply, which Chromium writes first,
+// and reports whether it belongs to a direct call.
+func directID(data []byte) (uint64, bool) {
+	const prefix = `{"id":`
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return 0, false
+	}
+	var id uint64
+	i := len(prefix)
+	for ; i < len(data) && data[i] >= '0' && data[i] <= '9' && i < len(prefix)+20; i++ {
+		id = id*10 + uint64(data[i]-'0')
+	}
+	if i == len(prefix) || i >= len(data) || data[i] != ',' && data[i] != '}' {
+		return 0, false
+	}
+	return id, id >= directIDBase
+}
+
+// invoke sends one request on r's session and returns the raw reply
+// frame, bypassing rpcc. The caller decodes it.
+func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte) ([]byte, error) {
+	select {
+	case <-r.gone:
+		return nil, r.err
+	default:
+	}
+	id := directIDBase + m.directSeq.Add(1)%directIDBase
+	ch := make(chan []byte, 1)
+	m.pmu.Lock()
+	m.pending[id] = ch
+	m.pmu.Unlock()
+	defer func() {
+		m.pmu.Lock()
+		delete(m.pending, id)
+		m.pmu.Unlock()
+	}()
+	b := make([]byte, 0, len(params)+len(method)+96)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"sessionId":"`...)
+	b = append(b, r.id...)
+	b = append(b, `","method":`...)
+	b = strconv.AppendQuote(b, method)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	b = append(b, '}')
+	if err := m.write(b); err != nil {
+		return nil, err
+	}
+	select {
+	case data := <-ch:
+		return data, nil
+	case <-r.gone:
+		return nil, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // plainID reports whether b is the kind of id Chromium issues (hex, or at
