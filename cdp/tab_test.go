@@ -168,6 +168,7 @@ func TestTargetClosedMidCall(t *testing.T) {
 }
 
 func TestBrowserKilledFailsPendingCalls(t *testing.T) {
+	testenv.CheckGoroutines(t) // the connection's reader and sessions all stop
 	ctx := tctx(t, 30*time.Second)
 	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
 	require.NoError(t, err)
