@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -190,14 +194,14 @@ func TestSDKVersionAndConfig(t *testing.T) {
 
 // sdkEnv is a minimal environment for deno: nothing of the host's but the
 // module cache, so that npm:capnweb resolves offline once cached.
-func sdkEnv(t *testing.T, deno string, extra ...string) []string {
+func sdkEnv(t testing.TB, deno string, extra ...string) []string {
 	t.Helper()
 	env := []string{"NO_COLOR=1", "DENO_NO_UPDATE_CHECK=1", "DENO_DIR=" + sdkDenoDir(t, deno)}
 	return append(env, extra...)
 }
 
 // sdkDenoDir is the module cache the tests share with the developer's deno.
-func sdkDenoDir(t *testing.T, deno string) string {
+func sdkDenoDir(t testing.TB, deno string) string {
 	t.Helper()
 	if d := os.Getenv("DENO_DIR"); d != "" {
 		return d
@@ -364,7 +368,7 @@ func (p *fakePaneAPI) Unregister(name string) {
 	}
 }
 
-func newSDKRig(t *testing.T) *sdkRig {
+func newSDKRig(t testing.TB) *sdkRig {
 	t.Helper()
 	h := &fakeSDKHost{config: map[string]any{}, sessions: map[string]*capnweb.Session{}, actions: map[string]*capnweb.Stub{}, logged: make(chan string, 16)}
 	reg := &rpc.Registry{}
@@ -413,7 +417,7 @@ type sdkRun struct {
 
 // start writes src to a script file and runs it through the bootstrap
 // with the exact sandboxed command line and a minimal environment.
-func (r *sdkRig) start(t *testing.T, runID, src string) *sdkRun {
+func (r *sdkRig) start(t testing.TB, runID, src string, env ...string) *sdkRun {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.ts")
@@ -436,6 +440,7 @@ func (r *sdkRig) start(t *testing.T, runID, src string) *sdkRun {
 		"TRANQUIL_RUN_ID="+runID,
 		"TRANQUIL_SCRIPT_DIR="+h.ScriptDir,
 	)
+	run.cmd.Env = append(run.cmd.Env, env...)
 	run.cmd.Stdout, run.cmd.Stderr = &run.stdout, &run.stderr
 	require.NoError(t, run.cmd.Start())
 	go func() {
@@ -455,7 +460,7 @@ func (r *sdkRig) start(t *testing.T, runID, src string) *sdkRun {
 }
 
 // wait returns the exit code, failing the test after limit.
-func (run *sdkRun) wait(t *testing.T, limit time.Duration) int {
+func (run *sdkRun) wait(t testing.TB, limit time.Duration) int {
 	t.Helper()
 	select {
 	case <-run.done:
@@ -656,4 +661,139 @@ await context.result({ clicks });
 	r.host.mu.Lock()
 	defer r.host.mu.Unlock()
 	assert.Equal(t, []any{map[string]any{"clicks": float64(3)}}, r.host.results)
+}
+
+// sdkLatency is what the latency script measured, in milliseconds.
+type sdkLatency struct {
+	CallP50, CallP99, CallMax    float64
+	StockP50, StockP99, StockMax float64
+	RawP50, RawP99, RawMax       float64
+}
+
+// measureSDKLatency runs a script that times n sequential no-op host calls
+// through the SDK (ui.notify, answered by the bridge), then n one-frame
+// round trips over the same kind of socket (the SDK's own transport) to a
+// Go WebSocket echo server: the floor a call cannot beat. For comparison
+// it also times the same call through capnweb's stock WebSocket session,
+// which the SDK's transport replaces.
+func measureSDKLatency(tb testing.TB, n int) sdkLatency {
+	tb.Helper()
+	r := newSDKRig(tb)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	echo := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		c, err := websocket.Accept(w, req, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			typ, msg, err := c.Read(req.Context())
+			if err != nil {
+				return
+			}
+			if err := c.Write(req.Context(), typ, msg); err != nil {
+				return
+			}
+		}
+	})}
+	// The bridge re-arms TCP_QUICKACK too: both sides get the same server.
+	go func() { _ = echo.Serve(capnweb.QuickAckListener(ln)) }()
+	tb.Cleanup(func() { _ = echo.Close() })
+
+	stockToken, err := r.b.Mint(rpc.Principal{RunID: "run-latency-stock", Permitted: []permissions.Capability{permissions.CapUI}, Audience: rpc.AudienceRunner})
+	require.NoError(tb, err)
+	src := fmt.Sprintf(`// @permissions net=%[1]s env=SDK_BENCH_TOKEN
+import { ui } from "tranquil/automation";
+import { connect } from %[2]q;
+import { newWebSocketRpcSession } from "capnweb";
+
+const n = %[3]d;
+const warm = Math.min(200, n);
+function stats(xs: number[]) {
+  const s = xs.slice().sort((a, b) => a - b);
+  return [s[Math.floor(s.length / 2)], s[Math.floor(s.length * 0.99)], s[s.length - 1]];
+}
+for (let i = 0; i < warm; i++) await ui.notify("warm");
+const calls: number[] = [];
+for (let i = 0; i < n; i++) {
+  const t = performance.now();
+  await ui.notify("x");
+  calls.push(performance.now() - t);
+}
+const ws = await connect("ws://%[1]s/echo");
+for (let i = 0; i < warm; i++) {
+  ws.send("warm");
+  await ws.receive();
+}
+const raw: number[] = [];
+for (let i = 0; i < n; i++) {
+  const t = performance.now();
+  ws.send("x");
+  await ws.receive();
+  raw.push(performance.now() - t);
+}
+await ws.close();
+
+const sock = new WebSocket(%[4]q);
+await new Promise((resolve) => sock.addEventListener("open", resolve, { once: true }));
+const ok = new Promise((resolve) => sock.addEventListener("message", resolve, { once: true }));
+sock.send("AUTH " + Deno.env.get("SDK_BENCH_TOKEN") + ' {"protocol":1,"sdk":"bench","capabilities":["ui"]}');
+await ok;
+// deno-lint-ignore no-explicit-any
+const stock: any = newWebSocketRpcSession(sock);
+for (let i = 0; i < warm; i++) await stock.ui.notify("warm");
+const stockCalls: number[] = [];
+for (let i = 0; i < n; i++) {
+  const t = performance.now();
+  await stock.ui.notify("x");
+  stockCalls.push(performance.now() - t);
+}
+
+const [CallP50, CallP99, CallMax] = stats(calls);
+const [StockP50, StockP99, StockMax] = stats(stockCalls);
+const [RawP50, RawP99, RawMax] = stats(raw);
+console.log(JSON.stringify({ CallP50, CallP99, CallMax, StockP50, StockP99, StockMax, RawP50, RawP99, RawMax }));
+Deno.exit(0);
+`, ln.Addr().String(), (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(r.sdk.Dir, "transport.ts"))}).String(), n, r.b.URL())
+	run := r.start(tb, "run-latency", src, "SDK_BENCH_TOKEN="+stockToken)
+	require.Equal(tb, 0, run.wait(tb, 3*time.Minute), "stderr: %s", run.stderr.String())
+	var got sdkLatency
+	require.NoError(tb, json.Unmarshal(run.stdout.Bytes(), &got), run.stdout.String())
+	return got
+}
+
+// TestSDKCallsDoNotStall keeps the delayed-ACK stall out: with Nagle on
+// the client, every sequential call would take about 40 ms.
+func TestSDKCallsDoNotStall(t *testing.T) {
+	l := measureSDKLatency(t, 300)
+	t.Logf("call p50 %.3f ms p99 %.3f ms; stock WebSocket call p50 %.3f ms; raw frame p50 %.3f ms p99 %.3f ms",
+		l.CallP50, l.CallP99, l.StockP50, l.RawP50, l.RawP99)
+	assert.Less(t, l.CallP50, 5.0, "sequential calls stall")
+	assert.Less(t, l.CallP99, 30.0, "a 40 ms mode is back")
+}
+
+// BenchmarkSDKCallLatency prints the sequential call p50 from a script
+// against the raw one-frame round trip over the same socket kind, measured
+// in the same run (target: ratio ≤ 1.5), and against the same call over
+// capnweb's stock WebSocket session. It fails only on a 40 ms mode.
+func BenchmarkSDKCallLatency(b *testing.B) {
+	n := 3000 * b.N
+	l := measureSDKLatency(b, n)
+	ratio := l.CallP50 / l.RawP50
+	b.ReportMetric(l.CallP50*1000, "call-p50-µs")
+	b.ReportMetric(l.CallP99*1000, "call-p99-µs")
+	b.ReportMetric(l.StockP50*1000, "stock-p50-µs")
+	b.ReportMetric(l.RawP50*1000, "raw-p50-µs")
+	b.ReportMetric(ratio, "p50-ratio-vs-raw")
+	b.ReportMetric(l.CallP50/l.StockP50, "p50-ratio-vs-stock")
+	verdict := "met"
+	if ratio > 1.5 {
+		verdict = "missed"
+	}
+	b.Logf("%d sequential calls: SDK p50 %.3f ms p99 %.3f ms max %.3f ms | stock WebSocket p50 %.3f ms p99 %.3f ms | raw frame p50 %.3f ms p99 %.3f ms | SDK/raw %.2f× (target ≤ 1.5: %s), SDK/stock %.2f×",
+		n, l.CallP50, l.CallP99, l.CallMax, l.StockP50, l.StockP99, l.RawP50, l.RawP99, ratio, verdict, l.CallP50/l.StockP50)
+	if l.CallP99 > 30 {
+		b.Errorf("a 40 ms mode: p99 %.3f ms", l.CallP99)
+	}
 }
