@@ -370,6 +370,7 @@ func (p *fakePaneAPI) Unregister(name string) {
 
 func newSDKRig(t testing.TB) *sdkRig {
 	t.Helper()
+	testenv.CheckGoroutines(t) // registered first, so it runs after every other cleanup
 	h := &fakeSDKHost{config: map[string]any{}, sessions: map[string]*capnweb.Session{}, actions: map[string]*capnweb.Stub{}, logged: make(chan string, 16)}
 	reg := &rpc.Registry{}
 	// keep remembers each run's session, so a test can call the run's
@@ -496,7 +497,8 @@ try {
   denied = (e as Error).message;
 }
 context.log("counted", { count });
-await context.result({ count, keys, missing: missing === undefined, clip, denied, runId: context.runId, dir: context.scriptDir });
+const token = Deno.env.get("TRANQUIL_RPC_TOKEN") ?? null;
+await context.result({ count, keys, missing: missing === undefined, clip, denied, runId: context.runId, dir: context.scriptDir, token });
 `)
 	require.Equal(t, 0, run.wait(t, time.Minute), "stderr: %s", run.stderr.String())
 	h := r.host
@@ -515,6 +517,7 @@ await context.result({ count, keys, missing: missing === undefined, clip, denied
 		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line`,
 		"runId":   "run-ok",
 		"dir":     filepath.Dir(run.script),
+		"token":   nil, // the bootstrap removes the spent token before the script loads
 	}, h.results[0])
 	assert.Empty(t, run.stderr.String())
 }
