@@ -63,7 +63,12 @@ type Store struct {
 	size   int64  // bytes of complete lines of that file read so far
 	lines  int    // entry lines in that file
 
-	notifyMu sync.Mutex // held while subscribers run, so they see Puts in order
+	seq uint64 // number of the next stored Put, for notification order
+
+	notifyMu   sync.Mutex // guards turn
+	notifyCond *sync.Cond // signalled when turn advances
+	turn       uint64     // the Put whose subscribers run next
+
 	subMu    sync.Mutex // guards subs and nextSub
 	subs     map[int]func(Entry)
 	nextSub  int
@@ -98,6 +103,7 @@ func Open(path string, opts Options) (*Store, error) {
 		runs:        newSet(opts.Capacity),
 		subs:        map[int]func(Entry){},
 	}
+	s.notifyCond = sync.NewCond(&s.notifyMu)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	unlock, err := s.lock()
@@ -144,15 +150,32 @@ func (s *Store) Put(e Entry) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	err = s.putLocked(e, line)
-	// Subscribers run after the locks are released, so they may call Get
-	// and List, but under notifyMu, so they see Puts in the order stored.
-	s.notifyMu.Lock()
-	s.mu.Unlock()
-	defer s.notifyMu.Unlock()
-	if err != nil {
+	if err := s.putLocked(e, line); err != nil {
+		s.mu.Unlock()
 		return err
 	}
+	my := s.seq
+	s.seq++
+	s.mu.Unlock()
+	s.notify(my, e)
+	return nil
+}
+
+// notify calls the subscribers for the my-th stored Put, after those of
+// every earlier one. It holds no Store lock while they run, so they may
+// call Get and List; a Put from a subscriber would wait for its own turn.
+func (s *Store) notify(my uint64, e Entry) {
+	s.notifyMu.Lock()
+	for s.turn != my {
+		s.notifyCond.Wait()
+	}
+	s.notifyMu.Unlock()
+	defer func() {
+		s.notifyMu.Lock()
+		s.turn++
+		s.notifyCond.Broadcast()
+		s.notifyMu.Unlock()
+	}()
 	s.subMu.Lock()
 	subs := make([]func(Entry), 0, len(s.subs))
 	for _, id := range slices.Sorted(maps.Keys(s.subs)) {
@@ -162,7 +185,6 @@ func (s *Store) Put(e Entry) error {
 	for _, f := range subs {
 		f(clone(e))
 	}
-	return nil
 }
 
 func (s *Store) putLocked(e Entry, line []byte) error {
@@ -233,7 +255,7 @@ func (s *Store) rewriteLocked(next *set) error {
 // off a torn last line, so its append starts on a line boundary, and moves
 // a corrupt file aside.
 func (s *Store) syncLocked(writer bool) error {
-	f, err := os.Open(s.path)
+	data, incremental, err := s.readNew()
 	if errors.Is(err, fs.ErrNotExist) {
 		// Nothing on disk (yet, or any more): keep what we know and write
 		// it all with the next Put.
@@ -241,19 +263,22 @@ func (s *Store) syncLocked(writer bool) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("history: %w", err)
-	}
-	if s.gen != "" && fi.Size() >= s.size && s.sameGeneration(f) {
-		return s.readTail(f, fi.Size(), writer)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("history: %w", err)
+	if incremental {
+		recs, n, err := decodeRecords(data, s.lines+2)
+		if err != nil {
+			return s.corrupt(writer, err)
+		}
+		for _, e := range recs {
+			s.runs.put(e)
+		}
+		s.size += int64(n)
+		s.lines += len(recs)
+		if writer && n < len(data) {
+			return s.cutTorn(s.size)
+		}
+		return nil
 	}
 	d, err := decodeFile(data)
 	if err != nil {
@@ -274,6 +299,36 @@ func (s *Store) syncLocked(writer bool) error {
 	return nil
 }
 
+// readNew returns the bytes after s.size when the file is still the
+// generation s.runs reflects (incremental), or else the whole file. The
+// file is closed on return, so that it can be moved aside on Windows too.
+func (s *Store) readNew() (data []byte, incremental bool, err error) {
+	f, err := os.Open(s.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+		return nil, false, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("history: %w", err)
+	}
+	if s.gen != "" && fi.Size() >= s.size && s.sameGeneration(f) {
+		data = make([]byte, fi.Size()-s.size)
+		if _, err := f.ReadAt(data, s.size); err != nil {
+			return nil, false, fmt.Errorf("history: %w", err)
+		}
+		return data, true, nil
+	}
+	data, err = io.ReadAll(f)
+	if err != nil {
+		return nil, false, fmt.Errorf("history: %w", err)
+	}
+	return data, false, nil
+}
+
 // sameGeneration reports whether f still has the header s.gen was read
 // from. A rewrite may reuse the inode of a file replaced long ago, so the
 // identity check is the generation, not the file.
@@ -288,29 +343,6 @@ func (s *Store) sameGeneration(f *os.File) bool {
 		}
 	}
 	return false
-}
-
-func (s *Store) readTail(f *os.File, size int64, writer bool) error {
-	if size == s.size {
-		return nil
-	}
-	data := make([]byte, size-s.size)
-	if _, err := f.ReadAt(data, s.size); err != nil {
-		return fmt.Errorf("history: %w", err)
-	}
-	recs, n, err := decodeRecords(data, s.lines+2)
-	if err != nil {
-		return s.corrupt(writer, err)
-	}
-	for _, e := range recs {
-		s.runs.put(e)
-	}
-	s.size += int64(n)
-	s.lines += len(recs)
-	if writer && n < len(data) {
-		return s.cutTorn(s.size)
-	}
-	return nil
 }
 
 // cutTorn drops a torn last line. Only a lock holder may do it: without the
@@ -381,9 +413,10 @@ func (s *Store) List() []Entry {
 //
 // f runs synchronously on the goroutine calling Put, after the entry is on
 // disk and after Put released its locks, and calls are serialised in the
-// order entries were stored. f must not block (hand the entry to a
-// goroutine or a buffered channel of your own instead) and must not call
-// Put or Close; it may call Get and List. cancel is idempotent; after it
+// order entries were stored, across goroutines: a slow f delays every
+// later Put's return. So f must not block (hand the entry to a buffered
+// channel or a goroutine of your own instead), and must not call Put, which
+// would wait for f's own turn to end. It may call Get, List and Close. cancel is idempotent; after it
 // returns, f is not called by Puts that begin later.
 func (s *Store) Subscribe(f func(Entry)) (cancel func()) {
 	s.subMu.Lock()

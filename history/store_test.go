@@ -310,6 +310,38 @@ func TestSubscribeOrderUnderConcurrentPuts(t *testing.T) {
 	assert.Equal(t, fileOrder, seen)
 }
 
+func TestSubscriberMayReadDuringConcurrentPuts(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 1000)
+	var calls int
+	s.Subscribe(func(e Entry) {
+		calls++ // turns serialise subscribers: no lock needed
+		got, ok := s.Get(e.ID)
+		assert.True(t, ok)
+		assert.Equal(t, e.ID, got.ID)
+		_ = s.List()
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 15 {
+					assert.NoError(t, s.Put(Entry{ID: fmt.Sprintf("g%d-%d", g, i), State: StateQueued}))
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Puts deadlocked with a subscriber reading the Store")
+	}
+	assert.Equal(t, 60, calls)
+}
+
 func TestCloseRefusesPut(t *testing.T) {
 	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 0)
 	require.NoError(t, s.Put(Entry{ID: "a", State: StateQueued}))
