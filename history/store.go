@@ -69,9 +69,9 @@ type Store struct {
 	notifyCond *sync.Cond // signalled when turn advances
 	turn       uint64     // the Put whose subscribers run next
 
-	subMu    sync.Mutex // guards subs and nextSub
-	subs     map[int]func(Entry)
-	nextSub  int
+	subMu   sync.Mutex // guards subs and nextSub
+	subs    map[int]func(Entry)
+	nextSub int
 }
 
 // Open opens the history at path, creating its directory (mode 0700) if
