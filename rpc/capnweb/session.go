@@ -259,6 +259,11 @@ func SessionFromContext(ctx context.Context) *Session {
 func (s *Session) Main() *Stub {
 	s.mu.Lock()
 	imp := s.imports[0]
+	if imp == nil {
+		// The session has ended: the stub's calls fail with its error.
+		s.mu.Unlock()
+		return s.broken(s.closedErr())
+	}
 	imp.handles++
 	s.mu.Unlock()
 	return &Stub{sess: s, imp: imp}
