@@ -97,3 +97,28 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
+
+// BenchmarkOpen measures opening a journal at its largest: twice the
+// default capacity in lines, each a run with a 64 KiB output.
+func BenchmarkOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "history.jsonl")
+	s, err := Open(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := strings.Repeat("x", 64<<10)
+	for i := range 2 * DefaultCapacity {
+		if err := s.Put(Entry{ID: fmt.Sprint(i), State: StateSucceeded, Start: t0.Add(time.Duration(i) * time.Second), Output: out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fi, _ := os.Stat(path)
+	for b.Loop() {
+		s, err := Open(path, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+}

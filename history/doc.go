@@ -43,5 +43,10 @@
 // is identical: times become UTC, strings valid UTF-8, empty slices nil,
 // and the empty Kind KindScript. Result is kept byte for byte.
 //
+// Capacity evicts only finished runs, oldest Start first. A run left live
+// (queued, starting, running) by a host that died stays live, and is never
+// evicted, until it is Put again: a runner should, when it starts, Put such
+// runs again in a terminal state.
+//
 // A Store starts no goroutines and holds no file open between calls.
 package history
