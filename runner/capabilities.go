@@ -1,0 +1,232 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// ErrNoHost reports a granted capability the host did not implement.
+var ErrNoHost = errors.New("runner: the host does not provide this capability")
+
+// registerCapabilities exposes the host API to runs. Each capability is
+// registered for the runner audience only; the bridge gives a session only
+// those its header granted.
+func (m *Manager) registerCapabilities(reg *rpc.Registry) {
+	add := func(c permissions.Capability, build func(*Run) any) {
+		reg.Register(c, func(_ context.Context, p rpc.Principal) (any, error) {
+			r, ok := m.Run(p.RunID)
+			if !ok {
+				return nil, fmt.Errorf("%w: %s", ErrUnknownRun, p.RunID)
+			}
+			return build(r), nil
+		}, rpc.AudienceRunner)
+	}
+	add(permissions.CapUI, func(r *Run) any { return &uiAPI{r} })
+	add(permissions.CapClipboard, func(r *Run) any { return &clipboardAPI{r} })
+	add(permissions.CapWorkspace, func(r *Run) any { return &workspaceAPI{r} })
+	add(permissions.CapConfig, func(r *Run) any { return &configAPI{r} })
+	add(permissions.CapPaneControls, func(r *Run) any { return &paneAPI{r} })
+	add(permissions.CapContext, func(r *Run) any { return &contextAPI{r} })
+}
+
+func noHost(what string) error { return fmt.Errorf("%w: %s", ErrNoHost, what) }
+
+// uiAPI is ui: notify and open.
+type uiAPI struct{ r *Run }
+
+// Notify shows message; opts.level is info, warning or error.
+func (a *uiAPI) Notify(ctx context.Context, message string, opts map[string]any) error {
+	if a.r.m.cfg.Host.UI == nil {
+		return noHost("ui")
+	}
+	level := LevelInfo
+	if l, _ := opts["level"].(string); l != "" {
+		level = Level(l)
+	}
+	switch level {
+	case LevelInfo, LevelSuccess, LevelWarning, LevelError:
+	default:
+		return capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", level)
+	}
+	return a.r.m.cfg.Host.UI.Notify(ctx, a.r.Info(), message, level)
+}
+
+// Open shows a file in the host; opts.split places it.
+func (a *uiAPI) Open(ctx context.Context, path string, opts map[string]any) error {
+	if a.r.m.cfg.Host.UI == nil {
+		return noHost("ui")
+	}
+	split, _ := opts["split"].(string)
+	return a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, OpenOptions{Split: split})
+}
+
+// clipboardAPI is clipboard: read and write.
+type clipboardAPI struct{ r *Run }
+
+func (a *clipboardAPI) Read(ctx context.Context) (string, error) {
+	if a.r.m.cfg.Host.Clipboard == nil {
+		return "", noHost("clipboard")
+	}
+	return a.r.m.cfg.Host.Clipboard.Read(ctx, a.r.Info())
+}
+
+func (a *clipboardAPI) Write(ctx context.Context, text string) error {
+	if a.r.m.cfg.Host.Clipboard == nil {
+		return noHost("clipboard")
+	}
+	return a.r.m.cfg.Host.Clipboard.Write(ctx, a.r.Info(), text)
+}
+
+// workspaceAPI is workspace: projectDir.
+type workspaceAPI struct{ r *Run }
+
+func (a *workspaceAPI) ProjectDir(ctx context.Context) (string, error) {
+	if a.r.m.cfg.Host.Workspace == nil {
+		return "", noHost("workspace")
+	}
+	return a.r.m.cfg.Host.Workspace.ProjectDir(ctx, a.r.Info())
+}
+
+// configAPI is config: the script's own persistent state, never the
+// host's configuration.
+type configAPI struct{ r *Run }
+
+func (a *configAPI) Get(ctx context.Context, key string) (any, error) {
+	raw, ok, err := a.r.m.state.get(a.r.key, key)
+	if err != nil || !ok {
+		return capnweb.Undefined{}, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (a *configAPI) Set(ctx context.Context, key string, value any) error {
+	raw, err := plainJSON(value)
+	if err != nil {
+		return capnweb.Errorf(capnweb.NameTypeError, nil, "%v", err)
+	}
+	return a.r.m.state.update(ctx, a.r.key, key, raw)
+}
+
+func (a *configAPI) Delete(ctx context.Context, key string) error {
+	return a.r.m.state.update(ctx, a.r.key, key, nil)
+}
+
+func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
+	return a.r.m.state.keys(a.r.key)
+}
+
+// paneAPI is paneControls: actions a script offers the host's UI. The host
+// keeps a duplicate of each action stub and releases it when the run ends.
+type paneAPI struct{ r *Run }
+
+func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
+	if name == "" || len(name) > 128 {
+		return capnweb.Errorf(capnweb.NameRangeError, nil, "an action name must be 1 to 128 bytes")
+	}
+	if action == nil {
+		return capnweb.Errorf(capnweb.NameTypeError, nil, "register(%q, action): action must be a function", name)
+	}
+	a.r.mu.Lock()
+	old := a.r.panes[name]
+	a.r.panes[name] = action.Dup()
+	a.r.mu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+	return nil
+}
+
+func (a *paneAPI) Unregister(ctx context.Context, name string) {
+	a.r.mu.Lock()
+	old := a.r.panes[name]
+	delete(a.r.panes, name)
+	a.r.mu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+}
+
+// contextAPI is context: the run's result and its log.
+type contextAPI struct{ r *Run }
+
+func (a *contextAPI) Result(ctx context.Context, value any) error {
+	raw, err := plainJSON(value)
+	if err != nil {
+		return capnweb.Errorf(capnweb.NameTypeError, nil, "%v", err)
+	}
+	a.r.mu.Lock()
+	a.r.result = raw
+	a.r.mu.Unlock()
+	return nil
+}
+
+func (a *contextAPI) Log(ctx context.Context, message string) {
+	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: message})
+}
+
+// PaneControl is an action a live run registered.
+type PaneControl struct {
+	RunID  string
+	Script string
+	Name   string
+}
+
+// PaneControls lists the actions live runs have registered, sorted.
+func (m *Manager) PaneControls() []PaneControl {
+	var out []PaneControl
+	for _, r := range m.Runs() {
+		r.mu.Lock()
+		for name := range r.panes {
+			out = append(out, PaneControl{RunID: r.id, Script: r.req.Script, Name: name})
+		}
+		r.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].RunID != out[j].RunID {
+			return out[i].RunID < out[j].RunID
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// InvokePaneControl calls a registered action of a live run, as when the
+// user clicks it, and returns what the action returned.
+func (m *Manager) InvokePaneControl(ctx context.Context, runID, name string, args ...any) (any, error) {
+	r, ok := m.Run(runID)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownRun, runID)
+	}
+	r.mu.Lock()
+	st := r.panes[name]
+	if st != nil {
+		st = st.Dup()
+	}
+	r.mu.Unlock()
+	if st == nil {
+		return nil, fmt.Errorf("runner: run %s has no action %q", runID, name)
+	}
+	defer st.Release()
+	return st.Call(ctx, args...)
+}
+
+// recordAction appends to the run's action log (method, target, site and
+// outcome; never a value).
+func (r *Run) recordAction(a history.Action) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entry.Actions = append(r.entry.Actions, a)
+}

@@ -1,0 +1,54 @@
+// Package runner runs automation scripts: it wires permissions, consent,
+// the RPC bridge and history into a run manager that spawns sandboxed deno
+// processes, streams their output, cancels them, times them out and
+// records every run.
+//
+//   - [New] creates a [Manager] from a [Config]; [Manager.Prepare] lays
+//     down the embedded SDK and caches its dependency; [Manager.Close]
+//     stops everything.
+//   - [Manager.Start] begins a [Run]; [Run.Wait], [Run.Cancel] and the
+//     [Config.OnEvent] stream follow it.
+//   - The host implements [UI], [Clipboard] and [Workspace] ([Host]).
+//
+// # A run, step by step
+//
+//  1. The script is read and its header parsed. A missing or invalid header
+//     refuses the run (StateRefused, with line and column) — never a run on
+//     a baseline.
+//  2. Consent: an approved, unchanged header goes on; a new or changed one
+//     asks the host's consent.Prompter; a denial refuses the run.
+//  3. The module graph is checked (deno info, no downloads): every local
+//     file it loads must be the entry, the SDK, or inside a read= grant.
+//     Deno loads static imports, text and JSON imports included, without
+//     any permission check, so this closes a read hole the flags alone
+//     leave open. Passed checks are cached until a file of the graph or the
+//     header changes.
+//  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
+//     once; the rest queue in FIFO order), gets a one-time bridge token,
+//     and deno starts with the flags permissions.Flags computes, in its own
+//     process group (with a parent-death signal on Linux), with an
+//     environment built from scratch: the TRANQUIL_* variables, DENO_DIR,
+//     NO_COLOR, DENO_NO_UPDATE_CHECK, PATH and HOME only when a run= grant
+//     needs them, and the variables env= declares. Never the host's whole
+//     environment.
+//  5. Output streams line by line as events; a line of any length cannot
+//     break the reader, and [Config.OutputCap] bounds what is kept and sent.
+//  6. The run ends by exiting, by [Run.Cancel] (the SDK's control stub gets
+//     cancel(reason) and context.signal aborts; after [Config.CancelGrace]
+//     the group gets SIGTERM, then after [Config.KillGrace] SIGKILL), or by
+//     timing out (@timeout, or [Config.DefaultTimeout]; "@timeout none"
+//     never times out). Then everything the run held goes: its session and
+//     token, its paneControls stubs, every process of its group. The
+//     history entry is written, and a failure or timeout notifies the host
+//     with the first line of the error and the run ID.
+//
+// Revoking a script's approval (consent.Store.Revoke) kills its live runs at
+// once, with the reason "approval revoked".
+//
+// # Run-selection
+//
+// A [Request] with a [Selection] runs the selected text under the source
+// file's header and approval: the text is written to
+// <source dir>/.runs/<run ID>.ts (mode 0600) and deleted when the run ends,
+// or at the next [New] if the host died first.
+package runner

@@ -1,0 +1,151 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tranquil/automation/internal/pathguard"
+	"github.com/tranquil/automation/permissions"
+)
+
+// ErrUndeclaredImport refuses a script whose module graph loads a local
+// file that is neither the entry, the SDK, nor inside a read= grant. Deno
+// loads static imports (including text and JSON imports) without any
+// permission check, so the header alone would not stop them.
+var ErrUndeclaredImport = errors.New("runner: the script imports a file it did not declare")
+
+// graphCache remembers passed checks. An entry stays valid while every
+// local file of the graph keeps its size and modification time and the
+// header is unchanged.
+type graphCache struct {
+	mu      sync.Mutex
+	entries map[string]graphEntry
+}
+
+type graphEntry struct {
+	header string
+	files  map[string]fileStamp
+}
+
+type fileStamp struct {
+	size int64
+	mod  time.Time
+}
+
+func stamp(p string) (fileStamp, bool) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fileStamp{}, false
+	}
+	return fileStamp{fi.Size(), fi.ModTime()}, true
+}
+
+func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *permissions.Header, entry string) error {
+	canonical := h.Canonical()
+	c.mu.Lock()
+	e, ok := c.entries[entry]
+	c.mu.Unlock()
+	if ok && e.header == canonical && e.fresh() {
+		return nil
+	}
+	files, err := moduleFiles(ctx, m, sdk, entry)
+	if err != nil {
+		return err
+	}
+	stamps := map[string]fileStamp{}
+	for _, f := range files {
+		if err := allowedModule(f, entry, sdk.Dir, h.Read); err != nil {
+			return err
+		}
+		if s, ok := stamp(f); ok {
+			stamps[f] = s
+		}
+	}
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[string]graphEntry{}
+	}
+	c.entries[entry] = graphEntry{header: canonical, files: stamps}
+	c.mu.Unlock()
+	return nil
+}
+
+func (e graphEntry) fresh() bool {
+	for p, s := range e.files {
+		if now, ok := stamp(p); !ok || now != s {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedModule checks one local file of the graph, lexically and after
+// resolving symlinks.
+func allowedModule(file, entry, sdkDir string, reads []permissions.Path) error {
+	lexical, real, err := pathguard.Resolve(file)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUndeclaredImport, file, err)
+	}
+	if lexical == filepath.Clean(entry) || pathguard.Contains(sdkDir, lexical) && pathguard.Contains(sdkDir, real) {
+		return nil
+	}
+	for _, p := range reads {
+		if pathguard.Contains(p.Resolved, real) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s; add read=%s to its // @permissions line if it should", ErrUndeclaredImport, file, file)
+}
+
+// moduleFiles lists the local files of entry's module graph with deno info,
+// which neither downloads (--no-remote, --no-npm) nor runs anything.
+func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, m.deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm", "--config="+sdk.Config, entry)
+	cmd.Env = m.baseEnv()
+	cmd.Dir = filepath.Dir(entry)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		detail := err.Error()
+		if errors.As(err, &ee) {
+			detail = lastLine(string(ee.Stderr))
+		}
+		return nil, fmt.Errorf("runner: reading the script's imports: %s", detail)
+	}
+	var info struct {
+		Modules []struct {
+			Specifier string `json:"specifier"`
+			Local     string `json:"local"`
+		} `json:"modules"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil {
+		return nil, fmt.Errorf("runner: reading the script's imports: %w", err)
+	}
+	var files []string
+	for _, mod := range info.Modules {
+		if !strings.HasPrefix(mod.Specifier, "file:") {
+			continue
+		}
+		p := mod.Local
+		if p == "" {
+			u, err := url.Parse(mod.Specifier)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s", ErrUndeclaredImport, mod.Specifier)
+			}
+			p = filepath.FromSlash(u.Path)
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}

@@ -1,0 +1,385 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tranquil/automation/consent"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// Defaults of [Config].
+const (
+	DefaultCancelGrace   = 2 * time.Second
+	DefaultKillGrace     = time.Second
+	DefaultOutputCap     = 1 << 20
+	DefaultHeapMB        = 1024
+	DefaultMaxConcurrent = 4
+)
+
+// Errors of the run manager.
+var (
+	// ErrNoDeno: no deno binary was found where the config allows looking.
+	ErrNoDeno = errors.New("runner: deno not found")
+	// ErrClosed: the manager was closed.
+	ErrClosed = errors.New("runner: manager closed")
+	// ErrUnknownRun: no live run has that ID.
+	ErrUnknownRun = errors.New("runner: no such run")
+)
+
+// Config configures a Manager. DataDir is required; every other zero value
+// is documented.
+type Config struct {
+	// DataDir holds the SDK, deno's module cache (DENO_DIR=<DataDir>/deno-cache),
+	// run history, consent approvals and per-script state.
+	DataDir string
+
+	// DenoPath is an explicit deno binary; it wins when set. BundledDeno is
+	// the binary shipped with the host, used next. AllowPATH lets the
+	// manager fall back to deno on PATH; leave it off in packaged builds.
+	DenoPath    string
+	BundledDeno string
+	AllowPATH   bool
+
+	// DefaultTimeout bounds a run whose header has no @timeout. Zero means
+	// permissions.DefaultTimeout (10 minutes).
+	DefaultTimeout time.Duration
+	// CancelGrace is how long a cancelled script has to stop after the
+	// protocol cancel before SIGTERM. Zero means DefaultCancelGrace (2 s).
+	CancelGrace time.Duration
+	// KillGrace is how long after SIGTERM the process group gets SIGKILL.
+	// Zero means DefaultKillGrace (1 s).
+	KillGrace time.Duration
+	// OutputCap bounds the output kept per run (head and tail) and the
+	// output events sent. Zero means DefaultOutputCap (1 MiB).
+	OutputCap int
+	// HeapMB caps V8's heap per run (--max-old-space-size). Zero means
+	// DefaultHeapMB (1024).
+	HeapMB int
+	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
+	// queue. Zero means DefaultMaxConcurrent (4).
+	MaxConcurrent int
+
+	// Host is the host's UI, clipboard and workspace.
+	Host Host
+	// Gate decides consent. Nil means one over <DataDir>/consent.json that
+	// refuses every script needing a prompt (only "none" scripts run).
+	Gate *consent.Gate
+	// History records runs. Nil means <DataDir>/history.jsonl, opened and
+	// closed by the manager.
+	History *history.Store
+	// DenyLoopback lists loopback host:port endpoints no script may reach,
+	// such as every DevTools port the host drives.
+	DenyLoopback []string
+	// DefaultImports are hosts every run may import code from (see
+	// permissions.FlagConfig).
+	DefaultImports []string
+	// Logger receives the manager's diagnostics. Nil means slog.Default().
+	Logger *slog.Logger
+	// OnEvent, if set, receives every run event. It is called
+	// synchronously from the run's goroutines, in order per run, and must
+	// not block.
+	OnEvent func(Event)
+}
+
+// Manager runs scripts. It owns one bridge, the runs' goroutines and
+// processes; Close cancels every run, waits for them and closes the
+// bridge. All methods are safe for concurrent use.
+type Manager struct {
+	cfg    Config
+	log    *slog.Logger
+	gate   *consent.Gate
+	hist   *history.Store
+	ownsH  bool
+	bridge *rpc.Bridge
+	deno   string
+
+	prepMu sync.Mutex
+	sdk    *SDKPaths
+
+	graphs  graphCache
+	state   stateStore
+	selMu   sync.Mutex // guards the selection ledger file
+	queue   fifo
+	stopRev func()
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+	runs   map[string]*Run
+}
+
+// New returns a Manager. It starts the bridge and removes selection files
+// left behind by a host that died mid-run; it does not touch the SDK until
+// Prepare or the first Start.
+func New(cfg Config) (*Manager, error) {
+	if cfg.DataDir == "" || !filepath.IsAbs(cfg.DataDir) {
+		return nil, fmt.Errorf("runner: DataDir %q must be an absolute path", cfg.DataDir)
+	}
+	setDefault(&cfg.DefaultTimeout, permissions.DefaultTimeout)
+	setDefault(&cfg.CancelGrace, DefaultCancelGrace)
+	setDefault(&cfg.KillGrace, DefaultKillGrace)
+	setDefault(&cfg.OutputCap, DefaultOutputCap)
+	setDefault(&cfg.HeapMB, DefaultHeapMB)
+	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	deno, err := resolveDeno(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger, deno: deno, runs: map[string]*Run{}, gate: cfg.Gate, hist: cfg.History}
+	m.queue.init(cfg.MaxConcurrent)
+	m.state.dir = filepath.Join(cfg.DataDir, "state")
+	if m.gate == nil {
+		store, err := consent.OpenStore(filepath.Join(cfg.DataDir, "consent.json"), consent.StoreOptions{Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		m.gate = consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {
+			return consent.Deny, errors.New("this host has no consent prompt")
+		}))
+	}
+	if m.hist == nil {
+		h, err := history.Open(filepath.Join(cfg.DataDir, "history.jsonl"), history.Options{Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		m.hist, m.ownsH = h, true
+	}
+	reg := &rpc.Registry{}
+	m.registerCapabilities(reg)
+	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession})
+	if err != nil {
+		m.closeHistory()
+		return nil, err
+	}
+	m.stopRev = m.gate.Store().OnRevoke(m.onRevoke)
+	m.cleanSelections()
+	return m, nil
+}
+
+func setDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// resolveDeno applies the resolution order: explicit path, bundled binary,
+// then PATH only when allowed.
+func resolveDeno(cfg Config) (string, error) {
+	for _, p := range []string{cfg.DenoPath, cfg.BundledDeno} {
+		if p == "" {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			return "", fmt.Errorf("%w: %s is not a file", ErrNoDeno, p)
+		}
+		return p, nil
+	}
+	if cfg.AllowPATH {
+		if p, err := exec.LookPath("deno"); err == nil {
+			return p, nil
+		}
+		return "", fmt.Errorf("%w: not on PATH", ErrNoDeno)
+	}
+	return "", fmt.Errorf("%w: set DenoPath or BundledDeno (or AllowPATH in development)", ErrNoDeno)
+}
+
+// Bridge returns the manager's bridge, for hosts that register extra
+// capabilities' endpoints or need its address.
+func (m *Manager) Bridge() *rpc.Bridge { return m.bridge }
+
+// History returns the run history.
+func (m *Manager) History() *history.Store { return m.hist }
+
+// Gate returns the consent gate.
+func (m *Manager) Gate() *consent.Gate { return m.gate }
+
+// Prepare materialises the embedded SDK and caches its npm dependency, so
+// that no run downloads anything. It is idempotent and safe to call
+// concurrently; Start calls it when needed.
+func (m *Manager) Prepare(ctx context.Context) error {
+	_, err := m.prepare(ctx)
+	return err
+}
+
+func (m *Manager) prepare(ctx context.Context) (SDKPaths, error) {
+	m.prepMu.Lock()
+	defer m.prepMu.Unlock()
+	if m.sdk != nil {
+		return *m.sdk, nil
+	}
+	paths, err := MaterializeSDK(filepath.Join(m.cfg.DataDir, "sdk"))
+	if err != nil {
+		return SDKPaths{}, err
+	}
+	cmd := exec.CommandContext(ctx, m.deno, "cache", "--no-lock", "--config="+paths.Config, paths.Bootstrap)
+	cmd.Env = append(m.baseEnv(), downloadEnv()...)
+	cmd.Dir = paths.Dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return SDKPaths{}, fmt.Errorf("runner: caching the SDK's dependencies: %w: %s", err, lastLine(string(out)))
+	}
+	m.sdk = &paths
+	return paths, nil
+}
+
+// baseEnv is the environment every deno process gets: built from scratch,
+// never the host's.
+func (m *Manager) baseEnv() []string {
+	return []string{
+		"DENO_DIR=" + filepath.Join(m.cfg.DataDir, "deno-cache"),
+		"DENO_NO_UPDATE_CHECK=1",
+		"DENO_NO_PROMPT=1",
+		"NO_COLOR=1",
+	}
+}
+
+// downloadVars configure how the host itself reaches package registries:
+// its certificate authorities and proxies. Prepare's download is the
+// host's own act, so it honours them; a script's run never gets them.
+var downloadVars = []string{"NODE_EXTRA_CA_CERTS", "DENO_CERT", "DENO_TLS_CA_STORE", "SSL_CERT_FILE", "SSL_CERT_DIR",
+	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy", "NPM_CONFIG_REGISTRY", "DENO_AUTH_TOKENS"}
+
+func downloadEnv() []string {
+	var env []string
+	for _, k := range downloadVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// Runs returns the live runs (queued or executing).
+func (m *Manager) Runs() []*Run {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Run, 0, len(m.runs))
+	for _, r := range m.runs {
+		out = append(out, r)
+	}
+	return out
+}
+
+// Run returns the live run with this ID.
+func (m *Manager) Run(id string) (*Run, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	return r, ok
+}
+
+// Start begins a run and returns at once; the run proceeds through
+// consent, the module check, the queue and execution on its own goroutine.
+// Refusals are not errors of Start: they end the run in StateRefused,
+// recorded in history. Start fails only when the request is unusable or the
+// manager is closed.
+func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
+	if req.Script == "" {
+		return nil, fmt.Errorf("runner: no script given")
+	}
+	script, err := filepath.Abs(req.Script)
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	req.Script = script
+	r := newRun(m, uuid.NewString(), req)
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	m.runs[r.id] = r
+	m.wg.Add(1)
+	m.mu.Unlock()
+	r.setState(history.StateQueued, "")
+	go func() {
+		defer m.wg.Done()
+		r.execute(context.WithoutCancel(ctx))
+		m.mu.Lock()
+		delete(m.runs, r.id)
+		m.mu.Unlock()
+	}()
+	return r, nil
+}
+
+// Close cancels every run (without the protocol grace), waits for them
+// and closes the bridge and, if the manager opened it, the history.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.wg.Wait()
+		return nil
+	}
+	m.closed = true
+	runs := make([]*Run, 0, len(m.runs))
+	for _, r := range m.runs {
+		runs = append(runs, r)
+	}
+	m.mu.Unlock()
+	for _, r := range runs {
+		r.kill("the host is shutting down")
+	}
+	m.wg.Wait()
+	m.stopRev()
+	err := m.bridge.Close()
+	m.closeHistory()
+	return err
+}
+
+func (m *Manager) closeHistory() {
+	if m.ownsH {
+		m.hist.Close()
+	}
+}
+
+func (m *Manager) emit(e Event) {
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(e)
+	}
+}
+
+// onSession attaches a run's session as soon as the bridge starts it.
+func (m *Manager) onSession(p rpc.Principal, s *capnweb.Session) {
+	if r, ok := m.Run(p.RunID); ok {
+		r.attach(s)
+	}
+}
+
+// onRevoke kills live runs of a script whose approval was withdrawn.
+func (m *Manager) onRevoke(rv consent.Revocation) {
+	for _, r := range m.Runs() {
+		if r.key == rv.Script {
+			r.revoked()
+		}
+	}
+}
+
+func lastLine(s string) string {
+	lines := splitLines(s)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i] != "" {
+			return lines[i]
+		}
+	}
+	return ""
+}
