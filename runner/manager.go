@@ -172,7 +172,26 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.stopRev = m.gate.Store().OnRevoke(m.onRevoke)
 	m.cleanSelections()
+	m.settleOrphanedEntries()
 	return m, nil
+}
+
+// settleOrphanedEntries ends history entries a previous host left live:
+// that host died, and its runs died with it.
+func (m *Manager) settleOrphanedEntries() {
+	for _, e := range m.hist.List() {
+		if e.State.Terminal() {
+			continue
+		}
+		e.State, e.Reason = history.StateFailed, "the host stopped during the run"
+		if e.End.IsZero() {
+			e.End = time.Now().UTC()
+			e.Duration = e.End.Sub(e.Start)
+		}
+		if err := m.hist.Put(e); err != nil {
+			m.log.Warn("runner: settling a run left by a previous host", "run", e.ID, "error", err)
+		}
+	}
 }
 
 func setDefault[T int | time.Duration](v *T, d T) {

@@ -537,3 +537,83 @@ func waitOutput(t *testing.T, e *mgrEnv, runID, want string) {
 }
 
 var _ = errors.New
+
+func TestRestartSettlesRunsLeftLive(t *testing.T) {
+	root := t.TempDir()
+	h, err := history.Open(filepath.Join(root, "history.jsonl"), history.Options{})
+	require.NoError(t, err)
+	require.NoError(t, h.Put(history.Entry{ID: "left", Script: "/x.ts", State: history.StateRunning, Start: time.Now()}))
+	require.NoError(t, h.Close())
+	m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(t)})
+	require.NoError(t, err)
+	defer m.Close()
+	e, ok := m.History().Get("left")
+	require.True(t, ok)
+	assert.Equal(t, history.StateFailed, e.State)
+	assert.Equal(t, "the host stopped during the run", e.Reason)
+}
+
+func TestResolveDeno(t *testing.T) {
+	deno := testenv.Deno(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+		err  bool
+	}{
+		{Config{DenoPath: deno, BundledDeno: "/nonexistent"}, deno, false},
+		{Config{BundledDeno: deno}, deno, false},
+		{Config{DenoPath: filepath.Join(dir, "missing")}, "", true},
+		{Config{DenoPath: dir}, "", true},
+		{Config{}, "", true},
+	} {
+		got, err := resolveDeno(tc.cfg)
+		if tc.err {
+			assert.ErrorIs(t, err, ErrNoDeno, "%+v", tc.cfg)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
+	t.Setenv("PATH", filepath.Dir(deno))
+	got, err := resolveDeno(Config{AllowPATH: true})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(filepath.Dir(deno), "deno"), got)
+	_, err = resolveDeno(Config{})
+	assert.ErrorIs(t, err, ErrNoDeno, "PATH is used only when allowed")
+}
+
+func TestBrowserScriptRefusedUntilTheSDKHasTabs(t *testing.T) {
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "tabs.ts", "// @permissions browser\nconsole.log(\"should not run\");\n")
+	assert.Equal(t, history.StateRefused, entry.State)
+	assert.Contains(t, entry.Reason, "tabs")
+	assert.NotContains(t, entry.Output, "should not run")
+}
+
+func TestConfigValuesAreCheckedAndCorruptStateIsSetAside(t *testing.T) {
+	e := newMgr(t, nil)
+	p := e.script(t, "cfg.ts", `// @permissions none
+import { config, context } from "tranquil/automation";
+const errors: string[] = [];
+for (const v of [new Uint8Array(2), 10n, NaN, new Date(0)]) {
+  try { await config.set("bad", v); errors.push("stored"); } catch (e) { errors.push((e as Error).name); }
+}
+await config.set("good", { a: [1, "two", null, true] });
+await context.result({ errors, good: await config.get("good"), missing: (await config.get("nope")) === undefined });
+`)
+	_, entry := e.run(t, Request{Script: p})
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason+entry.Output)
+	assert.JSONEq(t, `{"errors":["TypeError","TypeError","TypeError","TypeError"],"good":{"a":[1,"two",null,true]},"missing":true}`, string(entry.Result))
+
+	// Corrupt the script's state file: the next run starts empty and the
+	// bad file is kept aside.
+	key, _ := consent.ScriptKey(p)
+	path := e.m.state.path(key)
+	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
+	_, ok, err := e.m.state.get(key, "good")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, err = os.Stat(path + ".corrupt")
+	assert.NoError(t, err)
+}
