@@ -333,11 +333,15 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	go func() {
 		defer m.wg.Done()
 		r.execute(context.WithoutCancel(ctx))
-		m.mu.Lock()
-		delete(m.runs, r.id)
-		m.mu.Unlock()
 	}()
 	return r, nil
+}
+
+// forget drops an ended run from the live set.
+func (m *Manager) forget(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.runs, id)
 }
 
 // Close cancels every run (without the protocol grace), waits for them

@@ -190,6 +190,7 @@ func (r *Run) finish(s history.State, reason string) {
 	clear(r.panes)
 	r.mu.Unlock()
 	r.setState(s, reason)
+	r.m.forget(r.id)
 	close(r.done)
 }
 

@@ -90,13 +90,18 @@ const rt = new Runtime({ runId, scriptDir, trigger, granted, main: session.getRe
 control.attach(rt);
 install(rt);
 
+// Any end of the connection before the script finished means the host is
+// gone or aborted the session, including an abort that Cap'n Web answers by
+// closing the transport itself: exit rather than linger as an orphan.
+let finishing = false;
 transport.closed.then((info) => {
-  if (info.local) return;
+  if (finishing) return;
   fail(EXIT_HOST_GONE, `the host closed the connection (${info.code}${info.reason ? ` ${info.reason}` : ""})`);
 });
 
 await import(toFileUrl(entry).href);
 
 await rt.settled();
+finishing = true;
 await transport.close(CloseCode.normal, "done", 500);
 Deno.exit(0);
