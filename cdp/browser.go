@@ -28,6 +28,7 @@ type Options struct {
 // fails with ErrBrowserClosed and Done is closed.
 type Browser struct {
 	m    *mux
+	url  string // the browser WebSocket URL
 	conn *rpcc.Conn
 	c    *cdp.Client
 }
@@ -62,7 +63,7 @@ func Connect(ctx context.Context, endpoint string, opts *Options) (*Browser, err
 	if err != nil {
 		return nil, err
 	}
-	b := &Browser{m: m}
+	b := &Browser{m: m, url: url}
 	conn, _, err := m.open(ctx, "", b.observe)
 	if err != nil {
 		m.close()

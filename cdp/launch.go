@@ -1,56 +1,79 @@
 package cdp
 
 import (
-	"bufio"
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// ErrLaunch reports that a browser process could not be started or did not
-// publish its DevTools endpoint in time.
-var ErrLaunch = errors.New("cdp: launch failed")
-
-// DefaultFlags are the flags every launch gets. They switch off background
-// work that slows or destabilises automation (updates, sync, throttling of
-// hidden tabs, crash reporting) without touching site isolation, so
-// cross-site navigations swap renderers exactly as they do for users.
-var DefaultFlags = []string{
+// safeFlags go to every launch, Chromium and Electron alike.
+var safeFlags = []string{
 	"--no-first-run",
 	"--no-default-browser-check",
+	"--disable-extensions",
+}
+
+// DefaultFlags are the flags every Chromium launch gets. They switch off
+// background work that slows or destabilises automation (updates, sync,
+// throttling of hidden tabs, crash reporting) and the browser's own network
+// traffic (component updates, safe-browsing lists, metrics, pings), without
+// touching site isolation, so cross-site navigations swap renderers exactly
+// as they do for users.
+var DefaultFlags = append(append([]string{}, safeFlags...),
+	// Closed network: the browser talks only to the pages it is sent to.
 	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--disable-client-side-phishing-detection",
+	"--disable-domain-reliability",
+	"--safebrowsing-disable-auto-update",
+	"--no-pings",
+	"--metrics-recording-only",
+	// Stability.
 	"--disable-background-timer-throttling",
 	"--disable-backgrounding-occluded-windows",
 	"--disable-renderer-backgrounding",
 	"--disable-breakpad",
-	"--disable-client-side-phishing-detection",
-	"--disable-component-update",
 	"--disable-default-apps",
 	"--disable-dev-shm-usage",
-	"--disable-extensions",
 	"--disable-hang-monitor",
 	"--disable-ipc-flooding-protection",
 	"--disable-popup-blocking",
 	"--disable-prompt-on-repost",
-	"--disable-sync",
-	"--metrics-recording-only",
 	"--password-store=basic",
 	"--use-mock-keychain",
 	"--force-color-profile=srgb",
-}
+)
 
-// lifecycleFlags are owned by the launcher; callers may not pass them in
-// LaunchOptions.Args because they would break endpoint discovery or cleanup.
+// lifecycleFlags are owned by the launcher; callers may not pass them
+// because they would break endpoint discovery or cleanup.
 var lifecycleFlags = []string{
 	"--user-data-dir", "--remote-debugging-port", "--remote-debugging-address",
 	"--remote-debugging-pipe",
+}
+
+// checkArgs refuses flags the launcher owns, and a bare "--", after which
+// the launcher's own flags would be read as positional arguments.
+func checkArgs(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return &LaunchError{Kind: ErrValidation, Msg: `a bare "--" is not allowed in the arguments`}
+		}
+		for _, f := range lifecycleFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return &LaunchError{Kind: ErrValidation, Msg: "flag " + f + " is owned by the launcher"}
+			}
+		}
+	}
+	return nil
 }
 
 // LaunchOptions configures [Launch]. The zero value launches headless
@@ -62,7 +85,8 @@ type LaunchOptions struct {
 	// Headful shows a window. The zero value runs headless.
 	Headful bool
 	// Args are extra flags, appended after DefaultFlags. Flags that the
-	// launcher owns (profile directory, debugging port or pipe) are refused.
+	// launcher owns (profile directory, debugging port or pipe) are refused
+	// with ErrValidation.
 	Args []string
 	// TempDir is where the temporary profile directory is created. Empty
 	// means os.TempDir().
@@ -74,14 +98,19 @@ type LaunchOptions struct {
 	Stderr io.Writer
 }
 
-// BrowserProcess is a browser started by [Launch]. It owns the process
-// (and its process group where the OS has one) and the temporary profile
-// directory; [BrowserProcess.Close] ends both. One goroutine waits for the
-// process and one drains stderr; both end when the process exits.
+// BrowserProcess is a browser started by [Launch] or a [Launcher]. It owns
+// the process (and its process group where the OS has one) and the
+// temporary profile directory; [BrowserProcess.Close] ends both. One
+// goroutine waits for the process and one drains stderr; both end when the
+// process exits.
 type BrowserProcess struct {
 	cmd      *exec.Cmd
+	path     string
 	dataDir  string
 	endpoint string
+	port     int
+	started  time.Time
+	stderr   *stderrTail
 
 	done    chan struct{} // closed once the process has been reaped
 	waitErr error         // set before done is closed
@@ -92,65 +121,117 @@ type BrowserProcess struct {
 
 // Launch starts a browser with a temporary profile and
 // --remote-debugging-port=0, and returns once DevToolsActivePort names the
-// endpoint. The caller must call Close.
+// endpoint. The caller must call Close. Errors match ErrLaunch and one of
+// ErrValidation, ErrTimeout or ErrUpstream; a *LaunchError carries
+// diagnostics.
 func Launch(ctx context.Context, opts LaunchOptions) (*BrowserProcess, error) {
-	for _, a := range opts.Args {
-		for _, f := range lifecycleFlags {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				return nil, fmt.Errorf("%w: flag %s is owned by the launcher", ErrLaunch, f)
-			}
-		}
+	if err := checkArgs(opts.Args); err != nil {
+		return nil, err
 	}
 	path := opts.Path
 	if path == "" {
-		for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-			if p, err := exec.LookPath(n); err == nil {
-				path = p
-				break
-			}
-		}
-		if path == "" {
-			return nil, fmt.Errorf("%w: no chromium on PATH", ErrLaunch)
+		var err error
+		if path, err = findChromium(); err != nil {
+			return nil, err
 		}
 	}
-	dataDir, err := os.MkdirTemp(opts.TempDir, "tranquil-browser-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: profile directory: %w", ErrLaunch, err)
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
 	}
-	args := []string{"--user-data-dir=" + dataDir, "--remote-debugging-port=0"}
-	if !opts.Headful {
+	return start(ctx, startSpec{
+		path: path, args: chromiumArgs(!opts.Headful, opts.Args),
+		tempDir: opts.TempDir, timeout: timeout, stderr: opts.Stderr,
+	})
+}
+
+func findChromium() (string, error) {
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", &LaunchError{Kind: ErrValidation, Msg: "no chromium on PATH"}
+}
+
+// chromiumArgs is the command line of a Chromium launch after the
+// lifecycle flags that start adds.
+func chromiumArgs(headless bool, extra []string) []string {
+	var args []string
+	if headless {
 		args = append(args, "--headless=new")
 	}
-	if os.Geteuid() == 0 {
-		// Chromium refuses to start as root with its sandbox on.
-		args = append(args, "--no-sandbox")
-	}
+	args = append(args, sandboxArgs()...)
 	args = append(args, DefaultFlags...)
-	args = append(args, opts.Args...)
-	args = append(args, "about:blank")
+	args = append(args, extra...)
+	return append(args, "about:blank")
+}
 
-	cmd := exec.Command(path, args...)
+// sandboxArgs: Chromium and Electron refuse to start as root with their
+// sandbox on.
+func sandboxArgs() []string {
+	if os.Geteuid() == 0 {
+		return []string{"--no-sandbox"}
+	}
+	return nil
+}
+
+// profilePrefix names every profile directory this package creates; with
+// the owner file inside, it marks the directories a Launcher may sweep.
+const profilePrefix = "tranquil-browser-"
+
+// ownerFile records, inside a profile directory, which host process created
+// it and which browser uses it.
+const ownerFile = "tranquil-owner"
+
+// startSpec is one process start: everything but the lifecycle flags.
+type startSpec struct {
+	path    string
+	args    []string
+	env     []string // added to the host's environment
+	tempDir string
+	timeout time.Duration
+	stderr  io.Writer
+}
+
+// start creates the profile, starts the process in its own group with
+// --user-data-dir and --remote-debugging-port=0 first, and waits for
+// DevToolsActivePort. On failure nothing is left behind.
+func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
+	dataDir, err := os.MkdirTemp(s.tempDir, profilePrefix)
+	if err != nil {
+		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+	}
+	if err := writeOwner(dataDir, 0); err != nil {
+		os.RemoveAll(dataDir)
+		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+	}
+	args := append([]string{"--user-data-dir=" + dataDir, "--remote-debugging-port=0"}, s.args...)
+	cmd := exec.Command(s.path, args...)
 	cmd.SysProcAttr = sysProcAttr()
-	cmd.Stdin = nil
-	cmd.Stdout = nil
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		os.RemoveAll(dataDir)
-		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
+		return nil, &LaunchError{Kind: ErrUpstream, Msg: "stderr pipe", Err: err}
 	}
+	p := &BrowserProcess{cmd: cmd, path: s.path, dataDir: dataDir, done: make(chan struct{}), stderr: newStderrTail()}
+	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dataDir)
-		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
+		return nil, &LaunchError{Kind: ErrUpstream, Msg: "start " + s.path, Err: err}
 	}
-	p := &BrowserProcess{cmd: cmd, dataDir: dataDir, done: make(chan struct{})}
-	sink := opts.Stderr
+	_ = writeOwner(dataDir, cmd.Process.Pid)
+	sink := s.stderr
 	if sink == nil {
 		sink = io.Discard
 	}
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		_, _ = io.Copy(sink, bufio.NewReader(stderr))
+		_, _ = io.Copy(io.MultiWriter(p.stderr, sink), stderr)
 	}()
 	go func() {
 		// exec.Cmd.Wait closes the pipe, so the drain must finish first.
@@ -159,58 +240,116 @@ func Launch(ctx context.Context, opts LaunchOptions) (*BrowserProcess, error) {
 		close(p.done)
 	}()
 
-	timeout := opts.StartTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
+	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	ep, err := p.waitEndpoint(wctx)
-	if err != nil {
+	if err := p.waitEndpoint(wctx, s.timeout); err != nil {
 		_ = p.Close()
+		if le, ok := err.(*LaunchError); ok && le.Diagnostics != nil {
+			// Now that the group is gone, say so.
+			le.Diagnostics.PIDAlive = false
+		}
 		return nil, err
 	}
-	p.endpoint = ep
 	return p, nil
 }
 
-func (p *BrowserProcess) waitEndpoint(ctx context.Context) (string, error) {
+// writeOwner records the host's pid and the browser's (0 before start).
+func writeOwner(dir string, browserPID int) error {
+	s := fmt.Sprintf("host=%d\nbrowser=%d\n", os.Getpid(), browserPID)
+	return os.WriteFile(filepath.Join(dir, ownerFile), []byte(s), 0o600)
+}
+
+// waitEndpoint polls DevToolsActivePort. The stderr line the browser prints
+// at the same moment wakes the poll early; the file stays the only source
+// of truth, since app output may imitate that line.
+func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration) error {
 	file := filepath.Join(p.dataDir, "DevToolsActivePort")
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
+	wake := p.stderr.listening
 	for {
 		if b, err := os.ReadFile(file); err == nil {
-			if ep, err := parseActivePort(b); err == nil {
-				return ep, nil
+			if port, path, err := activePort(b); err == nil {
+				p.port = port
+				p.endpoint = "ws://127.0.0.1:" + strconv.Itoa(port) + path
+				return nil
 			}
 		}
 		select {
 		case <-p.done:
-			return "", fmt.Errorf("%w: browser exited before publishing its endpoint: %v", ErrLaunch, p.waitErr)
+			return &LaunchError{Kind: ErrUpstream, Msg: "process exited before publishing its endpoint",
+				Err: p.waitErr, Diagnostics: p.diagnostics(timeout)}
 		case <-ctx.Done():
-			return "", fmt.Errorf("%w: no DevToolsActivePort: %w", ErrLaunch, ctx.Err())
+			kind := ErrTimeout
+			if ctx.Err() == context.Canceled {
+				kind = ErrUpstream
+			}
+			return &LaunchError{Kind: kind, Msg: "no DevToolsActivePort", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
+		case <-wake:
+			wake = nil // one early look is enough; the ticker covers the rest
 		case <-tick.C:
 		}
 	}
 }
 
+// diagnostics describes the process while the launch is still waiting.
+func (p *BrowserProcess) diagnostics(timeout time.Duration) *LaunchDiagnostics {
+	d := &LaunchDiagnostics{
+		Executable: p.path,
+		PID:        p.cmd.Process.Pid,
+		ProfileDir: p.dataDir,
+		PortFile:   filepath.Join(p.dataDir, "DevToolsActivePort"),
+		Elapsed:    time.Since(p.started),
+		Timeout:    timeout,
+		Stderr:     p.stderr.lines(20),
+	}
+	select {
+	case <-p.done:
+		if p.waitErr != nil {
+			d.Exit = p.waitErr.Error()
+		} else {
+			d.Exit = "exit status 0"
+		}
+	default:
+		d.PIDAlive = true
+	}
+	_, err := os.Stat(d.PortFile)
+	d.PortFilePresent = err == nil
+	return d
+}
+
 // parseActivePort turns the two lines of DevToolsActivePort (port, then
 // browser path) into a browser WebSocket URL on loopback.
 func parseActivePort(b []byte) (string, error) {
+	port, path, err := activePort(b)
+	if err != nil {
+		return "", err
+	}
+	return "ws://127.0.0.1:" + strconv.Itoa(port) + path, nil
+}
+
+func activePort(b []byte) (int, string, error) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) < 2 {
-		return "", fmt.Errorf("cdp: DevToolsActivePort: want 2 lines, got %d", len(lines))
+		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: want 2 lines, got %d", len(lines))
 	}
 	port := strings.TrimSpace(lines[0])
 	path := strings.TrimSpace(lines[1])
-	if port == "" || strings.Trim(port, "0123456789") != "" || !strings.HasPrefix(path, "/devtools/browser/") {
-		return "", fmt.Errorf("cdp: DevToolsActivePort: malformed content")
+	if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" || !strings.HasPrefix(path, "/devtools/browser/") {
+		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: malformed content")
 	}
-	return "ws://127.0.0.1:" + port + path, nil
+	n, _ := strconv.Atoi(port)
+	if n < 1 || n > 65535 {
+		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: port %s out of range", port)
+	}
+	return n, path, nil
 }
 
 // Endpoint is the browser-level WebSocket URL, ready for [Connect].
 func (p *BrowserProcess) Endpoint() string { return p.endpoint }
+
+// Port is the debugging port the browser chose.
+func (p *BrowserProcess) Port() int { return p.port }
 
 // DataDir is the temporary profile directory; it is removed by Close.
 func (p *BrowserProcess) DataDir() string { return p.dataDir }
@@ -230,29 +369,96 @@ func (p *BrowserProcess) Kill() error { return killTree(p.cmd.Process, true) }
 // profile directory. It is safe to call more than once.
 func (p *BrowserProcess) Close() error {
 	p.closeOnce.Do(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = killTree(p.cmd.Process, false)
-			select {
-			case <-p.done:
-			case <-time.After(3 * time.Second):
-				_ = killTree(p.cmd.Process, true)
-				<-p.done
-			}
+		if err := p.stop(3 * time.Second); err != nil {
+			p.closeErr = err
+			return
 		}
-		// Children of the group may hold files in the profile briefly after
-		// the leader is reaped; retry the removal for a short while.
-		var err error
-		for i := 0; i < 20; i++ {
-			if err = os.RemoveAll(p.dataDir); err == nil {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err != nil {
-			p.closeErr = fmt.Errorf("cdp: remove profile: %w", err)
-		}
+		p.closeErr = p.removeProfile()
 	})
 	return p.closeErr
+}
+
+// stop sends SIGTERM to the process group, SIGKILL after grace, and waits
+// until the process is reaped. It never signals after the reap, when the
+// pid may belong to someone else, except for the group members the leader
+// left behind, which still hold the group id.
+func (p *BrowserProcess) stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = killTree(p.cmd.Process, false)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = killTree(p.cmd.Process, true)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("cdp: process %d did not exit after SIGKILL", p.Pid())
+		}
+	}
+	if groupAlive(p.Pid()) {
+		_ = killTree(p.cmd.Process, true)
+	}
+	return nil
+}
+
+// removeProfile removes the profile directory. Children of the group may
+// hold files in it briefly after the leader is reaped, so it retries for a
+// second. A directory already gone is success.
+func (p *BrowserProcess) removeProfile() error {
+	var err error
+	for i := 0; i < 20; i++ {
+		if err = os.RemoveAll(p.dataDir); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("cdp: remove profile: %w", err)
+}
+
+// stderrTail keeps the last bytes of a process's stderr for diagnostics and
+// notices the DevTools line.
+type stderrTail struct {
+	mu        sync.Mutex
+	buf       []byte
+	seen      bool
+	listening chan struct{}
+}
+
+const stderrTailSize = 8 << 10
+
+var devtoolsLine = []byte("DevTools listening on ws://")
+
+func newStderrTail() *stderrTail { return &stderrTail{listening: make(chan struct{})} }
+
+func (s *stderrTail) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, b...)
+	if !s.seen && bytes.Contains(s.buf, devtoolsLine) {
+		s.seen = true
+		close(s.listening)
+	}
+	if over := len(s.buf) - stderrTailSize; over > 0 {
+		s.buf = append(s.buf[:0], s.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+// lines returns up to n last complete or partial lines.
+func (s *stderrTail) lines(n int) []string {
+	s.mu.Lock()
+	text := strings.TrimRight(string(s.buf), "\n")
+	s.mu.Unlock()
+	if text == "" {
+		return nil
+	}
+	ls := strings.Split(text, "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return ls
 }

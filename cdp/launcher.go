@@ -1,0 +1,491 @@
+package cdp
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Launch timeouts: the default, and the most a LaunchSpec may ask for.
+const (
+	DefaultLaunchTimeout = 15 * time.Second
+	MaxLaunchTimeout     = 120 * time.Second
+)
+
+// LauncherOptions configures [NewLauncher]. The zero value is ready to use.
+type LauncherOptions struct {
+	// TempDir is where profile directories are created and swept. Empty
+	// means os.TempDir().
+	TempDir string
+	// Connect configures the connection to each launched browser; nil
+	// means the defaults of [Connect].
+	Connect *Options
+}
+
+// Launcher starts browsers and Electron apps and owns what it started:
+// each launch's process group, profile directory and connection. There is
+// no global registry; a launch belongs to the Launcher that made it, and
+// Status, Probe and Cleanup see only its own launches. A Launcher is safe
+// for concurrent use and runs no goroutines of its own; each launched
+// process has two (a waiter and a stderr drain) that end with the process,
+// and each connection one reader that ends with the connection.
+type Launcher struct {
+	opts LauncherOptions
+
+	mu       sync.Mutex
+	launches map[string]*Instance
+	order    []string // launch IDs in creation order
+	swept    []string
+}
+
+// NewLauncher returns a Launcher. It first sweeps profile directories that
+// earlier launchers in TempDir left behind when their host process died
+// (see [Launcher.Sweep]).
+func NewLauncher(opts LauncherOptions) *Launcher {
+	l := &Launcher{opts: opts, launches: map[string]*Instance{}}
+	l.swept, _ = l.Sweep()
+	return l
+}
+
+// LaunchSpec describes one launch. Exactly one of ExecutablePath, AppPath,
+// AppName and BundleID names the target.
+type LaunchSpec struct {
+	// ExecutablePath is the program to run.
+	ExecutablePath string
+	// AppPath is a .app bundle, a .desktop file, an unpacked app directory
+	// or an executable.
+	AppPath string
+	// AppName is the name of an app [Discover] finds (exact,
+	// case-insensitive).
+	AppName string
+	// BundleID is a macOS bundle identifier or a Linux desktop file ID of
+	// an app Discover finds.
+	BundleID string
+
+	// Kind is what the target is; zero means KindAuto.
+	Kind Kind
+	// Headful shows Chromium's window; the zero value runs it headless.
+	// Electron apps always show their windows.
+	Headful bool
+	// AppArgs are extra arguments. Flags the launcher owns
+	// (--user-data-dir, --remote-debugging-port, --remote-debugging-address,
+	// --remote-debugging-pipe) and a bare "--" are ErrValidation.
+	AppArgs []string
+	// Env holds KEY=VALUE pairs added to the host's environment.
+	Env []string
+	// Timeout bounds the wait for the DevTools endpoint, and then the
+	// connection.
+	// Zero means DefaultLaunchTimeout; more than MaxLaunchTimeout is cut to
+	// it.
+	Timeout time.Duration
+	// Allow and Deny are policy lists of substrings matched against the
+	// app's name, bundle or desktop ID, app path and executable path. With
+	// Allow set, a target must match an entry; a target matching a Deny
+	// entry is refused even if it matches Allow. A refusal is
+	// ErrPolicyBlocked.
+	Allow, Deny []string
+}
+
+// Instance is one launch (or one attachment, see [Launcher.Attach]). Its
+// fields do not change after it is returned.
+type Instance struct {
+	// ID names the launch in Status, Probe and Cleanup.
+	ID string
+	// Owned is true for launches, false for attachments: the Launcher
+	// stops processes and removes profiles only for owned instances.
+	Owned bool
+	Kind  Kind
+	App   App
+	// PID is the process id; zero for attachments.
+	PID          int
+	Port         int
+	WebSocketURL string
+	// ProfileDir is the temporary --user-data-dir; empty for attachments.
+	ProfileDir string
+	Executable string
+	// Browser is the connection; Cleanup closes it.
+	Browser *Browser
+
+	proc    *BrowserProcess
+	cleaned bool // guarded by the Launcher's mu
+}
+
+// Launch resolves and checks the target, starts it with a fresh temporary
+// profile and --remote-debugging-port=0 in its own process group, reads the
+// port from DevToolsActivePort and connects. Errors match ErrLaunch and one
+// of ErrValidation, ErrPolicyBlocked, ErrTimeout or ErrUpstream; a timeout
+// is a *LaunchError with diagnostics, and leaves no process or profile
+// behind.
+func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, error) {
+	if err := checkArgs(spec.AppArgs); err != nil {
+		return nil, err
+	}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("environment entry %q is not KEY=VALUE", kv)}
+		}
+	}
+	timeout := spec.Timeout
+	switch {
+	case timeout < 0:
+		return nil, &LaunchError{Kind: ErrValidation, Msg: "negative timeout"}
+	case timeout == 0:
+		timeout = DefaultLaunchTimeout
+	case timeout > MaxLaunchTimeout:
+		timeout = MaxLaunchTimeout
+	}
+	app, err := resolveTarget(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPolicy(app, spec.Allow, spec.Deny); err != nil {
+		return nil, err
+	}
+	kind, err := kindOf(spec.Kind, app.ExecutablePath)
+	if err != nil {
+		return nil, err
+	}
+
+	var args []string
+	if kind == KindChromium {
+		args = chromiumArgs(!spec.Headful, spec.AppArgs)
+	} else {
+		args = append(append(append([]string{}, safeFlags...), sandboxArgs()...), spec.AppArgs...)
+	}
+	proc, err := start(ctx, startSpec{
+		path: app.ExecutablePath, args: args, env: spec.Env,
+		tempDir: l.opts.TempDir, timeout: timeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	b, err := Connect(wctx, proc.Endpoint(), l.opts.Connect)
+	if err != nil {
+		_ = proc.Close()
+		return nil, &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
+	}
+	inst := &Instance{
+		ID: "launch-" + uuid.NewString(), Owned: true, Kind: kind, App: app,
+		PID: proc.Pid(), Port: proc.Port(), WebSocketURL: proc.Endpoint(),
+		ProfileDir: proc.DataDir(), Executable: app.ExecutablePath, Browser: b, proc: proc,
+	}
+	l.add(inst)
+	return inst, nil
+}
+
+// Attach connects to a browser the caller started (endpoint as for
+// [Connect], such as "http://127.0.0.1:9222") and tracks it for Status and
+// Probe. The Launcher does not own it: Cleanup only closes the connection.
+func (l *Launcher) Attach(ctx context.Context, endpoint string) (*Instance, error) {
+	b, err := Connect(ctx, endpoint, l.opts.Connect)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
+	}
+	ws := b.url
+	inst := &Instance{ID: "attach-" + uuid.NewString(), WebSocketURL: ws, Browser: b}
+	if u, err := url.Parse(ws); err == nil {
+		inst.Port, _ = strconv.Atoi(u.Port())
+	}
+	l.add(inst)
+	return inst, nil
+}
+
+func (l *Launcher) add(inst *Instance) {
+	l.mu.Lock()
+	l.launches[inst.ID] = inst
+	l.order = append(l.order, inst.ID)
+	l.mu.Unlock()
+}
+
+// Swept lists the stale profile directories NewLauncher removed.
+func (l *Launcher) Swept() []string { return l.swept }
+
+// resolveTarget turns the one target of spec into an App.
+func resolveTarget(ctx context.Context, spec LaunchSpec) (App, error) {
+	n := 0
+	for _, s := range []string{spec.ExecutablePath, spec.AppPath, spec.AppName, spec.BundleID} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return App{}, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("exactly one of ExecutablePath, AppPath, AppName, BundleID must be set, got %d", n)}
+	}
+	switch {
+	case spec.ExecutablePath != "":
+		exe, err := checkExecutable(runtime.GOOS, spec.ExecutablePath)
+		if err != nil {
+			return App{}, err
+		}
+		return App{Name: exeName(exe), AppPath: spec.ExecutablePath, ExecutablePath: exe, Platform: runtime.GOOS}, nil
+	case spec.AppPath != "":
+		return resolveAppPath(runtime.GOOS, spec.AppPath)
+	}
+	d, err := Discover(ctx, "", 1<<20)
+	if err != nil {
+		return App{}, &LaunchError{Kind: ErrUpstream, Msg: "discover", Err: err}
+	}
+	var found []App
+	for _, a := range d.Apps {
+		if spec.AppName != "" && strings.EqualFold(a.Name, spec.AppName) ||
+			spec.BundleID != "" && (a.BundleID == spec.BundleID || a.DesktopID == spec.BundleID || a.DesktopID == spec.BundleID+".desktop") {
+			found = append(found, a)
+		}
+	}
+	what := "app named " + strconv.Quote(spec.AppName)
+	if spec.BundleID != "" {
+		what = "app with ID " + strconv.Quote(spec.BundleID)
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return App{}, &LaunchError{Kind: ErrValidation, Msg: "no installed Electron " + what}
+	default:
+		var paths []string
+		for _, a := range found {
+			paths = append(paths, a.AppPath)
+		}
+		return App{}, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("several installed Electron apps match %s: %v; pass AppPath", what, paths)}
+	}
+}
+
+// checkPolicy applies the Allow and Deny lists; Deny wins.
+func checkPolicy(app App, allow, deny []string) error {
+	fields := [][2]string{
+		{"name", app.Name}, {"bundle id", app.BundleID}, {"desktop id", app.DesktopID},
+		{"app path", app.AppPath}, {"executable path", app.ExecutablePath},
+	}
+	match := func(entry string) (string, string, bool) {
+		if entry == "" {
+			return "", "", false
+		}
+		for _, f := range fields {
+			if f[1] != "" && strings.Contains(f[1], entry) {
+				return f[0], f[1], true
+			}
+		}
+		return "", "", false
+	}
+	for _, e := range deny {
+		if f, v, ok := match(e); ok {
+			return &PolicyError{List: "deny", Entry: e, Field: f, Value: v}
+		}
+	}
+	if len(allow) == 0 {
+		return nil
+	}
+	for _, e := range allow {
+		if _, _, ok := match(e); ok {
+			return nil
+		}
+	}
+	return &PolicyError{List: "allow"}
+}
+
+// kindOf settles KindAuto and runs the Electron evidence check.
+func kindOf(k Kind, exe string) (Kind, error) {
+	switch k {
+	case KindChromium:
+		return k, nil
+	case KindElectron:
+		if _, err := CheckElectron(exe); err != nil {
+			return "", err
+		}
+		return k, nil
+	case "", KindAuto:
+		_, err := CheckElectron(exe)
+		if err == nil {
+			return KindElectron, nil
+		}
+		if looksLikeChromium(exe) {
+			return KindChromium, nil
+		}
+		return "", err
+	default:
+		return "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown kind %q", k)}
+	}
+}
+
+// lookup returns the instances named by ids, or every instance not yet
+// cleaned up when ids is empty.
+func (l *Launcher) lookup(ids []string) ([]*Instance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*Instance
+	if len(ids) == 0 {
+		for _, id := range l.order {
+			if inst := l.launches[id]; inst != nil {
+				out = append(out, inst)
+			}
+		}
+		return out, nil
+	}
+	for _, id := range ids {
+		inst := l.launches[id]
+		if inst == nil {
+			return nil, fmt.Errorf("%w: unknown launch id %q", ErrValidation, id)
+		}
+		out = append(out, inst)
+	}
+	return out, nil
+}
+
+// LaunchStatus is what [Launcher.Status] found.
+type LaunchStatus struct {
+	ID    string
+	Owned bool
+	PID   int
+	Port  int
+	// ProcessAlive is whether the launched process still runs (always false
+	// for attachments, whose process is not known).
+	ProcessAlive bool
+	// PortAlive is whether /json/version answers on the debugging port.
+	PortAlive bool
+	// Connected is whether the launcher's connection is still up.
+	Connected bool
+	Targets   []TargetInfo
+	// Stale marks a launch whose process or port is gone, or an attachment
+	// whose port is gone, without a cleanup.
+	Stale bool
+	// Cleaned marks a launch Cleanup finished.
+	Cleaned bool
+}
+
+// Status reports on the launches named by ids, or on all of them when ids
+// is empty: process and port liveness, the page targets, and whether the
+// record is stale. An unknown ID is ErrValidation.
+func (l *Launcher) Status(ctx context.Context, ids ...string) ([]LaunchStatus, error) {
+	insts, err := l.lookup(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LaunchStatus, 0, len(insts))
+	for _, inst := range insts {
+		out = append(out, l.status(ctx, inst))
+	}
+	return out, nil
+}
+
+func (l *Launcher) status(ctx context.Context, inst *Instance) LaunchStatus {
+	st := LaunchStatus{ID: inst.ID, Owned: inst.Owned, PID: inst.PID, Port: inst.Port}
+	l.mu.Lock()
+	st.Cleaned = inst.cleaned
+	l.mu.Unlock()
+	if inst.proc != nil {
+		select {
+		case <-inst.proc.Done():
+		default:
+			st.ProcessAlive = true
+		}
+	}
+	st.PortAlive = portAnswers(ctx, inst.Port)
+	st.Connected = inst.Browser.Err() == nil
+	if st.Connected {
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st.Targets, _ = inst.Browser.Targets(tctx)
+		cancel()
+	}
+	if !st.Cleaned {
+		st.Stale = !st.PortAlive || inst.Owned && !st.ProcessAlive
+	}
+	return st
+}
+
+// loopbackClient talks only to the debugging port on loopback; proxies are
+// never used.
+var loopbackClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+
+// portAnswers reports whether the DevTools HTTP endpoint on this loopback
+// port answers /json/version.
+func portAnswers(ctx context.Context, port int) bool {
+	if port <= 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port))+"/json/version", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := loopbackClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Sweep removes profile directories in TempDir that a launcher created for
+// a host process that has since died, when the browser recorded in them is
+// dead too. A directory without this package's name and owner file, or
+// whose host or browser still runs, is never touched. It returns the
+// directories removed.
+func (l *Launcher) Sweep() ([]string, error) {
+	dir := l.opts.TempDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), profilePrefix) {
+			continue // e.IsDir is false for a symlink, which is never followed
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := readLimited(filepath.Join(p, ownerFile))
+		if err != nil {
+			continue
+		}
+		host, browser, ok := parseOwner(b)
+		if !ok || host == os.Getpid() || pidAlive(host) || pidAlive(browser) {
+			continue
+		}
+		if os.RemoveAll(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed, nil
+}
+
+// parseOwner reads an owner file: "host=PID" and "browser=PID" lines.
+func parseOwner(b []byte) (host, browser int, ok bool) {
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	seenHost := false
+	for sc.Scan() {
+		k, v, found := strings.Cut(sc.Text(), "=")
+		if !found {
+			return 0, 0, false
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, 0, false
+		}
+		switch k {
+		case "host":
+			host, seenHost = n, true
+		case "browser":
+			browser = n
+		default:
+			return 0, 0, false
+		}
+	}
+	return host, browser, seenHost && host > 0
+}
