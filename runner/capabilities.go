@@ -36,6 +36,10 @@ func (m *Manager) registerCapabilities(reg *rpc.Registry) {
 	add(permissions.CapConfig, func(r *Run) any { return &configAPI{r} })
 	add(permissions.CapPaneControls, func(r *Run) any { return &paneAPI{r} })
 	add(permissions.CapContext, func(r *Run) any { return &contextAPI{r} })
+	add(permissions.CapTabs, func(r *Run) any { return &tabsAPI{r} })
+	add(permissions.CapTab, func(r *Run) any { return &tabAPI{r} })
+	add(permissions.CapPageJS, func(r *Run) any { return &pageJsAPI{r} })
+	add(permissions.CapForms, func(r *Run) any { return &formsAPI{r} })
 }
 
 func noHost(what string) error { return fmt.Errorf("%w: %s", ErrNoHost, what) }

@@ -41,6 +41,56 @@ type Workspace interface {
 	ProjectDir(ctx context.Context, run RunInfo) (string, error)
 }
 
+// TabInfo describes a browser tab. ID is stable for the tab's lifetime and
+// never derived from its URL.
+type TabInfo struct {
+	ID    string
+	URL   string
+	Title string
+}
+
+// TabOpenOptions says how Tabs.Open opens a tab.
+type TabOpenOptions struct {
+	// Background opens the tab without showing it; the runner caps how
+	// many a Manager keeps open at once. It must share the launching
+	// window's browser profile, so signed-in flows work.
+	Background bool
+}
+
+// TabTarget says where to drive a tab over the DevTools protocol: a
+// browser endpoint cdp.Connect accepts, and the tab's target ID.
+type TabTarget struct {
+	Endpoint string
+	TargetID string
+}
+
+// Tabs is the host's browser. The runner resolves a tab once through it and
+// then drives it over CDP through Target; scripts never see the endpoint.
+type Tabs interface {
+	Active(ctx context.Context, run RunInfo) (TabInfo, error)
+	// Find lists tabs whose URL or title contains pattern.
+	Find(ctx context.Context, run RunInfo, pattern string) ([]TabInfo, error)
+	All(ctx context.Context, run RunInfo) ([]TabInfo, error)
+	Open(ctx context.Context, run RunInfo, url string, opts TabOpenOptions) (TabInfo, error)
+	Close(ctx context.Context, run RunInfo, id string) error
+	// Focus gives the tab keyboard focus; the runner calls it before typing.
+	Focus(ctx context.Context, run RunInfo, id string) error
+	Target(ctx context.Context, run RunInfo, id string) (TabTarget, error)
+}
+
+// Screenshotter is an optional extension of Tabs for hosts that capture
+// pixels themselves (Electron <webview> guests cannot be captured over
+// CDP). The runner prefers it when the host's Tabs implements it.
+type Screenshotter interface {
+	Screenshot(ctx context.Context, run RunInfo, id string, fullPage bool) ([]byte, error)
+}
+
+// DevToolsEndpoints is an optional extension of Tabs: the loopback
+// host:port endpoints the host drives, which every run is denied.
+type DevToolsEndpoints interface {
+	DevToolsEndpoints() []string
+}
+
 // Host bundles the host's implementations. A nil member makes its
 // capability fail with a clear error rather than vanish, so a script that
 // was granted it learns why it does not work.
@@ -48,4 +98,5 @@ type Host struct {
 	UI        UI
 	Clipboard Clipboard
 	Workspace Workspace
+	Tabs      Tabs
 }

@@ -71,6 +71,10 @@ type Config struct {
 	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
 	// queue. Zero means DefaultMaxConcurrent (4).
 	MaxConcurrent int
+	// MaxBackgroundTabs bounds background tabs open at once across all
+	// runs; more tabs.open calls wait in a FIFO queue. Zero means
+	// DefaultMaxBackgroundTabs (4).
+	MaxBackgroundTabs int
 
 	// Host is the host's UI, clipboard and workspace.
 	Host Host
@@ -109,12 +113,14 @@ type Manager struct {
 	prepMu sync.Mutex
 	sdk    *SDKPaths
 
-	graphs  graphCache
-	state   stateStore
-	selMu   sync.Mutex // guards the selection ledger file
-	queue   fifo
-	stopRev func()
-	wg      sync.WaitGroup
+	graphs   graphCache
+	browsers browsers
+	bgTabs   fifo
+	state    stateStore
+	selMu    sync.Mutex // guards the selection ledger file
+	queue    fifo
+	stopRev  func()
+	wg       sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool
@@ -134,6 +140,7 @@ func New(cfg Config) (*Manager, error) {
 	setDefault(&cfg.OutputCap, DefaultOutputCap)
 	setDefault(&cfg.HeapMB, DefaultHeapMB)
 	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	setDefault(&cfg.MaxBackgroundTabs, DefaultMaxBackgroundTabs)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -146,6 +153,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, deno: deno, runs: map[string]*Run{}, gate: cfg.Gate, hist: cfg.History}
 	m.queue.init(cfg.MaxConcurrent)
+	m.bgTabs.init(cfg.MaxBackgroundTabs)
 	m.state.dir = filepath.Join(cfg.DataDir, "state")
 	if m.gate == nil {
 		store, err := consent.OpenStore(filepath.Join(cfg.DataDir, "consent.json"), consent.StoreOptions{Logger: cfg.Logger})
@@ -364,6 +372,7 @@ func (m *Manager) Close() error {
 	}
 	m.wg.Wait()
 	m.stopRev()
+	m.browsers.close()
 	err := m.bridge.Close()
 	m.closeHistory()
 	return err

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ type Request struct {
 	// Selection, if set, runs this text instead of the whole file, under
 	// the file's header and approval (run-selection).
 	Selection *Selection
+	// TriggerTab is the ID of the tab that triggered the run, if any; the
+	// script reaches it with tabs.triggered().
+	TriggerTab string
 }
 
 // Selection is text selected in a script's editor.
@@ -88,6 +92,8 @@ type Run struct {
 	timedOut  bool
 	cancelWhy string
 	cleanups  []func() // run by finish, before the run is reported done
+	header    *permissions.Header
+	tabs      map[string]*runTab
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
@@ -216,6 +222,7 @@ func (r *Run) execute(ctx context.Context) {
 	}
 	r.mu.Lock()
 	r.entry.Permissions = h.Canonical()
+	r.header = h
 	r.mu.Unlock()
 
 	if _, err := r.m.gate.Authorize(ctx, r.req.Script, h); err != nil {
@@ -270,9 +277,13 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		return
 	}
 	defer m.bridge.Revoke(r.id) // the token, and the session if still open
+	deny := m.cfg.DenyLoopback
+	if d, ok := m.cfg.Host.Tabs.(DevToolsEndpoints); ok {
+		deny = append(slices.Clone(deny), d.DevToolsEndpoints()...)
+	}
 	flags, err := permissions.Flags(h, permissions.FlagConfig{
 		BridgeAddr: m.bridge.Addr(), Bootstrap: sdk.Bootstrap, Entry: entry, SDKDir: sdk.Dir,
-		ConfigPath: sdk.Config, DenyLoopback: m.cfg.DenyLoopback, DefaultImports: m.cfg.DefaultImports,
+		ConfigPath: sdk.Config, DenyLoopback: deny, DefaultImports: m.cfg.DefaultImports,
 	})
 	if err != nil {
 		r.refuse(err.Error())
@@ -356,6 +367,10 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 	}
 	outR.Close()
 	errR.Close()
+	// Process death revokes everything: the session and token, then the
+	// tabs the run opened.
+	m.bridge.Revoke(r.id)
+	r.releaseTabs()
 
 	r.mu.Lock()
 	r.entry.Output, r.entry.OutputTruncated = out.String(), out.Truncated()

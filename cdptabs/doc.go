@@ -1,0 +1,17 @@
+// Package cdptabs is a reference implementation of the runner's Tabs host
+// interface, backed by a Chromium driven over the DevTools protocol.
+//
+//   - [Launch] starts a headless (or headed) Chromium with an isolated
+//     profile and returns its [Tabs]; [Attach] wraps a browser that is
+//     already running.
+//   - [Tabs] implements runner.Tabs and runner.DevToolsEndpoints, so every
+//     run is denied the browser's DevTools port.
+//
+// Tab IDs are CDP target IDs: stable for a tab's lifetime, never derived
+// from its URL. Background tabs are created in the browser's default
+// context, so they share the profile (cookies, signed-in sessions) of the
+// visible ones. Focus activates the target.
+//
+// It serves the example host and the tests, and is a starting point for a
+// host whose tabs live elsewhere (an Electron <webview>, say).
+package cdptabs

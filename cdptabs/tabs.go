@@ -1,0 +1,208 @@
+package cdptabs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mafredri/cdp/protocol/target"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/runner"
+)
+
+// ErrNoTab reports a tab ID that names no page of this browser.
+var ErrNoTab = errors.New("cdptabs: no such tab")
+
+// Tabs is a browser's pages as runner.Tabs. It is safe for concurrent use.
+// It holds one CDP connection, which Shutdown ends (with the browser, when
+// Launch started it).
+type Tabs struct {
+	conn     *cdp.Browser
+	proc     *cdp.BrowserProcess // nil when attached to a running browser
+	endpoint string
+	devtools string // loopback host:port
+
+	mu     sync.Mutex
+	active string
+}
+
+// Launch starts a browser (see cdp.LaunchOptions) and returns its tabs,
+// with one blank page active.
+func Launch(ctx context.Context, opts cdp.LaunchOptions) (*Tabs, error) {
+	p, err := cdp.Launch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Attach(ctx, p.Endpoint())
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	t.proc = p
+	return t, nil
+}
+
+// Attach connects to a running browser's DevTools endpoint (a ws:// URL or
+// http://127.0.0.1:<port>). The endpoint must be on loopback.
+func Attach(ctx context.Context, endpoint string) (*Tabs, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("cdptabs: endpoint %q: %w", endpoint, err)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil || (host != "127.0.0.1" && host != "localhost") {
+		return nil, fmt.Errorf("cdptabs: endpoint %q is not a loopback host:port", endpoint)
+	}
+	conn, err := cdp.Connect(ctx, endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Tabs{conn: conn, endpoint: endpoint, devtools: "127.0.0.1:" + port}, nil
+}
+
+// Endpoint returns the browser's DevTools endpoint.
+func (t *Tabs) Endpoint() string { return t.endpoint }
+
+// Browser returns the CDP connection, for hosts that drive tabs themselves.
+func (t *Tabs) Browser() *cdp.Browser { return t.conn }
+
+// Shutdown ends the connection, and the browser if Launch started it.
+// (Close is the runner.Tabs method that closes one tab.)
+func (t *Tabs) Shutdown() error {
+	err := t.conn.Close()
+	if t.proc != nil {
+		if perr := t.proc.Close(); perr != nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+// DevToolsEndpoints implements runner.DevToolsEndpoints.
+func (t *Tabs) DevToolsEndpoints() []string { return []string{t.devtools} }
+
+func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
+	targets, err := t.conn.Targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runner.TabInfo, 0, len(targets))
+	for _, tg := range targets {
+		out = append(out, runner.TabInfo{ID: tg.ID, URL: tg.URL, Title: tg.Title})
+	}
+	return out, nil
+}
+
+// Active implements runner.Tabs: the tab last opened in the foreground or
+// focused, else the first page.
+func (t *Tabs) Active(ctx context.Context, _ runner.RunInfo) (runner.TabInfo, error) {
+	pages, err := t.pages(ctx)
+	if err != nil {
+		return runner.TabInfo{}, err
+	}
+	t.mu.Lock()
+	active := t.active
+	t.mu.Unlock()
+	for _, p := range pages {
+		if p.ID == active {
+			return p, nil
+		}
+	}
+	if len(pages) == 0 {
+		return runner.TabInfo{}, fmt.Errorf("%w: the browser has no open page", ErrNoTab)
+	}
+	return pages[0], nil
+}
+
+// Find implements runner.Tabs.
+func (t *Tabs) Find(ctx context.Context, _ runner.RunInfo, pattern string) ([]runner.TabInfo, error) {
+	pages, err := t.pages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []runner.TabInfo
+	for _, p := range pages {
+		if strings.Contains(p.URL, pattern) || strings.Contains(p.Title, pattern) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// All implements runner.Tabs.
+func (t *Tabs) All(ctx context.Context, _ runner.RunInfo) ([]runner.TabInfo, error) {
+	return t.pages(ctx)
+}
+
+// Open implements runner.Tabs. The tab is created in the browser's default
+// context, so it shares the profile of the other tabs.
+func (t *Tabs) Open(ctx context.Context, run runner.RunInfo, rawURL string, opts runner.TabOpenOptions) (runner.TabInfo, error) {
+	args := target.NewCreateTargetArgs(rawURL).SetBackground(opts.Background)
+	reply, err := t.conn.Client().Target.CreateTarget(ctx, args)
+	if err != nil {
+		return runner.TabInfo{}, fmt.Errorf("cdptabs: opening %s: %w", rawURL, err)
+	}
+	id := string(reply.TargetID)
+	if !opts.Background {
+		t.mu.Lock()
+		t.active = id
+		t.mu.Unlock()
+	}
+	return t.info(ctx, id, rawURL)
+}
+
+func (t *Tabs) info(ctx context.Context, id, fallbackURL string) (runner.TabInfo, error) {
+	pages, err := t.pages(ctx)
+	if err != nil {
+		return runner.TabInfo{}, err
+	}
+	for _, p := range pages {
+		if p.ID == id {
+			return p, nil
+		}
+	}
+	return runner.TabInfo{ID: id, URL: fallbackURL}, nil
+}
+
+// Close implements runner.Tabs.
+func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
+	if _, err := t.conn.Client().Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(id))); err != nil {
+		return fmt.Errorf("%w %s: %v", ErrNoTab, id, err)
+	}
+	t.mu.Lock()
+	if t.active == id {
+		t.active = ""
+	}
+	t.mu.Unlock()
+	return nil
+}
+
+// Focus implements runner.Tabs: it activates the target, which gives the
+// page keyboard focus.
+func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
+	if err := t.conn.Client().Target.ActivateTarget(ctx, target.NewActivateTargetArgs(target.ID(id))); err != nil {
+		return fmt.Errorf("%w %s: %v", ErrNoTab, id, err)
+	}
+	t.mu.Lock()
+	t.active = id
+	t.mu.Unlock()
+	return nil
+}
+
+// Target implements runner.Tabs.
+func (t *Tabs) Target(ctx context.Context, _ runner.RunInfo, id string) (runner.TabTarget, error) {
+	return runner.TabTarget{Endpoint: t.endpoint, TargetID: id}, nil
+}
+
+// Port returns the DevTools port.
+func (t *Tabs) Port() int {
+	_, port, _ := net.SplitHostPort(t.devtools)
+	n, _ := strconv.Atoi(port)
+	return n
+}

@@ -1,0 +1,767 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// Defaults for browser work.
+const (
+	DefaultMaxBackgroundTabs = 4
+	defaultTabWait           = 30 * time.Second
+)
+
+// Error codes scripts receive on the code property of errors from browser
+// calls.
+const (
+	CodeNotCommitted   = "not_committed"
+	CodeStaleRef       = "stale_ref"
+	CodeNotGranted     = "not_granted"
+	CodeSiteNotAllowed = "site_not_allowed"
+	CodeTimeout        = "timeout"
+	CodeNavigation     = "navigation"
+	CodeNotFound       = "not_found"
+	CodeClosed         = "closed"
+	CodeAmbiguous      = "ambiguous"
+	CodeObscured       = "obscured"
+	CodeEvalError      = "eval_error"
+	CodeInvalid        = "invalid"
+)
+
+// browsers shares one CDP connection per endpoint among all runs.
+type browsers struct {
+	mu    sync.Mutex
+	conns map[string]*cdp.Browser
+}
+
+func (b *browsers) get(ctx context.Context, endpoint string) (*cdp.Browser, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.conns[endpoint]; c != nil && c.Err() == nil {
+		return c, nil
+	}
+	c, err := cdp.Connect(ctx, endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	if b.conns == nil {
+		b.conns = map[string]*cdp.Browser{}
+	}
+	b.conns[endpoint] = c
+	return c, nil
+}
+
+func (b *browsers) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+	clear(b.conns)
+}
+
+// runTab is a tab a run resolved, with its CDP session once attached.
+type runTab struct {
+	id         string
+	opened     bool // the run opened it, so the run closes it
+	background bool // it holds one of the Manager's background slots
+
+	mu  sync.Mutex
+	cdp *cdp.Tab
+	nav *navTracker
+}
+
+// navTracker counts main-frame navigations of a tab and how far each got,
+// so waitForNavigation can tell a navigation an earlier action started from
+// one still to come.
+type navTracker struct {
+	mu      sync.Mutex
+	changed chan struct{}
+	started int // main-frame navigations seen
+	dcl     int // of those, how many reached DOMContentLoaded
+	loaded  int // and load
+	mark    int // started, when the latest action began
+	stop    context.CancelFunc
+}
+
+func newNavTracker(t *cdp.Tab) (*navTracker, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &navTracker{changed: make(chan struct{}), stop: cancel}
+	c := t.Client()
+	nav, err := c.Page.FrameNavigated(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	within, err := c.Page.NavigatedWithinDocument(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	dcl, err := c.Page.DOMContentEventFired(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	load, err := c.Page.LoadEventFired(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		for {
+			ev, err := nav.Recv()
+			if err != nil {
+				return
+			}
+			if ev.Frame.ParentID == nil {
+				n.update(func() { n.started++ })
+			}
+		}
+	}()
+	go func() {
+		for {
+			if _, err := within.Recv(); err != nil {
+				return
+			}
+			n.update(func() { n.started++; n.dcl, n.loaded = n.started, n.started })
+		}
+	}()
+	go func() {
+		for {
+			if _, err := dcl.Recv(); err != nil {
+				return
+			}
+			n.update(func() { n.dcl = n.started })
+		}
+	}()
+	go func() {
+		for {
+			if _, err := load.Recv(); err != nil {
+				return
+			}
+			n.update(func() { n.loaded = n.started })
+		}
+	}()
+	return n, nil
+}
+
+func (n *navTracker) update(f func()) {
+	n.mu.Lock()
+	f()
+	close(n.changed)
+	n.changed = make(chan struct{})
+	n.mu.Unlock()
+}
+
+// action marks the start of an action that may navigate.
+func (n *navTracker) action() {
+	n.mu.Lock()
+	n.mark = n.started
+	n.mu.Unlock()
+}
+
+// wait returns once a navigation that began after the latest action (or,
+// if none has, the next one) reached until.
+func (n *navTracker) wait(ctx context.Context, until cdp.WaitUntil) error {
+	n.mu.Lock()
+	target := n.mark + 1
+	n.mu.Unlock()
+	for {
+		n.mu.Lock()
+		reached := n.loaded
+		if until == cdp.DOMContentLoaded {
+			reached = n.dcl
+		}
+		ch := n.changed
+		n.mu.Unlock()
+		if reached >= target {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// knowTab records a tab the run resolved; only such tabs can be driven.
+func (r *Run) knowTab(info TabInfo, opened, background bool) map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tabs == nil {
+		r.tabs = map[string]*runTab{}
+	}
+	t := r.tabs[info.ID]
+	if t == nil {
+		t = &runTab{id: info.ID}
+		r.tabs[info.ID] = t
+	}
+	t.opened = t.opened || opened
+	t.background = t.background || background
+	return map[string]any{"id": info.ID, "url": info.URL, "title": info.Title}
+}
+
+// tab returns the attached tab id names.
+func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
+	r.mu.Lock()
+	t := r.tabs[id]
+	r.mu.Unlock()
+	if t == nil {
+		return nil, nil, codeErr(CodeNotFound, capnweb.NameError, "no tab %q: get tabs from tabs.active, find, all, open or triggered", id)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cdp != nil && t.cdp.Err() == nil {
+		return t, t.cdp, nil
+	}
+	tabs := r.m.cfg.Host.Tabs
+	target, err := tabs.Target(ctx, r.Info(), id)
+	if err != nil {
+		return nil, nil, browserErr(err)
+	}
+	b, err := r.m.browsers.get(ctx, target.Endpoint)
+	if err != nil {
+		return nil, nil, browserErr(err)
+	}
+	ct, err := b.Attach(ctx, target.TargetID)
+	if err != nil {
+		return nil, nil, browserErr(err)
+	}
+	nav, err := newNavTracker(ct)
+	if err != nil {
+		ct.Detach(ctx)
+		return nil, nil, browserErr(err)
+	}
+	t.cdp, t.nav = ct, nav
+	return t, ct, nil
+}
+
+// releaseTabs closes every tab the run opened and detaches from the rest.
+func (r *Run) releaseTabs() {
+	r.mu.Lock()
+	tabs := r.tabs
+	r.tabs = nil
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, t := range tabs {
+		r.dropTab(ctx, t, t.opened)
+	}
+}
+
+// dropTab detaches from t, closes it through the host when close is set,
+// and gives back its background slot.
+func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
+	t.mu.Lock()
+	if t.nav != nil {
+		t.nav.stop()
+	}
+	if t.cdp != nil {
+		t.cdp.Detach(ctx)
+	}
+	t.mu.Unlock()
+	var err error
+	if close {
+		err = r.m.cfg.Host.Tabs.Close(ctx, r.Info(), t.id)
+	}
+	if t.background {
+		t.background = false
+		r.m.bgTabs.release()
+	}
+	return err
+}
+
+// tabsAPI is tabs: resolving tabs.
+type tabsAPI struct{ r *Run }
+
+func (a *tabsAPI) host() (Tabs, error) {
+	if a.r.m.cfg.Host.Tabs == nil {
+		return nil, noHost("tabs")
+	}
+	return a.r.m.cfg.Host.Tabs, nil
+}
+
+func (a *tabsAPI) Active(ctx context.Context) (map[string]any, error) {
+	h, err := a.host()
+	if err != nil {
+		return nil, err
+	}
+	info, err := h.Active(ctx, a.r.Info())
+	if err != nil {
+		return nil, browserErr(err)
+	}
+	return a.r.knowTab(info, false, false), nil
+}
+
+func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]any, error) {
+	h, err := a.host()
+	if err != nil {
+		return nil, err
+	}
+	infos, err := h.Find(ctx, a.r.Info(), pattern)
+	return a.list(infos, err)
+}
+
+func (a *tabsAPI) All(ctx context.Context) ([]any, error) {
+	h, err := a.host()
+	if err != nil {
+		return nil, err
+	}
+	infos, err := h.All(ctx, a.r.Info())
+	return a.list(infos, err)
+}
+
+func (a *tabsAPI) list(infos []TabInfo, err error) ([]any, error) {
+	if err != nil {
+		return nil, browserErr(err)
+	}
+	out := make([]any, 0, len(infos))
+	for _, info := range infos {
+		out = append(out, a.r.knowTab(info, false, false))
+	}
+	return out, nil
+}
+
+// Open opens a tab at url. Background tabs wait for one of the Manager's
+// slots, in FIFO order.
+func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) (map[string]any, error) {
+	h, err := a.host()
+	if err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "http" && u.Scheme != "https" && rawURL != "about:blank") {
+		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
+	}
+	background, _ := opts["background"].(bool)
+	if background {
+		if !a.r.m.bgTabs.acquire(ctx.Done()) {
+			return nil, codeErr(CodeTimeout, capnweb.NameError, "waiting for a background tab slot: %v", ctx.Err())
+		}
+	}
+	info, err := h.Open(ctx, a.r.Info(), rawURL, TabOpenOptions{Background: background})
+	if err != nil {
+		if background {
+			a.r.m.bgTabs.release()
+		}
+		return nil, browserErr(err)
+	}
+	return a.r.knowTab(info, true, background), nil
+}
+
+// Triggered returns the tab that triggered the run, if any.
+func (a *tabsAPI) Triggered(ctx context.Context) (any, error) {
+	h, err := a.host()
+	if err != nil {
+		return nil, err
+	}
+	id := a.r.req.TriggerTab
+	if id == "" {
+		return capnweb.Undefined{}, nil
+	}
+	infos, err := h.All(ctx, a.r.Info())
+	if err != nil {
+		return nil, browserErr(err)
+	}
+	for _, info := range infos {
+		if info.ID == id {
+			return a.r.knowTab(info, false, false), nil
+		}
+	}
+	return capnweb.Undefined{}, nil
+}
+
+// tabAPI is tab: the data plane of one resolved tab.
+type tabAPI struct{ r *Run }
+
+func (a *tabAPI) URL(ctx context.Context, id string) (string, error) {
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	u, err := t.URL(ctx)
+	return u, browserErr(err)
+}
+
+func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	s, err := t.Title(ctx)
+	return s, browserErr(err)
+}
+
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) error {
+	rt, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return err
+	}
+	until, err := waitUntilOpt(opts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeoutOpt(ctx, opts)
+	defer cancel()
+	rt.nav.action()
+	return browserErr(t.Goto(ctx, rawURL, until))
+}
+
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[string]any) error {
+	rt, _, err := a.r.tab(ctx, id)
+	if err != nil {
+		return err
+	}
+	until, err := waitUntilOpt(opts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeoutOpt(ctx, opts)
+	defer cancel()
+	if err := rt.nav.wait(ctx, until); err != nil {
+		return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+	}
+	return nil
+}
+
+func (a *tabAPI) WaitFor(ctx context.Context, id, selector string, opts map[string]any) error {
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeoutOpt(ctx, opts)
+	defer cancel()
+	return browserErr(t.WaitFor(ctx, cdp.Selector(selector)))
+}
+
+func (a *tabAPI) Screenshot(ctx context.Context, id string, opts map[string]any) ([]byte, error) {
+	if _, _, err := a.r.tab(ctx, id); err != nil {
+		return nil, err
+	}
+	full, _ := opts["fullPage"].(bool)
+	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
+		png, err := s.Screenshot(ctx, a.r.Info(), id, full)
+		return png, browserErr(err)
+	}
+	_, t, _ := a.r.tab(ctx, id)
+	png, err := t.Screenshot(ctx, cdp.ScreenshotOptions{FullPage: full})
+	return png, browserErr(err)
+}
+
+func (a *tabAPI) Close(ctx context.Context, id string) error {
+	a.r.mu.Lock()
+	t := a.r.tabs[id]
+	delete(a.r.tabs, id)
+	a.r.mu.Unlock()
+	if t == nil {
+		return codeErr(CodeNotFound, capnweb.NameError, "no tab %q", id)
+	}
+	return browserErr(a.r.dropTab(ctx, t, true))
+}
+
+// pageJsAPI is pageJs: code in the page's main world.
+type pageJsAPI struct{ r *Run }
+
+func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []any) (any, error) {
+	rt, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	site, err := a.r.checkSite(ctx, t, "evaluate")
+	if err != nil {
+		return nil, err
+	}
+	rt.nav.action()
+	raw, err := t.Evaluate(ctx, source, args...)
+	a.r.logAction("evaluate", "", site, err)
+	if err != nil {
+		return nil, browserErr(err)
+	}
+	if raw == nil {
+		return capnweb.Undefined{}, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkSite applies sites= to the tab's current page before a page action,
+// logging a refusal like any other outcome.
+func (r *Run) checkSite(ctx context.Context, t *cdp.Tab, method string) (string, error) {
+	u, err := t.URL(ctx)
+	if err != nil {
+		return "", browserErr(err)
+	}
+	site := hostOf(u)
+	if len(r.header.Sites) > 0 && !cdp.SiteAllowed(u, r.header.Sites) {
+		r.recordAction(history.Action{At: time.Now().UTC(), Method: method, Site: site, Outcome: "refused"})
+		return site, codeErr(CodeSiteNotAllowed, capnweb.NameError, "%s is not allowed on %s: this script's sites= lists %v", method, site, r.header.Sites)
+	}
+	return site, nil
+}
+
+func (r *Run) logAction(method, target, site string, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = errCode(err)
+	}
+	r.recordAction(history.Action{At: time.Now().UTC(), Method: method, Target: target, Site: site, Outcome: outcome})
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// formsAPI is forms: trusted form actions through the form runtime.
+type formsAPI struct{ r *Run }
+
+// options builds the cdp options for one action: the sites= check, the
+// focus hook and the action log (method, target, site, outcome; never the
+// value).
+func (a *formsAPI) options(id string, opts map[string]any) (cdp.FormOptions, error) {
+	fo := cdp.FormOptions{
+		Focus: func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) },
+		Log: func(act cdp.Action) {
+			a.r.recordAction(history.Action{At: time.Now().UTC(), Method: act.Method, Target: act.Target, Site: act.Site, Outcome: act.Outcome})
+		},
+	}
+	if len(a.r.header.Sites) > 0 {
+		fo.Sites = a.r.header.Sites
+	}
+	fo.DryRun, _ = opts["dryRun"].(bool)
+	if parts, ok := opts["parts"].(map[string]any); ok {
+		fo.Parts = map[string]string{}
+		for k, v := range parts {
+			s, ok := v.(string)
+			if !ok {
+				return fo, codeErr(CodeInvalid, capnweb.NameTypeError, "parts.%s must be a selector string", k)
+			}
+			fo.Parts[k] = s
+		}
+	}
+	return fo, nil
+}
+
+func (a *formsAPI) begin(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *cdp.Tab, cdp.FormOptions, error) {
+	rt, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return nil, nil, nil, cdp.FormOptions{}, err
+	}
+	fo, err := a.options(id, opts)
+	if err != nil {
+		return nil, nil, nil, fo, err
+	}
+	ctx, cancel := withTimeoutOpt(ctx, opts)
+	rt.nav.action()
+	return ctx, cancel, t, fo, nil
+}
+
+func (a *formsAPI) Fill(ctx context.Context, id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
+	tg, err := toTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	st, err := t.Fill(ctx, tg, value, fo)
+	if err != nil {
+		return nil, browserErr(err)
+	}
+	return map[string]any{"value": st.Value, "invalid": st.Invalid, "validationMessage": st.ValidationMessage, "errorText": st.ErrorText}, nil
+}
+
+func (a *formsAPI) Check(ctx context.Context, id string, target map[string]any, checked bool, opts map[string]any) error {
+	tg, err := toTarget(target)
+	if err != nil {
+		return err
+	}
+	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return browserErr(t.Check(ctx, tg, checked, fo))
+}
+
+func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any, option string, opts map[string]any) (string, error) {
+	tg, err := toTarget(target)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+	if err != nil {
+		return "", err
+	}
+	defer cancel()
+	label, err := t.Select(ctx, tg, option, fo)
+	return label, browserErr(err)
+}
+
+func (a *formsAPI) Click(ctx context.Context, id string, target map[string]any, opts map[string]any) error {
+	tg, err := toTarget(target)
+	if err != nil {
+		return err
+	}
+	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return browserErr(t.ClickTarget(ctx, tg, fo))
+}
+
+// Press presses key, on opts.target when given (focusing it first), else on
+// whatever has focus; opts.modifiers lists held keys.
+func (a *formsAPI) Press(ctx context.Context, id, key string, opts map[string]any) error {
+	var mods cdp.Modifier
+	if list, ok := opts["modifiers"].([]any); ok {
+		for _, m := range list {
+			switch m {
+			case "Alt":
+				mods |= cdp.Alt
+			case "Control", "Ctrl":
+				mods |= cdp.Ctrl
+			case "Meta":
+				mods |= cdp.Meta
+			case "Shift":
+				mods |= cdp.Shift
+			default:
+				return codeErr(CodeInvalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
+			}
+		}
+	}
+	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	if tm, ok := opts["target"].(map[string]any); ok {
+		tg, err := toTarget(tm)
+		if err != nil {
+			return err
+		}
+		return browserErr(t.PressTarget(ctx, tg, key, mods, fo))
+	}
+	if len(fo.Sites) > 0 {
+		if _, err := a.r.checkSite(ctx, t, "press"); err != nil {
+			return err
+		}
+	}
+	err = t.Press(ctx, key, mods)
+	if fo.Log != nil {
+		a.r.logAction("press", key, "", err)
+	}
+	return browserErr(err)
+}
+
+func toTarget(m map[string]any) (cdp.Target, error) {
+	var t cdp.Target
+	raw, err := json.Marshal(m)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&t)
+	}
+	if err != nil || t == (cdp.Target{}) {
+		return t, codeErr(CodeInvalid, capnweb.NameTypeError,
+			"a target is one of {label}, {placeholder}, {name}, {role, name}, {text}, {selector}, {testId} or {ref}")
+	}
+	return t, nil
+}
+
+func waitUntilOpt(opts map[string]any) (cdp.WaitUntil, error) {
+	switch v, _ := opts["waitUntil"].(string); v {
+	case "", "load":
+		return cdp.Load, nil
+	case "domcontentloaded":
+		return cdp.DOMContentLoaded, nil
+	default:
+		return "", codeErr(CodeInvalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", v)
+	}
+}
+
+// withTimeoutOpt bounds a browser wait by opts.timeout (milliseconds), or
+// by a default so that nothing waits forever.
+func withTimeoutOpt(ctx context.Context, opts map[string]any) (context.Context, context.CancelFunc) {
+	d := defaultTabWait
+	if ms, ok := opts["timeout"].(float64); ok && ms > 0 {
+		d = time.Duration(ms * float64(time.Millisecond))
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// codeErr is an error a script can branch on through err.code.
+func codeErr(code, name, format string, args ...any) error {
+	return capnweb.Errorf(name, map[string]any{"code": code}, format, args...)
+}
+
+// browserErr maps a cdp or host error to an error with a code.
+func browserErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *capnweb.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	props := map[string]any{"code": errCode(err)}
+	var nc *cdp.NotCommittedError
+	if errors.As(err, &nc) {
+		props["kept"] = nc.Kept
+	}
+	var ee *cdp.EvalError
+	if errors.As(err, &ee) {
+		props["remoteName"], props["remoteMessage"], props["line"], props["column"] = ee.Name, ee.Message, ee.Line, ee.Column
+	}
+	return capnweb.Errorf(capnweb.NameError, props, "%v", err)
+}
+
+func errCode(err error) string {
+	var te *cdp.TargetError
+	var ee *cdp.EvalError
+	var wt *cdp.WaitTimeoutError
+	switch {
+	case errors.Is(err, cdp.ErrNotCommitted):
+		return CodeNotCommitted
+	case errors.Is(err, cdp.ErrStaleRef):
+		return CodeStaleRef
+	case errors.Is(err, cdp.ErrSiteNotAllowed):
+		return CodeSiteNotAllowed
+	case errors.As(err, &wt), errors.Is(err, context.DeadlineExceeded), errors.Is(err, cdp.ErrTimeout):
+		return CodeTimeout
+	case errors.Is(err, cdp.ErrNavigation):
+		return CodeNavigation
+	case errors.Is(err, cdp.ErrDetached):
+		return CodeClosed
+	case errors.Is(err, cdp.ErrAmbiguous):
+		return CodeAmbiguous
+	case errors.Is(err, cdp.ErrObscured):
+		return CodeObscured
+	case errors.As(err, &ee):
+		return CodeEvalError
+	case errors.As(err, &te):
+		return te.Code
+	case errors.Is(err, cdp.ErrNotFound):
+		return CodeNotFound
+	}
+	return "error"
+}
