@@ -583,14 +583,6 @@ func TestResolveDeno(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoDeno, "PATH is used only when allowed")
 }
 
-func TestBrowserScriptRefusedUntilTheSDKHasTabs(t *testing.T) {
-	e := newMgr(t, nil)
-	entry := e.runScript(t, "tabs.ts", "// @permissions browser\nconsole.log(\"should not run\");\n")
-	assert.Equal(t, history.StateRefused, entry.State)
-	assert.Contains(t, entry.Reason, "tabs")
-	assert.NotContains(t, entry.Output, "should not run")
-}
-
 func TestConfigValuesAreCheckedAndCorruptStateIsSetAside(t *testing.T) {
 	e := newMgr(t, nil)
 	p := e.script(t, "cfg.ts", `// @permissions none
