@@ -483,7 +483,7 @@ var sensitiveHints = []struct {
 	category string
 	words    []string
 }{
-	{"notes", []string{"obsidian", "notion", "joplin", "logseq", "evernote", "standard notes", "simplenote", "bear"}},
+	{"notes", []string{"notes", "obsidian", "notion", "joplin", "logseq", "evernote", "standard notes", "simplenote", "bear"}},
 	{"chat", []string{"slack", "discord", "teams", "signal", "telegram", "whatsapp", "element", "mattermost", "rocket.chat", "instantmessaging", "chat"}},
 	{"mail", []string{"mail", "thunderbird", "outlook", "mailspring", "email"}},
 	{"developer-workspace", []string{"visual studio code", "vscode", "code.desktop", "com.microsoft.vscode", "cursor", "windsurf", "github desktop", "postman", "insomnia", "development", "ide"}},

@@ -27,6 +27,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(orphanHelperEnv) != "" {
+		os.Exit(orphanHelper())
+	}
 	os.Exit(runMain(m))
 }
 
