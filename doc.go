@@ -7,6 +7,16 @@
 //     @permissions header and compute its deno flags and host capabilities.
 //   - [github.com/tranquil/automation/consent]: remember what the user
 //     approved and ask again when a declaration changes.
+//   - [github.com/tranquil/automation/rpc/capnweb]: the Cap'n Web protocol.
+//   - [github.com/tranquil/automation/rpc]: the authenticated loopback bridge
+//     scripts reach the host through.
+//   - [github.com/tranquil/automation/cdp]: browsers and Electron apps over
+//     the DevTools protocol.
+//   - [github.com/tranquil/automation/runner]: the run manager and the
+//     embedded TypeScript SDK.
+//   - [github.com/tranquil/automation/history]: recent runs, crash-safe.
+//   - [github.com/tranquil/automation/cdptabs]: a reference browser for the
+//     runner's Tabs.
 //
 // This package holds no code; it exists for its documentation.
 package automation
