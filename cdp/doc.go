@@ -4,6 +4,11 @@
 // Entry points:
 //
 //   - [Launch] starts headless Chromium with a temporary profile; [BrowserProcess.Close] ends it.
+//   - [NewLauncher] gives a [Launcher] that owns its launches: [Launcher.Launch] starts Chromium or an
+//     Electron app from a [LaunchSpec] and connects; [Launcher.Attach] tracks a browser the caller
+//     started; [Launcher.Status], [Launcher.Probe] and [Launcher.Cleanup] inspect and end them.
+//   - [Discover] lists installed Electron apps; [CheckElectron] tells an Electron binary from others.
+//   - [QA] runs a smoke check (text, selector, console errors, exceptions, screenshot) on a tab.
 //   - [Connect] opens a [Browser] from a ws:// URL, an http:// debugging address or a DevToolsActivePort file.
 //   - [Browser.Attach] and [Browser.NewTab] give a [Tab]; [Browser.Targets] lists pages.
 //   - [Tab.Evaluate], [Tab.Goto], [Tab.WaitForNavigation], [Tab.WaitFor], [Tab.Screenshot].
@@ -23,6 +28,24 @@
 // [*DetachedError] matching [ErrDetached] and one of [ErrTargetClosed],
 // [ErrTargetCrashed] or [ErrBrowserClosed]. Nothing waits forever on a dead
 // tab or browser.
+//
+// # Launching and cleaning up
+//
+// Every launch gets a fresh temporary profile (--user-data-dir),
+// --remote-debugging-port=0 and --no-first-run, --no-default-browser-check
+// and --disable-extensions; Chromium also gets [DefaultFlags], which keep
+// it off the network except for the pages it is sent to. The process runs
+// in its own process group (on Linux with a parent-death signal, so a host
+// that dies takes its browsers with it) and the port is read from
+// DevToolsActivePort. A [Launcher] never touches what it did not start:
+// cleanup of an attachment only closes the connection, and the profile
+// sweep in [NewLauncher] removes only this package's profile directories
+// whose host and browser are both dead.
+//
+// Failures fall in categories matched with errors.Is: [ErrValidation],
+// [ErrPolicyBlocked], [ErrTimeout], [ErrUpstream], [ErrTabDrift],
+// [ErrCleanupFailed] and [ErrStaleRef]. [*LaunchError], [*PolicyError] and
+// [*CleanupError] carry the details.
 //
 // # Documents and realms
 //

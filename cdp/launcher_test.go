@@ -68,6 +68,7 @@ func newLauncher(t *testing.T) *Launcher {
 }
 
 func TestLauncherLaunchProbeCleanup(t *testing.T) {
+	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	l := newLauncher(t)
 	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: testenv.Chromium(t)})
@@ -148,6 +149,7 @@ func TestLauncherLaunchProbeCleanup(t *testing.T) {
 }
 
 func TestLauncherTwoAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	l := newLauncher(t)
 	var wg sync.WaitGroup
@@ -186,6 +188,7 @@ func TestLauncherTwoAtOnce(t *testing.T) {
 }
 
 func TestLauncherStatusAfterOutsideKill(t *testing.T) {
+	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	l := newLauncher(t)
 	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: testenv.Chromium(t), Kind: KindChromium})
@@ -221,6 +224,7 @@ func TestLauncherStatusAfterOutsideKill(t *testing.T) {
 }
 
 func TestLauncherAttachIsManual(t *testing.T) {
+	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
 	require.NoError(t, err)
@@ -275,6 +279,7 @@ func fakeElectron(t *testing.T, dir, name, script string) string {
 }
 
 func TestLauncherTimeout(t *testing.T) {
+	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	// The fake app never writes DevToolsActivePort, ignores SIGTERM (so
 	// the launcher must escalate) and leaves a child in its group.
@@ -309,6 +314,7 @@ func TestLauncherTimeout(t *testing.T) {
 }
 
 func TestLauncherEarlyExit(t *testing.T) {
+	t.Parallel()
 	ctx := tctx(t, 30*time.Second)
 	exe := fakeElectron(t, t.TempDir(), "quits", "#!/bin/sh\necho \"env says $FAKE_APP\" >&2\nexit 3\n")
 	l := newLauncher(t)

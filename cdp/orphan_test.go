@@ -43,6 +43,7 @@ func orphanHelper() int {
 // browser within 2 s. Its profile directory leaks (nothing is left to
 // remove it), and the next Launcher in that directory sweeps it.
 func TestOrphanedBrowserDies(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), orphanHelperEnv+"="+dir)
