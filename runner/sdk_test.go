@@ -263,6 +263,9 @@ type sdkRig struct {
 	sdk  SDKPaths
 	deno string
 	host *fakeSDKHost
+	// permit is added to every token's permitted capabilities, for a
+	// capability no header key grants yet.
+	permit []permissions.Capability
 }
 
 // fakeSDKHost records what scripts did through the bridge.
@@ -276,6 +279,137 @@ type fakeSDKHost struct {
 	sessions  map[string]*capnweb.Session
 	actions   map[string]*capnweb.Stub
 	logged    chan string
+	browser   []string // browser calls, as "method args…"
+}
+
+// sdkTabInfo is a tab as the browser capabilities describe it.
+type sdkTabInfo struct {
+	ID    string `json:"id"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}
+
+// coded is a browser error as the host sends it: an Error with a code
+// and more own properties.
+func coded(code, message string, props ...any) error {
+	p := map[string]any{"code": code}
+	for i := 0; i+1 < len(props); i += 2 {
+		p[props[i].(string)] = props[i+1]
+	}
+	return &capnweb.Error{Name: "Error", Message: message, Props: p}
+}
+
+func (h *fakeSDKHost) record(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.browser = append(h.browser, fmt.Sprintf(format, args...))
+}
+
+// fakeTabsAPI knows one tab, "t1"; it opens "t2".
+type fakeTabsAPI struct{ h *fakeSDKHost }
+
+func (a *fakeTabsAPI) Active() sdkTabInfo {
+	return sdkTabInfo{ID: "t1", URL: "https://shop.example/cart", Title: "Cart"}
+}
+
+func (a *fakeTabsAPI) Find(pattern string) []sdkTabInfo {
+	if strings.Contains("https://shop.example/cart", pattern) {
+		return []sdkTabInfo{a.Active()}
+	}
+	return []sdkTabInfo{}
+}
+
+func (a *fakeTabsAPI) All() []sdkTabInfo { return []sdkTabInfo{a.Active()} }
+
+func (a *fakeTabsAPI) Open(url string, opts map[string]any) sdkTabInfo {
+	a.h.record("open %s %v", url, opts)
+	return sdkTabInfo{ID: "t2", URL: url, Title: url}
+}
+
+func (a *fakeTabsAPI) Triggered() *sdkTabInfo { return nil }
+
+type fakeTabAPI struct{ h *fakeSDKHost }
+
+func (a *fakeTabAPI) known(id string) error {
+	if id != "t1" && id != "t2" {
+		return coded("not_found", "no tab "+id)
+	}
+	return nil
+}
+
+func (a *fakeTabAPI) URL(id string) (string, error) {
+	return "https://shop.example/cart", a.known(id)
+}
+
+func (a *fakeTabAPI) Title(id string) (string, error) { return "Cart", a.known(id) }
+
+func (a *fakeTabAPI) Goto(id, url string, opts map[string]any) error {
+	a.h.record("goto %s %s %v", id, url, opts)
+	if strings.Contains(url, "down.example") {
+		return coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
+	}
+	return a.known(id)
+}
+
+func (a *fakeTabAPI) WaitForNavigation(id string, opts map[string]any) error {
+	a.h.record("waitForNavigation %s %v", id, opts)
+	return coded("timeout", "no navigation")
+}
+
+func (a *fakeTabAPI) WaitFor(id, selector string, opts map[string]any) error {
+	a.h.record("waitFor %s %s %v", id, selector, opts)
+	return a.known(id)
+}
+
+func (a *fakeTabAPI) Screenshot(id string, opts map[string]any) ([]byte, error) {
+	a.h.record("screenshot %s %v", id, opts)
+	return []byte("\x89PNG\r\n\x1a\n"), a.known(id)
+}
+
+func (a *fakeTabAPI) Close(id string) error {
+	a.h.record("close %s", id)
+	return a.known(id)
+}
+
+type fakePageJSAPI struct{ h *fakeSDKHost }
+
+func (a *fakePageJSAPI) Evaluate(id, source string, args []any) (any, error) {
+	a.h.record("evaluate %s %s %v", id, source, args)
+	if strings.Contains(source, "throw") {
+		return nil, coded("eval_error", "TypeError: boom", "remoteName", "TypeError", "remoteMessage", "boom", "line", 1, "column", 7)
+	}
+	return map[string]any{"args": args}, nil
+}
+
+type fakeFormsAPI struct{ h *fakeSDKHost }
+
+func (a *fakeFormsAPI) Fill(id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
+	a.h.record("fill %s %v %s %v", id, target, value, opts)
+	switch target["label"] {
+	case "Qty":
+		return nil, coded("not_committed", "the page did not keep the value", "kept", "10")
+	case "Elsewhere":
+		return nil, coded("site_not_allowed", "evil.example is not allowed")
+	case "Revoked":
+		return nil, coded("not_granted", "forms is not granted")
+	}
+	return map[string]any{"value": value, "invalid": false, "validationMessage": "", "errorText": ""}, nil
+}
+
+func (a *fakeFormsAPI) Check(id string, target map[string]any, checked bool, opts map[string]any) {
+	a.h.record("check %s %v %v %v", id, target, checked, opts)
+}
+
+func (a *fakeFormsAPI) Select(id string, target map[string]any, option string, opts map[string]any) {
+	a.h.record("select %s %v %s %v", id, target, option, opts)
+}
+
+func (a *fakeFormsAPI) Click(id string, target map[string]any, opts map[string]any) {
+	a.h.record("click %s %v %v", id, target, opts)
+}
+
+func (a *fakeFormsAPI) Press(id, key string, opts map[string]any) {
+	a.h.record("press %s %s %v", id, key, opts)
 }
 
 type fakeUIAPI struct{ h *fakeSDKHost }
@@ -386,6 +520,10 @@ func newSDKRig(t testing.TB) *sdkRig {
 		permissions.CapContext:      &fakeContextAPI{h},
 		permissions.CapClipboard:    &fakeClipboardAPI{h},
 		permissions.CapPaneControls: &fakePaneAPI{h},
+		permissions.CapTabs:         &fakeTabsAPI{h},
+		permissions.CapTab:          &fakeTabAPI{h},
+		permissions.CapPageJS:       &fakePageJSAPI{h},
+		permissions.CapForms:        &fakeFormsAPI{h},
 	} {
 		require.NoError(t, reg.Register(name, func(ctx context.Context, p rpc.Principal) (any, error) {
 			keep(ctx, p)
@@ -429,7 +567,8 @@ func (r *sdkRig) start(t testing.TB, runID, src string, env ...string) *sdkRun {
 		BridgeAddr: r.b.Addr(), Bootstrap: r.sdk.Bootstrap, Entry: script, SDKDir: r.sdk.Dir, ConfigPath: r.sdk.Config,
 	})
 	require.NoError(t, err)
-	token, err := r.b.Mint(rpc.Principal{RunID: runID, ScriptPath: script, ScriptDir: h.ScriptDir, Permitted: h.Capabilities(), Audience: rpc.AudienceRunner})
+	permitted := append(h.Capabilities(), r.permit...)
+	token, err := r.b.Mint(rpc.Principal{RunID: runID, ScriptPath: script, ScriptDir: h.ScriptDir, Permitted: permitted, Audience: rpc.AudienceRunner})
 	require.NoError(t, err)
 	run := &sdkRun{done: make(chan struct{}), script: script}
 	run.cmd = exec.Command(r.deno, args...)
@@ -544,15 +683,128 @@ fail();
 
 func TestSDKDeniedExitsThree(t *testing.T) {
 	r := newSDKRig(t)
-	// browser asks for tabs, which this SDK does not implement yet.
+	// A capability a newer host grants and this SDK does not declare.
+	r.permit = []permissions.Capability{"futureThing"}
 	run := r.start(t, "run-deny", `// @permissions browser
 import "tranquil/automation";
 console.log("must not run");
 `)
 	require.Equal(t, 3, run.wait(t, time.Minute))
 	assert.Contains(t, run.stderr.String(), "tranquil: this script cannot run: ")
-	assert.Contains(t, run.stderr.String(), "tabs")
+	assert.Contains(t, run.stderr.String(), "futureThing")
+	assert.NotContains(t, run.stderr.String(), "tabs", "every browser capability is declared")
 	assert.NotContains(t, run.stdout.String(), "must not run", "the entry never loads")
+}
+
+// TestSDKBrowserThroughBridge drives the browser capabilities of a fake
+// host through the real bridge: arguments arrive as the host contract
+// says, and coded host errors become the SDK's typed errors.
+func TestSDKBrowserThroughBridge(t *testing.T) {
+	r := newSDKRig(t)
+	run := r.start(t, "run-browser", `// @permissions browser forms page-js
+import { context, EvaluateError, NotCommittedError, NotGrantedError, Tab, TabError, tabs } from "tranquil/automation";
+
+const out: Record<string, unknown> = {};
+const tab = await tabs.active();
+out.active = [tab.id, await tab.url(), await tab.title()];
+out.found = (await tabs.find("shop")).map((t) => t.id);
+out.all = (await tabs.all()).length;
+out.triggered = (await tabs.triggered()) === undefined;
+await tab.goto("https://shop.example/pay", { waitUntil: "domcontentloaded", timeout: 5000 });
+out.state = await tab.fill({ label: "Email" }, "ada@example.com", { dryRun: true });
+await tab.check({ role: "checkbox", name: "Remember" }, false);
+await tab.select({ name: "country" }, "NO", { parts: { trigger: ".dd" } });
+await tab.click({ text: "Go" });
+await tab.press("Enter", { target: { testId: "q" }, modifiers: ["Shift"] });
+await tab.waitFor("#done", { timeout: 100 });
+const png = await tab.screenshot({ fullPage: true });
+out.png = png instanceof Uint8Array ? [...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join("") : typeof png;
+out.evaluated = await tab.evaluate((a: number, b: { s: string }) => a + b.s.length, 1, { s: "xy" });
+const errs: Record<string, unknown> = {};
+const catchIt = async (name: string, f: () => Promise<unknown>) => {
+  try {
+    await f();
+    errs[name] = "no error";
+  } catch (e) {
+    const x = e as TabError & { kept?: string; remoteName?: string; line?: number; permission?: string };
+    errs[name] = {
+      cls: x.constructor.name,
+      code: x.code,
+      tab: x.tab ?? null,
+      kept: x instanceof NotCommittedError ? x.kept : null,
+      remote: x instanceof EvaluateError ? [x.remoteName, x.remoteMessage, x.line, x.column] : null,
+      permission: x instanceof NotGrantedError ? x.permission : null,
+      typed: x instanceof TabError || x instanceof NotGrantedError,
+      message: x.message,
+    };
+  }
+};
+await catchIt("notCommitted", () => tab.fill({ label: "Qty" }, "12"));
+await catchIt("site", () => tab.fill({ label: "Elsewhere" }, "x"));
+await catchIt("revoked", () => tab.fill({ label: "Revoked" }, "x"));
+await catchIt("eval", () => tab.evaluate(() => { throw new TypeError("boom"); }));
+await catchIt("navigation", () => tab.goto("https://down.example/"));
+await catchIt("timeout", () => tab.waitForNavigation({ timeout: 50 }));
+{
+  await using opened = await tabs.open("https://shop.example/new", { background: true });
+  out.opened = opened.id;
+}
+await catchIt("unknownTab", () => new Tab("zz").url());
+out.errs = errs;
+await context.result(out as never);
+`)
+	require.Equal(t, 0, run.wait(t, time.Minute), "stderr: %s", run.stderr.String())
+	h := r.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.results, 1)
+	res := h.results[0].(map[string]any)
+	assert.Equal(t, []any{"t1", "https://shop.example/cart", "Cart"}, res["active"])
+	assert.Equal(t, []any{"t1"}, res["found"])
+	assert.Equal(t, float64(1), res["all"])
+	assert.Equal(t, true, res["triggered"])
+	assert.Equal(t, map[string]any{"value": "ada@example.com", "invalid": false, "validationMessage": "", "errorText": ""}, res["state"])
+	assert.Equal(t, "PNG", res["png"], "bytes arrive as a Uint8Array")
+	assert.Equal(t, map[string]any{"args": []any{float64(1), map[string]any{"s": "xy"}}}, res["evaluated"])
+	assert.Equal(t, "t2", res["opened"])
+	errs := res["errs"].(map[string]any)
+	want := map[string]map[string]any{
+		"notCommitted": {"cls": "NotCommittedError", "code": "not_committed", "tab": "t1", "kept": "10", "typed": true,
+			"message": "tab.fill: the page did not keep the value"},
+		"site":       {"cls": "TabError", "code": "site_not_allowed", "tab": "t1", "typed": true},
+		"revoked":    {"cls": "NotGrantedError", "code": "not_granted", "permission": "forms", "typed": true},
+		"eval":       {"cls": "EvaluateError", "code": "eval_error", "remote": []any{"TypeError", "boom", float64(1), float64(7)}},
+		"navigation": {"cls": "TabError", "code": "navigation", "message": "tab.goto: net::ERR_NAME_NOT_RESOLVED"},
+		"timeout":    {"cls": "TabError", "code": "timeout"},
+		"unknownTab": {"cls": "TabError", "code": "not_found", "tab": "zz"},
+	}
+	for name, fields := range want {
+		got, ok := errs[name].(map[string]any)
+		require.True(t, ok, "%s: %v", name, errs[name])
+		for k, v := range fields {
+			assert.Equal(t, v, got[k], "%s.%s", name, k)
+		}
+	}
+	assert.Equal(t, []string{
+		"goto t1 https://shop.example/pay map[timeout:5000 waitUntil:domcontentloaded]",
+		"fill t1 map[label:Email] ada@example.com map[dryRun:true]",
+		"check t1 map[name:Remember role:checkbox] false map[]",
+		"select t1 map[name:country] NO map[parts:map[trigger:.dd]]",
+		"click t1 map[text:Go] map[]",
+		"press t1 Enter map[modifiers:[Shift] target:map[testId:q]]",
+		"waitFor t1 #done map[timeout:100]",
+		"screenshot t1 map[fullPage:true]",
+		"evaluate t1 (a, b)=>a + b.s.length [1 map[s:xy]]",
+		"fill t1 map[label:Qty] 12 map[]",
+		"fill t1 map[label:Elsewhere] x map[]",
+		"fill t1 map[label:Revoked] x map[]",
+		"evaluate t1 ()=>{\n    throw new TypeError(\"boom\");\n  } []",
+		"goto t1 https://down.example/ map[]",
+		"waitForNavigation t1 map[timeout:50]",
+		"open https://shop.example/new map[background:true]",
+		"close t2",
+	}, h.browser)
+	assert.Empty(t, run.stderr.String())
 }
 
 func TestSDKBadTokenExitsFour(t *testing.T) {

@@ -6,16 +6,19 @@
  * not permit. The message names the @permissions key that would grant it.
  */
 export class NotGrantedError extends Error {
+  /** Always "not_granted", as for every browser error a script branches on by code. */
+  readonly code = "not_granted";
   /** The host capability that is missing, such as "clipboard". */
   readonly capability: string;
   /** The @permissions key that grants it, such as "clipboard" or "browser"; undefined for APIs every run gets. */
   readonly permission: string | undefined;
 
-  constructor(api: string, capability: string, permission: string | undefined) {
+  constructor(api: string, capability: string, permission: string | undefined, options?: ErrorOptions) {
     super(
       permission === undefined
         ? `${api} is not available: the host did not provide "${capability}" to this run`
         : `${api} is not granted to this script: add "${permission}" to its // @permissions line`,
+      options,
     );
     this.name = "NotGrantedError";
     this.capability = capability;
@@ -65,5 +68,119 @@ export class StepTimeoutError extends Error {
     this.name = "StepTimeoutError";
     this.step = step;
     this.timeout = timeout;
+  }
+}
+
+/**
+ * The codes of browser errors. A script branches on err.code; the host may
+ * add codes, so an unknown string is possible too.
+ *
+ * - not_committed: the page did not keep the value (NotCommittedError)
+ * - stale_ref: a { ref } target no longer names an element; resolve it again
+ * - not_granted: the script lacks the permission (NotGrantedError)
+ * - site_not_allowed: the tab's page is outside the script's sites= list
+ * - timeout: the wait or action ran out of time
+ * - navigation: the page failed to load, or navigated away mid-action
+ * - not_found: no element matches the target, or no such tab
+ * - closed: the tab was closed
+ * - ambiguous: more than one element matches the target
+ * - obscured: another element covers the target
+ * - eval_error: the function passed to tab.evaluate threw (EvaluateError)
+ */
+export type TabErrorCode =
+  | "not_committed"
+  | "stale_ref"
+  | "not_granted"
+  | "site_not_allowed"
+  | "timeout"
+  | "navigation"
+  | "not_found"
+  | "closed"
+  | "ambiguous"
+  | "obscured"
+  | "eval_error"
+  // deno-lint-ignore ban-types
+  | (string & {});
+
+/**
+ * TabError is a browser call the host refused or could not carry out. Its
+ * code says why; details holds whatever else the host reported (such as
+ * the candidates of an ambiguous target). The host's own error is the
+ * cause.
+ */
+export class TabError extends Error {
+  /** Why the call failed, such as "timeout" or "site_not_allowed". */
+  readonly code: TabErrorCode;
+  /** The API the script called, such as "tab.fill". */
+  readonly api: string;
+  /** The tab's ID, when the call was about one tab. */
+  readonly tab: string | undefined;
+  /** The other properties the host attached to its error. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: TabErrorCode,
+    api: string,
+    message: string,
+    init: { tab?: string; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(`${api}: ${message}`, { cause: init.cause });
+    this.name = "TabError";
+    this.code = code;
+    this.api = api;
+    this.tab = init.tab;
+    this.details = Object.freeze({ ...init.details });
+  }
+}
+
+/**
+ * NotCommittedError reports a field that did not keep what was typed or
+ * chosen: a maxlength, an input mask or a script of the page changed it.
+ * kept is what the field holds instead.
+ */
+export class NotCommittedError extends TabError {
+  declare readonly code: "not_committed";
+  /** The value the field kept, when the host reported it. */
+  readonly kept: string | undefined;
+
+  constructor(
+    api: string,
+    message: string,
+    kept: string | undefined,
+    init: { tab?: string; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super("not_committed", api, message, init);
+    this.name = "NotCommittedError";
+    this.kept = kept;
+  }
+}
+
+/**
+ * EvaluateError reports that the function run by tab.evaluate threw, or
+ * returned a promise that rejected, inside the page.
+ */
+export class EvaluateError extends TabError {
+  declare readonly code: "eval_error";
+  /** The class of what the page threw, such as "TypeError"; "" for a thrown non-Error. */
+  readonly remoteName: string;
+  /** Its message. */
+  readonly remoteMessage: string;
+  /** Where it was thrown, 1-based, within the function's source; 0 when unknown. */
+  readonly line: number;
+  /** The column, 1-based; 0 when unknown. */
+  readonly column: number;
+
+  constructor(
+    api: string,
+    message: string,
+    remote: { name: string; message: string; line: number; column: number },
+    init: { tab?: string; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super("eval_error", api, message, init);
+    this.name = "EvaluateError";
+    this.remoteName = remote.name;
+    this.remoteMessage = remote.message;
+    this.line = remote.line;
+    this.column = remote.column;
   }
 }

@@ -17,14 +17,62 @@
  * system access, relative to the script's directory, under its read= and
  * write= grants.
  *
+ * The browser is reached through the app too: `tabs` finds or opens tabs
+ * (browser), a `Tab` reads, navigates and screenshots its page (browser),
+ * fills forms (forms) and runs functions in the page (page-js). Form
+ * actions and evaluate also need the page to be on one of the script's
+ * sites=, when it lists any.
+ *
+ * ```ts
+ * // @permissions browser forms sites=shop.example
+ * import { NotCommittedError, tabs } from "tranquil/automation";
+ *
+ * const tab = await tabs.active();
+ * try {
+ *   await tab.fill({ label: "Quantity" }, "12");
+ * } catch (e) {
+ *   if (!(e instanceof NotCommittedError)) throw e;
+ *   console.log(`the page kept ${e.kept}`);
+ * }
+ * const nav = tab.waitForNavigation(); // before the click that navigates
+ * await tab.click({ role: "button", name: "Add to cart" });
+ * await nav;
+ * ```
+ *
+ * Browser failures are typed errors with a code to branch on (see
+ * TabErrorCode): TabError, and its kinds NotCommittedError (kept: what the
+ * field holds) and EvaluateError (the page's error); a missing permission
+ * is a NotGrantedError, whose code is "not_granted".
+ *
  * @module
  */
 
 import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
-import { SDK_VERSION } from "./version.ts";
 
-export { CancelledError, NoHostError, NotGrantedError, StepTimeoutError, TerminalError } from "./errors.ts";
+export { Tab, tabs } from "./browser.ts";
+export type {
+  FieldState,
+  FormOptions,
+  NavigationOptions,
+  OpenOptions,
+  PressOptions,
+  ScreenshotOptions,
+  Target,
+  WaitForOptions,
+  WaitUntil,
+} from "./browser.ts";
+export {
+  CancelledError,
+  EvaluateError,
+  NoHostError,
+  NotCommittedError,
+  NotGrantedError,
+  StepTimeoutError,
+  TabError,
+  TerminalError,
+} from "./errors.ts";
+export type { TabErrorCode } from "./errors.ts";
 export type { Capability, JournalEntry, RunEvent } from "./runtime.ts";
 export { step } from "./step.ts";
 export type { StepAttempt, StepOptions, WaitOptions } from "./step.ts";
@@ -178,33 +226,5 @@ export const paneControls = {
   /** unregister removes the control called name. */
   unregister(name: string): Promise<void> {
     return runtime().call("paneControls", "unregister", name);
-  },
-};
-
-function reserved(api: string): never {
-  runtime().capability("tabs", api);
-  throw new Error(`${api} is not implemented by this SDK (${SDK_VERSION})`);
-}
-
-/**
- * The browser's tabs. Reserved: this release of the SDK does not drive the
- * browser yet, and every method throws.
- */
-export const tabs = {
-  /** active will return the tab the user is looking at. */
-  active(): Promise<never> {
-    return Promise.resolve().then(() => reserved("tabs.active"));
-  },
-  /** find will return the first tab whose URL matches pattern. */
-  find(_pattern: string): Promise<never> {
-    return Promise.resolve().then(() => reserved("tabs.find"));
-  },
-  /** all will list every tab. */
-  all(): Promise<never> {
-    return Promise.resolve().then(() => reserved("tabs.all"));
-  },
-  /** open will open url in a new tab. */
-  open(_url: string, _opts: { background?: boolean } = {}): Promise<never> {
-    return Promise.resolve().then(() => reserved("tabs.open"));
   },
 };

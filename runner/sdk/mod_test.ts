@@ -76,13 +76,6 @@ Deno.test("a capability every run gets but the host withheld is reported as unav
   assert(e.message.includes('did not provide "ui"'), e.message);
 });
 
-Deno.test("reserved browser APIs throw even when granted", async () => {
-  using _host = installFakeHost({ grant: ["tabs"] });
-  const e = await assertRejects(() => tabs.find("example.com"));
-  assert(!(e instanceof NotGrantedError));
-  assert(e.message.includes("not implemented"), e.message);
-});
-
 Deno.test("workspace reaches the host when granted", async () => {
   using _host = installFakeHost({ grant: ["workspace"], projectDir: "/proj" });
   assertEquals(await workspace.projectDir(), "/proj");

@@ -26,6 +26,10 @@ export const IMPLEMENTED: readonly Capability[] = [
   "paneControls",
   "clipboard",
   "workspace",
+  "tabs",
+  "tab",
+  "forms",
+  "pageJs",
 ];
 
 /** The @permissions key that grants each capability; undefined for those every run gets. */

@@ -14,24 +14,113 @@
  *
  * The fake host answers the same calls the app does, records what the
  * script asked for, and enforces the same grants: by default it grants
- * what a script with the clipboard permission gets; pass grant to narrow
- * it. Values cross it the way they cross the real connection, copied, so a
- * value the app could not receive fails here too.
+ * what a script with the clipboard permission gets; pass permissions (the
+ * script's // @permissions line) to change that. Values cross it the way
+ * they cross the real connection, copied, so a value the app could not
+ * receive fails here too.
+ *
+ * It includes a fake browser: tabs held in memory (goto changes a tab's
+ * URL, open and close add and remove tabs), a record of every action with
+ * the values typed, and failures scripted per method, tab, target or URL,
+ * so the script's handling of not_committed or a timeout can be tested:
+ *
+ * ```ts
+ * import { installFakeHost } from "tranquil/automation/testing";
+ *
+ * Deno.test("keeps what the shop allows", async () => {
+ *   using host = installFakeHost({
+ *     permissions: "browser forms sites=shop.example",
+ *     tabs: [{ url: "https://shop.example/cart", title: "Cart" }],
+ *     failures: [{ method: "fill", target: { label: "Quantity" }, error: { code: "not_committed", kept: "10" } }],
+ *   });
+ *   await import("./order.ts");
+ *   const fills = host.browser.actions.filter((a) => a.method === "fill");
+ *   if (fills[0]?.outcome !== "not_committed") throw new Error("the script never tried");
+ * });
+ * ```
+ *
+ * The fake has no pages: tab.evaluate is answered by the evaluate option,
+ * and a click navigates only when onAction (or the test) calls
+ * host.browser.navigate.
  *
  * @module
  */
 
-import { type Capability, IMPLEMENTED, install, type JournalEntry, Runtime } from "./runtime.ts";
+import { FakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
+import { type Capability, install, type JournalEntry, Runtime } from "./runtime.ts";
+import { copy, served } from "./served.ts";
+
+export { FakeBrowser, FakeTab, siteAllowed } from "./fake_browser.ts";
+export type {
+  FakeAction,
+  FakeBrowserOptions,
+  FakeErrorInit,
+  FakeFailure,
+  FakeMethod,
+  FakeTabInit,
+} from "./fake_browser.ts";
+
+/** The keys that Deno enforces itself; the fake host accepts and ignores them. */
+const DENO_KEYS = new Set(["net", "import", "run", "read", "write", "env"]);
+
+/**
+ * parsePermissions maps a // @permissions line's keys to the capabilities
+ * and sites= the app derives from them.
+ */
+export function parsePermissions(line: string): { grant: Capability[]; sites: string[] | undefined } {
+  const caps = new Set<Capability>(["ui", "config", "context", "paneControls"]);
+  let sites: string[] | undefined;
+  for (const word of line.trim().split(/\s+/).filter((w) => w !== "")) {
+    const eq = word.indexOf("=");
+    if (eq >= 0) {
+      const k = word.slice(0, eq);
+      if (k === "sites") {
+        sites = [...(sites ?? []), ...word.slice(eq + 1).split(",").filter((s) => s !== "")];
+      } else if (!DENO_KEYS.has(k)) {
+        throw new TypeError(`unknown permission "${k}=" in "${line}"`);
+      }
+      continue;
+    }
+    switch (word) {
+      case "none":
+        break;
+      case "browser":
+        caps.add("tabs").add("tab").add("workspace");
+        break;
+      case "forms":
+        caps.add("forms").add("tabs").add("tab");
+        break;
+      case "page-js":
+        caps.add("pageJs").add("tabs").add("tab");
+        break;
+      case "clipboard":
+        caps.add("clipboard");
+        break;
+      default:
+        throw new TypeError(`unknown permission "${word}" in "${line}"`);
+    }
+  }
+  return { grant: [...caps], sites };
+}
 
 /** Options of {@link installFakeHost}. */
-export interface FakeHostOptions {
+export interface FakeHostOptions extends FakeBrowserOptions {
   /** The run's ID. Default "test-run". */
   runId?: string;
   /** The script's directory, for files and relative paths. Default: the working directory. */
   scriptDir?: string;
   /** context.trigger. Default undefined. */
   trigger?: string;
-  /** The capabilities the run gets. Default: every one but workspace (which needs browser). */
+  /**
+   * The script's permissions, as its // @permissions line would give them,
+   * such as "browser forms sites=shop.example": they choose the
+   * capabilities the run gets and the sites= that form actions and
+   * evaluate are limited to. Keys that Deno enforces itself (net=, read=,
+   * …) are accepted and ignored. Default "clipboard". Not together with
+   * grant.
+   */
+  permissions?: string;
+  /** The capabilities the run gets, by the host's names, for a test that needs an exact set. Not together with permissions. */
   grant?: readonly Capability[];
   /** The clipboard's initial text. Default "". */
   clipboard?: string;
@@ -51,31 +140,6 @@ export interface Notification {
 export interface OpenedFile {
   path: string;
   split?: string;
-}
-
-function copy<T>(v: T): T {
-  return v === undefined ? v : structuredClone(v);
-}
-
-/**
- * served makes f behave like a method of the app: it runs in a later task,
- * gets copies of its arguments and its result is copied back, as values
- * crossing the real connection are. Functions (pane control actions) travel
- * by reference there, so clone=false leaves arguments alone.
- */
-function served<A extends unknown[], R>(f: (...args: A) => R, clone = true): (...args: A) => Promise<R> {
-  return (...args: A) => {
-    const a = clone ? args.map(copy) as A : args;
-    return new Promise<R>((resolve, reject) => {
-      setTimeout(() => {
-        try {
-          resolve(copy(f(...a)));
-        } catch (e) {
-          reject(e);
-        }
-      }, 0);
-    });
-  };
 }
 
 function defaultDir(): string {
@@ -105,6 +169,8 @@ export class FakeHost implements Disposable {
   readonly controls: Map<string, () => unknown> = new Map();
   /** The clipboard's text. */
   clipboard: string;
+  /** The fake browser: its tabs, the script's actions, scripted failures. */
+  readonly browser: FakeBrowser;
   readonly #rt: Runtime;
   readonly #uninstall: () => void;
 
@@ -113,7 +179,13 @@ export class FakeHost implements Disposable {
     this.config = new Map(Object.entries(copy(opts.config ?? {})));
     const scriptDir = opts.scriptDir ?? defaultDir();
     const projectDir = opts.projectDir ?? scriptDir;
+    if (opts.grant !== undefined && opts.permissions !== undefined) {
+      throw new TypeError("installFakeHost takes permissions or grant, not both");
+    }
+    const perms = parsePermissions(opts.permissions ?? "clipboard");
+    this.browser = new FakeBrowser(opts, perms.sites);
     const main = {
+      ...this.browser.api(),
       ui: {
         notify: served((message: string, o?: { level?: string }) => {
           this.notifications.push({ message, level: o?.level ?? "info" });
@@ -160,7 +232,7 @@ export class FakeHost implements Disposable {
       runId: opts.runId ?? "test-run",
       scriptDir,
       trigger: opts.trigger,
-      granted: opts.grant ?? IMPLEMENTED.filter((c) => c !== "workspace"),
+      granted: opts.grant ?? perms.grant,
       main,
     });
     this.#uninstall = install(this.#rt);
@@ -205,6 +277,7 @@ export class FakeHost implements Disposable {
 
   /** uninstall removes this host; the SDK then uses the one installed before, if any. */
   uninstall(): void {
+    this.browser.dispose();
     this.#uninstall();
   }
 

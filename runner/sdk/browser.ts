@@ -1,0 +1,572 @@
+// The browser, as a script sees it: tabs to find or open, and Tab handles
+// that read, navigate, evaluate and fill forms. Every call goes through the
+// host, which checks the run's grants and sites= before touching a page; the
+// script never talks to the browser itself.
+
+import { EvaluateError, NotCommittedError, NotGrantedError, TabError } from "./errors.ts";
+import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
+
+/**
+ * Target names an element for a form action, one way at a time:
+ *
+ * - `{ label: "Email" }`: the field a label, aria-label or aria-labelledby names
+ * - `{ placeholder: "Search" }`: the placeholder attribute
+ * - `{ name: "q" }`: the name attribute
+ * - `{ role: "button", name: "Save" }`: an ARIA role, optionally with its accessible name
+ * - `{ text: "Sign in" }`: the element's text
+ * - `{ selector: "#email" }`: a CSS selector
+ * - `{ testId: "submit" }`: the data-testid attribute
+ * - `{ ref: "…" }`: a reference the host handed out earlier; it goes stale
+ *   when the page navigates or removes the element (code "stale_ref")
+ */
+export type Target =
+  | { label: string }
+  | { placeholder: string }
+  | { name: string }
+  | { role: string; name?: string }
+  | { text: string }
+  | { selector: string }
+  | { testId: string }
+  | { ref: string };
+
+/** When a navigation counts as done. */
+export type WaitUntil = "load" | "domcontentloaded";
+
+/** Options of Tab.goto and Tab.waitForNavigation. */
+export interface NavigationOptions {
+  /** Wait for the load event (default) or only for DOMContentLoaded. */
+  waitUntil?: WaitUntil;
+  /** How long to wait, in milliseconds. Default: the host's limit. */
+  timeout?: number;
+}
+
+/** Options of Tab.waitFor. */
+export interface WaitForOptions {
+  /** How long to wait, in milliseconds. Default: the host's limit. */
+  timeout?: number;
+}
+
+/** Options of Tab.screenshot. */
+export interface ScreenshotOptions {
+  /** Capture the whole page rather than the visible part. Default false. */
+  fullPage?: boolean;
+}
+
+/** Options of the form actions: fill, check, select and click. */
+export interface FormOptions {
+  /**
+   * Resolve and check the target (and its custom parts), log the write the
+   * call would make, and change nothing. Default false.
+   */
+  dryRun?: boolean;
+  /**
+   * CSS selectors for the parts of a custom control, for select on a
+   * dropdown that is not a native <select>: "trigger" opens it (default:
+   * the target itself), "option" matches its options by text, "value"
+   * shows the chosen value (default: the target).
+   */
+  parts?: { trigger?: string; option?: string; value?: string; [part: string]: string | undefined };
+  /** How long to wait for the target, in milliseconds. Default: the host's limit. */
+  timeout?: number;
+}
+
+/** Options of Tab.press. */
+export interface PressOptions extends FormOptions {
+  /** The element to focus before the key is pressed. Default: whatever has focus. */
+  target?: Target;
+  /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
+  modifiers?: string[];
+}
+
+/** A field after fill: what it holds and whether the page accepts it. */
+export interface FieldState {
+  /** The value the field holds. */
+  value: string;
+  /** Whether the field fails its validation (:invalid or aria-invalid). */
+  invalid: boolean;
+  /** The browser's validation message, or "". */
+  validationMessage: string;
+  /** Error text the page shows for the field, or "". */
+  errorText: string;
+}
+
+/** Options of tabs.open. */
+export interface OpenOptions {
+  /** Open without switching to the tab. Default false. */
+  background?: boolean;
+}
+
+const TARGET_KEYS = ["label", "placeholder", "name", "role", "text", "selector", "testId", "ref"] as const;
+
+/** describeTarget writes a target the way error messages show it. */
+function describeTarget(t: unknown): string {
+  try {
+    return JSON.stringify(t) ?? String(t);
+  } catch {
+    return String(t);
+  }
+}
+
+/**
+ * checkTarget returns a clean copy of target, or throws a TypeError saying
+ * what a target looks like.
+ */
+function checkTarget(api: string, target: unknown): Target {
+  const bad = (why: string) =>
+    new TypeError(
+      `${api}: ${why} in target ${describeTarget(target)}; ` +
+        `a target is one of { label }, { placeholder }, { name }, { role, name? }, { text }, { selector }, { testId }, { ref }`,
+    );
+  if (target === null || typeof target !== "object" || Array.isArray(target)) throw bad("not an object");
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(target)) {
+    if (v === undefined) continue;
+    if (!(TARGET_KEYS as readonly string[]).includes(k)) throw bad(`unknown key "${k}"`);
+    if (typeof v !== "string" || v === "") throw bad(`"${k}" must be a non-empty string`);
+    out[k] = v;
+  }
+  const keys = Object.keys(out);
+  const ways = keys.filter((k) => k !== "name" || !("role" in out)).length;
+  if (ways !== 1) throw bad(ways === 0 ? "no way to find the element" : "more than one way to find the element");
+  return out as Target;
+}
+
+function checkTimeout(api: string, timeout: unknown): number | undefined {
+  if (timeout === undefined) return undefined;
+  if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0) {
+    throw new RangeError(`${api}: timeout must be a positive, finite number of milliseconds, got ${String(timeout)}`);
+  }
+  return timeout;
+}
+
+function checkBool(api: string, what: string, v: unknown): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "boolean") throw new TypeError(`${api}: ${what} must be true or false, got ${String(v)}`);
+  return v;
+}
+
+function checkString(api: string, what: string, v: unknown): string {
+  if (typeof v !== "string") throw new TypeError(`${api}: ${what} must be a string, got ${typeof v}`);
+  return v;
+}
+
+function checkURL(api: string, url: unknown): string {
+  checkString(api, "the URL", url);
+  if (!URL.canParse(url as string)) {
+    throw new TypeError(`${api}: ${JSON.stringify(url)} is not an absolute URL (such as "https://example.com/")`);
+  }
+  return url as string;
+}
+
+function checkOptions(api: string, opts: unknown): Record<string, unknown> {
+  if (opts === undefined) return {};
+  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+    throw new TypeError(`${api}: options must be an object`);
+  }
+  return opts as Record<string, unknown>;
+}
+
+function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeout?: number } {
+  const o = checkOptions(api, opts);
+  const out: { waitUntil?: WaitUntil; timeout?: number } = {};
+  if (o.waitUntil !== undefined) {
+    if (o.waitUntil !== "load" && o.waitUntil !== "domcontentloaded") {
+      throw new TypeError(`${api}: waitUntil must be "load" or "domcontentloaded", got ${describeTarget(o.waitUntil)}`);
+    }
+    out.waitUntil = o.waitUntil;
+  }
+  const timeout = checkTimeout(api, o.timeout);
+  if (timeout !== undefined) out.timeout = timeout;
+  return out;
+}
+
+/** formOptions checks FormOptions and returns the copy sent to the host, without undefined keys. */
+function formOptions(api: string, opts: unknown): Record<string, unknown> {
+  const o = checkOptions(api, opts);
+  const out: Record<string, unknown> = {};
+  const dryRun = checkBool(api, "dryRun", o.dryRun);
+  if (dryRun !== undefined) out.dryRun = dryRun;
+  if (o.parts !== undefined) {
+    const parts = checkOptions(`${api} parts`, o.parts);
+    const clean: Record<string, string> = {};
+    for (const [k, v] of Object.entries(parts)) {
+      if (v === undefined) continue;
+      if (typeof v !== "string" || v === "") {
+        throw new TypeError(`${api}: part "${k}" must be a non-empty CSS selector`);
+      }
+      clean[k] = v;
+    }
+    out.parts = clean;
+  }
+  const timeout = checkTimeout(api, o.timeout);
+  if (timeout !== undefined) out.timeout = timeout;
+  return out;
+}
+
+/**
+ * checkArg copies one tab.evaluate argument, refusing anything the page
+ * could not receive as JSON. Object properties that are undefined are
+ * dropped, as JSON.stringify drops them.
+ */
+function checkArg(api: string, v: unknown, path: string, seen: Set<object>): unknown {
+  const refuse = (what: string) =>
+    new TypeError(
+      `${api}: ${path} is ${what}, which cannot be sent to the page; ` +
+        `pass JSON values (null, booleans, finite numbers, strings, arrays and plain objects)`,
+    );
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return v;
+    case "number":
+      if (!Number.isFinite(v)) throw refuse(String(v));
+      return v;
+    case "undefined":
+      throw refuse("undefined");
+    case "object": {
+      if (v === null) return null;
+      if (seen.has(v)) throw refuse("a circular reference");
+      seen.add(v);
+      try {
+        if (Array.isArray(v)) return v.map((x, i) => checkArg(api, x, `${path}[${i}]`, seen));
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) throw refuse(`a ${v.constructor?.name ?? "class instance"}`);
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v)) {
+          if (x !== undefined) out[k] = checkArg(api, x, `${path}.${k}`, seen);
+        }
+        return out;
+      } finally {
+        seen.delete(v);
+      }
+    }
+    default:
+      throw refuse(`a ${typeof v}`);
+  }
+}
+
+/** functionSource returns fn's source, refusing what cannot run in the page. */
+function functionSource(api: string, fn: unknown): string {
+  if (typeof fn !== "function") {
+    throw new TypeError(
+      `${api} needs a function, such as () => document.title, got ${typeof fn === "string" ? "a string" : typeof fn}`,
+    );
+  }
+  const src = Function.prototype.toString.call(fn);
+  if (/\{\s*\[native code\]\s*\}\s*$/.test(src)) {
+    throw new TypeError(
+      `${api}: a built-in or bound function has no source to send to the page; pass an arrow function`,
+    );
+  }
+  if (/^class\b/.test(src)) throw new TypeError(`${api}: a class cannot run in the page; pass a function`);
+  return src;
+}
+
+/** str reads an error property that should be a string. */
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+/**
+ * browserError turns what a browser call rejected with into the SDK's typed
+ * error: a host error carrying a string code becomes a TabError (or one of
+ * its kinds), "not_granted" a NotGrantedError. Anything else, such as a
+ * lost connection, is returned unchanged.
+ */
+export function browserError(e: unknown, api: string, cap: Capability, tab?: string): unknown {
+  if (!(e instanceof Error) || e instanceof TabError || e instanceof NotGrantedError) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== "string" || code === "") return e;
+  if (code === "not_granted") return new NotGrantedError(api, cap, PERMISSION_KEY[cap], { cause: e });
+  const details: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) {
+    if (k !== "code") details[k] = v;
+  }
+  const init = { tab, details, cause: e };
+  switch (code) {
+    case "not_committed":
+      return new NotCommittedError(api, e.message, str(details.kept), init);
+    case "eval_error": {
+      const num = (v: unknown) => typeof v === "number" ? v : 0;
+      return new EvaluateError(api, e.message, {
+        name: str(details.remoteName) ?? "",
+        message: str(details.remoteMessage) ?? e.message,
+        line: num(details.line),
+        column: num(details.column),
+      }, init);
+    }
+    default:
+      return new TabError(code, api, e.message, init);
+  }
+}
+
+/** hostCall invokes cap.method on the host and maps its errors; the call leaves before hostCall returns. */
+async function hostCall<T>(cap: Capability, method: string, api: string, tab: string | undefined, ...args: unknown[]) {
+  try {
+    // The grant check names the script's API (tab.fill), not the host's (forms.fill).
+    return await (runtime().capability(cap, api)[method](...args) as Promise<T>);
+  } catch (e) {
+    throw browserError(e, api, cap, tab);
+  }
+}
+
+/** TabInfo is what the host reports about a tab. */
+interface TabInfo {
+  id: string;
+  url: string;
+  title: string;
+}
+
+function toTab(api: string, info: unknown): Tab {
+  const id = (info as Partial<TabInfo> | null)?.id;
+  if (typeof id !== "string" || id === "") {
+    throw new TypeError(`${api}: the host answered with ${describeTarget(info)}, which is not a tab`);
+  }
+  return new Tab(id);
+}
+
+function toTabs(api: string, infos: unknown): Tab[] {
+  if (infos === null || infos === undefined) return [];
+  if (!Array.isArray(infos)) throw new TypeError(`${api}: the host answered with ${describeTarget(infos)}, not a list`);
+  return infos.map((i) => toTab(api, i));
+}
+
+/**
+ * Tab is a handle on one browser tab. Its id stays the same for the tab's
+ * lifetime, across navigations; url() and title() read the tab as it is
+ * now. Every method asks the host, which checks the script's grants first:
+ * reading and navigating need browser, the form actions need forms, and
+ * evaluate needs page-js. Form actions and evaluate also need the page to
+ * be on one of the script's sites=, if it lists any.
+ *
+ * Failures are typed: a TabError (or NotCommittedError, EvaluateError)
+ * whose code says what went wrong, or a NotGrantedError.
+ *
+ * A tab the script opened closes when the run ends; `await using` closes it
+ * sooner:
+ *
+ * ```ts
+ * await using tab = await tabs.open("https://example.com/", { background: true });
+ * console.log(await tab.title());
+ * ```
+ */
+export class Tab implements AsyncDisposable {
+  /** The tab's ID, stable for the tab's lifetime. */
+  readonly id: string;
+  #closed = false;
+
+  /** A handle on the tab with this ID, as tabs.* return them. */
+  constructor(id: string) {
+    if (typeof id !== "string" || id === "") throw new TypeError("a tab needs a non-empty id");
+    this.id = id;
+  }
+
+  /** url returns the address the tab shows now. */
+  url(): Promise<string> {
+    return hostCall("tab", "url", "tab.url", this.id, this.id);
+  }
+
+  /** title returns the tab's title now. */
+  title(): Promise<string> {
+    return hostCall("tab", "title", "tab.title", this.id, this.id);
+  }
+
+  /**
+   * goto loads url in this tab and resolves once it has loaded (see
+   * waitUntil). A page that fails to load rejects with code "navigation",
+   * one that takes too long with "timeout".
+   */
+  async goto(url: string, opts: NavigationOptions = {}): Promise<void> {
+    const api = "tab.goto";
+    const o = navOptions(api, opts);
+    await hostCall("tab", "goto", api, this.id, this.id, checkURL(api, url), o);
+  }
+
+  /**
+   * waitForNavigation resolves once the tab's next navigation has loaded.
+   * The host starts watching when it is called, so call it before the
+   * action that navigates, and await it after:
+   *
+   * ```ts
+   * const nav = tab.waitForNavigation();
+   * await tab.click({ role: "link", name: "Next" });
+   * await nav;
+   * ```
+   *
+   * Calling it after the click can miss a fast navigation. A rejection
+   * that arrives before the promise is awaited is not reported as
+   * unhandled: it is thrown where the promise is awaited.
+   */
+  waitForNavigation(opts: NavigationOptions = {}): Promise<void> {
+    const api = "tab.waitForNavigation";
+    let p: Promise<void>;
+    try {
+      const o = navOptions(api, opts);
+      p = hostCall<unknown>("tab", "waitForNavigation", api, this.id, this.id, o).then(() => {});
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.catch(() => {});
+    return p;
+  }
+
+  /** waitFor resolves once an element matches the CSS selector; it rejects with code "timeout" otherwise. */
+  async waitFor(selector: string, opts: WaitForOptions = {}): Promise<void> {
+    const api = "tab.waitFor";
+    checkString(api, "the selector", selector);
+    if (selector === "") throw new TypeError(`${api}: the selector is empty`);
+    const o = checkOptions(api, opts);
+    const timeout = checkTimeout(api, o.timeout);
+    await hostCall("tab", "waitFor", api, this.id, this.id, selector, timeout === undefined ? {} : { timeout });
+  }
+
+  /**
+   * evaluate runs fn inside the page (its main world: the page's own
+   * globals are visible) with args, and returns what fn returns or
+   * resolves to. Needs page-js.
+   *
+   * fn travels as source text, so it cannot use anything from the script's
+   * scope: pass what it needs as args. args and the result travel by value
+   * and must be JSON values. If fn throws, the call rejects with an
+   * EvaluateError (code "eval_error") carrying the page's error.
+   *
+   * ```ts
+   * const n = await tab.evaluate((sel) => document.querySelectorAll(sel).length, "a[href]");
+   * ```
+   */
+  // deno-lint-ignore no-explicit-any
+  async evaluate<A extends any[], R>(fn: (...args: A) => R, ...args: A): Promise<Awaited<R>> {
+    const api = "tab.evaluate";
+    const source = functionSource(api, fn);
+    const seen = new Set<object>();
+    const values = args.map((a, i) => checkArg(api, a, `argument ${i + 1}`, seen));
+    return await hostCall<Awaited<R>>("pageJs", "evaluate", api, this.id, this.id, source, values);
+  }
+
+  /** screenshot returns a PNG of the tab's visible part, or of the whole page. */
+  async screenshot(opts: ScreenshotOptions = {}): Promise<Uint8Array> {
+    const api = "tab.screenshot";
+    const o = checkOptions(api, opts);
+    const fullPage = checkBool(api, "fullPage", o.fullPage);
+    const png = await hostCall<unknown>("tab", "screenshot", api, this.id, this.id, fullPage ? { fullPage } : {});
+    if (!(png instanceof Uint8Array)) throw new TypeError(`${api}: the host answered with something other than bytes`);
+    return png;
+  }
+
+  /**
+   * fill types value into the field target names, as a user would, and
+   * returns the field's state afterwards. If the page does not keep the
+   * value (a maxlength, a mask, a script), it rejects with a
+   * NotCommittedError whose kept is what the field holds. Needs forms.
+   */
+  async fill(target: Target, value: string, opts: FormOptions = {}): Promise<FieldState> {
+    const api = "tab.fill";
+    const t = checkTarget(api, target);
+    checkString(api, "the value", value);
+    return await hostCall<FieldState>("forms", "fill", api, this.id, this.id, t, value, formOptions(api, opts));
+  }
+
+  /** check ticks (or, with checked false, unticks) a checkbox or radio button. Needs forms. */
+  async check(target: Target, checked = true, opts: FormOptions = {}): Promise<void> {
+    const api = "tab.check";
+    const t = checkTarget(api, target);
+    checkBool(api, "checked", checked);
+    await hostCall("forms", "check", api, this.id, this.id, t, checked, formOptions(api, opts));
+  }
+
+  /**
+   * select chooses option, by its label or value, in a <select>, or in a
+   * custom dropdown described by opts.parts. Needs forms.
+   */
+  async select(target: Target, option: string, opts: FormOptions = {}): Promise<void> {
+    const api = "tab.select";
+    const t = checkTarget(api, target);
+    checkString(api, "the option", option);
+    await hostCall("forms", "select", api, this.id, this.id, t, option, formOptions(api, opts));
+  }
+
+  /** click clicks the element target names, as a user would. Needs forms. */
+  async click(target: Target, opts: FormOptions = {}): Promise<void> {
+    const api = "tab.click";
+    const t = checkTarget(api, target);
+    await hostCall("forms", "click", api, this.id, this.id, t, formOptions(api, opts));
+  }
+
+  /**
+   * press presses a key, such as "Enter", "Tab" or "a", in the element
+   * opts.target names (focused first) or in whatever has focus. Needs
+   * forms.
+   */
+  async press(key: string, opts: PressOptions = {}): Promise<void> {
+    const api = "tab.press";
+    checkString(api, "the key", key);
+    if (key === "") throw new TypeError(`${api}: the key is empty`);
+    const o = formOptions(api, opts);
+    const { target, modifiers } = checkOptions(api, opts);
+    if (target !== undefined) o.target = checkTarget(api, target);
+    if (modifiers !== undefined) {
+      if (!Array.isArray(modifiers) || !modifiers.every((m) => typeof m === "string" && m !== "")) {
+        throw new TypeError(`${api}: modifiers must be a list of key names, such as ["Shift"]`);
+      }
+      o.modifiers = [...modifiers];
+    }
+    await hostCall("forms", "press", api, this.id, this.id, key, o);
+  }
+
+  /** close closes the tab. */
+  async close(): Promise<void> {
+    await hostCall("tab", "close", "tab.close", this.id, this.id);
+    this.#closed = true;
+  }
+
+  /**
+   * Closes the tab at the end of an `await using` block, unless it was
+   * closed already (by close(), the user or the page).
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#closed) return;
+    try {
+      await this.close();
+    } catch (e) {
+      if (e instanceof TabError && (e.code === "closed" || e.code === "not_found")) return;
+      throw e;
+    }
+  }
+}
+
+/**
+ * The browser's tabs. Needs the browser permission (forms and page-js
+ * include it). Each method returns Tab handles.
+ */
+export const tabs = {
+  /** active returns the tab the user is looking at. */
+  async active(): Promise<Tab> {
+    return toTab("tabs.active", await hostCall("tabs", "active", "tabs.active", undefined));
+  },
+  /** find returns the tabs whose URL or title contains pattern. */
+  async find(pattern: string): Promise<Tab[]> {
+    const api = "tabs.find";
+    checkString(api, "the pattern", pattern);
+    return toTabs(api, await hostCall("tabs", "find", api, undefined, pattern));
+  },
+  /** all returns every tab. */
+  async all(): Promise<Tab[]> {
+    return toTabs("tabs.all", await hostCall("tabs", "all", "tabs.all", undefined));
+  },
+  /**
+   * open loads url in a new tab and returns it. A background tab does not
+   * take the user's focus; the host runs a few at a time and queues the
+   * rest. Every tab a run opens is closed when the run ends.
+   */
+  async open(url: string, opts: OpenOptions = {}): Promise<Tab> {
+    const api = "tabs.open";
+    checkURL(api, url);
+    const background = checkBool(api, "background", checkOptions(api, opts).background);
+    return toTab(api, await hostCall("tabs", "open", api, undefined, url, background ? { background } : {}));
+  },
+  /** triggered returns the tab that started this run, or undefined when the run was not started from a tab. */
+  async triggered(): Promise<Tab | undefined> {
+    const info = await hostCall("tabs", "triggered", "tabs.triggered", undefined);
+    return info === null || info === undefined ? undefined : toTab("tabs.triggered", info);
+  },
+};

@@ -1,0 +1,542 @@
+import { browserError } from "./browser.ts";
+import { EvaluateError, NotCommittedError, NotGrantedError, Tab, TabError, tabs, type Target } from "./mod.ts";
+import { installFakeHost, parsePermissions, siteAllowed } from "./testing.ts";
+import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
+
+const SHOP = "https://shop.example/cart";
+const NEWS = "https://news.example/today";
+
+function twoTabs(permissions = "browser forms page-js") {
+  return installFakeHost({
+    permissions,
+    tabs: [{ url: SHOP, title: "Cart" }, { id: "news", url: NEWS, title: "Today", active: true, triggered: true }],
+    titles: { "https://shop.example/pay": "Pay" },
+  });
+}
+
+Deno.test("tabs returns handles on the host's tabs", async () => {
+  using host = twoTabs();
+  const active = await tabs.active();
+  assert(active instanceof Tab);
+  assertEquals([active.id, await active.url(), await active.title()], ["news", NEWS, "Today"]);
+  assertEquals((await tabs.all()).map((t) => t.id), ["tab-1", "news"]);
+  assertEquals((await tabs.find("shop.")).map((t) => t.id), ["tab-1"]);
+  assertEquals((await tabs.find("Today")).map((t) => t.id), ["news"], "find matches titles too");
+  assertEquals(await tabs.find("nowhere"), []);
+  assertEquals((await tabs.triggered())?.id, "news");
+  assertEquals(host.browser.actions, [], "reads are not actions");
+});
+
+Deno.test("triggered is undefined for a run no tab started", async () => {
+  using _host = installFakeHost({ permissions: "browser", tabs: [{ url: SHOP }] });
+  assertEquals(await tabs.triggered(), undefined);
+});
+
+Deno.test("goto keeps the tab's id and url and title read the tab live", async () => {
+  using host = twoTabs();
+  const [tab] = await tabs.find("shop");
+  for (const url of ["https://shop.example/pay", "https://shop.example/done"]) await tab.goto(url);
+  assertEquals(tab.id, "tab-1");
+  assertEquals(await tab.url(), "https://shop.example/done");
+  assertEquals(await tab.title(), "https://shop.example/done", "a page without a title shows its URL");
+  await tab.goto("https://shop.example/pay", { waitUntil: "domcontentloaded", timeout: 5000 });
+  assertEquals(await tab.title(), "Pay");
+  assertEquals(host.browser.actions.map((a) => [a.method, a.value, a.outcome]), [
+    ["goto", "https://shop.example/pay", "ok"],
+    ["goto", "https://shop.example/done", "ok"],
+    ["goto", "https://shop.example/pay", "ok"],
+  ]);
+});
+
+Deno.test("open, close and await using", async () => {
+  using host = twoTabs();
+  const bg = await tabs.open("https://shop.example/pay", { background: true });
+  assertEquals((await tabs.active()).id, "news", "a background tab does not take focus");
+  assertEquals(await bg.title(), "Pay");
+  {
+    await using fg = await tabs.open("https://example.org/");
+    assertEquals((await tabs.active()).id, fg.id);
+    assertEquals(host.browser.open.length, 4);
+  }
+  assertEquals(host.browser.open.map((t) => t.id), ["tab-1", "news", bg.id]);
+  await bg.close();
+  const e = await assertRejects(() => bg.url());
+  assert(e instanceof TabError && e.code === "closed" && e.tab === bg.id, e.message);
+  assertEquals(host.browser.tab(bg.id)?.openedByScript, true);
+  assertEquals(host.browser.tab(bg.id)?.background, true);
+});
+
+Deno.test("await using tolerates a tab that is already gone, and only that", async () => {
+  using host = twoTabs();
+  {
+    await using tab = await tabs.open("https://example.org/");
+    await tab.close();
+  }
+  {
+    await using tab = await tabs.open("https://example.org/");
+    host.browser.tab(tab.id)!.closed = true; // the user closed it
+  }
+  const tab = await tabs.open("https://example.org/");
+  host.browser.fail({ method: "close", tab: tab.id, error: { code: "timeout", message: "the browser hung" } });
+  const e = await assertRejects(() => tab[Symbol.asyncDispose]());
+  assert(e instanceof TabError && e.code === "timeout", e.message);
+  assertEquals(host.browser.actions.filter((a) => a.method === "close").map((a) => a.outcome), [
+    "ok",
+    "closed",
+    "timeout",
+  ]);
+});
+
+Deno.test("a tab the host does not know is not_found", async () => {
+  using _host = twoTabs();
+  const e = await assertRejects(() => new Tab("nope").title());
+  assert(e instanceof TabError && e.code === "not_found" && e.api === "tab.title", e.message);
+  {
+    using _empty = installFakeHost({ permissions: "browser" });
+    const a = await assertRejects(() => tabs.active());
+    assert(a instanceof TabError && a.code === "not_found", a.message);
+  }
+});
+
+Deno.test("form actions reach the page and are recorded", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const state = await tab.fill({ label: "Email" }, "ada@example.com");
+  assertEquals(state, { value: "ada@example.com", invalid: false, validationMessage: "", errorText: "" });
+  await tab.check({ role: "checkbox", name: "Remember me" });
+  await tab.check({ name: "newsletter" }, false);
+  await tab.select({ label: "Country" }, "Norway", { parts: { trigger: ".dd", option: ".dd li" } });
+  await tab.click({ text: "Sign in" }, { timeout: 1000 });
+  await tab.press("Enter", { target: { placeholder: "Search" }, modifiers: ["Shift"] });
+  await tab.press("Tab");
+  const f = host.browser.tab("news")!;
+  assertEquals(
+    [f.value({ label: "Email" }), f.value({ name: "Remember me", role: "checkbox" }), f.value({ name: "newsletter" })],
+    ["ada@example.com", true, false],
+  );
+  assertEquals(f.value({ label: "Country" }), "Norway");
+  assertEquals(host.browser.actions.map((a) => [a.method, a.target, a.value, a.outcome]), [
+    ["fill", { label: "Email" }, "ada@example.com", "ok"],
+    ["check", { role: "checkbox", name: "Remember me" }, true, "ok"],
+    ["check", { name: "newsletter" }, false, "ok"],
+    ["select", { label: "Country" }, "Norway", "ok"],
+    ["click", { text: "Sign in" }, undefined, "ok"],
+    ["press", { placeholder: "Search" }, "Enter", "ok"],
+    ["press", undefined, "Tab", "ok"],
+  ]);
+});
+
+Deno.test("a dry run checks and records but changes nothing", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  await tab.fill({ label: "Amount" }, "10");
+  const state = await tab.fill({ label: "Amount" }, "99", { dryRun: true });
+  assertEquals(state.value, "10");
+  await tab.select({ testId: "plan" }, "Pro", { dryRun: true });
+  assertEquals(host.browser.tab("news")!.value({ testId: "plan" }), undefined);
+  assertEquals(host.browser.actions.map((a) => [a.outcome, a.dryRun]), [["ok", undefined], ["dry-run", true], [
+    "dry-run",
+    true,
+  ]]);
+});
+
+Deno.test("bad targets are refused before anything is sent", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const bad: [unknown, string][] = [
+    ["#email", "not an object"],
+    [null, "not an object"],
+    [["label"], "not an object"],
+    [{}, "no way to find"],
+    [{ label: "A", text: "B" }, "more than one way"],
+    [{ name: "q", label: "Q" }, "more than one way"],
+    [{ css: "#x" }, 'unknown key "css"'],
+    [{ label: "" }, '"label" must be a non-empty string'],
+    [{ selector: 3 }, '"selector" must be a non-empty string'],
+  ];
+  for (const [target, why] of bad) {
+    for (const call of [() => tab.fill(target as Target, "x"), () => tab.click(target as Target)]) {
+      const e = await assertRejects(call);
+      assert(e instanceof TypeError && e.message.includes(why), `${JSON.stringify(target)}: ${e.message}`);
+      assert(e.message.includes("{ label }"), "the message says what a target is");
+    }
+  }
+  const p = await assertRejects(() => tab.press("Enter", { target: { id: "x" } as never }));
+  assert(p instanceof TypeError, p.message);
+  assertEquals(host.browser.actions, []);
+});
+
+Deno.test("bad options and arguments are refused before anything is sent", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const cases: [() => Promise<unknown>, string][] = [
+    [() => tab.goto("shop.example/x"), "not an absolute URL"],
+    [() => tab.goto(42 as never), "must be a string"],
+    [() => tabs.open("/relative"), "not an absolute URL"],
+    [() => tabs.open(SHOP, { background: "yes" as never }), "background must be true or false"],
+    [() => tab.goto(SHOP, { waitUntil: "networkidle" as never }), 'waitUntil must be "load" or "domcontentloaded"'],
+    [() => tab.goto(SHOP, { timeout: -1 }), "timeout must be a positive"],
+    [() => tab.waitForNavigation({ timeout: Infinity }), "timeout must be a positive"],
+    [() => tab.waitFor("", {}), "selector is empty"],
+    [() => tab.waitFor("#x", { timeout: 0 }), "timeout must be a positive"],
+    [() => tab.fill({ label: "A" }, 5 as never), "the value must be a string"],
+    [() => tab.fill({ label: "A" }, "x", { dryRun: 1 as never }), "dryRun must be true or false"],
+    [() => tab.fill({ label: "A" }, "x", null as never), "options must be an object"],
+    [() => tab.select({ label: "A" }, "x", { parts: { option: "" } }), 'part "option"'],
+    [() => tab.check({ label: "A" }, "on" as never), "checked must be true or false"],
+    [() => tab.press(""), "the key is empty"],
+    [() => tab.press("a", { modifiers: "Shift" as never }), "modifiers must be a list"],
+    [() => tab.screenshot({ fullPage: "yes" as never }), "fullPage must be true or false"],
+    [() => tabs.find(/shop/ as never), "the pattern must be a string"],
+  ];
+  for (const [call, why] of cases) {
+    const e = await assertRejects(call);
+    assert((e instanceof TypeError || e instanceof RangeError) && e.message.includes(why), `${why}: ${e.message}`);
+  }
+  assertEquals(host.browser.actions, []);
+  assertEquals(host.browser.open.length, 2);
+});
+
+Deno.test("scripted failures arrive as typed errors with their code", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  host.browser.fail({
+    method: "fill",
+    target: { label: "Qty" },
+    error: { code: "not_committed", message: "the page did not keep the value", kept: "10" },
+  });
+  for (const code of ["stale_ref", "timeout", "navigation", "ambiguous", "obscured", "hidden"]) {
+    host.browser.fail({ method: "click", target: { testId: code }, error: { code, candidates: [code] } });
+  }
+  const e = await assertRejects(() => tab.fill({ label: "Qty" }, "12"));
+  assert(e instanceof NotCommittedError && e instanceof TabError, e.message);
+  assertEquals([e.code, e.kept, e.api, e.tab], ["not_committed", "10", "tab.fill", "news"]);
+  assertEquals(e.message, "tab.fill: the page did not keep the value");
+  assert(e.cause instanceof Error && !(e.cause instanceof TabError), "the host's error is the cause");
+  for (const code of ["stale_ref", "timeout", "navigation", "ambiguous", "obscured", "hidden"]) {
+    const c = await assertRejects(() => tab.click({ testId: code }));
+    assert(c instanceof TabError && c.name === "TabError" && c.code === code, c.message);
+    assertEquals(c.details, { candidates: [code] });
+  }
+  assertEquals(host.browser.actions.map((a) => a.outcome), [
+    "not_committed",
+    "stale_ref",
+    "timeout",
+    "navigation",
+    "ambiguous",
+    "obscured",
+    "hidden",
+  ]);
+  assertEquals(host.browser.actions[0].value, "12", "the fake records the value, unlike the app's log");
+});
+
+Deno.test("a failure scripted for some calls lets a retry succeed", async () => {
+  using host = installFakeHost({
+    permissions: "forms",
+    tabs: [{ url: SHOP }],
+    failures: [{ method: "click", times: 2, error: { code: "obscured" } }],
+  });
+  const tab = await tabs.active();
+  let tries = 0;
+  for (;;) {
+    tries++;
+    try {
+      await tab.click({ role: "button", name: "Pay" });
+      break;
+    } catch (e) {
+      if (!(e instanceof TabError) || e.code !== "obscured") throw e;
+    }
+  }
+  assertEquals(tries, 3);
+  assertEquals(host.browser.actions.map((a) => a.outcome), ["obscured", "obscured", "ok"]);
+});
+
+Deno.test("a goto or open that fails is scripted by URL", async () => {
+  using host = twoTabs();
+  host.browser.fail({
+    url: "https://down.example/",
+    error: { code: "navigation", message: "net::ERR_NAME_NOT_RESOLVED" },
+  });
+  const tab = await tabs.active();
+  const e = await assertRejects(() => tab.goto("https://down.example/"));
+  assert(e instanceof TabError && e.code === "navigation" && e.message.includes("ERR_NAME"), e.message);
+  assertEquals(await tab.url(), NEWS, "a failed goto leaves the tab where it was");
+  const o = await assertRejects(() => tabs.open("https://down.example/"));
+  assert(o instanceof TabError && o.code === "navigation" && o.api === "tabs.open", o.message);
+  assertEquals(host.browser.tabs.length, 2, "a tab that failed to open is gone");
+});
+
+Deno.test("a missing permission names its key, before and at the host", async () => {
+  {
+    using host = installFakeHost({ permissions: "clipboard", tabs: [{ url: SHOP }] });
+    for (const call of [() => tabs.active(), () => tabs.all(), () => new Tab("tab-1").url()]) {
+      const e = await assertRejects(call);
+      assert(e instanceof NotGrantedError && e.code === "not_granted" && e.permission === "browser", e.message);
+    }
+    assertEquals(host.browser.actions, []);
+  }
+  {
+    using host = installFakeHost({ permissions: "browser", tabs: [{ url: SHOP }] });
+    const tab = await tabs.active();
+    const f = await assertRejects(() => tab.fill({ label: "A" }, "x"));
+    assert(f instanceof NotGrantedError && f.code === "not_granted" && f.capability === "forms", f.message);
+    assertEquals(f.message, 'tab.fill is not granted to this script: add "forms" to its // @permissions line');
+    const v = await assertRejects(() => tab.evaluate(() => 1));
+    assert(v instanceof NotGrantedError && v.permission === "page-js", v.message);
+    assertEquals(host.browser.actions, []);
+  }
+  {
+    // The host refuses too, for example when the approval changed meanwhile.
+    using host = twoTabs();
+    host.browser.fail({ method: "fill", error: { code: "not_granted", message: "forms is not granted" } });
+    const tab = await tabs.active();
+    const h = await assertRejects(() => tab.fill({ label: "A" }, "x"));
+    assert(h instanceof NotGrantedError && h.permission === "forms" && h.cause instanceof Error, h.message);
+  }
+});
+
+Deno.test("sites= limits form actions and evaluate, not reading or navigating", async () => {
+  using host = installFakeHost({
+    permissions: "browser forms page-js sites=shop.example,*.cdn.example",
+    tabs: [{ url: NEWS }],
+    evaluate: () => "ran",
+  });
+  const tab = await tabs.active();
+  assertEquals(await tab.title(), NEWS);
+  for (const call of [() => tab.fill({ label: "A" }, "x"), () => tab.evaluate(() => 1), () => tab.press("Enter")]) {
+    const e = await assertRejects(call);
+    assert(e instanceof TabError && e.code === "site_not_allowed", e.message);
+  }
+  await tab.goto(SHOP);
+  await tab.fill({ label: "A" }, "x");
+  await tab.goto("https://img.cdn.example/x");
+  assertEquals(await tab.evaluate(() => 1), "ran");
+  assertEquals(host.browser.actions.map((a) => [a.method, a.outcome]), [
+    ["fill", "site_not_allowed"],
+    ["evaluate", "site_not_allowed"],
+    ["press", "site_not_allowed"],
+    ["goto", "ok"],
+    ["fill", "ok"],
+    ["goto", "ok"],
+    ["evaluate", "ok"],
+  ]);
+});
+
+Deno.test("siteAllowed matches hosts as sites= does", () => {
+  const sites = ["Shop.Example.", "*.cdn.example"];
+  for (const url of ["https://shop.example/", "http://SHOP.example:8080/x", "https://a.b.cdn.example/"]) {
+    assert(siteAllowed(url, sites), url);
+  }
+  for (const url of ["https://cdn.example/", "https://evil-shop.example/", "file:///shop.example", "not a url"]) {
+    assert(!siteAllowed(url, sites), url);
+  }
+  assert(!siteAllowed("https://shop.example.evil/", sites));
+});
+
+Deno.test("evaluate sends the function's source and its arguments by value", async () => {
+  const seen: [string, string, unknown[]][] = [];
+  using host = installFakeHost({
+    permissions: "page-js",
+    tabs: [{ url: SHOP }],
+    evaluate: (tab, source, args) => {
+      seen.push([tab.id, source, args]);
+      return { links: 3, args };
+    },
+  });
+  const tab = await tabs.active();
+  const arg = { sel: "a[href]", deep: [1, { x: null }], gone: undefined };
+  const r = await tab.evaluate((o: typeof arg, n: number) => document.querySelectorAll(o.sel).length + n, arg, 2);
+  assertEquals(seen[0][0], "tab-1");
+  assertEquals(seen[0][1], "(o, n)=>document.querySelectorAll(o.sel).length + n");
+  assertEquals(seen[0][2], [{ sel: "a[href]", deep: [1, { x: null }] }, 2]);
+  assertEquals(r, { links: 3, args: [{ sel: "a[href]", deep: [1, { x: null }] }, 2] } as never);
+  await tab.evaluate(async function named(x: string) {
+    return await Promise.resolve(x);
+  }, "y");
+  assert(seen[1][1].startsWith("async function named(x)"), seen[1][1]);
+  assertEquals(host.browser.actions.map((a) => a.method), ["evaluate", "evaluate"]);
+});
+
+Deno.test("evaluate refuses what cannot run or travel, clearly", async () => {
+  using host = installFakeHost({ permissions: "page-js", tabs: [{ url: SHOP }], evaluate: () => null });
+  const tab = await tabs.active();
+  const fns: [unknown, string][] = [
+    ["document.title", "needs a function, such as () => document.title, got a string"],
+    [undefined, "got undefined"],
+    [Math.max, "built-in or bound function"],
+    [(() => 1).bind(null), "built-in or bound function"],
+    [class Foo {}, "a class cannot run in the page"],
+  ];
+  for (const [fn, why] of fns) {
+    const e = await assertRejects(() => tab.evaluate(fn as () => void));
+    assert(e instanceof TypeError && e.message.includes(why), e.message);
+  }
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  const args: [unknown, string][] = [
+    [() => 1, "argument 1 is a function"],
+    [new Date(0), "argument 1 is a Date"],
+    [new Map(), "argument 1 is a Map"],
+    [NaN, "argument 1 is NaN"],
+    [undefined, "argument 1 is undefined"],
+    [[1, undefined], "argument 1[1] is undefined"],
+    [{ a: { b: 1n } }, "argument 1.a.b is a bigint"],
+    [Symbol("s"), "argument 1 is a symbol"],
+    [cyclic, "argument 1.self is a circular reference"],
+  ];
+  for (const [arg, why] of args) {
+    const e = await assertRejects(() => tab.evaluate((_x: unknown) => 1, arg));
+    assert(e instanceof TypeError && e.message.includes(why) && e.message.includes("JSON values"), e.message);
+  }
+  const shared = { n: 1 };
+  await tab.evaluate((_a: unknown, _b: unknown) => 1, shared, [shared]);
+  assertEquals(host.browser.actions.length, 1, "only the last call was sent: a shared object is no cycle");
+});
+
+Deno.test("a page error arrives as an EvaluateError", async () => {
+  using _host = installFakeHost({
+    permissions: "page-js",
+    tabs: [{ url: SHOP }],
+    evaluate: () => {
+      throw Object.assign(new Error("TypeError: x is undefined"), {
+        code: "eval_error",
+        remoteName: "TypeError",
+        remoteMessage: "x is undefined",
+        line: 1,
+        column: 14,
+      });
+    },
+  });
+  const tab = await tabs.active();
+  const e = await assertRejects(() => tab.evaluate(() => (undefined as unknown as { y: number }).y));
+  assert(e instanceof EvaluateError && e instanceof TabError, e.message);
+  assertEquals([e.code, e.remoteName, e.remoteMessage, e.line, e.column], [
+    "eval_error",
+    "TypeError",
+    "x is undefined",
+    1,
+    14,
+  ]);
+});
+
+Deno.test("the fake without an evaluate option says so", async () => {
+  using _host = installFakeHost({ permissions: "page-js", tabs: [{ url: SHOP }] });
+  const e = await assertRejects(async () => await (await tabs.active()).evaluate(() => 1));
+  assert(!(e instanceof TabError) && e.message.includes("pass evaluate to installFakeHost"), e.message);
+});
+
+Deno.test("waitForNavigation, started before the click that navigates", async () => {
+  using host = installFakeHost({
+    permissions: "forms page-js",
+    tabs: [{ url: SHOP }],
+    titles: { "https://shop.example/pay": "Pay" },
+    onAction: (a, tab) => {
+      if (a.method === "click" && a.target && "text" in a.target && a.target.text === "Checkout") {
+        setTimeout(() => host.browser.navigate(tab.id, "https://shop.example/pay"), 5);
+      }
+    },
+  });
+  const tab = await tabs.active();
+  const nav = tab.waitForNavigation({ waitUntil: "load", timeout: 2000 });
+  await tab.click({ text: "Checkout" });
+  await nav;
+  assertEquals([await tab.url(), await tab.title()], ["https://shop.example/pay", "Pay"]);
+  assertEquals(host.browser.actions.map((a) => [a.method, a.outcome]), [["click", "ok"], ["waitForNavigation", "ok"]]);
+});
+
+Deno.test("a navigation that never comes times out, thrown where it is awaited", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const nav = tab.waitForNavigation({ timeout: 10 });
+  // The rejection arrives while nothing awaits it yet: it must not count as unhandled.
+  await new Promise((r) => setTimeout(r, 50));
+  const e = await assertRejects(() => nav);
+  assert(e instanceof TabError && e.code === "timeout" && e.api === "tab.waitForNavigation", e.message);
+  const bad = tab.waitForNavigation({ waitUntil: "idle" as never });
+  assert((await assertRejects(() => bad)) instanceof TypeError);
+  const closing = tab.waitForNavigation();
+  await tab.close();
+  const c = await assertRejects(() => closing);
+  assert(c instanceof TabError && c.code === "closed", c.message);
+  assertEquals(host.browser.actions.map((a) => [a.method, a.outcome]), [
+    ["waitForNavigation", "timeout"],
+    ["close", "ok"],
+    ["waitForNavigation", "closed"],
+  ]);
+});
+
+Deno.test("waitFor and screenshot", async () => {
+  using host = twoTabs();
+  host.browser.fail({ method: "waitFor", target: { selector: "#never" }, error: { code: "timeout" } });
+  const tab = await tabs.active();
+  await tab.waitFor("#ready", { timeout: 100 });
+  const e = await assertRejects(() => tab.waitFor("#never"));
+  assert(e instanceof TabError && e.code === "timeout", e.message);
+  const png = await tab.screenshot({ fullPage: true });
+  assert(png instanceof Uint8Array);
+  assertEquals([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assertEquals(host.browser.actions.map((a) => [a.method, a.outcome]), [
+    ["waitFor", "ok"],
+    ["waitFor", "timeout"],
+    ["screenshot", "ok"],
+  ]);
+});
+
+Deno.test("browserError leaves errors without a code alone", () => {
+  const plain = new Error("connection lost");
+  assert(browserError(plain, "tab.url", "tab") === plain);
+  assert(browserError("text", "tab.url", "tab") === "text");
+  const empty = Object.assign(new Error("x"), { code: "" });
+  assert(browserError(empty, "tab.url", "tab") === empty);
+  const odd = browserError(Object.assign(new TypeError("odd"), { code: "future_code", kept: 1 }), "tab.fill", "forms");
+  assert(odd instanceof TabError && odd.code === "future_code" && odd.details.kept === 1);
+  const nc = browserError(Object.assign(new Error("nc"), { code: "not_committed", kept: 5 }), "tab.fill", "forms");
+  assert(
+    nc instanceof NotCommittedError && nc.kept === undefined && nc.details.kept === 5,
+    "a non-string kept stays in details",
+  );
+  const ev = browserError(Object.assign(new Error("boom"), { code: "eval_error" }), "tab.evaluate", "pageJs");
+  assert(ev instanceof EvaluateError && ev.remoteMessage === "boom" && ev.line === 0 && ev.remoteName === "");
+});
+
+Deno.test("permissions map to capabilities as the app maps them", () => {
+  assertEquals(parsePermissions("none").grant.sort(), ["config", "context", "paneControls", "ui"]);
+  assertEquals(parsePermissions("forms net=example.com read=./data").grant.sort(), [
+    "config",
+    "context",
+    "forms",
+    "paneControls",
+    "tab",
+    "tabs",
+    "ui",
+  ]);
+  assertEquals(parsePermissions("browser").grant.includes("workspace"), true);
+  assertEquals(parsePermissions("page-js sites=a.example sites=*.b.example").sites, ["a.example", "*.b.example"]);
+  assertEquals(parsePermissions("page-js").sites, undefined);
+  for (const bad of ["brwoser", "cookies=all"]) {
+    let threw = false;
+    try {
+      parsePermissions(bad);
+    } catch (e) {
+      threw = e instanceof TypeError && e.message.includes("unknown permission");
+    }
+    assert(threw, bad);
+  }
+  let both = false;
+  try {
+    installFakeHost({ permissions: "browser", grant: ["tabs"] });
+  } catch (e) {
+    both = e instanceof TypeError;
+  }
+  assert(both);
+});
+
+Deno.test("fake tabs need distinct ids", () => {
+  let threw = false;
+  try {
+    installFakeHost({ permissions: "browser", tabs: [{ id: "a", url: SHOP }, { id: "a", url: NEWS }] });
+  } catch (e) {
+    threw = e instanceof TypeError && e.message.includes('"a"');
+  }
+  assert(threw);
+});

@@ -1,0 +1,465 @@
+// The fake browser of tranquil/automation/testing: tabs in memory, a record
+// of every action, and failures a test scripts per method, tab or target.
+// It answers the same host calls (tabs, tab, pageJs, forms) the app does.
+
+import type { Target } from "./browser.ts";
+import { served } from "./served.ts";
+
+/** A tab the fake browser starts with. */
+export interface FakeTabInit {
+  /** Its ID. Default "tab-1", "tab-2", … in order. */
+  id?: string;
+  /** The address it shows. */
+  url: string;
+  /** Its title. Default: the title of url in FakeBrowserOptions.titles, else url. */
+  title?: string;
+  /** Whether it is the active tab. Default: the first tab is. */
+  active?: boolean;
+  /** Whether it started the run, for tabs.triggered(). Default false. */
+  triggered?: boolean;
+}
+
+/** The methods the fake browser records. */
+export type FakeMethod =
+  | "open"
+  | "goto"
+  | "waitForNavigation"
+  | "waitFor"
+  | "evaluate"
+  | "screenshot"
+  | "close"
+  | "fill"
+  | "check"
+  | "select"
+  | "click"
+  | "press";
+
+/**
+ * One recorded call. Unlike the app's action log, the fake keeps the value
+ * typed or chosen, so a test can check it.
+ */
+export interface FakeAction {
+  method: FakeMethod;
+  /** The tab's ID. */
+  tab: string;
+  /** The target of a form action or press, or { selector } for waitFor. */
+  target?: Target;
+  /** What fill typed, select chose, check set, press pressed, or goto and open loaded. */
+  value?: string | boolean;
+  /** Whether the call was a dry run. */
+  dryRun?: boolean;
+  /** "ok", "dry-run", or the code of the error the call failed with. */
+  outcome: string;
+}
+
+/** The error a scripted failure throws: a code, and any other properties the app would attach (such as kept). */
+export interface FakeErrorInit {
+  code: string;
+  message?: string;
+  [prop: string]: unknown;
+}
+
+/** A scripted failure: calls matching every given field fail with error. */
+export interface FakeFailure {
+  method?: FakeMethod;
+  /** The tab's ID. */
+  tab?: string;
+  /** The target, compared by value ({ selector } for waitFor). */
+  target?: Target;
+  /** The URL of a goto or open. */
+  url?: string;
+  /** How many matching calls fail. Default: all of them. */
+  times?: number;
+  error: FakeErrorInit;
+}
+
+/** Options of the fake browser, part of installFakeHost's options. */
+export interface FakeBrowserOptions {
+  /** The tabs open at the start. Default none. */
+  tabs?: FakeTabInit[];
+  /** Page titles by URL, for tabs that navigate there. Default: a page's title is its URL. */
+  titles?: Record<string, string>;
+  /**
+   * Answers tab.evaluate: gets the tab, the function's source and the
+   * arguments, and returns the result. Default: evaluate fails, saying so.
+   */
+  evaluate?: (tab: FakeTab, source: string, args: unknown[]) => unknown;
+  /**
+   * Runs after each successful action, for a test to play the page's part:
+   * for example, to navigate when a link is clicked (browser.navigate). An
+   * error it throws fails the call.
+   */
+  onAction?: (action: FakeAction, tab: FakeTab) => void;
+  /** How long waitForNavigation waits when the script gives no timeout, in ms. Default 5000. */
+  navigationTimeout?: number;
+  /** Scripted failures, as if added with FakeBrowser.fail. */
+  failures?: FakeFailure[];
+}
+
+/** A 1×1 PNG, what the fake's screenshots return. */
+const PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
+  (c) => c.charCodeAt(0),
+);
+
+/** hostError builds an error the way one arrives from the app: an Error with own properties. */
+function hostError(init: FakeErrorInit): Error {
+  const { code, message, ...props } = init;
+  return Object.assign(new Error(message ?? `the fake browser failed the call (${code})`), props, { code });
+}
+
+/** key identifies a target by value, whatever the order of its keys. */
+function key(t: unknown): string {
+  if (t === undefined) return "";
+  return JSON.stringify(Object.entries(t as Record<string, unknown>).sort(([a], [b]) => a < b ? -1 : 1));
+}
+
+function normHost(h: string): string {
+  return h.trim().toLowerCase().replace(/\.$/, "");
+}
+
+/**
+ * siteAllowed reports whether the page at url is on one of sites, as the
+ * app checks sites=: "example.com" matches that host only, "*.example.com"
+ * any subdomain. Only http and https pages match.
+ */
+export function siteAllowed(url: string, sites: readonly string[]): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return false;
+  const host = normHost(u.hostname);
+  return sites.some((s) => {
+    s = normHost(s);
+    return s.startsWith("*.") ? host.endsWith(s.slice(1)) : host === s;
+  });
+}
+
+/** A tab of the fake browser. */
+export class FakeTab {
+  /** The tab's ID. */
+  readonly id: string;
+  /** The address it shows now. */
+  url: string;
+  /** Its title now. */
+  title: string;
+  /** Whether it has been closed. */
+  closed = false;
+  /** Whether the script opened it, and whether in the background. */
+  readonly openedByScript: boolean;
+  readonly background: boolean;
+  /** Whether it started the run. */
+  readonly triggered: boolean;
+  readonly #values = new Map<string, string | boolean>();
+
+  constructor(
+    id: string,
+    url: string,
+    title: string,
+    init: { opened?: boolean; background?: boolean; triggered?: boolean },
+  ) {
+    this.id = id;
+    this.url = url;
+    this.title = title;
+    this.openedByScript = init.opened ?? false;
+    this.background = init.background ?? false;
+    this.triggered = init.triggered ?? false;
+  }
+
+  /** value returns what fill, select or check last committed to target on this tab. */
+  value(target: Target): string | boolean | undefined {
+    return this.#values.get(key(target));
+  }
+
+  /** setValue sets what a target holds, as the page (or a test playing it) would. */
+  setValue(target: Target, value: string | boolean): void {
+    this.#values.set(key(target), value);
+  }
+}
+
+/** A waitForNavigation call waiting for its tab's next navigation. */
+interface NavWaiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * FakeBrowser is the browser of a FakeHost: its tabs, the actions the
+ * script took, and the failures a test scripted.
+ */
+export class FakeBrowser {
+  /** Every tab, open or closed, in the order they appeared. */
+  readonly tabs: FakeTab[] = [];
+  /** Every recorded call, in order. */
+  readonly actions: FakeAction[] = [];
+  /** The active tab's ID, if any tab is open. */
+  activeId: string | undefined;
+  readonly #opts: FakeBrowserOptions;
+  readonly #sites: readonly string[] | undefined;
+  readonly #failures: FakeFailure[] = [];
+  readonly #waiters = new Map<string, Set<NavWaiter>>();
+  #next = 1;
+
+  constructor(opts: FakeBrowserOptions, sites: readonly string[] | undefined) {
+    this.#opts = opts;
+    this.#sites = sites;
+    for (const f of opts.failures ?? []) this.fail(f);
+    for (const t of opts.tabs ?? []) {
+      const tab = new FakeTab(t.id ?? this.#newId(), t.url, t.title ?? this.#titleOf(t.url), {
+        triggered: t.triggered,
+      });
+      if (this.tabs.some((x) => x.id === tab.id)) throw new TypeError(`two fake tabs have the ID "${tab.id}"`);
+      this.tabs.push(tab);
+      if (t.active || this.activeId === undefined) this.activeId = tab.id;
+    }
+  }
+
+  /** tab returns the tab with this ID, open or closed. */
+  tab(id: string): FakeTab | undefined {
+    return this.tabs.find((t) => t.id === id);
+  }
+
+  /** open lists the tabs not closed. */
+  get open(): FakeTab[] {
+    return this.tabs.filter((t) => !t.closed);
+  }
+
+  /** fail makes calls that match f fail with f.error, f.times times (default always). */
+  fail(f: FakeFailure): void {
+    if (typeof f?.error?.code !== "string") throw new TypeError("a fake failure needs error.code");
+    this.#failures.push({ ...f, times: f.times ?? Infinity });
+  }
+
+  /**
+   * navigate moves a tab to url, as a link, a form or the page's own script
+   * would, and completes any waitForNavigation on it.
+   */
+  navigate(id: string, url: string, title?: string): void {
+    const tab = this.#open(id);
+    tab.url = url;
+    tab.title = title ?? this.#titleOf(url);
+    const ws = this.#waiters.get(id);
+    this.#waiters.delete(id);
+    for (const w of ws ?? []) {
+      clearTimeout(w.timer);
+      w.resolve();
+    }
+  }
+
+  /** dispose ends pending waits; FakeHost calls it when it is uninstalled. */
+  dispose(): void {
+    for (const [, ws] of this.#waiters) {
+      for (const w of ws) {
+        clearTimeout(w.timer);
+        w.reject(new Error("the fake host was uninstalled"));
+      }
+    }
+    this.#waiters.clear();
+  }
+
+  #newId(): string {
+    let id: string;
+    do id = `tab-${this.#next++}`; while (this.tabs.some((t) => t.id === id));
+    return id;
+  }
+
+  #titleOf(url: string): string {
+    return this.#opts.titles?.[url] ?? url;
+  }
+
+  #open(id: string): FakeTab {
+    const tab = this.tab(id);
+    if (!tab) throw hostError({ code: "not_found", message: `no tab has the ID "${id}"` });
+    if (tab.closed) throw hostError({ code: "closed", message: `the tab "${id}" was closed` });
+    return tab;
+  }
+
+  static #info(t: FakeTab) {
+    return { id: t.id, url: t.url, title: t.title };
+  }
+
+  /**
+   * act runs one recorded call on tab id: the checks the app makes (tab,
+   * sites= for page actions, then scripted failures), do, the record and
+   * onAction.
+   */
+  #act<R>(
+    id: string,
+    a: Omit<FakeAction, "outcome" | "tab">,
+    page: boolean,
+    url: string | undefined,
+    do_: (tab: FakeTab) => R,
+  ): R {
+    const record = (outcome: string) => {
+      const rec: FakeAction = { method: a.method, tab: id, outcome };
+      if (a.target !== undefined) rec.target = a.target;
+      if (a.value !== undefined) rec.value = a.value;
+      if (a.dryRun !== undefined) rec.dryRun = a.dryRun;
+      this.actions.push(rec);
+      return rec;
+    };
+    let tab: FakeTab;
+    try {
+      tab = this.#open(id);
+      if (page && this.#sites !== undefined && !siteAllowed(tab.url, this.#sites)) {
+        throw hostError({
+          code: "site_not_allowed",
+          message: `${tab.url} is not on one of the script's sites=`,
+        });
+      }
+      const f = this.#failures.find((f) =>
+        f.times! > 0 && (f.method === undefined || f.method === a.method) && (f.tab === undefined || f.tab === id) &&
+        (f.target === undefined || key(f.target) === key(a.target)) && (f.url === undefined || f.url === url)
+      );
+      if (f) {
+        f.times!--;
+        throw hostError(f.error);
+      }
+    } catch (e) {
+      record(String((e as { code?: unknown }).code ?? "error"));
+      throw e;
+    }
+    const done = () => {
+      const rec = record(a.dryRun ? "dry-run" : "ok");
+      this.#opts.onAction?.(rec, tab);
+    };
+    let out: R;
+    try {
+      out = do_(tab);
+    } catch (e) {
+      record(String((e as { code?: unknown }).code ?? "error"));
+      throw e;
+    }
+    if (out instanceof Promise) {
+      // A wait is recorded when it ends, with how it ended.
+      return out.then((v) => {
+        done();
+        return v;
+      }, (e) => {
+        record(String((e as { code?: unknown }).code ?? "error"));
+        throw e;
+      }) as R;
+    }
+    done();
+    return out;
+  }
+
+  /** api returns the host objects the fake serves: tabs, tab, pageJs and forms. */
+  api(): Record<string, Record<string, (...args: never[]) => Promise<unknown>>> {
+    const info = FakeBrowser.#info;
+    type Opts = { dryRun?: boolean; timeout?: number; target?: Target; modifiers?: string[] };
+    return {
+      tabs: {
+        active: served(() => {
+          if (this.activeId === undefined) throw hostError({ code: "not_found", message: "no tab is active" });
+          return info(this.#open(this.activeId));
+        }),
+        find: served((pattern: string) =>
+          this.open.filter((t) => t.url.includes(pattern) || t.title.includes(pattern)).map(info)
+        ),
+        all: served(() => this.open.map(info)),
+        open: served((url: string, o?: { background?: boolean }) => {
+          const tab = new FakeTab(this.#newId(), url, this.#titleOf(url), { opened: true, background: o?.background });
+          this.tabs.push(tab);
+          try {
+            this.#act(tab.id, { method: "open", value: url }, false, url, () => {});
+          } catch (e) {
+            this.tabs.splice(this.tabs.indexOf(tab), 1);
+            throw e;
+          }
+          if (!tab.background) this.activeId = tab.id;
+          return info(tab);
+        }),
+        triggered: served(() => {
+          const t = this.tabs.find((t) => t.triggered);
+          return t ? info(t) : undefined;
+        }),
+      },
+      tab: {
+        url: served((id: string) => this.#open(id).url),
+        title: served((id: string) => this.#open(id).title),
+        goto: served((id: string, url: string) =>
+          this.#act(id, { method: "goto", value: url }, false, url, () => this.navigate(id, url))
+        ),
+        waitForNavigation: served((id: string, o?: { timeout?: number }) =>
+          this.#act(
+            id,
+            { method: "waitForNavigation" },
+            false,
+            undefined,
+            () =>
+              new Promise<void>((resolve, reject) => {
+                const ms = o?.timeout ?? this.#opts.navigationTimeout ?? 5000;
+                const w: NavWaiter = {
+                  resolve,
+                  reject,
+                  timer: setTimeout(() => {
+                    this.#waiters.get(id)?.delete(w);
+                    reject(hostError({ code: "timeout", message: `no navigation within ${ms} ms` }));
+                  }, ms),
+                };
+                if (!this.#waiters.has(id)) this.#waiters.set(id, new Set());
+                this.#waiters.get(id)!.add(w);
+              }),
+          )
+        ),
+        waitFor: served((id: string, selector: string) =>
+          this.#act(id, { method: "waitFor", target: { selector } }, false, undefined, () => {})
+        ),
+        screenshot: served((id: string) =>
+          this.#act(id, { method: "screenshot" }, false, undefined, () => PNG.slice())
+        ),
+        close: served((id: string) =>
+          this.#act(id, { method: "close" }, false, undefined, (tab) => {
+            tab.closed = true;
+            for (const w of this.#waiters.get(id) ?? []) {
+              clearTimeout(w.timer);
+              w.reject(hostError({ code: "closed", message: `the tab "${id}" was closed` }));
+            }
+            this.#waiters.delete(id);
+            if (this.activeId === id) this.activeId = this.open.at(-1)?.id;
+          })
+        ),
+      },
+      pageJs: {
+        evaluate: served((id: string, source: string, args: unknown[]) =>
+          this.#act(id, { method: "evaluate" }, true, undefined, (tab) => {
+            if (!this.#opts.evaluate) {
+              throw new Error("the fake host has no page to run tab.evaluate in: pass evaluate to installFakeHost");
+            }
+            return this.#opts.evaluate(tab, source, args);
+          })
+        ),
+      },
+      forms: {
+        fill: served((id: string, target: Target, value: string, o?: Opts) =>
+          this.#act(id, { method: "fill", target, value, dryRun: o?.dryRun }, true, undefined, (tab) => {
+            if (!o?.dryRun) tab.setValue(target, value);
+            const v = tab.value(target);
+            return { value: typeof v === "string" ? v : "", invalid: false, validationMessage: "", errorText: "" };
+          })
+        ),
+        check: served((id: string, target: Target, checked: boolean, o?: Opts) =>
+          this.#act(id, { method: "check", target, value: checked, dryRun: o?.dryRun }, true, undefined, (tab) => {
+            if (!o?.dryRun) tab.setValue(target, checked);
+          })
+        ),
+        select: served((id: string, target: Target, option: string, o?: Opts) =>
+          this.#act(id, { method: "select", target, value: option, dryRun: o?.dryRun }, true, undefined, (tab) => {
+            if (!o?.dryRun) tab.setValue(target, option);
+          })
+        ),
+        click: served((id: string, target: Target, o?: Opts) =>
+          this.#act(id, { method: "click", target, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+        press: served((id: string, k: string, o?: Opts) =>
+          this.#act(id, { method: "press", target: o?.target, value: k, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+      },
+    };
+  }
+}
