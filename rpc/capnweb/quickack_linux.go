@@ -47,9 +47,17 @@ func (c *quickAckConn) arm() {
 	})
 }
 
+// quickAckMaxRead is the largest read after which TCP_QUICKACK is
+// re-armed. A small read is a lone frame the server may not answer (the
+// JavaScript client's release, or a push it has not pulled yet): its ACK
+// must not wait. A large read means the peer is streaming many calls; the
+// answers then carry the ACKs, and immediate ACKs would only make the
+// peer's Nagle send smaller segments.
+var quickAckMaxRead = 512
+
 func (c *quickAckConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 {
+	if n > 0 && n <= quickAckMaxRead {
 		c.arm()
 	}
 	return n, err

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -100,7 +101,17 @@ func fatal(err error) {
 
 func main() {
 	seconds := flag.Float64("seconds", 3, "duration of each measurement")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the Go servers to this file")
+	only := flag.String("only", "", "run only this client transport (ws or nodelay)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	deno, err := testenv.LookDeno()
 	if err != nil {
 		fatal(err)
@@ -136,6 +147,9 @@ func main() {
 		{"ws", "Deno's stock WebSocket client (Nagle on)"},
 		{"nodelay", "a WebSocket client over Deno.connect with setNoDelay(true)"},
 	} {
+		if *only != "" && *only != tr.name {
+			continue
+		}
 		fmt.Printf("\n== capnweb client in Deno over %s\n", tr.title)
 		goR := run(goURL, "rpc", tr.name, *seconds)
 		jsR := run(jsURL, "rpc", tr.name, *seconds)
