@@ -203,6 +203,20 @@ await scenario("then is never callable", async () => {
   throw new Error("thenTrap resolved");
 });
 
+await scenario("no stall on sequential calls", async () => {
+  const kib = "x".repeat(1024);
+  const times: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const t0 = performance.now();
+    await (i % 2 ? api.add(i, 1) : api.echo(kib));
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  const p50 = times[times.length >> 1];
+  check(p50 < 10, `sequential p50 ${p50.toFixed(2)} ms: the delayed-ACK stall is back`);
+  return p50.toFixed(3);
+});
+
 api[Symbol.dispose]();
 
 // A session the server aborts.
