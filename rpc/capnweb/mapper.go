@@ -205,5 +205,6 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 	sess.imports[id] = ne
 	sess.enqueueLocked(b)
 	sess.mu.Unlock()
+	sess.flush()
 	return &Stub{sess: sess, imp: ne}
 }

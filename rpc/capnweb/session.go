@@ -147,6 +147,7 @@ type Session struct {
 	wg       sync.WaitGroup
 
 	inflight atomic.Int64
+	inReader atomic.Bool // the reader is handling a frame
 
 	mu         sync.Mutex
 	exports    map[int64]*exportEntry
@@ -155,6 +156,7 @@ type Session struct {
 	nextImport int64 // next positive import ID (our pushes)
 	peerPushes int64 // positive IDs the peer has used
 	outq       [][]byte
+	writing    bool // a goroutine is writing outq
 	wake       chan struct{}
 	ended      bool
 	err        error
@@ -373,47 +375,80 @@ func (s *Session) signal() {
 	}
 }
 
-// enqueueLocked queues a frame; s.mu must be held.
+// enqueueLocked queues a frame; s.mu must be held. The caller must call
+// flush once it has released s.mu.
 func (s *Session) enqueueLocked(b []byte) {
 	if s.ended {
 		return
 	}
 	s.outq = append(s.outq, b)
-	if len(s.outq) == 1 {
+}
+
+// flush sends the queued frames. When nobody is writing and the caller is
+// not the reader, it writes them itself, which saves waking the writer
+// goroutine on the path of every call. The reader never writes inline: a
+// write that blocks on a peer that is itself blocked writing would stop
+// both sides from reading.
+func (s *Session) flush() {
+	s.mu.Lock()
+	if s.writing || len(s.outq) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	if s.ended || s.inReader.Load() {
+		s.mu.Unlock()
+		s.signal()
+		return
+	}
+	s.writing = true
+	s.drainLocked()
+	s.writing = false
+	again := s.ended || len(s.outq) > 0
+	s.mu.Unlock()
+	if again {
 		s.signal()
 	}
 }
 
-func (s *Session) enqueue(b []byte) {
-	s.mu.Lock()
-	s.enqueueLocked(b)
-	s.mu.Unlock()
+// drainLocked writes queued frames until none are left, releasing s.mu
+// while it writes. s.writing must be set by the caller.
+func (s *Session) drainLocked() {
+	for len(s.outq) > 0 {
+		batch := s.outq
+		s.outq = nil
+		s.mu.Unlock()
+		var err error
+		for _, b := range batch {
+			if err = s.t.Send(s.ioCtx, b); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			s.end(&AbortError{Remote: true, Cause: err}, nil, false)
+			s.mu.Lock()
+			s.outq = nil
+			return
+		}
+		s.mu.Lock()
+	}
 }
 
 func (s *Session) writeLoop() {
 	defer s.wg.Done()
-	var batch [][]byte
-	for {
-		<-s.wake
+	for range s.wake {
 		s.mu.Lock()
-		batch, s.outq = s.outq, batch[:0]
-		ended := s.ended
-		s.mu.Unlock()
-		ctx := s.ioCtx
-		for i, b := range batch {
-			if err := s.t.Send(ctx, b); err != nil {
-				if !ended {
-					s.end(&AbortError{Remote: true, Cause: err}, nil, false)
-				}
-				batch[i] = nil
-				break
-			}
-			batch[i] = nil
-		}
-		if ended {
-			s.mu.Lock()
-			reason := s.closeErr
+		if s.writing {
+			// An inline writer is at work; it signals again when done.
 			s.mu.Unlock()
+			continue
+		}
+		s.writing = true
+		s.drainLocked()
+		s.writing = false
+		ended := s.ended
+		reason := s.closeErr
+		s.mu.Unlock()
+		if ended {
 			s.t.Close(reason)
 			s.ioCancel()
 			return
@@ -438,7 +473,11 @@ func (s *Session) readLoop() {
 			s.end(&AbortError{Cause: err}, err, true)
 			return
 		}
-		if err := s.handle(msg); err != nil {
+		s.inReader.Store(true)
+		err = s.handle(msg)
+		s.flush() // hands reader-made frames to the writer goroutine
+		s.inReader.Store(false)
+		if err != nil {
 			var ae *AbortError
 			if errors.As(err, &ae) {
 				s.end(ae, nil, false)
@@ -637,10 +676,11 @@ func (s *Session) spawn(fn func(ctx context.Context)) bool {
 // pushSettled sends the result of push id if the peer pulled it.
 func (s *Session) pushSettled(id int64, e *exportEntry) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if e.pulled && !e.sent && s.exports[id] == e {
 		s.sendResolutionLocked(id, e)
 	}
+	s.mu.Unlock()
+	s.flush()
 }
 
 // sendResolutionLocked queues resolve/reject for export id. s.mu is held.

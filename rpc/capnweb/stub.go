@@ -71,6 +71,7 @@ func (s *Stub) Release() {
 		sess.enqueueLocked(append(b, ']'))
 	}
 	sess.mu.Unlock()
+	sess.flush()
 	if last && imp.fut != nil {
 		imp.fut.onDone(func() { sess.releaseTree(imp.fut.val) })
 	}
@@ -149,6 +150,7 @@ func (s *Stub) pipeline(path []string, args []any, hasArgs bool) *Stub {
 	sess.imports[id] = ne
 	sess.enqueueLocked(b)
 	sess.mu.Unlock()
+	sess.flush()
 	// The export table now holds what the frame introduced.
 	sess.releaseTree(largs)
 	return &Stub{sess: sess, imp: ne}
@@ -200,6 +202,7 @@ func (s *Stub) Await(ctx context.Context) (any, error) {
 		sess.enqueueLocked(append(b, ']'))
 	}
 	sess.mu.Unlock()
+	sess.flush()
 	v, err := imp.fut.wait(ctx)
 	if err != nil {
 		return nil, err
