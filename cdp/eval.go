@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/rpcc"
 )
@@ -167,7 +166,7 @@ func (t *Tab) realm(ctx context.Context, w world, stale string) (string, error) 
 			t.mu.Lock()
 			frame := t.frameID
 			t.mu.Unlock()
-			go t.createWorld(ctx, frame)
+			go func() { _ = t.isolatedWorld(ctx, frame) }()
 		}
 		select {
 		case <-ch:
@@ -181,10 +180,6 @@ func (t *Tab) realm(ctx context.Context, w world, stale string) (string, error) 
 			return "", t.route.err
 		}
 	}
-}
-
-func (t *Tab) createWorld(ctx context.Context, frame string) {
-	_, _ = t.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(WorldName))
 }
 
 func valueOf(o runtime.RemoteObject) json.RawMessage {

@@ -264,9 +264,11 @@ func writeOwner(dir string, browserPID int) error {
 // of truth, since app output may imitate that line.
 func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration) error {
 	file := filepath.Join(p.dataDir, "DevToolsActivePort")
-	tick := time.NewTicker(25 * time.Millisecond)
+	interval := 25 * time.Millisecond
+	tick := time.NewTimer(interval)
 	defer tick.Stop()
 	wake := p.stderr.listening
+	fast := 0 // quick looks left after the stderr line
 	for {
 		if b, err := os.ReadFile(file); err == nil {
 			if port, path, err := activePort(b); err == nil {
@@ -286,8 +288,14 @@ func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration
 			}
 			return &LaunchError{Kind: kind, Msg: "no DevToolsActivePort", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
 		case <-wake:
-			wake = nil // one early look is enough; the ticker covers the rest
+			// The file is written around the same moment: look closely now.
+			wake, interval, fast = nil, 2*time.Millisecond, 100
+			tick.Reset(interval)
 		case <-tick.C:
+			if fast--; fast == 0 {
+				interval = 25 * time.Millisecond
+			}
+			tick.Reset(interval)
 		}
 	}
 }

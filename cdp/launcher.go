@@ -3,6 +3,8 @@ package cdp
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,8 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Launch timeouts: the default, and the most a LaunchSpec may ask for.
@@ -179,7 +179,7 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 		return nil, &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
 	}
 	inst := &Instance{
-		ID: "launch-" + uuid.NewString(), Owned: true, Kind: kind, App: app,
+		ID: newID("launch-"), Owned: true, Kind: kind, App: app,
 		PID: proc.Pid(), Port: proc.Port(), WebSocketURL: proc.Endpoint(),
 		ProfileDir: proc.DataDir(), Executable: app.ExecutablePath, Browser: b, proc: proc,
 	}
@@ -196,12 +196,19 @@ func (l *Launcher) Attach(ctx context.Context, endpoint string) (*Instance, erro
 		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
 	ws := b.url
-	inst := &Instance{ID: "attach-" + uuid.NewString(), WebSocketURL: ws, Browser: b}
+	inst := &Instance{ID: newID("attach-"), WebSocketURL: ws, Browser: b}
 	if u, err := url.Parse(ws); err == nil {
 		inst.Port, _ = strconv.Atoi(u.Port())
 	}
 	l.add(inst)
 	return inst, nil
+}
+
+// newID returns prefix and 128 random bits in hex.
+func newID(prefix string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails: crypto/rand panics rather than return an error
+	return prefix + hex.EncodeToString(b)
 }
 
 func (l *Launcher) add(inst *Instance) {

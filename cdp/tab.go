@@ -80,18 +80,13 @@ func (b *Browser) Attach(ctx context.Context, targetID string) (*Tab, error) {
 // setup enables the domains the tab relies on. Their replays (contexts,
 // current lifecycle) arrive through observe.
 func (t *Tab) setup(ctx context.Context) error {
-	tree, err := t.c.Page.GetFrameTree(ctx)
-	if err != nil {
-		return t.fail(err)
-	}
-	t.mu.Lock()
-	t.frameID = string(tree.FrameTree.Frame.ID)
-	t.loader = string(tree.FrameTree.Frame.LoaderID)
-	t.mu.Unlock()
-	frame := tree.FrameTree.Frame.ID
-
-	// Independent calls go out together; the session answers them in order.
+	// Every call goes out at once, since each round trip counts while a
+	// browser is still starting. The main frame's id is the target id, so
+	// the frame tree is not needed before the world is made; it only fills
+	// in the loader when no lifecycle event has done so yet.
+	var tree *page.GetFrameTreeReply
 	calls := []func() error{
+		func() (err error) { tree, err = t.c.Page.GetFrameTree(ctx); return err },
 		func() error { return t.c.Page.Enable(ctx) },
 		func() error {
 			return t.c.Page.SetLifecycleEventsEnabled(ctx, page.NewSetLifecycleEventsEnabledArgs(true))
@@ -107,6 +102,12 @@ func (t *Tab) setup(ctx context.Context) error {
 			// Keeps background tabs behaving as focused for input and timers.
 			return t.c.Emulation.SetFocusEmulationEnabled(ctx, emulation.NewSetFocusEmulationEnabledArgs(true))
 		},
+		func() error {
+			// The current document predates the script above; give it the
+			// world now. A navigation racing this is harmless: the new
+			// document gets the world from the script.
+			return t.isolatedWorld(ctx, t.id)
+		},
 	}
 	errs := make(chan error, len(calls))
 	for _, f := range calls {
@@ -121,13 +122,26 @@ func (t *Tab) setup(ctx context.Context) error {
 	if first != nil {
 		return t.fail(first)
 	}
-	// The current document predates the script above; give it the world now.
-	// A navigation racing this is harmless: the new document gets the world
-	// from the script.
-	if _, err := t.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(frame).SetWorldName(WorldName)); err != nil {
-		if !contextGone(err) && protocolError(err) == nil {
-			return t.fail(err)
-		}
+	frame := string(tree.FrameTree.Frame.ID)
+	t.mu.Lock()
+	if t.loader == "" {
+		t.loader = string(tree.FrameTree.Frame.LoaderID)
+	}
+	other := frame != t.frameID
+	t.frameID = frame
+	t.mu.Unlock()
+	if other {
+		return t.isolatedWorld(ctx, frame)
+	}
+	return nil
+}
+
+// isolatedWorld creates the form runtime's world in a frame's current
+// document; a document already gone is not an error.
+func (t *Tab) isolatedWorld(ctx context.Context, frame string) error {
+	_, err := t.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(WorldName))
+	if err != nil && !contextGone(err) && protocolError(err) == nil {
+		return err
 	}
 	return nil
 }

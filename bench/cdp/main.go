@@ -36,6 +36,8 @@ func main() {
 	n := flag.Int("n", 400, "samples per peer")
 	fills := flag.Int("fills", 150, "fill samples per peer")
 	chromium := flag.String("chromium", "/usr/bin/chromium", "browser binary")
+	launches := flag.Int("launches", 15, "launch samples per peer")
+	only := flag.String("only", "", `run one part only: "launch"`)
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -50,6 +52,10 @@ func main() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	if *only == "launch" {
+		benchLaunch(ctx, *chromium, *launches)
+		return
+	}
 	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Path: *chromium})
 	check(err)
 	defer proc.Close()
@@ -125,6 +131,8 @@ func main() {
 	fmt.Printf("  %-22s %8.1f µs\n", "ours (Tab.Fill)", us(p50(ourFills)))
 	fmt.Printf("  %-22s %8.1f µs\n", "playwright fill", us(p50(pw)))
 	fmt.Printf("  ratio ours/playwright %.2f  (target ≤ 1.50)\n", float64(p50(ourFills))/float64(p50(pw)))
+
+	benchLaunch(ctx, *chromium, *launches)
 }
 
 func playwrightFill(ctx context.Context, ws, url string, n int) ([]time.Duration, error) {
