@@ -116,6 +116,7 @@ type Manager struct {
 	graphs   graphCache
 	browsers browsers
 	bgTabs   fifo
+	bgOrder  turnstile
 	state    stateStore
 	selMu    sync.Mutex // guards the selection ledger file
 	queue    fifo

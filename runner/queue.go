@@ -14,15 +14,32 @@ func (q *fifo) init(n int) { q.free = n }
 
 // acquire waits for a slot; it returns false if cancel closes first.
 func (q *fifo) acquire(cancel <-chan struct{}) bool {
+	return q.wait(q.enter(), cancel)
+}
+
+// enter takes a place in line and returns the channel that is closed when
+// the place gets a slot (at once, if one is free and nobody waits).
+func (q *fifo) enter() chan struct{} {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	ch := make(chan struct{})
 	if q.free > 0 && len(q.waiters) == 0 {
 		q.free--
-		q.mu.Unlock()
-		return true
+		close(ch)
+		return ch
 	}
-	ch := make(chan struct{})
 	q.waiters = append(q.waiters, ch)
-	q.mu.Unlock()
+	return ch
+}
+
+// wait waits for the place ch to get its slot; it returns false, giving up
+// the place, if cancel closes first.
+func (q *fifo) wait(ch chan struct{}, cancel <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
 	select {
 	case <-ch:
 		return true

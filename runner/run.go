@@ -94,6 +94,10 @@ type Run struct {
 	cleanups  []func() // run by finish, before the run is reported done
 	header    *permissions.Header
 	tabs      map[string]*runTab
+
+	openMu   sync.Mutex // orders background opens; see awaitOpenTurn
+	openNext int
+	openTurn chan struct{}
 }
 
 func newRun(m *Manager, id string, req Request) *Run {

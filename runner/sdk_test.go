@@ -801,7 +801,7 @@ await context.result(out as never);
 		"evaluate t1 ()=>{\n    throw new TypeError(\"boom\");\n  } []",
 		"goto t1 https://down.example/ map[]",
 		"waitForNavigation t1 map[timeout:50]",
-		"open https://shop.example/new map[background:true]",
+		"open https://shop.example/new map[background:true seq:0]",
 		"close t2",
 	}, h.browser)
 	assert.Empty(t, run.stderr.String())

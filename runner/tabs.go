@@ -345,9 +345,22 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) 
 	}
 	background, _ := opts["background"].(bool)
 	if background {
-		if !a.r.m.bgTabs.acquire(ctx.Done()) {
+		seq, hasSeq := opts["seq"].(float64)
+		if hasSeq {
+			a.r.awaitOpenTurn(ctx, int(seq))
+		}
+		place, ticket := a.r.m.bgOrder.enter(&a.r.m.bgTabs)
+		if hasSeq {
+			a.r.openTurnDone()
+		}
+		if !a.r.m.bgTabs.wait(place, ctx.Done()) {
+			a.r.m.bgOrder.done(ticket)
 			return nil, codeErr(CodeTimeout, capnweb.NameError, "waiting for a background tab slot: %v", ctx.Err())
 		}
+		// Tabs open in the order they were queued, not in whatever order
+		// the goroutines that got slots happen to run.
+		a.r.m.bgOrder.await(ctx, ticket)
+		defer a.r.m.bgOrder.done(ticket)
 	}
 	info, err := h.Open(ctx, a.r.Info(), rawURL, TabOpenOptions{Background: background})
 	if err != nil {
@@ -357,6 +370,102 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) 
 		return nil, browserErr(err)
 	}
 	return a.r.knowTab(info, true, background), nil
+}
+
+// turnstile lets numbered tickets through one at a time, in order.
+type turnstile struct {
+	mu      sync.Mutex
+	issued  int
+	next    int
+	passed  map[int]bool // done tickets waiting for an earlier one
+	changed chan struct{}
+}
+
+// enter takes a place in q and a ticket, atomically, so ticket order is
+// queue order.
+func (t *turnstile) enter(q *fifo) (chan struct{}, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ticket := t.issued
+	t.issued++
+	return q.enter(), ticket
+}
+
+// await returns when every earlier ticket is done, or ctx ends.
+func (t *turnstile) await(ctx context.Context, ticket int) {
+	for {
+		t.mu.Lock()
+		if t.next >= ticket {
+			t.mu.Unlock()
+			return
+		}
+		if t.changed == nil {
+			t.changed = make(chan struct{})
+		}
+		ch := t.changed
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// done lets the tickets after this one through.
+func (t *turnstile) done(ticket int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.passed == nil {
+		t.passed = map[int]bool{}
+	}
+	t.passed[ticket] = true
+	for t.passed[t.next] {
+		delete(t.passed, t.next)
+		t.next++
+	}
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+// maxOpenReorder bounds how long an open waits for the script's earlier
+// opens to reach the host (they were sent first, but calls run
+// concurrently); a lost one cannot stall the rest.
+const maxOpenReorder = 2 * time.Second
+
+// awaitOpenTurn waits until every background open the script made before
+// number seq has taken its place in the Manager's queue.
+func (r *Run) awaitOpenTurn(ctx context.Context, seq int) {
+	deadline := time.Now().Add(maxOpenReorder)
+	r.openMu.Lock()
+	defer r.openMu.Unlock()
+	for r.openNext < seq && time.Now().Before(deadline) && ctx.Err() == nil {
+		ch := r.openTurn
+		if ch == nil {
+			ch = make(chan struct{})
+			r.openTurn = ch
+		}
+		r.openMu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+		case <-ctx.Done():
+		}
+		r.openMu.Lock()
+	}
+}
+
+// openTurnDone lets the next background open take its place.
+func (r *Run) openTurnDone() {
+	r.openMu.Lock()
+	defer r.openMu.Unlock()
+	r.openNext++
+	if r.openTurn != nil {
+		close(r.openTurn)
+		r.openTurn = nil
+	}
 }
 
 // Triggered returns the tab that triggered the run, if any.

@@ -538,6 +538,11 @@ export class Tab implements AsyncDisposable {
  * The browser's tabs. Needs the browser permission (forms and page-js
  * include it). Each method returns Tab handles.
  */
+// openSeq numbers background opens in the order the script made them: the
+// host runs calls concurrently, so it uses this number to keep its queue of
+// background tabs in the script's order.
+let openSeq = 0;
+
 export const tabs = {
   /** active returns the tab the user is looking at. */
   async active(): Promise<Tab> {
@@ -562,7 +567,8 @@ export const tabs = {
     const api = "tabs.open";
     checkURL(api, url);
     const background = checkBool(api, "background", checkOptions(api, opts).background);
-    return toTab(api, await hostCall("tabs", "open", api, undefined, url, background ? { background } : {}));
+    const sent = background ? { background, seq: openSeq++ } : {};
+    return toTab(api, await hostCall("tabs", "open", api, undefined, url, sent));
   },
   /** triggered returns the tab that started this run, or undefined when the run was not started from a tab. */
   async triggered(): Promise<Tab | undefined> {

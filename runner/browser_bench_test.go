@@ -1,0 +1,92 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner"
+)
+
+// BenchmarkBrowserPeers compares, on one Chromium and one page, a script's
+// tab.evaluate (Deno → host → Chromium) with puppeteer-core's page.evaluate
+// (Node → Chromium), and a script's tab.fill with Playwright's
+// locator.fill. Targets: evaluate p50 ratio ≤ 1.5, fill p50 ratio ≤ 2. The
+// peers live in bench/browser (npm install there first; bench/browser/run
+// does).
+func BenchmarkBrowserPeers(b *testing.B) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	peers := filepath.Join(root, "bench", "browser")
+	if _, err := os.Stat(filepath.Join(peers, "node_modules", "puppeteer-core")); err != nil {
+		b.Fatalf("the peers are not installed: run bench/browser/run (npm install in %s)", peers)
+	}
+	e := newBrowserEnv(b)
+	ctx := context.Background()
+	active, err := e.tabs.Active(ctx, runner.RunInfo{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pageURL := e.site.URL + "/form"
+	tab, err := e.tabs.Browser().Attach(ctx, active.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tab.Goto(ctx, pageURL, "load"); err != nil {
+		b.Fatal(err)
+	}
+	tab.Detach(ctx)
+
+	const n = 200
+	var ours struct{ Evaluate, Fill []float64 }
+	var theirs struct{ Evaluate, Fill []float64 }
+	for b.Loop() {
+		entry := e.run(b, "bench.ts", fmt.Sprintf(`// @permissions browser forms page-js
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+const evaluate: number[] = [], fill: number[] = [];
+for (let i = 0; i < %d; i++) {
+  const t = performance.now();
+  await tab.evaluate((a: number, b: number) => a + b, i, 1);
+  evaluate.push((performance.now() - t) * 1000);
+}
+for (let i = 0; i < %d; i++) {
+  const t = performance.now();
+  await tab.fill({ label: "Card holder" }, "Ada Lovelace " + i);
+  fill.push((performance.now() - t) * 1000);
+}
+await context.result({ evaluate, fill });
+`, n, n))
+		if entry.State != history.StateSucceeded {
+			b.Fatalf("%s: %s\n%s", entry.State, entry.Reason, entry.Output)
+		}
+		if err := json.Unmarshal(entry.Result, &ours); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command("node", filepath.Join(peers, "peers.mjs"), e.tabs.Endpoint(), pageURL, fmt.Sprint(n))
+		cmd.Dir = peers
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("peers: %v", err)
+		}
+		if err := json.Unmarshal(out, &theirs); err != nil {
+			b.Fatalf("peers: %v: %s", err, out)
+		}
+	}
+	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+	b.ReportMetric(p50(ours.Evaluate), "evaluate-p50-µs")
+	b.ReportMetric(p50(theirs.Evaluate), "puppeteer-p50-µs")
+	b.ReportMetric(p50(ours.Evaluate)/p50(theirs.Evaluate), "evaluate-ratio")
+	b.ReportMetric(p50(ours.Fill), "fill-p50-µs")
+	b.ReportMetric(p50(theirs.Fill), "playwright-p50-µs")
+	b.ReportMetric(p50(ours.Fill)/p50(theirs.Fill), "fill-ratio")
+}

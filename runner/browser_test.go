@@ -1,0 +1,407 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/cdptabs"
+	"github.com/tranquil/automation/consent"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner"
+)
+
+// site serves the test pages on loopback.
+func site(t testing.TB) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	page := func(path, body string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		})
+	}
+	page("/", `<title>Home</title><h1>Home</h1><h2>a</h2><h3>b</h3>
+<a href="/p/1">one</a><a href="/p/2">two</a><a href="/next">next</a>
+<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">
+<script>window.pageSecret = "from the main world";</script>`)
+	mux.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
+		n := strings.TrimPrefix(r.URL.Path, "/p/")
+		fmt.Fprintf(w, "<title>Page %s</title><h1>page %s</h1>", n, n)
+	})
+	page("/next", `<title>Before</title><a id=go href="/after">go</a>`)
+	page("/after", `<title>After</title><script>window.arrived = true;</script>`)
+	page("/form", `<title>Form</title>
+<label for=f>Card holder</label><input id=f>
+<label for=z>Zip</label><input id=z maxlength=5>
+<script>
+let state = "";
+const f = document.getElementById("f");
+f.addEventListener("input", e => { if (e.isTrusted) state = f.value; else f.value = state; });
+f.addEventListener("blur", () => { f.value = state; });
+</script>`)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// countingTabs wraps the reference Tabs and records background tab use.
+type countingTabs struct {
+	*cdptabs.Tabs
+	mu        sync.Mutex
+	openBG    map[string]bool
+	maxOpen   int
+	openOrder []string
+	focused   int
+}
+
+func (c *countingTabs) Open(ctx context.Context, run runner.RunInfo, url string, o runner.TabOpenOptions) (runner.TabInfo, error) {
+	info, err := c.Tabs.Open(ctx, run, url, o)
+	if err == nil && o.Background {
+		c.mu.Lock()
+		c.openBG[info.ID] = true
+		c.maxOpen = max(c.maxOpen, len(c.openBG))
+		c.openOrder = append(c.openOrder, url)
+		c.mu.Unlock()
+	}
+	return info, err
+}
+
+func (c *countingTabs) Close(ctx context.Context, run runner.RunInfo, id string) error {
+	c.mu.Lock()
+	delete(c.openBG, id)
+	c.mu.Unlock()
+	return c.Tabs.Close(ctx, run, id)
+}
+
+func (c *countingTabs) Focus(ctx context.Context, run runner.RunInfo, id string) error {
+	c.mu.Lock()
+	c.focused++
+	c.mu.Unlock()
+	return c.Tabs.Focus(ctx, run, id)
+}
+
+type quietUI struct{}
+
+func (quietUI) Notify(context.Context, runner.RunInfo, string, runner.Level) error { return nil }
+func (quietUI) Open(context.Context, runner.RunInfo, string, runner.OpenOptions) error {
+	return nil
+}
+
+type browserEnv struct {
+	m     *runner.Manager
+	tabs  *countingTabs
+	site  *httptest.Server
+	dir   string
+	outMu sync.Mutex
+	lines []string
+}
+
+func newBrowserEnv(t testing.TB) *browserEnv {
+	t.Helper()
+	chromium := testenv.Chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bt, err := cdptabs.Launch(ctx, cdp.LaunchOptions{Path: chromium})
+	require.NoError(t, err)
+	t.Cleanup(func() { bt.Shutdown() })
+	e := &browserEnv{tabs: &countingTabs{Tabs: bt, openBG: map[string]bool{}}, site: site(t)}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	e.dir = filepath.Join(root, "scripts")
+	require.NoError(t, os.MkdirAll(e.dir, 0o755))
+	store, err := consent.OpenStore(filepath.Join(root, "data", "consent.json"), consent.StoreOptions{})
+	require.NoError(t, err)
+	m, err := runner.New(runner.Config{
+		DataDir:  filepath.Join(root, "data"),
+		DenoPath: testenv.Deno(t),
+		Host:     runner.Host{UI: quietUI{}, Tabs: e.tabs},
+		Gate: consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {
+			return consent.Approve, nil
+		})),
+		OnEvent: func(ev runner.Event) {
+			if ev.Kind == runner.EventOutput {
+				e.outMu.Lock()
+				e.lines = append(e.lines, ev.Line)
+				e.outMu.Unlock()
+			}
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	e.m = m
+	// The first tab shows the site's home page.
+	active, err := bt.Active(ctx, runner.RunInfo{})
+	require.NoError(t, err)
+	tab, err := bt.Browser().Attach(ctx, active.ID)
+	require.NoError(t, err)
+	require.NoError(t, tab.Goto(ctx, e.site.URL+"/", cdp.Load))
+	require.NoError(t, tab.Detach(ctx))
+	return e
+}
+
+func (e *browserEnv) run(t testing.TB, name, src string) history.Entry {
+	t.Helper()
+	p := filepath.Join(e.dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	r, err := e.m.Start(context.Background(), runner.Request{Script: p})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	entry, err := r.Wait(ctx)
+	require.NoError(t, err)
+	return entry
+}
+
+func result(t *testing.T, e history.Entry, v any) {
+	t.Helper()
+	require.Equal(t, history.StateSucceeded, e.State, "reason: %s\noutput:\n%s", e.Reason, e.Output)
+	require.NoError(t, json.Unmarshal(e.Result, v), "result %s", e.Result)
+}
+
+func TestBrowserEndToEnd(t *testing.T) {
+	e := newBrowserEnv(t)
+
+	t.Run("page-info", func(t *testing.T) {
+		entry := e.run(t, "page-info.ts", `// @permissions browser page-js write=page-info.txt
+import { context, files, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+const stats = await tab.evaluate(() => {
+  const links = document.querySelectorAll("a").length;
+  const images = document.querySelectorAll("img").length;
+  const headings = document.querySelectorAll("h1,h2,h3").length;
+  return document.title + "\n\nLinks: " + links + "  |  Images: " + images + "  |  Headings: " + headings;
+});
+await context.result(files.write("page-info.txt", stats));
+`)
+		var path string
+		result(t, entry, &path)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, "Home\n\nLinks: 3  |  Images: 2  |  Headings: 3", string(data))
+	})
+
+	t.Run("fan-out", func(t *testing.T) {
+		var urls []string
+		for i := 1; i <= 10; i++ {
+			urls = append(urls, fmt.Sprintf("%q", fmt.Sprintf("%s/p/%d", e.site.URL, i)))
+		}
+		entry := e.run(t, "fanout.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const urls = [`+strings.Join(urls, ",")+`];
+async function* pooledMap<T, R>(limit: number, items: T[], fn: (x: T) => Promise<R>): AsyncGenerator<R> {
+  const running = new Set<Promise<R>>();
+  const results: Promise<R>[] = [];
+  for (const item of items) {
+    const p = fn(item);
+    results.push(p);
+    running.add(p);
+    p.finally(() => running.delete(p));
+    if (running.size >= limit) await Promise.race(running);
+  }
+  for (const p of results) yield await p;
+}
+const requested: string[] = [];
+const rows = pooledMap(8, urls, async (url) => {
+  requested.push(url);
+  await using tab = await tabs.open(url, { background: true });
+  await tab.waitFor("h1");
+  return (await tab.title()) + "\t" + url;
+});
+await context.result({ rows: await Array.fromAsync(rows), requested });
+`)
+		var res struct{ Rows, Requested []string }
+		result(t, entry, &res)
+		assert.Len(t, res.Rows, 10)
+		assert.Equal(t, fmt.Sprintf("Page 3\t%s/p/3", e.site.URL), res.Rows[2])
+		e.tabs.mu.Lock()
+		defer e.tabs.mu.Unlock()
+		assert.LessOrEqual(t, e.tabs.maxOpen, 4, "background tabs are capped")
+		assert.Equal(t, res.Requested, e.tabs.openOrder, "FIFO")
+		assert.Empty(t, e.tabs.openBG, "every tab is closed")
+	})
+
+	t.Run("sequential", func(t *testing.T) {
+		entry := e.run(t, "seq.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+const seen = [];
+for (const n of [1, 2, 3]) {
+  await tab.goto("`+e.site.URL+`/p/" + n);
+  seen.push([tab.id, await tab.title()]);
+}
+await context.result(seen);
+`)
+		var seen [][2]string
+		result(t, entry, &seen)
+		require.Len(t, seen, 3)
+		assert.Equal(t, seen[0][0], seen[2][0], "the tab keeps its id across navigations")
+		assert.Equal(t, "Page 3", seen[2][1])
+	})
+
+	t.Run("fill", func(t *testing.T) {
+		entry := e.run(t, "fill.ts", `// @permissions browser forms sites=127.0.0.1
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/form");
+const holder = await tab.fill({ label: "Card holder" }, "Ada Lovelace");
+let zip = "no error";
+try { await tab.fill({ label: "Zip" }, "1234567"); } catch (e) { zip = (e as { code: string }).code + ":" + (e as { kept?: string }).kept; }
+await context.result({ holder: holder.value, zip });
+`)
+		var res struct{ Holder, Zip string }
+		result(t, entry, &res)
+		assert.Equal(t, "Ada Lovelace", res.Holder)
+		assert.Equal(t, "not_committed:12345", res.Zip)
+		require.NotEmpty(t, entry.Actions)
+		raw, _ := json.Marshal(entry.Actions)
+		assert.NotContains(t, string(raw), "Ada Lovelace", "the action log never holds the value")
+		assert.NotContains(t, string(raw), "1234567")
+		assert.Equal(t, "fill", entry.Actions[0].Method)
+		assert.Equal(t, "127.0.0.1", entry.Actions[0].Site)
+		assert.Equal(t, "ok", entry.Actions[0].Outcome)
+		e.tabs.mu.Lock()
+		assert.Positive(t, e.tabs.focused, "the host focused the tab before typing")
+		e.tabs.mu.Unlock()
+
+		entry = e.run(t, "nofill.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+try { await tab.fill({ label: "Card holder" }, "x"); await context.result("filled"); }
+catch (e) { await context.result((e as { code: string }).code); }
+`)
+		var code string
+		result(t, entry, &code)
+		assert.Equal(t, "not_granted", code)
+
+		entry = e.run(t, "othersite.ts", `// @permissions browser forms sites=example.com
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+try { await tab.fill({ label: "Card holder" }, "x"); await context.result("filled"); }
+catch (e) { await context.result((e as { code: string }).code); }
+`)
+		result(t, entry, &code)
+		assert.Equal(t, "site_not_allowed", code)
+		require.NotEmpty(t, entry.Actions)
+		assert.Equal(t, "refused", entry.Actions[0].Outcome)
+	})
+
+	t.Run("evaluate", func(t *testing.T) {
+		entry := e.run(t, "noeval.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+try { await tab.evaluate(() => 1); await context.result("ran"); }
+catch (e) { await context.result((e as { code: string }).code); }
+`)
+		var code string
+		result(t, entry, &code)
+		assert.Equal(t, "not_granted", code)
+
+		entry = e.run(t, "eval.ts", `// @permissions browser page-js
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/");
+await context.result(await tab.evaluate((k: string) => (globalThis as Record<string, unknown>)[k], "pageSecret"));
+`)
+		var secret string
+		result(t, entry, &secret)
+		assert.Equal(t, "from the main world", secret)
+	})
+
+	t.Run("click then waitForNavigation", func(t *testing.T) {
+		entry := e.run(t, "nav.ts", `// @permissions browser forms page-js
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/next");
+await tab.click({ selector: "#go" });
+await tab.waitForNavigation();
+await context.result({ title: await tab.title(), arrived: await tab.evaluate(() => (globalThis as Record<string, unknown>).arrived) });
+`)
+		var res struct {
+			Title   string
+			Arrived bool
+		}
+		result(t, entry, &res)
+		assert.Equal(t, "After", res.Title)
+		assert.True(t, res.Arrived)
+	})
+
+	t.Run("cancel while waiting on a tab", func(t *testing.T) {
+		p := filepath.Join(e.dir, "stuck.ts")
+		require.NoError(t, os.WriteFile(p, []byte(`// @permissions browser
+import { tabs } from "tranquil/automation";
+const tab = await tabs.open("`+e.site.URL+`/p/9", { background: true });
+console.log("opened " + tab.id);
+await tab.waitFor("#never", { timeout: 600000 });
+`), 0o644))
+		r, err := e.m.Start(context.Background(), runner.Request{Script: p})
+		require.NoError(t, err)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			e.tabs.mu.Lock()
+			n := len(e.tabs.openBG)
+			e.tabs.mu.Unlock()
+			if n == 1 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		r.Cancel("stop waiting")
+		entry, err := r.Wait(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, history.StateCancelled, entry.State)
+		e.tabs.mu.Lock()
+		assert.Empty(t, e.tabs.openBG, "the run's tabs are closed")
+		e.tabs.mu.Unlock()
+		assert.Zero(t, e.m.Bridge().Stats().Sessions, "the session is dropped")
+	})
+
+	t.Run("no DevTools endpoint is reachable", func(t *testing.T) {
+		port := e.tabs.Port()
+		lo, hi := max(1, port-1000), min(65535, port+1000)
+		entry := e.run(t, "scan.ts", fmt.Sprintf(`// @permissions net=127.0.0.1,localhost
+import { context } from "tranquil/automation";
+const open: number[] = [];
+const devtools: number[] = [];
+for (let p = %d; p <= %d; p++) {
+  try {
+    const c = await Deno.connect({ hostname: "127.0.0.1", port: p });
+    c.close();
+    open.push(p);
+    try {
+      const r = await fetch("http://127.0.0.1:" + p + "/json/version", { signal: AbortSignal.timeout(500) });
+      if ((await r.text()).includes("webSocketDebuggerUrl")) devtools.push(p);
+    } catch { /* not HTTP */ }
+  } catch { /* closed or denied */ }
+}
+let direct = "reached";
+try { (await Deno.connect({ hostname: "localhost", port: %d })).close(); } catch (e) { direct = (e as Error).name; }
+await context.result({ devtools, direct, openHasDevtools: open.includes(%d) });
+`, lo, hi, port, port))
+		var res struct {
+			Devtools        []int
+			Direct          string
+			OpenHasDevtools bool
+		}
+		result(t, entry, &res)
+		// Browsers of other tests may run on this machine; the host's own
+		// endpoint is the one that must stay out of reach.
+		assert.NotContains(t, res.Devtools, port, "the host's DevTools endpoint did not answer")
+		assert.Equal(t, "NotCapable", res.Direct)
+		assert.False(t, res.OpenHasDevtools)
+	})
+}
