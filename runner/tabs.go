@@ -90,10 +90,12 @@ type navTracker struct {
 	dcl     int // of those, how many reached DOMContentLoaded
 	loaded  int // and load
 	mark    int // started, when the latest action began
+	url     string
+	frame   string // main frame ID
 	stop    context.CancelFunc
 }
 
-func newNavTracker(t *cdp.Tab) (*navTracker, error) {
+func newNavTracker(attach context.Context, t *cdp.Tab) (*navTracker, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &navTracker{changed: make(chan struct{}), stop: cancel}
 	c := t.Client()
@@ -117,6 +119,14 @@ func newNavTracker(t *cdp.Tab) (*navTracker, error) {
 		cancel()
 		return nil, err
 	}
+	// The live URL, read once now and then kept from navigation events, so
+	// the sites= check before each page action needs no round trip.
+	u, err := t.URL(attach)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	n.url = u
 	go func() {
 		for {
 			ev, err := nav.Recv()
@@ -124,16 +134,31 @@ func newNavTracker(t *cdp.Tab) (*navTracker, error) {
 				return
 			}
 			if ev.Frame.ParentID == nil {
-				n.update(func() { n.started++ })
+				n.update(func() {
+					n.started++
+					n.frame = string(ev.Frame.ID)
+					n.url = ev.Frame.URL
+					if ev.Frame.URLFragment != nil {
+						n.url += *ev.Frame.URLFragment
+					}
+				})
 			}
 		}
 	}()
 	go func() {
 		for {
-			if _, err := within.Recv(); err != nil {
+			ev, err := within.Recv()
+			if err != nil {
 				return
 			}
-			n.update(func() { n.started++; n.dcl, n.loaded = n.started, n.started })
+			n.update(func() {
+				if n.frame != "" && string(ev.FrameID) != n.frame {
+					return // a subframe's history change
+				}
+				n.started++
+				n.dcl, n.loaded = n.started, n.started
+				n.url = ev.URL
+			})
 		}
 	}()
 	go func() {
@@ -161,6 +186,13 @@ func (n *navTracker) update(f func()) {
 	close(n.changed)
 	n.changed = make(chan struct{})
 	n.mu.Unlock()
+}
+
+// currentURL is the page's address as of the latest navigation event.
+func (n *navTracker) currentURL() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.url
 }
 
 // action marks the start of an action that may navigate.
@@ -238,7 +270,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	nav, err := newNavTracker(ct)
+	nav, err := newNavTracker(ctx, ct)
 	if err != nil {
 		ct.Detach(ctx)
 		return nil, nil, browserErr(err)
@@ -586,7 +618,7 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []any)
 	if err != nil {
 		return nil, err
 	}
-	site, err := a.r.checkSite(ctx, t, "evaluate")
+	site, err := a.r.checkSite(rt, "evaluate")
 	if err != nil {
 		return nil, err
 	}
@@ -608,11 +640,8 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []any)
 
 // checkSite applies sites= to the tab's current page before a page action,
 // logging a refusal like any other outcome.
-func (r *Run) checkSite(ctx context.Context, t *cdp.Tab, method string) (string, error) {
-	u, err := t.URL(ctx)
-	if err != nil {
-		return "", browserErr(err)
-	}
+func (r *Run) checkSite(t *runTab, method string) (string, error) {
+	u := t.nav.currentURL()
 	site := hostOf(u)
 	if len(r.header.Sites) > 0 && !cdp.SiteAllowed(u, r.header.Sites) {
 		r.recordAction(history.Action{At: time.Now().UTC(), Method: method, Site: site, Outcome: "refused"})
@@ -771,8 +800,13 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts map[string]an
 		return browserErr(t.PressTarget(ctx, tg, key, mods, fo))
 	}
 	if len(fo.Sites) > 0 {
-		if _, err := a.r.checkSite(ctx, t, "press"); err != nil {
-			return err
+		a.r.mu.Lock()
+		rt := a.r.tabs[id]
+		a.r.mu.Unlock()
+		if rt != nil {
+			if _, err := a.r.checkSite(rt, "press"); err != nil {
+				return err
+			}
 		}
 	}
 	err = t.Press(ctx, key, mods)
