@@ -46,7 +46,7 @@ func benchManager(b *testing.B, ui UI, maxConc int) (*Manager, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(b), Host: Host{UI: ui}, MaxConcurrent: maxConc,
+	m, err := New(Config{DataDir: root, CacheDir: testenv.DenoCacheDir(b), DenoPath: testenv.Deno(b), Host: Host{UI: ui}, MaxConcurrent: maxConc,
 		Gate: consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) { return consent.Approve, nil }))})
 	if err != nil {
 		b.Fatal(err)
@@ -180,7 +180,7 @@ func BenchmarkCancel(b *testing.B) {
 			ready := make(chan string, 1)
 			root, _ := filepath.EvalSymlinks(b.TempDir())
 			store, _ := consent.OpenStore(filepath.Join(root, "consent.json"), consent.StoreOptions{})
-			m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(b), Gate: consent.NewGate(store, nil),
+			m, err := New(Config{DataDir: root, CacheDir: testenv.DenoCacheDir(b), DenoPath: testenv.Deno(b), Gate: consent.NewGate(store, nil),
 				OnEvent: func(e Event) {
 					if e.Kind == EventOutput && e.Line == "ready" {
 						ready <- e.RunID

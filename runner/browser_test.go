@@ -127,6 +127,7 @@ func newBrowserEnv(t testing.TB) *browserEnv {
 	require.NoError(t, err)
 	m, err := runner.New(runner.Config{
 		DataDir:  filepath.Join(root, "data"),
+		CacheDir: testenv.DenoCacheDir(t),
 		DenoPath: testenv.Deno(t),
 		Host:     runner.Host{UI: quietUI{}, Tabs: e.tabs},
 		Gate: consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {

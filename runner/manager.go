@@ -45,6 +45,9 @@ type Config struct {
 	// DataDir holds the SDK, deno's module cache (DENO_DIR=<DataDir>/deno-cache),
 	// run history, consent approvals and per-script state.
 	DataDir string
+	// CacheDir overrides deno's module cache directory (DENO_DIR). Empty
+	// means <DataDir>/deno-cache. Several managers may share one.
+	CacheDir string
 
 	// DenoPath is an explicit deno binary; it wins when set. BundledDeno is
 	// the binary shipped with the host, used next. AllowPATH lets the
@@ -134,6 +137,9 @@ type Manager struct {
 func New(cfg Config) (*Manager, error) {
 	if cfg.DataDir == "" || !filepath.IsAbs(cfg.DataDir) {
 		return nil, fmt.Errorf("runner: DataDir %q must be an absolute path", cfg.DataDir)
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = filepath.Join(cfg.DataDir, "deno-cache")
 	}
 	setDefault(&cfg.DefaultTimeout, permissions.DefaultTimeout)
 	setDefault(&cfg.CancelGrace, DefaultCancelGrace)
@@ -273,7 +279,7 @@ func (m *Manager) prepare(ctx context.Context) (SDKPaths, error) {
 // never the host's.
 func (m *Manager) baseEnv() []string {
 	return []string{
-		"DENO_DIR=" + filepath.Join(m.cfg.DataDir, "deno-cache"),
+		"DENO_DIR=" + m.cfg.CacheDir,
 		"DENO_NO_UPDATE_CHECK=1",
 		"DENO_NO_PROMPT=1",
 		"NO_COLOR=1",

@@ -93,6 +93,7 @@ func newMgr(t *testing.T, mod func(*Config)) *mgrEnv {
 	}))
 	cfg := Config{
 		DataDir:  e.data,
+		CacheDir: testenv.DenoCacheDir(t),
 		DenoPath: testenv.Deno(t),
 		Host:     Host{UI: e.host, Clipboard: e.host, Workspace: e.host},
 		Gate:     gate,

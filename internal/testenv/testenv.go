@@ -126,3 +126,18 @@ func CheckGoroutines(t testing.TB) {
 		}
 	})
 }
+
+// DenoCacheDir is the deno module cache tests share, so that each test's
+// run manager does not download the SDK's npm dependency again: $DENO_DIR,
+// else deno's own default under the user cache directory.
+func DenoCacheDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("DENO_DIR"); d != "" {
+		return d
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("no cache directory for deno: %v", err)
+	}
+	return filepath.Join(base, "deno")
+}
