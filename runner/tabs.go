@@ -710,61 +710,52 @@ func (a *formsAPI) begin(ctx context.Context, id string, opts map[string]any) (c
 	return ctx, cancel, t, fo, nil
 }
 
-func (a *formsAPI) Fill(ctx context.Context, id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
+// act runs one form action on target: the options, the navigation mark,
+// the timeout, then f.
+func (a *formsAPI) act(ctx context.Context, id string, target, opts map[string]any, f func(context.Context, *cdp.Tab, cdp.Target, cdp.FormOptions) error) error {
 	tg, err := toTarget(target)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cancel()
-	st, err := t.Fill(ctx, tg, value, fo)
+	return browserErr(f(ctx, t, tg, fo))
+}
+
+func (a *formsAPI) Fill(ctx context.Context, id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
+	var st cdp.FieldState
+	err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+		st, err = t.Fill(ctx, tg, value, fo)
+		return err
+	})
 	if err != nil {
-		return nil, browserErr(err)
+		return nil, err
 	}
 	return map[string]any{"value": st.Value, "invalid": st.Invalid, "validationMessage": st.ValidationMessage, "errorText": st.ErrorText}, nil
 }
 
 func (a *formsAPI) Check(ctx context.Context, id string, target map[string]any, checked bool, opts map[string]any) error {
-	tg, err := toTarget(target)
-	if err != nil {
-		return err
-	}
-	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	return browserErr(t.Check(ctx, tg, checked, fo))
+	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) error {
+		return t.Check(ctx, tg, checked, fo)
+	})
 }
 
 func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any, option string, opts map[string]any) (string, error) {
-	tg, err := toTarget(target)
-	if err != nil {
-		return "", err
-	}
-	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
-	if err != nil {
-		return "", err
-	}
-	defer cancel()
-	label, err := t.Select(ctx, tg, option, fo)
-	return label, browserErr(err)
+	var label string
+	err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+		label, err = t.Select(ctx, tg, option, fo)
+		return err
+	})
+	return label, err
 }
 
 func (a *formsAPI) Click(ctx context.Context, id string, target map[string]any, opts map[string]any) error {
-	tg, err := toTarget(target)
-	if err != nil {
-		return err
-	}
-	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	return browserErr(t.ClickTarget(ctx, tg, fo))
+	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) error {
+		return t.ClickTarget(ctx, tg, fo)
+	})
 }
 
 // Press presses key, on opts.target when given (focusing it first), else on
