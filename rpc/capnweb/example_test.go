@@ -46,11 +46,11 @@ func serve(main any) (string, func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
+		ws, err := capnweb.AcceptWebSocket(w, r, nil, 1<<20)
 		if err != nil {
 			return
 		}
-		capnweb.Serve(ctx, capnweb.NewWebSocket(c, 1<<20), main, nil)
+		capnweb.Serve(ctx, ws, main, nil)
 	})}
 	// QuickAckListener: no 40 ms stall per call from Deno clients on Linux.
 	go srv.Serve(capnweb.QuickAckListener(ln))
@@ -126,26 +126,26 @@ func ExampleError() {
 }
 
 // A server that authenticates the connection with a first frame of its own
-// before Cap'n Web starts on it: the hijacked connection still carries the
-// TCP_QUICKACK fix, because it came from QuickAckListener.
-func ExampleNewWebSocket() {
+// before Cap'n Web starts on it. The connection came from QuickAckListener,
+// so the session keeps the TCP_QUICKACK fix and batched writes.
+func ExampleAcceptWebSocket() {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
+		ws, err := capnweb.AcceptWebSocket(w, r, nil, 256)
 		if err != nil {
 			return
 		}
-		c.SetReadLimit(256)
 		// Not r.Context(): the request is over once the connection is hijacked.
 		actx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, hello, err := c.Read(actx)
+		_, hello, err := ws.Conn().Read(actx)
 		if err != nil || string(hello) != "AUTH secret" {
-			c.Close(websocket.StatusPolicyViolation, "bad token")
+			ws.Conn().Close(websocket.StatusPolicyViolation, "bad token")
 			return
 		}
-		// From here on the connection speaks Cap'n Web only.
-		capnweb.Serve(context.Background(), capnweb.NewWebSocket(c, 1<<20), Calculator{}, nil)
+		// From here on the connection speaks Cap'n Web only, with a larger limit.
+		ws.Conn().SetReadLimit(1 << 20)
+		capnweb.Serve(context.Background(), ws, Calculator{}, nil)
 	})}
 	go srv.Serve(capnweb.QuickAckListener(ln))
 	defer srv.Close()

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
@@ -206,13 +205,13 @@ func wsServer(t *testing.T, main any) (string, int) {
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
+		ws, err := AcceptWebSocket(w, r, nil, 64<<20)
 		if err != nil {
 			return
 		}
 		wg.Add(1)
 		defer wg.Done()
-		if err := Serve(ctx, NewWebSocket(c, 64<<20), main, nil); err != nil {
+		if err := Serve(ctx, ws, main, nil); err != nil {
 			t.Logf("session ended: %v", err)
 		}
 	})}

@@ -4,9 +4,11 @@ package capnweb
 
 import "net"
 
-const quickAckSupported = false
+// quickAcker does nothing: TCP_QUICKACK exists only on Linux. Elsewhere
+// the stall it avoids must be fixed on the client side, with a socket that
+// sets TCP_NODELAY.
+type quickAcker struct{}
 
-// QuickAckConn returns c unchanged: TCP_QUICKACK exists only on Linux.
-// Elsewhere the stall it avoids must be fixed on the client side, with a
-// socket that sets TCP_NODELAY.
-func QuickAckConn(c net.Conn) net.Conn { return c }
+func newQuickAcker(net.Conn) quickAcker { return quickAcker{} }
+
+func (quickAcker) arm() {}

@@ -418,9 +418,19 @@ func (s *Session) drainLocked() {
 		s.outq = nil
 		s.mu.Unlock()
 		var err error
+		bt, batched := s.t.(batcher)
+		batched = batched && len(batch) > 1
+		if batched {
+			bt.beginBatch()
+		}
 		for _, b := range batch {
 			if err = s.t.Send(s.ioCtx, b); err != nil {
 				break
+			}
+		}
+		if batched {
+			if ferr := bt.endBatch(); err == nil {
+				err = ferr
 			}
 		}
 		if err != nil {

@@ -35,3 +35,11 @@ type CloseError struct {
 func (e *CloseError) Error() string {
 	return fmt.Sprintf("peer closed WebSocket: %d %s", e.Code, e.Reason)
 }
+
+// batcher is implemented by transports that can send several messages
+// with one write: the session brackets a run of Sends with beginBatch and
+// endBatch.
+type batcher interface {
+	beginBatch()
+	endBatch() error
+}

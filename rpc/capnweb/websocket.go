@@ -1,6 +1,7 @@
 package capnweb
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,8 @@ const maxCloseReason = 123
 // connection, sending each message as one text frame, as the JavaScript
 // implementation does.
 type WebSocket struct {
-	c *websocket.Conn
+	c  *websocket.Conn
+	nc *tunedConn // the underlying connection when it is known and tuned
 }
 
 // NewWebSocket wraps an established connection (accepted or dialed; the
@@ -31,16 +33,64 @@ type WebSocket struct {
 // DefaultMaxMessageSize. A larger frame ends the session with a limit
 // error.
 //
-// On Linux a server should also accept connections through
-// [QuickAckListener] (or wrap them with [QuickAckConn]) so that sequential
-// calls from a client with Nagle's algorithm on (Deno's WebSocket) do not
-// stall on delayed acknowledgements.
+// Prefer [AcceptWebSocket] on a server: it also finds the connection
+// under the WebSocket, which lets the session batch its writes.
 func NewWebSocket(c *websocket.Conn, readLimit int64) *WebSocket {
 	if readLimit <= 0 {
 		readLimit = DefaultMaxMessageSize
 	}
 	c.SetReadLimit(readLimit)
 	return &WebSocket{c: c}
+}
+
+// AcceptWebSocket accepts a WebSocket upgrade (like websocket.Accept with
+// opts, which may be nil) and returns it as a transport with the given read
+// limit. Serve HTTP on a [QuickAckListener] so that the connection carries
+// the TCP_QUICKACK fix and batched writes. The caller may still exchange
+// frames of its own on [WebSocket.Conn] (an authentication handshake, say)
+// before it starts a session with [NewSession].
+func AcceptWebSocket(w http.ResponseWriter, r *http.Request, opts *websocket.AcceptOptions, readLimit int64) (*WebSocket, error) {
+	rec := &hijackRecorder{ResponseWriter: w}
+	c, err := websocket.Accept(rec, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	ws := NewWebSocket(c, readLimit)
+	ws.nc, _ = rec.conn.(*tunedConn)
+	return ws, nil
+}
+
+// hijackRecorder remembers the connection websocket.Accept hijacks.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("capnweb: the ResponseWriter cannot be hijacked")
+	}
+	c, brw, err := hj.Hijack()
+	h.conn = c
+	return c, brw, err
+}
+
+func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// beginBatch and endBatch let the session write several frames with one
+// system call when the connection allows it.
+func (w *WebSocket) beginBatch() {
+	if w.nc != nil {
+		w.nc.cork()
+	}
+}
+
+func (w *WebSocket) endBatch() error {
+	if w.nc != nil {
+		return w.nc.uncork()
+	}
+	return nil
 }
 
 // Conn returns the underlying connection.
@@ -95,18 +145,22 @@ func truncateUTF8(s string, n int) string {
 // connection re-arms TCP_QUICKACK after every read (see [QuickAckConn]).
 func DialWebSocket(ctx context.Context, url string, readLimit int64) (*WebSocket, error) {
 	d := &net.Dialer{}
+	var tc *tunedConn
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
-			return QuickAckConn(c), nil
+			tc = QuickAckConn(c).(*tunedConn)
+			return tc, nil
 		},
 	}}
 	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
 	if err != nil {
 		return nil, fmt.Errorf("capnweb: dial %s: %w", url, err)
 	}
-	return NewWebSocket(c, readLimit), nil
+	ws := NewWebSocket(c, readLimit)
+	ws.nc = tc
+	return ws, nil
 }

@@ -47,11 +47,11 @@ func serve(h http.Handler, quickAck bool) (string, int, func()) {
 
 func capnwebHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
+		ws, err := capnweb.AcceptWebSocket(w, r, nil, 1<<20)
 		if err != nil {
 			return
 		}
-		capnweb.Serve(context.Background(), capnweb.NewWebSocket(c, 1<<20), benchAPI{}, nil)
+		capnweb.Serve(context.Background(), ws, benchAPI{}, nil)
 	})
 }
 
@@ -72,6 +72,58 @@ func echoHandler() http.Handler {
 			}
 			if err := c.Write(ctx, typ, b); err != nil {
 				return
+			}
+		}
+	})
+}
+
+// idealHandler answers the capnweb client with the fewest possible steps:
+// it computes add and echo from the push frame and answers each pull at
+// once, with no RPC machinery. It is the floor for a capnweb server, as
+// opposed to the raw echo floor of the WebSocket itself.
+func idealHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		c.SetReadLimit(1 << 20)
+		ctx := context.Background()
+		results := map[int][]byte{}
+		next := 1
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				c.CloseNow()
+				return
+			}
+			var m []any
+			if json.Unmarshal(b, &m) != nil || len(m) < 2 {
+				continue
+			}
+			switch m[0] {
+			case "push":
+				call, _ := m[1].([]any)
+				var res []byte
+				if len(call) == 4 {
+					path, _ := call[2].([]any)
+					args, _ := call[3].([]any)
+					if len(path) == 1 && path[0] == "add" && len(args) == 2 {
+						res, _ = json.Marshal(args[0].(float64) + args[1].(float64))
+					} else if len(args) == 1 {
+						res, _ = json.Marshal(args[0])
+					}
+				}
+				results[next] = res
+				next++
+			case "pull":
+				id := int(m[1].(float64))
+				out := fmt.Appendf(nil, `["resolve",%d,%s]`, id, results[id])
+				if c.Write(ctx, websocket.MessageText, out) != nil {
+					return
+				}
+			case "release":
+				delete(results, int(m[1].(float64)))
 			}
 		}
 	})
@@ -124,10 +176,12 @@ func main() {
 	defer stop2()
 	floorURL, floorPort, stop3 := serve(echoHandler(), true)
 	defer stop3()
+	idealURL, idealPort, stop4 := serve(idealHandler(), true)
+	defer stop4()
 	jsURL, jsPort, stopJS := startJS(deno, here)
 	defer stopJS()
 
-	allow := fmt.Sprintf("--allow-net=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", goPort, plainPort, floorPort, jsPort)
+	allow := fmt.Sprintf("--allow-net=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", goPort, plainPort, floorPort, idealPort, jsPort)
 	run := func(url, kind, transport string, secs float64) result {
 		cmd := exec.Command(deno, "run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"),
 			url, kind, transport, fmt.Sprint(secs))
@@ -154,6 +208,7 @@ func main() {
 		goR := run(goURL, "rpc", tr.name, *seconds)
 		jsR := run(jsURL, "rpc", tr.name, *seconds)
 		floorR := run(floorURL, "floor", tr.name, *seconds)
+		idealR := run(idealURL, "rpc", tr.name, *seconds)
 		var plainR *result
 		if tr.name == "ws" {
 			r := run(plainURL, "rpc", tr.name, 1)
@@ -169,10 +224,13 @@ func main() {
 		}
 		row("(b) capnweb JS in Deno", jsR)
 		row("(c) floor: raw echo (Go)", floorR)
+		row("    canned capnweb replies", idealR)
 		fmt.Printf("ratios  Go/JS    latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
 			goR.Add.P50/jsR.Add.P50, goR.Echo.P50/jsR.Echo.P50, goR.AddRate/jsR.AddRate, goR.EchoRate/jsR.EchoRate)
 		fmt.Printf("ratios  Go/floor latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
 			goR.Add.P50/floorR.Add.P50, goR.Echo.P50/floorR.Echo.P50, goR.AddRate/floorR.AddRate, goR.EchoRate/floorR.EchoRate)
+		fmt.Printf("ratios  Go/canned latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
+			goR.Add.P50/idealR.Add.P50, goR.Echo.P50/idealR.Echo.P50, goR.AddRate/idealR.AddRate, goR.EchoRate/idealR.EchoRate)
 		verdict := func(ok bool) string {
 			if ok {
 				return "met"
