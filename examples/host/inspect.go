@@ -1,0 +1,530 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tranquil/automation/consent"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/runner"
+)
+
+// Placeholder ports plan computes flags with; they are shown as names,
+// because the real ports are chosen when the run starts.
+const (
+	planBridgePort   = "65535"
+	planDevToolsPort = "65534"
+)
+
+var (
+	bridgePortRE   = regexp.MustCompile(`:` + planBridgePort + `\b`)
+	devToolsPortRE = regexp.MustCompile(`:` + planDevToolsPort + `\b`)
+)
+
+// planOut is what plan prints with --json.
+type planOut struct {
+	Script       string         `json:"script"`
+	Refused      bool           `json:"refused"`
+	Reason       string         `json:"reason,omitempty"`
+	Line         int            `json:"line,omitempty"`
+	Column       int            `json:"column,omitempty"`
+	Grants       []string       `json:"grants,omitempty"`
+	Capabilities []string       `json:"capabilities,omitempty"`
+	Timeout      string         `json:"timeout,omitempty"`
+	Command      []string       `json:"command,omitempty"`
+	Consent      []consentLine  `json:"consent,omitempty"`
+	Approval     approvalStatus `json:"approval"`
+}
+
+type consentLine struct {
+	Risk string `json:"risk"`
+	Text string `json:"text"`
+}
+
+type approvalStatus struct {
+	// Status is "not-needed", "approved", "changed" or "not-approved".
+	Status     string    `json:"status"`
+	ApprovedAt time.Time `json:"approvedAt,omitzero"`
+	Added      []string  `json:"added,omitempty"`
+	Removed    []string  `json:"removed,omitempty"`
+}
+
+func (a *app) plan(ctx context.Context, args []string) int {
+	fs := a.flags("plan")
+	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	pos, ok := a.positional(fs, args, 1, "a SCRIPT")
+	if !ok {
+		return exitUsage
+	}
+	data, err := a.dataDir()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "plan: %v\n", err)
+		return exitFailed
+	}
+	p, code := makePlan(ctx, data, pos[0])
+	if *asJSON {
+		if err := printJSON(a.stdout, p); err != nil {
+			return exitFailed
+		}
+		return code
+	}
+	w := a.stdout
+	if p.Refused {
+		loc := p.Script
+		if p.Line > 0 {
+			loc = fmt.Sprintf("%s:%d:%d", p.Script, p.Line, p.Column)
+		}
+		fmt.Fprintf(w, "refused: %s: %s\n", loc, p.Reason)
+		return code
+	}
+	fmt.Fprintf(w, "script:       %s\n", p.Script)
+	fmt.Fprintf(w, "grants:       %s\n", orNone(strings.Join(p.Grants, " ")))
+	fmt.Fprintf(w, "capabilities: %s\n", strings.Join(p.Capabilities, " "))
+	fmt.Fprintf(w, "timeout:      %s\n", p.Timeout)
+	fmt.Fprintln(w, "consent:")
+	if len(p.Consent) == 0 {
+		fmt.Fprintln(w, "  nothing beyond the sandbox")
+	}
+	for _, c := range p.Consent {
+		fmt.Fprintf(w, "  [%s risk] %s\n", c.Risk, c.Text)
+	}
+	switch p.Approval.Status {
+	case "not-needed":
+		fmt.Fprintln(w, "approval:     not needed (the script declares none)")
+	case "approved":
+		fmt.Fprintf(w, "approval:     approved %s\n", p.Approval.ApprovedAt.Local().Format(time.DateTime))
+	case "changed":
+		fmt.Fprintln(w, "approval:     changed since it was approved; the next run asks again")
+		for _, g := range p.Approval.Added {
+			fmt.Fprintf(w, "  + %s\n", g)
+		}
+		for _, g := range p.Approval.Removed {
+			fmt.Fprintf(w, "  - %s\n", g)
+		}
+	default:
+		fmt.Fprintln(w, "approval:     not approved; the first run asks")
+	}
+	fmt.Fprintln(w, "command (ports are chosen when the run starts):")
+	fmt.Fprintf(w, "  %s\n", strings.Join(p.Command, " \\\n    "))
+	fmt.Fprintln(w, "The module graph is checked when the run starts: every local file it loads must be the script, the SDK or inside a read= grant.")
+	return code
+}
+
+// makePlan computes what a run of script would get, and the exit code.
+func makePlan(ctx context.Context, data, script string) (planOut, int) {
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		return planOut{Script: script, Refused: true, Reason: err.Error()}, exitRefused
+	}
+	p := planOut{Script: abs}
+	refuse := func(err error) (planOut, int) {
+		p.Refused, p.Reason = true, err.Error()
+		var pe *permissions.ParseError
+		if errors.As(err, &pe) {
+			p.Reason, p.Line, p.Column = pe.Msg, pe.Line, pe.Column
+		}
+		return p, exitRefused
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return refuse(fmt.Errorf("cannot read the script: %w", err))
+	}
+	h, err := permissions.Parse(src, abs)
+	if err != nil {
+		return refuse(err)
+	}
+	sdk, err := runner.MaterializeSDK(filepath.Join(data, "sdk"))
+	if err != nil {
+		p.Reason = err.Error()
+		return p, exitFailed
+	}
+	flags, err := permissions.Flags(h, permissions.FlagConfig{
+		BridgeAddr: "127.0.0.1:" + planBridgePort, Bootstrap: sdk.Bootstrap, SDKDir: sdk.Dir, ConfigPath: sdk.Config,
+		DenyLoopback: []string{"127.0.0.1:" + planDevToolsPort},
+	})
+	if err != nil {
+		return refuse(err)
+	}
+	p.Command = []string{"deno", "run"}
+	for _, f := range flags {
+		f = bridgePortRE.ReplaceAllString(f, ":<bridge-port>")
+		p.Command = append(p.Command, devToolsPortRE.ReplaceAllString(f, ":<devtools-port>"))
+	}
+	p.Command = append(p.Command, "--v8-flags=--max-old-space-size="+strconv.Itoa(runner.DefaultHeapMB), sdk.Bootstrap)
+	for _, g := range h.Grants() {
+		p.Grants = append(p.Grants, g.String())
+	}
+	for _, c := range h.Capabilities() {
+		p.Capabilities = append(p.Capabilities, string(c))
+	}
+	switch {
+	case h.NoTimeout:
+		p.Timeout = "none (runs until stopped)"
+	default:
+		p.Timeout = h.Timeout.String()
+	}
+	for _, d := range h.Describe() {
+		p.Consent = append(p.Consent, consentLine{Risk: d.Risk.String(), Text: d.Text})
+	}
+	p.Approval = approval(ctx, data, abs, h)
+	return p, exitOK
+}
+
+func approval(ctx context.Context, data, script string, h *permissions.Header) approvalStatus {
+	if h.None {
+		return approvalStatus{Status: "not-needed"}
+	}
+	store, err := consent.OpenStore(filepath.Join(data, "consent.json"), consent.StoreOptions{})
+	if err != nil {
+		return approvalStatus{Status: "not-approved"}
+	}
+	ap, ok, err := store.Get(ctx, script)
+	if err != nil || !ok {
+		return approvalStatus{Status: "not-approved"}
+	}
+	if ap.Header == h.Canonical() {
+		return approvalStatus{Status: "approved", ApprovedAt: ap.ApprovedAt}
+	}
+	st := approvalStatus{Status: "changed", ApprovedAt: ap.ApprovedAt}
+	if prev, err := permissions.ParseCanonical(ap.Header); err == nil {
+		d := permissions.Diff(prev, h.Grants())
+		for _, g := range d.Added {
+			st.Added = append(st.Added, g.String())
+		}
+		for _, g := range d.Removed {
+			st.Removed = append(st.Removed, g.String())
+		}
+	}
+	return st
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// openHistory opens the run history the runner keeps in the data dir.
+func (a *app) openHistory() (*history.Store, error) {
+	data, err := a.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	return history.Open(filepath.Join(data, "history.jsonl"), history.Options{})
+}
+
+func (a *app) history(_ context.Context, args []string) int {
+	fs := a.flags("history")
+	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	n := fs.Int("n", 20, "how many runs to list")
+	if _, ok := a.positional(fs, args, 0, ""); !ok {
+		return exitUsage
+	}
+	hist, err := a.openHistory()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "history: %v\n", err)
+		return exitFailed
+	}
+	defer hist.Close()
+	runs := hist.List()
+	if *n >= 0 && len(runs) > *n {
+		runs = runs[:*n]
+	}
+	if *asJSON {
+		recs := make([]record, 0, len(runs))
+		for _, e := range runs {
+			recs = append(recs, toRecord(e))
+		}
+		if err := printJSON(a.stdout, recs); err != nil {
+			return exitFailed
+		}
+		return exitOK
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(a.stdout, "no runs yet")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tTOOK\tSCRIPT\tNOTE")
+	for _, e := range runs {
+		note := e.FirstError
+		if note == "" {
+			note = e.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Start.Local().Format(time.DateTime), e.State,
+			e.Duration.Round(time.Millisecond), e.Script, firstLine(note))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func (a *app) show(_ context.Context, args []string) int {
+	fs := a.flags("show")
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	pos, ok := a.positional(fs, args, 1, "a RUN_ID")
+	if !ok {
+		return exitUsage
+	}
+	hist, err := a.openHistory()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "show: %v\n", err)
+		return exitFailed
+	}
+	defer hist.Close()
+	e, ok := hist.Get(pos[0])
+	if !ok {
+		var found []history.Entry
+		for _, r := range hist.List() {
+			if strings.HasPrefix(r.ID, pos[0]) {
+				found = append(found, r)
+			}
+		}
+		if len(found) != 1 {
+			fmt.Fprintf(a.stderr, "show: %d runs match %q\n", len(found), pos[0])
+			return exitFailed
+		}
+		e = found[0]
+	}
+	if *asJSON {
+		if err := printJSON(a.stdout, toRecord(e)); err != nil {
+			return exitFailed
+		}
+		return exitOK
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "script:      %s\n", e.Script)
+	fmt.Fprintf(w, "permissions: %s\n", orNone(e.Permissions))
+	fmt.Fprintf(w, "started:     %s\n", e.Start.Local().Format(time.DateTime))
+	if e.Output != "" {
+		fmt.Fprintln(w, "output:")
+		for _, l := range strings.Split(strings.TrimRight(e.Output, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	writeSummary(w, e)
+	return exitOK
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// openConsent opens the approvals the runner keeps in the data dir.
+func (a *app) openConsent() (*consent.Store, error) {
+	data, err := a.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	return consent.OpenStore(filepath.Join(data, "consent.json"), consent.StoreOptions{})
+}
+
+func (a *app) approvals(ctx context.Context, args []string) int {
+	fs := a.flags("approvals")
+	asJSON := fs.Bool("json", false, "print the approvals as JSON")
+	if _, ok := a.positional(fs, args, 0, ""); !ok {
+		return exitUsage
+	}
+	store, err := a.openConsent()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "approvals: %v\n", err)
+		return exitFailed
+	}
+	list, err := store.List(ctx)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "approvals: %v\n", err)
+		return exitFailed
+	}
+	if *asJSON {
+		type out struct {
+			Script     string    `json:"script"`
+			Header     string    `json:"header"`
+			ApprovedAt time.Time `json:"approvedAt"`
+		}
+		recs := make([]out, 0, len(list))
+		for _, ap := range list {
+			recs = append(recs, out{ap.Script, ap.Header, ap.ApprovedAt})
+		}
+		if err := printJSON(a.stdout, recs); err != nil {
+			return exitFailed
+		}
+		return exitOK
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(a.stdout, "no approvals")
+	}
+	for _, ap := range list {
+		fmt.Fprintf(a.stdout, "%s\n  approved %s: %s\n", ap.Script, ap.ApprovedAt.Local().Format(time.DateTime), ap.Header)
+	}
+	return exitOK
+}
+
+func (a *app) revoke(ctx context.Context, args []string) int {
+	fs := a.flags("revoke")
+	pos, ok := a.positional(fs, args, 1, "a SCRIPT")
+	if !ok {
+		return exitUsage
+	}
+	store, err := a.openConsent()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "revoke: %v\n", err)
+		return exitFailed
+	}
+	key, err := consent.ScriptKey(pos[0])
+	if err != nil {
+		fmt.Fprintf(a.stderr, "revoke: %v\n", err)
+		return exitFailed
+	}
+	had, err := store.Revoke(ctx, key)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "revoke: %v\n", err)
+		return exitFailed
+	}
+	if !had {
+		fmt.Fprintf(a.stderr, "%s had no approval\n", key)
+		return exitFailed
+	}
+	fmt.Fprintf(a.stdout, "revoked the approval of %s; its next run asks again\n", key)
+	return exitOK
+}
+
+// doctorOut is what doctor finds.
+type doctorOut struct {
+	Deno            string   `json:"deno"`
+	DenoVersion     string   `json:"denoVersion,omitempty"`
+	Chromium        string   `json:"chromium"`
+	ChromiumVersion string   `json:"chromiumVersion,omitempty"`
+	DataDir         string   `json:"dataDir"`
+	CacheDir        string   `json:"cacheDir"`
+	SDKDir          string   `json:"sdkDir,omitempty"`
+	SDKHash         string   `json:"sdkHash,omitempty"`
+	SDKVersion      string   `json:"sdkVersion"`
+	CacheWarm       bool     `json:"cacheWarm"`
+	Problems        []string `json:"problems,omitempty"`
+}
+
+func (a *app) doctor(ctx context.Context, args []string) int {
+	fs := a.flags("doctor")
+	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	denoFlag := fs.String("deno", "", "the deno executable")
+	browserFlag := fs.String("browser", "", "the Chromium executable")
+	if _, ok := a.positional(fs, args, 0, ""); !ok {
+		return exitUsage
+	}
+	d := doctorOut{SDKVersion: runner.SDKVersion}
+	problem := func(format string, args ...any) { d.Problems = append(d.Problems, fmt.Sprintf(format, args...)) }
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	deno, _, err := findDeno(*denoFlag)
+	if err != nil {
+		problem("%v", err)
+	} else {
+		d.Deno = deno
+		if d.DenoVersion, err = version(ctx, deno); err != nil {
+			problem("deno at %s does not run: %v", deno, err)
+		}
+	}
+	chromium, err := findChromium(*browserFlag)
+	if err != nil {
+		problem("%v", err)
+	} else {
+		d.Chromium = chromium
+		if d.ChromiumVersion, err = version(ctx, chromium); err != nil {
+			problem("chromium at %s does not run: %v", chromium, err)
+		}
+	}
+	if d.DataDir, err = a.dataDir(); err != nil {
+		problem("%v", err)
+	} else {
+		d.CacheDir = denoCacheDir()
+		if d.CacheDir == "" {
+			d.CacheDir = filepath.Join(d.DataDir, "deno-cache")
+		}
+		sdk, err := runner.MaterializeSDK(filepath.Join(d.DataDir, "sdk"))
+		if err != nil {
+			problem("the SDK cannot be written: %v", err)
+		} else {
+			d.SDKDir = sdk.Dir
+			d.SDKHash = strings.TrimPrefix(filepath.Base(sdk.Dir), "sdk-")
+			d.CacheWarm = cacheWarm(d.CacheDir, sdk)
+		}
+	}
+
+	if *asJSON {
+		if err := printJSON(a.stdout, d); err != nil {
+			return exitFailed
+		}
+	} else {
+		w := a.stdout
+		fmt.Fprintf(w, "deno:        %s %s\n", orNone(d.Deno), d.DenoVersion)
+		fmt.Fprintf(w, "chromium:    %s %s\n", orNone(d.Chromium), d.ChromiumVersion)
+		fmt.Fprintf(w, "data dir:    %s\n", d.DataDir)
+		fmt.Fprintf(w, "deno cache:  %s\n", d.CacheDir)
+		fmt.Fprintf(w, "sdk:         %s (version %s, hash %s)\n", d.SDKDir, d.SDKVersion, d.SDKHash)
+		if d.CacheWarm {
+			fmt.Fprintln(w, "cache:       warm (runs start without downloading)")
+		} else {
+			fmt.Fprintln(w, "cache:       cold (the first run downloads the SDK's dependency)")
+		}
+		for _, p := range d.Problems {
+			fmt.Fprintf(w, "problem:     %s\n", p)
+		}
+	}
+	if len(d.Problems) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// version runs a tool with --version and returns the first line.
+func version(ctx context.Context, path string) (string, error) {
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(firstLine(string(out))), nil
+}
+
+// cacheWarm reports whether deno's module cache holds every npm package
+// the SDK's import map names, so that a run starts without downloading.
+// (deno has no cached-only mode that covers npm packages.)
+func cacheWarm(cacheDir string, sdk runner.SDKPaths) bool {
+	raw, err := os.ReadFile(sdk.Config)
+	if err != nil {
+		return false
+	}
+	var cfg struct {
+		Imports map[string]string `json:"imports"`
+	}
+	if json.Unmarshal(raw, &cfg) != nil {
+		return false
+	}
+	for _, spec := range cfg.Imports {
+		pkg, ok := strings.CutPrefix(spec, "npm:")
+		if !ok {
+			continue
+		}
+		at := strings.LastIndex(pkg, "@")
+		if at <= 0 {
+			return false
+		}
+		found, _ := filepath.Glob(filepath.Join(cacheDir, "npm", "*", filepath.FromSlash(pkg[:at]), pkg[at+1:], "package.json"))
+		if len(found) == 0 {
+			return false
+		}
+	}
+	return true
+}

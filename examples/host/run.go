@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/cdptabs"
+	"github.com/tranquil/automation/consent"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/runner"
+)
+
+type runFlags struct {
+	approve, headed, json bool
+	serve, url            string
+	browser, deno         string
+	lines, click          string
+}
+
+func (a *app) run(ctx context.Context, args []string) int {
+	var f runFlags
+	fs := a.flags("run")
+	fs.BoolVar(&f.approve, "approve", false, "approve the script's permissions without asking")
+	fs.BoolVar(&f.headed, "headed", false, "show the browser window")
+	fs.BoolVar(&f.json, "json", false, "print the run record as JSON on stdout")
+	fs.StringVar(&f.serve, "serve", "", "serve this folder on 127.0.0.1 and open the first tab at its index")
+	fs.StringVar(&f.url, "url", "", "open the first tab at this URL")
+	fs.StringVar(&f.browser, "browser", "", "the Chromium executable")
+	fs.StringVar(&f.deno, "deno", "", "the deno executable")
+	fs.StringVar(&f.lines, "lines", "", "run only these lines of the script, A-B (run-selection)")
+	fs.StringVar(&f.click, "click", "", "click this pane control once the script registers it")
+	pos, ok := a.positional(fs, args, 1, "a SCRIPT")
+	if !ok {
+		return exitUsage
+	}
+	if f.serve != "" && f.url != "" {
+		fmt.Fprintln(a.stderr, "run: --serve and --url both say where the first tab opens; pass one")
+		return exitUsage
+	}
+	script, err := filepath.Abs(pos[0])
+	if err != nil {
+		fmt.Fprintf(a.stderr, "run: %v\n", err)
+		return exitUsage
+	}
+	var sel *runner.Selection
+	if f.lines != "" {
+		text, err := selectLines(script, f.lines)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "run: --lines: %v\n", err)
+			return exitUsage
+		}
+		sel = &runner.Selection{Text: text}
+	}
+	// With --json, stdout carries only the record.
+	out := a.stdout
+	if f.json {
+		out = a.stderr
+	}
+	h := &runHost{out: out, errOut: a.stderr}
+	code, entry, err := h.run(ctx, a, f, script, sel)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "run: %v\n", err)
+		return exitFailed
+	}
+	writeSummary(out, entry)
+	if f.json {
+		if err := printJSON(a.stdout, toRecord(entry)); err != nil {
+			return exitFailed
+		}
+	}
+	return code
+}
+
+// runHost is everything one run of the program holds: the browser, the
+// served folder, the run manager and the terminal.
+type runHost struct {
+	out, errOut io.Writer
+	mu          sync.Mutex // serialises writes from the run's goroutines
+}
+
+func (h *runHost) printf(w io.Writer, format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(w, format, args...)
+}
+
+func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, sel *runner.Selection) (int, history.Entry, error) {
+	data, err := a.dataDir()
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+	deno, fromPATH, err := findDeno(f.deno)
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+	if fromPATH {
+		deno = "" // the runner looks on PATH itself
+	}
+	chromium, err := findChromium(f.browser)
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+
+	launchCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	tabs, err := cdptabs.Launch(launchCtx, cdp.LaunchOptions{Path: chromium, Headful: f.headed})
+	if err != nil {
+		return 0, history.Entry{}, fmt.Errorf("starting the browser %s: %w", chromium, err)
+	}
+	defer tabs.Shutdown()
+
+	start := f.url
+	if f.serve != "" {
+		srv, url, err := serve(f.serve)
+		if err != nil {
+			return 0, history.Entry{}, err
+		}
+		defer srv.Close()
+		start = url
+		h.printf(h.out, "serving %s at %s\n", f.serve, url)
+	}
+	if start != "" {
+		if err := openFirstTab(launchCtx, tabs, start); err != nil {
+			return 0, history.Entry{}, err
+		}
+	}
+
+	store, err := consent.OpenStore(filepath.Join(data, "consent.json"), consent.StoreOptions{})
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+	in := newLines(a.stdin)
+	prompter := &terminalPrompter{out: h.errOut, in: in, approve: f.approve}
+	project, _ := os.Getwd()
+	m, err := runner.New(runner.Config{
+		DataDir:   data,
+		CacheDir:  denoCacheDir(),
+		DenoPath:  deno,
+		AllowPATH: fromPATH,
+		Host: runner.Host{
+			UI:        &terminalUI{out: h.out},
+			Clipboard: &memClipboard{},
+			Workspace: dirWorkspace(project),
+			Tabs:      tabs,
+		},
+		Gate:    consent.NewGate(store, prompter),
+		OnEvent: h.event,
+	})
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+	defer m.Close()
+
+	// Signals cancel the run; they are caught before it starts, so a
+	// Ctrl-C during the prompt or the SDK download is not lost.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	r, err := m.Start(ctx, runner.Request{Script: script, Trigger: "manual", Selection: sel})
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+	paneCtx, stopPane := context.WithCancel(ctx)
+	defer stopPane()
+	go h.paneControls(paneCtx, m, r, in, f.click)
+
+	for done := false; !done; {
+		select {
+		case <-r.Done():
+			done = true
+		case s := <-sigs:
+			why := "stopped by " + s.String()
+			if s == os.Interrupt {
+				why = "interrupted (Ctrl-C)"
+			}
+			h.printf(h.errOut, "\n%s: cancelling the run\n", why)
+			r.Cancel(why)
+		}
+	}
+	entry, err := r.Wait(context.Background())
+	if err != nil {
+		return 0, history.Entry{}, err
+	}
+	return exitCode(entry.State), entry, nil
+}
+
+// event prints a run event as it happens. The runner calls it
+// synchronously, so it only writes.
+func (h *runHost) event(ev runner.Event) {
+	switch ev.Kind {
+	case runner.EventOutput:
+		w := h.out
+		if ev.Stream == "stderr" {
+			w = h.errOut
+		}
+		h.printf(w, "%s\n", ev.Line)
+	case runner.EventLog:
+		h.printf(h.out, "log: %s\n", ev.Line)
+	case runner.EventState:
+		if ev.Line != "" && !ev.State.Terminal() {
+			h.printf(h.errOut, "[%s] %s: %s\n", short(ev.RunID), ev.State, ev.Line)
+		} else if !ev.State.Terminal() {
+			h.printf(h.errOut, "[%s] %s\n", short(ev.RunID), ev.State)
+		}
+	}
+}
+
+// paneControls announces the controls the run registers, clicks the one
+// --click names, and clicks any control whose name is typed.
+func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner.Run, in *lines, click string) {
+	typed := make(chan string)
+	go func() {
+		for {
+			line, ok, err := in.next(ctx)
+			if err != nil || !ok {
+				return
+			}
+			select {
+			case typed <- strings.TrimSpace(line):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	known := map[string]bool{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	invoke := func(name string) {
+		h.printf(h.errOut, "clicking %q\n", name)
+		v, err := m.InvokePaneControl(ctx, r.ID(), name)
+		if err != nil {
+			h.printf(h.errOut, "%q failed: %v\n", name, err)
+			return
+		}
+		h.printf(h.errOut, "%q returned %v\n", name, v)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.Done():
+			return
+		case name := <-typed:
+			if known[name] {
+				invoke(name)
+			} else if name != "" {
+				h.printf(h.errOut, "no pane control %q\n", name)
+			}
+		case <-tick.C:
+			for _, c := range m.PaneControls() {
+				if c.RunID != r.ID() || known[c.Name] {
+					continue
+				}
+				known[c.Name] = true
+				h.printf(h.errOut, "pane control %q registered; type its name and Enter to click it, Ctrl-C to stop the run\n", c.Name)
+				if c.Name == click {
+					invoke(c.Name)
+				}
+			}
+		}
+	}
+}
+
+// serve serves dir on a loopback port and returns the server and its URL.
+func serve(dir string) (*http.Server, string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("--serve: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, "", fmt.Errorf("--serve: %s is not a folder", dir)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) // ends when srv.Close closes the listener
+	return srv, "http://" + ln.Addr().String() + "/", nil
+}
+
+// openFirstTab loads url in the browser's first tab.
+func openFirstTab(ctx context.Context, tabs *cdptabs.Tabs, url string) error {
+	active, err := tabs.Active(ctx, runner.RunInfo{})
+	if err != nil {
+		return err
+	}
+	tab, err := tabs.Browser().Attach(ctx, active.ID)
+	if err != nil {
+		return err
+	}
+	defer tab.Detach(context.WithoutCancel(ctx))
+	if err := tab.Goto(ctx, url, cdp.Load); err != nil {
+		return fmt.Errorf("opening %s: %w", url, err)
+	}
+	return nil
+}
+
+// selectLines returns lines a to b (1-based, inclusive) of the file, as an
+// editor's selection of them would be.
+func selectLines(path, spec string) (string, error) {
+	from, to, ok := strings.Cut(spec, "-")
+	a, err1 := strconv.Atoi(from)
+	b, err2 := strconv.Atoi(to)
+	if !ok || err1 != nil || err2 != nil || a < 1 || b < a {
+		return "", fmt.Errorf("%q is not a line range such as 12-20", spec)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	all := strings.SplitAfter(string(src), "\n")
+	if b > len(all) {
+		return "", fmt.Errorf("the script has %d lines, fewer than %d", len(all), b)
+	}
+	return strings.Join(all[a-1:b], ""), nil
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
