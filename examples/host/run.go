@@ -221,20 +221,24 @@ func (h *runHost) event(ev runner.Event) {
 // paneControls announces the controls the run registers, clicks the one
 // --click names, and clicks any control whose name is typed.
 func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner.Run, in *lines, click string) {
+	// The terminal's lines are read only once a control exists, so they
+	// never compete with the consent prompt.
 	typed := make(chan string)
-	go func() {
-		for {
-			line, ok, err := in.next(ctx)
-			if err != nil || !ok {
-				return
+	readTyped := sync.OnceFunc(func() {
+		go func() {
+			for {
+				line, ok, err := in.next(ctx)
+				if err != nil || !ok {
+					return
+				}
+				select {
+				case typed <- strings.TrimSpace(line):
+				case <-ctx.Done():
+					return
+				}
 			}
-			select {
-			case typed <- strings.TrimSpace(line):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+		}()
+	})
 	known := map[string]bool{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -265,6 +269,7 @@ func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner
 					continue
 				}
 				known[c.Name] = true
+				readTyped()
 				h.printf(h.errOut, "pane control %q registered; type its name and Enter to click it, Ctrl-C to stop the run\n", c.Name)
 				if c.Name == click {
 					invoke(c.Name)

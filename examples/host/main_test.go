@@ -1,0 +1,351 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner"
+)
+
+// hostEnv is the built program, a data dir and a copy of the example
+// scripts (runs write beside them).
+type hostEnv struct {
+	bin, data, scripts, site string
+	env                      []string
+}
+
+func newHostEnv(t *testing.T) *hostEnv {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	e := &hostEnv{bin: filepath.Join(root, "host"), data: filepath.Join(root, "data"), scripts: filepath.Join(root, "scripts")}
+	build := exec.Command("go", "build", "-o", e.bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.CopyFS(e.scripts, os.DirFS("../scripts")))
+	e.site, err = filepath.Abs("../site")
+	require.NoError(t, err)
+	e.env = append(os.Environ(),
+		"TRANQUIL_DENO="+testenv.Deno(t),
+		"TRANQUIL_CHROMIUM="+testenv.Chromium(t),
+		"DENO_DIR="+testenv.DenoCacheDir(t),
+	)
+	return e
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// host runs the program with stdin and returns its exit code and output.
+func (e *hostEnv) host(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd, out, errOut := e.command(stdin, args...)
+	err := cmd.Run()
+	return e.result(t, err, out, errOut)
+}
+
+// syncBuffer is a buffer the test reads while the program writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func (e *hostEnv) command(stdin string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	var out, errOut syncBuffer
+	cmd := exec.Command(e.bin, append([]string{"--data", e.data}, args...)...)
+	cmd.Env = e.env
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.WaitDelay = 10 * time.Second
+	return cmd, &out, &errOut
+}
+
+func (e *hostEnv) result(t *testing.T, err error, out, errOut *syncBuffer) result {
+	t.Helper()
+	r := result{stdout: out.String(), stderr: errOut.String()}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		r.code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return r
+}
+
+func (e *hostEnv) script(name string) string { return filepath.Join(e.scripts, name) }
+
+// runJSON runs a script with --approve --json over the demo site and
+// decodes the record on stdout.
+func (e *hostEnv) runJSON(t *testing.T, wantCode int, args ...string) (record, result) {
+	t.Helper()
+	res := e.host(t, "", append([]string{"run", "--approve", "--json", "--serve", e.site}, args...)...)
+	require.Equal(t, wantCode, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	var rec record
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &rec), "stdout holds only the record:\n%s", res.stdout)
+	return rec, res
+}
+
+func TestHostProgram(t *testing.T) {
+	e := newHostEnv(t)
+	var ids []string
+
+	t.Run("run page-info", func(t *testing.T) {
+		rec, res := e.runJSON(t, exitOK, e.script("page-info.ts"))
+		assert.Equal(t, "succeeded", string(rec.State))
+		var got struct {
+			Title                   string
+			Links, Images, Headings int
+		}
+		require.NoError(t, json.Unmarshal(rec.Result, &got))
+		assert.Equal(t, "Tranquil demo site", got.Title)
+		assert.Equal(t, 4, got.Links)
+		assert.Equal(t, 2, got.Images)
+		assert.Equal(t, 3, got.Headings)
+		data, err := os.ReadFile(e.script("page-info.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, "Tranquil demo site\n\nLinks: 4  |  Images: 2  |  Headings: 3\n", string(data))
+		assert.Contains(t, res.stderr, "Approved without asking (--approve).")
+		assert.Contains(t, res.stderr, "can see and control your browser tabs", "the consent wording is shown")
+		assert.Contains(t, res.stderr, "open: "+e.script("page-info.txt")+" (split down)")
+		assert.Contains(t, res.stderr, "result: {", "output lines go to stderr with --json")
+		ids = append(ids, rec.ID)
+	})
+
+	t.Run("run fill-signup", func(t *testing.T) {
+		rec, _ := e.runJSON(t, exitOK, e.script("fill-signup.ts"))
+		var got struct {
+			Rejected struct {
+				Invalid   bool
+				ErrorText string
+			}
+			Accepted struct{ Invalid bool }
+			Invite   string
+			LandedOn string
+			Greeting string
+			Plan     string
+		}
+		require.NoError(t, json.Unmarshal(rec.Result, &got), "%s", rec.Result)
+		assert.True(t, got.Rejected.Invalid)
+		assert.Equal(t, "Enter an email address like ada@example.com.", got.Rejected.ErrorText)
+		assert.False(t, got.Accepted.Invalid)
+		assert.Equal(t, "ABCD-1234", got.Invite, "trusted typing is kept by the field that refuses script-set values")
+		assert.Equal(t, "/welcome.html", got.LandedOn)
+		assert.Equal(t, "Welcome, Ada Lovelace", got.Greeting)
+		assert.Equal(t, "team", got.Plan)
+		require.Len(t, rec.Actions, 8)
+		for _, a := range rec.Actions {
+			assert.Equal(t, "127.0.0.1", a.Site)
+			assert.Equal(t, "ok", a.Outcome)
+		}
+		raw, _ := json.Marshal(rec.Actions)
+		assert.NotContains(t, string(raw), "analytical-engine", "the action log never holds a typed value")
+		ids = append(ids, rec.ID)
+	})
+
+	t.Run("run titles-fanout", func(t *testing.T) {
+		rec, _ := e.runJSON(t, exitOK, e.script("titles-fanout.ts"))
+		var rows []struct{ URL, Title string }
+		require.NoError(t, json.Unmarshal(rec.Result, &rows))
+		require.Len(t, rows, 4)
+		assert.Equal(t, "Sign up", rows[0].Title)
+		assert.Equal(t, "/articles/consent.html", rows[3].URL)
+		assert.Equal(t, "Asking before acting", rows[3].Title)
+		ids = append(ids, rec.ID)
+	})
+
+	t.Run("run selection-demo, whole and selected", func(t *testing.T) {
+		rec, res := e.runJSON(t, exitOK, e.script("selection-demo.ts"))
+		assert.Contains(t, res.stderr, "active tab: Tranquil demo site")
+		assert.JSONEq(t, `{"tabs":["Tranquil demo site"]}`, string(rec.Result))
+		rec, res = e.runJSON(t, exitOK, "--lines", "15-21", e.script("selection-demo.ts"))
+		assert.NotContains(t, res.stderr, "active tab:", "only the selected block ran")
+		assert.Contains(t, res.stderr, "1 tab(s) open: Tranquil demo site")
+		assert.JSONEq(t, `{"tabs":["Tranquil demo site"]}`, string(rec.Result))
+		_, err := os.Stat(filepath.Join(e.scripts, ".runs"))
+		assert.True(t, os.IsNotExist(err), "the selection file is gone")
+	})
+
+	t.Run("Ctrl-C cancels watch-pane", func(t *testing.T) {
+		cmd, out, errOut := e.command("", "run", "--approve", "--json", "--serve", e.site, "--click", "Page title", e.script("watch-pane.ts"))
+		require.NoError(t, cmd.Start())
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(errOut.String(), "returned Tranquil demo site") {
+			require.True(t, time.Now().Before(deadline), "the pane control was never clicked:\n%s", errOut.String())
+			time.Sleep(50 * time.Millisecond)
+		}
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		res := e.result(t, cmd.Wait(), out, errOut)
+		require.Equal(t, exitCancelled, res.code, res.stderr)
+		var rec record
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &rec))
+		assert.Equal(t, "cancelled", string(rec.State))
+		assert.Equal(t, "interrupted (Ctrl-C)", rec.Reason)
+		assert.Contains(t, rec.Output, "active tab: Tranquil demo site")
+		assert.Contains(t, rec.Output, "stopped after 1 click(s): interrupted (Ctrl-C)", "the script saw the cancel through context.signal")
+	})
+
+	bad := e.script("bad-header.ts")
+	require.NoError(t, os.WriteFile(bad, []byte("// @permissions browser\n// @timeout 5 minutes\nconsole.log(1);\n"), 0o644))
+
+	t.Run("plan", func(t *testing.T) {
+		res := e.host(t, "", "plan", e.script("fill-signup.ts"))
+		require.Equal(t, exitOK, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "grants:       browser forms sites=127.0.0.1 sites=localhost")
+		assert.Contains(t, res.stdout, "--allow-net=127.0.0.1:<bridge-port>")
+		assert.Contains(t, res.stdout, "127.0.0.0/8:<devtools-port>")
+		assert.Contains(t, res.stdout, "approval:     approved ")
+		assert.Contains(t, res.stdout, "[high risk] can fill in and submit forms")
+
+		res = e.host(t, "", "plan", bad)
+		assert.Equal(t, exitRefused, res.code)
+		assert.Regexp(t, `^refused: `+regexp.QuoteMeta(bad)+`:2:\d+: `, res.stdout)
+
+		res = e.host(t, "", "plan", bad, "--json")
+		assert.Equal(t, exitRefused, res.code)
+		var p planOut
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &p))
+		assert.True(t, p.Refused)
+		assert.Equal(t, 2, p.Line)
+		assert.Positive(t, p.Column)
+
+		// A refused script does not run either, and says why.
+		rec, _ := e.runJSON(t, exitRefused, bad)
+		assert.Equal(t, "refused", string(rec.State))
+		assert.Contains(t, rec.Reason, "line 2")
+		ids = append(ids, rec.ID)
+	})
+
+	t.Run("consent on the terminal", func(t *testing.T) {
+		src := e.script("ask.ts")
+		require.NoError(t, os.WriteFile(src, []byte("// @permissions clipboard\nconsole.log('ran');\n"), 0o644))
+		res := e.host(t, "n\n", "run", src)
+		assert.Equal(t, exitRefused, res.code)
+		assert.Contains(t, res.stderr, "can read and replace what you copy")
+		assert.Contains(t, res.stderr, "Allow this script to run with these permissions? [y/N]")
+		assert.NotContains(t, res.stdout, "ran")
+
+		res = e.host(t, "y\n", "run", src)
+		assert.Equal(t, exitOK, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "ran")
+
+		// A changed header asks again, with the diff.
+		require.NoError(t, os.WriteFile(src, []byte("// @permissions clipboard browser\nconsole.log('ran');\n"), 0o644))
+		res = e.host(t, "", "run", src)
+		assert.Equal(t, exitRefused, res.code, "no answer is no approval")
+		assert.Contains(t, res.stderr, "Its permissions changed since you approved them.")
+		assert.Contains(t, res.stderr, "  + [high risk] can see and control your browser tabs")
+	})
+
+	t.Run("history and show", func(t *testing.T) {
+		res := e.host(t, "", "history", "--json", "-n", "50")
+		require.Equal(t, exitOK, res.code, res.stderr)
+		var recs []record
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &recs))
+		have := map[string]string{}
+		for _, r := range recs {
+			have[r.ID] = string(r.State)
+		}
+		for _, id := range ids {
+			assert.Contains(t, have, id)
+		}
+		res = e.host(t, "", "history", "-n", "2")
+		require.Equal(t, exitOK, res.code)
+		assert.Len(t, strings.Split(strings.TrimSpace(res.stdout), "\n"), 3, "a heading and two runs")
+
+		res = e.host(t, "", "show", ids[1][:8])
+		require.Equal(t, exitOK, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "signed up; now on /welcome.html")
+		assert.Contains(t, res.stdout, "result: {")
+		res = e.host(t, "", "show", "--json", ids[0])
+		require.Equal(t, exitOK, res.code)
+		var rec record
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &rec))
+		assert.Equal(t, ids[0], rec.ID)
+		assert.Equal(t, exitFailed, e.host(t, "", "show", "no-such-run").code)
+	})
+
+	t.Run("approvals and revoke", func(t *testing.T) {
+		res := e.host(t, "", "approvals")
+		require.Equal(t, exitOK, res.code)
+		assert.Contains(t, res.stdout, e.script("page-info.ts"))
+		res = e.host(t, "", "revoke", e.script("page-info.ts"))
+		require.Equal(t, exitOK, res.code, res.stderr)
+		res = e.host(t, "", "approvals", "--json")
+		require.Equal(t, exitOK, res.code)
+		assert.NotContains(t, res.stdout, e.script("page-info.ts"))
+		res = e.host(t, "", "plan", e.script("page-info.ts"))
+		assert.Contains(t, res.stdout, "not approved; the first run asks")
+		assert.Equal(t, exitFailed, e.host(t, "", "revoke", e.script("page-info.ts")).code, "nothing left to revoke")
+	})
+
+	t.Run("doctor", func(t *testing.T) {
+		res := e.host(t, "", "doctor", "--json")
+		require.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+		var d doctorOut
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &d))
+		assert.Contains(t, d.DenoVersion, "deno 2.")
+		assert.Contains(t, strings.ToLower(d.ChromiumVersion), "chrom")
+		assert.True(t, d.CacheWarm, "runs have filled the cache")
+		assert.Len(t, d.SDKHash, 16)
+		assert.Equal(t, e.data, d.DataDir)
+	})
+
+	t.Run("usage errors", func(t *testing.T) {
+		assert.Equal(t, exitUsage, e.host(t, "", "run").code)
+		assert.Equal(t, exitUsage, e.host(t, "", "frobnicate").code)
+		assert.Equal(t, exitUsage, e.host(t, "", "run", "--lines", "9-3", e.script("page-info.ts")).code)
+		assert.Equal(t, exitUsage, e.host(t, "", "run", "--serve", e.site, "--url", "http://127.0.0.1:1/", e.script("page-info.ts")).code)
+	})
+}
+
+// TestScriptsTypeCheck checks every example script against the SDK's types
+// with the SDK's own deno.json, as an editor would.
+func TestScriptsTypeCheck(t *testing.T) {
+	sdk, err := runner.MaterializeSDK(t.TempDir())
+	require.NoError(t, err)
+	scripts, err := filepath.Glob("../scripts/*.ts")
+	require.NoError(t, err)
+	require.Len(t, scripts, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testenv.Deno(t), append([]string{"check", "--no-lock", "--config=" + sdk.Config}, scripts...)...)
+	cmd.Env = []string{"DENO_DIR=" + testenv.DenoCacheDir(t), "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1", "HOME=" + os.Getenv("HOME"), "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, s := range scripts {
+		src, err := os.ReadFile(s)
+		require.NoError(t, err)
+		first, _, _ := strings.Cut(string(src), "\n")
+		assert.Equal(t, "// Tranquil automation. How to write one: <SDK dir>/writing-automations.md", first, s)
+	}
+}
