@@ -16,14 +16,8 @@ import (
 const maxSafeInt = 1<<53 - 1
 
 var (
-	bigIntType  = reflect.TypeFor[big.Int]()
-	timeType    = reflect.TypeFor[time.Time]()
-	urlType     = reflect.TypeFor[url.URL]()
-	remErrType  = reflect.TypeFor[*RemoteError]()
-	bytesType   = reflect.TypeFor[[]byte]()
-	anySlice    = reflect.TypeFor[[]any]()
-	anyMapType  = reflect.TypeFor[map[string]any]()
-	headersType = reflect.TypeFor[Headers]()
+	bigIntType = reflect.TypeFor[big.Int]()
+	urlType    = reflect.TypeFor[url.URL]()
 )
 
 // lower converts a Go value into the canonical value tree the encoder
@@ -568,18 +562,3 @@ func jsType(a any) string {
 	}
 	return fmt.Sprintf("%T", a)
 }
-
-var (
-	_ = stubType
-	_ = funcType
-	_ = tgtType
-	_ = dispType
-	_ = anyType
-	_ = emptyArgs
-	_ = remErrType
-	_ = bytesType
-	_ = anySlice
-	_ = anyMapType
-	_ = headersType
-	_ = timeType
-)

@@ -120,8 +120,9 @@ type importEntry struct {
 // they were queued). Every incoming call runs on its own goroutine, so
 // calls on exported objects run concurrently with each other and with the
 // caller's own work: exported objects must be safe for concurrent use.
-// Calls pipelined on a result start after that result exists, in arrival
-// order; results go back in completion order. Each call's context is
+// Calls pipelined on a result that has not arrived yet run one after the
+// other, in arrival order, once it has; results go back in completion
+// order. Each call's context is
 // cancelled when the session ends. All methods of Session and [Stub] are
 // safe for concurrent use.
 //
@@ -694,43 +695,33 @@ func (s *Session) pushSettled(id int64, e *exportEntry) {
 }
 
 // sendResolutionLocked queues resolve/reject for export id. s.mu is held.
+// A result that cannot be encoded turns into a rejection saying why.
 func (s *Session) sendResolutionLocked(id int64, e *exportEntry) {
 	e.sent = true
-	b := make([]byte, 0, 64)
-	if e.fut.err != nil {
-		b = append(b, `["reject",`...)
+	frame := func(kind string, v any) ([]byte, error) {
+		b := append(make([]byte, 0, 64), `["`...)
+		b = append(b, kind...)
+		b = append(b, `",`...)
 		b = strconv.AppendInt(b, id, 10)
 		b = append(b, ',')
+		b, err := s.encode(b, v, 0)
+		return append(b, ']'), err
+	}
+	var b []byte
+	var err error
+	if e.fut.err != nil {
 		re, ok := e.fut.err.(*RemoteError)
 		if !ok {
-			// Lowering takes object locks only; safe under s.mu.
 			re = s.lowerErrorLocked(e.fut.err)
 		}
-		var err error
-		b, err = s.encode(b, re, 0)
-		if err != nil {
-			b = b[:0]
-			b = append(b, `["reject",`...)
-			b = strconv.AppendInt(b, id, 10)
-			b = append(b, ',')
-			b, _ = s.encode(b, &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true}, 0)
-		}
+		b, err = frame("reject", re)
 	} else {
-		b = append(b, `["resolve",`...)
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, ',')
-		var err error
-		mark := len(b)
-		b, err = s.encode(b, e.fut.val, 0)
-		if err != nil {
-			b = b[:mark-len(`["resolve",`)-len(strconv.FormatInt(id, 10))-1]
-			b = append(b, `["reject",`...)
-			b = strconv.AppendInt(b, id, 10)
-			b = append(b, ',')
-			b, _ = s.encode(b, &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true}, 0)
-		}
+		b, err = frame("resolve", e.fut.val)
 	}
-	s.enqueueLocked(append(b, ']'))
+	if err != nil {
+		b, _ = frame("reject", &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true})
+	}
+	s.enqueueLocked(b)
 }
 
 // lowerErrorLocked is lowerError for plain errors, usable with s.mu held:
@@ -799,7 +790,7 @@ func (s *Session) handleResolve(id int64, expr any, reject bool) error {
 	if imp == nil || imp.fut == nil {
 		s.mu.Unlock()
 		// Not (or no longer) ours to hold: drop it, releasing any stubs.
-		s.dropTree(val)
+		s.releaseTree(val)
 		return nil
 	}
 	delete(s.imports, id)
@@ -827,7 +818,3 @@ func (s *Session) handleResolve(id int64, expr any, reject bool) error {
 	}
 	return nil
 }
-
-// dropTree releases a freshly evaluated tree that nobody will consume,
-// including the results of any placeholders in it.
-func (s *Session) dropTree(v any) { s.releaseTree(v) }

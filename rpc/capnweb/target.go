@@ -36,14 +36,8 @@ type Disposer interface {
 type Func func(ctx context.Context, args []any) (any, error)
 
 var (
-	ctxType   = reflect.TypeFor[context.Context]()
-	errType   = reflect.TypeFor[error]()
-	stubType  = reflect.TypeFor[*Stub]()
-	funcType  = reflect.TypeFor[Func]()
-	tgtType   = reflect.TypeFor[Target]()
-	dispType  = reflect.TypeFor[Disposer]()
-	anyType   = reflect.TypeFor[any]()
-	emptyArgs = []any{}
+	ctxType = reflect.TypeFor[context.Context]()
+	errType = reflect.TypeFor[error]()
 )
 
 // method is one callable Go function with its calling convention.

@@ -1,11 +1,5 @@
 package capnweb
 
-import (
-	"math/big"
-	"net/url"
-	"time"
-)
-
 // Values crossing the wire are represented in Go by a small closed set of
 // types. Decoded arguments and results use exactly these:
 //
@@ -76,10 +70,3 @@ func isJSErrorName(n string) bool {
 	}
 	return false
 }
-
-// Compile-time check that the documented value types stay what they are.
-var (
-	_ = (*big.Int)(nil)
-	_ = (*url.URL)(nil)
-	_ = time.Time{}
-)
