@@ -26,7 +26,10 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	where := fmt.Sprintf("%s contains %s", e.Dest, e.Protected)
-	if e.Inside {
+	switch {
+	case e.Dest == e.Protected || e.Real == e.Protected:
+		where = fmt.Sprintf("%s is %s itself", e.Dest, e.Protected)
+	case e.Inside:
 		where = fmt.Sprintf("%s is inside %s", e.Dest, e.Protected)
 	}
 	if e.Real != e.Dest {

@@ -431,3 +431,26 @@ func goroutinesIn(pkg string) []string {
 	}
 	return out
 }
+
+func TestOneFailedCopyDoesNotStopTheOthers(t *testing.T) {
+	f := newFixture(t)
+	f.set(t)
+	f.write(t, "a.txt", "a")
+	f.write(t, "b.txt", "b")
+	// A directory sits where a.txt should go: that one copy fails.
+	require.NoError(t, os.MkdirAll(filepath.Join(f.dest, "out", "a.txt", "kept"), 0o755))
+	res, err := f.sync(t)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "out/a.txt")
+	assert.Equal(t, []string{"out/b.txt"}, res.Copied)
+	assert.DirExists(t, filepath.Join(f.dest, "out", "a.txt", "kept"), "nothing in the destination is removed")
+	entries, rerr := os.ReadDir(filepath.Join(f.dest, "out"))
+	require.NoError(t, rerr)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), tempMarker, "a failed copy leaves no temporary file")
+	}
+	m, _, serr := f.store.Status(context.Background(), f.script)
+	require.NoError(t, serr)
+	assert.Equal(t, OutcomeFailed, m.State.Outcome())
+	assert.Equal(t, 1, m.State.Copied)
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/mirror"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
@@ -87,6 +88,10 @@ type Config struct {
 	// History records runs. Nil means <DataDir>/history.jsonl, opened and
 	// closed by the manager.
 	History *history.Store
+	// Mirrors holds the output mirrors the user declared; a succeeded run
+	// copies its write= outputs to its script's mirror, and Manager.Sync
+	// does so on request. Nil switches the feature off.
+	Mirrors *mirror.Store
 	// DenyLoopback lists loopback host:port endpoints no script may reach,
 	// such as every DevTools port the host drives.
 	DenyLoopback []string

@@ -394,6 +394,7 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 	case cancelled:
 		r.finish(history.StateCancelled, r.cancelReason())
 	case code == 0:
+		r.mirrorOutputs(h) // its failure stays in the mirror's state
 		r.finish(history.StateSucceeded, "")
 	case code == exitDenied:
 		r.finish(history.StateRefused, firstNonEmpty(stderrHead.raw(), "the SDK could not provide a capability this script needs"))
