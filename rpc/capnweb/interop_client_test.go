@@ -112,8 +112,8 @@ type goListener struct {
 	disposed chan struct{}
 }
 
-func (l *goListener) Describe(s string) string { return "Target got: " + s }
-func (l *goListener) Dispose()                 { close(l.disposed) }
+func (l *goListener) Describe(s any) string { return fmt.Sprint("Target got: ", s) }
+func (l *goListener) Dispose()              { close(l.disposed) }
 
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
@@ -304,6 +304,22 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		v, err = m2.Await(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]any{"n": "Ada", "h": "Hello, Ada!"}, v)
+
+		// A Go callback captured by the map: JavaScript calls back for each
+		// element, then releases the capture.
+		l := &goListener{disposed: make(chan struct{})}
+		m3 := ids.Map(func(m *Mapper, id MapValue) any {
+			return m.Capture(l).CallMethod("describe", id)
+		})
+		defer m3.Release()
+		v, err = m3.Await(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []any{"Target got: 1", "Target got: 2", "Target got: 3"}, v)
+		select {
+		case <-l.disposed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the captured Go object was not released after the map")
+		}
 	})
 
 	t.Run("value round trip", func(t *testing.T) {

@@ -1,7 +1,7 @@
 // Interop client: the real capnweb client in Deno against a Go server.
 // Usage: deno run --allow-net=127.0.0.1:PORT client.ts ws://127.0.0.1:PORT/
 // Prints one JSON line per scenario: {"name", "ok", "detail"}.
-import { newWebSocketRpcSession, RpcTarget } from "npm:capnweb@0.12.0";
+import { newWebSocketRpcSession, RpcStub, RpcTarget } from "npm:capnweb@0.12.0";
 
 const url = Deno.args[0];
 
@@ -152,6 +152,11 @@ await scenario("map over array", async () => {
   check(same(r, [[1, "user1"], [2, "user2"], [3, "user3"]]), `map = ${JSON.stringify(r)}`);
   const o = await api.getUser().map((u: any) => ({ n: u.name, h: api.hello(u.name) }));
   check(same(o, { n: "Ada", h: "Hello, Ada!" }), `map object = ${JSON.stringify(o)}`);
+  // A client callback captured by the map: Go calls back for each element.
+  using cb = new RpcStub((x: number) => `cb(${x})`);
+  const c = await api.getUserIds().map((id: any) => ({ viaCb: cb(id), name: api.getUserName(id) }));
+  check(same(c, [{ viaCb: "cb(1)", name: "user1" }, { viaCb: "cb(2)", name: "user2" }, { viaCb: "cb(3)", name: "user3" }]),
+    `map with a captured callback = ${JSON.stringify(c)}`);
   return JSON.stringify(r);
 });
 
