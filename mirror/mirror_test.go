@@ -454,3 +454,18 @@ func TestOneFailedCopyDoesNotStopTheOthers(t *testing.T) {
 	assert.Equal(t, OutcomeFailed, m.State.Outcome())
 	assert.Equal(t, 1, m.State.Copied)
 }
+
+func TestWriteRootSwappedForALinkIsSkipped(t *testing.T) {
+	f := newFixture(t)
+	f.set(t)
+	private := filepath.Join(f.root, "private")
+	require.NoError(t, os.MkdirAll(private, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(private, "key"), []byte("secret"), 0o600))
+	require.NoError(t, os.Remove(f.out))
+	require.NoError(t, os.Symlink(private, f.out))
+	res, err := f.sync(t)
+	require.NoError(t, err)
+	assert.Empty(t, res.Copied)
+	assert.Equal(t, []Skip{{Path: f.out, Reason: SkipSourceLink}}, res.Skipped)
+	assert.NoFileExists(t, filepath.Join(f.dest, "out", "key"))
+}

@@ -21,7 +21,9 @@ type Source struct {
 	// ScriptDir is the script's real directory (permissions.Header.ScriptDir).
 	ScriptDir string
 	// WriteRoots are the resolved write= grants
-	// (permissions.Path.Resolved): files or directories.
+	// (permissions.Path.Resolved): real paths of files or directories. A
+	// root that no longer resolves to itself (a link was put in its place
+	// or along its path) is skipped and reported.
 	WriteRoots []string
 	// Trigger says what started the sync, for the state: "run <id>" or
 	// "sync".
@@ -143,10 +145,15 @@ func copyTree(ctx context.Context, m Mirror, src Source, res *Result) error {
 	var errs []error
 	for _, w := range src.WriteRoots {
 		// Resolve again: the grant was resolved when the header was
-		// parsed, and a link may have been swapped in since.
+		// parsed, and a link may have been swapped in since. The approved
+		// real path is the root; a root that now leads elsewhere escapes it.
 		_, wreal, err := pathguard.Resolve(w)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("mirror: write root %s: %w", w, err))
+			continue
+		}
+		if wreal != filepath.Clean(w) {
+			res.Skipped = append(res.Skipped, Skip{Path: w, Reason: SkipSourceLink})
 			continue
 		}
 		prefix := filepath.Base(wreal)
