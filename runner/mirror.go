@@ -43,6 +43,8 @@ func (r *Run) mirrorOutputs(h *permissions.Header) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Turns a kill (Close, revocation) into a cancelled copy; it ends when
+	// this function returns.
 	go func() {
 		select {
 		case <-r.killCh:
