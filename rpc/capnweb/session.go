@@ -665,7 +665,7 @@ func (s *Session) spawn(fn func(ctx context.Context)) bool {
 	if n := s.inflight.Add(1); n > s.opts.maxInFlight() {
 		s.inflight.Add(-1)
 		err := limitErrorf("more than %d calls in flight", s.opts.maxInFlight())
-		go s.end(&AbortError{Cause: err}, err, true)
+		s.end(&AbortError{Cause: err}, err, true)
 		return false
 	}
 	s.mu.Lock()
