@@ -19,7 +19,11 @@ import (
 // the caller. Values you pass to the library are never taken over: it
 // duplicates what it keeps.
 //
-// All methods are safe for concurrent use.
+// All methods are safe for concurrent use. Methods that send (Release,
+// Pipeline, Await, Call and so on) may write the frame on the calling
+// goroutine when the session's writer is idle, so they can block while the
+// connection is congested; they never wait for the peer's answer except
+// where documented (Await and the calls built on it).
 type Stub struct {
 	sess     *Session
 	imp      *importEntry
