@@ -9,7 +9,7 @@ GOFLAGS_TEST ?= -race -timeout 20m
 
 export TRANQUIL_DENO ?= $(DENO)
 
-.PHONY: all tools test check fmt vet build cross bench fuzz clean
+.PHONY: all tools test check fmt vet build cross bench demo fuzz clean
 
 all: test
 
@@ -51,15 +51,78 @@ cross:
 test: tools check
 	$(GO) test $(GOFLAGS_TEST) ./...
 
+# demo is the one command to see the library work: the example host launches
+# a headless Chromium, serves the demo site on 127.0.0.1, and runs two example
+# scripts, approving their permissions non-interactively (it says so).
+DEMO_DATA ?= $(TOOLS)/demo-data
+demo: tools
+	$(GO) run ./examples/host --data $(DEMO_DATA) run --approve --serve examples/site examples/scripts/page-info.ts
+	$(GO) run ./examples/host --data $(DEMO_DATA) run --approve --serve examples/site examples/scripts/fill-signup.ts
+
 # bench runs every benchmark harness; each prints its ratio against a peer
 # measured in the same run. A harness is a directory bench/<name>/ holding an
 # executable `run` (it may be its own Go module, so that peers such as
-# chromedp stay out of the library's go.mod).
+# chromedp stay out of the library's go.mod). Then it prints one table of
+# every ratio, read from the harnesses' output: Go `Benchmark…` lines (each
+# metric whose unit names a ratio) and the `ratio …` lines of the others.
+# Every harness runs even when one fails; bench fails at the end if any did.
 bench: tools
-	@set -e; for r in bench/*/run; do \
+	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	for r in bench/*/run; do \
 		[ -x "$$r" ] || continue; \
-		echo "== $$r"; (cd "$$(dirname $$r)" && ./run); \
-	done
+		echo "== $$r" | tee -a "$$out"; \
+		{ (cd "$$(dirname $$r)" && ./run) 2>&1; echo "harness exit status $$?"; } | tee -a "$$out" | grep -v '^harness exit status 0$$' || true; \
+	done; \
+	echo; echo "Benchmark summary, measured $$(date -u +%Y-%m-%d) on $$(uname -sm), $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo ?) CPUs"; \
+	awk "$$BENCH_SUMMARY" "$$out"; \
+	! grep -q '^harness exit status [1-9]' "$$out"
+
+# BENCH_SUMMARY turns the harnesses' output into the table. Peers and targets
+# of Go benchmarks are named here; the other harnesses print their own.
+define BENCH_SUMMARY
+function row(fig, peer, ratio, target) { printf "| %-44s | %-40s | %6s | %-8s |\n", fig, peer, ratio, target }
+BEGIN {
+	peer["Handshake ratio"] = "bare WebSocket connect";                 target["Handshake ratio"] = "<= 1.5"
+	peer["BrowserPeers evaluate-ratio"] = "puppeteer-core page.evaluate"; target["BrowserPeers evaluate-ratio"] = "<= 1.5"
+	peer["BrowserPeers fill-ratio"] = "Playwright locator.fill";         target["BrowserPeers fill-ratio"] = "<= 2"
+	peer["Put ratio"] = "os.WriteFile, no fsync";                        target["Put ratio"] = "-"
+	peer["Put rewrite-x"] = "whole-file atomic rewrite"; target["Put rewrite-x"] = "> 1"
+	peer["Launch ratio"] = "bare deno run with capnweb echo";            target["Launch ratio"] = "<= 1.3"
+	peer["SDKCallLatency p50-ratio-vs-raw"] = "raw one-frame round trip"; target["SDKCallLatency p50-ratio-vs-raw"] = "<= 1.5"
+	peer["SDKCallLatency p50-ratio-vs-stock"] = "capnweb stock WebSocket session"; target["SDKCallLatency p50-ratio-vs-stock"] = "-"
+	row("figure", "peer", "ratio", "target")
+	printf "|%s|%s|%s|%s|\n", "----------------------------------------------", "------------------------------------------", "--------", "----------"
+}
+/^== bench\// { harness = $$2; sub(/^bench\//, "", harness); sub(/\/run$$/, "", harness); section = "" }
+/^Benchmark/ {
+	name = $$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$$/, "", name)
+	for (i = 3; i < NF; i++) if ($$(i+1) ~ /ratio|-x$$/) {
+		key = name " " $$(i+1)
+		row(harness ": " name " " $$(i+1), (key in peer) ? peer[key] : "see bench/" harness, sprintf("%.2f", $$i), (key in target) ? target[key] : "-")
+	}
+	next
+}
+/^[^ =].*:$$/ { section = $$0; sub(/:$$/, "", section); sub(/ \(.*$$/, "", section) }
+/^  ratio ours\// {
+	p = $$2; sub(/^ours\//, "", p); t = $$0
+	if (t ~ /target/) { sub(/^.*target /, "", t); sub(/\).*$$/, "", t); gsub(/≤/, "<=", t); gsub(/≥/, ">=", t) } else t = "-"
+	row(harness ": " section, p, $$3, t)
+}
+/^== capnweb client in Deno over / { section = $$0; sub(/^== capnweb client in Deno over /, "", section) }
+/^ratios  Go\// {
+	p = $$2; sub(/^Go\//, "", p); line = $$0; sub(/^ratios  Go\/[A-Za-z]+ +/, "", line); gsub(/;/, ",", line)
+	n = split(line, parts, ", ")
+	kind = ""
+	for (j = 1; j <= n; j++) {
+		f = parts[j]; m = split(f, w, " ")
+		if (w[1] == "latency" || w[1] == "throughput") { kind = w[1] ((w[2] == "p50") ? " p50" : ""); f = w[m-1] " " w[m] }
+		split(f, v, " ")
+		tg = (p == "floor" && kind ~ /latency/) ? "<= 1.5" : (p == "JS" && kind ~ /throughput/) ? ">= 1.5" : "-"
+		row(harness ": " section " " kind " " v[1], p " server", v[2], tg)
+	}
+}
+endef
+export BENCH_SUMMARY
 
 # fuzz runs each fuzz target briefly; the committed corpora run in `make test`.
 FUZZTIME ?= 20s
