@@ -490,6 +490,7 @@ func TestWriteFailureIsAWarningNotALoss(t *testing.T) {
 	s, err := OpenStore(filepath.Join(f.dir, "ok", "consent.json"), StoreOptions{})
 	require.NoError(t, err)
 	s.path = filepath.Join(blocker, "consent.json") // its directory is a file
+	s.file.Path = s.path
 	d, err := NewGate(s, &recorder{answers: []Answer{Approve}}).Authorize(context.Background(), path, h)
 	require.NoError(t, err, "the user approved this run")
 	assert.True(t, d.Prompted)

@@ -15,8 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tranquil/automation/internal/atomicfile"
-	"github.com/tranquil/automation/internal/filelock"
+	"github.com/tranquil/automation/internal/lockedfile"
 	"github.com/tranquil/automation/permissions"
 )
 
@@ -62,6 +61,7 @@ type Store struct {
 	path string
 	log  *slog.Logger
 	now  func() time.Time
+	file lockedfile.File[map[string]Approval]
 
 	mu   sync.Mutex // guards subs and next
 	subs map[int]func(Revocation)
@@ -84,6 +84,13 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.file = lockedfile.File[map[string]Approval]{
+		Path: path, Decode: decode, Encode: encode,
+		Empty:   func() map[string]Approval { return map[string]Approval{} },
+		Corrupt: ErrCorrupt,
+		Warning: "consent store was unreadable; moved it aside and starting empty, so scripts will ask again",
+		Logger:  s.log, Now: s.now,
 	}
 	return s, nil
 }
@@ -213,20 +220,32 @@ type fileEntry struct {
 	ApprovedAt time.Time `json:"approved_at"`
 }
 
-// load reads the file. A missing file is empty. A corrupt or unreadable one
-// is moved aside, reported, and treated as empty.
+// load reads the approvals; see lockedfile for what a corrupt file does.
 func (s *Store) load(ctx context.Context) (map[string]Approval, error) {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]Approval{}, nil
+	return s.file.Load(ctx)
+}
+
+// update changes the approvals under the cross-process lock.
+func (s *Store) update(ctx context.Context, change func(map[string]Approval) bool) error {
+	err := s.file.Update(ctx, func(all map[string]Approval) (map[string]Approval, bool) {
+		return all, change(all)
+	})
+	if err != nil {
+		return fmt.Errorf("consent: saving approvals: %w", err)
 	}
-	if err == nil {
-		var all map[string]Approval
-		if all, err = decode(data); err == nil {
-			return all, nil
-		}
+	return nil
+}
+
+func encode(all map[string]Approval) ([]byte, error) {
+	f := file{Version: fileVersion, Approvals: make(map[string]fileEntry, len(all))}
+	for k, a := range all {
+		f.Approvals[k] = fileEntry{Header: a.Header, ApprovedAt: a.ApprovedAt}
 	}
-	return map[string]Approval{}, s.quarantine(ctx, err)
+	out, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("consent: %w", err)
+	}
+	return append(out, '\n'), nil
 }
 
 func decode(data []byte) (map[string]Approval, error) {
@@ -254,77 +273,3 @@ func decode(data []byte) (map[string]Approval, error) {
 	}
 	return all, nil
 }
-
-// quarantine moves an unusable store file aside under a timestamped name,
-// so that nothing in it is lost and nothing in it is trusted. It takes the
-// write lock so that it cannot move a file another writer just replaced.
-func (s *Store) quarantine(ctx context.Context, cause error) error {
-	unlock, err := filelock.Lock(ctx, s.lockPath())
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return s.quarantineLocked(cause)
-}
-
-func (s *Store) quarantineLocked(cause error) error {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err == nil {
-		if _, derr := decode(data); derr == nil {
-			return nil // replaced by a good file meanwhile
-		}
-	}
-	aside := fmt.Sprintf("%s.corrupt-%s", s.path, s.now().UTC().Format("20060102T150405.000000000Z"))
-	if rerr := os.Rename(s.path, aside); rerr != nil {
-		return fmt.Errorf("%w (%v), and it could not be moved aside: %v", ErrCorrupt, cause, rerr)
-	}
-	s.log.Warn("consent store was unreadable; moved it aside and starting empty, so scripts will ask again",
-		"path", s.path, "moved_to", aside, "error", cause)
-	return nil
-}
-
-// update applies change to the approvals under the cross-process lock and
-// writes them back if change reports a modification.
-func (s *Store) update(ctx context.Context, change func(map[string]Approval) bool) error {
-	unlock, err := filelock.Lock(ctx, s.lockPath())
-	if err != nil {
-		return fmt.Errorf("consent: %w", err)
-	}
-	defer unlock()
-	all := map[string]Approval{}
-	data, err := os.ReadFile(s.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err == nil:
-		if all, err = decode(data); err != nil {
-			if qerr := s.quarantineLocked(err); qerr != nil {
-				return qerr
-			}
-			all = map[string]Approval{}
-		}
-	default:
-		if qerr := s.quarantineLocked(err); qerr != nil {
-			return qerr
-		}
-	}
-	if !change(all) {
-		return nil
-	}
-	f := file{Version: fileVersion, Approvals: make(map[string]fileEntry, len(all))}
-	for k, a := range all {
-		f.Approvals[k] = fileEntry{Header: a.Header, ApprovedAt: a.ApprovedAt}
-	}
-	out, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("consent: %w", err)
-	}
-	if err := atomicfile.WriteFile(s.path, append(out, '\n'), 0o600); err != nil {
-		return fmt.Errorf("consent: saving approvals: %w", err)
-	}
-	return nil
-}
-
-func (s *Store) lockPath() string { return s.path + ".lock" }

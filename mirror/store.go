@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,8 +15,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/consent"
-	"github.com/tranquil/automation/internal/atomicfile"
-	"github.com/tranquil/automation/internal/filelock"
+	"github.com/tranquil/automation/internal/lockedfile"
 	"github.com/tranquil/automation/internal/pathguard"
 	"github.com/tranquil/automation/permissions"
 )
@@ -148,6 +146,7 @@ type Store struct {
 	path string
 	log  *slog.Logger
 	now  func() time.Time
+	file lockedfile.File[*entries]
 
 	mu    sync.Mutex // guards syncs
 	syncs map[string]*sync.Mutex
@@ -169,6 +168,12 @@ func OpenStore(path string, opts Options) (*Store, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.file = lockedfile.File[*entries]{
+		Path: s.path, Decode: decode, Encode: encode, Empty: newEntries,
+		Corrupt: ErrCorrupt,
+		Warning: "mirror store was unreadable; moved it aside and starting empty, so no mirror runs until declared again",
+		Logger:  s.log, Now: s.now,
 	}
 	return s, nil
 }
@@ -443,87 +448,25 @@ func encode(all *entries) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// load reads the file. A missing file is empty; a corrupt or unreadable
-// one is moved aside, reported, and treated as empty.
+// load reads the declarations; see lockedfile for what a corrupt file
+// does.
 func (s *Store) load(ctx context.Context) (*entries, error) {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return newEntries(), nil
+	all, err := s.file.Load(ctx)
+	if err != nil {
+		return all, fmt.Errorf("mirror: %w", err)
 	}
-	if err == nil {
-		var all *entries
-		if all, err = decode(data); err == nil {
-			return all, nil
-		}
-	}
-	unlock, lerr := filelock.Lock(ctx, s.lockPath())
-	if lerr != nil {
-		return nil, fmt.Errorf("mirror: %w", lerr)
-	}
-	defer unlock()
-	return newEntries(), s.quarantineLocked(err)
-}
-
-// quarantineLocked moves an unusable file aside under a timestamped name,
-// so nothing in it is lost and nothing in it is trusted. The caller holds
-// the write lock, so it cannot move a file another writer just replaced.
-func (s *Store) quarantineLocked(cause error) error {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err == nil {
-		if _, derr := decode(data); derr == nil {
-			return nil // replaced by a good file meanwhile
-		}
-	}
-	aside := fmt.Sprintf("%s.corrupt-%s", s.path, s.now().UTC().Format("20060102T150405.000000000Z"))
-	if rerr := os.Rename(s.path, aside); rerr != nil {
-		return fmt.Errorf("%w (%v), and it could not be moved aside: %v", ErrCorrupt, cause, rerr)
-	}
-	s.log.Warn("mirror store was unreadable; moved it aside and starting empty, so no mirror runs until declared again",
-		"path", s.path, "moved_to", aside, "error", cause)
-	return nil
+	return all, nil
 }
 
 // update applies change under the cross-process lock and writes the file
 // back if change reports a modification.
 func (s *Store) update(ctx context.Context, change func(*entries) bool) error {
-	unlock, err := filelock.Lock(ctx, s.lockPath())
+	err := s.file.Update(ctx, func(all *entries) (*entries, bool) { return all, change(all) })
 	if err != nil {
-		return fmt.Errorf("mirror: %w", err)
-	}
-	defer unlock()
-	all := newEntries()
-	data, err := os.ReadFile(s.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err == nil:
-		if all, err = decode(data); err != nil {
-			if qerr := s.quarantineLocked(err); qerr != nil {
-				return qerr
-			}
-			all = newEntries()
-		}
-	default:
-		if qerr := s.quarantineLocked(err); qerr != nil {
-			return qerr
-		}
-	}
-	if !change(all) {
-		return nil
-	}
-	out, err := encode(all)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(s.path, out, 0o600); err != nil {
 		return fmt.Errorf("mirror: saving declarations: %w", err)
 	}
 	return nil
 }
-
-func (s *Store) lockPath() string { return s.path + ".lock" }
 
 // syncLock serialises syncs of one mirror within this Store, so two runs
 // of a script ending together do not copy the same files at once.
