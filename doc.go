@@ -15,6 +15,8 @@
 //   - [github.com/tranquil/automation/runner]: the run manager and the
 //     embedded TypeScript SDK.
 //   - [github.com/tranquil/automation/history]: recent runs, crash-safe.
+//   - [github.com/tranquil/automation/mirror]: one-way copies of a script's
+//     results into a folder the user chose.
 //   - [github.com/tranquil/automation/cdptabs]: a reference browser for the
 //     runner's Tabs.
 //

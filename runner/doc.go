@@ -42,6 +42,11 @@
 //     history entry is written, and a failure or timeout notifies the host
 //     with the first line of the error and the run ID.
 //
+// A run that succeeds copies what it wrote into the destination the user
+// chose for the script, when [Config.Mirrors] declares one (see package
+// mirror); [Manager.Sync] does the same on demand. A mirror's failure never
+// changes the run's state.
+//
 // Revoking a script's approval (consent.Store.Revoke) kills its live runs at
 // once, with the reason "approval revoked".
 //
