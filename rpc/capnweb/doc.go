@@ -47,7 +47,7 @@
 // Deno's WebSocket client leaves Nagle's algorithm on, and the JavaScript
 // client sends small frames the server does not answer at once (pull,
 // release). With Linux's delayed ACK every sequential call then waits about
-// 40 ms. A Go server avoids it by re-arming TCP_QUICKACK after small reads:
+// 40 ms. A Go server avoids it by re-arming TCP_QUICKACK after every read:
 // serve HTTP on QuickAckListener(ln), or wrap connections with QuickAckConn
 // before they reach the HTTP server. A server that runs its own handshake
 // first accepts with AcceptWebSocket, reads and writes its frames on

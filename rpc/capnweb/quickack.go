@@ -25,15 +25,13 @@ func (l *quickAckListener) Accept() (net.Conn, error) {
 
 // QuickAckConn returns c tuned for Cap'n Web:
 //
-//   - On Linux, TCP_QUICKACK is re-armed after every small read (the
-//     kernel clears it after each ACK). Deno's WebSocket client leaves
-//     Nagle's algorithm on, and the JavaScript client sends small frames
-//     the server does not answer at once (release, or a push it has not
-//     pulled yet). With the default delayed ACK the client's next frame
-//     then waits about 40 ms: every sequential call stalls. A large read
-//     means the peer is streaming calls; the answers carry the ACKs then.
-//     Elsewhere this part does nothing, and the client must set
-//     TCP_NODELAY instead.
+//   - On Linux, TCP_QUICKACK is re-armed after every read (the kernel
+//     clears it after each ACK). Deno's WebSocket client leaves Nagle's
+//     algorithm on, and the JavaScript client sends frames the server does
+//     not answer at once (release, or a push it has not pulled yet). With
+//     the default delayed ACK the client's next frame then waits about
+//     40 ms: every sequential call stalls. Elsewhere this part does
+//     nothing, and the client must set TCP_NODELAY instead.
 //   - A session on a WebSocket made by [AcceptWebSocket] or [DialWebSocket]
 //     over such a connection writes the frames it has queued with one
 //     system call, as the JavaScript implementation does.
@@ -62,7 +60,7 @@ const maxCork = 256 << 10
 
 func (c *tunedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 && n <= quickAckMaxRead {
+	if n > 0 {
 		c.qa.arm()
 	}
 	return n, err
@@ -107,7 +105,3 @@ func (c *tunedConn) flushLocked() error {
 	}
 	return err
 }
-
-// quickAckMaxRead is the largest read after which TCP_QUICKACK is
-// re-armed (see QuickAckConn).
-const quickAckMaxRead = 512
