@@ -226,7 +226,8 @@ await scenario("no stall on sequential calls", async () => {
   times.sort((a, b) => a - b);
   const p50 = times[times.length >> 1];
   const p90 = times[Math.floor(times.length * 0.9)];
-  check(p90 < 10, `sequential p50 ${p50.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms: the delayed-ACK stall is back`);
+  // The stall is 40 ms or more; a loaded machine stays well below 25 ms.
+  check(p90 < 25, `sequential p50 ${p50.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms: the delayed-ACK stall is back`);
   return `p50 ${p50.toFixed(3)} ms, p90 ${p90.toFixed(3)} ms`;
 });
 
