@@ -108,7 +108,7 @@ BEGIN {
 	if (t ~ /target/) { sub(/^.*target /, "", t); sub(/\).*$$/, "", t); gsub(/≤/, "<=", t); gsub(/≥/, ">=", t) } else t = "-"
 	row(harness ": " section, p, $$3, t)
 }
-/^== capnweb client in Deno over / { section = $$0; sub(/^== capnweb client in Deno over /, "", section) }
+/^== capnweb client in Deno over / { section = ($$0 ~ /stock/) ? "stock WS client" : ($$0 ~ /NoDelay/) ? "NoDelay WS client" : "client" }
 /^ratios  Go\// {
 	p = $$2; sub(/^Go\//, "", p); line = $$0; sub(/^ratios  Go\/[A-Za-z]+ +/, "", line); gsub(/;/, ",", line)
 	n = split(line, parts, ", ")
