@@ -150,6 +150,7 @@ func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stu
 	if old != nil {
 		old.Release()
 	}
+	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "register", Line: name})
 	return nil
 }
 
@@ -160,6 +161,7 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 	a.r.mu.Unlock()
 	if old != nil {
 		old.Release()
+		a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "unregister", Line: name})
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/permissions"
 )
 
 // fakeHost records what scripts asked the host to do.
@@ -334,6 +335,15 @@ await new Promise((resolve) => context.signal.addEventListener("abort", resolve)
 	require.NoError(t, err)
 	waitOutput(t, e, r.ID(), "registered")
 	assert.Equal(t, []PaneControl{{RunID: r.ID(), Script: p, Name: "Refresh"}}, e.m.PaneControls())
+	e.mu.Lock()
+	var registered []string
+	for _, ev := range e.events {
+		if ev.Kind == EventPaneControls && ev.RunID == r.ID() {
+			registered = append(registered, ev.Stream+" "+ev.Line)
+		}
+	}
+	e.mu.Unlock()
+	assert.Equal(t, []string{"register Refresh"}, registered, "hosts hear of new controls")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i := 1; i <= 2; i++ {
@@ -609,4 +619,50 @@ await context.result({ errors, good: await config.get("good"), missing: (await c
 	assert.False(t, ok)
 	_, err = os.Stat(path + ".corrupt")
 	assert.NoError(t, err)
+}
+
+func TestPlanAndCacheWarm(t *testing.T) {
+	e := newMgr(t, nil)
+	ctx := context.Background()
+	warm, err := e.m.CacheWarm(ctx)
+	require.NoError(t, err)
+	assert.True(t, warm, "Prepare filled the cache")
+
+	p := e.script(t, "plan.ts", "// @permissions clipboard net=api.example.com\nconsole.log(1)\n")
+	plan, err := e.m.Plan(ctx, Request{Script: p})
+	require.NoError(t, err)
+	require.NoError(t, plan.Refused)
+	assert.False(t, plan.Approved)
+	assert.Nil(t, plan.Approval)
+	assert.Equal(t, "run", plan.Args[0])
+	assert.Contains(t, plan.Args, "--allow-net="+e.m.Bridge().Addr()+",api.example.com")
+	assert.Contains(t, plan.Capabilities, permissions.CapClipboard)
+	require.Len(t, plan.Grants, 2)
+
+	entry := e.runScript(t, "plan.ts", "// @permissions clipboard net=api.example.com\nconsole.log(1)\n")
+	require.Equal(t, history.StateSucceeded, entry.State)
+	plan, err = e.m.Plan(ctx, Request{Script: p})
+	require.NoError(t, err)
+	assert.True(t, plan.Approved)
+
+	bad := e.script(t, "bad.ts", "// @permissions brwoser\n")
+	plan, err = e.m.Plan(ctx, Request{Script: bad})
+	require.NoError(t, err)
+	assert.ErrorIs(t, plan.Refused, permissions.ErrUnknownKey)
+
+	e.script(t, "secret.txt", "s")
+	imp := e.script(t, "imp.ts", "// @permissions none\nimport s from \"./secret.txt\" with { type: \"text\" };\nconsole.log(s);\n")
+	plan, err = e.m.Plan(ctx, Request{Script: imp})
+	require.NoError(t, err)
+	assert.ErrorIs(t, plan.Refused, ErrUndeclaredImport)
+}
+
+func TestCacheCold(t *testing.T) {
+	root := t.TempDir()
+	m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(t)})
+	require.NoError(t, err)
+	defer m.Close()
+	warm, err := m.CacheWarm(context.Background())
+	require.NoError(t, err)
+	assert.False(t, warm, "a fresh cache is cold")
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +54,9 @@ const (
 	EventState  EventKind = "state"  // State changed; Line holds the reason, if any
 	EventOutput EventKind = "output" // one line of Stream
 	EventLog    EventKind = "log"    // the script called context.log
+	// EventPaneControls: the script registered (Stream "register") or
+	// unregistered (Stream "unregister") the pane control named by Line.
+	EventPaneControls EventKind = "paneControls"
 )
 
 // Event is one thing that happened in a run.
@@ -281,20 +282,11 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		return
 	}
 	defer m.bridge.Revoke(r.id) // the token, and the session if still open
-	deny := m.cfg.DenyLoopback
-	if d, ok := m.cfg.Host.Tabs.(DevToolsEndpoints); ok {
-		deny = append(slices.Clone(deny), d.DevToolsEndpoints()...)
-	}
-	flags, err := permissions.Flags(h, permissions.FlagConfig{
-		BridgeAddr: m.bridge.Addr(), Bootstrap: sdk.Bootstrap, Entry: entry, SDKDir: sdk.Dir,
-		ConfigPath: sdk.Config, DenyLoopback: deny, DefaultImports: m.cfg.DefaultImports,
-	})
+	args, err := m.denoArgs(h, sdk, entry)
 	if err != nil {
 		r.refuse(err.Error())
 		return
 	}
-	args := append([]string{"run"}, flags...)
-	args = append(args, "--v8-flags=--max-old-space-size="+strconv.Itoa(m.cfg.HeapMB), sdk.Bootstrap)
 
 	cmd := exec.Command(m.deno, args...)
 	cmd.Dir = h.ScriptDir
