@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,17 +18,11 @@ import (
 	"github.com/tranquil/automation/runner"
 )
 
-// Placeholder ports plan computes flags with; they are shown as names,
-// because the real ports are chosen when the run starts.
-const (
-	planBridgePort   = "65535"
-	planDevToolsPort = "65534"
-)
+// The DevTools ports to keep scripts away from are known only once the
+// browser runs; plan denies a placeholder and shows it by name.
+const planDevToolsPort = "65534"
 
-var (
-	bridgePortRE   = regexp.MustCompile(`:` + planBridgePort + `\b`)
-	devToolsPortRE = regexp.MustCompile(`:` + planDevToolsPort + `\b`)
-)
+var devToolsPortRE = regexp.MustCompile(`:` + planDevToolsPort + `\b`)
 
 // planOut is what plan prints with --json.
 type planOut struct {
@@ -63,16 +55,12 @@ type approvalStatus struct {
 func (a *app) plan(ctx context.Context, args []string) int {
 	fs := a.flags("plan")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	denoFlag := fs.String("deno", "", "the deno executable")
 	pos, ok := a.positional(fs, args, 1, "a SCRIPT")
 	if !ok {
 		return exitUsage
 	}
-	data, err := a.dataDir()
-	if err != nil {
-		fmt.Fprintf(a.stderr, "plan: %v\n", err)
-		return exitFailed
-	}
-	p, code := makePlan(ctx, data, pos[0])
+	p, code := a.makePlan(ctx, pos[0], *denoFlag)
 	if *asJSON {
 		if err := printJSON(a.stdout, p); err != nil {
 			return exitFailed
@@ -80,6 +68,10 @@ func (a *app) plan(ctx context.Context, args []string) int {
 		return code
 	}
 	w := a.stdout
+	if code == exitFailed {
+		fmt.Fprintf(a.stderr, "plan: %s\n", p.Reason)
+		return code
+	}
 	if p.Refused {
 		loc := p.Script
 		if p.Line > 0 {
@@ -117,12 +109,13 @@ func (a *app) plan(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintln(w, "command (ports are chosen when the run starts):")
 	fmt.Fprintf(w, "  %s\n", strings.Join(p.Command, " \\\n    "))
-	fmt.Fprintln(w, "The module graph is checked when the run starts: every local file it loads must be the script, the SDK or inside a read= grant.")
+	fmt.Fprintln(w, "module graph: every local file it loads is the script, the SDK or inside a read= grant")
 	return code
 }
 
-// makePlan computes what a run of script would get, and the exit code.
-func makePlan(ctx context.Context, data, script string) (planOut, int) {
+// makePlan asks the run manager what a run of script would get, and
+// returns it with the exit code.
+func (a *app) makePlan(ctx context.Context, script, deno string) (planOut, int) {
 	abs, err := filepath.Abs(script)
 	if err != nil {
 		return planOut{Script: script, Refused: true, Reason: err.Error()}, exitRefused
@@ -136,69 +129,65 @@ func makePlan(ctx context.Context, data, script string) (planOut, int) {
 		}
 		return p, exitRefused
 	}
-	src, err := os.ReadFile(abs)
-	if err != nil {
-		return refuse(fmt.Errorf("cannot read the script: %w", err))
-	}
-	h, err := permissions.Parse(src, abs)
-	if err != nil {
-		return refuse(err)
-	}
-	sdk, err := runner.MaterializeSDK(filepath.Join(data, "sdk"))
+	m, _, err := a.newManager(managerOptions{deno: deno, denyLoopback: []string{"127.0.0.1:" + planDevToolsPort}})
 	if err != nil {
 		p.Reason = err.Error()
 		return p, exitFailed
 	}
-	flags, err := permissions.Flags(h, permissions.FlagConfig{
-		BridgeAddr: "127.0.0.1:" + planBridgePort, Bootstrap: sdk.Bootstrap, SDKDir: sdk.Dir, ConfigPath: sdk.Config,
-		DenyLoopback: []string{"127.0.0.1:" + planDevToolsPort},
-	})
-	if err != nil {
-		return refuse(err)
-	}
-	p.Command = []string{"deno", "run"}
-	for _, f := range flags {
-		f = bridgePortRE.ReplaceAllString(f, ":<bridge-port>")
-		p.Command = append(p.Command, devToolsPortRE.ReplaceAllString(f, ":<devtools-port>"))
-	}
-	p.Command = append(p.Command, "--v8-flags=--max-old-space-size="+strconv.Itoa(runner.DefaultHeapMB), sdk.Bootstrap)
-	for _, g := range h.Grants() {
-		p.Grants = append(p.Grants, g.String())
-	}
-	for _, c := range h.Capabilities() {
-		p.Capabilities = append(p.Capabilities, string(c))
-	}
+	defer m.Close()
+	pl, err := m.Plan(ctx, runner.Request{Script: abs})
 	switch {
-	case h.NoTimeout:
-		p.Timeout = "none (runs until stopped)"
-	default:
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return refuse(fmt.Errorf("cannot read the script: %w", err))
+	case err != nil:
+		p.Reason = err.Error()
+		return p, exitFailed
+	}
+	if h := pl.Header; h != nil {
+		for _, g := range h.Grants() {
+			p.Grants = append(p.Grants, g.String())
+		}
+		for _, c := range pl.Capabilities {
+			p.Capabilities = append(p.Capabilities, string(c))
+		}
 		p.Timeout = h.Timeout.String()
+		if h.NoTimeout {
+			p.Timeout = "none (runs until stopped)"
+		}
+		for _, d := range pl.Grants {
+			p.Consent = append(p.Consent, consentLine{Risk: d.Risk.String(), Text: d.Text})
+		}
+		p.Approval = approval(pl)
 	}
-	for _, d := range h.Describe() {
-		p.Consent = append(p.Consent, consentLine{Risk: d.Risk.String(), Text: d.Text})
+	if len(pl.Args) > 0 {
+		// The bridge's port is this manager's; a run gets its own.
+		bridge := m.Bridge().Addr()
+		host, _, _ := strings.Cut(bridge, ":")
+		p.Command = []string{"deno"}
+		for _, arg := range pl.Args {
+			arg = strings.ReplaceAll(arg, bridge, host+":<bridge-port>")
+			p.Command = append(p.Command, devToolsPortRE.ReplaceAllString(arg, ":<devtools-port>"))
+		}
 	}
-	p.Approval = approval(ctx, data, abs, h)
+	if pl.Refused != nil {
+		return refuse(pl.Refused)
+	}
 	return p, exitOK
 }
 
-func approval(ctx context.Context, data, script string, h *permissions.Header) approvalStatus {
-	if h.None {
+// approval words the stored approval against the planned header.
+func approval(pl runner.Plan) approvalStatus {
+	switch {
+	case pl.Header.None:
 		return approvalStatus{Status: "not-needed"}
-	}
-	store, err := consent.OpenStore(filepath.Join(data, "consent.json"), consent.StoreOptions{})
-	if err != nil {
+	case pl.Approval == nil:
 		return approvalStatus{Status: "not-approved"}
+	case pl.Approved:
+		return approvalStatus{Status: "approved", ApprovedAt: pl.Approval.ApprovedAt}
 	}
-	ap, ok, err := store.Get(ctx, script)
-	if err != nil || !ok {
-		return approvalStatus{Status: "not-approved"}
-	}
-	if ap.Header == h.Canonical() {
-		return approvalStatus{Status: "approved", ApprovedAt: ap.ApprovedAt}
-	}
-	st := approvalStatus{Status: "changed", ApprovedAt: ap.ApprovedAt}
-	if prev, err := permissions.ParseCanonical(ap.Header); err == nil {
-		d := permissions.Diff(prev, h.Grants())
+	st := approvalStatus{Status: "changed", ApprovedAt: pl.Approval.ApprovedAt}
+	if prev, err := permissions.ParseCanonical(pl.Approval.Header); err == nil {
+		d := permissions.Diff(prev, pl.Header.Grants())
 		for _, g := range d.Added {
 			st.Added = append(st.Added, g.String())
 		}
@@ -459,7 +448,18 @@ func (a *app) doctor(ctx context.Context, args []string) int {
 		} else {
 			d.SDKDir = sdk.Dir
 			d.SDKHash = strings.TrimPrefix(filepath.Base(sdk.Dir), "sdk-")
-			d.CacheWarm = cacheWarm(d.CacheDir, sdk)
+		}
+	}
+	if d.Deno != "" && d.DataDir != "" {
+		// The runner asks deno itself, offline, whether a run would
+		// download anything.
+		if m, _, err := a.newManager(managerOptions{deno: *denoFlag}); err != nil {
+			problem("the run manager cannot start: %v", err)
+		} else {
+			if d.CacheWarm, err = m.CacheWarm(ctx); err != nil {
+				problem("the deno cache cannot be checked: %v", err)
+			}
+			m.Close()
 		}
 	}
 
@@ -496,35 +496,4 @@ func version(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(firstLine(string(out))), nil
-}
-
-// cacheWarm reports whether deno's module cache holds every npm package
-// the SDK's import map names, so that a run starts without downloading.
-// (deno has no cached-only mode that covers npm packages.)
-func cacheWarm(cacheDir string, sdk runner.SDKPaths) bool {
-	raw, err := os.ReadFile(sdk.Config)
-	if err != nil {
-		return false
-	}
-	var cfg struct {
-		Imports map[string]string `json:"imports"`
-	}
-	if json.Unmarshal(raw, &cfg) != nil {
-		return false
-	}
-	for _, spec := range cfg.Imports {
-		pkg, ok := strings.CutPrefix(spec, "npm:")
-		if !ok {
-			continue
-		}
-		at := strings.LastIndex(pkg, "@")
-		if at <= 0 {
-			return false
-		}
-		found, _ := filepath.Glob(filepath.Join(cacheDir, "npm", "*", filepath.FromSlash(pkg[:at]), pkg[at+1:], "package.json"))
-		if len(found) == 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -43,6 +43,7 @@ var commands = map[string]func(*app, context.Context, []string) int{
 	"approvals": (*app).approvals,
 	"revoke":    (*app).revoke,
 	"doctor":    (*app).doctor,
+	"mirror":    (*app).mirror,
 }
 
 const usage = `usage: host [--data DIR] COMMAND [flags] [ARG]
@@ -56,6 +57,10 @@ commands:
   approvals [--json]       list approved scripts
   revoke SCRIPT            withdraw a script's approval
   doctor [--json]          check deno, Chromium, the data dir and the SDK cache
+  mirror set SCRIPT DIR    copy a script's write= outputs to DIR after every succeeded run
+  mirror status [SCRIPT]   show the mirrors and what their last sync did (--json)
+  mirror remove SCRIPT     stop mirroring a script
+  mirror sync SCRIPT       copy a script's outputs to its mirror now
 `
 
 func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/cdptabs"
-	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/mirror"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -68,13 +68,16 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if f.json {
 		out = a.stderr
 	}
-	h := &runHost{out: out, errOut: a.stderr}
+	h := &runHost{out: out, errOut: a.stderr, paneWake: make(chan struct{}, 1)}
 	code, entry, err := h.run(ctx, a, f, script, sel)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "run: %v\n", err)
 		return exitFailed
 	}
 	writeSummary(out, entry)
+	if h.mirrored != nil {
+		writeMirror(out, *h.mirrored)
+	}
 	if f.json {
 		if err := printJSON(a.stdout, toRecord(entry)); err != nil {
 			return exitFailed
@@ -88,6 +91,14 @@ func (a *app) run(ctx context.Context, args []string) int {
 type runHost struct {
 	out, errOut io.Writer
 	mu          sync.Mutex // serialises writes from the run's goroutines
+
+	// Pane-control events wait here for the goroutine that acts on them:
+	// the runner's event callback must not block.
+	paneMu     sync.Mutex
+	paneEvents []runner.Event
+	paneWake   chan struct{} // capacity 1: "paneEvents has news"
+
+	mirrored *mirror.Mirror // the mirror this run synced, if any
 }
 
 func (h *runHost) printf(w io.Writer, format string, args ...any) {
@@ -97,16 +108,10 @@ func (h *runHost) printf(w io.Writer, format string, args ...any) {
 }
 
 func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, sel *runner.Selection) (int, history.Entry, error) {
-	data, err := a.dataDir()
-	if err != nil {
+	// The manager is built after the browser, but deno is looked for
+	// first so that a missing one is reported before anything starts.
+	if _, _, err := findDeno(f.deno); err != nil {
 		return 0, history.Entry{}, err
-	}
-	deno, fromPATH, err := findDeno(f.deno)
-	if err != nil {
-		return 0, history.Entry{}, err
-	}
-	if fromPATH {
-		deno = "" // the runner looks on PATH itself
 	}
 	chromium, err := findChromium(f.browser)
 	if err != nil {
@@ -137,26 +142,18 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 		}
 	}
 
-	store, err := consent.OpenStore(filepath.Join(data, "consent.json"), consent.StoreOptions{})
-	if err != nil {
-		return 0, history.Entry{}, err
-	}
 	in := newLines(a.stdin)
-	prompter := &terminalPrompter{out: h.errOut, in: in, approve: f.approve}
 	project, _ := os.Getwd()
-	m, err := runner.New(runner.Config{
-		DataDir:   data,
-		CacheDir:  denoCacheDir(),
-		DenoPath:  deno,
-		AllowPATH: fromPATH,
-		Host: runner.Host{
+	m, ms, err := a.newManager(managerOptions{
+		deno: f.deno,
+		host: runner.Host{
 			UI:        &terminalUI{out: h.out},
 			Clipboard: &memClipboard{},
 			Workspace: dirWorkspace(project),
 			Tabs:      tabs,
 		},
-		Gate:    consent.NewGate(store, prompter),
-		OnEvent: h.event,
+		prompter: &terminalPrompter{out: h.errOut, in: in, approve: f.approve},
+		onEvent:  h.event,
 	})
 	if err != nil {
 		return 0, history.Entry{}, err
@@ -194,6 +191,13 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 	if err != nil {
 		return 0, history.Entry{}, err
 	}
+	// The runner mirrored a succeeded run's outputs before reporting it
+	// done; a state this run did not write belongs to an earlier sync.
+	if mi, ok, err := ms.Status(ctx, script); err != nil {
+		h.printf(h.errOut, "mirror: %v\n", err)
+	} else if ok && mi.State.Trigger == "run "+entry.ID {
+		h.mirrored = &mi
+	}
 	return exitCode(entry.State), entry, nil
 }
 
@@ -209,6 +213,14 @@ func (h *runHost) event(ev runner.Event) {
 		h.printf(w, "%s\n", ev.Line)
 	case runner.EventLog:
 		h.printf(h.out, "log: %s\n", ev.Line)
+	case runner.EventPaneControls:
+		h.paneMu.Lock()
+		h.paneEvents = append(h.paneEvents, ev)
+		h.paneMu.Unlock()
+		select {
+		case h.paneWake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 	case runner.EventState:
 		if ev.Line != "" && !ev.State.Terminal() {
 			h.printf(h.errOut, "[%s] %s: %s\n", short(ev.RunID), ev.State, ev.Line)
@@ -218,8 +230,8 @@ func (h *runHost) event(ev runner.Event) {
 	}
 }
 
-// paneControls announces the controls the run registers, clicks the one
-// --click names, and clicks any control whose name is typed.
+// paneControls announces the controls the run registers and withdraws,
+// clicks the one --click names, and clicks any control whose name is typed.
 func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner.Run, in *lines, click string) {
 	// The terminal's lines are read only once a control exists, so they
 	// never compete with the consent prompt.
@@ -240,8 +252,6 @@ func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner
 		}()
 	})
 	known := map[string]bool{}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
 	invoke := func(name string) {
 		h.printf(h.errOut, "clicking %q\n", name)
 		v, err := m.InvokePaneControl(ctx, r.ID(), name)
@@ -263,16 +273,27 @@ func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner
 			} else if name != "" {
 				h.printf(h.errOut, "no pane control %q\n", name)
 			}
-		case <-tick.C:
-			for _, c := range m.PaneControls() {
-				if c.RunID != r.ID() || known[c.Name] {
+		case <-h.paneWake:
+			h.paneMu.Lock()
+			evs := h.paneEvents
+			h.paneEvents = nil
+			h.paneMu.Unlock()
+			for _, ev := range evs {
+				if ev.RunID != r.ID() {
 					continue
 				}
-				known[c.Name] = true
-				readTyped()
-				h.printf(h.errOut, "pane control %q registered; type its name and Enter to click it, Ctrl-C to stop the run\n", c.Name)
-				if c.Name == click {
-					invoke(c.Name)
+				name := ev.Line
+				switch ev.Stream {
+				case "register":
+					known[name] = true
+					readTyped()
+					h.printf(h.errOut, "pane control %q registered; type its name and Enter to click it, Ctrl-C to stop the run\n", name)
+					if name == click {
+						invoke(name)
+					}
+				case "unregister":
+					delete(known, name)
+					h.printf(h.errOut, "pane control %q withdrawn\n", name)
 				}
 			}
 		}
