@@ -172,14 +172,15 @@ func infoOf(t target.Info) TargetInfo {
 	return ti
 }
 
-// NewTab opens a page at url (about:blank when empty) and attaches to it.
+// NewTab opens a page at url (about:blank when empty), attaches to it and
+// returns once the page has loaded.
 // Electron cannot open pages over the protocol; there it fails with
 // ErrNotSupported and the app must open the window itself.
 func (b *Browser) NewTab(ctx context.Context, url string) (*Tab, error) {
-	if url == "" {
-		url = "about:blank"
-	}
-	r, err := b.c.Target.CreateTarget(ctx, target.NewCreateTargetArgs(url))
+	// The page starts blank and navigates once attached, so the wait below
+	// sees the navigation: created at url, the page could still show its
+	// initial blank document when NewTab returned.
+	r, err := b.c.Target.CreateTarget(ctx, target.NewCreateTargetArgs("about:blank"))
 	if err != nil {
 		if re := protocolError(err); re != nil && strings.Contains(strings.ToLower(re.Message), "not supported") {
 			return nil, fmt.Errorf("%w: Target.createTarget: %s", ErrNotSupported, re.Message)
@@ -192,6 +193,14 @@ func (b *Browser) NewTab(ctx context.Context, url string) (*Tab, error) {
 		defer cancel()
 		_, _ = b.c.Target.CloseTarget(cctx, target.NewCloseTargetArgs(r.TargetID))
 		return nil, err
+	}
+	if url != "" && url != "about:blank" {
+		if err := t.Goto(ctx, url, Load); err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
+			defer cancel()
+			_ = t.Close(cctx)
+			return nil, err
+		}
 	}
 	return t, nil
 }
