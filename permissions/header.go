@@ -26,7 +26,8 @@ type Header struct {
 	PageJS    bool // page-js: run code inside pages
 
 	// Sites scopes Forms and PageJS to these hostnames ("*.example.com"
-	// covers the apex and every subdomain). Empty means any site.
+	// covers every subdomain but not example.com itself; list both for
+	// both). Empty means any site.
 	Sites []string
 	// Net and Import hold host, host:port, IPv4, [IPv6](:port) and
 	// *.domain entries in canonical lower-case form.
