@@ -354,6 +354,8 @@ func TestParsePaths(t *testing.T) {
 		{outside + "/proj-link", ErrBlanketPath, "leads through a symlink to " + filepath.Dir(dir)},
 		{"~/notes.txt", ErrBadValue, "~ is not expanded"},
 		{"$HOME/notes.txt", ErrBadValue, "variables are not expanded"},
+		{`\\server\share\x`, ErrBadValue, "network path"},
+		{"//server/share/x", ErrBadValue, "network path"},
 		{"${XDG_DATA_HOME}/x", ErrBadValue, "variables are not expanded"},
 		{"%APPDATA%/x", ErrBadValue, "variables are not expanded"},
 		{"/proc/self/environ", ErrBadValue, "under /proc"},

@@ -276,6 +276,10 @@ func (p *parser) resolvePath(key, v string) (Path, error, string) {
 		return Path{}, ErrBadValue, "deno cannot grant a path that contains a comma; rename the file or folder"
 	case v == "~" || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, `~\`):
 		return Path{}, ErrBadValue, fmt.Sprintf("~ is not expanded; write the absolute path instead of %s=%s", key, v)
+	case strings.HasPrefix(v, `\\`) || strings.HasPrefix(v, "//") || strings.HasPrefix(v, `\/`) || strings.HasPrefix(v, `/\`):
+		// Looking up a network path can reach out to a server (and on
+		// Windows send the user's credentials) before anything is approved.
+		return Path{}, ErrBadValue, fmt.Sprintf("%s=%s is a network path; grant local files only", key, v)
 	case hasVariable(v):
 		return Path{}, ErrBadValue, fmt.Sprintf("variables are not expanded in %s=%s; write the path itself", key, v)
 	}
