@@ -11,10 +11,28 @@
 //	host approvals [--json]        list the scripts the user approved
 //	host revoke SCRIPT             withdraw a script's approval
 //	host doctor [--json]           check deno, Chromium, the data dir and the SDK cache
+//	host mirror set SCRIPT DIR     copy SCRIPT's write= outputs to DIR after every succeeded run
+//	host mirror status [--json] [SCRIPT]
+//	                               show the mirrors and what their last sync did
+//	host mirror remove SCRIPT      stop mirroring SCRIPT; files already copied stay
+//	host mirror sync SCRIPT        copy SCRIPT's outputs to its mirror now
 //
 // Every subcommand takes --data DIR, the data directory (default: the user
 // config directory's tranquil-automation folder). It holds the SDK, deno's
-// module cache (unless DENO_DIR is set), the run history and the approvals.
+// module cache (unless DENO_DIR is set), the run history, the approvals and,
+// beside them, the output mirrors.
+//
+// plan asks the run manager (runner.Manager.Plan) for the exact deno command
+// line, the approval state and the module-graph check, so a script that
+// imports a local file its header does not declare is reported refused. The
+// bridge and DevTools ports are shown as placeholders: a run picks its own.
+//
+// A mirror is the user's choice of a folder outside the script's directory
+// where its results accumulate: one way, never deleting. set refuses (exit
+// 2) a destination inside the script's directory or a write= grant, or one
+// containing them. status tells "never synced" from "synced, nothing to
+// copy", "copied N" and "failed", and lists the files a sync skipped and
+// why. After a succeeded run, run prints what the mirror copied.
 //
 // run's flags:
 //
@@ -35,6 +53,10 @@
 // group is stopped.
 //
 // Exit codes: 0 the run succeeded, 1 it failed (or the host could not run it),
-// 2 it was refused (a bad header, or consent denied), 3 it was cancelled or
-// timed out, 64 the command line was wrong.
+// 2 it was refused (a bad header, an undeclared import, or consent denied),
+// 3 it was cancelled or timed out, 64 the command line was wrong. The other
+// commands use the same codes: plan exits 2 for a script a run would refuse,
+// mirror set and mirror sync for a refused destination or unapproved
+// permissions, and revoke and mirror remove exit 1 when there was nothing to
+// withdraw.
 package main

@@ -119,6 +119,40 @@ func TestHostProgram(t *testing.T) {
 	e := newHostEnv(t)
 	var ids []string
 
+	// The mirror is declared before page-info first runs, so that its
+	// run copies the file it writes.
+	reports := filepath.Join(filepath.Dir(e.scripts), "reports")
+	t.Run("mirror set, never synced", func(t *testing.T) {
+		res := e.host(t, "", "mirror", "set", e.script("page-info.ts"), reports)
+		require.Equal(t, exitOK, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "to "+reports)
+
+		res = e.host(t, "", "mirror", "status")
+		require.Equal(t, exitOK, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "mirror of "+e.script("page-info.ts")+"\n  to:        "+reports+"\n  last sync: never synced\n")
+
+		res = e.host(t, "", "mirror", "status", "--json", e.script("page-info.ts"))
+		require.Equal(t, exitOK, res.code, res.stderr)
+		var ms []mirrorOut
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &ms))
+		require.Len(t, ms, 1)
+		assert.Equal(t, "never", string(ms[0].Outcome))
+		assert.Zero(t, ms[0].LastSync)
+
+		// Inside the script's directory, the mirror would copy its own output.
+		res = e.host(t, "", "mirror", "set", e.script("page-info.ts"), filepath.Join(e.scripts, "reports"))
+		assert.Equal(t, exitRefused, res.code)
+		assert.Contains(t, res.stderr, "mirror: destination refused: "+filepath.Join(e.scripts, "reports")+" is inside "+e.scripts)
+		res = e.host(t, "", "mirror", "status", e.script("page-info.ts"))
+		assert.Contains(t, res.stdout, "to:        "+reports, "the refused destination replaced nothing")
+
+		// Not yet approved: its write= grants are not copied anywhere.
+		res = e.host(t, "", "mirror", "sync", e.script("page-info.ts"))
+		assert.Equal(t, exitRefused, res.code)
+		assert.Contains(t, res.stderr, "not approved")
+		assert.Equal(t, exitFailed, e.host(t, "", "mirror", "status", e.script("fill-signup.ts")).code, "no mirror applies")
+	})
+
 	t.Run("run page-info", func(t *testing.T) {
 		rec, res := e.runJSON(t, exitOK, e.script("page-info.ts"))
 		assert.Equal(t, "succeeded", string(rec.State))
@@ -138,7 +172,38 @@ func TestHostProgram(t *testing.T) {
 		assert.Contains(t, res.stderr, "can see and control your browser tabs", "the consent wording is shown")
 		assert.Contains(t, res.stderr, "open: "+e.script("page-info.txt")+" (split down)")
 		assert.Contains(t, res.stderr, "result: {", "output lines go to stderr with --json")
+		assert.Regexp(t, `last sync: copied 1 at [0-9-]+ [0-9:]+ \(run `+rec.ID+`\)`, res.stderr, "the run says what its mirror copied")
+		mirrored, err := os.ReadFile(filepath.Join(reports, "page-info.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, string(data), string(mirrored))
 		ids = append(ids, rec.ID)
+	})
+
+	t.Run("mirror status, sync and remove", func(t *testing.T) {
+		res := e.host(t, "", "mirror", "status", e.script("page-info.ts"))
+		require.Equal(t, exitOK, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "last sync: copied 1 at ")
+		assert.Contains(t, res.stdout, "(run "+ids[0]+")")
+
+		res = e.host(t, "", "mirror", "sync", e.script("page-info.ts"))
+		require.Equal(t, exitOK, res.code, res.stderr)
+		assert.Regexp(t, `last sync: synced [0-9-]+ [0-9:]+, nothing to copy\n  unchanged: 1\n`, res.stdout)
+		res = e.host(t, "", "mirror", "status", "--json")
+		require.Equal(t, exitOK, res.code, res.stderr)
+		var ms []mirrorOut
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &ms))
+		require.Len(t, ms, 1)
+		assert.Equal(t, "nothing", string(ms[0].Outcome))
+		assert.Equal(t, "sync", ms[0].Trigger)
+		assert.NotZero(t, ms[0].LastSync)
+
+		res = e.host(t, "", "mirror", "remove", e.script("page-info.ts"))
+		require.Equal(t, exitOK, res.code, res.stderr)
+		res = e.host(t, "", "mirror", "status")
+		assert.Equal(t, "no mirrors\n", res.stdout)
+		_, err := os.Stat(filepath.Join(reports, "page-info.txt"))
+		assert.NoError(t, err, "removing a mirror deletes nothing")
+		assert.Equal(t, exitFailed, e.host(t, "", "mirror", "remove", e.script("page-info.ts")).code, "nothing left to remove")
 	})
 
 	t.Run("run fill-signup", func(t *testing.T) {
@@ -238,6 +303,27 @@ func TestHostProgram(t *testing.T) {
 		assert.Equal(t, 2, p.Line)
 		assert.Positive(t, p.Column)
 
+		// A static import the header does not declare is refused before
+		// anything runs; declaring it makes the plan pass.
+		require.NoError(t, os.WriteFile(e.script("lib.ts"), []byte("export const x = 1;\n"), 0o644))
+		imp := e.script("imp.ts")
+		require.NoError(t, os.WriteFile(imp, []byte("// @permissions none\nimport { x } from \"./lib.ts\";\nconsole.log(x);\n"), 0o644))
+		res = e.host(t, "", "plan", imp)
+		assert.Equal(t, exitRefused, res.code, res.stdout+res.stderr)
+		assert.Contains(t, res.stdout, "refused: "+imp+": ")
+		assert.Contains(t, res.stdout, "imports a file it did not declare: "+e.script("lib.ts"))
+		res = e.host(t, "", "plan", "--json", imp)
+		assert.Equal(t, exitRefused, res.code)
+		p = planOut{}
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &p))
+		assert.True(t, p.Refused)
+		assert.Contains(t, p.Reason, e.script("lib.ts"))
+		assert.Zero(t, p.Line, "not a header error")
+		require.NoError(t, os.WriteFile(imp, []byte("// @permissions read=lib.ts\nimport { x } from \"./lib.ts\";\nconsole.log(x);\n"), 0o644))
+		res = e.host(t, "", "plan", imp)
+		assert.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+		assert.Contains(t, res.stdout, "module graph: every local file it loads")
+
 		// A refused script does not run either, and says why.
 		rec, _ := e.runJSON(t, exitRefused, bad)
 		assert.Equal(t, "refused", string(rec.State))
@@ -323,6 +409,9 @@ func TestHostProgram(t *testing.T) {
 	t.Run("usage errors", func(t *testing.T) {
 		assert.Equal(t, exitUsage, e.host(t, "", "run").code)
 		assert.Equal(t, exitUsage, e.host(t, "", "frobnicate").code)
+		assert.Equal(t, exitUsage, e.host(t, "", "mirror").code)
+		assert.Equal(t, exitUsage, e.host(t, "", "mirror", "frobnicate").code)
+		assert.Equal(t, exitUsage, e.host(t, "", "mirror", "set", e.script("page-info.ts")).code)
 		assert.Equal(t, exitUsage, e.host(t, "", "run", "--lines", "9-3", e.script("page-info.ts")).code)
 		assert.Equal(t, exitUsage, e.host(t, "", "run", "--serve", e.site, "--url", "http://127.0.0.1:1/", e.script("page-info.ts")).code)
 	})
