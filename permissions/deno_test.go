@@ -64,7 +64,8 @@ async function probe(name, fn) {
     // fetch reports a denial found after name resolution as a TypeError
     // whose cause carries deno's permission message.
     const denied = e.name === "NotCapable" || /Requires net access/.test(String(e.cause?.message));
-    out[name] = denied ? "NotCapable" : e.name + ": " + e.message;
+    const why = String(e.message).match(/npm package not found in cache|A remote specifier was requested/);
+    out[name] = denied ? "NotCapable" : e.name + ": " + (why ? why[0] : e.message);
   }
 }
 const port = (n) => Number(Deno.env.get("TRANQUIL_RPC_URL").split(",")[n]);
@@ -105,6 +106,8 @@ func runSandboxed(t *testing.T, script, body string, bridge *countingListener, d
 	cmd.Env = append([]string{
 		"PATH=/usr/bin:/bin", "HOME=" + home, "DENO_DIR=" + filepath.Join(home, "deno"),
 		"NO_COLOR=1", "DENO_NO_UPDATE_CHECK=1",
+		// Should a fetch slip through, it goes to a closed loopback port.
+		"NPM_CONFIG_REGISTRY=http://127.0.0.1:1/",
 		"TRANQUIL_ENTRY=" + script, "TRANQUIL_RPC_URL=" + ports,
 	}, extraEnv...)
 	var stdout, stderr bytes.Buffer
@@ -134,7 +137,9 @@ await probe("writeOther", () => Deno.writeTextFile("other.txt", "x"));
 await probe("netOther", () => dial("127.0.0.1", port(1)));
 await probe("netOtherLocalhost", () => fetch("http://localhost:" + port(1) + "/"));
 await probe("netBridge", () => dial("127.0.0.1", port(0)));
-await probe("run", () => new Deno.Command("true").output());
+await probe("run", () => new Deno.Command("/bin/true").output());
+await probe("npm", async () => { await import("npm:left-pad@1.3.0"); });
+await probe("remote", async () => { await import("https://modules.example/x.ts"); });
 console.log(JSON.stringify(out));
 `, bridge, nil, bridge.port()+","+other.port(), "GRANTED_VAR=hello", "SECRET_X=topsecret")
 
@@ -150,6 +155,8 @@ console.log(JSON.stringify(out));
 		"netOtherLocalhost": "NotCapable",
 		"netBridge":         "ok",
 		"run":               "NotCapable",
+		"npm":               "TypeError: npm package not found in cache",
+		"remote":            "TypeError: A remote specifier was requested",
 	}, out)
 	assert.Zero(t, other.n.Load(), "the undeclared listener saw no connection")
 	assert.Equal(t, int32(1), bridge.n.Load())

@@ -39,7 +39,8 @@
 // network address of its bridge. Declared grants are added on top. Write,
 // run and import access exist only when declared (imports may also come
 // from [FlagConfig.DefaultImports]; with neither, --no-remote switches
-// remote imports off).
+// remote imports off and --cached-only keeps npm: packages, which no deno
+// permission governs, from being downloaded at run time).
 //
 // Deny rules ride along on every run:
 //
@@ -63,7 +64,8 @@
 // too. IPv6 private ranges cannot be denied in deno 2.9, so a hostname that
 // resolves to a unique-local or link-local IPv6 address is not stopped. The
 // consent wording says "can reach services on this computer" for loopback
-// grants for this reason. Deno also loads statically imported files and
-// npm: packages without permission checks; see the runner for how the
-// environment and module cache are pinned.
+// grants for this reason. Deno also loads statically imported local files
+// without permission checks (the runner checks the module graph before a
+// run), and a script granted import= hosts can still fetch npm: packages
+// through deno's own channel.
 package permissions

@@ -72,6 +72,7 @@ func ExampleFlags() {
 	// --allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER
 	// --allow-read=/opt/app/sdk/main.ts,/srv/example-scripts/report/job.ts,/opt/app/sdk,/srv/example-scripts/report/input.txt
 	// --no-remote
+	// --cached-only
 }
 
 func ExampleDiff() {

@@ -54,8 +54,9 @@ type FlagConfig struct {
 	DenyLoopback []string
 	// DefaultImports are hosts every run may import code from, in addition
 	// to the header's import= hosts. Empty means none: with nothing declared
-	// either, remote imports are switched off entirely (--no-remote), which
-	// also removes deno's built-in list of import hosts.
+	// either, remote imports are switched off entirely (--no-remote, which
+	// also removes deno's built-in list of import hosts) and npm: packages
+	// load only from the module cache (--cached-only).
 	DefaultImports []string
 }
 
@@ -127,7 +128,10 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 	if imports := dedupe(append(slices.Clone(c.DefaultImports), h.Import...)); len(imports) > 0 {
 		flags = append(flags, "--allow-import="+strings.Join(imports, ","))
 	} else {
-		flags = append(flags, "--no-remote")
+		// No remote code at all: --no-remote stops https: and jsr:, and
+		// --cached-only stops npm: specifiers, which no permission governs,
+		// from being fetched (a download is a channel out of the sandbox).
+		flags = append(flags, "--no-remote", "--cached-only")
 	}
 	if err := CheckFlags(flags); err != nil {
 		return nil, err

@@ -39,15 +39,15 @@ func TestFlagsMatrix(t *testing.T) {
 		{"none", nil, base(
 			"--allow-net=127.0.0.1:40123",
 			"--deny-net="+privateDeny+",[::1],[::]",
-			env, read, "--no-remote")},
+			env, read, "--no-remote", "--cached-only")},
 		{"browser clipboard forms page-js", nil, base(
 			"--allow-net=127.0.0.1:40123",
 			"--deny-net="+privateDeny+",[::1],[::]",
-			env, read, "--no-remote")},
+			env, read, "--no-remote", "--cached-only")},
 		{"net=api.github.com,*.example.com:443 env=HOME,AWS_*", nil, base(
 			"--allow-net=127.0.0.1:40123,*.example.com:443,api.github.com",
 			"--deny-net="+privateDeny+",[::1],[::]",
-			env+",AWS_*,HOME", read, "--no-remote")},
+			env+",AWS_*,HOME", read, "--no-remote", "--cached-only")},
 		{"read=a.txt,data write=out.md run=git,/usr/bin/jq import=esm.sh", nil, base(
 			"--allow-net=127.0.0.1:40123",
 			"--deny-net="+privateDeny+",[::1],[::]",
@@ -69,7 +69,7 @@ func TestFlagsMatrix(t *testing.T) {
 			"--deny-net="+privateDeny+",[::],"+
 				"127.0.0.0/8:9222,0.0.0.0/8:9222,[::1]:9222,[::]:9222,"+
 				"127.0.0.0/8:9333,0.0.0.0/8:9333,[::1]:9333,[::]:9333",
-			env, read, "--no-remote")},
+			env, read, "--no-remote", "--cached-only")},
 		// An address inside a private range is carved out of it; the rest
 		// of the range stays denied.
 		{"net=192.168.1.10:8080", nil, base(
@@ -78,11 +78,11 @@ func TestFlagsMatrix(t *testing.T) {
 				"192.168.0.0/24,192.168.1.0/29,192.168.1.8/31,192.168.1.11/32,192.168.1.12/30,192.168.1.16/28,"+
 				"192.168.1.32/27,192.168.1.64/26,192.168.1.128/25,192.168.2.0/23,192.168.4.0/22,192.168.8.0/21,"+
 				"192.168.16.0/20,192.168.32.0/19,192.168.64.0/18,192.168.128.0/17,[::1],[::]",
-			env, read, "--no-remote")},
+			env, read, "--no-remote", "--cached-only")},
 		{"net=[::1]:8080,[::]", nil, base(
 			"--allow-net=127.0.0.1:40123,[::1]:8080,[::]",
 			"--deny-net="+privateDeny,
-			env, read, "--no-remote")},
+			env, read, "--no-remote", "--cached-only")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.header, func(t *testing.T) {
