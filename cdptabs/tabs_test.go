@@ -1,0 +1,79 @@
+package cdptabs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner"
+)
+
+func TestTabs(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<title>page %s</title>", r.URL.Path)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tabs, err := Launch(ctx, cdp.LaunchOptions{Path: testenv.Chromium(t)})
+	require.NoError(t, err)
+	defer tabs.Shutdown()
+	run := runner.RunInfo{ID: "r"}
+
+	first, err := tabs.Active(ctx, run)
+	require.NoError(t, err)
+	fg, err := tabs.Open(ctx, run, srv.URL+"/fg", runner.TabOpenOptions{})
+	require.NoError(t, err)
+	bg, err := tabs.Open(ctx, run, srv.URL+"/bg", runner.TabOpenOptions{Background: true})
+	require.NoError(t, err)
+	assert.NotEqual(t, fg.ID, bg.ID)
+
+	active, err := tabs.Active(ctx, run)
+	require.NoError(t, err)
+	assert.Equal(t, fg.ID, active.ID, "a foreground open becomes active; a background one does not")
+
+	require.Eventually(t, func() bool {
+		found, err := tabs.Find(ctx, run, "/bg")
+		return err == nil && len(found) == 1 && found[0].ID == bg.ID
+	}, 10*time.Second, 20*time.Millisecond)
+	all, err := tabs.All(ctx, run)
+	require.NoError(t, err)
+	assert.Len(t, all, 3)
+
+	require.NoError(t, tabs.Focus(ctx, run, first.ID))
+	active, _ = tabs.Active(ctx, run)
+	assert.Equal(t, first.ID, active.ID)
+
+	target, err := tabs.Target(ctx, run, bg.ID)
+	require.NoError(t, err)
+	assert.Equal(t, tabs.Endpoint(), target.Endpoint)
+	assert.Equal(t, []string{fmt.Sprintf("127.0.0.1:%d", tabs.Port())}, tabs.DevToolsEndpoints())
+
+	require.NoError(t, tabs.Close(ctx, run, bg.ID))
+	require.Eventually(t, func() bool {
+		all, err := tabs.All(ctx, run)
+		for _, p := range all {
+			if p.ID == bg.ID {
+				return false
+			}
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond)
+	require.ErrorIs(t, tabs.Close(ctx, run, bg.ID), ErrNoTab, "a closed tab cannot be closed again")
+	require.ErrorIs(t, tabs.Focus(ctx, run, "nope"), ErrNoTab)
+}
+
+func TestAttachRefusesNonLoopback(t *testing.T) {
+	for _, ep := range []string{"ws://192.0.2.1:9222/devtools/browser/x", "http://example.com:9222", "::bad"} {
+		_, err := Attach(context.Background(), ep)
+		assert.Error(t, err, ep)
+	}
+}
