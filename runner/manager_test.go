@@ -666,3 +666,29 @@ func TestCacheCold(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, warm, "a fresh cache is cold")
 }
+
+func TestHugeOutputIsCappedAndDrained(t *testing.T) {
+	e := newMgr(t, func(c *Config) { c.OutputCap = 64 << 10 })
+	entry := e.runScript(t, "flood.ts", `// @permissions none
+const enc = new TextEncoder();
+await Deno.stdout.write(enc.encode("first line\n"));
+await Deno.stdout.write(enc.encode("x".repeat(8 << 20) + "\n")); // one 8 MiB line
+for (let i = 0; i < 5000; i++) console.log("line " + i);
+console.error("last words");
+`)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+	assert.True(t, entry.OutputTruncated)
+	assert.LessOrEqual(t, len(entry.Output), 64<<10+256, "the kept output respects the cap")
+	assert.True(t, strings.HasPrefix(entry.Output, "first line\n"), "the head is kept")
+	assert.Contains(t, entry.Output, "last words", "and the tail")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sent := 0
+	for _, ev := range e.events {
+		if ev.Kind == EventOutput && ev.RunID == entry.ID {
+			sent += len(ev.Line)
+			assert.LessOrEqual(t, len(ev.Line), maxEventLine, "a long line arrives in pieces")
+		}
+	}
+	assert.LessOrEqual(t, sent, 64<<10+128, "output events respect the cap too")
+}
