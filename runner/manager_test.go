@@ -692,3 +692,27 @@ console.error("last words");
 	}
 	assert.LessOrEqual(t, sent, 64<<10+128, "output events respect the cap too")
 }
+
+func TestSelectionLeftByDeadHostIsRemovedOnStart(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	data := filepath.Join(root, "data")
+	require.NoError(t, os.MkdirAll(data, 0o700))
+	stale := filepath.Join(root, "scripts", ".runs", "dead-run.ts")
+	require.NoError(t, os.MkdirAll(filepath.Dir(stale), 0o700))
+	require.NoError(t, os.WriteFile(stale, []byte("console.log(1)"), 0o600))
+	unrelated := filepath.Join(root, "scripts", "keep.ts")
+	require.NoError(t, os.WriteFile(unrelated, nil, 0o600))
+	ledger, _ := json.Marshal([]string{stale, unrelated})
+	require.NoError(t, os.WriteFile(filepath.Join(data, "selections.json"), ledger, 0o600))
+
+	m, err := New(Config{DataDir: data, DenoPath: testenv.Deno(t)})
+	require.NoError(t, err)
+	defer m.Close()
+	_, err = os.Stat(stale)
+	assert.True(t, os.IsNotExist(err), "the selection file is gone")
+	_, err = os.Stat(filepath.Dir(stale))
+	assert.True(t, os.IsNotExist(err), "and its folder")
+	_, err = os.Stat(unrelated)
+	assert.NoError(t, err, "a path outside a .runs folder is never deleted")
+}
