@@ -52,6 +52,12 @@ type FlagConfig struct {
 	// reach, such as every DevTools port the host drives. Each is denied on
 	// every loopback address, including 0.0.0.0 and [::].
 	DenyLoopback []string
+	// Protected lists paths no read= or write= grant may reach, contain or
+	// lie inside: the host's own data (approvals, history, script state,
+	// the module cache). A script that could write there could approve
+	// itself or poison cached code; one that could read there could read
+	// other runs' output.
+	Protected []string
 	// DefaultImports are hosts every run may import code from, in addition
 	// to the header's import= hosts. Empty means none: with nothing declared
 	// either, remote imports are switched off entirely (--no-remote, which
@@ -94,6 +100,19 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 			m = filepath.Clean(m)
 			if pathguard.Contains(w.Resolved, m) || pathguard.Contains(m, w.Resolved) || pathguard.Contains(w.Lexical, m) {
 				return nil, fmt.Errorf("%w: write=%s overlaps %s, which the runtime loads", ErrMachinery, w.Declared, m)
+			}
+		}
+	}
+	for _, p := range c.Protected {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("%w: protected path %q is not absolute", ErrFlagConfig, p)
+		}
+		p = filepath.Clean(p)
+		for _, list := range [][]Path{h.Read, h.Write} {
+			for _, g := range list {
+				if pathguard.Contains(g.Resolved, p) || pathguard.Contains(p, g.Resolved) || pathguard.Contains(g.Lexical, p) || pathguard.Contains(p, g.Lexical) {
+					return nil, fmt.Errorf("%w: %s overlaps %s, which holds the host's own data", ErrMachinery, g.Declared, p)
+				}
 			}
 		}
 	}

@@ -188,6 +188,22 @@ func TestFlagsErrors(t *testing.T) {
 	h = mustParse(t, script, "// @permissions write="+filepath.Dir(good.SDKDir)+"\n")
 	_, err = Flags(h, good)
 	assert.ErrorIs(t, err, ErrMachinery)
+
+	// Nor may any grant reach the host's own data.
+	data := filepath.Join(filepath.Dir(good.SDKDir), "data")
+	cfg = good
+	cfg.Protected = []string{data}
+	for _, hdr := range []string{"read=" + data + "/consent.json", "write=" + data, "read=" + filepath.Dir(data)} {
+		h = mustParse(t, script, "// @permissions "+hdr+"\n")
+		_, err = Flags(h, cfg)
+		assert.ErrorIs(t, err, ErrMachinery, hdr)
+	}
+	h = mustParse(t, script, "// @permissions read=a.txt\n")
+	_, err = Flags(h, cfg)
+	assert.NoError(t, err)
+	cfg.Protected = []string{"relative"}
+	_, err = Flags(h, cfg)
+	assert.ErrorIs(t, err, ErrFlagConfig)
 }
 
 func TestCheckFlags(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/pathguard"
 	"github.com/tranquil/automation/mirror"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
@@ -127,9 +128,11 @@ type Manager struct {
 	bgOrder  turnstile
 	state    stateStore
 	selMu    sync.Mutex // guards the selection ledger file
-	queue    fifo
-	stopRev  func()
-	wg       sync.WaitGroup
+	// protected are the paths of the host's data no grant may reach.
+	protected []string
+	queue     fifo
+	stopRev   func()
+	wg        sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool
@@ -164,6 +167,13 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, deno: deno, runs: map[string]*Run{}, gate: cfg.Gate, hist: cfg.History}
+	for _, p := range []string{cfg.DataDir, cfg.CacheDir} {
+		_, real, err := pathguard.Resolve(p)
+		if err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+		m.protected = append(m.protected, p, real)
+	}
 	m.queue.init(cfg.MaxConcurrent)
 	m.bgTabs.init(cfg.MaxBackgroundTabs)
 	m.state.dir = filepath.Join(cfg.DataDir, "state")

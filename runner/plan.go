@@ -25,6 +25,7 @@ func (m *Manager) denoArgs(h *permissions.Header, sdk SDKPaths, entry string) ([
 	flags, err := permissions.Flags(h, permissions.FlagConfig{
 		BridgeAddr: m.bridge.Addr(), Bootstrap: sdk.Bootstrap, Entry: entry, SDKDir: sdk.Dir,
 		ConfigPath: sdk.Config, DenyLoopback: deny, DefaultImports: m.cfg.DefaultImports,
+		Protected: m.protected,
 	})
 	if err != nil {
 		return nil, err
