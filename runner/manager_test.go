@@ -716,3 +716,12 @@ func TestSelectionLeftByDeadHostIsRemovedOnStart(t *testing.T) {
 	_, err = os.Stat(unrelated)
 	assert.NoError(t, err, "a path outside a .runs folder is never deleted")
 }
+
+func TestGrantsCannotReachHostData(t *testing.T) {
+	e := newMgr(t, nil)
+	for _, hdr := range []string{"write=" + e.data + "/consent.json", "read=" + e.data, "write=" + testenv.DenoCacheDir(t) + "/npm"} {
+		entry := e.runScript(t, "greedy.ts", "// @permissions "+hdr+"\nconsole.log(1)\n")
+		assert.Equal(t, history.StateRefused, entry.State, hdr)
+		assert.Contains(t, entry.Reason, "host's own data", hdr)
+	}
+}
