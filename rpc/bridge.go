@@ -333,11 +333,14 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request) {
 	pc := b.addPending(cancel)
 	defer b.removePending(pc)
 
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	// AcceptWebSocket keeps the listener's TCP_QUICKACK fix and lets the
+	// session write queued frames with one system call.
+	ws, err := capnweb.AcceptWebSocket(w, r, &websocket.AcceptOptions{}, b.cfg.ReadLimit)
 	if err != nil {
 		b.log.Warn("rpc: upgrade failed", "error", err, "remote", r.RemoteAddr)
 		return
 	}
+	c := ws.Conn()
 	fail := func(why string, args ...any) {
 		b.log.Warn("rpc: refused connection: "+why, append(args, "remote", r.RemoteAddr)...)
 		if hctx.Err() != nil {
@@ -402,7 +405,8 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request) {
 	b.removePending(pc)
 
 	api := newHostAPI(p, granted, b.cfg.Registry)
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, b.cfg.ReadLimit), api, &capnweb.Options{
+	c.SetReadLimit(b.cfg.ReadLimit)
+	sess, err := capnweb.NewSession(ws, api, &capnweb.Options{
 		MaxMessageSize: int(b.cfg.ReadLimit),
 		MaxInFlight:    b.cfg.MaxInFlight,
 	})
