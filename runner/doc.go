@@ -8,7 +8,11 @@
 //     stops everything.
 //   - [Manager.Start] begins a [Run]; [Run.Wait], [Run.Cancel] and the
 //     [Config.OnEvent] stream follow it.
-//   - The host implements [UI], [Clipboard] and [Workspace] ([Host]).
+//   - [Manager.Plan] previews a run: its exact deno arguments, approval and
+//     module-graph verdict, without running anything.
+//   - The host implements [UI], [Clipboard], [Workspace] and [Tabs] (a
+//     browser the runner drives over CDP on the script's behalf) in [Host];
+//     package cdptabs has a reference Tabs.
 //
 // # A run, step by step
 //
@@ -33,7 +37,10 @@
 //     environment built from scratch: the TRANQUIL_* variables, DENO_DIR,
 //     NO_COLOR, DENO_NO_UPDATE_CHECK, PATH and HOME only when a run= grant
 //     needs them, and the variables env= declares. Never the host's whole
-//     environment.
+//     environment. No read= or write= grant may reach the manager's DataDir
+//     or CacheDir: a script that could write there could approve itself or
+//     poison cached code, and one that could read there could read other
+//     runs' output.
 //  5. Output streams line by line as events; a line of any length cannot
 //     break the reader, and [Config.OutputCap] bounds what is kept and sent.
 //  6. The run ends by exiting, by [Run.Cancel] (the SDK's control stub gets
