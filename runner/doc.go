@@ -21,9 +21,6 @@
 //     a baseline.
 //  2. Consent: an approved, unchanged header goes on; a new or changed one
 //     asks the host's consent.Prompter; a denial refuses the run.
-//     No read= or write= grant may reach the manager's DataDir or CacheDir:
-//     a script that could write there could approve itself or poison cached
-//     code, and one that could read there could read other runs' output.
 //  3. The module graph is checked (deno info, no downloads): every local
 //     file it loads must be the entry, the SDK, or inside a read= grant.
 //     Deno loads static imports, text and JSON imports included, without
