@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"log/slog"
 	"os/exec"
 	"syscall"
 )
@@ -24,4 +25,8 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 }
 
 func terminate(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGTERM) }
-func kill(cmd *exec.Cmd)      { signalGroup(cmd, syscall.SIGKILL) }
+
+// contain has nothing to add on Unix: the process group from isolate
+// already holds everything the child starts, and kill signals it.
+func contain(*exec.Cmd, *slog.Logger) (end func()) { return func() {} }
+func kill(cmd *exec.Cmd)                           { signalGroup(cmd, syscall.SIGKILL) }

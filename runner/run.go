@@ -314,6 +314,7 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		r.finish(history.StateFailed, fmt.Sprintf("starting deno: %v", err))
 		return
 	}
+	endGroup := contain(cmd, m.log)
 	r.setState(history.StateRunning, "")
 
 	out := history.NewOutput(m.cfg.OutputCap)
@@ -351,6 +352,7 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 	}
 	// The run is over: nothing it started may outlive it.
 	kill(cmd)
+	endGroup()
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {
