@@ -220,6 +220,5 @@ func TestFlagErrorsAreTyped(t *testing.T) {
 	script := scriptDir(t)
 	h := mustParse(t, script, "// @permissions none\n")
 	_, err := Flags(h, FlagConfig{})
-	var target error = ErrFlagConfig
-	assert.True(t, errors.Is(err, target))
+	assert.True(t, errors.Is(err, ErrFlagConfig))
 }

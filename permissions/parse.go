@@ -58,9 +58,8 @@ func Parse(src []byte, scriptPath string) (*Header, error) {
 type parser struct {
 	h      *Header
 	lexDir string
-	// seen records where each key first appeared, for "none must stand alone".
-	seen  map[string]pos
-	sites pos
+	// seen records where each key first appeared, for error positions.
+	seen map[string]pos
 }
 
 type pos struct{ line, col int }
@@ -274,7 +273,7 @@ func (p *parser) permissions(l line, off int) error {
 		}
 	}
 	if len(p.h.Sites) > 0 && !p.h.Forms && !p.h.PageJS {
-		return &ParseError{Line: l.num, Column: p.sites.col, Token: "sites", Kind: ErrBadValue,
+		return &ParseError{Line: l.num, Column: p.seen["sites"].col, Token: "sites", Kind: ErrBadValue,
 			Msg: "sites= scopes forms and page-js, and neither is declared; add forms or page-js, or remove sites="}
 	}
 	p.finish()
@@ -322,9 +321,6 @@ func (p *parser) token(l line, t token) error {
 	}
 	if _, ok := p.seen[key]; !ok {
 		p.seen[key] = pos{l.num, col}
-	}
-	if key == "sites" && p.sites.line == 0 {
-		p.sites = pos{l.num, col}
 	}
 	vals, err := splitValues(l, t, len(key)+1)
 	if err != nil {

@@ -59,12 +59,3 @@ func (h *hostAPI) GetProperty(ctx context.Context, name string) (any, error) {
 func (h *hostAPI) CallMethod(_ context.Context, name string, _ []any) (any, error) {
 	return nil, fmt.Errorf("%w: %s", capnweb.ErrNotFound, name)
 }
-
-// names lists the capabilities present, for tests and logs.
-func (h *hostAPI) names() []permissions.Capability {
-	out := make([]permissions.Capability, 0, len(h.caps))
-	for c := range h.caps {
-		out = append(out, c)
-	}
-	return out
-}

@@ -372,7 +372,7 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 
 	r.mu.Lock()
 	r.entry.Output, r.entry.OutputTruncated = out.String(), out.Truncated()
-	r.entry.FirstError = stderrHead.String(entry)
+	r.entry.FirstError = stderrHead.String()
 	code, sig := exitStatus(waitErr)
 	if code >= 0 {
 		r.entry.ExitCode = &code
@@ -575,9 +575,9 @@ func (f *firstError) raw() string {
 	return f.msg
 }
 
-// String gives the error line with the first stack frame that points into
-// the entry module, or the first frame at all.
-func (f *firstError) String(entry string) string {
+// String gives the error line with the first stack frame after it; for an
+// uncaught error thrown by the script, that frame is the script's file:line.
+func (f *firstError) String() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.msg == "" {

@@ -543,31 +543,36 @@ func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
 	return s, browserErr(err)
 }
 
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) error {
+// navigation resolves the tab and the navigation options every
+// navigation call takes: waitUntil, and a timeout bounding ctx.
+func (a *tabAPI) navigation(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *runTab, *cdp.Tab, cdp.WaitUntil, error) {
 	rt, t, err := a.r.tab(ctx, id)
 	if err != nil {
-		return err
+		return nil, nil, nil, nil, "", err
 	}
 	until, err := waitUntilOpt(opts)
 	if err != nil {
-		return err
+		return nil, nil, nil, nil, "", err
 	}
 	ctx, cancel := withTimeoutOpt(ctx, opts)
+	return ctx, cancel, rt, t, until, nil
+}
+
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) error {
+	ctx, cancel, rt, t, until, err := a.navigation(ctx, id, opts)
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	rt.nav.action()
 	return browserErr(t.Goto(ctx, rawURL, until))
 }
 
 func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[string]any) error {
-	rt, _, err := a.r.tab(ctx, id)
+	ctx, cancel, rt, _, until, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return err
 	}
-	until, err := waitUntilOpt(opts)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := withTimeoutOpt(ctx, opts)
 	defer cancel()
 	if err := rt.nav.wait(ctx, until); err != nil {
 		return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
@@ -586,7 +591,8 @@ func (a *tabAPI) WaitFor(ctx context.Context, id, selector string, opts map[stri
 }
 
 func (a *tabAPI) Screenshot(ctx context.Context, id string, opts map[string]any) ([]byte, error) {
-	if _, _, err := a.r.tab(ctx, id); err != nil {
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
 		return nil, err
 	}
 	full, _ := opts["fullPage"].(bool)
@@ -594,7 +600,6 @@ func (a *tabAPI) Screenshot(ctx context.Context, id string, opts map[string]any)
 		png, err := s.Screenshot(ctx, a.r.Info(), id, full)
 		return png, browserErr(err)
 	}
-	_, t, _ := a.r.tab(ctx, id)
 	png, err := t.Screenshot(ctx, cdp.ScreenshotOptions{FullPage: full})
 	return png, browserErr(err)
 }
