@@ -6,7 +6,9 @@
 // with 64 calls in flight, for "add" and "echo".
 import { RpcSession } from "npm:capnweb@0.12.0";
 
-const [url, kind, transportKind, secondsArg] = Deno.args;
+const [url, kind, transportKind, secondsArg, phases = "seq,rate"] = Deno.args;
+const doSeq = phases.includes("seq");
+const doRate = phases.includes("rate");
 const seconds = Number(secondsArg || "3");
 const KIB = "x".repeat(1024);
 const INFLIGHT = 64;
@@ -187,10 +189,14 @@ if (kind === "rpc") {
     const r = await api.echo(KIB);
     if (r.length !== 1024) throw new Error("echo mismatch");
   };
-  result.add = await sequential(add);
-  result.echo = await sequential(echo);
-  result.addRate = await throughput(add);
-  result.echoRate = await throughput(echo);
+  if (doSeq) {
+    result.add = await sequential(add);
+    result.echo = await sequential(echo);
+  }
+  if (doRate) {
+    result.addRate = await throughput(add);
+    result.echoRate = await throughput(echo);
+  }
   api[Symbol.dispose]();
 } else {
   // Floor: one frame out, one frame back, no RPC. Replies match requests
@@ -203,10 +209,14 @@ if (kind === "rpc") {
   // Frames the size of the add call and of the echo call.
   const small = `["push",["pipeline",0,["add"],[1,1]]]`;
   const big = `["push",["pipeline",0,["echo"],["${KIB}"]]]`;
-  result.add = await sequential(roundTrip(small));
-  result.echo = await sequential(roundTrip(big));
-  result.addRate = await throughput(roundTrip(small));
-  result.echoRate = await throughput(roundTrip(big));
+  if (doSeq) {
+    result.add = await sequential(roundTrip(small));
+    result.echo = await sequential(roundTrip(big));
+  }
+  if (doRate) {
+    result.addRate = await throughput(roundTrip(small));
+    result.echoRate = await throughput(roundTrip(big));
+  }
   sock.abort();
 }
 console.log(JSON.stringify(result));

@@ -40,15 +40,15 @@ func QuickAckConn(c net.Conn) net.Conn {
 		return c
 	}
 	t := &tunedConn{Conn: c}
-	t.qa = newQuickAcker(c)
-	t.qa.arm()
+	t.raw = newRawSocket(c)
+	t.raw.armQuickAck()
 	return t
 }
 
 // tunedConn is the connection QuickAckConn returns.
 type tunedConn struct {
 	net.Conn
-	qa quickAcker
+	raw rawSocket
 
 	mu     sync.Mutex
 	corked bool
@@ -61,7 +61,7 @@ const maxCork = 256 << 10
 func (c *tunedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
-		c.qa.arm()
+		c.raw.armQuickAck()
 	}
 	return n, err
 }
@@ -91,6 +91,32 @@ func (c *tunedConn) uncork() error {
 	defer c.mu.Unlock()
 	c.corked = false
 	return c.flushLocked()
+}
+
+// uncorkNoWait is uncork for a goroutine that must not block (the
+// session's reader): it writes what the socket takes at once and keeps the
+// rest, which the next Write or uncork sends first. It reports whether
+// nothing is left.
+func (c *tunedConn) uncorkNoWait() (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.corked = false
+	if len(c.buf) == 0 {
+		return true, nil
+	}
+	n, ok, err := c.raw.writeNoWait(c.buf)
+	if !ok {
+		return false, nil
+	}
+	c.buf = c.buf[:copy(c.buf, c.buf[n:])]
+	return len(c.buf) == 0 && err == nil, err
+}
+
+// room reports whether n more bytes fit in the cork buffer.
+func (c *tunedConn) room(n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.buf)+n <= maxCork
 }
 
 func (c *tunedConn) flushLocked() error {

@@ -3,6 +3,7 @@
 package capnweb
 
 import (
+	"errors"
 	"net"
 	"syscall"
 )
@@ -10,27 +11,52 @@ import (
 // tcpQuickAck is TCP_QUICKACK from <netinet/tcp.h>.
 const tcpQuickAck = 12
 
-// quickAcker re-arms TCP_QUICKACK on one socket.
-type quickAcker struct{ rc syscall.RawConn }
+// rawSocket reaches one TCP socket below net.Conn.
+type rawSocket struct{ rc syscall.RawConn }
 
-func newQuickAcker(c net.Conn) quickAcker {
+func newRawSocket(c net.Conn) rawSocket {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return quickAcker{}
+		return rawSocket{}
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return quickAcker{}
+		return rawSocket{}
 	}
-	return quickAcker{rc: rc}
+	return rawSocket{rc: rc}
 }
 
-func (q quickAcker) arm() {
-	if q.rc == nil {
+// armQuickAck re-arms TCP_QUICKACK.
+func (r rawSocket) armQuickAck() {
+	if r.rc == nil {
 		return
 	}
-	q.rc.Control(func(fd uintptr) {
+	r.rc.Control(func(fd uintptr) {
 		// Best effort: on failure the connection merely stays slower.
 		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpQuickAck, 1)
 	})
+}
+
+// writeNoWait makes one write attempt that never waits for room in the
+// socket's buffer, and reports how much went. ok is false when the socket
+// cannot be written this way.
+func (r rawSocket) writeNoWait(p []byte) (n int, ok bool, err error) {
+	if r.rc == nil {
+		return 0, false, nil
+	}
+	werr := r.rc.Write(func(fd uintptr) bool {
+		// Go's sockets are non-blocking: a full buffer gives EAGAIN.
+		n, err = syscall.Write(int(fd), p)
+		return true
+	})
+	if n < 0 {
+		n = 0
+	}
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR) {
+		err = nil
+	}
+	if err == nil {
+		err = werr
+	}
+	return n, true, err
 }

@@ -4,11 +4,13 @@ package capnweb
 
 import "net"
 
-// quickAcker does nothing: TCP_QUICKACK exists only on Linux. Elsewhere
-// the stall it avoids must be fixed on the client side, with a socket that
-// sets TCP_NODELAY.
-type quickAcker struct{}
+// rawSocket does nothing here: TCP_QUICKACK exists only on Linux.
+// Elsewhere the stall it avoids must be fixed on the client side, with a
+// socket that sets TCP_NODELAY.
+type rawSocket struct{}
 
-func newQuickAcker(net.Conn) quickAcker { return quickAcker{} }
+func newRawSocket(net.Conn) rawSocket { return rawSocket{} }
 
-func (quickAcker) arm() {}
+func (rawSocket) armQuickAck() {}
+
+func (rawSocket) writeNoWait([]byte) (int, bool, error) { return 0, false, nil }

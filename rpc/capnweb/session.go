@@ -1,12 +1,10 @@
 package capnweb
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -117,9 +115,12 @@ type importEntry struct {
 //
 // A session runs one reader goroutine (it decodes frames in order and
 // never runs user code) and one writer goroutine (frames leave in the order
-// they were queued). Every incoming call runs on its own goroutine, so
-// calls on exported objects run concurrently with each other and with the
-// caller's own work: exported objects must be safe for concurrent use.
+// they were queued; the reader and callers also write when the writer is
+// idle, the reader only what the socket takes without waiting). Every
+// incoming call runs on a goroutine of its own (the session keeps a few
+// parked between calls), so calls on exported objects run concurrently
+// with each other and with the caller's own work: exported objects must be
+// safe for concurrent use.
 // Calls pipelined on a result that has not arrived yet run one after the
 // other, in arrival order, once it has; results go back in completion
 // order. Each call's context is
@@ -148,7 +149,9 @@ type Session struct {
 	wg       sync.WaitGroup
 
 	inflight atomic.Int64
-	inReader atomic.Bool // the reader is handling a frame
+	idle     chan func(context.Context) // hands calls to parked workers
+	idlers   atomic.Int32               // workers parked on idle
+	inReader atomic.Bool                // the reader is handling a frame
 
 	mu         sync.Mutex
 	exports    map[int64]*exportEntry
@@ -180,6 +183,7 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 		nextExport: -1,
 		nextImport: 1,
 		wake:       make(chan struct{}, 1),
+		idle:       make(chan func(context.Context)),
 		done:       make(chan struct{}),
 		objs:       map[*localObj]struct{}{},
 		byKey:      map[any]*localObj{},
@@ -202,6 +206,9 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 		s.exports[0] = &exportEntry{refs: 1, fut: settledFuture(nil, &Error{Message: "This connection has no main object."})}
 	}
 	s.imports[0] = &importEntry{id: 0, intro: 1, handles: 1, inTable: true}
+	if b, ok := t.(ioBinder); ok {
+		b.bindIO(s.ioCtx)
+	}
 	s.wg.Add(2)
 	go s.readLoop()
 	go s.writeLoop()
@@ -385,23 +392,51 @@ func (s *Session) enqueueLocked(b []byte) {
 	s.outq = append(s.outq, b)
 }
 
-// flush sends the queued frames. When nobody is writing and the caller is
-// not the reader, it writes them itself, which saves waking the writer
-// goroutine on the path of every call. The reader never writes inline: a
-// write that blocks on a peer that is itself blocked writing would stop
-// both sides from reading.
+// flush sends the queued frames. When nobody is writing, the caller writes
+// them itself, which saves waking the writer goroutine on the path of every
+// call. The reader may do so only without waiting: a reader blocked on a
+// full socket, facing a peer blocked the same way, would stop both sides.
+// So the reader writes through the transport's no-wait path when it has
+// one, and leaves what the socket did not take to the writer goroutine.
 func (s *Session) flush() {
 	s.mu.Lock()
 	if s.writing || len(s.outq) == 0 {
 		s.mu.Unlock()
 		return
 	}
-	if s.ended || s.inReader.Load() {
+	if s.ended {
 		s.mu.Unlock()
 		s.signal()
 		return
 	}
 	s.writing = true
+	if s.inReader.Load() {
+		nw, ok := s.t.(noWaitSender)
+		if !ok {
+			s.writing = false
+			s.mu.Unlock()
+			s.signal()
+			return
+		}
+		batch := s.outq
+		s.outq = nil
+		s.mu.Unlock()
+		sent, flushed, err := nw.sendNoWait(s.ioCtx, batch)
+		s.mu.Lock()
+		if !sent {
+			s.outq = append(batch, s.outq...)
+		}
+		s.writing = false
+		again := !sent || !flushed || len(s.outq) > 0
+		s.mu.Unlock()
+		if err != nil {
+			s.end(&AbortError{Remote: true, Cause: err}, nil, false)
+		}
+		if again {
+			s.signal()
+		}
+		return
+	}
 	s.drainLocked()
 	s.writing = false
 	again := s.ended || len(s.outq) > 0
@@ -446,6 +481,7 @@ func (s *Session) drainLocked() {
 
 func (s *Session) writeLoop() {
 	defer s.wg.Done()
+	bt, batched := s.t.(batcher)
 	for range s.wake {
 		s.mu.Lock()
 		if s.writing {
@@ -455,14 +491,25 @@ func (s *Session) writeLoop() {
 		}
 		s.writing = true
 		s.drainLocked()
-		s.writing = false
-		ended := s.ended
-		reason := s.closeErr
 		s.mu.Unlock()
-		if ended {
+		var err error
+		if batched {
+			// The reader may have left part of its last batch unwritten.
+			err = bt.endBatch()
+		}
+		s.mu.Lock()
+		s.writing = false
+		ended, reason, again := s.ended, s.closeErr, len(s.outq) > 0
+		s.mu.Unlock()
+		switch {
+		case ended:
 			s.t.Close(reason)
 			s.ioCancel()
 			return
+		case err != nil:
+			s.end(&AbortError{Remote: true, Cause: err}, nil, false) // wakes this loop to close
+		case again:
+			s.signal()
 		}
 	}
 }
@@ -503,24 +550,6 @@ func (s *Session) readLoop() {
 		default:
 		}
 	}
-}
-
-// parseJSON parses one frame. Numbers stay json.Number until evaluation.
-func parseJSON(msg []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(msg))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, &Error{Name: NameSyntaxError, Message: "invalid JSON: " + err.Error(), Err: ErrProtocol}
-	}
-	end := int(d.InputOffset())
-	for end < len(msg) && (msg[end] == ' ' || msg[end] == '\n' || msg[end] == '\r' || msg[end] == '\t') {
-		end++
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, &Error{Name: NameSyntaxError, Message: fmt.Sprintf("invalid JSON: unexpected data after the message at offset %d", end), Err: ErrProtocol}
-	}
-	return v, nil
 }
 
 // handle processes one frame from the peer. A returned error aborts the
@@ -668,6 +697,13 @@ func (s *Session) spawn(fn func(ctx context.Context)) bool {
 		s.end(&AbortError{Cause: err}, err, true)
 		return false
 	}
+	select {
+	case s.idle <- fn:
+		// A parked worker took it. Its stack has already grown to what a
+		// call needs, which a fresh goroutine would do again on every call.
+		return true
+	default:
+	}
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -676,12 +712,37 @@ func (s *Session) spawn(fn func(ctx context.Context)) bool {
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		defer s.inflight.Add(-1)
-		fn(s.ctx)
-	}()
+	go s.worker(fn)
 	return true
+}
+
+// maxIdleWorkers bounds the goroutines a session keeps parked for its next
+// calls.
+const maxIdleWorkers = 16
+
+// worker runs fn, then up to maxIdleWorkers of them wait for further calls
+// until the session ends.
+func (s *Session) worker(fn func(ctx context.Context)) {
+	defer s.wg.Done()
+	for {
+		s.run(fn)
+		if s.idlers.Add(1) > maxIdleWorkers {
+			s.idlers.Add(-1)
+			return
+		}
+		select {
+		case fn = <-s.idle:
+			s.idlers.Add(-1)
+		case <-s.done:
+			s.idlers.Add(-1)
+			return
+		}
+	}
+}
+
+func (s *Session) run(fn func(ctx context.Context)) {
+	defer s.inflight.Add(-1)
+	fn(s.ctx)
 }
 
 // pushSettled sends the result of push id if the peer pulled it.

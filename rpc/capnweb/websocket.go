@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"unicode/utf8"
@@ -25,7 +26,16 @@ const maxCloseReason = 123
 type WebSocket struct {
 	c  *websocket.Conn
 	nc *tunedConn // the underlying connection when it is known and tuned
+
+	// bound is the context a session tied the connection to (see bindIO):
+	// I/O under it needs no per-call cancellation of its own.
+	bound context.Context
+	rbuf  []byte // Recv's buffer, reused from message to message
 }
+
+// maxKeptReadBuffer bounds the receive buffer kept between messages, so
+// that one large message does not pin its memory for the session's life.
+const maxKeptReadBuffer = 1 << 20
 
 // NewWebSocket wraps an established connection (accepted or dialed; the
 // caller may have exchanged its own frames on it first). readLimit is the
@@ -93,17 +103,70 @@ func (w *WebSocket) endBatch() error {
 	return nil
 }
 
+// bindIO closes the connection once ctx ends. coder/websocket does the
+// same for the context of each Read and Write, at the price of registering
+// and removing a callback per frame; a session binds its I/O context once
+// and that cost goes away.
+func (w *WebSocket) bindIO(ctx context.Context) {
+	if ctx.Done() == nil {
+		return
+	}
+	w.bound = ctx
+	context.AfterFunc(ctx, func() { w.c.CloseNow() })
+}
+
+// opContext is the context to hand coder/websocket for ctx.
+func (w *WebSocket) opContext(ctx context.Context) context.Context {
+	if ctx == w.bound {
+		return context.Background()
+	}
+	return ctx
+}
+
+// sendNoWait sends frames without waiting for room in the socket's
+// buffer. It reports sent=false, having sent nothing, when it cannot do so
+// (the caller then sends them the ordinary way). With sent=true the frames
+// are on their way; flushed reports whether they all reached the socket,
+// and when they did not, endBatch (or the next Send) writes the rest.
+func (w *WebSocket) sendNoWait(ctx context.Context, frames [][]byte) (sent, flushed bool, err error) {
+	if w.nc == nil {
+		return false, false, nil
+	}
+	size := 0
+	for _, f := range frames {
+		size += len(f) + 14 // the largest header a frame of ours needs
+	}
+	if !w.nc.room(size) {
+		return false, false, nil
+	}
+	w.nc.cork()
+	for _, f := range frames {
+		if err := w.Send(ctx, f); err != nil {
+			w.nc.uncorkNoWait()
+			return true, false, err
+		}
+	}
+	flushed, err = w.nc.uncorkNoWait()
+	return true, flushed, err
+}
+
 // Conn returns the underlying connection.
 func (w *WebSocket) Conn() *websocket.Conn { return w.c }
 
 // Send implements [Transport].
 func (w *WebSocket) Send(ctx context.Context, msg []byte) error {
-	return w.c.Write(ctx, websocket.MessageText, msg)
+	return w.c.Write(w.opContext(ctx), websocket.MessageText, msg)
 }
 
-// Recv implements [Transport].
+// Recv implements [Transport]. The message is valid until the next Recv.
 func (w *WebSocket) Recv(ctx context.Context) ([]byte, error) {
-	typ, b, err := w.c.Read(ctx)
+	typ, r, err := w.c.Reader(w.opContext(ctx))
+	if err == nil {
+		if cap(w.rbuf) > maxKeptReadBuffer {
+			w.rbuf = nil
+		}
+		w.rbuf, err = readAllInto(w.rbuf[:0], r)
+	}
 	if err != nil {
 		var ce websocket.CloseError
 		switch {
@@ -115,9 +178,29 @@ func (w *WebSocket) Recv(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if typ != websocket.MessageText {
-		return nil, protoErrorf("binary frame (%d bytes); Cap'n Web uses text frames", len(b))
+		return nil, protoErrorf("binary frame (%d bytes); Cap'n Web uses text frames", len(w.rbuf))
 	}
-	return b, nil
+	return w.rbuf, nil
+}
+
+// readAllInto is io.ReadAll appending to b.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	if cap(b) == 0 {
+		b = make([]byte, 0, 4096)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // Close implements [Transport]: a normal closure, or code 3000 with the

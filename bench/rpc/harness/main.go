@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -153,7 +155,9 @@ func fatal(err error) {
 
 func main() {
 	seconds := flag.Float64("seconds", 3, "duration of each measurement")
+	cpu := flag.Bool("cpu", false, "also report CPU time per call of client and server at 64 in flight")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the Go servers to this file")
+	serveOnly := flag.Bool("serve", false, "only serve, printing the servers' URLs, until interrupted (for profiling with outside tools)")
 	only := flag.String("only", "", "run only this client transport (ws or nodelay)")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -181,10 +185,18 @@ func main() {
 	jsURL, jsPort, stopJS := startJS(deno, here)
 	defer stopJS()
 
+	if *serveOnly {
+		fmt.Printf("go %s\njs %s\nfloor %s\ncanned %s\n", goURL, jsURL, floorURL, idealURL)
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		return
+	}
 	allow := fmt.Sprintf("--allow-net=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", goPort, plainPort, floorPort, idealPort, jsPort)
-	run := func(url, kind, transport string, secs float64) result {
-		cmd := exec.Command(deno, "run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"),
-			url, kind, transport, fmt.Sprint(secs))
+	run := func(url, kind, transport string, secs float64, phases ...string) result {
+		args := []string{"run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"), url, kind, transport, fmt.Sprint(secs)}
+		args = append(args, phases...)
+		cmd := exec.Command(deno, args...)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
@@ -231,6 +243,41 @@ func main() {
 			goR.Add.P50/floorR.Add.P50, goR.Echo.P50/floorR.Echo.P50, goR.AddRate/floorR.AddRate, goR.EchoRate/floorR.EchoRate)
 		fmt.Printf("ratios  Go/canned latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
 			goR.Add.P50/idealR.Add.P50, goR.Echo.P50/idealR.Echo.P50, goR.AddRate/idealR.AddRate, goR.EchoRate/idealR.EchoRate)
+		if *cpu {
+			fmt.Printf("CPU per call at 64 in flight (add and echo together): client / server\n")
+			for _, sv := range []struct {
+				name, url string
+				server    func() time.Duration
+			}{
+				{"(a) Go", goURL, selfCPU},
+				{"(b) capnweb JS", jsURL, func() time.Duration { return processCPU(jsPID) }},
+				{"(c) floor", floorURL, selfCPU},
+				{"    canned", idealURL, selfCPU},
+			} {
+				kind := "rpc"
+				if sv.url == floorURL {
+					kind = "floor"
+				}
+				s0 := sv.server()
+				var cr result
+				var clientCPU time.Duration
+				func() {
+					args := []string{"run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"), sv.url, kind, tr.name, fmt.Sprint(*seconds), "rate"}
+					cmd := exec.Command(deno, args...)
+					cmd.Stderr = os.Stderr
+					out, err := cmd.Output()
+					if err != nil {
+						fatal(err)
+					}
+					json.Unmarshal(out, &cr)
+					clientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				}()
+				calls := (cr.AddRate + cr.EchoRate) * *seconds
+				serverCPU := sv.server() - s0
+				fmt.Printf("%-28s %6.1f µs / %6.1f µs  (%.0f add/s, %.0f echo/s)\n", sv.name,
+					float64(clientCPU.Microseconds())/calls, float64(serverCPU.Microseconds())/calls, cr.AddRate, cr.EchoRate)
+			}
+		}
 		verdict := func(ok bool) string {
 			if ok {
 				return "met"
@@ -268,5 +315,30 @@ func startJS(deno, dir string) (string, int, func()) {
 	}
 	stop := func() { cancel(); cmd.Wait() }
 	exitFunc = func(code int) { stop(); os.Exit(code) }
+	jsPID = cmd.Process.Pid
 	return fmt.Sprintf("ws://127.0.0.1:%d/", port), port, stop
+}
+
+// jsPID is the JS server's process, whose CPU time -cpu reports.
+var jsPID int
+
+// selfCPU is this process's CPU time: the Go servers'.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// processCPU is another process's CPU time, from /proc (Linux only).
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100
 }

@@ -1,0 +1,208 @@
+package capnweb
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUncorkNoWaitKeepsTheRest fills a socket nobody reads: the no-wait
+// flush takes what fits and keeps the rest, which the next blocking flush
+// sends, in order and whole.
+func TestUncorkNoWaitKeepsTheRest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer raw.Close()
+	peer := <-accepted
+	require.NotNil(t, peer)
+	defer peer.Close()
+	tc := QuickAckConn(raw).(*tunedConn)
+
+	// More than loopback socket buffers hold, in frames the cork takes.
+	want := make([]byte, 0, 16<<20)
+	for i := 0; len(want) < 16<<20; i++ {
+		chunk := bytes.Repeat([]byte{byte('a' + i%26)}, 200<<10)
+		if !tc.room(len(chunk)) {
+			done, err := tc.uncorkNoWait()
+			require.NoError(t, err)
+			if !done {
+				break // the socket is full: what we meant to test
+			}
+		}
+		tc.cork()
+		_, err := tc.Write(chunk)
+		require.NoError(t, err)
+		want = append(want, chunk...)
+		done, err := tc.uncorkNoWait()
+		require.NoError(t, err)
+		if !done {
+			break
+		}
+	}
+	tc.mu.Lock()
+	left := len(tc.buf)
+	tc.mu.Unlock()
+	require.Positive(t, left, "the socket took everything; the test did not fill it")
+
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(peer)
+		got <- b
+	}()
+	require.NoError(t, tc.uncork()) // blocking: sends the rest
+	raw.Close()
+	select {
+	case b := <-got:
+		require.Equal(t, len(want), len(b))
+		require.True(t, bytes.Equal(want, b), "bytes arrived out of order or changed")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the rest never arrived")
+	}
+}
+
+// bulkAPI echoes whatever it is given.
+type bulkAPI struct{}
+
+func (bulkAPI) Echo(s string) string { return s }
+
+// TestBothSidesFloodingDoNotDeadlock has two Go sessions over a real
+// WebSocket send each other large frames at once, so both sockets fill:
+// the readers, which write their replies without waiting, must never stop
+// reading.
+func TestBothSidesFloodingDoNotDeadlock(t *testing.T) {
+	CheckLeaks(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := AcceptWebSocket(w, r, nil, 8<<20)
+		if err != nil {
+			served <- err
+			return
+		}
+		served <- Serve(r.Context(), ws, bulkAPI{}, nil)
+	})}
+	go srv.Serve(QuickAckListener(ln))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ws, err := DialWebSocket(ctx, "ws://"+ln.Addr().String()+"/", 8<<20)
+	require.NoError(t, err)
+	client, err := NewSession(ws, bulkAPI{}, nil)
+	require.NoError(t, err)
+	main := client.Main()
+
+	// Frames under the cork limit go out from the reader without waiting;
+	// larger ones are left to the writer goroutine.
+	const calls = 96
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			size := 200 << 10
+			if i%3 == 0 {
+				size = maxCork + 1
+			}
+			s := strings.Repeat(string(rune('a'+i%26)), size)
+			v, err := main.CallMethod(ctx, "echo", s)
+			if err == nil && v != s {
+				err = io.ErrShortWrite
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, client.Close())
+	select {
+	case err := <-served:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server session did not end")
+	}
+}
+
+// gate holds calls until n of them are running at once.
+type gate struct {
+	mu      sync.Mutex
+	n       int
+	running int
+	all     chan struct{}
+}
+
+func (g *gate) Wait(ctx context.Context) error {
+	g.mu.Lock()
+	g.running++
+	if g.running == g.n {
+		close(g.all)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.all:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestCallsRunConcurrentlyAfterReuse checks that reusing goroutines for
+// calls never serialises them: every round needs all its calls running at
+// once, more than the workers a session keeps parked.
+func TestCallsRunConcurrentlyAfterReuse(t *testing.T) {
+	CheckLeaks(t)
+	ca, cb := memPipe()
+	const n = 3 * maxIdleWorkers
+	g := &gate{n: n, all: make(chan struct{})}
+	server, err := NewSession(ca, g, nil)
+	require.NoError(t, err)
+	client, err := NewSession(cb, nil, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	main := client.Main()
+	for round := range 3 {
+		g.mu.Lock()
+		g.running, g.all = 0, make(chan struct{})
+		g.mu.Unlock()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := main.CallMethod(ctx, "wait")
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err, "round %d", round)
+		}
+	}
+	require.LessOrEqual(t, server.idlers.Load(), int32(maxIdleWorkers))
+	require.NoError(t, client.Close())
+	require.NoError(t, server.Close())
+}
