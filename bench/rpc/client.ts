@@ -14,15 +14,24 @@ const KIB = "x".repeat(1024);
 const INFLIGHT = 64;
 
 // A minimal WebSocket client over Deno.connect, so that TCP_NODELAY can be
-// set: the stock WebSocket leaves Nagle's algorithm on.
+// set: the stock WebSocket leaves Nagle's algorithm on. Frames sent in the
+// same turn of the event loop leave in one write, which is what Nagle's
+// algorithm would have done for them without its wait.
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
 class NoDelaySocket {
   #conn!: Deno.TcpConn;
-  #buf = new Uint8Array(0);
+  #buf = new Uint8Array(1 << 16);
+  #start = 0; // unread bytes are #buf[#start, #end)
+  #end = 0;
   #waiters: ((m: string) => void)[] = [];
   #queue: string[] = [];
   #closed: Error | null = null;
   #failers: ((e: Error) => void)[] = [];
-  #writing: Promise<void> = Promise.resolve();
+  #out: Uint8Array[] = [];
+  #outBytes = 0;
+  #writing = false;
 
   static async connect(u: string): Promise<NoDelaySocket> {
     const s = new NoDelaySocket();
@@ -32,54 +41,62 @@ class NoDelaySocket {
     const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
     const req = `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\n` +
       `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
-    await s.#conn.write(new TextEncoder().encode(req));
+    await s.#conn.write(encoder.encode(req));
     // Read the response head.
     while (true) {
-      const text = new TextDecoder().decode(s.#buf);
+      const text = decoder.decode(s.#buf.subarray(s.#start, s.#end));
       const end = text.indexOf("\r\n\r\n");
       if (end >= 0) {
         if (!text.startsWith("HTTP/1.1 101")) throw new Error(`upgrade failed: ${text}`);
-        s.#buf = s.#buf.slice(end + 4);
+        s.#start += end + 4;
         break;
       }
-      await s.#fill();
+      await s.#fill(1);
     }
     s.#readLoop();
     return s;
   }
 
-  async #fill() {
-    const chunk = new Uint8Array(65536);
-    const n = await this.#conn.read(chunk);
-    if (n === null) throw new Error("connection closed");
-    const b = new Uint8Array(this.#buf.length + n);
-    b.set(this.#buf);
-    b.set(chunk.subarray(0, n), this.#buf.length);
-    this.#buf = b;
+  // #fill reads until at least need unread bytes are buffered.
+  async #fill(need: number) {
+    while (this.#end - this.#start < need) {
+      if (this.#start + need > this.#buf.length || this.#end === this.#buf.length) {
+        // Move the unread bytes to the front, into a bigger buffer if needed.
+        const b = need * 2 > this.#buf.length ? new Uint8Array(need * 2) : this.#buf;
+        b.set(this.#buf.subarray(this.#start, this.#end));
+        this.#end -= this.#start;
+        this.#start = 0;
+        this.#buf = b;
+      }
+      const n = await this.#conn.read(this.#buf.subarray(this.#end));
+      if (n === null) throw new Error("connection closed");
+      this.#end += n;
+    }
   }
 
   async #readLoop() {
     try {
       while (true) {
-        while (this.#buf.length < 2) await this.#fill();
-        const op = this.#buf[0] & 0x0f;
-        let len = this.#buf[1] & 0x7f;
-        let off = 2;
+        await this.#fill(2);
+        const b = this.#buf, at = this.#start;
+        const op = b[at] & 0x0f;
+        let len = b[at + 1] & 0x7f;
+        let head = 2;
         if (len === 126) {
-          while (this.#buf.length < 4) await this.#fill();
-          len = (this.#buf[2] << 8) | this.#buf[3];
-          off = 4;
+          await this.#fill(4);
+          len = (this.#buf[this.#start + 2] << 8) | this.#buf[this.#start + 3];
+          head = 4;
         } else if (len === 127) {
-          while (this.#buf.length < 10) await this.#fill();
-          len = Number(new DataView(this.#buf.buffer, this.#buf.byteOffset + 2, 8).getBigUint64(0));
-          off = 10;
+          await this.#fill(10);
+          len = Number(new DataView(this.#buf.buffer, this.#start + 2, 8).getBigUint64(0));
+          head = 10;
         }
-        while (this.#buf.length < off + len) await this.#fill();
-        const payload = this.#buf.slice(off, off + len);
-        this.#buf = this.#buf.slice(off + len);
+        await this.#fill(head + len);
+        const from = this.#start + head;
+        this.#start = from + len;
         if (op === 8) throw new Error("peer closed");
         if (op !== 1) continue;
-        const msg = new TextDecoder().decode(payload);
+        const msg = decoder.decode(this.#buf.subarray(from, from + len));
         const w = this.#waiters.shift();
         if (w) w(msg); else this.#queue.push(msg);
       }
@@ -90,7 +107,7 @@ class NoDelaySocket {
   }
 
   send(msg: string) {
-    const payload = new TextEncoder().encode(msg);
+    const payload = encoder.encode(msg);
     const n = payload.length;
     const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
     const frame = new Uint8Array(head + 4 + n);
@@ -100,11 +117,36 @@ class NoDelaySocket {
     else { frame[1] = 0x80 | 127; new DataView(frame.buffer).setBigUint64(2, BigInt(n)); }
     const mask = crypto.getRandomValues(new Uint8Array(4));
     frame.set(mask, head);
-    for (let i = 0; i < n; i++) frame[head + 4 + i] = payload[i] ^ mask[i & 3];
-    this.#writing = this.#writing.then(async () => {
-      let off = 0;
-      while (off < frame.length) off += await this.#conn.write(frame.subarray(off));
-    });
+    const body = frame.subarray(head + 4);
+    body.set(payload);
+    for (let i = 0; i < n; i++) body[i] ^= mask[i & 3];
+    this.#out.push(frame);
+    this.#outBytes += frame.length;
+    if (!this.#writing) {
+      this.#writing = true;
+      queueMicrotask(() => this.#flush());
+    }
+  }
+
+  async #flush() {
+    try {
+      while (this.#out.length > 0) {
+        let data: Uint8Array;
+        if (this.#out.length === 1) {
+          data = this.#out[0];
+        } else {
+          data = new Uint8Array(this.#outBytes);
+          let off = 0;
+          for (const f of this.#out) { data.set(f, off); off += f.length; }
+        }
+        this.#out = [];
+        this.#outBytes = 0;
+        let off = 0;
+        while (off < data.length) off += await this.#conn.write(data.subarray(off));
+      }
+    } finally {
+      this.#writing = false;
+    }
   }
 
   receive(): Promise<string> {

@@ -19,7 +19,15 @@ const maxJSONNesting = 10000
 // U+FFFD, a repeated key keeps its last value). It is a single pass with
 // no reflection: frames are parsed on the path of every call.
 func parseJSON(msg []byte) (any, error) {
-	p := jsonParser{b: msg}
+	var p jsonParser
+	return p.parse(msg)
+}
+
+// parse is parseJSON reusing p's scratch space and string table from
+// earlier frames. A jsonParser is for one goroutine at a time.
+func (p *jsonParser) parse(msg []byte) (any, error) {
+	p.b, p.i = msg, 0
+	defer func() { p.b = nil }()
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -36,7 +44,25 @@ type jsonParser struct {
 	b     []byte
 	i     int
 	stack []any // elements of the arrays being parsed, copied out when each closes
+	// short holds short strings seen before (message types, expression
+	// tags, method names), boxed once, so that most frames allocate no
+	// string at all.
+	short map[string]any
 }
+
+// Bounds of jsonParser.short: strings it keeps, and their length.
+const (
+	maxShortStrings = 256
+	maxShortString  = 32
+)
+
+// smallNumbers are the one-digit numbers, boxed once.
+var smallNumbers = func() (out [10]any) {
+	for i := range out {
+		out[i] = json.Number(string(rune('0' + i)))
+	}
+	return out
+}()
 
 func (p *jsonParser) errorf(format string, args ...any) error {
 	return &Error{Name: NameSyntaxError, Message: "invalid JSON: " + fmt.Sprintf(format, args...), Err: ErrProtocol}
@@ -66,7 +92,7 @@ func (p *jsonParser) value(depth int) (any, error) {
 	}
 	switch c := p.b[p.i]; {
 	case c == '"':
-		return p.str()
+		return p.strValue()
 	case c == '[':
 		return p.array(depth + 1)
 	case c == '{':
@@ -212,7 +238,43 @@ func (p *jsonParser) number() (any, error) {
 			return nil, p.unexpected()
 		}
 	}
+	if p.i-start == 1 && p.b[start] != '-' {
+		return smallNumbers[p.b[start]-'0'], nil
+	}
 	return json.Number(p.b[start:p.i]), nil
+}
+
+// strValue is str boxed, from the table of short strings when it can be.
+func (p *jsonParser) strValue() (any, error) {
+	start := p.i + 1
+	end := start
+	for end < len(p.b) && end-start <= maxShortString {
+		c := p.b[end]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			end = len(p.b) // not a plain ASCII string: the general path
+			break
+		}
+		end++
+	}
+	if end >= len(p.b) || p.b[end] != '"' {
+		return p.str()
+	}
+	raw := p.b[start:end]
+	p.i = end + 1
+	if v, ok := p.short[string(raw)]; ok {
+		return v, nil
+	}
+	var v any = string(raw)
+	if len(p.short) < maxShortStrings {
+		if p.short == nil {
+			p.short = map[string]any{}
+		}
+		p.short[string(raw)] = v
+	}
+	return v, nil
 }
 
 // digits skips a run of decimal digits and reports whether there was one.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // stdParse is encoding/json's reading of a frame, the reference parseJSON
@@ -57,10 +61,23 @@ func TestParseJSONErrorIsProtocolError(t *testing.T) {
 	}
 }
 
+// reused is one parser kept across inputs, as a session keeps its own,
+// so that leftovers from one frame cannot leak into the next.
+var reused struct {
+	sync.Mutex
+	p jsonParser
+}
+
 func checkJSONAgreement(t testing.TB, data []byte) {
 	t.Helper()
 	want, wantErr := stdParse(data)
 	got, gotErr := parseJSON(data)
+	reused.Lock()
+	again, againErr := reused.p.parse(data)
+	reused.Unlock()
+	if (gotErr == nil) != (againErr == nil) || !reflect.DeepEqual(got, again) {
+		t.Fatalf("%q: a fresh parser gives %#v (%v), a reused one %#v (%v)", data, got, gotErr, again, againErr)
+	}
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("%q: encoding/json says %v, parseJSON says %v", data, wantErr, gotErr)
 	}
@@ -96,4 +113,67 @@ func BenchmarkParseJSON(b *testing.B) {
 			stdParse(frame)
 		}
 	})
+}
+
+func TestLeadingID(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int64
+		rest string
+		ok   bool
+	}{
+		{"1]", 1, "]", true},
+		{"0,1]", 0, ",1]", true},
+		{"-3]", -3, "]", true},
+		{"123456789012345]", 123456789012345, "]", true},
+		{"1234567890123456]", 0, "", false}, // 16 digits: maybe not a safe integer
+		{"01]", 0, "", false},
+		{"-]", 0, "", false},
+		{"]", 0, "", false},
+		{"", 0, "", false},
+		{"1.5]", 1, ".5]", true}, // the caller sees the rest is not "]"
+	} {
+		n, rest, ok := leadingID([]byte(c.in))
+		if ok != c.ok || ok && (n != c.n || string(rest) != c.rest) {
+			t.Errorf("leadingID(%q) = %d, %q, %v", c.in, n, rest, ok)
+		}
+	}
+}
+
+// TestFastFramesMatchTheGeneralPath feeds pull and release frames in many
+// spellings to two sessions, one through handleFast and one through the
+// general path only, and checks they end the same way.
+func TestFastFramesMatchTheGeneralPath(t *testing.T) {
+	for _, frame := range []string{
+		`["pull",1]`, `["pull",2]`, `["pull", 1]`, `["pull",1.0]`, `["pull",01]`, `["pull",-1]`, `["pull",1,2]`,
+		`["release",1,1]`, `["release",1,2]`, `["release",1,0]`, `["release",1,-1]`, `["release", 1,1]`,
+		`["release",1,1e0]`, `["release",1]`, `["release",1,1,1]`, `["release",99,1]`, `["pull",1]x`,
+	} {
+		results := [2]string{}
+		for i, fast := range []bool{true, false} {
+			ft := &frameTransport{in: make(chan []byte), out: make(chan []byte, 8), done: make(chan struct{})}
+			s, err := NewSession(ft, benchAPI{}, nil)
+			require.NoError(t, err)
+			// Export 1: a settled push the frames can name.
+			require.NoError(t, s.handle([]byte(`["push",["pipeline",0,["add"],[1,2]]]`)))
+			var herr error
+			done := false
+			if fast {
+				done, herr = s.handleFast([]byte(frame))
+			}
+			if !done {
+				v, perr := s.parser.parse([]byte(frame))
+				herr = perr
+				if perr == nil {
+					herr = s.handleValue(v, []byte(frame))
+				}
+			}
+			results[i] = fmt.Sprint(herr)
+			close(ft.done)
+			s.Close()
+		}
+		if results[0] != results[1] {
+			t.Errorf("%s: fast path says %q, general path %q", frame, results[0], results[1])
+		}
+	}
 }

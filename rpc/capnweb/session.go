@@ -152,6 +152,7 @@ type Session struct {
 	idle     chan func(context.Context) // hands calls to parked workers
 	idlers   atomic.Int32               // workers parked on idle
 	inReader atomic.Bool                // the reader is handling a frame
+	parser   jsonParser                 // the reader's
 
 	mu         sync.Mutex
 	exports    map[int64]*exportEntry
@@ -555,10 +556,18 @@ func (s *Session) readLoop() {
 // handle processes one frame from the peer. A returned error aborts the
 // session.
 func (s *Session) handle(msg []byte) error {
-	v, err := parseJSON(msg)
+	if done, err := s.handleFast(msg); done {
+		return err
+	}
+	v, err := s.parser.parse(msg)
 	if err != nil {
 		return err
 	}
+	return s.handleValue(v, msg)
+}
+
+// handleValue processes a parsed frame; msg is its text, for errors.
+func (s *Session) handleValue(v any, msg []byte) error {
 	m, ok := v.([]any)
 	if !ok || len(m) == 0 {
 		return protoErrorf("bad RPC message: %s", msg)
@@ -620,6 +629,52 @@ func (s *Session) handle(msg []byte) error {
 		return &AbortError{Remote: true, Cause: cause}
 	}
 	return protoErrorf("bad RPC message: %s", msg)
+}
+
+// handleFast handles the two frames every call brings, ["pull",id] and
+// ["release",id,n], spelled the way both implementations write them,
+// without building a value tree. It reports false for anything else, which
+// the general path then handles (and refuses if it must).
+func (s *Session) handleFast(msg []byte) (bool, error) {
+	const pull, release = `["pull",`, `["release",`
+	switch {
+	case len(msg) > len(pull) && string(msg[:len(pull)]) == pull:
+		id, rest, ok := leadingID(msg[len(pull):])
+		if ok && string(rest) == "]" {
+			return true, s.handlePull(id)
+		}
+	case len(msg) > len(release) && string(msg[:len(release)]) == release:
+		id, rest, ok := leadingID(msg[len(release):])
+		if ok && len(rest) > 1 && rest[0] == ',' {
+			n, rest, ok := leadingID(rest[1:])
+			if ok && n >= 0 && string(rest) == "]" {
+				return true, s.handleRelease(id, n)
+			}
+		}
+	}
+	return false, nil
+}
+
+// leadingID reads an integer in plain JSON spelling (optional minus, no
+// leading zeros, at most 15 digits so it is a safe integer) from the start
+// of b.
+func leadingID(b []byte) (n int64, rest []byte, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	i := 0
+	for i < len(b) && i < 16 && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == 0 || i > 15 || i > 1 && b[0] == '0' {
+		return 0, nil, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, b[i:], true
 }
 
 func wireID(v any) (int64, bool) {
