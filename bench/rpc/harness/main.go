@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -155,11 +156,15 @@ func fatal(err error) {
 
 func main() {
 	seconds := flag.Float64("seconds", 3, "duration of each measurement")
-	cpu := flag.Bool("cpu", false, "also report CPU time per call of client and server at 64 in flight")
+	rounds := flag.Int("rounds", 3, "measure every server this many times, interleaved, and report medians")
+	pin := flag.Bool("pin", false, "run the client on CPU 0 and every server on CPU 1 (Linux, needs taskset)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the Go servers to this file")
 	serveOnly := flag.Bool("serve", false, "only serve, printing the servers' URLs, until interrupted (for profiling with outside tools)")
 	only := flag.String("only", "", "run only this client transport (ws or nodelay)")
 	flag.Parse()
+	if *pin && os.Getenv("BENCH_RPC_PINNED") == "" {
+		pinSelf()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -193,20 +198,35 @@ func main() {
 		return
 	}
 	allow := fmt.Sprintf("--allow-net=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", goPort, plainPort, floorPort, idealPort, jsPort)
-	run := func(url, kind, transport string, secs float64, phases ...string) result {
-		args := []string{"run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"), url, kind, transport, fmt.Sprint(secs)}
-		args = append(args, phases...)
+	// run starts one client and returns what it printed, with its CPU time
+	// and the server's over the run, and the run's wall time.
+	run := func(sv server, transport, phase string, secs float64) measured {
+		args := []string{"run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"), sv.url, sv.kind, transport, fmt.Sprint(secs), phase}
 		cmd := exec.Command(deno, args...)
+		if *pin {
+			cmd = exec.Command("taskset", append([]string{"-c", "0", deno}, args...)...)
+		}
 		cmd.Stderr = os.Stderr
+		s0, t0 := sv.cpu(), time.Now()
 		out, err := cmd.Output()
 		if err != nil {
-			fatal(fmt.Errorf("client %s %s %s: %w", url, kind, transport, err))
+			fatal(fmt.Errorf("client %s %s %s: %w", sv.url, sv.kind, transport, err))
 		}
-		var r result
-		if err := json.Unmarshal(out, &r); err != nil {
+		m := measured{wall: time.Since(t0), serverCPU: sv.cpu() - s0,
+			clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+		if err := json.Unmarshal(out, &m.result); err != nil {
 			fatal(fmt.Errorf("client output %q: %w", out, err))
 		}
-		return r
+		return m
+	}
+	servers := []server{
+		{name: "(a) Go, TCP_QUICKACK", url: goURL, kind: "rpc", cpu: selfCPU},
+		{name: "(b) capnweb JS in Deno", url: jsURL, kind: "rpc", cpu: func() time.Duration { return processCPU(jsPID) }},
+		{name: "(c) floor: raw echo (Go)", url: floorURL, kind: "floor", cpu: selfCPU},
+		{name: "    canned capnweb replies", url: idealURL, kind: "rpc", cpu: selfCPU},
+	}
+	if *pin {
+		fmt.Println("client pinned to CPU 0, every server to CPU 1")
 	}
 
 	for _, tr := range []struct{ name, title string }{
@@ -216,79 +236,95 @@ func main() {
 		if *only != "" && *only != tr.name {
 			continue
 		}
-		fmt.Printf("\n== capnweb client in Deno over %s\n", tr.title)
-		goR := run(goURL, "rpc", tr.name, *seconds)
-		jsR := run(jsURL, "rpc", tr.name, *seconds)
-		floorR := run(floorURL, "floor", tr.name, *seconds)
-		idealR := run(idealURL, "rpc", tr.name, *seconds)
-		var plainR *result
-		if tr.name == "ws" {
-			r := run(plainURL, "rpc", tr.name, 1)
-			plainR = &r
-		}
-		fmt.Printf("%-28s %9s %9s %9s %9s %10s %10s\n", "server", "add p50", "add p99", "echo p50", "echo p99", "add/s@64", "echo/s@64")
-		row := func(name string, r result) {
-			fmt.Printf("%-28s %7.3fms %7.3fms %7.3fms %7.3fms %10.0f %10.0f\n", name, r.Add.P50, r.Add.P99, r.Echo.P50, r.Echo.P99, r.AddRate, r.EchoRate)
-		}
-		row("(a) Go, TCP_QUICKACK", goR)
-		if plainR != nil {
-			row("    Go without TCP_QUICKACK", *plainR)
-		}
-		row("(b) capnweb JS in Deno", jsR)
-		row("(c) floor: raw echo (Go)", floorR)
-		row("    canned capnweb replies", idealR)
-		fmt.Printf("ratios  Go/JS    latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
-			goR.Add.P50/jsR.Add.P50, goR.Echo.P50/jsR.Echo.P50, goR.AddRate/jsR.AddRate, goR.EchoRate/jsR.EchoRate)
-		fmt.Printf("ratios  Go/floor latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
-			goR.Add.P50/floorR.Add.P50, goR.Echo.P50/floorR.Echo.P50, goR.AddRate/floorR.AddRate, goR.EchoRate/floorR.EchoRate)
-		fmt.Printf("ratios  Go/canned latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
-			goR.Add.P50/idealR.Add.P50, goR.Echo.P50/idealR.Echo.P50, goR.AddRate/idealR.AddRate, goR.EchoRate/idealR.EchoRate)
-		if *cpu {
-			fmt.Printf("CPU per call at 64 in flight (add and echo together): client / server\n")
-			for _, sv := range []struct {
-				name, url string
-				server    func() time.Duration
-			}{
-				{"(a) Go", goURL, selfCPU},
-				{"(b) capnweb JS", jsURL, func() time.Duration { return processCPU(jsPID) }},
-				{"(c) floor", floorURL, selfCPU},
-				{"    canned", idealURL, selfCPU},
-			} {
-				kind := "rpc"
-				if sv.url == floorURL {
-					kind = "floor"
-				}
-				s0 := sv.server()
-				var cr result
-				var clientCPU time.Duration
-				func() {
-					args := []string{"run", "--no-prompt", "--quiet", allow, filepath.Join(here, "client.ts"), sv.url, kind, tr.name, fmt.Sprint(*seconds), "rate"}
-					cmd := exec.Command(deno, args...)
-					cmd.Stderr = os.Stderr
-					out, err := cmd.Output()
-					if err != nil {
-						fatal(err)
-					}
-					json.Unmarshal(out, &cr)
-					clientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-				}()
-				calls := (cr.AddRate + cr.EchoRate) * *seconds
-				serverCPU := sv.server() - s0
-				fmt.Printf("%-28s %6.1f µs / %6.1f µs  (%.0f add/s, %.0f echo/s)\n", sv.name,
-					float64(clientCPU.Microseconds())/calls, float64(serverCPU.Microseconds())/calls, cr.AddRate, cr.EchoRate)
+		fmt.Printf("\n== capnweb client in Deno over %s; median of %d rounds\n", tr.title, *rounds)
+		// Rounds interleave the servers, so that a slow spell of this
+		// shared machine hits all of them alike.
+		seq := make([][]measured, len(servers))
+		rate := make([][]measured, len(servers))
+		for range *rounds {
+			for i, sv := range servers {
+				seq[i] = append(seq[i], run(sv, tr.name, "seq", *seconds))
+				rate[i] = append(rate[i], run(sv, tr.name, "rate", *seconds))
 			}
 		}
+		sum := make([]summary, len(servers))
+		for i := range servers {
+			sum[i] = summarize(seq[i], rate[i], *seconds)
+		}
+		fmt.Printf("%-28s %9s %9s %9s %9s %10s %10s %s\n", "server", "add p50", "add p99", "echo p50", "echo p99", "add/s@64", "echo/s@64", " CPU/call client, server; client busy")
+		for i, sv := range servers {
+			x := sum[i]
+			fmt.Printf("%-28s %7.3fms %7.3fms %7.3fms %7.3fms %10.0f %10.0f  %5.1fµs %5.1fµs %4.0f%%\n", sv.name,
+				x.addP50, x.addP99, x.echoP50, x.echoP99, x.addRate, x.echoRate, x.clientCPU, x.serverCPU, 100*x.clientBusy)
+		}
+		if tr.name == "ws" {
+			m := run(server{url: plainURL, kind: "rpc", cpu: selfCPU}, tr.name, "seq", 1)
+			fmt.Printf("%-28s %7.3fms %9s %7.3fms   (every sequential call waits for a delayed ACK)\n", "    Go without TCP_QUICKACK", m.Add.P50, "", m.Echo.P50)
+		}
+		goS, jsS, floorS := sum[0], sum[1], sum[2]
+		fmt.Printf("ratios  Go/JS    latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
+			goS.addP50/jsS.addP50, goS.echoP50/jsS.echoP50, goS.addRate/jsS.addRate, goS.echoRate/jsS.echoRate)
+		fmt.Printf("ratios  Go/JS    server-CPU-per-call %.2f\n", goS.serverCPU/jsS.serverCPU)
+		fmt.Printf("ratios  Go/floor latency p50 add %.2f, echo %.2f\n", goS.addP50/floorS.addP50, goS.echoP50/floorS.echoP50)
 		verdict := func(ok bool) string {
 			if ok {
 				return "met"
 			}
 			return "MISSED"
 		}
-		stall := goR.Add.P50 > 20 || goR.Echo.P50 > 20
+		stall := goS.addP50 > 20 || goS.echoP50 > 20
 		fmt.Printf("targets no stall (Go p50 < 20 ms): %s; sequential p50 <= 1.5x floor: %s (add %.2fx, echo %.2fx); throughput >= 1.5x JS: %s (add %.2fx, echo %.2fx)\n",
 			verdict(!stall),
-			verdict(goR.Add.P50 <= 1.5*floorR.Add.P50 && goR.Echo.P50 <= 1.5*floorR.Echo.P50), goR.Add.P50/floorR.Add.P50, goR.Echo.P50/floorR.Echo.P50,
-			verdict(goR.AddRate >= 1.5*jsR.AddRate && goR.EchoRate >= 1.5*jsR.EchoRate), goR.AddRate/jsR.AddRate, goR.EchoRate/jsR.EchoRate)
+			verdict(goS.addP50 <= 1.5*floorS.addP50 && goS.echoP50 <= 1.5*floorS.echoP50), goS.addP50/floorS.addP50, goS.echoP50/floorS.echoP50,
+			verdict(goS.addRate >= 1.5*jsS.addRate && goS.echoRate >= 1.5*jsS.echoRate), goS.addRate/jsS.addRate, goS.echoRate/jsS.echoRate)
+		if jsS.clientBusy >= 0.9 && jsS.addP50 < 20 {
+			fmt.Printf("note    against the JS server the client was busy %.0f%% of the time: it, not the server, set that pace, so no server can be 1.5x faster with this client\n", 100*jsS.clientBusy)
+		}
+	}
+}
+
+// server is one of the servers under test.
+type server struct {
+	name, url, kind string
+	cpu             func() time.Duration // the CPU time of its process
+}
+
+// measured is one client run.
+type measured struct {
+	result
+	wall, clientCPU, serverCPU time.Duration
+}
+
+// summary is the median over rounds of one server's figures. CPU times are
+// per call at 64 in flight; clientBusy is the client's CPU time over the
+// wall time of its throughput runs (1 is a whole core).
+type summary struct {
+	addP50, addP99, echoP50, echoP99 float64
+	addRate, echoRate                float64
+	clientCPU, serverCPU             float64
+	clientBusy                       float64
+}
+
+func summarize(seq, rate []measured, seconds float64) summary {
+	med := func(ms []measured, f func(measured) float64) float64 {
+		xs := make([]float64, len(ms))
+		for i, m := range ms {
+			xs[i] = f(m)
+		}
+		sort.Float64s(xs)
+		return xs[len(xs)/2]
+	}
+	calls := func(m measured) float64 { return (m.AddRate + m.EchoRate) * seconds }
+	return summary{
+		addP50:     med(seq, func(m measured) float64 { return m.Add.P50 }),
+		addP99:     med(seq, func(m measured) float64 { return m.Add.P99 }),
+		echoP50:    med(seq, func(m measured) float64 { return m.Echo.P50 }),
+		echoP99:    med(seq, func(m measured) float64 { return m.Echo.P99 }),
+		addRate:    med(rate, func(m measured) float64 { return m.AddRate }),
+		echoRate:   med(rate, func(m measured) float64 { return m.EchoRate }),
+		clientCPU:  med(rate, func(m measured) float64 { return float64(m.clientCPU.Microseconds()) / calls(m) }),
+		serverCPU:  med(rate, func(m measured) float64 { return float64(m.serverCPU.Microseconds()) / calls(m) }),
+		clientBusy: med(rate, func(m measured) float64 { return m.clientCPU.Seconds() / m.wall.Seconds() }),
 	}
 }
 
@@ -317,6 +353,22 @@ func startJS(deno, dir string) (string, int, func()) {
 	exitFunc = func(code int) { stop(); os.Exit(code) }
 	jsPID = cmd.Process.Pid
 	return fmt.Sprintf("ws://127.0.0.1:%d/", port), port, stop
+}
+
+// pinSelf runs this harness again on CPU 1 (its JS server inherits that),
+// so that the clients, started on CPU 0, never share a core with a server.
+func pinSelf() {
+	self, err := os.Executable()
+	if err != nil {
+		fatal(err)
+	}
+	cmd := exec.Command("taskset", append([]string{"-c", "1", self}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), "BENCH_RPC_PINNED=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fatal(fmt.Errorf("pinned run: %w", err))
+	}
+	os.Exit(0)
 }
 
 // jsPID is the JS server's process, whose CPU time -cpu reports.
