@@ -155,7 +155,7 @@ func fatal(err error) {
 }
 
 func main() {
-	seconds := flag.Float64("seconds", 3, "duration of each measurement")
+	seconds := flag.Float64("seconds", 2, "duration of each measurement")
 	rounds := flag.Int("rounds", 3, "measure every server this many times, interleaved, and report medians")
 	pin := flag.Bool("pin", false, "run the client on CPU 0 and every server on CPU 1 (Linux, needs taskset)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the Go servers to this file")
@@ -371,26 +371,5 @@ func pinSelf() {
 	os.Exit(0)
 }
 
-// jsPID is the JS server's process, whose CPU time -cpu reports.
+// jsPID is the JS server's process, whose CPU time the harness reports.
 var jsPID int
-
-// selfCPU is this process's CPU time: the Go servers'.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// processCPU is another process's CPU time, from /proc (Linux only).
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	var ut, st int64
-	fmt.Sscan(f[11], &ut)
-	fmt.Sscan(f[12], &st)
-	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100
-}
