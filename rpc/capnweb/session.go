@@ -428,7 +428,9 @@ func (s *Session) flush() {
 			s.outq = append(batch, s.outq...)
 		}
 		s.writing = false
-		again := !sent || !flushed || len(s.outq) > 0
+		// The writer skips its wake-ups while we write, so it must hear
+		// from us about anything left, and about the end (it closes).
+		again := !sent || !flushed || len(s.outq) > 0 || s.ended
 		s.mu.Unlock()
 		if err != nil {
 			s.end(&AbortError{Remote: true, Cause: err}, nil, false)

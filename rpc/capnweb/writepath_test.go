@@ -206,3 +206,103 @@ func TestCallsRunConcurrentlyAfterReuse(t *testing.T) {
 	require.NoError(t, client.Close())
 	require.NoError(t, server.Close())
 }
+
+// gatedTransport is a memConn whose no-wait path, taken by the session's
+// reader, holds its first write until the test lets it go.
+type gatedTransport struct {
+	*memConn
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedTransport) beginBatch()     {}
+func (g *gatedTransport) endBatch() error { return nil }
+
+func (g *gatedTransport) sendNoWait(ctx context.Context, frames [][]byte) (bool, bool, error) {
+	g.once.Do(func() {
+		close(g.entered)
+		<-g.release
+	})
+	for _, f := range frames {
+		if err := g.Send(ctx, f); err != nil {
+			return true, false, err
+		}
+	}
+	return true, true, nil
+}
+
+// TestCloseWhileTheReaderWrites ends a session while its reader is in the
+// middle of writing a reply: the writer goroutine, which skips its wake-up
+// while another goroutine writes, must still learn of the end and close,
+// or Close never returns.
+func TestCloseWhileTheReaderWrites(t *testing.T) {
+	CheckLeaks(t)
+	a, b := memPipe()
+	g := &gatedTransport{memConn: a, entered: make(chan struct{}), release: make(chan struct{})}
+	s, err := NewSession(g, bulkAPI{}, nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	// A push, then its pull once it has settled: the reader writes the
+	// resolution itself.
+	require.NoError(t, b.Send(ctx, []byte(`["push",["pipeline",0,["echo"],["x"]]]`)))
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, b.Send(ctx, []byte(`["pull",1]`)))
+	select {
+	case <-g.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader never wrote the resolution itself")
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	time.Sleep(50 * time.Millisecond) // the writer takes its wake-up and skips it
+	close(g.release)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return after the reader's write")
+	}
+	b.Close(nil)
+}
+
+// TestCloseDuringTraffic closes sessions while their readers are writing
+// replies: Close must always return, which needs the writer goroutine to
+// hear of the end even when it arrives during the reader's write.
+func TestCloseDuringTraffic(t *testing.T) {
+	CheckLeaks(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ws, err := AcceptWebSocket(w, r, nil, 1<<20); err == nil {
+			Serve(r.Context(), ws, bulkAPI{}, nil)
+		}
+	})}
+	go srv.Serve(QuickAckListener(ln))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for round := range 40 {
+		ws, err := DialWebSocket(ctx, "ws://"+ln.Addr().String()+"/", 1<<20)
+		require.NoError(t, err)
+		client, err := NewSession(ws, nil, nil)
+		require.NoError(t, err)
+		main := client.Main()
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				main.CallMethod(ctx, "echo", strings.Repeat("x", 4096)) // may fail once closed
+			}()
+		}
+		time.Sleep(time.Duration(round%8) * 100 * time.Microsecond)
+		closed := make(chan struct{})
+		go func() { client.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Close did not return", round)
+		}
+		wg.Wait()
+	}
+}
