@@ -27,7 +27,12 @@ func parseJSON(msg []byte) (any, error) {
 // earlier frames. A jsonParser is for one goroutine at a time.
 func (p *jsonParser) parse(msg []byte) (any, error) {
 	p.b, p.i = msg, 0
-	defer func() { p.b = nil }()
+	defer func() {
+		p.b = nil
+		if cap(p.stack) > maxKeptStack {
+			p.stack = nil // one huge array must not pin its size for good
+		}
+	}()
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -55,6 +60,9 @@ const (
 	maxShortStrings = 256
 	maxShortString  = 32
 )
+
+// maxKeptStack bounds the scratch space a parser keeps between frames.
+const maxKeptStack = 4096
 
 // smallNumbers are the one-digit numbers, boxed once.
 var smallNumbers = func() (out [10]any) {
