@@ -3,6 +3,7 @@ package capnweb
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // QuickAckListener returns l with every accepted connection wrapped by
@@ -25,13 +26,15 @@ func (l *quickAckListener) Accept() (net.Conn, error) {
 
 // QuickAckConn returns c tuned for Cap'n Web:
 //
-//   - On Linux, TCP_QUICKACK is re-armed after every read (the kernel
-//     clears it after each ACK). Deno's WebSocket client leaves Nagle's
-//     algorithm on, and the JavaScript client sends frames the server does
-//     not answer at once (release, or a push it has not pulled yet). With
-//     the default delayed ACK the client's next frame then waits about
-//     40 ms: every sequential call stalls. Elsewhere this part does
-//     nothing, and the client must set TCP_NODELAY instead.
+//   - On Linux, data read and not yet acknowledged by a write of ours is
+//     acknowledged at once (TCP_QUICKACK) before the next read waits.
+//     Deno's WebSocket client leaves Nagle's algorithm on, and the
+//     JavaScript client sends frames the server does not answer at once
+//     (release, or a push it has not pulled yet). With the default delayed
+//     ACK the client's next frame then waits about 40 ms: every sequential
+//     call stalls. When a reply is written first, the acknowledgement rides
+//     on it and no extra packet or system call is spent. Elsewhere this
+//     part does nothing, and the client must set TCP_NODELAY instead.
 //   - A session on a WebSocket made by [AcceptWebSocket] or [DialWebSocket]
 //     over such a connection writes the frames it has queued with one
 //     system call, as the JavaScript implementation does.
@@ -49,6 +52,9 @@ func QuickAckConn(c net.Conn) net.Conn {
 type tunedConn struct {
 	net.Conn
 	raw rawSocket
+	// unacked is set when a read returned data and no write has gone out
+	// since (a write's segment carries the acknowledgement).
+	unacked atomic.Bool
 
 	mu     sync.Mutex
 	corked bool
@@ -59,9 +65,23 @@ type tunedConn struct {
 const maxCork = 256 << 10
 
 func (c *tunedConn) Read(p []byte) (int, error) {
+	if c.unacked.Swap(false) {
+		c.raw.armQuickAck() // also sends the acknowledgement still owed
+	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
-		c.raw.armQuickAck()
+		c.unacked.Store(true)
+	}
+	return n, err
+}
+
+// write sends p on the socket. The flag is cleared before the write so
+// that a read returning meanwhile is never taken as acknowledged.
+func (c *tunedConn) write(p []byte) (int, error) {
+	owed := c.unacked.Swap(false)
+	n, err := c.Conn.Write(p)
+	if n == 0 && owed {
+		c.unacked.Store(true)
 	}
 	return n, err
 }
@@ -76,7 +96,7 @@ func (c *tunedConn) Write(p []byte) (int, error) {
 	if err := c.flushLocked(); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(p)
+	return c.write(p)
 }
 
 // cork holds writes back until uncork, which sends them at once.
@@ -104,7 +124,11 @@ func (c *tunedConn) uncorkNoWait() (bool, error) {
 	if len(c.buf) == 0 {
 		return true, nil
 	}
+	owed := c.unacked.Swap(false)
 	n, ok, err := c.raw.writeNoWait(c.buf)
+	if n == 0 && owed {
+		c.unacked.Store(true)
+	}
 	if !ok {
 		return false, nil
 	}
@@ -123,7 +147,7 @@ func (c *tunedConn) flushLocked() error {
 	if len(c.buf) == 0 {
 		return nil
 	}
-	_, err := c.Conn.Write(c.buf)
+	_, err := c.write(c.buf)
 	if cap(c.buf) > maxCork {
 		c.buf = nil
 	} else {
