@@ -13,7 +13,7 @@ import (
 // other, in arrival order, once it settles: that keeps the order a script
 // sees for promise.a(); promise.b(). Calls on settled targets run
 // concurrently.
-func (s *Session) startCall(base *future, path []string, args []any) *future {
+func (s *Session) startCall(base *future, path []string, args []any, onReader bool) *future {
 	f := newFuture()
 	var prev, mine chan struct{}
 	if !base.isSettled() {
@@ -22,7 +22,11 @@ func (s *Session) startCall(base *future, path []string, args []any) *future {
 		prev, base.lastCall = base.lastCall, mine
 		s.mu.Unlock()
 	}
-	if !s.spawn(func(ctx context.Context) {
+	var quick *method
+	if onReader && mine == nil {
+		quick = s.quickMethod(base, path, args)
+	}
+	if !s.start(quick, func(ctx context.Context) {
 		if mine != nil {
 			defer close(mine)
 		}

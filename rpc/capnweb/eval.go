@@ -31,6 +31,9 @@ type evaluator struct {
 	s       *Session
 	src     refSource
 	pending bool
+	// onReader is set when the session's reader evaluates a frame: calls
+	// may then be left for the reader to run itself (see Session.start).
+	onReader bool
 }
 
 func (e *evaluator) eval(v any, depth int) (any, error) {
@@ -297,7 +300,7 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		return e.s.startCall(fut, path, args), true, nil
+		return e.s.startCall(fut, path, args, e.onReader), true, nil
 	case "remap":
 		if len(x) != 5 {
 			break

@@ -153,6 +153,14 @@ type Session struct {
 	idlers   atomic.Int32               // workers parked on idle
 	inReader atomic.Bool                // the reader is handling a frame
 	parser   jsonParser                 // the reader's
+	pending  []pendingCall              // calls the reader runs after the current frame (the reader's)
+	handoff  *time.Timer                // fires overran when an inline call runs long
+	slow     sync.Map                   // *method → struct{}: overran inlineBudget here
+
+	readerMu     sync.Mutex
+	readerGen    uint64    // bumped when a new reader takes over
+	inlineMethod *method   // the inline call under way, or nil
+	inlineSince  time.Time // when it started
 
 	mu         sync.Mutex
 	exports    map[int64]*exportEntry
@@ -210,8 +218,10 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 	if b, ok := t.(ioBinder); ok {
 		b.bindIO(s.ioCtx)
 	}
+	s.handoff = time.AfterFunc(time.Hour, s.overran)
+	s.handoff.Stop()
 	s.wg.Add(2)
-	go s.readLoop()
+	go s.readLoop(0)
 	go s.writeLoop()
 	return s, nil
 }
@@ -348,6 +358,9 @@ func (s *Session) end(err error, reason error, sendAbort bool) {
 	s.mu.Unlock()
 	s.signal()
 	s.cancel()
+	if s.handoff != nil {
+		s.handoff.Stop()
+	}
 	time.AfterFunc(s.opts.closeTimeout(), s.ioCancel)
 
 	failure := err
@@ -517,7 +530,9 @@ func (s *Session) writeLoop() {
 	}
 }
 
-func (s *Session) readLoop() {
+// readLoop reads and handles frames until the session ends, or until a
+// new reader (generation gen+1) took over while this one ran a call.
+func (s *Session) readLoop(gen uint64) {
 	defer s.wg.Done()
 	for {
 		msg, err := s.t.Recv(s.ioCtx)
@@ -536,17 +551,23 @@ func (s *Session) readLoop() {
 		}
 		s.inReader.Store(true)
 		err = s.handle(msg)
-		s.flush() // hands reader-made frames to the writer goroutine
-		s.inReader.Store(false)
 		if err != nil {
+			s.flush()
+			s.inReader.Store(false)
 			var ae *AbortError
 			if errors.As(err, &ae) {
 				s.end(ae, nil, false)
 			} else {
 				s.end(&AbortError{Cause: err}, err, true)
 			}
+			s.runPending(gen) // calls the frame made still settle
 			return
 		}
+		if !s.runPending(gen) {
+			return // a new reader has taken over
+		}
+		s.flush() // writes, or hands to the writer, what the frame produced
+		s.inReader.Store(false)
 		select {
 		case <-s.done:
 			return
@@ -707,7 +728,7 @@ func (s *Session) handlePush(expr any) error {
 	s.peerPushes++
 	id := s.peerPushes
 	s.mu.Unlock()
-	ev := &evaluator{s: s, src: s}
+	ev := &evaluator{s: s, src: s, onReader: true}
 	val, err := ev.eval(expr, 0)
 	if err != nil {
 		return err
@@ -748,10 +769,7 @@ func (s *Session) futureOf(val any, pending bool) *future {
 // spawn runs fn on a goroutine counted against MaxInFlight. It reports
 // false (and aborts the session) when the limit is exceeded.
 func (s *Session) spawn(fn func(ctx context.Context)) bool {
-	if n := s.inflight.Add(1); n > s.opts.maxInFlight() {
-		s.inflight.Add(-1)
-		err := limitErrorf("more than %d calls in flight", s.opts.maxInFlight())
-		s.end(&AbortError{Cause: err}, err, true)
+	if !s.admit() {
 		return false
 	}
 	select {
@@ -770,6 +788,18 @@ func (s *Session) spawn(fn func(ctx context.Context)) bool {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.worker(fn)
+	return true
+}
+
+// admit counts one more call in flight, or aborts the session when that
+// exceeds MaxInFlight.
+func (s *Session) admit() bool {
+	if n := s.inflight.Add(1); n > s.opts.maxInFlight() {
+		s.inflight.Add(-1)
+		err := limitErrorf("more than %d calls in flight", s.opts.maxInFlight())
+		s.end(&AbortError{Cause: err}, err, true)
+		return false
+	}
 	return true
 }
 
