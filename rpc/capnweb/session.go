@@ -113,14 +113,18 @@ type importEntry struct {
 //
 // # Concurrency
 //
-// A session runs one reader goroutine (it decodes frames in order and
-// never runs user code) and one writer goroutine (frames leave in the order
-// they were queued; the reader and callers also write when the writer is
-// idle, the reader only what the socket takes without waiting). Every
-// incoming call runs on a goroutine of its own (the session keeps a few
-// parked between calls), so calls on exported objects run concurrently
-// with each other and with the caller's own work: exported objects must be
-// safe for concurrent use.
+// A session runs one reader goroutine (it decodes frames in order) and one
+// writer goroutine (frames leave in the order they were queued; the reader
+// and callers also write when the writer is idle, the reader only what the
+// socket takes without waiting). A call to a method of a Go object with
+// plain-data arguments may run on the reader, after the frame that made it:
+// that spares waking another thread. Should it run longer than about a
+// millisecond, reading moves to a new goroutine at once, and that method's
+// later calls in the session run like all other calls, each on a goroutine
+// of its own (the session keeps a few parked between calls). So calls on
+// exported objects run concurrently with each other and with the caller's
+// own work, none waits behind another for more than about a millisecond,
+// and exported objects must be safe for concurrent use.
 // Calls pipelined on a result that has not arrived yet run one after the
 // other, in arrival order, once it has; results go back in completion
 // order. Each call's context is
