@@ -568,7 +568,8 @@ func (s *Session) readLoop(gen uint64) {
 			return
 		}
 		if !s.runPending(gen) {
-			return // a new reader has taken over
+			s.flush() // what the frame queued; a new reader has taken over
+			return
 		}
 		s.flush() // writes, or hands to the writer, what the frame produced
 		s.inReader.Store(false)
