@@ -107,10 +107,14 @@ func (s *Session) runPending(gen uint64) bool {
 	for i, c := range batch {
 		s.readerMu.Lock()
 		s.inlineMethod, s.inlineSince = c.m, time.Now()
+		if !s.handoffArmed {
+			// Armed once per busy spell, not per call: setting a timer can
+			// wake another thread, which is what running here avoids.
+			s.handoffArmed = true
+			s.handoff.Reset(inlineBudget)
+		}
 		s.readerMu.Unlock()
-		s.handoff.Reset(inlineBudget)
 		s.run(c.fn)
-		s.handoff.Stop()
 		s.readerMu.Lock()
 		s.inlineMethod = nil
 		demoted := s.readerGen != gen
@@ -134,10 +138,17 @@ func (s *Session) runPending(gen uint64) bool {
 func (s *Session) overran() {
 	s.readerMu.Lock()
 	m := s.inlineMethod
-	if m == nil || time.Since(s.inlineSince) < inlineBudget {
+	if m == nil {
+		s.handoffArmed = false // idle: the next inline call arms it again
 		s.readerMu.Unlock()
 		return
 	}
+	if left := inlineBudget - time.Since(s.inlineSince); left > 0 {
+		s.handoff.Reset(left) // another call than the one it was armed for
+		s.readerMu.Unlock()
+		return
+	}
+	s.handoffArmed = false
 	s.inlineMethod = nil
 	s.readerGen++
 	gen := s.readerGen

@@ -165,6 +165,7 @@ type Session struct {
 	readerGen    uint64    // bumped when a new reader takes over
 	inlineMethod *method   // the inline call under way, or nil
 	inlineSince  time.Time // when it started
+	handoffArmed bool      // the handoff timer is set
 
 	mu         sync.Mutex
 	exports    map[int64]*exportEntry
