@@ -75,15 +75,24 @@ func (c *tunedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// write sends p on the socket. The flag is cleared before the write so
-// that a read returning meanwhile is never taken as acknowledged.
-func (c *tunedConn) write(p []byte) (int, error) {
+// write sends p on the socket.
+func (c *tunedConn) write(p []byte) (n int, err error) {
+	c.acking(func() int {
+		n, err = c.Conn.Write(p)
+		return n
+	})
+	return n, err
+}
+
+// acking runs a write that reports how many bytes went, and settles the
+// acknowledgement owed: a write that sent something carried it. The flag
+// is cleared before the write so that a read returning meanwhile is never
+// taken as acknowledged.
+func (c *tunedConn) acking(write func() int) {
 	owed := c.unacked.Swap(false)
-	n, err := c.Conn.Write(p)
-	if n == 0 && owed {
+	if write() == 0 && owed {
 		c.unacked.Store(true)
 	}
-	return n, err
 }
 
 func (c *tunedConn) Write(p []byte) (int, error) {
@@ -124,11 +133,13 @@ func (c *tunedConn) uncorkNoWait() (bool, error) {
 	if len(c.buf) == 0 {
 		return true, nil
 	}
-	owed := c.unacked.Swap(false)
-	n, ok, err := c.raw.writeNoWait(c.buf)
-	if n == 0 && owed {
-		c.unacked.Store(true)
-	}
+	var n int
+	var ok bool
+	var err error
+	c.acking(func() int {
+		n, ok, err = c.raw.writeNoWait(c.buf)
+		return n
+	})
 	if !ok {
 		return false, nil
 	}

@@ -87,23 +87,10 @@ func (bulkAPI) Echo(s string) string { return s }
 // reading.
 func TestBothSidesFloodingDoNotDeadlock(t *testing.T) {
 	CheckLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := AcceptWebSocket(w, r, nil, 8<<20)
-		if err != nil {
-			served <- err
-			return
-		}
-		served <- Serve(r.Context(), ws, bulkAPI{}, nil)
-	})}
-	go srv.Serve(QuickAckListener(ln))
-	defer srv.Close()
-
+	url, served := serveLoopback(t, bulkAPI{}, 8<<20)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ws, err := DialWebSocket(ctx, "ws://"+ln.Addr().String()+"/", 8<<20)
+	ws, err := DialWebSocket(ctx, url, 8<<20)
 	require.NoError(t, err)
 	client, err := NewSession(ws, bulkAPI{}, nil)
 	require.NoError(t, err)
@@ -142,6 +129,29 @@ func TestBothSidesFloodingDoNotDeadlock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("server session did not end")
 	}
+}
+
+// serveLoopback serves main over WebSocket on a loopback QuickAckListener
+// until the test ends, and returns the URL and the outcome of each
+// session, as Serve reports it.
+func serveLoopback(t *testing.T, main any, readLimit int64) (string, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 64)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := AcceptWebSocket(w, r, nil, readLimit)
+		if err == nil {
+			err = Serve(r.Context(), ws, main, nil)
+		}
+		select {
+		case served <- err:
+		default:
+		}
+	})}
+	go srv.Serve(QuickAckListener(ln))
+	t.Cleanup(func() { srv.Close() })
+	return "ws://" + ln.Addr().String() + "/", served
 }
 
 // gate holds calls until n of them are running at once.
@@ -270,19 +280,11 @@ func TestCloseWhileTheReaderWrites(t *testing.T) {
 // hear of the end even when it arrives during the reader's write.
 func TestCloseDuringTraffic(t *testing.T) {
 	CheckLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ws, err := AcceptWebSocket(w, r, nil, 1<<20); err == nil {
-			Serve(r.Context(), ws, bulkAPI{}, nil)
-		}
-	})}
-	go srv.Serve(QuickAckListener(ln))
-	defer srv.Close()
+	url, _ := serveLoopback(t, bulkAPI{}, 1<<20)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for round := range 40 {
-		ws, err := DialWebSocket(ctx, "ws://"+ln.Addr().String()+"/", 1<<20)
+		ws, err := DialWebSocket(ctx, url, 1<<20)
 		require.NoError(t, err)
 		client, err := NewSession(ws, nil, nil)
 		require.NoError(t, err)
