@@ -31,8 +31,9 @@ type pendingCall struct {
 
 // start runs fn for a call: on a worker goroutine, or, when quick names a
 // method and the caller is the reader, left for the reader to run after
-// the current frame. It reports false (and aborts the session) when
-// MaxInFlight is exceeded, or false when the session has ended.
+// the current frame. It reports false, having aborted the session, when
+// MaxInFlight is exceeded, and false when a worker cannot start because
+// the session has ended.
 func (s *Session) start(quick *method, fn func(ctx context.Context)) bool {
 	if quick == nil {
 		return s.spawn(fn)
@@ -88,14 +89,10 @@ func plainArgs(v any, depth int) bool {
 			}
 		}
 		return true
-	case nil, bool, float64, string, Undefined:
-		return true
-	}
-	switch v.(type) {
 	case *future, *pipeRef, *Stub, *localObj, *RemoteError:
 		return false
 	}
-	return true // other plain values: bigint, date, bytes and the like
+	return true // plain values: numbers, strings, bigint, date, bytes and the like
 }
 
 // runPending runs the calls the last frame left for the reader. It reports
