@@ -1,6 +1,10 @@
 package runner
 
-import "context"
+import (
+	"context"
+
+	"github.com/tranquil/automation/cdp"
+)
 
 // RunInfo identifies the run a host call comes from.
 type RunInfo struct {
@@ -57,9 +61,16 @@ type TabOpenOptions struct {
 	Background bool
 }
 
-// TabTarget says where to drive a tab over the DevTools protocol: a
-// browser endpoint cdp.Connect accepts, and the tab's target ID.
+// TabTarget says where to drive a tab over the DevTools protocol: the
+// host's own connection to the browser, or a browser endpoint cdp.Connect
+// accepts, and the tab's target ID.
 type TabTarget struct {
+	// Browser, when set, is the connection the run drives the tab over
+	// (the only way to reach a browser launched with a pipe and no port).
+	// Endpoint is then ignored.
+	Browser *cdp.Browser
+	// Endpoint is a browser endpoint for cdp.Connect, used when Browser is
+	// nil.
 	Endpoint string
 	TargetID string
 }

@@ -262,9 +262,11 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	b, err := r.m.browsers.get(ctx, target.Endpoint)
-	if err != nil {
-		return nil, nil, browserErr(err)
+	b := target.Browser
+	if b == nil {
+		if b, err = r.m.browsers.get(ctx, target.Endpoint); err != nil {
+			return nil, nil, browserErr(err)
+		}
 	}
 	ct, err := b.Attach(ctx, target.TargetID)
 	if err != nil {
