@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,8 +25,10 @@ import (
 var ErrUndeclaredImport = errors.New("runner: the script imports a file it did not declare")
 
 // graphCache remembers passed checks. An entry stays valid while every
-// local file of the graph keeps its size and modification time and the
-// header is unchanged.
+// local file of the graph keeps its content (SHA-256) and the header is
+// unchanged. Size and modification time are no key: a script that may
+// write a module can keep both (Deno.utimeSync) while changing what the
+// module imports.
 type graphCache struct {
 	mu      sync.Mutex
 	entries map[string]graphEntry
@@ -33,20 +36,21 @@ type graphCache struct {
 
 type graphEntry struct {
 	header string
-	files  map[string]fileStamp
+	files  map[string]digest
 }
 
-type fileStamp struct {
-	size int64
-	mod  time.Time
-}
+// digest is a file's SHA-256; the zero value stands for a file that could
+// not be read, so one that appears later is seen as a change.
+type digest [sha256.Size]byte
 
-func stamp(p string) (fileStamp, bool) {
-	fi, err := os.Stat(p)
+// hashFile reads the whole file at once: modules are small, and one read
+// costs about half of streaming it through io.Copy.
+func hashFile(p string) digest {
+	data, err := os.ReadFile(p)
 	if err != nil {
-		return fileStamp{}, false
+		return digest{}
 	}
-	return fileStamp{fi.Size(), fi.ModTime()}, true
+	return sha256.Sum256(data)
 }
 
 func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *permissions.Header, entry string) error {
@@ -61,27 +65,28 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 	if err != nil {
 		return err
 	}
-	stamps := map[string]fileStamp{}
+	// Hashing after deno info read the graph leaves a window in which a
+	// file could change unseen; the next check would see it, and deno's own
+	// read check of the dynamic import still applies.
+	sums := make(map[string]digest, len(files))
 	for _, f := range files {
 		if err := allowedModule(f, entry, sdk.Dir, h.Read); err != nil {
 			return err
 		}
-		if s, ok := stamp(f); ok {
-			stamps[f] = s
-		}
+		sums[f] = hashFile(f)
 	}
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]graphEntry{}
 	}
-	c.entries[entry] = graphEntry{header: canonical, files: stamps}
+	c.entries[entry] = graphEntry{header: canonical, files: sums}
 	c.mu.Unlock()
 	return nil
 }
 
 func (e graphEntry) fresh() bool {
-	for p, s := range e.files {
-		if now, ok := stamp(p); !ok || now != s {
+	for p, d := range e.files {
+		if hashFile(p) != d {
 			return false
 		}
 	}

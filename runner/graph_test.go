@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/permissions"
+)
+
+// TestGraphCacheSeesASwapThatKeepsSizeAndMtime is the attack a stat-keyed
+// cache missed: a script with write=lib swaps a module of another script's
+// graph for one of the same size that text-imports an undeclared file, and
+// pins the module's mtime back. A long-lived manager must check the graph
+// again and refuse the run.
+func TestGraphCacheSeesASwapThatKeepsSizeAndMtime(t *testing.T) {
+	e := newMgr(t, nil)
+	e.script(t, "secret.txt", "the secret is 42")
+	const evil = `import s from "../secret.txt" with { type: "text" }; export const x = s;`
+	benign := "export const x = 1;"
+	benign += "//" + strings.Repeat(" ", len(evil)-len(benign)-2)
+	require.Len(t, benign, len(evil))
+	mod := e.script(t, "lib/mod.ts", benign)
+	// Whole seconds, as on a file system with one-second timestamps, so the
+	// script can set the time back exactly through Deno.utimeSync.
+	round := time.Now().Add(-time.Hour).Truncate(time.Second)
+	require.NoError(t, os.Chtimes(mod, round, round))
+
+	victim := e.script(t, "victim.ts", "// @permissions read=lib\nimport { x } from \"./lib/mod.ts\";\nconsole.log(\"x is\", x);\n")
+	_, entry := e.run(t, Request{Script: victim})
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason+entry.Output)
+	require.Contains(t, entry.Output, "x is 1")
+
+	attacker := e.script(t, "attacker.ts", fmt.Sprintf(`// @permissions read=lib write=lib
+const p = %q;
+const st = Deno.statSync(p);
+Deno.writeTextFileSync(p, %q);
+Deno.utimeSync(p, st.atime!, st.mtime!);
+console.log("swapped");
+`, mod, evil))
+	_, entry = e.run(t, Request{Script: attacker})
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason+entry.Output)
+	fi, err := os.Stat(mod)
+	require.NoError(t, err)
+	require.Equal(t, round, fi.ModTime(), "the attacker pinned the mtime")
+	require.EqualValues(t, len(benign), fi.Size(), "and kept the size")
+
+	_, entry = e.run(t, Request{Script: victim})
+	assert.Equal(t, history.StateRefused, entry.State, entry.Reason+entry.Output)
+	assert.Contains(t, entry.Reason, filepath.Join(e.dir, "secret.txt"))
+	assert.NotContains(t, entry.Output, "the secret is 42")
+}
+
+// BenchmarkGraphCheck measures a cached check of a 50-module graph (the
+// verdict is reused once every file's content hash matches) against a stat
+// of the same files, and the uncached check, which runs deno info.
+func BenchmarkGraphCheck(b *testing.B) {
+	m, _ := benchManager(b, nil, 1)
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var imports strings.Builder
+	for i := range 49 {
+		body := fmt.Sprintf("export const v%d = %d;\n", i, i) + strings.Repeat("// filler line for a module of about a kilobyte\n", 20)
+		if err := os.MkdirAll(filepath.Join(root, "lib"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "lib", fmt.Sprintf("m%d.ts", i)), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(&imports, "import { v%d } from \"./lib/m%d.ts\";\n", i, i)
+	}
+	entry := filepath.Join(root, "main.ts")
+	src := "// @permissions read=lib\n" + imports.String()
+	if err := os.WriteFile(entry, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	h, err := permissions.Parse([]byte(src), entry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	sdk, err := m.prepare(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, err := moduleFiles(ctx, m, sdk, entry)
+	if err != nil || len(files) != 50 {
+		b.Fatalf("graph of %d files, want 50: %v", len(files), err)
+	}
+	// The peer is what the cache used to trust: a stat of every file,
+	// interleaved with the check so both see the same machine.
+	b.Run("cached", func(b *testing.B) {
+		if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
+			b.Fatal(err)
+		}
+		var checkT, statT time.Duration
+		b.ResetTimer()
+		for range b.N {
+			t0 := time.Now()
+			if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			for _, f := range files {
+				if _, err := os.Stat(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+			checkT, statT = checkT+t1.Sub(t0), statT+time.Since(t1)
+		}
+		b.ReportMetric(float64(checkT.Nanoseconds())/float64(b.N), "check-ns")
+		b.ReportMetric(float64(statT.Nanoseconds())/float64(b.N), "stat-peer-ns")
+		b.ReportMetric(float64(checkT)/float64(statT), "ratio")
+	})
+	b.Run("uncached", func(b *testing.B) {
+		for range b.N {
+			m.graphs.mu.Lock()
+			clear(m.graphs.entries)
+			m.graphs.mu.Unlock()
+			if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
