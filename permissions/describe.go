@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tranquil/automation/display"
 )
 
 // Risk grades a grant for the consent prompt.
@@ -38,7 +40,11 @@ type Description struct {
 
 // Describe words every grant of the header for the consent prompt, one line
 // per grant, in canonical order. The wording says what a grant really allows,
-// not what the author meant it for.
+// not what the author meant it for: a net= name that this computer's hosts
+// file points at a loopback or private address, or that is the computer's
+// own name, is worded as reaching this computer or the local network (the
+// hosts file is read; DNS is never asked). Text holds no control or
+// invisible format characters (see display.Line).
 func (h *Header) Describe() []Description {
 	kinds := map[Grant]PathKind{}
 	for _, p := range h.Read {
@@ -73,7 +79,9 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 			kind = -1
 		}
 		text, risk := describeGrant(g, where, kind)
-		out = append(out, Description{Grant: g, Text: text, Risk: risk})
+		// Paths carry the names of the folders above the script, which
+		// may hold anything, terminal escapes included.
+		out = append(out, Description{Grant: g, Text: display.Line(text), Risk: risk})
 	}
 	return out
 }
@@ -178,19 +186,10 @@ var (
 		netip.MustParsePrefix("fc00::/7"), netip.MustParsePrefix("fe80::/10")}
 )
 
+// classify grades a net entry by its text alone.
 func classify(entry string) hostClass {
 	if addr, ok := entryAddr(entry); ok {
-		for _, p := range loopbackPrefixes {
-			if p.Contains(addr) {
-				return loopbackHost
-			}
-		}
-		for _, p := range privatePrefixes {
-			if p.Contains(addr) {
-				return privateHost
-			}
-		}
-		return publicHost
+		return addrClass(addr)
 	}
 	host, _ := splitHostPort(entry)
 	name := strings.TrimPrefix(host, "*.")
@@ -205,12 +204,46 @@ func classify(entry string) hostClass {
 	return publicHost
 }
 
+func addrClass(addr netip.Addr) hostClass {
+	addr = addr.Unmap()
+	for _, p := range loopbackPrefixes {
+		if p.Contains(addr) {
+			return loopbackHost
+		}
+	}
+	for _, p := range privatePrefixes {
+		if p.Contains(addr) {
+			return privateHost
+		}
+	}
+	return publicHost
+}
+
+// reach grades a net entry by what it really reaches: its text first,
+// then, for a name, this computer's hosts file and own name, which can
+// point any name at this computer or the local network. note says why,
+// when the name alone does not.
+func reach(entry string) (class hostClass, note string) {
+	class = classify(entry)
+	if _, isAddr := entryAddr(entry); isAddr || class == loopbackHost {
+		return class, ""
+	}
+	if c, n, ok := localReach(entry); ok {
+		return c, n
+	}
+	return class, ""
+}
+
 func describeHost(entry, verb string) string {
-	switch classify(entry) {
+	class, note := reach(entry)
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	switch class {
 	case loopbackHost:
-		return strings.Replace(verb, "connect to ", "reach ", 1) + "services on this computer: " + entry
+		return strings.Replace(verb, "connect to ", "reach ", 1) + "services on this computer: " + entry + note
 	case privateHost:
-		return strings.Replace(verb, "connect to ", "reach ", 1) + "devices on your local network: " + entry
+		return strings.Replace(verb, "connect to ", "reach ", 1) + "devices on your local network: " + entry + note
 	case wildcardHost:
 		host, port := splitHostPort(entry)
 		s := verb + strings.TrimPrefix(host, "*.") + " and all of its subdomains"
@@ -223,7 +256,7 @@ func describeHost(entry, verb string) string {
 }
 
 func riskOfHost(entry string) Risk {
-	switch classify(entry) {
+	switch class, _ := reach(entry); class {
 	case loopbackHost, privateHost:
 		return RiskHigh
 	}

@@ -64,7 +64,11 @@
 // too. IPv6 private ranges cannot be denied in deno 2.9, so a hostname that
 // resolves to a unique-local or link-local IPv6 address is not stopped. The
 // consent wording says "can reach services on this computer" for loopback
-// grants for this reason. Deno also loads statically imported local files
+// grants for this reason, and for any name this computer's hosts file
+// points at a loopback address or that is the computer's own name;
+// [Header.Describe] reads the hosts file for that, and never asks DNS (a
+// name whose public DNS answer is a loopback address is therefore still
+// worded as the public name it looks like). Deno also loads statically imported local files
 // without permission checks (the runner checks the module graph before a
 // run), and a script granted import= hosts can still fetch npm: packages
 // through deno's own channel.
