@@ -19,16 +19,21 @@ type Options struct {
 	// MaxMessageSize bounds one protocol message in either direction: the
 	// read limit for replies such as full-page screenshots, and the largest
 	// request (such as a big script) the connection will send. Zero means
-	// 256 MiB.
+	// 256 MiB. A request over it fails with ErrMessageTooLarge before it is
+	// sent. A reply over it is read past without being kept and fails its
+	// call alone (with ErrMessageTooLarge from [Tab.Evaluate]-style calls,
+	// with a protocol error naming the limit from others); an event over it
+	// is dropped. The connection stays up either way.
 	MaxMessageSize int64
 }
 
-// Browser is one connection to a browser. All its tabs share one WebSocket.
-// It is safe for concurrent use. When the connection is lost, every tab
-// fails with ErrBrowserClosed and Done is closed.
+// Browser is one connection to a browser, over a WebSocket ([Connect]) or
+// the debugging pipe of a launched browser ([BrowserProcess.Browser]). All
+// its tabs share it. It is safe for concurrent use. When the connection is
+// lost, every tab fails with ErrBrowserClosed and Done is closed.
 type Browser struct {
 	m    *mux
-	url  string // the browser WebSocket URL
+	url  string // the browser WebSocket URL; empty over a pipe
 	conn *rpcc.Conn
 	c    *cdp.Client
 }
@@ -48,13 +53,7 @@ type TargetInfo struct {
 // debugging address (http://127.0.0.1:PORT), or the path of a
 // DevToolsActivePort file (or of the profile directory holding it).
 func Connect(ctx context.Context, endpoint string, opts *Options) (*Browser, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.MaxMessageSize <= 0 {
-		o.MaxMessageSize = 256 << 20
-	}
+	o := opts.withDefaults()
 	url, err := resolveEndpoint(ctx, endpoint)
 	if err != nil {
 		return nil, err
@@ -63,6 +62,23 @@ func Connect(ctx context.Context, endpoint string, opts *Options) (*Browser, err
 	if err != nil {
 		return nil, err
 	}
+	return newBrowser(ctx, m, url)
+}
+
+// withDefaults is the options in force; opts may be nil.
+func (opts *Options) withDefaults() Options {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = 256 << 20
+	}
+	return o
+}
+
+// newBrowser opens the browser-level session on m; on failure m is closed.
+func newBrowser(ctx context.Context, m *mux, url string) (*Browser, error) {
 	b := &Browser{m: m, url: url}
 	conn, _, err := m.open(ctx, "", b.observe)
 	if err != nil {

@@ -15,23 +15,24 @@ import (
 	"github.com/mafredri/cdp/rpcc"
 )
 
-// mux carries every session of one browser over one WebSocket using
-// flattened sessions: each frame names its session in a top-level
-// "sessionId". One reader goroutine routes incoming frames by that id; all
-// writers share one lock. Each session gets its own rpcc.Conn (built on
-// rpcc's dialer and codec hooks), so the generated protocol clients work
-// unchanged for every session.
+// mux carries every session of one browser over one transport (a
+// WebSocket or a pipe pair) using flattened sessions: each message names
+// its session in a top-level "sessionId". One reader goroutine routes
+// incoming messages by that id; all writers share one lock. Each session
+// gets its own rpcc.Conn (built on rpcc's dialer and codec hooks), so the
+// generated protocol clients work unchanged for every session.
 //
-// The reader goroutine is owned by the mux and stops when the socket fails
-// or close is called; stopping ends every route with ErrBrowserClosed.
+// The reader goroutine is owned by the mux and stops when the transport
+// fails or close is called; stopping ends every route with
+// ErrBrowserClosed.
 type mux struct {
-	ws      *websocket.Conn
+	t       transport
 	maxSize int64
 
-	ctx    context.Context // ends when the socket is gone
+	ctx    context.Context // ends when the transport is gone
 	cancel context.CancelFunc
 
-	wmu sync.Mutex // one writer at a time on the socket
+	wmu sync.Mutex // one writer at a time on the transport
 
 	mu     sync.Mutex
 	routes map[string]*route
@@ -46,8 +47,98 @@ type mux struct {
 	// ids.
 	directSeq atomic.Uint64
 	pmu       sync.Mutex
-	pending   map[uint64]chan []byte
+	pending   map[uint64]chan directReply
 }
+
+// directReply is the answer to a direct call: the raw reply, or why there
+// is none to read.
+type directReply struct {
+	data []byte
+	err  error
+}
+
+// transport carries whole protocol messages between the mux and the
+// browser. The mux reads from one goroutine and writes under its own lock,
+// so neither method is called concurrently with itself.
+type transport interface {
+	// readMessage returns the next message. A message over the size limit
+	// is consumed whole and reported as an *oversizeError, after which
+	// reading goes on; any other error is final.
+	readMessage(ctx context.Context) ([]byte, error)
+	// writeMessage sends one message. It may use b's spare capacity.
+	writeMessage(ctx context.Context, b []byte) error
+	// close ends the transport and unblocks readMessage and writeMessage.
+	// It is safe to call more than once.
+	close() error
+}
+
+// oversizeError is a message the transport read past and dropped because
+// it was over the size limit. Its first and last bytes are kept, so the
+// reader can still tell whose reply it was: Chromium writes the "id" first
+// and the "sessionId" last.
+type oversizeError struct {
+	size, limit int64
+	head, tail  []byte
+}
+
+const (
+	oversizeHead = 64
+	oversizeTail = 256
+)
+
+func (e *oversizeError) Error() string {
+	return fmt.Sprintf("cdp: message too large: %d bytes, limit %d", e.size, e.limit)
+}
+
+func (e *oversizeError) Unwrap() error { return ErrMessageTooLarge }
+
+// Write records p as the next part of the dropped message, keeping only
+// the bounded head and tail.
+func (e *oversizeError) Write(p []byte) (int, error) {
+	e.size += int64(len(p))
+	if n := oversizeHead - len(e.head); n > 0 {
+		e.head = append(e.head, p[:min(n, len(p))]...)
+	}
+	e.tail = append(e.tail, p[max(0, len(p)-oversizeTail):]...)
+	if over := len(e.tail) - oversizeTail; over > 0 {
+		e.tail = append(e.tail[:0], e.tail[over:]...)
+	}
+	return len(p), nil
+}
+
+// wsTransport is a browser WebSocket. It enforces the size limit itself,
+// rather than through the socket's read limit, so that an oversized
+// message costs one call instead of the connection.
+type wsTransport struct {
+	ws  *websocket.Conn
+	max int64
+}
+
+func (t *wsTransport) readMessage(ctx context.Context) ([]byte, error) {
+	_, r, err := t.ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(r, t.max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) <= t.max {
+		return b, nil
+	}
+	o := &oversizeError{limit: t.max}
+	o.Write(b)
+	if _, err := io.Copy(o, r); err != nil {
+		return nil, err
+	}
+	return nil, o
+}
+
+func (t *wsTransport) writeMessage(ctx context.Context, b []byte) error {
+	return t.ws.Write(ctx, websocket.MessageText, b)
+}
+
+func (t *wsTransport) close() error { return t.ws.CloseNow() }
 
 // directIDBase starts the id range of direct calls.
 const directIDBase = 1 << 30
@@ -81,11 +172,16 @@ func dialMux(ctx context.Context, url string, maxSize int64) (*mux, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: dial %s: %w", ErrEndpoint, url, err)
 	}
-	ws.SetReadLimit(maxSize)
-	m := &mux{ws: ws, maxSize: maxSize, routes: map[string]*route{}, readerDone: make(chan struct{}), pending: map[uint64]chan []byte{}}
+	ws.SetReadLimit(-1) // wsTransport applies maxSize
+	return newMux(&wsTransport{ws: ws, max: maxSize}, maxSize), nil
+}
+
+// newMux starts the reader on t; the mux owns t from then on.
+func newMux(t transport, maxSize int64) *mux {
+	m := &mux{t: t, maxSize: maxSize, routes: map[string]*route{}, readerDone: make(chan struct{}), pending: map[uint64]chan directReply{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	go m.read()
-	return m, nil
+	return m
 }
 
 func (m *mux) read() {
@@ -93,42 +189,82 @@ func (m *mux) read() {
 	var err error
 	for {
 		var data []byte
-		_, data, err = m.ws.Read(m.ctx)
+		data, err = m.t.readMessage(m.ctx)
 		if err != nil {
+			var o *oversizeError
+			if errors.As(err, &o) {
+				m.oversized(o)
+				continue
+			}
 			break
 		}
 		if id, ok := directID(data); ok {
-			m.pmu.Lock()
-			ch := m.pending[id]
-			delete(m.pending, id)
-			m.pmu.Unlock()
-			if ch != nil {
-				ch <- data // buffered; one reply per call
-			}
+			m.answer(id, directReply{data: data})
 			continue
 		}
 		id, ok := sessionIDOf(data)
 		if !ok {
 			continue // not a protocol frame; nothing can be waiting for it
 		}
-		m.mu.Lock()
-		r := m.routes[id]
-		m.mu.Unlock()
-		if r == nil {
-			continue // a session nobody attached here, or already gone
-		}
-		if id != "" && bytes.HasPrefix(data, []byte(`{"method":"Inspector.`)) {
-			// Read here, in arrival order, so the browser-level
-			// Target.detachedFromTarget that follows can name the reason.
-			m.inspectorEvent(r, data)
-		}
-		select {
-		case r.in <- data:
-		case <-r.gone:
-		case <-m.ctx.Done():
-		}
+		m.deliver(id, data)
 	}
 	m.shutdown(err)
+}
+
+// answer hands a direct call its reply.
+func (m *mux) answer(id uint64, rep directReply) {
+	m.pmu.Lock()
+	ch := m.pending[id]
+	delete(m.pending, id)
+	m.pmu.Unlock()
+	if ch != nil {
+		ch <- rep // buffered; one reply per call
+	}
+}
+
+// deliver queues a message on its session's route.
+func (m *mux) deliver(sessionID string, data []byte) {
+	m.mu.Lock()
+	r := m.routes[sessionID]
+	m.mu.Unlock()
+	if r == nil {
+		return // a session nobody attached here, or already gone
+	}
+	if sessionID != "" && bytes.HasPrefix(data, []byte(`{"method":"Inspector.`)) {
+		// Read here, in arrival order, so the browser-level
+		// Target.detachedFromTarget that follows can name the reason.
+		m.inspectorEvent(r, data)
+	}
+	select {
+	case r.in <- data:
+	case <-r.gone:
+	case <-m.ctx.Done():
+	}
+}
+
+// oversized fails the call a dropped message answered, so that it returns
+// at once rather than wait for a reply that will never come. A direct call
+// gets the *oversizeError; an rpcc call gets a protocol error naming it,
+// since rpcc has no way to carry another error to one call. A dropped
+// event is simply lost.
+func (m *mux) oversized(o *oversizeError) {
+	id, ok := leadingID(o.head)
+	if !ok {
+		return
+	}
+	if id >= directIDBase {
+		m.answer(id, directReply{err: o})
+		return
+	}
+	sessionID, _ := tailSessionID(o.tail) // none: a browser-level reply
+	msg, _ := json.Marshal(o.Error())
+	b := make([]byte, 0, 128+len(msg))
+	b = append(b, `{"id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"error":{"code":-32000,"message":`...)
+	b = append(b, msg...)
+	b = append(b, `}}`...)
+	m.deliver(sessionID, b)
 }
 
 // inspectorEvent records why a session is about to end. A crash ends the
@@ -201,10 +337,10 @@ func detailOf(err error) string {
 	return err.Error()
 }
 
-// close shuts the socket and waits for the reader.
+// close shuts the transport and waits for the reader.
 func (m *mux) close() {
 	m.shutdown(errors.New("closed by client"))
-	_ = m.ws.CloseNow()
+	_ = m.t.close()
 	<-m.readerDone
 }
 
@@ -214,15 +350,8 @@ func (m *mux) close() {
 // around the key would be escaped, and the final '}' right after the value
 // closes the top-level object.
 func sessionIDOf(data []byte) (string, bool) {
-	const key = `,"sessionId":"`
-	n := len(data)
-	if n > 2 && data[n-1] == '}' && data[n-2] == '"' {
-		tail := data[max(0, n-128) : n-2]
-		if i := bytes.LastIndex(tail, []byte(key)); i >= 0 {
-			if id := tail[i+len(key):]; plainID(id) {
-				return string(id), true
-			}
-		}
+	if id, ok := tailSessionID(data); ok {
+		return id, true
 	}
 	var probe struct {
 		SessionID string `json:"sessionId"`
@@ -233,9 +362,31 @@ func sessionIDOf(data []byte) (string, bool) {
 	return probe.SessionID, true
 }
 
+// tailSessionID is the fast half of sessionIDOf: the "sessionId" that ends
+// the frame, if it has one in plain form.
+func tailSessionID(data []byte) (string, bool) {
+	const key = `,"sessionId":"`
+	n := len(data)
+	if n > 2 && data[n-1] == '}' && data[n-2] == '"' {
+		tail := data[max(0, n-128) : n-2]
+		if i := bytes.LastIndex(tail, []byte(key)); i >= 0 {
+			if id := tail[i+len(key):]; plainID(id) {
+				return string(id), true
+			}
+		}
+	}
+	return "", false
+}
+
 // directID reads the leading "id" of a reply, which Chromium writes first,
 // and reports whether it belongs to a direct call.
 func directID(data []byte) (uint64, bool) {
+	id, ok := leadingID(data)
+	return id, ok && id >= directIDBase
+}
+
+// leadingID reads the "id" a reply starts with.
+func leadingID(data []byte) (uint64, bool) {
 	const prefix = `{"id":`
 	if !bytes.HasPrefix(data, []byte(prefix)) {
 		return 0, false
@@ -248,7 +399,7 @@ func directID(data []byte) (uint64, bool) {
 	if i == len(prefix) || i >= len(data) || data[i] != ',' && data[i] != '}' {
 		return 0, false
 	}
-	return id, id >= directIDBase
+	return id, true
 }
 
 // invoke sends one request on r's session and returns the raw reply
@@ -260,7 +411,7 @@ func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte
 	default:
 	}
 	id := directIDBase + m.directSeq.Add(1)%directIDBase
-	ch := make(chan []byte, 1)
+	ch := make(chan directReply, 1)
 	m.pmu.Lock()
 	m.pending[id] = ch
 	m.pmu.Unlock()
@@ -283,8 +434,8 @@ func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte
 		return nil, err
 	}
 	select {
-	case data := <-ch:
-		return data, nil
+	case rep := <-ch:
+		return rep.data, rep.err
 	case <-r.gone:
 		return nil, r.err
 	case <-ctx.Done():
@@ -348,7 +499,7 @@ func (m *mux) write(b []byte) error {
 	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	if err := m.ws.Write(m.ctx, websocket.MessageText, b); err != nil {
+	if err := m.t.writeMessage(m.ctx, b); err != nil {
 		m.mu.Lock()
 		merr := m.err
 		m.mu.Unlock()
@@ -362,7 +513,7 @@ func (m *mux) write(b []byte) error {
 
 // sessionCodec is both the "network connection" and the codec rpcc sees
 // for one session: requests gain the session id and go to the shared
-// socket; responses come from the route's queue.
+// transport; responses come from the route's queue.
 type sessionCodec struct {
 	m   *mux
 	r   *route
