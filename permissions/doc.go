@@ -33,8 +33,10 @@
 //
 // # Flags
 //
-// Every run gets --no-prompt, --no-lock and the library's own --config (so
-// no deno.json or package.json beside the script is discovered), read access
+// Every run gets --no-prompt, --no-lock, the library's own --config (so
+// no deno.json or package.json beside the script is discovered), a
+// --location of its script's own ([Location]: deno keys localStorage and
+// the Cache API by it, so scripts share no storage), read access
 // to exactly the bootstrap, the entry module and the SDK directory, and the
 // network address of its bridge. Declared grants are added on top. Write,
 // run and import access exist only when declared (imports may also come

@@ -1,6 +1,8 @@
 package permissions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -132,7 +134,7 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 		}
 	}
 
-	flags := []string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath}
+	flags := []string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath, "--location=" + Location(h)}
 	flags = append(flags, "--allow-net="+strings.Join(append([]string{bridge.String()}, h.Net...), ","))
 	flags = append(flags, "--deny-net="+strings.Join(denyNet(h.Net, denyPorts), ","))
 	flags = append(flags, "--allow-env="+strings.Join(append(MachineryEnv(), h.Env...), ","))
@@ -156,6 +158,20 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 		return nil, err
 	}
 	return flags, nil
+}
+
+// Location is the --location a run of h gets: an origin of the script's
+// own, http://<32 hex digits>.invalid/, the digits from a SHA-256 of the
+// script's path (its resolved directory and file name). Deno keys a run's
+// origin-bound storage by it (localStorage and the Cache API; without it,
+// by the --config every run shares), so each script has a store of its own
+// and a run-selection shares its source script's. It also becomes
+// globalThis.location and the base of relative URLs in fetch, WebSocket
+// and new Worker; under .invalid, which never resolves, those are refused
+// by the net and import grants before anything is sent.
+func Location(h *Header) string {
+	sum := sha256.Sum256([]byte(filepath.Join(h.ScriptDir, filepath.Base(h.ScriptPath))))
+	return "http://" + hex.EncodeToString(sum[:16]) + ".invalid/"
 }
 
 // loopbackPorts validates the endpoints to deny and returns their ports,

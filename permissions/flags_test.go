@@ -26,8 +26,9 @@ func TestFlagsMatrix(t *testing.T) {
 	script := scriptDir(t)
 	dir := filepath.Dir(script)
 	c := flagConfig(script)
+	loc := Location(mustParse(t, script, "// @permissions none\n"))
 	base := func(extra ...string) []string {
-		return append([]string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath}, extra...)
+		return append([]string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath, "--location=" + loc}, extra...)
 	}
 	env := "--allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER"
 	read := "--allow-read=" + c.Bootstrap + "," + script + "," + c.SDKDir
@@ -221,4 +222,32 @@ func TestFlagErrorsAreTyped(t *testing.T) {
 	h := mustParse(t, script, "// @permissions none\n")
 	_, err := Flags(h, FlagConfig{})
 	assert.True(t, errors.Is(err, ErrFlagConfig))
+}
+
+// Each script gets an origin of its own, the same on every run and for a
+// run-selection of it; deno keys localStorage and the Cache API by it.
+func TestFlagsLocationPerScript(t *testing.T) {
+	a := scriptDir(t)
+	b := filepath.Join(filepath.Dir(a), "other.ts")
+	ha := mustParse(t, a, "// @permissions none\n")
+	hb := mustParse(t, b, "// @permissions none\n")
+	location := func(h *Header, entry string) string {
+		c := flagConfig(h.ScriptPath)
+		c.Entry = entry
+		flags, err := Flags(h, c)
+		require.NoError(t, err)
+		for _, f := range flags {
+			if v, ok := strings.CutPrefix(f, "--location="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no --location in %q", flags)
+		return ""
+	}
+	la := location(ha, "")
+	assert.Regexp(t, `^http://[0-9a-f]{32}\.invalid/$`, la)
+	assert.Equal(t, Location(ha), la)
+	assert.NotEqual(t, la, location(hb, ""), "two scripts share no storage")
+	assert.Equal(t, la, location(mustParse(t, a, "// @permissions net=api.example.com\n"), ""), "a changed header keeps the store")
+	assert.Equal(t, la, location(ha, filepath.Join(filepath.Dir(a), ".runs", "r1.ts")), "a run-selection uses its source's store")
 }
