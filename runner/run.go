@@ -287,6 +287,10 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		r.refuse(err.Error())
 		return
 	}
+	if err := sealWebCache(m.cfg.CacheDir, h); err != nil {
+		r.finish(history.StateFailed, err.Error())
+		return
+	}
 
 	cmd := exec.Command(m.deno, args...)
 	cmd.Dir = h.ScriptDir

@@ -99,6 +99,12 @@ transport.closed.then((info) => {
   fail(EXIT_HOST_GONE, `the host closed the connection (${info.code}${info.reason ? ` ${info.reason}` : ""})`);
 });
 
+// The Cache API has no quota in deno: a script could fill the disk through
+// it. The runner makes deno refuse to open it for this script's origin
+// (that also covers workers, which get a fresh global); removing it here
+// as well gives the script a plain "caches is not defined".
+for (const name of ["caches", "CacheStorage", "Cache"]) Reflect.deleteProperty(globalThis, name);
+
 await import(toFileUrl(entry).href);
 
 await rt.settled();

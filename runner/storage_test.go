@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/permissions"
+)
+
+// originDirs returns where deno keeps the script's localStorage and Cache
+// API, and removes both from the shared test cache when the test ends.
+func originDirs(t *testing.T, script string) (local, webCache string) {
+	t.Helper()
+	h, err := permissions.Parse([]byte("// @permissions none\n"), script)
+	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(permissions.Location(h), "/")))
+	key := hex.EncodeToString(sum[:])
+	root := filepath.Join(testenv.DenoCacheDir(t), "location_data")
+	local, webCache = filepath.Join(root, key), filepath.Join(root, "web_cache", key)
+	t.Cleanup(func() {
+		os.RemoveAll(local)
+		os.RemoveAll(webCache)
+	})
+	return local, webCache
+}
+
+// Two scripts of the same folder, run by the same manager with the same
+// bootstrap and --config, have a localStorage each: neither sees the
+// other's, and each keeps its own across runs.
+func TestScriptsDoNotShareLocalStorage(t *testing.T) {
+	e := newMgr(t, nil)
+	src := func(name string) string {
+		return `// @permissions none
+console.log("` + name + ` saw " + localStorage.getItem("secret") + " at " + location.origin);
+localStorage.setItem("secret", "` + name + `'s secret");
+`
+	}
+	a, b := e.script(t, "a.ts", src("a")), e.script(t, "b.ts", src("b"))
+	originDirs(t, a)
+	originDirs(t, b)
+
+	_, first := e.run(t, Request{Script: a})
+	require.Equal(t, history.StateSucceeded, first.State, first.Output)
+	assert.Contains(t, first.Output, "a saw null")
+
+	_, other := e.run(t, Request{Script: b})
+	require.Equal(t, history.StateSucceeded, other.State, other.Output)
+	assert.Contains(t, other.Output, "b saw null", "b must not read a's localStorage")
+	assert.NotContains(t, other.Output, "a's secret")
+
+	_, again := e.run(t, Request{Script: a})
+	require.Equal(t, history.StateSucceeded, again.State, again.Output)
+	assert.Contains(t, again.Output, "a saw a's secret", "a keeps its own store")
+	assert.NotContains(t, again.Output, "b's secret")
+}
+
+// The Cache API, which deno does not bound, is off: not in the script's
+// global scope and refused in a worker the script starts from a blob,
+// which gets a fresh global scope. Nothing is written under the cache,
+// and a cache an older version left behind is removed.
+func TestCacheAPIIsOff(t *testing.T) {
+	e := newMgr(t, nil)
+	script := e.script(t, "cache.ts", `// @permissions none
+console.log("typeof caches: " + typeof caches);
+const src = "try { const c = await caches.open('x'); await c.put('http://x.invalid/a', new Response(new Uint8Array(8 << 20))); postMessage('stored'); } catch (e) { postMessage('refused: ' + e.message); }";
+const w = new Worker(URL.createObjectURL(new Blob([src], { type: "application/javascript" })), { type: "module" });
+const msg = await new Promise((resolve) => { w.onmessage = (ev) => resolve(ev.data); });
+w.terminate();
+console.log("worker: " + msg);
+`)
+	_, webCache := originDirs(t, script)
+	require.NoError(t, os.MkdirAll(filepath.Join(webCache, "1", "responses"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(webCache, "1", "responses", "old"), []byte("left by an older version"), 0o600))
+
+	_, entry := e.run(t, Request{Script: script})
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+	assert.Contains(t, entry.Output, "typeof caches: undefined")
+	assert.Contains(t, entry.Output, "worker: refused: ")
+	assert.NotContains(t, entry.Output, "stored")
+	fi, err := os.Lstat(webCache)
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular(), "the script's cache place holds the blocking file, not a cache")
+	assert.Less(t, fi.Size(), int64(1024))
+}
