@@ -237,3 +237,45 @@ func (e *PolicyError) Error() string {
 }
 
 func (e *PolicyError) Unwrap() []error { return []error{ErrLaunch, ErrPolicyBlocked} }
+
+// ErrNavigationBlocked matches every navigation or request the page policy
+// refused: an address that is not http or https, or an endpoint of the host.
+var ErrNavigationBlocked = errors.New("cdp: navigation blocked by the page policy")
+
+// NavigationBlockedError is a navigation the page policy refused. It
+// matches ErrNavigationBlocked.
+type NavigationBlockedError struct {
+	URL    string
+	Reason string
+}
+
+func (e *NavigationBlockedError) Error() string {
+	return fmt.Sprintf("cdp: navigation to %s blocked: %s", shorten(e.URL, 200), e.Reason)
+}
+
+func (e *NavigationBlockedError) Is(target error) bool { return target == ErrNavigationBlocked }
+
+// SiteError is a page action refused because the document it would run in
+// is not on the tab's allowed sites. It matches ErrSiteNotAllowed.
+type SiteError struct {
+	Method string // the action, such as "evaluate" or "fill"
+	Site   string // host of the document, or its scheme when it has none
+	Sites  []string
+}
+
+func (e *SiteError) Error() string {
+	if e.Sites == nil {
+		return fmt.Sprintf("cdp: %s refused: the document at %s is not a web page", e.Method, e.Site)
+	}
+	return fmt.Sprintf("cdp: %s refused on %s: allowed sites are %s", e.Method, e.Site, strings.Join(e.Sites, ", "))
+}
+
+func (e *SiteError) Is(target error) bool { return target == ErrSiteNotAllowed }
+
+// shorten cuts s to at most n bytes for a message.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

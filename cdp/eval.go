@@ -35,12 +35,21 @@ const (
 //
 // If a navigation destroys the document mid-call, the call is made again
 // in the new document until ctx ends, so fn should be safe to repeat.
+//
+// It is a page action: it runs only in a document the tab's sites allow
+// (see [TabOptions]), checked again for each document it is retried in, and
+// it is logged.
 func (t *Tab) Evaluate(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
 	cargs, err := callArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	return t.call(ctx, mainWorld, fn, cargs)
+	var out json.RawMessage
+	err = t.act(ctx, "evaluate", "", false, func(ctx context.Context) (err error) {
+		out, err = t.call(ctx, mainWorld, fn, cargs)
+		return err
+	})
+	return out, err
 }
 
 func callArgs(args []any) ([]runtime.CallArgument, error) {
@@ -81,12 +90,17 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 }
 
 // call runs fn in a realm of the current document, retrying in the next
-// document when a navigation destroys the realm under the call.
+// document when a navigation destroys the realm under the call. Each realm
+// is checked against the tab's sites before fn runs in it; the call names
+// the realm by its unique id, so it cannot land in another document.
 func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallArgument) (json.RawMessage, error) {
 	stale := ""
 	for {
-		uid, err := t.realm(ctx, w, stale)
+		uid, origin, err := t.realm(ctx, w, stale)
 		if err != nil {
+			return nil, err
+		}
+		if err := t.checkRealm(ctx, origin); err != nil {
 			return nil, err
 		}
 		r, err := t.callFunctionOn(ctx, uid, fn, args)
@@ -139,7 +153,7 @@ func (t *Tab) callFunctionOn(ctx context.Context, uid, fn string, args []runtime
 // realm returns the unique id of the realm w, waiting for one that is not
 // stale. A stale id is retried after a short while even without news,
 // because the error that marked it stale may have been transient.
-func (t *Tab) realm(ctx context.Context, w world, stale string) (string, error) {
+func (t *Tab) realm(ctx context.Context, w world, stale string) (uid, origin string, err error) {
 	var retry <-chan time.Time
 	if stale != "" {
 		tm := time.NewTimer(250 * time.Millisecond)
@@ -149,15 +163,15 @@ func (t *Tab) realm(ctx context.Context, w world, stale string) (string, error) 
 	asked := false
 	for {
 		t.mu.Lock()
-		uid := t.mainCtx
+		uid, origin = t.mainCtx, t.mainOrigin
 		if w == sdkWorld {
-			uid = t.worldCtx
+			uid, origin = t.worldCtx, t.worldOrigin
 		}
 		main := t.mainCtx
 		ch := t.changed
 		t.mu.Unlock()
 		if uid != "" && uid != stale {
-			return uid, nil
+			return uid, origin, nil
 		}
 		if w == sdkWorld && uid == "" && main != "" && !asked {
 			// The document has a main world but no SDK world (it was made
@@ -172,12 +186,12 @@ func (t *Tab) realm(ctx context.Context, w world, stale string) (string, error) 
 		case <-ch:
 		case <-retry:
 			if uid != "" {
-				return uid, nil
+				return uid, origin, nil
 			}
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", "", ctx.Err()
 		case <-t.route.gone:
-			return "", t.route.err
+			return "", "", t.route.err
 		}
 	}
 }
@@ -293,6 +307,8 @@ var waitBackoff = []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecon
 // *WaitTimeoutError. Navigations while waiting are survived: every check
 // runs in the current document. An exception thrown by a predicate, or an
 // invalid selector, ends the wait at once with an *EvalError.
+//
+// It is a page action, checked and logged like [Tab.Evaluate].
 func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 	if cond.fn == "" {
 		return fmt.Errorf("cdp: wait: empty condition")
@@ -301,6 +317,12 @@ func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 	if err != nil {
 		return err
 	}
+	return t.act(ctx, "waitFor", cond.what, false, func(ctx context.Context) error {
+		return t.waitFor(ctx, cond, cargs)
+	})
+}
+
+func (t *Tab) waitFor(ctx context.Context, cond Condition, cargs []runtime.CallArgument) error {
 	for i := 0; ; i++ {
 		v, err := t.call(ctx, cond.world, cond.fn, cargs)
 		if err != nil {

@@ -215,20 +215,16 @@ type Action struct {
 	Outcome string // "ok", "dry-run", "refused", or an error code such as "not_committed"
 }
 
-// FormOptions configures a form action. The zero value acts at once, on any
-// site, without logging.
+// FormOptions configures a form action. The zero value acts at once. Which
+// sites an action may run on, and where it is logged, belong to the tab
+// (see [TabOptions]).
 type FormOptions struct {
-	// Sites, when non-nil, lists the hostnames the page must be on
-	// (see SiteAllowed); the check comes before anything touches the page.
-	Sites []string
 	// DryRun resolves and checks the target (and custom parts), logs the
 	// write it would have made, and changes nothing.
 	DryRun bool
 	// Focus is the host's hook to give the tab keyboard focus before
 	// typing. Nil skips it.
 	Focus func(context.Context) error
-	// Log receives one Action per call. Nil logs nothing.
-	Log func(Action)
 	// Parts are selectors for a custom dropdown, used by Select: "trigger"
 	// (opens it; default the target itself), "option" (its options,
 	// matched by text) and "value" (shows the chosen value; default the
@@ -284,38 +280,25 @@ func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 	return &el, nil
 }
 
-// action wraps a form action with the site check and the log.
-func (t *Tab) action(ctx context.Context, method string, target Target, opts FormOptions, do func(site string) error) error {
-	desc := target.String()
-	u, err := t.URL(ctx)
-	if err != nil {
-		return err
-	}
-	site := hostOf(u)
-	log := func(outcome string) {
-		if opts.Log != nil {
-			opts.Log(Action{Method: method, Target: desc, Site: site, Outcome: outcome})
+// action runs a form action through the page-action path: refused at once
+// when the current document is not allowed, and checked again for the
+// realm each step runs in.
+func (t *Tab) action(ctx context.Context, method string, target Target, opts FormOptions, do func(ctx context.Context) error) error {
+	return t.act(ctx, method, target.String(), opts.DryRun, func(ctx context.Context) error {
+		if err := t.checkDocument(ctx); err != nil {
+			return err
 		}
-	}
-	if opts.Sites != nil && !SiteAllowed(u, opts.Sites) {
-		log("refused")
-		return fmt.Errorf("%w: %s", ErrSiteNotAllowed, site)
-	}
-	if err := do(site); err != nil {
-		log(outcomeOf(err))
-		return err
-	}
-	if opts.DryRun {
-		log("dry-run")
-	} else {
-		log("ok")
-	}
-	return nil
+		return do(ctx)
+	})
 }
 
 func outcomeOf(err error) string {
 	var te *TargetError
 	switch {
+	case refused(err):
+		return "refused"
+	case errors.Is(err, ErrNavigationBlocked):
+		return "navigation_blocked"
 	case errors.As(err, &te):
 		return te.Code
 	case errors.Is(err, ErrNotCommitted):
@@ -339,7 +322,7 @@ func outcomeOf(err error) string {
 // field so the page's validation runs); and the field's state as result.
 func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
-	err := t.action(ctx, "fill", target, opts, func(string) error {
+	err := t.action(ctx, "fill", target, opts, func(ctx context.Context) error {
 		el, err := t.Resolve(ctx, target)
 		if err != nil {
 			return err
@@ -385,7 +368,7 @@ func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOp
 // with a trusted click, then reads the state back; a state the page did not
 // keep is ErrNotCommitted. A box already in the wanted state is left alone.
 func (t *Tab) Check(ctx context.Context, target Target, checked bool, opts FormOptions) error {
-	return t.action(ctx, "check", target, opts, func(string) error {
+	return t.action(ctx, "check", target, opts, func(ctx context.Context) error {
 		el, err := t.Resolve(ctx, target)
 		if err != nil {
 			return err
@@ -433,7 +416,7 @@ func (t *Tab) clickRef(ctx context.Context, desc, ref, method string, args ...an
 // the page shows afterwards; one that does not match is ErrNotCommitted.
 func (t *Tab) Select(ctx context.Context, target Target, option string, opts FormOptions) (string, error) {
 	var shown string
-	err := t.action(ctx, "select", target, opts, func(string) error {
+	err := t.action(ctx, "select", target, opts, func(ctx context.Context) error {
 		el, err := t.Resolve(ctx, target)
 		if err != nil {
 			return err
@@ -494,7 +477,7 @@ func (t *Tab) Select(ctx context.Context, target Target, option string, opts For
 // centre, after scrolling it into view; an element covered by another is
 // ErrObscured.
 func (t *Tab) ClickTarget(ctx context.Context, target Target, opts FormOptions) error {
-	return t.action(ctx, "click", target, opts, func(string) error {
+	return t.action(ctx, "click", target, opts, func(ctx context.Context) error {
 		el, err := t.Resolve(ctx, target)
 		if err != nil || opts.DryRun {
 			return err
@@ -508,7 +491,7 @@ func (t *Tab) PressTarget(ctx context.Context, target Target, key string, mods M
 	if _, _, err := keyOf(key); err != nil {
 		return err
 	}
-	return t.action(ctx, "press", target, opts, func(string) error {
+	return t.action(ctx, "press", target, opts, func(ctx context.Context) error {
 		el, err := t.Resolve(ctx, target)
 		if err != nil || opts.DryRun {
 			return err

@@ -286,18 +286,25 @@ func TestCheckAndSelect(t *testing.T) {
 }
 
 func TestDryRunAndActionLog(t *testing.T) {
-	tab := newTab(t, serve("/dryrun", `<label for=pw>Password</label><input id=pw maxlength=8>`+choicesPage))
 	ctx := tctx(t, 20*time.Second)
 	var mu sync.Mutex
 	var actions []Action
-	opts := FormOptions{Log: func(a Action) { mu.Lock(); actions = append(actions, a); mu.Unlock() }}
+	logged := TabOptions{Log: func(a Action) {
+		if a.Method != "evaluate" && a.Method != "goto" {
+			mu.Lock()
+			actions = append(actions, a)
+			mu.Unlock()
+		}
+	}}
+	tab := newTabWith(t, serve("/dryrun", `<label for=pw>Password</label><input id=pw maxlength=8>`+choicesPage), logged)
+	opts := FormOptions{}
 	const secret = "hunter2-very-secret"
 
 	dry := opts
 	dry.DryRun = true
 	_, err := tab.Fill(ctx, Target{Label: "Password"}, secret, dry)
 	require.NoError(t, err)
-	_, err = tab.Select(ctx, Target{Selector: "#dd"}, "Green", FormOptions{DryRun: true, Log: opts.Log,
+	_, err = tab.Select(ctx, Target{Selector: "#dd"}, "Green", FormOptions{DryRun: true,
 		Parts: map[string]string{"trigger": ".trigger", "option": ".opt", "value": ".value"}})
 	require.NoError(t, err)
 	require.NoError(t, tab.Check(ctx, Target{Label: "I accept the terms"}, true, dry))
@@ -309,15 +316,16 @@ func TestDryRunAndActionLog(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotCommitted)
 	_, err = tab.Fill(ctx, Target{Label: "Password"}, "short", opts)
 	require.NoError(t, err)
-	sites := opts
+	sites := logged
 	sites.Sites = []string{"example.com", "*.example.org"}
-	_, err = tab.Fill(ctx, Target{Label: "Password"}, secret, sites)
+	elsewhere := attachWith(t, tab, sites)
+	_, err = elsewhere.Fill(ctx, Target{Label: "Password"}, secret, opts)
 	require.ErrorIs(t, err, ErrSiteNotAllowed)
 	v, err = tab.Evaluate(ctx, `() => pw.value`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"short"`, string(v), "a refused site is not touched")
 	sites.Sites = []string{"127.0.0.1"}
-	_, err = tab.Fill(ctx, Target{Label: "Nope"}, secret, sites)
+	_, err = attachWith(t, tab, sites).Fill(ctx, Target{Label: "Nope"}, secret, opts)
 	require.ErrorIs(t, err, ErrNotFound)
 
 	mu.Lock()

@@ -78,9 +78,16 @@ func keyOf(key string) (name string, d keyDef, err error) {
 // with mods held. key is a DOM key name ("Enter", "Tab", "Escape",
 // "ArrowDown", …) or a single character. With Ctrl, Alt or Meta held no
 // text is typed, as on a real keyboard.
+//
+// Like every input method it first checks the tab's main document against
+// the tab's sites (see [TabOptions]); it is not logged on its own. For a
+// logged press that honours dry runs, see [Tab.PressKey].
 func (t *Tab) Press(ctx context.Context, key string, mods Modifier) error {
 	name, d, err := keyOf(key)
 	if err != nil {
+		return err
+	}
+	if err := t.checkDocument(ctx); err != nil {
 		return err
 	}
 	text := d.text
@@ -116,6 +123,9 @@ func (t *Tab) Press(ctx context.Context, key string, mods Modifier) error {
 // InsertText types text into the focused element as one trusted input
 // event, the way an input method commits text.
 func (t *Tab) InsertText(ctx context.Context, text string) error {
+	if err := t.checkDocument(ctx); err != nil {
+		return err
+	}
 	if err := t.c.Input.InsertText(ctx, input.NewInsertTextArgs(text)); err != nil {
 		return t.fail(err)
 	}
@@ -125,6 +135,9 @@ func (t *Tab) InsertText(ctx context.Context, text string) error {
 // Click sends a trusted left click at (x, y), in CSS pixels from the
 // viewport's top left: a move, a press and a release.
 func (t *Tab) Click(ctx context.Context, x, y float64) error {
+	if err := t.checkDocument(ctx); err != nil {
+		return err
+	}
 	steps := []*input.DispatchMouseEventArgs{
 		input.NewDispatchMouseEventArgs("mouseMoved", x, y),
 		input.NewDispatchMouseEventArgs("mousePressed", x, y).SetButton(input.MouseButtonLeft).SetButtons(1).SetClickCount(1),
@@ -136,4 +149,19 @@ func (t *Tab) Click(ctx context.Context, x, y float64) error {
 		}
 	}
 	return nil
+}
+
+// PressKey presses key on whatever has focus, as a page action: refused
+// when the document is not allowed, logged (without the key, which may be
+// part of what is being typed), and with opts.DryRun checked but not sent.
+func (t *Tab) PressKey(ctx context.Context, key string, mods Modifier, opts FormOptions) error {
+	if _, _, err := keyOf(key); err != nil {
+		return err
+	}
+	return t.act(ctx, "press", "", opts.DryRun, func(ctx context.Context) error {
+		if err := t.checkDocument(ctx); err != nil || opts.DryRun {
+			return err
+		}
+		return t.Press(ctx, key, mods)
+	})
 }

@@ -35,16 +35,36 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // returns as soon as the browser reports it. A failed navigation (bad
 // address, refused connection) is ErrNavigation; an HTTP error status is
 // not a failure.
+//
+// Only http and https addresses and about:blank may be opened (see
+// [CheckNavigation]); a request the page policy refuses ([Gateway]) is a
+// *NavigationBlockedError too. Goto is a page action and is logged with the
+// site it goes to.
 func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) error {
 	name, err := waitUntil.lifecycleName()
 	if err != nil {
 		return err
 	}
+	return t.act(ctx, "goto", addressOf(url), false, func(ctx context.Context) error {
+		if s := scopeOf(ctx); s != nil {
+			s.site = hostOf(url)
+		}
+		if err := CheckNavigation(url); err != nil {
+			return err
+		}
+		return t.navigate(ctx, url, name)
+	})
+}
+
+func (t *Tab) navigate(ctx context.Context, url, name string) error {
 	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
 	if err != nil {
 		return t.fail(err)
 	}
 	if nav.ErrorText != nil && *nav.ErrorText != "" {
+		if *nav.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
+			return &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
+		}
 		return fmt.Errorf("%w: %s: %s", ErrNavigation, url, *nav.ErrorText)
 	}
 	if nav.LoaderID == nil {
@@ -80,6 +100,28 @@ func (t *Tab) WaitForNavigation(ctx context.Context, waitUntil WaitUntil, trigge
 		seen, newDoc := t.lifecycle[t.loader]
 		// A same-document navigation bumps navSeq without a new loader; the
 		// current loader then has long passed its load states.
+		return !newDoc || seen[name] || seen["load"]
+	}, "navigation")
+}
+
+// WaitNavigated waits until a navigation of the main frame that started
+// after the latest page action began (or, when none has begun since
+// attach, the next navigation) reaches waitUntil. It is how a script waits
+// for the navigation its own click or key press caused, however fast that
+// navigation was.
+func (t *Tab) WaitNavigated(ctx context.Context, waitUntil WaitUntil) error {
+	name, err := waitUntil.lifecycleName()
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	start := t.actionMark
+	t.mu.Unlock()
+	return t.waitState(ctx, func() bool {
+		if t.navSeq == start {
+			return false
+		}
+		seen, newDoc := t.lifecycle[t.loader]
 		return !newDoc || seen[name] || seen["load"]
 	}, "navigation")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -25,9 +26,10 @@ const defaultCleanupTimeout = 5 * time.Second
 
 // Tab is an attached page. Its identity is its target ID, which stays the
 // same across navigations, cross-process ones included. A Tab is safe for
-// concurrent use. It owns no goroutines of its own: its events are handled
-// on the session's receive goroutine inside the connection, which ends when
-// the tab detaches or the browser connection is lost.
+// concurrent use. Its events are handled on the session's receive goroutine
+// inside the connection, which ends when the tab detaches or the browser
+// connection is lost; the only goroutines it starts itself are short calls
+// that take a refused document away, each bounded by a timeout.
 type Tab struct {
 	b       *Browser
 	id      string
@@ -35,12 +37,18 @@ type Tab struct {
 	conn    *rpcc.Conn
 	route   *route
 	c       *cdp.Client
+	opts    TabOptions
 
-	mu       sync.Mutex
-	frameID  string
-	mainCtx  string // uniqueId of the main world of the main frame
-	worldCtx string // uniqueId of the tranquil-sdk world of the main frame
-	changed  chan struct{}
+	mu          sync.Mutex
+	frameID     string
+	mainCtx     string // uniqueId of the main world of the main frame
+	worldCtx    string // uniqueId of the tranquil-sdk world of the main frame
+	mainOrigin  string // origin of mainCtx, as the browser reports it
+	worldOrigin string // origin of worldCtx
+	url         string // the main frame's committed address
+	frames      map[string]bool // frames of this tab seen committing, for refusals
+	actionMark  int             // navSeq when the latest page action began
+	changed     chan struct{}
 	// Lifecycle per document of the main frame, for navigation waits.
 	loader    string                     // newest document's loader id
 	navSeq    int                        // counts new documents and same-document navigations
@@ -50,9 +58,32 @@ type Tab struct {
 	nextSub   int
 }
 
-// Attach attaches to a page target by ID. Events start flowing at once; the
-// tab tracks its documents and JavaScript realms from then on.
+// TabOptions configures a tab session. The zero value lets page actions
+// run in any http or https document (or a blank page) and logs nothing.
+type TabOptions struct {
+	// Sites, when non-nil, lists the hostnames (see [SiteAllowed]) a
+	// document must be on for a page action to run in it. The check is made
+	// for the realm the action actually runs in, from the origin the browser
+	// reports for it, at the moment it runs.
+	Sites []string
+	// Log receives one Action per page action (evaluate, waitFor,
+	// screenshot, goto, form actions, key presses) and per refusal. It runs
+	// on the calling goroutine, or on the connection's for refusals the
+	// page policy made; it must not block. Nil logs nothing.
+	Log func(Action)
+	// Gateway, when set, reports the requests its policy refused in this
+	// tab's frames to Log.
+	Gateway *Gateway
+}
+
+// Attach attaches to a page target by ID with the zero [TabOptions].
 func (b *Browser) Attach(ctx context.Context, targetID string) (*Tab, error) {
+	return b.AttachWith(ctx, targetID, TabOptions{})
+}
+
+// AttachWith attaches to a page target by ID. Events start flowing at once;
+// the tab tracks its documents and JavaScript realms from then on.
+func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptions) (*Tab, error) {
 	r, err := b.c.Target.AttachToTarget(ctx, target.NewAttachToTargetArgs(target.ID(targetID)).SetFlatten(true))
 	if err != nil {
 		if re := protocolError(err); re != nil {
@@ -61,9 +92,9 @@ func (b *Browser) Attach(ctx context.Context, targetID string) (*Tab, error) {
 		return nil, b.fail(err)
 	}
 	t := &Tab{
-		b: b, id: targetID, session: string(r.SessionID), frameID: targetID,
+		b: b, id: targetID, session: string(r.SessionID), frameID: targetID, opts: opts,
 		changed: make(chan struct{}), lifecycle: map[string]map[string]bool{},
-		subs: map[int]func(string, json.RawMessage){},
+		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
 	}
 	conn, rt, err := b.m.open(ctx, t.session, t.observe)
 	if err != nil {
@@ -73,6 +104,13 @@ func (b *Browser) Attach(ctx context.Context, targetID string) (*Tab, error) {
 	if err := t.setup(ctx); err != nil {
 		t.detach()
 		return nil, err
+	}
+	if opts.Gateway != nil {
+		opts.Gateway.watch(t)
+		go func() {
+			<-t.route.gone
+			opts.Gateway.unwatch(t)
+		}()
 	}
 	return t, nil
 }
@@ -127,6 +165,10 @@ func (t *Tab) setup(ctx context.Context) error {
 	if t.loader == "" {
 		t.loader = string(tree.FrameTree.Frame.LoaderID)
 	}
+	if t.url == "" {
+		t.url = frameURL(tree.FrameTree.Frame.URL, tree.FrameTree.Frame.URLFragment)
+	}
+	t.actionMark = t.navSeq
 	other := frame != t.frameID
 	t.frameID = frame
 	t.mu.Unlock()
@@ -244,6 +286,7 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 		var ev struct {
 			Context struct {
 				Name     string `json:"name"`
+				Origin   string `json:"origin"`
 				UniqueID string `json:"uniqueId"`
 				AuxData  struct {
 					IsDefault bool   `json:"isDefault"`
@@ -260,9 +303,9 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 		if c.AuxData.FrameID == t.frameID {
 			switch {
 			case c.AuxData.IsDefault:
-				t.mainCtx = c.UniqueID
+				t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
 			case c.AuxData.Type == "isolated" && c.Name == WorldName:
-				t.worldCtx = c.UniqueID
+				t.worldCtx, t.worldOrigin = c.UniqueID, c.Origin
 			}
 			t.broadcast()
 		}
@@ -320,14 +363,42 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 	case "Page.navigatedWithinDocument":
 		var ev struct {
 			FrameID string `json:"frameId"`
+			URL     string `json:"url"`
 		}
 		if json.Unmarshal(params, &ev) == nil {
 			t.mu.Lock()
 			if ev.FrameID == t.frameID {
 				t.navSeq++
+				t.url = ev.URL
 				t.broadcast()
 			}
 			t.mu.Unlock()
+		}
+	case "Page.frameNavigated":
+		var ev struct {
+			Frame struct {
+				ID          string  `json:"id"`
+				ParentID    string  `json:"parentId"`
+				URL         string  `json:"url"`
+				URLFragment *string `json:"urlFragment"`
+			} `json:"frame"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			break
+		}
+		f := ev.Frame
+		u := frameURL(f.URL, f.URLFragment)
+		t.mu.Lock()
+		if f.ParentID == "" {
+			t.url = u
+			t.broadcast()
+		}
+		if len(t.frames) < 1024 {
+			t.frames[f.ID] = true
+		}
+		t.mu.Unlock()
+		if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
+			t.refuseDocument(f.ID, u)
 		}
 	}
 	t.mu.Lock()
@@ -339,6 +410,62 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 	for _, f := range subs {
 		f(method, params)
 	}
+}
+
+func frameURL(u string, fragment *string) string {
+	if fragment != nil {
+		return u + *fragment
+	}
+	return u
+}
+
+// refuseDocument takes a document the page policy does not allow (one that
+// committed without a request the gateway could stop, such as a history
+// entry of chrome: or data:) off the frame and logs the refusal. It runs on
+// the receive goroutine, so the navigation goes out on its own.
+func (t *Tab) refuseDocument(frame, u string) {
+	t.logRefusal("navigate", u, "navigation_blocked")
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+		defer cancel()
+		_, _ = t.c.Page.Navigate(ctx, page.NewNavigateArgs("about:blank").SetFrameID(page.FrameID(frame)))
+	}()
+}
+
+// requestRefused is the gateway's report of a request it failed; the tab
+// logs those of its own frames.
+func (t *Tab) requestRefused(frame, u, resourceType, reason string) {
+	t.mu.Lock()
+	mine := t.frames[frame]
+	t.mu.Unlock()
+	if !mine {
+		return
+	}
+	method := "request"
+	if resourceType == "Document" {
+		method = "navigate"
+	}
+	t.logRefusal(method, u, "navigation_blocked")
+}
+
+func (t *Tab) logRefusal(method, u, outcome string) {
+	if t.opts.Log == nil {
+		return
+	}
+	t.opts.Log(Action{Method: method, Target: addressOf(u), Site: hostOf(u), Outcome: outcome})
+}
+
+// addressOf describes an address for the log without its path or query,
+// which may carry what the page typed.
+func addressOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return "(malformed address)"
+	}
+	if u.Host == "" {
+		return u.Scheme + ":"
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // subscribe adds an event callback; the returned func removes it.
@@ -453,10 +580,47 @@ type ScreenshotOptions struct {
 	Clip *Rect
 	// FullPage captures the whole scrollable page; Clip wins if both are set.
 	FullPage bool
+	// Capture, when set, takes the pixels instead of the browser (a host
+	// whose pages the protocol cannot capture, such as Electron webview
+	// guests). The document is still checked as for any screenshot.
+	Capture func(ctx context.Context) ([]byte, error)
 }
 
-// Screenshot captures the page as PNG.
+// Screenshot captures the page as PNG. It is a page action: the document
+// shown must be one the tab's sites allow, before and after the capture.
 func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, error) {
+	var png []byte
+	err := t.act(ctx, "screenshot", "", false, func(ctx context.Context) error {
+		t.mu.Lock()
+		loader := t.loader
+		t.mu.Unlock()
+		if err := t.checkDocument(ctx); err != nil {
+			return err
+		}
+		var err error
+		if png, err = t.screenshot(ctx, opts); err != nil {
+			return err
+		}
+		t.mu.Lock()
+		moved := t.loader != loader
+		t.mu.Unlock()
+		if moved {
+			// The page changed under the capture: what it shows may be
+			// the next document, so judge that one too.
+			return t.checkDocument(ctx)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return png, nil
+}
+
+func (t *Tab) screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, error) {
+	if opts.Capture != nil {
+		return opts.Capture(ctx)
+	}
 	args := page.NewCaptureScreenshotArgs().SetFormat("png")
 	switch {
 	case opts.Clip != nil:
@@ -475,4 +639,38 @@ func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, e
 		return nil, t.fail(err)
 	}
 	return r.Data, nil
+}
+
+// NewTabWith is [Browser.NewTab] with the tab's options: the page opens
+// blank, the session attaches with opts, and only then does the page go to
+// url, as a page action of that session.
+func (b *Browser) NewTabWith(ctx context.Context, url string, opts TabOptions) (*Tab, error) {
+	if url != "" && url != "about:blank" {
+		if err := CheckNavigation(url); err != nil {
+			return nil, err
+		}
+	}
+	r, err := b.c.Target.CreateTarget(ctx, target.NewCreateTargetArgs("about:blank"))
+	if err != nil {
+		if re := protocolError(err); re != nil && strings.Contains(strings.ToLower(re.Message), "not supported") {
+			return nil, fmt.Errorf("%w: Target.createTarget: %s", ErrNotSupported, re.Message)
+		}
+		return nil, b.fail(err)
+	}
+	t, err := b.AttachWith(ctx, string(r.TargetID), opts)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
+		defer cancel()
+		_, _ = b.c.Target.CloseTarget(cctx, target.NewCloseTargetArgs(r.TargetID))
+		return nil, err
+	}
+	if url != "" && url != "about:blank" {
+		if err := t.Goto(ctx, url, Load); err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
+			defer cancel()
+			_ = t.Close(cctx)
+			return nil, err
+		}
+	}
+	return t, nil
 }

@@ -1,0 +1,232 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mafredri/cdp/protocol/browser"
+	"github.com/mafredri/cdp/protocol/fetch"
+	"github.com/mafredri/cdp/protocol/network"
+)
+
+// PagePolicy is what the pages of a guarded browser may reach. The zero
+// value still allows only http and https requests, denies downloads and
+// refuses the browser's own DevTools endpoint.
+type PagePolicy struct {
+	// Deny lists loopback endpoints ("127.0.0.1:PORT" or just the port)
+	// that no request of any page may reach, such as the script bridge and
+	// the DevTools endpoints of other browsers the host drives. The
+	// browser's own DevTools port, when it has one, is always denied.
+	Deny []string
+}
+
+// Gateway enforces a [PagePolicy] on every request of every page of one
+// browser connection, subframes, popups and workers included, before the
+// request is sent: the browser pauses each request (the Fetch domain,
+// enabled on the browser session) and the gateway lets it go or fails it.
+// It also denies downloads.
+//
+// A Gateway owns one goroutine that reads paused requests and short-lived
+// ones that answer them; [Gateway.Close] stops them, and they stop by
+// themselves when the browser connection ends.
+type Gateway struct {
+	b      *Browser
+	ports  map[int]bool // denied ports on loopback or behind a host name
+	cancel context.CancelFunc
+	done   chan struct{}
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	tabs map[*Tab]struct{} // tabs told about refusals in their frames
+}
+
+// Guard starts enforcing p on b and returns once the browser pauses every
+// request for it. One Gateway per connection is enough; the caller closes
+// it.
+func Guard(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, error) {
+	ports := map[int]bool{}
+	for _, d := range p.Deny {
+		port, err := denyPort(d)
+		if err != nil {
+			return nil, err
+		}
+		ports[port] = true
+	}
+	if u, err := url.Parse(b.url); err == nil && u.Port() != "" {
+		if n, err := strconv.Atoi(u.Port()); err == nil {
+			ports[n] = true
+		}
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	g := &Gateway{b: b, ports: ports, cancel: cancel, done: make(chan struct{}), tabs: map[*Tab]struct{}{}}
+	paused, err := b.c.Fetch.RequestPaused(sctx)
+	if err != nil {
+		cancel()
+		return nil, b.fail(err)
+	}
+	// Every request of every target, at the request stage.
+	enable := fetch.NewEnableArgs().SetPatterns([]fetch.RequestPattern{{URLPattern: ptr("*")}})
+	if err := b.c.Fetch.Enable(ctx, enable); err != nil {
+		paused.Close()
+		cancel()
+		return nil, b.fail(err)
+	}
+	if err := b.c.Browser.SetDownloadBehavior(ctx, browser.NewSetDownloadBehaviorArgs("deny")); err != nil {
+		paused.Close()
+		cancel()
+		return nil, b.fail(err)
+	}
+	go g.serve(sctx, paused)
+	return g, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// denyPort reads "127.0.0.1:PORT", "localhost:PORT", "[::1]:PORT" or
+// "PORT".
+func denyPort(s string) (int, error) {
+	p := s
+	if _, port, err := net.SplitHostPort(s); err == nil {
+		p = port
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%w: deny entry %q is not a loopback host:port", ErrValidation, s)
+	}
+	return n, nil
+}
+
+// Close stops enforcing the policy and waits for the gateway's goroutines.
+// Requests paused meanwhile are let go by the browser when the connection
+// or the interception ends.
+func (g *Gateway) Close() error {
+	g.cancel()
+	<-g.done
+	g.wg.Wait()
+	cctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	defer cancel()
+	if g.b.Err() == nil {
+		_ = g.b.c.Fetch.Disable(cctx)
+	}
+	return nil
+}
+
+func (g *Gateway) serve(ctx context.Context, paused fetch.RequestPausedClient) {
+	defer close(g.done)
+	defer paused.Close()
+	for {
+		ev, err := paused.Recv()
+		if err != nil {
+			return
+		}
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.decide(ctx, ev)
+		}()
+	}
+}
+
+// decide lets one paused request go or fails it.
+func (g *Gateway) decide(ctx context.Context, ev *fetch.RequestPausedReply) {
+	reason := g.refusal(ev.Request.URL)
+	if reason == "" {
+		_ = g.b.c.Fetch.ContinueRequest(ctx, fetch.NewContinueRequestArgs(ev.RequestID))
+		return
+	}
+	_ = g.b.c.Fetch.FailRequest(ctx, fetch.NewFailRequestArgs(ev.RequestID, network.ErrorReasonBlockedByClient))
+	g.mu.Lock()
+	var tabs []*Tab
+	for t := range g.tabs {
+		tabs = append(tabs, t)
+	}
+	g.mu.Unlock()
+	for _, t := range tabs {
+		t.requestRefused(string(ev.FrameID), ev.Request.URL, string(ev.ResourceType), reason)
+	}
+}
+
+// refusal says why a request may not go, or "" when it may.
+func (g *Gateway) refusal(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "malformed address"
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return u.Scheme + ": is not a web address"
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" || u.Scheme == "wss" {
+			port = "443"
+		}
+	}
+	n, _ := strconv.Atoi(port)
+	if g.ports[n] && mayBeLoopback(u.Hostname()) {
+		return "a host endpoint no page may reach"
+	}
+	return ""
+}
+
+// mayBeLoopback is true unless host is an IP literal off this machine: any
+// name may resolve to loopback (localhost, *.localhost, a hosts-file
+// alias), and the unspecified address reaches loopback too.
+func mayBeLoopback(host string) bool {
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	if err != nil {
+		return true
+	}
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsUnspecified()
+}
+
+func (g *Gateway) watch(t *Tab) {
+	g.mu.Lock()
+	g.tabs[t] = struct{}{}
+	g.mu.Unlock()
+}
+
+func (g *Gateway) unwatch(t *Tab) {
+	g.mu.Lock()
+	delete(g.tabs, t)
+	g.mu.Unlock()
+}
+
+// documentAllowed reports whether a committed document's address is one a
+// page action, a screenshot or a script's view may touch: http, https, or a
+// blank page.
+func documentAllowed(raw string) bool {
+	if raw == "about:blank" || raw == "" {
+		return true
+	}
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// CheckNavigation reports whether a navigation to raw may be started on a
+// script's behalf: only http and https addresses and about:blank. Anything
+// else (javascript:, data:, file:, chrome:, view-source:, devtools:,
+// blob:, filesystem:, …) is a *NavigationBlockedError.
+func CheckNavigation(raw string) error {
+	if raw == "about:blank" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	scheme := "that"
+	if err == nil && u.Scheme != "" {
+		scheme = u.Scheme + ":"
+	}
+	return &NavigationBlockedError{URL: raw, Reason: scheme + " is not an http or https address"}
+}
