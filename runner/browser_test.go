@@ -64,7 +64,7 @@ type countingTabs struct {
 	mu        sync.Mutex
 	openBG    map[string]bool
 	maxOpen   int
-	openOrder []string
+	openOrder []string // IDs of background tabs, in the order they opened
 	focused   int
 }
 
@@ -74,7 +74,7 @@ func (c *countingTabs) Open(ctx context.Context, run runner.RunInfo, url string,
 		c.mu.Lock()
 		c.openBG[info.ID] = true
 		c.maxOpen = max(c.maxOpen, len(c.openBG))
-		c.openOrder = append(c.openOrder, url)
+		c.openOrder = append(c.openOrder, info.ID)
 		c.mu.Unlock()
 	}
 	return info, err
@@ -110,12 +110,30 @@ type browserEnv struct {
 	lines []string
 }
 
-func newBrowserEnv(t testing.TB) *browserEnv {
+func newBrowserEnv(t testing.TB) *browserEnv { return newBrowserEnvWith(t, envOptions{}) }
+
+// envOptions vary the browser environment.
+type envOptions struct {
+	// devtoolsPort attaches to a browser started with a DevTools port (as
+	// a user's or an Electron app's would be) instead of launching one
+	// over a pipe.
+	devtoolsPort bool
+	// config adjusts the Manager's configuration.
+	config func(*runner.Config)
+}
+
+func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	t.Helper()
 	chromium := testenv.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	bt, err := cdptabs.Launch(ctx, cdp.LaunchOptions{Path: chromium})
+	var bt *cdptabs.Tabs
+	var err error
+	if o.devtoolsPort {
+		bt, err = cdptabs.Attach(ctx, startWithPort(t, chromium))
+	} else {
+		bt, err = cdptabs.Launch(ctx, cdp.LaunchOptions{Path: chromium})
+	}
 	require.NoError(t, err)
 	t.Cleanup(func() { bt.Shutdown() })
 	e := &browserEnv{tabs: &countingTabs{Tabs: bt, openBG: map[string]bool{}}, site: site(t)}
@@ -125,7 +143,7 @@ func newBrowserEnv(t testing.TB) *browserEnv {
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 	store, err := consent.OpenStore(filepath.Join(root, "data", "consent.json"), consent.StoreOptions{})
 	require.NoError(t, err)
-	m, err := runner.New(runner.Config{
+	cfg := runner.Config{
 		DataDir:  filepath.Join(root, "data"),
 		CacheDir: testenv.DenoCacheDir(t),
 		DenoPath: testenv.Deno(t),
@@ -140,7 +158,11 @@ func newBrowserEnv(t testing.TB) *browserEnv {
 				e.outMu.Unlock()
 			}
 		},
-	})
+	}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	m, err := runner.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	e.m = m
@@ -220,18 +242,28 @@ const rows = pooledMap(8, urls, async (url) => {
   requested.push(url);
   await using tab = await tabs.open(url, { background: true });
   await tab.waitFor("h1");
-  return (await tab.title()) + "\t" + url;
+  return (await tab.title()) + "\t" + url + "\t" + tab.id;
 });
 await context.result({ rows: await Array.fromAsync(rows), requested });
 `)
 		var res struct{ Rows, Requested []string }
 		result(t, entry, &res)
 		assert.Len(t, res.Rows, 10)
-		assert.Equal(t, fmt.Sprintf("Page 3\t%s/p/3", e.site.URL), res.Rows[2])
+		urlOf := map[string]string{}
+		for _, row := range res.Rows {
+			f := strings.Split(row, "\t")
+			require.Len(t, f, 3)
+			urlOf[f[2]] = f[1]
+		}
+		assert.True(t, strings.HasPrefix(res.Rows[2], fmt.Sprintf("Page 3\t%s/p/3\t", e.site.URL)), res.Rows[2])
 		e.tabs.mu.Lock()
 		defer e.tabs.mu.Unlock()
 		assert.LessOrEqual(t, e.tabs.maxOpen, 4, "background tabs are capped")
-		assert.Equal(t, res.Requested, e.tabs.openOrder, "FIFO")
+		var opened []string
+		for _, id := range e.tabs.openOrder {
+			opened = append(opened, urlOf[id])
+		}
+		assert.Equal(t, res.Requested, opened, "FIFO")
 		assert.Empty(t, e.tabs.openBG, "every tab is closed")
 	})
 
@@ -271,9 +303,10 @@ await context.result({ holder: holder.value, zip });
 		raw, _ := json.Marshal(entry.Actions)
 		assert.NotContains(t, string(raw), "Ada Lovelace", "the action log never holds the value")
 		assert.NotContains(t, string(raw), "1234567")
-		assert.Equal(t, "fill", entry.Actions[0].Method)
-		assert.Equal(t, "127.0.0.1", entry.Actions[0].Site)
-		assert.Equal(t, "ok", entry.Actions[0].Outcome)
+		assert.Equal(t, "goto", entry.Actions[0].Method, "navigations are page actions too")
+		assert.Equal(t, "fill", entry.Actions[1].Method)
+		assert.Equal(t, "127.0.0.1", entry.Actions[1].Site)
+		assert.Equal(t, "ok", entry.Actions[1].Outcome)
 		e.tabs.mu.Lock()
 		assert.Positive(t, e.tabs.focused, "the host focused the tab before typing")
 		e.tabs.mu.Unlock()
@@ -371,7 +404,14 @@ await tab.waitFor("#never", { timeout: 600000 });
 		assert.Zero(t, e.m.Bridge().Stats().Sessions, "the session is dropped")
 	})
 
-	t.Run("no DevTools endpoint is reachable", func(t *testing.T) {
+}
+
+// TestDevToolsEndpointUnreachableFromDeno scans loopback from a script for
+// the DevTools endpoint of a browser that has one (attached, as a user's or
+// an Electron app's would be): it is never reachable.
+func TestDevToolsEndpointUnreachableFromDeno(t *testing.T) {
+	e := newBrowserEnvWith(t, envOptions{devtoolsPort: true})
+	{
 		port := e.tabs.Port()
 		lo, hi := max(1, port-1000), min(65535, port+1000)
 		entry := e.run(t, "scan.ts", fmt.Sprintf(`// @permissions net=127.0.0.1,localhost
@@ -404,5 +444,5 @@ await context.result({ devtools, direct, openHasDevtools: open.includes(%d) });
 		assert.NotContains(t, res.Devtools, port, "the host's DevTools endpoint did not answer")
 		assert.Equal(t, "NotCapable", res.Direct)
 		assert.False(t, res.OpenHasDevtools)
-	})
+	}
 }

@@ -80,6 +80,10 @@ type Config struct {
 	// runs; more tabs.open calls wait in a FIFO queue. Zero means
 	// DefaultMaxBackgroundTabs (4).
 	MaxBackgroundTabs int
+	// MaxForegroundTabs bounds foreground tabs that runs have open at once
+	// across all runs, like MaxBackgroundTabs. Zero means
+	// DefaultMaxForegroundTabs (4).
+	MaxForegroundTabs int
 
 	// Host is the host's UI, clipboard and workspace.
 	Host Host
@@ -126,6 +130,8 @@ type Manager struct {
 	browsers browsers
 	bgTabs   fifo
 	bgOrder  turnstile
+	fgTabs   fifo
+	fgOrder  turnstile
 	state    stateStore
 	selMu    sync.Mutex // guards the selection ledger file
 	// protected are the paths of the host's data no grant may reach.
@@ -156,6 +162,7 @@ func New(cfg Config) (*Manager, error) {
 	setDefault(&cfg.HeapMB, DefaultHeapMB)
 	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
 	setDefault(&cfg.MaxBackgroundTabs, DefaultMaxBackgroundTabs)
+	setDefault(&cfg.MaxForegroundTabs, DefaultMaxForegroundTabs)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -176,6 +183,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.queue.init(cfg.MaxConcurrent)
 	m.bgTabs.init(cfg.MaxBackgroundTabs)
+	m.fgTabs.init(cfg.MaxForegroundTabs)
 	m.state.dir = filepath.Join(cfg.DataDir, "state")
 	if m.gate == nil {
 		store, err := consent.OpenStore(filepath.Join(cfg.DataDir, "consent.json"), consent.StoreOptions{Logger: cfg.Logger})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"sync"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 // Defaults for browser work.
 const (
 	DefaultMaxBackgroundTabs = 4
+	DefaultMaxForegroundTabs = 4
 	defaultTabWait           = 30 * time.Second
 )
 
@@ -35,12 +35,17 @@ const (
 	CodeObscured       = "obscured"
 	CodeEvalError      = "eval_error"
 	CodeInvalid        = "invalid"
+	// CodeNavigationBlocked is a navigation or request the page policy
+	// refused: not http or https, or an endpoint of the host.
+	CodeNavigationBlocked = "navigation_blocked"
 )
 
-// browsers shares one CDP connection per endpoint among all runs.
+// browsers shares one CDP connection per endpoint among all runs, and one
+// page gateway per connection, host-given connections included.
 type browsers struct {
-	mu    sync.Mutex
-	conns map[string]*cdp.Browser
+	mu       sync.Mutex
+	conns    map[string]*cdp.Browser
+	gateways map[*cdp.Browser]*cdp.Gateway
 }
 
 func (b *browsers) get(ctx context.Context, endpoint string) (*cdp.Browser, error) {
@@ -60,171 +65,64 @@ func (b *browsers) get(ctx context.Context, endpoint string) (*cdp.Browser, erro
 	return c, nil
 }
 
+// gateway returns the page gateway of c, starting it on first use: no tab
+// of a run is driven before its browser enforces the page policy.
+func (b *browsers) gateway(ctx context.Context, c *cdp.Browser, policy cdp.PagePolicy) (*cdp.Gateway, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if g := b.gateways[c]; g != nil && c.Err() == nil {
+		return g, nil
+	}
+	g, err := cdp.Guard(ctx, c, policy)
+	if err != nil {
+		return nil, err
+	}
+	if b.gateways == nil {
+		b.gateways = map[*cdp.Browser]*cdp.Gateway{}
+	}
+	for old := range b.gateways {
+		if old.Err() != nil {
+			b.gateways[old].Close()
+			delete(b.gateways, old)
+		}
+	}
+	b.gateways[c] = g
+	return g, nil
+}
+
 func (b *browsers) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for _, g := range b.gateways {
+		g.Close()
+	}
+	clear(b.gateways)
 	for _, c := range b.conns {
 		c.Close()
 	}
 	clear(b.conns)
 }
 
+// pagePolicy is what no page of a run's browser may reach: the bridge,
+// every DevTools endpoint the host drives, and the loopback endpoints the
+// host denies scripts.
+func (m *Manager) pagePolicy() cdp.PagePolicy {
+	deny := append([]string{m.bridge.Addr()}, m.cfg.DenyLoopback...)
+	if d, ok := m.cfg.Host.Tabs.(DevToolsEndpoints); ok {
+		deny = append(deny, d.DevToolsEndpoints()...)
+	}
+	return cdp.PagePolicy{Deny: deny}
+}
+
 // runTab is a tab a run resolved, with its CDP session once attached.
 type runTab struct {
 	id         string
-	opened     bool // the run opened it, so the run closes it
+	opened     bool // the run opened it, so the run may close it
 	background bool // it holds one of the Manager's background slots
+	foreground bool // it holds one of the Manager's foreground slots
 
 	mu  sync.Mutex
 	cdp *cdp.Tab
-	nav *navTracker
-}
-
-// navTracker counts main-frame navigations of a tab and how far each got,
-// so waitForNavigation can tell a navigation an earlier action started from
-// one still to come.
-type navTracker struct {
-	mu      sync.Mutex
-	changed chan struct{}
-	started int // main-frame navigations seen
-	dcl     int // of those, how many reached DOMContentLoaded
-	loaded  int // and load
-	mark    int // started, when the latest action began
-	url     string
-	frame   string // main frame ID
-	stop    context.CancelFunc
-}
-
-func newNavTracker(attach context.Context, t *cdp.Tab) (*navTracker, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	n := &navTracker{changed: make(chan struct{}), stop: cancel}
-	c := t.Client()
-	nav, err := c.Page.FrameNavigated(ctx)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	within, err := c.Page.NavigatedWithinDocument(ctx)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	dcl, err := c.Page.DOMContentEventFired(ctx)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	load, err := c.Page.LoadEventFired(ctx)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	// The live URL, read once now and then kept from navigation events, so
-	// the sites= check before each page action needs no round trip.
-	u, err := t.URL(attach)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	n.url = u
-	go func() {
-		for {
-			ev, err := nav.Recv()
-			if err != nil {
-				return
-			}
-			if ev.Frame.ParentID == nil {
-				n.update(func() {
-					n.started++
-					n.frame = string(ev.Frame.ID)
-					n.url = ev.Frame.URL
-					if ev.Frame.URLFragment != nil {
-						n.url += *ev.Frame.URLFragment
-					}
-				})
-			}
-		}
-	}()
-	go func() {
-		for {
-			ev, err := within.Recv()
-			if err != nil {
-				return
-			}
-			n.update(func() {
-				if n.frame != "" && string(ev.FrameID) != n.frame {
-					return // a subframe's history change
-				}
-				n.started++
-				n.dcl, n.loaded = n.started, n.started
-				n.url = ev.URL
-			})
-		}
-	}()
-	go func() {
-		for {
-			if _, err := dcl.Recv(); err != nil {
-				return
-			}
-			n.update(func() { n.dcl = n.started })
-		}
-	}()
-	go func() {
-		for {
-			if _, err := load.Recv(); err != nil {
-				return
-			}
-			n.update(func() { n.loaded = n.started })
-		}
-	}()
-	return n, nil
-}
-
-func (n *navTracker) update(f func()) {
-	n.mu.Lock()
-	f()
-	close(n.changed)
-	n.changed = make(chan struct{})
-	n.mu.Unlock()
-}
-
-// currentURL is the page's address as of the latest navigation event.
-func (n *navTracker) currentURL() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.url
-}
-
-// action marks the start of an action that may navigate.
-func (n *navTracker) action() {
-	n.mu.Lock()
-	n.mark = n.started
-	n.mu.Unlock()
-}
-
-// wait returns once a navigation that began after the latest action (or,
-// if none has, the next one) reached until.
-func (n *navTracker) wait(ctx context.Context, until cdp.WaitUntil) error {
-	n.mu.Lock()
-	target := n.mark + 1
-	n.mu.Unlock()
-	for {
-		n.mu.Lock()
-		reached := n.loaded
-		if until == cdp.DOMContentLoaded {
-			reached = n.dcl
-		}
-		ch := n.changed
-		n.mu.Unlock()
-		if reached >= target {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
 
 // knowTab records a tab the run resolved; only such tabs can be driven.
@@ -240,11 +138,14 @@ func (r *Run) knowTab(info TabInfo, opened, background bool) map[string]any {
 		r.tabs[info.ID] = t
 	}
 	t.opened = t.opened || opened
-	t.background = t.background || background
+	t.background = t.background || (opened && background)
+	t.foreground = t.foreground || (opened && !background)
 	return map[string]any{"id": info.ID, "url": info.URL, "title": info.Title}
 }
 
-// tab returns the attached tab id names.
+// tab returns the attached tab id names. The session is the run's own: its
+// page actions run only on the script's sites= and are logged to the
+// run's history.
 func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	r.mu.Lock()
 	t := r.tabs[id]
@@ -268,17 +169,30 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 			return nil, nil, browserErr(err)
 		}
 	}
-	ct, err := b.Attach(ctx, target.TargetID)
+	gw, err := r.m.browsers.gateway(ctx, b, r.m.pagePolicy())
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	nav, err := newNavTracker(ctx, ct)
+	ct, err := b.AttachWith(ctx, target.TargetID, cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw})
 	if err != nil {
-		ct.Detach(ctx)
 		return nil, nil, browserErr(err)
 	}
-	t.cdp, t.nav = ct, nav
+	t.cdp = ct
 	return t, ct, nil
+}
+
+// sites is the script's sites= for its tab sessions: nil when it names
+// none (any web page).
+func (r *Run) sites() []string {
+	if len(r.header.Sites) == 0 {
+		return nil
+	}
+	return r.header.Sites
+}
+
+// logAction records one page action or refusal of the run's tabs.
+func (r *Run) logAction(a cdp.Action) {
+	r.recordAction(history.Action{At: time.Now().UTC(), Method: a.Method, Target: a.Target, Site: a.Site, Outcome: a.Outcome})
 }
 
 // releaseTabs closes every tab the run opened and detaches from the rest.
@@ -295,12 +209,9 @@ func (r *Run) releaseTabs() {
 }
 
 // dropTab detaches from t, closes it through the host when close is set,
-// and gives back its background slot.
+// and gives back its slot.
 func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
 	t.mu.Lock()
-	if t.nav != nil {
-		t.nav.stop()
-	}
 	if t.cdp != nil {
 		t.cdp.Detach(ctx)
 	}
@@ -312,6 +223,10 @@ func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
 	if t.background {
 		t.background = false
 		r.m.bgTabs.release()
+	}
+	if t.foreground {
+		t.foreground = false
+		r.m.fgTabs.release()
 	}
 	return err
 }
@@ -367,43 +282,67 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]any, error) {
 	return out, nil
 }
 
-// Open opens a tab at url. Background tabs wait for one of the Manager's
-// slots, in FIFO order.
+// Open opens a tab at url. Every open waits for one of the Manager's
+// slots (background and foreground tabs have their own), in FIFO order.
+// The host opens the tab blank; the run's own session then takes it to url
+// under the page policy, so the first request is already guarded.
 func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) (map[string]any, error) {
 	h, err := a.host()
 	if err != nil {
 		return nil, err
 	}
-	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "http" && u.Scheme != "https" && rawURL != "about:blank") {
-		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
+	if err := cdp.CheckNavigation(rawURL); err != nil {
+		a.r.logAction(cdp.Action{Method: "open", Outcome: CodeNavigationBlocked})
+		return nil, codeErr(CodeNavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
+	}
+	if _, ok := opts["timeout"].(float64); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = withTimeoutOpt(ctx, opts)
+		defer cancel()
 	}
 	background, _ := opts["background"].(bool)
+	slots, order := &a.r.m.fgTabs, &a.r.m.fgOrder
 	if background {
-		seq, hasSeq := opts["seq"].(float64)
-		if hasSeq {
-			a.r.awaitOpenTurn(ctx, int(seq))
-		}
-		place, ticket := a.r.m.bgOrder.enter(&a.r.m.bgTabs)
-		if hasSeq {
-			a.r.openTurnDone()
-		}
-		if !a.r.m.bgTabs.wait(place, ctx.Done()) {
-			a.r.m.bgOrder.done(ticket)
-			return nil, codeErr(CodeTimeout, capnweb.NameError, "waiting for a background tab slot: %v", ctx.Err())
-		}
-		// Tabs open in the order they were queued, not in whatever order
-		// the goroutines that got slots happen to run.
-		a.r.m.bgOrder.await(ctx, ticket)
-		defer a.r.m.bgOrder.done(ticket)
+		slots, order = &a.r.m.bgTabs, &a.r.m.bgOrder
 	}
-	info, err := h.Open(ctx, a.r.Info(), rawURL, TabOpenOptions{Background: background})
+	seq, hasSeq := opts["seq"].(float64)
+	if hasSeq {
+		a.r.awaitOpenTurn(ctx, int(seq))
+	}
+	place, ticket := order.enter(slots)
+	if hasSeq {
+		a.r.openTurnDone()
+	}
+	if !slots.wait(place, ctx.Done()) {
+		order.done(ticket)
+		return nil, codeErr(CodeTimeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", slots.size(), ctx.Err())
+	}
+	// Tabs open in the order they were queued, not in whatever order
+	// the goroutines that got slots happen to run.
+	order.await(ctx, ticket)
+	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: background})
+	order.done(ticket)
 	if err != nil {
-		if background {
-			a.r.m.bgTabs.release()
+		slots.release()
+		return nil, browserErr(err)
+	}
+	tab := a.r.knowTab(info, true, background)
+	_, t, err := a.r.tab(ctx, info.ID)
+	if err == nil && rawURL != "about:blank" {
+		err = t.Goto(ctx, rawURL, cdp.Load)
+	}
+	if err != nil {
+		a.r.mu.Lock()
+		rt := a.r.tabs[info.ID]
+		delete(a.r.tabs, info.ID)
+		a.r.mu.Unlock()
+		if rt != nil {
+			_ = a.r.dropTab(context.WithoutCancel(ctx), rt, true)
 		}
 		return nil, browserErr(err)
 	}
-	return a.r.knowTab(info, true, background), nil
+	tab["url"] = rawURL
+	return tab, nil
 }
 
 // turnstile lets numbered tickets through one at a time, in order.
@@ -547,37 +486,39 @@ func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
 
 // navigation resolves the tab and the navigation options every
 // navigation call takes: waitUntil, and a timeout bounding ctx.
-func (a *tabAPI) navigation(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *runTab, *cdp.Tab, cdp.WaitUntil, error) {
-	rt, t, err := a.r.tab(ctx, id)
+func (a *tabAPI) navigation(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *cdp.Tab, cdp.WaitUntil, error) {
+	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
-		return nil, nil, nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	until, err := waitUntilOpt(opts)
 	if err != nil {
-		return nil, nil, nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	ctx, cancel := withTimeoutOpt(ctx, opts)
-	return ctx, cancel, rt, t, until, nil
+	return ctx, cancel, t, until, nil
 }
 
 func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) error {
-	ctx, cancel, rt, t, until, err := a.navigation(ctx, id, opts)
+	ctx, cancel, t, until, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	rt.nav.action()
 	return browserErr(t.Goto(ctx, rawURL, until))
 }
 
 func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[string]any) error {
-	ctx, cancel, rt, _, until, err := a.navigation(ctx, id, opts)
+	ctx, cancel, t, until, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	if err := rt.nav.wait(ctx, until); err != nil {
-		return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+	if err := t.WaitNavigated(ctx, until); err != nil {
+		if errors.Is(err, cdp.ErrTimeout) {
+			return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+		}
+		return browserErr(err)
 	}
 	return nil
 }
@@ -597,22 +538,32 @@ func (a *tabAPI) Screenshot(ctx context.Context, id string, opts map[string]any)
 	if err != nil {
 		return nil, err
 	}
-	full, _ := opts["fullPage"].(bool)
+	so := cdp.ScreenshotOptions{}
+	so.FullPage, _ = opts["fullPage"].(bool)
 	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
-		png, err := s.Screenshot(ctx, a.r.Info(), id, full)
-		return png, browserErr(err)
+		so.Capture = func(ctx context.Context) ([]byte, error) {
+			return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
+		}
 	}
-	png, err := t.Screenshot(ctx, cdp.ScreenshotOptions{FullPage: full})
+	png, err := t.Screenshot(ctx, so)
 	return png, browserErr(err)
 }
 
+// Close closes a tab the run opened. The user's own tabs (found with
+// active, find, all or triggered) are the user's to close.
 func (a *tabAPI) Close(ctx context.Context, id string) error {
 	a.r.mu.Lock()
 	t := a.r.tabs[id]
-	delete(a.r.tabs, id)
+	if t != nil && t.opened {
+		delete(a.r.tabs, id)
+	}
 	a.r.mu.Unlock()
 	if t == nil {
 		return codeErr(CodeNotFound, capnweb.NameError, "no tab %q", id)
+	}
+	if !t.opened {
+		a.r.logAction(cdp.Action{Method: "close", Outcome: CodeNotGranted})
+		return codeErr(CodeNotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
 	}
 	return browserErr(a.r.dropTab(ctx, t, true))
 }
@@ -621,17 +572,11 @@ func (a *tabAPI) Close(ctx context.Context, id string) error {
 type pageJsAPI struct{ r *Run }
 
 func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []any) (any, error) {
-	rt, t, err := a.r.tab(ctx, id)
+	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	site, err := a.r.checkSite(rt, "evaluate")
-	if err != nil {
-		return nil, err
-	}
-	rt.nav.action()
 	raw, err := t.Evaluate(ctx, source, args...)
-	a.r.logAction("evaluate", "", site, err)
 	if err != nil {
 		return nil, browserErr(err)
 	}
@@ -645,49 +590,14 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []any)
 	return v, nil
 }
 
-// checkSite applies sites= to the tab's current page before a page action,
-// logging a refusal like any other outcome.
-func (r *Run) checkSite(t *runTab, method string) (string, error) {
-	u := t.nav.currentURL()
-	site := hostOf(u)
-	if len(r.header.Sites) > 0 && !cdp.SiteAllowed(u, r.header.Sites) {
-		r.recordAction(history.Action{At: time.Now().UTC(), Method: method, Site: site, Outcome: "refused"})
-		return site, codeErr(CodeSiteNotAllowed, capnweb.NameError, "%s is not allowed on %s: this script's sites= lists %v", method, site, r.header.Sites)
-	}
-	return site, nil
-}
-
-func (r *Run) logAction(method, target, site string, err error) {
-	outcome := "ok"
-	if err != nil {
-		outcome = errCode(err)
-	}
-	r.recordAction(history.Action{At: time.Now().UTC(), Method: method, Target: target, Site: site, Outcome: outcome})
-}
-
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
-}
-
 // formsAPI is forms: trusted form actions through the form runtime.
 type formsAPI struct{ r *Run }
 
-// options builds the cdp options for one action: the sites= check, the
-// focus hook and the action log (method, target, site, outcome; never the
-// value).
+// options builds the cdp options for one action: the focus hook, a dry
+// run and custom parts. The sites= check and the log belong to the tab.
 func (a *formsAPI) options(id string, opts map[string]any) (cdp.FormOptions, error) {
 	fo := cdp.FormOptions{
 		Focus: func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) },
-		Log: func(act cdp.Action) {
-			a.r.recordAction(history.Action{At: time.Now().UTC(), Method: act.Method, Target: act.Target, Site: act.Site, Outcome: act.Outcome})
-		},
-	}
-	if len(a.r.header.Sites) > 0 {
-		fo.Sites = a.r.header.Sites
 	}
 	fo.DryRun, _ = opts["dryRun"].(bool)
 	if parts, ok := opts["parts"].(map[string]any); ok {
@@ -704,7 +614,7 @@ func (a *formsAPI) options(id string, opts map[string]any) (cdp.FormOptions, err
 }
 
 func (a *formsAPI) begin(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *cdp.Tab, cdp.FormOptions, error) {
-	rt, t, err := a.r.tab(ctx, id)
+	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, nil, nil, cdp.FormOptions{}, err
 	}
@@ -713,12 +623,10 @@ func (a *formsAPI) begin(ctx context.Context, id string, opts map[string]any) (c
 		return nil, nil, nil, fo, err
 	}
 	ctx, cancel := withTimeoutOpt(ctx, opts)
-	rt.nav.action()
 	return ctx, cancel, t, fo, nil
 }
 
-// act runs one form action on target: the options, the navigation mark,
-// the timeout, then f.
+// act runs one form action on target: the options, the timeout, then f.
 func (a *formsAPI) act(ctx context.Context, id string, target, opts map[string]any, f func(context.Context, *cdp.Tab, cdp.Target, cdp.FormOptions) error) error {
 	tg, err := toTarget(target)
 	if err != nil {
@@ -797,21 +705,7 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts map[string]an
 		}
 		return browserErr(t.PressTarget(ctx, tg, key, mods, fo))
 	}
-	if len(fo.Sites) > 0 {
-		a.r.mu.Lock()
-		rt := a.r.tabs[id]
-		a.r.mu.Unlock()
-		if rt != nil {
-			if _, err := a.r.checkSite(rt, "press"); err != nil {
-				return err
-			}
-		}
-	}
-	err = t.Press(ctx, key, mods)
-	if fo.Log != nil {
-		a.r.logAction("press", key, "", err)
-	}
-	return browserErr(err)
+	return browserErr(t.PressKey(ctx, key, mods, fo))
 }
 
 func toTarget(m map[string]any) (cdp.Target, error) {
@@ -887,6 +781,8 @@ func errCode(err error) string {
 		return CodeStaleRef
 	case errors.Is(err, cdp.ErrSiteNotAllowed):
 		return CodeSiteNotAllowed
+	case errors.Is(err, cdp.ErrNavigationBlocked):
+		return CodeNavigationBlocked
 	case errors.As(err, &wt), errors.Is(err, context.DeadlineExceeded), errors.Is(err, cdp.ErrTimeout):
 		return CodeTimeout
 	case errors.Is(err, cdp.ErrNavigation):

@@ -94,6 +94,11 @@ export interface FieldState {
 export interface OpenOptions {
   /** Open without switching to the tab. Default false. */
   background?: boolean;
+  /**
+   * How long to wait for a free tab slot and for the page to load, in
+   * milliseconds. Default: the host's limit.
+   */
+  timeout?: number;
 }
 
 const TARGET_KEYS = ["label", "placeholder", "name", "role", "text", "selector", "testId", "ref"] as const;
@@ -374,7 +379,9 @@ export class Tab implements AsyncDisposable {
   /**
    * goto loads url in this tab and resolves once it has loaded (see
    * waitUntil). A page that fails to load rejects with code "navigation",
-   * one that takes too long with "timeout".
+   * one that takes too long with "timeout". Only http and https addresses
+   * (and about:blank) can be opened; anything else, and any address the
+   * host keeps from pages, rejects with code "navigation_blocked".
    */
   async goto(url: string, opts: NavigationOptions = {}): Promise<void> {
     const api = "tab.goto";
@@ -566,8 +573,11 @@ export const tabs = {
   async open(url: string, opts: OpenOptions = {}): Promise<Tab> {
     const api = "tabs.open";
     checkURL(api, url);
-    const background = checkBool(api, "background", checkOptions(api, opts).background);
-    const sent = background ? { background, seq: openSeq++ } : {};
+    const o = checkOptions(api, opts);
+    const background = checkBool(api, "background", o.background);
+    const timeout = checkTimeout(api, o.timeout);
+    const sent: Record<string, unknown> = background ? { background, seq: openSeq++ } : {};
+    if (timeout !== undefined) sent.timeout = timeout;
     return toTab(api, await hostCall("tabs", "open", api, undefined, url, sent));
   },
   /** triggered returns the tab that started this run, or undefined when the run was not started from a tab. */

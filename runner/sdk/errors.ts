@@ -99,6 +99,8 @@ export type TabErrorCode =
   | "ambiguous"
   | "obscured"
   | "eval_error"
+  | "invalid"
+  | "navigation_blocked"
   // deno-lint-ignore ban-types
   | (string & {});
 
