@@ -66,7 +66,8 @@ const stopGrace = 3 * time.Second
 // Cleanup ends the launches named by ids, or all of them when ids is empty.
 // For a launch it owns it (1) closes the connection, (2) sends SIGTERM and
 // then SIGKILL to the process group, (3) checks that /json/version no longer
-// answers on the port, and (4) removes the profile directory; for an
+// answers on the port (skipped for a Chromium launch, which has no port),
+// and (4) removes the profile directory; for an
 // attachment it only closes the connection. Each step's outcome is
 // reported. When a step fails, the error is a *CleanupError matching
 // ErrCleanupFailed, the launch stays listed, and calling Cleanup again with
@@ -139,9 +140,12 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Instance) CleanupReport {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if portFree {
+	switch {
+	case inst.Port == 0:
+		add(StepPort, StepSkipped, "no debugging port: launched with a pipe")
+	case portFree:
 		add(StepPort, StepOK, "")
-	} else {
+	default:
 		add(StepPort, StepFailed, fmt.Sprintf("127.0.0.1:%d still answers /json/version", inst.Port))
 	}
 

@@ -3,7 +3,8 @@
 //
 // Entry points:
 //
-//   - [Launch] starts headless Chromium with a temporary profile; [BrowserProcess.Close] ends it.
+//   - [Launch] starts headless Chromium with a temporary profile, connected over a pipe
+//     ([BrowserProcess.Browser]); [BrowserProcess.Close] ends it.
 //   - [NewLauncher] gives a [Launcher] that owns its launches: [Launcher.Launch] starts Chromium or an
 //     Electron app from a [LaunchSpec] and connects; [Launcher.Attach] tracks a browser the caller
 //     started; [Launcher.Status], [Launcher.Probe] and [Launcher.Cleanup] inspect and end them.
@@ -18,11 +19,13 @@
 //
 // # Connection
 //
-// All tabs of a [Browser] share one WebSocket using flattened sessions. One
-// reader goroutine routes frames by their sessionId and writers share one
-// lock; each session is an rpcc.Conn, so the generated clients of
-// github.com/mafredri/cdp ([Tab.Client]) work unchanged. Messages up to
-// [Options.MaxMessageSize] (256 MiB by default) go both ways.
+// All tabs of a [Browser] share one connection using flattened sessions:
+// the debugging pipe of a browser this package launched, or a WebSocket to
+// one it attached to. One reader goroutine routes messages by their
+// sessionId and writers share one lock; each session is an rpcc.Conn, so
+// the generated clients of github.com/mafredri/cdp ([Tab.Client]) work
+// unchanged. Messages up to [Options.MaxMessageSize] (256 MiB by default)
+// go both ways; a bigger reply fails only its own call.
 //
 // A session that ends fails every call, pending or later, with a
 // [*DetachedError] matching [ErrDetached] and one of [ErrTargetClosed],
@@ -31,13 +34,24 @@
 //
 // # Launching and cleaning up
 //
-// Every launch gets a fresh temporary profile (--user-data-dir),
-// --remote-debugging-port=0 and --no-first-run, --no-default-browser-check
-// and --disable-extensions; Chromium also gets [DefaultFlags], which keep
-// it off the network except for the pages it is sent to. The process runs
-// in its own process group (on Linux with a parent-death signal, so a host
-// that dies takes its browsers with it) and the port is read from
-// DevToolsActivePort. A [Launcher] never touches what it did not start:
+// Every launch gets a fresh temporary profile (--user-data-dir) and
+// --no-first-run, --no-default-browser-check and --disable-extensions;
+// Chromium also gets [DefaultFlags], which keep it off the network except
+// for the pages it is sent to. The process runs in its own process group
+// (on Linux with a parent-death signal, so a host that dies takes its
+// browsers with it).
+//
+// Chromium is started with --remote-debugging-pipe: it speaks CDP on two
+// pipes only the launching process holds (fds 3 and 4; on Windows two
+// inherited handles named by --remote-debugging-io-pipes) and opens no
+// port, so no other process, and no page it shows, can reach the
+// DevTools endpoint. The launch is ready when the browser answers
+// Browser.getVersion on the pipe, and [BrowserProcess.Browser] is its
+// only connection: its Port and Endpoint are 0 and "". Chromium exits when
+// its pipe closes. Electron apps cannot be driven over a pipe; they get
+// --remote-debugging-port=0, their port is read from DevToolsActivePort,
+// and [Launcher.Attach] and [Connect] reach user-started browsers over a
+// WebSocket as before. A [Launcher] never touches what it did not start:
 // cleanup of an attachment only closes the connection, and the profile
 // sweep in [NewLauncher] removes only this package's profile directories
 // whose host and browser are both dead.

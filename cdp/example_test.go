@@ -38,11 +38,7 @@ func ExampleTab_Fill() {
 		log.Fatal(err)
 	}
 	defer proc.Close()
-	browser, err := cdp.Connect(ctx, proc.Endpoint(), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer browser.Close()
+	browser := proc.Browser() // the browser's one connection, over its pipe
 	tab, err := browser.NewTab(ctx, "")
 	if err != nil {
 		log.Fatal(err)
@@ -74,11 +70,7 @@ func ExampleTab_Evaluate() {
 		log.Fatal(err)
 	}
 	defer proc.Close()
-	browser, err := cdp.Connect(ctx, proc.Endpoint(), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer browser.Close()
+	browser := proc.Browser() // the browser's one connection, over its pipe
 	tab, err := browser.NewTab(ctx, srv.URL)
 	if err != nil {
 		log.Fatal(err)
@@ -135,7 +127,7 @@ func ExampleLauncher() {
 	// Inbox | 3 unread | input#search
 	// connection ok
 	// process ok
-	// port ok
+	// port skipped
 	// profile ok
 }
 
@@ -168,11 +160,7 @@ func ExampleQA() {
 		log.Fatal(err)
 	}
 	defer proc.Close()
-	browser, err := cdp.Connect(ctx, proc.Endpoint(), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer browser.Close()
+	browser := proc.Browser() // the browser's one connection, over its pipe
 	tab, err := browser.NewTab(ctx, "")
 	if err != nil {
 		log.Fatal(err)

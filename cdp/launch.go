@@ -91,24 +91,30 @@ type LaunchOptions struct {
 	// TempDir is where the temporary profile directory is created. Empty
 	// means os.TempDir().
 	TempDir string
-	// StartTimeout bounds the wait for DevToolsActivePort. Zero means 30s.
+	// StartTimeout bounds the wait until the browser answers over its
+	// debugging pipe. Zero means 30s.
 	StartTimeout time.Duration
 	// Stderr receives the browser's stderr. Nil discards it; it is always
 	// drained, because a full pipe can stall the browser.
 	Stderr io.Writer
+	// Connect configures the connection ([BrowserProcess.Browser]); nil
+	// means the defaults of [Connect].
+	Connect *Options
 }
 
 // BrowserProcess is a browser started by [Launch] or a [Launcher]. It owns
-// the process (and its process group where the OS has one) and the
-// temporary profile directory; [BrowserProcess.Close] ends both. One
-// goroutine waits for the process and one drains stderr; both end when the
-// process exits.
+// the process (and its process group where the OS has one), the temporary
+// profile directory and, for a Chromium launch, the one connection to it;
+// [BrowserProcess.Close] ends all three. One goroutine waits for the
+// process and one drains stderr; both end when the process exits.
 type BrowserProcess struct {
 	cmd      *exec.Cmd
 	path     string
 	dataDir  string
 	endpoint string
 	port     int
+	pipe     bool
+	browser  *Browser // the pipe connection; nil for port launches
 	started  time.Time
 	stderr   *stderrTail
 
@@ -119,9 +125,11 @@ type BrowserProcess struct {
 	closeErr  error
 }
 
-// Launch starts a browser with a temporary profile and
-// --remote-debugging-port=0, and returns once DevToolsActivePort names the
-// endpoint. The caller must call Close. Errors match ErrLaunch and one of
+// Launch starts Chromium with a temporary profile and
+// --remote-debugging-pipe, and returns once the browser has answered over
+// the pipe; [BrowserProcess.Browser] is the connection. The browser opens
+// no debugging port, so no other process (nor a page it shows) can reach
+// it. The caller must call Close. Errors match ErrLaunch and one of
 // ErrValidation, ErrTimeout or ErrUpstream; a *LaunchError carries
 // diagnostics.
 func Launch(ctx context.Context, opts LaunchOptions) (*BrowserProcess, error) {
@@ -142,6 +150,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*BrowserProcess, error) {
 	return start(ctx, startSpec{
 		path: path, args: chromiumArgs(!opts.Headful, opts.Args),
 		tempDir: opts.TempDir, timeout: timeout, stderr: opts.Stderr,
+		pipe: true, connect: opts.Connect,
 	})
 }
 
@@ -192,11 +201,17 @@ type startSpec struct {
 	tempDir string
 	timeout time.Duration
 	stderr  io.Writer
+	// pipe speaks CDP over a pipe pair (--remote-debugging-pipe) instead
+	// of a port, connecting with the connect options.
+	pipe    bool
+	connect *Options
 }
 
 // start creates the profile, starts the process in its own group with
-// --user-data-dir and --remote-debugging-port=0 first, and waits for
-// DevToolsActivePort. On failure nothing is left behind.
+// --user-data-dir and either the debugging pipe or
+// --remote-debugging-port=0 first, and waits until the browser answers on
+// the pipe or names its port in DevToolsActivePort. On failure nothing is
+// left behind.
 func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 	dataDir, err := os.MkdirTemp(s.tempDir, profilePrefix)
 	if err != nil {
@@ -206,20 +221,43 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 		os.RemoveAll(dataDir)
 		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}
-	args := append([]string{"--user-data-dir=" + dataDir, "--remote-debugging-port=0"}, s.args...)
-	cmd := exec.Command(s.path, args...)
+	cmd := exec.Command(s.path)
 	cmd.SysProcAttr = sysProcAttr()
 	if len(s.env) > 0 {
 		cmd.Env = append(os.Environ(), s.env...)
 	}
+	args := []string{"--user-data-dir=" + dataDir}
+	var pp *pipePair
+	if s.pipe {
+		if pp, err = newPipePair(); err != nil {
+			os.RemoveAll(dataDir)
+			return nil, &LaunchError{Kind: ErrUpstream, Msg: "debugging pipe", Err: err}
+		}
+		flags, err := passPipes(cmd, pp.browserReads, pp.browserWrites)
+		if err != nil {
+			pp.closeAll()
+			os.RemoveAll(dataDir)
+			return nil, &LaunchError{Kind: ErrUpstream, Msg: "debugging pipe", Err: err}
+		}
+		args = append(args, flags...)
+	} else {
+		args = append(args, "--remote-debugging-port=0")
+	}
+	cmd.Args = append(append(cmd.Args, args...), s.args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
+		pp.closeAll()
 		os.RemoveAll(dataDir)
 		return nil, &LaunchError{Kind: ErrUpstream, Msg: "stderr pipe", Err: err}
 	}
-	p := &BrowserProcess{cmd: cmd, path: s.path, dataDir: dataDir, done: make(chan struct{}), stderr: newStderrTail()}
+	p := &BrowserProcess{cmd: cmd, path: s.path, dataDir: dataDir, pipe: s.pipe, done: make(chan struct{}), stderr: newStderrTail()}
 	p.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The browser holds its own copies of its ends now; ours would keep
+	// the pipes open after it died, hiding its death from the reader.
+	pp.closeBrowserEnds()
+	if err != nil {
+		pp.closeAll()
 		os.RemoveAll(dataDir)
 		return nil, &LaunchError{Kind: ErrUpstream, Msg: "start " + s.path, Err: err}
 	}
@@ -242,7 +280,12 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if err := p.waitEndpoint(wctx, s.timeout); err != nil {
+	if s.pipe {
+		err = p.connectPipe(wctx, pp, s.connect, s.timeout)
+	} else {
+		err = p.waitEndpoint(wctx, s.timeout)
+	}
+	if err != nil {
 		_ = p.Close()
 		if le, ok := err.(*LaunchError); ok && le.Diagnostics != nil {
 			// Now that the group is gone, say so.
@@ -251,6 +294,91 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// pipePair is the two pipes of a debugging-pipe launch, named from the
+// browser's side.
+type pipePair struct {
+	browserReads, browserWrites *os.File // the browser's ends
+	toBrowser, fromBrowser      *os.File // ours
+}
+
+func newPipePair() (*pipePair, error) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		r1.Close()
+		w1.Close()
+		return nil, err
+	}
+	return &pipePair{browserReads: r1, toBrowser: w1, fromBrowser: r2, browserWrites: w2}, nil
+}
+
+// closeBrowserEnds is safe on a nil pair, as is closeAll.
+func (pp *pipePair) closeBrowserEnds() {
+	if pp != nil {
+		pp.browserReads.Close()
+		pp.browserWrites.Close()
+	}
+}
+
+func (pp *pipePair) closeAll() {
+	if pp != nil {
+		pp.closeBrowserEnds()
+		pp.toBrowser.Close()
+		pp.fromBrowser.Close()
+	}
+}
+
+// connectPipe puts a connection on the pipes and waits until the browser
+// answers Browser.getVersion on it: the handler is up and commands are
+// served. The connection then belongs to p.
+func (p *BrowserProcess) connectPipe(ctx context.Context, pp *pipePair, opts *Options, timeout time.Duration) error {
+	o := opts.withDefaults()
+	m := newMux(newPipeTransport(pp.fromBrowser, pp.toBrowser, o.MaxMessageSize), o.MaxMessageSize)
+	b, err := newBrowser(ctx, m, "")
+	if err != nil {
+		return &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
+	}
+	p.browser = b
+	answered := make(chan error, 1)
+	go func() {
+		_, err := b.c.Browser.GetVersion(ctx)
+		answered <- err
+	}()
+	select {
+	case err = <-answered:
+		if err == nil {
+			return nil
+		}
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	if ctx.Err() == nil {
+		// The pipe failed early, most likely because the process exited:
+		// give its reap a moment so that the error says how it ended.
+		select {
+		case <-p.done:
+		case <-time.After(time.Second):
+		}
+	}
+	select {
+	case <-p.done:
+		return &LaunchError{Kind: ErrUpstream, Msg: "process exited before answering on the debugging pipe",
+			Err: p.waitErr, Diagnostics: p.diagnostics(timeout)}
+	default:
+	}
+	if ctx.Err() != nil {
+		kind := ErrTimeout
+		if ctx.Err() == context.Canceled {
+			kind = ErrUpstream
+		}
+		return &LaunchError{Kind: kind, Msg: "no answer on the debugging pipe", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
+	}
+	return &LaunchError{Kind: ErrUpstream, Msg: "no answer on the debugging pipe", Err: err, Diagnostics: p.diagnostics(timeout)}
 }
 
 // writeOwner records the host's pid and the browser's (0 before start).
@@ -306,10 +434,12 @@ func (p *BrowserProcess) diagnostics(timeout time.Duration) *LaunchDiagnostics {
 		Executable: p.path,
 		PID:        p.cmd.Process.Pid,
 		ProfileDir: p.dataDir,
-		PortFile:   filepath.Join(p.dataDir, "DevToolsActivePort"),
 		Elapsed:    time.Since(p.started),
 		Timeout:    timeout,
 		Stderr:     p.stderr.lines(20),
+	}
+	if !p.pipe {
+		d.PortFile = filepath.Join(p.dataDir, "DevToolsActivePort")
 	}
 	select {
 	case <-p.done:
@@ -321,8 +451,10 @@ func (p *BrowserProcess) diagnostics(timeout time.Duration) *LaunchDiagnostics {
 	default:
 		d.PIDAlive = true
 	}
-	_, err := os.Stat(d.PortFile)
-	d.PortFilePresent = err == nil
+	if d.PortFile != "" {
+		_, err := os.Stat(d.PortFile)
+		d.PortFilePresent = err == nil
+	}
 	return d
 }
 
@@ -353,11 +485,20 @@ func activePort(b []byte) (int, string, error) {
 	return n, path, nil
 }
 
-// Endpoint is the browser-level WebSocket URL, ready for [Connect].
+// Endpoint is the browser-level WebSocket URL, ready for [Connect]. It is
+// empty for a browser launched with a debugging pipe, which has none: use
+// [BrowserProcess.Browser].
 func (p *BrowserProcess) Endpoint() string { return p.endpoint }
 
-// Port is the debugging port the browser chose.
+// Port is the debugging port the browser chose; 0 for a browser launched
+// with a debugging pipe, which opens no port.
 func (p *BrowserProcess) Port() int { return p.port }
+
+// Browser is the connection to a browser launched with a debugging pipe,
+// the only one it can have; nil for a port launch. The process owns it:
+// Close closes it, and closing it early makes the browser exit, because
+// Chromium ends when its pipe does.
+func (p *BrowserProcess) Browser() *Browser { return p.browser }
 
 // DataDir is the temporary profile directory; it is removed by Close.
 func (p *BrowserProcess) DataDir() string { return p.dataDir }
@@ -372,11 +513,15 @@ func (p *BrowserProcess) Done() <-chan struct{} { return p.done }
 // wait. It is for simulating a crash; use Close for an orderly end.
 func (p *BrowserProcess) Kill() error { return killTree(p.cmd.Process, true) }
 
-// Close stops the browser: a polite signal to its process group, a forced
-// kill after three seconds, then it reaps the process and removes the
-// profile directory. It is safe to call more than once.
+// Close stops the browser: it closes the pipe connection, if any, sends a
+// polite signal to the process group, a forced kill after three seconds,
+// then it reaps the process and removes the profile directory. It is safe
+// to call more than once.
 func (p *BrowserProcess) Close() error {
 	p.closeOnce.Do(func() {
+		if p.browser != nil {
+			_ = p.browser.Close()
+		}
 		if err := p.stop(3 * time.Second); err != nil {
 			p.closeErr = err
 			return

@@ -109,7 +109,10 @@ type Instance struct {
 	Kind  Kind
 	App   App
 	// PID is the process id; zero for attachments.
-	PID          int
+	PID int
+	// Port and WebSocketURL are the DevTools endpoint: the port an
+	// Electron app or attached browser listens on. A Chromium launch talks
+	// over a pipe and has neither (0 and "").
 	Port         int
 	WebSocketURL string
 	// ProfileDir is the temporary --user-data-dir; empty for attachments.
@@ -123,11 +126,14 @@ type Instance struct {
 }
 
 // Launch resolves and checks the target, starts it with a fresh temporary
-// profile and --remote-debugging-port=0 in its own process group, reads the
-// port from DevToolsActivePort and connects. Errors match ErrLaunch and one
-// of ErrValidation, ErrPolicyBlocked, ErrTimeout or ErrUpstream; a timeout
-// is a *LaunchError with diagnostics, and leaves no process or profile
-// behind.
+// profile in its own process group and connects. Chromium gets
+// --remote-debugging-pipe and is ready once it answers over the pipe: it
+// opens no port, so nothing else can drive it. An Electron app gets
+// --remote-debugging-port=0 (Electron has no pipe), its port is read from
+// DevToolsActivePort and the connection is a WebSocket. Errors match
+// ErrLaunch and one of ErrValidation, ErrPolicyBlocked, ErrTimeout or
+// ErrUpstream; a timeout is a *LaunchError with diagnostics, and leaves no
+// process or profile behind.
 func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, error) {
 	if err := checkArgs(spec.AppArgs); err != nil {
 		return nil, err
@@ -159,7 +165,8 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 	}
 
 	var args []string
-	if kind == KindChromium {
+	pipe := kind == KindChromium
+	if pipe {
 		args = chromiumArgs(!spec.Headful, spec.AppArgs)
 	} else {
 		args = append(append(append([]string{}, safeFlags...), sandboxArgs()...), spec.AppArgs...)
@@ -167,16 +174,19 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 	proc, err := start(ctx, startSpec{
 		path: app.ExecutablePath, args: args, env: spec.Env,
 		tempDir: l.opts.TempDir, timeout: timeout,
+		pipe: pipe, connect: l.opts.Connect,
 	})
 	if err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	b, err := Connect(wctx, proc.Endpoint(), l.opts.Connect)
-	if err != nil {
-		_ = proc.Close()
-		return nil, &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
+	b := proc.Browser()
+	if !pipe {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if b, err = Connect(wctx, proc.Endpoint(), l.opts.Connect); err != nil {
+			_ = proc.Close()
+			return nil, &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
+		}
 	}
 	inst := &Instance{
 		ID: newID("launch-"), Owned: true, Kind: kind, App: app,
@@ -361,12 +371,14 @@ type LaunchStatus struct {
 	// ProcessAlive is whether the launched process still runs (always false
 	// for attachments, whose process is not known).
 	ProcessAlive bool
-	// PortAlive is whether /json/version answers on the debugging port.
+	// PortAlive is whether /json/version answers on the debugging port
+	// (always false for a Chromium launch, which has no port).
 	PortAlive bool
 	// Connected is whether the launcher's connection is still up.
 	Connected bool
 	Targets   []TargetInfo
-	// Stale marks a launch whose process or port is gone, or an attachment
+	// Stale marks a launch whose process or port is gone (for a Chromium
+	// launch: whose process or pipe connection is gone), or an attachment
 	// whose port is gone, without a cleanup.
 	Stale bool
 	// Cleaned marks a launch Cleanup finished.
@@ -408,7 +420,11 @@ func (l *Launcher) status(ctx context.Context, inst *Instance) LaunchStatus {
 		cancel()
 	}
 	if !st.Cleaned {
-		st.Stale = !st.PortAlive || inst.Owned && !st.ProcessAlive
+		gone := !st.PortAlive
+		if inst.Port == 0 {
+			gone = !st.Connected // a pipe launch has only its connection
+		}
+		st.Stale = gone || inst.Owned && !st.ProcessAlive
 	}
 	return st
 }

@@ -63,14 +63,8 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	sharedConn, err = Connect(ctx, shared.Endpoint(), nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		shared.Close()
-		return 1
-	}
+	sharedConn = shared.Browser() // over the pipe: the browser has no port
 	code := m.Run()
-	sharedConn.Close()
 	if err := shared.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,13 +132,14 @@ for (const type of ["input", "keydown", "click", "focus"]) f.addEventListener(ty
 }
 
 func TestConnectEndpoints(t *testing.T) {
-	ctx := tctx(t, 20*time.Second)
-	port := strings.Split(strings.TrimPrefix(shared.Endpoint(), "ws://127.0.0.1:"), "/")[0]
+	ctx := tctx(t, 30*time.Second)
+	withPort := launchWithPort(t) // Launch opens no port to connect to
+	port := strconv.Itoa(withPort.Port())
 	for _, ep := range []string{
-		shared.Endpoint(),
+		withPort.Endpoint(),
 		"http://127.0.0.1:" + port,
-		filepath.Join(shared.DataDir(), "DevToolsActivePort"),
-		shared.DataDir(),
+		filepath.Join(withPort.DataDir(), "DevToolsActivePort"),
+		withPort.DataDir(),
 	} {
 		b, err := Connect(ctx, ep, nil)
 		require.NoError(t, err, ep)
@@ -191,15 +193,21 @@ func TestLaunchRefusesLifecycleFlags(t *testing.T) {
 }
 
 func TestLaunchCloseCleansUp(t *testing.T) {
+	testenv.CheckGoroutines(t) // waiter, stderr drain and the pipe's reader
 	ctx := tctx(t, 30*time.Second)
 	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
 	require.NoError(t, err)
 	dir := p.DataDir()
 	require.DirExists(t, dir)
+	tab, err := p.Browser().NewTab(ctx, "")
+	require.NoError(t, err)
 	require.NoError(t, p.Close())
 	require.NoError(t, p.Close())
 	require.NoDirExists(t, dir)
 	<-p.Done()
+	<-p.Browser().Done()
+	require.ErrorIs(t, tab.Err(), ErrBrowserClosed)
 	_, err = os.Stat(fmt.Sprintf("/proc/%d", p.Pid()))
 	require.True(t, os.IsNotExist(err), "browser process still present")
+	require.False(t, groupHasLive(p.Pid()), "a process of the browser's group still runs")
 }

@@ -33,7 +33,7 @@ func orphanHelper() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("%d %d %s\n", inst.PID, inst.Port, inst.ProfileDir)
+	fmt.Printf("%d %s\n", inst.PID, inst.ProfileDir)
 	time.Sleep(time.Hour) // until the test kills this process
 	return 0
 }
@@ -57,12 +57,11 @@ func TestOrphanedBrowserDies(t *testing.T) {
 		_ = cmd.Wait()
 		t.Fatalf("helper: %v", err)
 	}
-	var pid, port int
+	var pid int
 	var profile string
-	_, err = fmt.Sscanf(strings.TrimSpace(line), "%d %d %s", &pid, &port, &profile)
+	_, err = fmt.Sscanf(strings.TrimSpace(line), "%d %s", &pid, &profile)
 	require.NoError(t, err, line)
 	require.True(t, pidAlive(pid))
-	require.True(t, portAnswers(context.Background(), port))
 
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
@@ -70,7 +69,6 @@ func TestOrphanedBrowserDies(t *testing.T) {
 	require.Eventually(t, func() bool { return !pidAlive(pid) && !groupHasLive(pid) }, 2*time.Second, 20*time.Millisecond,
 		"browser outlived its host by more than 2s")
 	t.Logf("browser gone %s after its host was killed", time.Since(killed).Round(time.Millisecond))
-	assert.False(t, portAnswers(context.Background(), port))
 
 	// The profile leaks: the dead host could not remove it.
 	require.DirExists(t, profile, "expected the orphan's profile to be left behind")

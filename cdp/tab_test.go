@@ -173,9 +173,7 @@ func TestBrowserKilledFailsPendingCalls(t *testing.T) {
 	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
 	require.NoError(t, err)
 	defer p.Close()
-	b, err := Connect(ctx, p.Endpoint(), nil)
-	require.NoError(t, err)
-	defer b.Close()
+	b := p.Browser() // the pipe: its end is the browser's death
 	var tabs []*Tab
 	for range 2 {
 		tab, err := b.NewTab(ctx, "")
@@ -252,12 +250,11 @@ func TestLargeRequests(t *testing.T) {
 	require.Len(t, v, 8<<20+2)
 
 	// A connection with a small limit refuses to send, typed, and lives on.
-	b, err := Connect(ctx, shared.Endpoint(), &Options{MaxMessageSize: 64 << 10})
+	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot, Connect: &Options{MaxMessageSize: 64 << 10}})
 	require.NoError(t, err)
-	defer b.Close()
-	small, err := b.Attach(ctx, tab.ID())
+	defer p.Close()
+	small, err := p.Browser().NewTab(ctx, "")
 	require.NoError(t, err)
-	defer small.Detach(ctx)
 	_, err = small.Evaluate(ctx, `(s) => s.length`, strings.Repeat("x", 100<<10))
 	require.ErrorIs(t, err, ErrMessageTooLarge)
 	v, err = small.Evaluate(ctx, `() => 7`)

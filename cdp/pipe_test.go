@@ -1,0 +1,337 @@
+package cdp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"image/png"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mafredri/cdp/protocol/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tranquil/automation/internal/testenv"
+)
+
+// fakePipeBrowser is the far end of a pipe connection: it hands each
+// request to answer and writes back what answer returns, NUL-framed.
+type fakePipeBrowser struct {
+	in  *bufio.Reader // requests
+	out *os.File      // replies
+}
+
+// newFakePipe returns a connection over two OS pipes and the fake browser
+// on their other ends.
+func newFakePipe(t *testing.T, maxSize int64) (*Browser, *fakePipeBrowser) {
+	t.Helper()
+	pp, err := newPipePair()
+	require.NoError(t, err)
+	t.Cleanup(pp.closeAll) // closing twice is harmless
+	m := newMux(newPipeTransport(pp.fromBrowser, pp.toBrowser, maxSize), maxSize)
+	b, err := newBrowser(context.Background(), m, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return b, &fakePipeBrowser{in: bufio.NewReader(pp.browserReads), out: pp.browserWrites}
+}
+
+// serve answers requests until the pipe closes.
+func (f *fakePipeBrowser) serve(answer func(req map[string]any) string) {
+	for {
+		msg, err := f.in.ReadBytes(0)
+		if err != nil {
+			return
+		}
+		var req map[string]any
+		if json.Unmarshal(msg[:len(msg)-1], &req) != nil {
+			return
+		}
+		if _, err := io.WriteString(f.out, answer(req)+"\x00"); err != nil {
+			return
+		}
+	}
+}
+
+func TestPipeTransport(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const limit = 4 << 10
+	b, fake := newFakePipe(t, limit)
+	big := strings.Repeat("x", limit)
+	go fake.serve(func(req map[string]any) string {
+		id := strconv.FormatFloat(req["id"].(float64), 'f', -1, 64)
+		switch req["method"] {
+		case "Browser.getVersion":
+			// An event first, and one too large to keep, both unasked.
+			return `{"method":"Target.targetCreated","params":{"big":"` + big + `"}}` + "\x00" +
+				`{"method":"Target.targetCreated","params":{}}` + "\x00" +
+				`{"id":` + id + `,"result":{"product":"Fake/1"}}`
+		case "Browser.getBrowserCommandLine":
+			return `{"id":` + id + `,"result":{"arguments":["` + big + `"]}}`
+		case "Runtime.evaluate":
+			return `{"id":` + id + `,"result":{"v":"` + big + `"},"sessionId":"S1"}`
+		}
+		return `{"id":` + id + `,"error":{"code":-32601,"message":"unknown"}}`
+	})
+	ctx := tctx(t, 10*time.Second)
+
+	v, err := b.Client().Browser.GetVersion(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "Fake/1", v.Product)
+
+	// A reply over the limit fails its own call, and only that one.
+	_, err = b.Client().Browser.GetBrowserCommandLine(ctx)
+	require.ErrorContains(t, err, "message too large")
+	_, rt, err := b.m.open(ctx, "S1", nil)
+	require.NoError(t, err)
+	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`{}`))
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+	v, err = b.Client().Browser.GetVersion(ctx)
+	require.NoError(t, err, "the connection lives on")
+	assert.Equal(t, "Fake/1", v.Product)
+
+	// Writes over the limit never leave.
+	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`"`+big+`"`))
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+
+	// The browser's end closing is the browser's death.
+	require.NoError(t, fake.out.Close())
+	select {
+	case <-b.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("connection outlived its pipe")
+	}
+	require.ErrorIs(t, b.Err(), ErrBrowserClosed)
+	_, err = b.Client().Browser.GetVersion(ctx)
+	require.ErrorIs(t, b.fail(err), ErrBrowserClosed)
+	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`{}`))
+	var de *DetachedError
+	require.ErrorAs(t, err, &de)
+	require.ErrorIs(t, err, ErrBrowserClosed)
+}
+
+func TestPipeCloseEndsSilentReader(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	b, _ := newFakePipe(t, 1<<20) // the fake never writes
+	done := make(chan struct{})
+	go func() { b.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not end the reader blocked on a silent pipe")
+	}
+	require.ErrorIs(t, b.Err(), ErrBrowserClosed)
+}
+
+// TestLaunchListensOnNoPort: a launched Chromium is reachable only through
+// its pipe. The check is shown to work on a browser that does listen.
+func TestLaunchListensOnNoPort(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t, 60*time.Second)
+	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
+	require.NoError(t, err)
+	defer p.Close()
+	// Pages load, so the network service and renderers are up too.
+	tab, err := p.Browser().NewTab(ctx, serve("/no-port", `<title>no port</title>`))
+	require.NoError(t, err)
+	title, err := tab.Title(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "no port", title)
+	assert.Zero(t, p.Port())
+	assert.Empty(t, p.Endpoint())
+	_, err = os.Stat(p.DataDir() + "/DevToolsActivePort")
+	assert.True(t, os.IsNotExist(err), "a pipe launch writes no DevToolsActivePort")
+	assertNoListener(t, p.Pid())
+
+	withPort := launchWithPort(t)
+	assert.Contains(t, listeners(t, withPort.Pid()), withPort.Port(), "the listener check misses a real DevTools port")
+}
+
+// TestOversizedReplies: over the pipe and over a WebSocket alike, a reply
+// or event over MaxMessageSize costs the call it answers, not the
+// connection.
+func TestOversizedReplies(t *testing.T) {
+	t.Parallel()
+	const limit = 256 << 10
+	ctx := tctx(t, 60*time.Second)
+	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot, Connect: &Options{MaxMessageSize: limit}})
+	require.NoError(t, err)
+	defer p.Close()
+	withPort := launchWithPort(t)
+	ws, err := Connect(ctx, withPort.Endpoint(), &Options{MaxMessageSize: limit})
+	require.NoError(t, err)
+	defer ws.Close()
+
+	for name, b := range map[string]*Browser{"pipe": p.Browser(), "websocket": ws} {
+		t.Run(name, func(t *testing.T) {
+			tab, err := b.NewTab(ctx, serve("/oversize", `<p>x</p>`))
+			require.NoError(t, err)
+			defer tab.Close(ctx)
+			_, err = tab.Evaluate(ctx, `(n) => "x".repeat(n)`, limit)
+			require.ErrorIs(t, err, ErrMessageTooLarge)
+			var o *oversizeError
+			require.ErrorAs(t, err, &o)
+			assert.Greater(t, o.size, int64(limit))
+
+			_, err = tab.c.Runtime.Evaluate(ctx, runtime.NewEvaluateArgs(`"y".repeat(300 << 10)`).SetReturnByValue(true))
+			require.ErrorContains(t, err, "message too large")
+
+			// An event too large to keep is dropped; the next one is not.
+			seen := make(chan string, 4)
+			stop := tab.OnConsole(func(m ConsoleMessage) { seen <- m.Text[:min(len(m.Text), 10)] })
+			defer stop()
+			_, err = tab.Evaluate(ctx, `() => { console.log("z".repeat(300 << 10)); console.log("small") }`)
+			require.NoError(t, err)
+			select {
+			case text := <-seen:
+				assert.Equal(t, "small", text, "the oversized event was dropped")
+			case <-time.After(5 * time.Second):
+				t.Fatal("the small console message did not arrive")
+			}
+
+			v, err := tab.Evaluate(ctx, `() => 6 * 7`)
+			require.NoError(t, err, "the connection lives on")
+			require.JSONEq(t, `42`, string(v))
+		})
+	}
+}
+
+// noisePage is a canvas of seeded noise, which PNG cannot compress: its
+// screenshots are as big as their pixel count says.
+const noisePage = `<body style="margin:0"><canvas id=c width=1600 height=2400></canvas><script>
+const c = document.getElementById("c"), g = c.getContext("2d"), img = g.createImageData(c.width, c.height);
+let s = 7;
+for (let i = 0; i < img.data.length; i++) { s = (Math.imul(s, 1103515245) + 12345) >>> 0; img.data[i] = i % 4 === 3 ? 255 : s >>> 24; }
+g.putImageData(img, 0, 0);
+</script>`
+
+// TestScreenshotNearLimit takes a screenshot whose reply is just under
+// MaxMessageSize over the pipe, then one just over it, which fails alone.
+func TestScreenshotNearLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 12 << 20
+	ctx := tctx(t, 90*time.Second)
+	url := serve("/noise", noisePage)
+
+	// Bytes per row, measured where the limit is out of the way.
+	probe := newTab(t, url)
+	shot, err := probe.Screenshot(ctx, ScreenshotOptions{Clip: &Rect{Width: 1600, Height: 200}})
+	require.NoError(t, err)
+	perRow := float64(len(shot)) / 200 * 4 / 3 // base64 on the wire
+	rows := func(fraction float64) float64 { return float64(int(fraction * limit / perRow)) }
+
+	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot, Connect: &Options{MaxMessageSize: limit}})
+	require.NoError(t, err)
+	defer p.Close()
+	tab, err := p.Browser().NewTab(ctx, url)
+	require.NoError(t, err)
+
+	near := rows(0.97)
+	shot, err = tab.Screenshot(ctx, ScreenshotOptions{Clip: &Rect{Width: 1600, Height: near}})
+	require.NoError(t, err)
+	wire := len(shot) * 4 / 3
+	assert.Greater(t, wire, limit*9/10, "the screenshot is not near the limit")
+	assert.Less(t, wire, limit)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	require.Equal(t, int(near), img.Bounds().Dy())
+
+	_, err = tab.Screenshot(ctx, ScreenshotOptions{Clip: &Rect{Width: 1600, Height: rows(1.05)}})
+	require.ErrorContains(t, err, "message too large")
+	shot, err = tab.Screenshot(ctx, ScreenshotOptions{Clip: &Rect{Width: 100, Height: 100}})
+	require.NoError(t, err, "the connection lives on")
+	_, err = png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+}
+
+// TestPipeLaunchDiagnostics: a "browser" that never answers on the pipe
+// times out with diagnostics, and one that exits says so; neither leaves
+// anything behind.
+func TestPipeLaunchDiagnostics(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t, 30*time.Second)
+	dir := t.TempDir()
+	silent := dir + "/silent"
+	require.NoError(t, os.WriteFile(silent, []byte("#!/bin/sh\necho 'silent: up' >&2\nexec sleep 600\n"), 0o755))
+	quits := dir + "/quits"
+	require.NoError(t, os.WriteFile(quits, []byte("#!/bin/sh\necho 'quits: bye' >&2\nexit 4\n"), 0o755))
+
+	_, err := Launch(ctx, LaunchOptions{Path: silent, TempDir: tempRoot, StartTimeout: 500 * time.Millisecond})
+	require.ErrorIs(t, err, ErrTimeout)
+	var le *LaunchError
+	require.ErrorAs(t, err, &le)
+	require.NotNil(t, le.Diagnostics)
+	assert.Equal(t, []string{"silent: up"}, le.Diagnostics.Stderr)
+	assert.Empty(t, le.Diagnostics.PortFile, "a pipe launch has no port file")
+	assert.False(t, pidAlive(le.Diagnostics.PID))
+	assert.NoDirExists(t, le.Diagnostics.ProfileDir)
+
+	_, err = Launch(ctx, LaunchOptions{Path: quits, TempDir: tempRoot})
+	require.ErrorIs(t, err, ErrUpstream)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "exit status 4", le.Diagnostics.Exit)
+	assert.Contains(t, err.Error(), "exited before answering")
+	assert.NoDirExists(t, le.Diagnostics.ProfileDir)
+}
+
+// chunkReader returns at most n bytes per Read, to split messages across
+// reads at every place.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[k:]
+	return k, nil
+}
+
+// FuzzNULReader checks the pipe's framing against bytes.Split, for any
+// stream, read size and limit: every complete message comes back whole or,
+// over the limit, as an *oversizeError with its true size, head and tail;
+// a trailing partial message is io.ErrUnexpectedEOF, a clean end io.EOF.
+func FuzzNULReader(f *testing.F) {
+	f.Add([]byte("{\"id\":1,\"result\":{}}\x00{\"method\":\"X\"}\x00"), uint8(3), uint16(64))
+	f.Add([]byte("\x00\x00abc"), uint8(1), uint16(1))
+	f.Add([]byte(strings.Repeat("y", 100)+"\x00z\x00"), uint8(16), uint16(20))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8, limit uint16) {
+		max := int64(limit)
+		// The smallest buffer, so that messages span refills.
+		nr := newNULReader(&chunkReader{b: data, n: int(chunk%32) + 1}, max, 16)
+		parts := bytes.Split(data, []byte{0})
+		for _, want := range parts[:len(parts)-1] {
+			got, err := nr.next()
+			if int64(len(want)) > max {
+				var o *oversizeError
+				if !errors.As(err, &o) {
+					t.Fatalf("message of %d bytes over limit %d: got %q, %v", len(want), max, got, err)
+				}
+				if o.size != int64(len(want)) || !bytes.Equal(o.head, want[:min(len(want), oversizeHead)]) ||
+					!bytes.Equal(o.tail, want[len(want)-min(len(want), oversizeTail):]) {
+					t.Fatalf("oversize record %d %q %q for %q", o.size, o.head, o.tail, want)
+				}
+				continue
+			}
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("got %q, %v; want %q", got, err, want)
+			}
+		}
+		_, err := nr.next()
+		want := io.EOF
+		if len(parts[len(parts)-1]) > 0 {
+			want = io.ErrUnexpectedEOF
+		}
+		if err != want {
+			t.Fatalf("at the end: %v, want %v", err, want)
+		}
+	})
+}
