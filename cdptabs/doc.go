@@ -4,8 +4,13 @@
 //   - [Launch] starts a headless (or headed) Chromium with an isolated
 //     profile and returns its [Tabs]; [Attach] wraps a browser that is
 //     already running.
-//   - [Tabs] implements runner.Tabs and runner.DevToolsEndpoints, so every
-//     run is denied the browser's DevTools port.
+//   - [Tabs] implements runner.Tabs and runner.DevToolsEndpoints.
+//
+// A launched browser speaks CDP over a pipe (--remote-debugging-pipe) and
+// listens on no port: [Tabs.Target] hands runs the host's own connection,
+// and there is no DevTools endpoint a script could reach. An attached
+// browser has a port; DevToolsEndpoints names it, so every run is denied
+// it.
 //
 // Tab IDs are CDP target IDs: stable for a tab's lifetime, never derived
 // from its URL. Background tabs are created in the browser's default

@@ -20,32 +20,27 @@ import (
 var ErrNoTab = errors.New("cdptabs: no such tab")
 
 // Tabs is a browser's pages as runner.Tabs. It is safe for concurrent use.
-// It holds one CDP connection, which Shutdown ends (with the browser, when
-// Launch started it).
+// It holds one CDP connection, which runs drive their tabs over too and
+// which Shutdown ends (with the browser, when Launch started it).
 type Tabs struct {
 	conn     *cdp.Browser
 	proc     *cdp.BrowserProcess // nil when attached to a running browser
-	endpoint string
-	devtools string // loopback host:port
+	endpoint string              // empty for a launched browser
+	devtools string              // loopback host:port; empty for a launched browser
 
 	mu     sync.Mutex
 	active string
 }
 
 // Launch starts a browser (see cdp.LaunchOptions) and returns its tabs,
-// with one blank page active.
+// with one blank page active. The browser speaks CDP over a pipe and opens
+// no DevTools port, so there is none for a script to reach.
 func Launch(ctx context.Context, opts cdp.LaunchOptions) (*Tabs, error) {
 	p, err := cdp.Launch(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	t, err := Attach(ctx, p.Endpoint())
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	t.proc = p
-	return t, nil
+	return &Tabs{conn: p.Browser(), proc: p}, nil
 }
 
 // Attach connects to a running browser's DevTools endpoint (a ws:// URL or
@@ -66,7 +61,8 @@ func Attach(ctx context.Context, endpoint string) (*Tabs, error) {
 	return &Tabs{conn: conn, endpoint: endpoint, devtools: "127.0.0.1:" + port}, nil
 }
 
-// Endpoint returns the browser's DevTools endpoint.
+// Endpoint returns the browser's DevTools endpoint: the one given to
+// Attach, or "" for a launched browser, which has none.
 func (t *Tabs) Endpoint() string { return t.endpoint }
 
 // Browser returns the CDP connection, for hosts that drive tabs themselves.
@@ -84,8 +80,15 @@ func (t *Tabs) Shutdown() error {
 	return err
 }
 
-// DevToolsEndpoints implements runner.DevToolsEndpoints.
-func (t *Tabs) DevToolsEndpoints() []string { return []string{t.devtools} }
+// DevToolsEndpoints implements runner.DevToolsEndpoints: the attached
+// browser's port, which every run is denied; nothing for a launched
+// browser, which listens on no port.
+func (t *Tabs) DevToolsEndpoints() []string {
+	if t.devtools == "" {
+		return nil
+	}
+	return []string{t.devtools}
+}
 
 func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
 	targets, err := t.conn.Targets(ctx)
@@ -195,13 +198,18 @@ func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
 	return nil
 }
 
-// Target implements runner.Tabs.
+// Target implements runner.Tabs: runs drive the tab over this connection,
+// the only one a launched browser has.
 func (t *Tabs) Target(ctx context.Context, _ runner.RunInfo, id string) (runner.TabTarget, error) {
-	return runner.TabTarget{Endpoint: t.endpoint, TargetID: id}, nil
+	return runner.TabTarget{Browser: t.conn, Endpoint: t.endpoint, TargetID: id}, nil
 }
 
-// Port returns the DevTools port.
+// Port returns the DevTools port of an attached browser; 0 for a launched
+// one.
 func (t *Tabs) Port() int {
+	if t.devtools == "" {
+		return 0
+	}
 	_, port, _ := net.SplitHostPort(t.devtools)
 	n, _ := strconv.Atoi(port)
 	return n

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,10 +53,20 @@ func TestTabs(t *testing.T) {
 	active, _ = tabs.Active(ctx, run)
 	assert.Equal(t, first.ID, active.ID)
 
+	// Runs drive tabs over the host's own pipe connection: there is no
+	// endpoint to hand out, nor one to deny.
 	target, err := tabs.Target(ctx, run, bg.ID)
 	require.NoError(t, err)
-	assert.Equal(t, tabs.Endpoint(), target.Endpoint)
-	assert.Equal(t, []string{fmt.Sprintf("127.0.0.1:%d", tabs.Port())}, tabs.DevToolsEndpoints())
+	assert.Same(t, tabs.Browser(), target.Browser)
+	assert.Equal(t, bg.ID, target.TargetID)
+	assert.Empty(t, target.Endpoint)
+	assert.Empty(t, tabs.Endpoint())
+	assert.Zero(t, tabs.Port())
+	assert.Empty(t, tabs.DevToolsEndpoints())
+	tab, err := target.Browser.Attach(ctx, target.TargetID)
+	require.NoError(t, err)
+	assert.Equal(t, bg.ID, tab.ID())
+	require.NoError(t, tab.Detach(ctx))
 
 	require.NoError(t, tabs.Close(ctx, run, bg.ID))
 	require.Eventually(t, func() bool {
@@ -69,6 +80,29 @@ func TestTabs(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, tabs.Close(ctx, run, bg.ID), ErrNoTab, "a closed tab cannot be closed again")
 	require.ErrorIs(t, tabs.Focus(ctx, run, "nope"), ErrNoTab)
+}
+
+// TestAttachKeepsPort: a browser the host did not launch is reached over
+// its port, which every run is then denied.
+func TestAttachKeepsPort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr := testenv.ChromiumWithPort(t)
+	tabs, err := Attach(ctx, addr)
+	require.NoError(t, err)
+	defer tabs.Shutdown()
+	hostPort := strings.TrimPrefix(addr, "http://")
+	assert.Equal(t, []string{hostPort}, tabs.DevToolsEndpoints())
+	assert.Equal(t, hostPort, fmt.Sprintf("127.0.0.1:%d", tabs.Port()))
+	assert.Equal(t, addr, tabs.Endpoint())
+
+	run := runner.RunInfo{ID: "r"}
+	active, err := tabs.Active(ctx, run)
+	require.NoError(t, err)
+	target, err := tabs.Target(ctx, run, active.ID)
+	require.NoError(t, err)
+	assert.Same(t, tabs.Browser(), target.Browser)
+	assert.Equal(t, addr, target.Endpoint)
 }
 
 func TestAttachRefusesNonLoopback(t *testing.T) {

@@ -5,6 +5,7 @@
 //     .tools/node_modules/.bin/deno, then PATH.
 //   - [Chromium] returns the browser binary: $TRANQUIL_CHROMIUM, then
 //     .tools, then PATH (chromium, chromium-browser, google-chrome).
+//   - [ChromiumWithPort] starts a browser with a DevTools port, as a user would.
 //   - [CheckGoroutines] fails a test whose goroutines outlive it.
 //
 // A missing tool fails the test with the exact command that installs it. It

@@ -141,3 +141,32 @@ func DenoCacheDir(t testing.TB) string {
 	}
 	return filepath.Join(base, "deno")
 }
+
+// ChromiumWithPort starts headless Chromium the way a user-started browser
+// runs, with --remote-debugging-port=0 and a temporary profile, and
+// returns its debugging address (http://127.0.0.1:PORT) once
+// DevToolsActivePort names it. The browser is killed when t ends. It is
+// for tests of attaching to a browser over a port; the library's own
+// launches open none.
+func ChromiumWithPort(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"--headless=new", "--user-data-dir=" + dir, "--remote-debugging-port=0",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "about:blank"}
+	if os.Geteuid() == 0 {
+		args = append([]string{"--no-sandbox"}, args...)
+	}
+	cmd := exec.Command(Chromium(t), args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
+			return "http://127.0.0.1:" + strings.TrimSpace(lines[0])
+		}
+	}
+	t.Fatal("chromium published no DevTools port within 30s")
+	return ""
+}
