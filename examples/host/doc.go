@@ -25,7 +25,9 @@
 // plan asks the run manager (runner.Manager.Plan) for the exact deno command
 // line, the approval state and the module-graph check, so a script that
 // imports a local file its header does not declare is reported refused. The
-// bridge and DevTools ports are shown as placeholders: a run picks its own.
+// bridge port is shown as a placeholder: a run picks its own. No DevTools
+// port is denied, because the browser run launches speaks CDP over a pipe
+// and listens on none.
 //
 // A mirror is the user's choice of a folder outside the script's directory
 // where its results accumulate: one way, never deleting. set refuses (exit

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,12 +16,6 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/runner"
 )
-
-// The DevTools ports to keep scripts away from are known only once the
-// browser runs; plan denies a placeholder and shows it by name.
-const planDevToolsPort = "65534"
-
-var devToolsPortRE = regexp.MustCompile(`:` + planDevToolsPort + `\b`)
 
 // planOut is what plan prints with --json.
 type planOut struct {
@@ -129,7 +122,9 @@ func (a *app) makePlan(ctx context.Context, script, deno string) (planOut, int) 
 		}
 		return p, exitRefused
 	}
-	m, _, err := a.newManager(managerOptions{deno: deno, denyLoopback: []string{"127.0.0.1:" + planDevToolsPort}})
+	// No DevTools port is denied: run's browser speaks CDP over a pipe
+	// and listens on none.
+	m, _, err := a.newManager(managerOptions{deno: deno})
 	if err != nil {
 		p.Reason = err.Error()
 		return p, exitFailed
@@ -165,8 +160,7 @@ func (a *app) makePlan(ctx context.Context, script, deno string) (planOut, int) 
 		host, _, _ := strings.Cut(bridge, ":")
 		p.Command = []string{"deno"}
 		for _, arg := range pl.Args {
-			arg = strings.ReplaceAll(arg, bridge, host+":<bridge-port>")
-			p.Command = append(p.Command, devToolsPortRE.ReplaceAllString(arg, ":<devtools-port>"))
+			p.Command = append(p.Command, strings.ReplaceAll(arg, bridge, host+":<bridge-port>"))
 		}
 	}
 	if pl.Refused != nil {

@@ -13,11 +13,10 @@ import (
 // managerOptions is what a subcommand adds to the run manager every
 // subcommand builds the same way.
 type managerOptions struct {
-	deno         string // the --deno flag
-	host         runner.Host
-	prompter     consent.Prompter // nil: nobody is asked, consent is refused
-	onEvent      func(runner.Event)
-	denyLoopback []string
+	deno     string // the --deno flag
+	host     runner.Host
+	prompter consent.Prompter // nil: nobody is asked, consent is refused
+	onEvent  func(runner.Event)
 }
 
 // errNoPrompt is the answer of a command that runs nothing and so has no
@@ -54,15 +53,14 @@ func (a *app) newManager(o managerOptions) (*runner.Manager, *mirror.Store, erro
 		})
 	}
 	m, err := runner.New(runner.Config{
-		DataDir:      data,
-		CacheDir:     denoCacheDir(),
-		DenoPath:     deno,
-		AllowPATH:    fromPATH,
-		Host:         o.host,
-		Gate:         consent.NewGate(store, p),
-		Mirrors:      ms,
-		DenyLoopback: o.denyLoopback,
-		OnEvent:      o.onEvent,
+		DataDir:   data,
+		CacheDir:  denoCacheDir(),
+		DenoPath:  deno,
+		AllowPATH: fromPATH,
+		Host:      o.host,
+		Gate:      consent.NewGate(store, p),
+		Mirrors:   ms,
+		OnEvent:   o.onEvent,
 	})
 	if err != nil {
 		return nil, nil, err
