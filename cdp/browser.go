@@ -193,32 +193,7 @@ func infoOf(t target.Info) TargetInfo {
 // Electron cannot open pages over the protocol; there it fails with
 // ErrNotSupported and the app must open the window itself.
 func (b *Browser) NewTab(ctx context.Context, url string) (*Tab, error) {
-	// The page starts blank and navigates once attached, so the wait below
-	// sees the navigation: created at url, the page could still show its
-	// initial blank document when NewTab returned.
-	r, err := b.c.Target.CreateTarget(ctx, target.NewCreateTargetArgs("about:blank"))
-	if err != nil {
-		if re := protocolError(err); re != nil && strings.Contains(strings.ToLower(re.Message), "not supported") {
-			return nil, fmt.Errorf("%w: Target.createTarget: %s", ErrNotSupported, re.Message)
-		}
-		return nil, b.fail(err)
-	}
-	t, err := b.Attach(ctx, string(r.TargetID))
-	if err != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
-		defer cancel()
-		_, _ = b.c.Target.CloseTarget(cctx, target.NewCloseTargetArgs(r.TargetID))
-		return nil, err
-	}
-	if url != "" && url != "about:blank" {
-		if err := t.Goto(ctx, url, Load); err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
-			defer cancel()
-			_ = t.Close(cctx)
-			return nil, err
-		}
-	}
-	return t, nil
+	return b.NewTabWith(ctx, url, TabOptions{})
 }
 
 // fail turns a transport error into the connection's own error once the

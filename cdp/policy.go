@@ -36,11 +36,12 @@ type PagePolicy struct {
 // ones that answer them; [Gateway.Close] stops them, and they stop by
 // themselves when the browser connection ends.
 type Gateway struct {
-	b      *Browser
-	ports  map[int]bool // denied ports on loopback or behind a host name
-	cancel context.CancelFunc
-	done   chan struct{}
-	wg     sync.WaitGroup
+	b         *Browser
+	closeOnce sync.Once
+	ports     map[int]bool // denied ports on loopback or behind a host name
+	cancel    context.CancelFunc
+	done      chan struct{}
+	wg        sync.WaitGroup
 
 	mu   sync.Mutex
 	tabs map[*Tab]struct{} // tabs told about refusals in their frames
@@ -106,14 +107,16 @@ func denyPort(s string) (int, error) {
 // Requests paused meanwhile are let go by the browser when the connection
 // or the interception ends.
 func (g *Gateway) Close() error {
-	g.cancel()
-	<-g.done
-	g.wg.Wait()
-	cctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
-	defer cancel()
-	if g.b.Err() == nil {
-		_ = g.b.c.Fetch.Disable(cctx)
-	}
+	g.closeOnce.Do(func() {
+		g.cancel()
+		<-g.done
+		g.wg.Wait()
+		cctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+		defer cancel()
+		if g.b.Err() == nil {
+			_ = g.b.c.Fetch.Disable(cctx)
+		}
+	})
 	return nil
 }
 

@@ -2,8 +2,16 @@ package cdp
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // newTabWith opens a tab on the shared browser with opts, closed when the
@@ -39,4 +47,138 @@ func attachWith(t *testing.T, tab *Tab, opts TabOptions) *Tab {
 		_ = other.Detach(ctx)
 	})
 	return other
+}
+
+func TestCheckNavigation(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1/", "https://example.com/a?b#c", "about:blank", "HTTP://EXAMPLE.COM/"} {
+		if err := CheckNavigation(u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{
+		"javascript:alert(1)", "JavaScript:alert(1)", " javascript:alert(1)", "data:text/html,x", "file:///etc/passwd",
+		"chrome://version", "view-source:http://x/", "devtools://devtools/x", "chrome-extension://a/b",
+		"blob:http://x/1", "filesystem:http://x/temporary/a", "about:version", "about:srcdoc", "ws://x/",
+		"http:///nohost", "http:/x", "//example.com/", "example.com", "", "\x00http://x/",
+	} {
+		err := CheckNavigation(u)
+		if !errors.Is(err, ErrNavigationBlocked) {
+			t.Errorf("%q: got %v, want ErrNavigationBlocked", u, err)
+		}
+	}
+}
+
+func TestGatewayRefusal(t *testing.T) {
+	g := &Gateway{ports: map[int]bool{9222: true, 80: true}}
+	for u, want := range map[string]bool{
+		"http://127.0.0.1:9222/json/version": true,
+		"http://localhost:9222/":             true,
+		"http://foo.localhost:9222/":         true,
+		"http://alias-in-hosts-file:9222/":   true,
+		"ws://127.0.0.1:9222/devtools/x":     true,
+		"http://[::1]:9222/":                 true,
+		"http://[::ffff:7f00:1]:9222/":       true,
+		"http://0.0.0.0:9222/":               true,
+		"http://[::]:9222/":                  true,
+		"http://127.0.0.2:9222/":             true,
+		"http://127.0.0.1/":                  true, // port 80 denied here
+		"https://127.0.0.1/":                 false,
+		"http://192.168.1.5:9222/":           false,
+		"http://127.0.0.1:9223/":             false,
+		"https://example.com/":               false,
+		"file:///etc/passwd":                 true,
+		"chrome-extension://abc/x.html":      true,
+		"data:text/plain,x":                  true,
+		"ftp://example.com/":                 true,
+		"%zz":                                true,
+	} {
+		if got := g.refusal(u) != ""; got != want {
+			t.Errorf("%s: refused %v, want %v (%q)", u, got, want, g.refusal(u))
+		}
+	}
+}
+
+func TestGuardBlocksEveryRequestKind(t *testing.T) {
+	ctx := tctx(t, 60*time.Second)
+	chromium, err := testenv.LookChromium()
+	if err != nil {
+		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
+	}
+	p, err := Launch(ctx, LaunchOptions{Path: chromium, TempDir: tempRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var mu sync.Mutex
+	var got []string
+	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+	}))
+	defer secret.Close()
+	g, err := Guard(ctx, p.Browser(), PagePolicy{Deny: []string{strings.TrimPrefix(secret.URL, "http://")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logMu sync.Mutex
+	var logged []Action
+	tab, err := p.Browser().NewTabWith(ctx, "", TabOptions{Gateway: g, Log: func(a Action) {
+		logMu.Lock()
+		logged = append(logged, a)
+		logMu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := serve("/guard-kinds-"+strings.TrimPrefix(secret.URL, "http://127.0.0.1:"), `<title>kinds</title>
+<link rel=stylesheet href="`+secret.URL+`/css"><img src="`+secret.URL+`/img">
+<iframe src="`+secret.URL+`/frame"></iframe>
+<script>fetch("`+secret.URL+`/fetch").catch(() => {}); new Worker(URL.createObjectURL(new Blob(["fetch('`+secret.URL+`/worker').catch(()=>{})"])));
+window.open("`+secret.URL+`/popup");</script>`)
+	if err := tab.Goto(ctx, page, Load); err != nil {
+		t.Fatal(err)
+	}
+	err = tab.Goto(ctx, secret.URL+"/goto", Load)
+	if !errors.Is(err, ErrNavigationBlocked) {
+		t.Fatalf("goto the denied endpoint: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	if len(got) > 0 {
+		t.Errorf("the denied endpoint was reached: %v", got)
+	}
+	mu.Unlock()
+	logMu.Lock()
+	refusals := 0
+	for _, a := range logged {
+		if a.Outcome == "navigation_blocked" {
+			refusals++
+		}
+	}
+	logMu.Unlock()
+	if refusals < 3 {
+		t.Errorf("the refusals in the tab's frames are logged: %+v", logged)
+	}
+	// Downloads are denied browser-wide.
+	_ = tab.Close(ctx)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal("close twice:", err)
+	}
+	// Nothing of the gateway's is left running.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "cdp.(*Gateway)") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway goroutines left after Close:\n%s", stacks)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

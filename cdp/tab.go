@@ -41,11 +41,11 @@ type Tab struct {
 
 	mu          sync.Mutex
 	frameID     string
-	mainCtx     string // uniqueId of the main world of the main frame
-	worldCtx    string // uniqueId of the tranquil-sdk world of the main frame
-	mainOrigin  string // origin of mainCtx, as the browser reports it
-	worldOrigin string // origin of worldCtx
-	url         string // the main frame's committed address
+	mainCtx     string          // uniqueId of the main world of the main frame
+	worldCtx    string          // uniqueId of the tranquil-sdk world of the main frame
+	mainOrigin  string          // origin of mainCtx, as the browser reports it
+	worldOrigin string          // origin of worldCtx
+	url         string          // the main frame's committed address
 	frames      map[string]bool // frames of this tab seen committing, for refusals
 	actionMark  int             // navSeq when the latest page action began
 	changed     chan struct{}
@@ -641,9 +641,11 @@ func (t *Tab) screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, e
 	return r.Data, nil
 }
 
-// NewTabWith is [Browser.NewTab] with the tab's options: the page opens
-// blank, the session attaches with opts, and only then does the page go to
-// url, as a page action of that session.
+// NewTabWith is [Browser.NewTab] with the tab's options. The page opens
+// blank and goes to url only once attached, as a page action of the new
+// session: the wait then sees the navigation (created at url, the page
+// could still show its initial blank document when NewTabWith returned),
+// and the address is checked like any other (see [CheckNavigation]).
 func (b *Browser) NewTabWith(ctx context.Context, url string, opts TabOptions) (*Tab, error) {
 	if url != "" && url != "about:blank" {
 		if err := CheckNavigation(url); err != nil {
