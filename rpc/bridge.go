@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ const (
 	DefaultHandshakeTimeout = 3 * time.Second
 	DefaultMaxSessions      = 64
 	DefaultMaxPending       = 256
+	DefaultMaxPendingPerRun = 4
 	DefaultMaxInFlight      = 256
 	// DefaultReadLimit bounds one frame from a script after AUTH: 32 MiB,
 	// room for a full-page screenshot or a large file passed as base64.
@@ -67,10 +69,15 @@ type Config struct {
 	// MaxSessions bounds authenticated sessions; more are refused with
 	// StatusBusy. Zero means DefaultMaxSessions.
 	MaxSessions int
-	// MaxPending bounds connections still in the handshake. When full, the
-	// oldest is dropped, so silent clients cannot lock out a real one. Zero
-	// means DefaultMaxPending.
+	// MaxPending bounds connections still in the handshake on the shared
+	// path (URL). When full, the oldest of them is dropped, so silent
+	// clients cannot lock out a real one. Zero means DefaultMaxPending.
 	MaxPending int
+	// MaxPendingPerRun bounds the connections in the handshake on one
+	// run's own path (RunURL); when full, that run's oldest is dropped.
+	// Connections elsewhere never count against it, so no flood can evict
+	// a run's handshake. Zero means DefaultMaxPendingPerRun.
+	MaxPendingPerRun int
 	// MaxInFlight bounds concurrent calls per session. Zero means
 	// DefaultMaxInFlight.
 	MaxInFlight int
@@ -106,7 +113,8 @@ type Bridge struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[*live]struct{}
-	pending  []*pendingConn
+	pending  []*pendingConn           // handshakes on the shared path, oldest first
+	routes   map[route][]*pendingConn // handshakes on each run's route, oldest first
 	revoked  map[string]time.Time
 
 	started atomic.Int64
@@ -121,6 +129,8 @@ type live struct {
 
 type pendingConn struct {
 	cancel context.CancelFunc
+	route  route // the run's route; zero on the shared path
+	routed bool
 }
 
 // Stats is a snapshot of a Bridge's state.
@@ -150,6 +160,7 @@ func New(cfg Config) (*Bridge, error) {
 	setDefault(&cfg.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDefault(&cfg.MaxSessions, DefaultMaxSessions)
 	setDefault(&cfg.MaxPending, DefaultMaxPending)
+	setDefault(&cfg.MaxPendingPerRun, DefaultMaxPendingPerRun)
 	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&cfg.ReadLimit, DefaultReadLimit)
 	if cfg.Logger == nil {
@@ -166,6 +177,7 @@ func New(cfg Config) (*Bridge, error) {
 		tokens:   tokenTable{ttl: cfg.TokenTTL, now: time.Now},
 		log:      cfg.Logger,
 		sessions: map[*live]struct{}{},
+		routes:   map[route][]*pendingConn{},
 		revoked:  map[string]time.Time{},
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
@@ -194,8 +206,17 @@ func setDefault[T int | int64 | time.Duration](v *T, d T) {
 // Addr returns the listener's address, "127.0.0.1:<port>".
 func (b *Bridge) Addr() string { return b.ln.Addr().String() }
 
-// URL returns the WebSocket URL scripts dial.
+// URL returns the shared WebSocket URL. Any client with a token may dial
+// it, but its handshakes share one pending table; give runs RunURL.
 func (b *Bridge) URL() string { return "ws://" + b.Addr() + b.cfg.Path }
+
+// RunURL returns the URL the run holding token dials: URL plus a route
+// derived one-way from the token. Only connections on that route count
+// against the run's own pending bound (Config.MaxPendingPerRun), so a
+// flood from anyone else, on the shared path, cannot evict its handshake.
+// A route whose token is unknown, claimed or expired is refused before the
+// upgrade, and the AUTH frame on a route must carry that route's token.
+func (b *Bridge) RunURL(token string) string { return b.URL() + "/" + routeFor(token).String() }
 
 // Mint returns a new one-time token for p. Deliver it to the run out of
 // band (the environment), never in a URL or argv.
@@ -247,7 +268,11 @@ func (b *Bridge) Revoke(runID string) int {
 func (b *Bridge) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Stats{Sessions: len(b.sessions), Pending: len(b.pending), Tokens: b.tokens.len(), SessionsStarted: b.started.Load()}
+	pending := len(b.pending)
+	for _, q := range b.routes {
+		pending += len(q)
+	}
+	return Stats{Sessions: len(b.sessions), Pending: pending, Tokens: b.tokens.len(), SessionsStarted: b.started.Load()}
 }
 
 // Close stops listening, ends every handshake and session, and waits for
@@ -289,7 +314,8 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Unlock()
 	defer b.wg.Done()
 
-	if status, why := b.checkRequest(r); status != 0 {
+	rt, routed, status, why := b.checkRequest(r)
+	if status != 0 {
 		b.log.Warn("rpc: refused connection before upgrade", "reason", why, "remote", r.RemoteAddr)
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
@@ -298,39 +324,50 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(status), status)
 		return
 	}
-	b.serveConn(w, r)
+	b.serveConn(w, r, rt, routed)
 }
 
 // checkRequest refuses anything but a loopback GET upgrade from a
 // non-browser client: the Host must be exactly this listener (DNS
 // rebinding), and browsers always send Origin or Sec-Fetch headers while
-// Deno sends neither.
-func (b *Bridge) checkRequest(r *http.Request) (int, string) {
+// Deno sends neither. The path is the shared one or a live run's route.
+func (b *Bridge) checkRequest(r *http.Request) (rt route, routed bool, status int, why string) {
 	port := strconv.Itoa(int(b.port))
 	switch {
 	case r.Method != http.MethodGet:
-		return http.StatusMethodNotAllowed, "method " + r.Method
-	case r.URL.Path != b.cfg.Path || r.URL.RawQuery != "":
-		return http.StatusNotFound, "path " + r.URL.RequestURI()
+		return rt, false, http.StatusMethodNotAllowed, "method " + r.Method
+	case r.URL.RawQuery != "":
+		return rt, false, http.StatusNotFound, "path " + r.URL.RequestURI()
 	case r.Host != "127.0.0.1:"+port && r.Host != "localhost:"+port:
-		return http.StatusForbidden, "host " + strconv.Quote(r.Host)
+		return rt, false, http.StatusForbidden, "host " + strconv.Quote(r.Host)
 	case r.Header.Get("Origin") != "" || len(r.Header.Values("Origin")) > 0:
-		return http.StatusForbidden, "origin header present"
+		return rt, false, http.StatusForbidden, "origin header present"
 	case len(r.Header.Values("Referer")) > 0:
-		return http.StatusForbidden, "referer header present"
+		return rt, false, http.StatusForbidden, "referer header present"
 	}
 	for k := range r.Header {
 		if strings.HasPrefix(k, "Sec-Fetch-") {
-			return http.StatusForbidden, "browser fetch metadata present"
+			return rt, false, http.StatusForbidden, "browser fetch metadata present"
 		}
 	}
-	return 0, ""
+	if r.URL.Path == b.cfg.Path {
+		return rt, false, 0, ""
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, b.cfg.Path+"/")
+	if !ok {
+		return rt, false, http.StatusNotFound, "path " + r.URL.RequestURI()
+	}
+	// Checked before the upgrade, so a made-up route costs no pending slot.
+	if rt, ok = parseRoute(rest); !ok || !b.tokens.hasRoute(rt) {
+		return rt, false, http.StatusNotFound, "unknown or used route"
+	}
+	return rt, true, 0, ""
 }
 
-func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request) {
+func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, routed bool) {
 	hctx, cancel := context.WithTimeout(b.ctx, b.cfg.HandshakeTimeout)
 	defer cancel()
-	pc := b.addPending(cancel)
+	pc := b.addPending(&pendingConn{cancel: cancel, route: rt, routed: routed})
 	defer b.removePending(pc)
 
 	// AcceptWebSocket keeps the listener's TCP_QUICKACK fix and lets the
@@ -365,6 +402,10 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request) {
 	tok, hello, err := ParseAuth(frame)
 	if err != nil {
 		fail("bad AUTH frame", "error", err)
+		return
+	}
+	if routed && routeFor(tok) != rt {
+		fail("token of another route")
 		return
 	}
 	l := &live{}
@@ -482,28 +523,46 @@ func (b *Bridge) untrack(l *live) {
 	delete(b.sessions, l)
 }
 
-// addPending registers a connection in its handshake, dropping the oldest
-// when the table is full.
-func (b *Bridge) addPending(cancel context.CancelFunc) *pendingConn {
-	pc := &pendingConn{cancel: cancel}
+// addPending registers a connection in its handshake. Connections compete
+// only with their own kind: the shared path with the shared path (up to
+// MaxPending), a run's route with that route (up to MaxPendingPerRun).
+// When its kind is full, the oldest of that kind is dropped.
+func (b *Bridge) addPending(pc *pendingConn) *pendingConn {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.pending) >= b.cfg.MaxPending {
-		oldest := b.pending[0]
-		b.pending = b.pending[1:]
-		oldest.cancel()
+	q, limit := b.pending, b.cfg.MaxPending
+	if pc.routed {
+		q, limit = b.routes[pc.route], b.cfg.MaxPendingPerRun
 	}
-	b.pending = append(b.pending, pc)
+	if len(q) >= limit {
+		q[0].cancel()
+		q = q[1:]
+	}
+	b.setQueue(pc, append(q, pc))
 	return pc
 }
 
 func (b *Bridge) removePending(pc *pendingConn) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, p := range b.pending {
-		if p == pc {
-			b.pending = append(b.pending[:i], b.pending[i+1:]...)
-			return
-		}
+	q := b.pending
+	if pc.routed {
+		q = b.routes[pc.route]
+	}
+	if i := slices.Index(q, pc); i >= 0 {
+		b.setQueue(pc, slices.Delete(q, i, i+1))
+	}
+}
+
+// setQueue stores the queue pc belongs to; a route's empty queue goes, so
+// the map holds only routes with a handshake under way.
+func (b *Bridge) setQueue(pc *pendingConn, q []*pendingConn) {
+	switch {
+	case !pc.routed:
+		b.pending = q
+	case len(q) == 0:
+		delete(b.routes, pc.route)
+	default:
+		b.routes[pc.route] = q
 	}
 }

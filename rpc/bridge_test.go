@@ -407,6 +407,78 @@ func TestPendingTableEvictsOldest(t *testing.T) {
 	assert.True(t, strings.HasPrefix(reply, "OK "))
 }
 
+// dialURL upgrades a connection to url the way the SDK does.
+func dialURL(t *testing.T, url string) (*websocket.Conn, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err == nil {
+		t.Cleanup(func() { c.CloseNow() })
+	}
+	return c, err
+}
+
+func TestRunRoutes(t *testing.T) {
+	r := newRig(t, Config{})
+	addr := r.b.Addr()
+	tok, err := r.b.Mint(principal("run1", permissions.CapUI))
+	require.NoError(t, err)
+	other, err := r.b.Mint(principal("run2", permissions.CapUI))
+	require.NoError(t, err)
+	route := strings.TrimPrefix(r.b.RunURL(tok), r.b.URL())
+	require.Regexp(t, "^/[0-9a-f]{32}$", route)
+	assert.NotContains(t, r.b.RunURL(tok), tok, "the token never appears in the URL")
+
+	for name, path := range map[string]string{
+		"made-up route":  DefaultPath + "/" + strings.Repeat("ab", 16),
+		"short route":    DefaultPath + "/abc",
+		"upper case":     DefaultPath + strings.ToUpper(route),
+		"nested":         DefaultPath + route + "/x",
+		"no separator":   DefaultPath + route[1:],
+		"trailing slash": DefaultPath + "/",
+	} {
+		assert.Equal(t, http.StatusNotFound, rawUpgrade(t, addr, "GET", path, map[string]string{}), name)
+	}
+	assert.Equal(t, 0, r.b.Stats().Pending, "a refused route never took a pending slot")
+
+	c, err := dialURL(t, r.b.RunURL(tok))
+	require.NoError(t, err)
+	_, err = auth(t, c, other, hello(allCaps...))
+	refused(t, err)
+	assert.Contains(t, r.logs.String(), "token of another route")
+
+	c, err = dialURL(t, r.b.RunURL(tok))
+	require.NoError(t, err)
+	reply, err := auth(t, c, tok, hello(allCaps...))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(reply, "OK "), reply)
+	assert.Equal(t, http.StatusNotFound, rawUpgrade(t, addr, "GET", DefaultPath+route, map[string]string{}), "a claimed token's route is gone")
+}
+
+func TestRunRouteBoundEvictsOnlyItsOwn(t *testing.T) {
+	r := newRig(t, Config{MaxPending: 2, MaxPendingPerRun: 2})
+	tok, err := r.b.Mint(principal("run1", permissions.CapUI))
+	require.NoError(t, err)
+	victim, err := r.b.Mint(principal("run2", permissions.CapUI))
+	require.NoError(t, err)
+	waiting, err := dialURL(t, r.b.RunURL(victim))
+	require.NoError(t, err)
+	first, err := dialURL(t, r.b.RunURL(tok))
+	require.NoError(t, err)
+	for range 10 {
+		_, err := dialURL(t, r.b.RunURL(tok))
+		require.NoError(t, err)
+		dial(t, r.b, nil)
+	}
+	require.Eventually(t, func() bool { return r.b.Stats().Pending == 5 }, 5*time.Second, 5*time.Millisecond, "two shared, two of run1, one of run2")
+	_, _, err = first.Read(context.Background())
+	require.Error(t, err, "run1's oldest was dropped by run1's own connections")
+	reply, err := auth(t, waiting, victim, hello(allCaps...))
+	require.NoError(t, err, "run2's handshake outlived both floods")
+	assert.True(t, strings.HasPrefix(reply, "OK "), reply)
+}
+
 func TestDenyWhenSDKLacksCapability(t *testing.T) {
 	r := newRig(t, Config{})
 	tok, err := r.b.Mint(principal("run1", permissions.CapUI, permissions.CapTabs))

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +32,7 @@ func runClient(t *testing.T, b *Bridge, token string, sdkCaps []permissions.Capa
 	defer cancel()
 	cmd := exec.CommandContext(ctx, deno, "run", "--no-prompt", "--no-lock", "--no-config",
 		"--allow-net="+b.Addr(), "--allow-env=TRANQUIL_RPC_URL,TRANQUIL_RPC_TOKEN,TEST_SDK_CAPS", client)
-	cmd.Env = append(cmd.Environ(), "TRANQUIL_RPC_URL="+b.URL(), "TRANQUIL_RPC_TOKEN="+token, "TEST_SDK_CAPS="+string(caps), "NO_COLOR=1")
+	cmd.Env = append(cmd.Environ(), "TRANQUIL_RPC_URL="+b.RunURL(token), "TRANQUIL_RPC_TOKEN="+token, "TEST_SDK_CAPS="+string(caps), "NO_COLOR=1")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -67,4 +72,53 @@ func TestDenoClientDenied(t *testing.T) {
 	assert.Contains(t, errOut, "clipboard")
 	assert.Contains(t, errOut, "0.1.0-test")
 	r.nothingReachedCapnweb(t)
+}
+
+// flood keeps upgrading silent connections on the shared path until ctx
+// ends, the way a script with the bridge's address could, and reports how
+// many it made.
+func flood(ctx context.Context, b *Bridge, workers int) (wait func() int64) {
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				c, _, err := websocket.Dial(ctx, b.URL(), nil)
+				if err != nil {
+					continue
+				}
+				n.Add(1)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c.Read(ctx) // until the bridge drops it, or the test ends
+					c.CloseNow()
+				}()
+			}
+		}()
+	}
+	return func() int64 { wg.Wait(); return n.Load() }
+}
+
+// TestFloodCannotEvictARunsHandshake floods the shared path with silent
+// handshakes, far past its pending bound, while real deno clients start on
+// their own routes: each one still authenticates.
+func TestFloodCannotEvictARunsHandshake(t *testing.T) {
+	r := newRig(t, Config{MaxPending: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := flood(ctx, r.b, 4)
+	require.Eventually(t, func() bool { return r.b.Stats().Pending >= 4 }, 5*time.Second, time.Millisecond)
+	for i := range 3 {
+		tok, err := r.b.Mint(principal(fmt.Sprintf("run%d", i), permissions.CapUI))
+		require.NoError(t, err)
+		out, errOut, code := runClient(t, r.b, tok, []permissions.Capability{"ui"})
+		require.Equal(t, 0, code, "run %d: stdout %s stderr: %s", i, out, errOut)
+		assert.Contains(t, out, fmt.Sprintf("run%d:hello", i))
+	}
+	cancel()
+	n := wait()
+	t.Logf("%d flooding connections", n)
+	assert.Greater(t, n, int64(100), "the flood was real")
 }

@@ -1,15 +1,16 @@
 // Package rpc is the bridge between a host window and the script runs it
 // starts: an authenticated loopback WebSocket server speaking Cap'n Web.
 //
-//   - [New] starts a [Bridge] on 127.0.0.1; [Bridge.URL] is what the run
-//     dials, [Bridge.Close] ends everything and waits.
+//   - [New] starts a [Bridge] on 127.0.0.1; [Bridge.RunURL] is what a
+//     run dials, [Bridge.Close] ends everything and waits.
 //   - [Bridge.Mint] makes a one-time token for a run's [Principal];
 //     [Bridge.Revoke] invalidates it and ends the run's live session.
 //   - [Registry.Register] makes a capability available to an [Audience].
 //
 // # Connection sequence
 //
-// The upgrade request must be a GET of [DefaultPath] whose Host is exactly
+// The upgrade request must be a GET of [DefaultPath], or of a run's route
+// below it ([Bridge.RunURL]), whose Host is exactly
 // this listener (127.0.0.1:<port> or localhost:<port>) and which carries no
 // Origin, Referer or Sec-Fetch-* header: browsers always send one of these
 // and Deno sends none, so web pages (including DNS-rebinding ones) cannot
@@ -49,10 +50,16 @@
 // After OK a frame may be up to [Config.ReadLimit] (32 MiB, room for
 // screenshots). [Config.MaxSessions] bounds authenticated sessions (a busy
 // refusal closes with 1013 and leaves the token usable),
-// [Config.MaxInFlight] bounds each session's concurrent calls, and
-// [Config.MaxPending] bounds connections still in the handshake: when
-// full, the oldest is dropped, so silent clients cannot lock out a real
-// one.
+// [Config.MaxInFlight] bounds each session's concurrent calls, and two
+// bounds cover connections still in the handshake. Each run dials its own
+// route, <DefaultPath>/<32 hex digits> derived one-way from its token; a
+// route of no unclaimed token is refused before the upgrade, and the AUTH
+// frame on a route must carry its token. [Config.MaxPendingPerRun] (4)
+// bounds one route's pending handshakes, [Config.MaxPending] (256) those
+// on the shared path; when either is full, the oldest of that kind alone
+// is dropped. So silent clients cannot lock out a real one, and a flood
+// from one script, which knows no other run's route and whose own route
+// died with its claimed token, can never evict another run's handshake.
 //
 // # Latency
 //

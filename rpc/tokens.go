@@ -23,8 +23,31 @@ var (
 
 type tokenEntry struct {
 	hash    [sha256.Size]byte
+	route   route
 	p       Principal
 	expires time.Time
+}
+
+// route names the connection path of one token's run (see Bridge.RunURL):
+// a one-way function of the token, so knowing it gives no way to the
+// token, and 128 bits, so no one guesses another run's.
+type route [16]byte
+
+func routeFor(tok string) route {
+	sum := sha256.Sum256([]byte("tranquil-rpc-route\x00" + tok))
+	return route(sum[:16])
+}
+
+func (r route) String() string { return hex.EncodeToString(r[:]) }
+
+// parseRoute reads a route's 32 lowercase hex digits.
+func parseRoute(s string) (route, bool) {
+	var r route
+	if len(s) != 2*len(r) || !isLowerHex([]byte(s)) {
+		return r, false
+	}
+	_, err := hex.Decode(r[:], []byte(s))
+	return r, err == nil
 }
 
 // tokenTable holds hashes of unclaimed tokens, never the tokens.
@@ -42,7 +65,7 @@ func (t *tokenTable) mint(p Principal) (string, error) {
 		return "", err
 	}
 	tok := hex.EncodeToString(raw[:])
-	e := &tokenEntry{hash: sha256.Sum256([]byte(tok)), p: p, expires: t.now().Add(t.ttl)}
+	e := &tokenEntry{hash: sha256.Sum256([]byte(tok)), route: routeFor(tok), p: p, expires: t.now().Add(t.ttl)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sweepLocked()
@@ -72,6 +95,21 @@ func (t *tokenTable) claim(tok string) (Principal, error) {
 		return Principal{}, ErrTokenExpired
 	}
 	return e.p, nil
+}
+
+// hasRoute reports whether r belongs to an unclaimed, unexpired token. Like
+// claim it compares every entry in constant time.
+func (t *tokenTable) hasRoute(r route) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	found := 0
+	for _, e := range t.entries {
+		if subtle.ConstantTimeCompare(e.route[:], r[:]) == 1 && now.Before(e.expires) {
+			found = 1
+		}
+	}
+	return found == 1
 }
 
 // revoke drops every unclaimed token of runID and reports how many.

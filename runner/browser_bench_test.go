@@ -10,17 +10,20 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
 )
 
-// BenchmarkBrowserPeers compares, on one Chromium and one page, a script's
+// BenchmarkBrowserPeers compares, on the same page, a script's
 // tab.evaluate (Deno → host → Chromium) with puppeteer-core's page.evaluate
 // (Node → Chromium), and a script's tab.fill with Playwright's
-// locator.fill. Targets: evaluate p50 ratio ≤ 1.5, fill p50 ratio ≤ 2. The
-// peers live in bench/browser (npm install there first; bench/browser/run
-// does).
+// locator.fill. Each drives a Chromium it launched itself over a pipe, with
+// the same flags: ours has no endpoint to share, and a peer on a pipe is
+// the fair comparison. Targets: evaluate p50 ratio ≤ 1.5, fill p50 ratio ≤
+// 2. The peers live in bench/browser (npm install there first;
+// bench/browser/run does).
 func BenchmarkBrowserPeers(b *testing.B) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -72,7 +75,12 @@ await context.result({ evaluate, fill });
 		if err := json.Unmarshal(entry.Result, &ours); err != nil {
 			b.Fatal(err)
 		}
-		cmd := exec.Command("node", filepath.Join(peers, "peers.mjs"), e.tabs.Endpoint(), pageURL, fmt.Sprint(n))
+		flags := append([]string{}, cdp.DefaultFlags...)
+		if os.Geteuid() == 0 {
+			flags = append(flags, "--no-sandbox")
+		}
+		flagsJSON, _ := json.Marshal(flags)
+		cmd := exec.Command("node", filepath.Join(peers, "peers.mjs"), testenv.Chromium(b), pageURL, fmt.Sprint(n), string(flagsJSON))
 		cmd.Dir = peers
 		out, err := cmd.Output()
 		if err != nil {

@@ -453,7 +453,7 @@ func (r *Run) stop(cmd *exec.Cmd, exited <-chan error, reason string, now bool) 
 func (r *Run) env(h *permissions.Header, entry, token string) []string {
 	env := append(r.m.baseEnv(),
 		"TRANQUIL_ENTRY="+entry,
-		"TRANQUIL_RPC_URL="+r.m.bridge.URL(),
+		"TRANQUIL_RPC_URL="+r.m.bridge.RunURL(token), // its own route: no flood evicts its handshake
 		"TRANQUIL_RPC_TOKEN="+token,
 		"TRANQUIL_RUN_ID="+r.id,
 		"TRANQUIL_SCRIPT_DIR="+h.ScriptDir,

@@ -1,28 +1,30 @@
-// Peers for the browser benchmarks, on the same Chromium and page as the
-// script under test: puppeteer-core's page.evaluate and Playwright's
-// locator.fill. Usage: node peers.mjs <ws endpoint> <page url> <n>
+// Peers for the browser benchmarks, on the same page as the script under
+// test: puppeteer-core's page.evaluate and Playwright's locator.fill. Each
+// launches its own Chromium over a pipe (as the host's is), with the
+// host's flags. Usage: node peers.mjs <chromium> <page url> <n> <flags JSON>
 // Prints {"evaluate": [µs…], "fill": [µs…]}.
 import puppeteer from "puppeteer-core";
 import { chromium } from "playwright-core";
 
-const [endpoint, pageURL, nArg] = process.argv.slice(2);
+const [executablePath, pageURL, nArg, flagsArg] = process.argv.slice(2);
 const n = Number(nArg);
+const args = JSON.parse(flagsArg);
 const now = () => Number(process.hrtime.bigint()) / 1000;
 
-const browser = await puppeteer.connect({ browserWSEndpoint: endpoint, defaultViewport: null });
-const page = (await browser.pages()).find((p) => p.url() === pageURL);
-if (!page) throw new Error("page not found: " + pageURL);
+const browser = await puppeteer.launch({ executablePath, pipe: true, headless: true, args, defaultViewport: null });
+const page = (await browser.pages())[0] ?? (await browser.newPage());
+await page.goto(pageURL);
 const evaluate = [];
 for (let i = 0; i < n; i++) {
   const t = now();
   await page.evaluate((a, b) => a + b, i, 1);
   evaluate.push(now() - t);
 }
-await browser.disconnect();
+await browser.close();
 
-const pw = await chromium.connectOverCDP(endpoint);
-const pwPage = pw.contexts()[0].pages().find((p) => p.url() === pageURL);
-if (!pwPage) throw new Error("playwright: page not found: " + pageURL);
+const pw = await chromium.launch({ executablePath, headless: true, args }); // a pipe by default
+const pwPage = await pw.newPage();
+await pwPage.goto(pageURL);
 const field = pwPage.getByLabel("Card holder");
 const fill = [];
 for (let i = 0; i < n; i++) {
