@@ -110,6 +110,8 @@ func TestBoundaryNavigationAnywhere(t *testing.T) {
 		strings.Replace(secret.URL, "127.0.0.1", "localhost", 1) + "/via-name",
 		strings.Replace(secret.URL, "127.0.0.1", "0x7f000001", 1) + "/via-hex",
 		strings.Replace(secret.URL, "127.0.0.1", "[::ffff:127.0.0.1]", 1) + "/via-mapped",
+		"http://" + e.m.Bridge().Addr() + "/",
+		strings.Replace(e.m.Bridge().URL(), "ws://", "http://", 1),
 	}
 	var list []string
 	for _, u := range blocked {
