@@ -33,7 +33,7 @@ func ExampleBridge() {
 		RunID:     "run-1",
 		Permitted: []permissions.Capability{permissions.CapUI},
 	})
-	// Give the run b.URL() and tok through its environment.
-	fmt.Println(len(tok), b.URL()[:len("ws://127.0.0.1:")])
+	// Give the run b.RunURL(tok) and tok through its environment.
+	fmt.Println(len(tok), b.RunURL(tok)[:len("ws://127.0.0.1:")])
 	// Output: 64 ws://127.0.0.1:
 }
