@@ -71,8 +71,20 @@ type Config struct {
 	// output events sent. Zero means DefaultOutputCap (1 MiB).
 	OutputCap int
 	// HeapMB caps V8's heap per run (--max-old-space-size). Zero means
-	// DefaultHeapMB (1024).
+	// DefaultHeapMB (1024). It caps each isolate: a Web Worker has a heap
+	// of its own, and ArrayBuffers live outside it.
 	HeapMB int
+	// MemoryMB caps each run's memory as a whole, where the system allows:
+	// on Linux RLIMIT_DATA of the deno process (every private writable
+	// mapping: V8 heaps, ArrayBuffers, thread stacks, and about 560 MiB V8
+	// reserves at start plus about 512 MiB per Web Worker), each process a
+	// run= grant starts on its own; on Windows the committed memory of the
+	// run's job object, its processes together; on macOS nothing (only
+	// HeapMB). A run that reaches it fails with a reason saying it ran out
+	// of memory. Zero means HeapMB + DefaultMemoryHeadroomMB (2048 with
+	// the default heap); negative means no limit; a positive value below
+	// MinMemoryMB (768) is refused by New.
+	MemoryMB int
 	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
 	// queue. Zero means DefaultMaxConcurrent (4).
 	MaxConcurrent int
@@ -161,6 +173,9 @@ func New(cfg Config) (*Manager, error) {
 	setDefault(&cfg.OutputCap, DefaultOutputCap)
 	setDefault(&cfg.HeapMB, DefaultHeapMB)
 	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	if err := setMemoryLimit(&cfg); err != nil {
+		return nil, err
+	}
 	setDefault(&cfg.MaxBackgroundTabs, DefaultMaxBackgroundTabs)
 	setDefault(&cfg.MaxForegroundTabs, DefaultMaxForegroundTabs)
 	if cfg.Logger == nil {

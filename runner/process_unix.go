@@ -26,7 +26,17 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 
 func terminate(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGTERM) }
 
-// contain has nothing to add on Unix: the process group from isolate
-// already holds everything the child starts, and kill signals it.
-func contain(*exec.Cmd, *slog.Logger) (end func()) { return func() {} }
-func kill(cmd *exec.Cmd)                           { signalGroup(cmd, syscall.SIGKILL) }
+// contain limits the started child's memory to memoryMB (none when it is
+// not positive), where the system can (see limitMemory). The process
+// group from isolate already holds everything the child starts, and kill
+// signals it, so there is nothing to end.
+func contain(cmd *exec.Cmd, memoryMB int, _ *slog.Logger) (end func(), err error) {
+	if memoryMB > 0 {
+		if err := limitMemory(cmd.Process.Pid, memoryMB); err != nil {
+			return func() {}, err
+		}
+	}
+	return func() {}, nil
+}
+
+func kill(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGKILL) }

@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"fmt"
 	"log/slog"
 	"os/exec"
 	"unsafe"
@@ -14,20 +15,38 @@ import (
 // a job object once it runs.
 func isolate(*exec.Cmd) {}
 
+// memoryEnforced says whether Config.MemoryMB is enforced on this system.
+const memoryEnforced = true
+
 // contain places the started child in a job object that kills every process
 // in it when the job is closed: at the end of the run (end), or when the
 // host itself dies and Windows closes its handles. That covers the commands
 // a run= grant starts, which a plain process kill would leave behind. A
 // child that spawns before it is assigned escapes the job; deno does not
 // spawn anything before the script runs.
-func contain(cmd *exec.Cmd, log *slog.Logger) (end func()) {
+//
+// With memoryMB positive, the job also caps the memory committed by all of
+// its processes together (JOB_OBJECT_LIMIT_JOB_MEMORY); an allocation past
+// it fails. A job that cannot be set up then fails the run, since the
+// limit would be missing; without a limit it is only logged.
+func contain(cmd *exec.Cmd, memoryMB int, log *slog.Logger) (end func(), err error) {
+	fail := func(err error) (func(), error) {
+		if memoryMB > 0 {
+			return func() {}, fmt.Errorf("%w: job object: %w", ErrMemoryLimit, err)
+		}
+		log.Warn("runner: no job object for the run", "error", err)
+		return func() {}, nil
+	}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
-		log.Warn("runner: no job object for the run", "error", err)
-		return func() {}
+		return fail(err)
 	}
 	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{
 		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE},
+	}
+	if memoryMB > 0 {
+		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_JOB_MEMORY
+		info.JobMemoryLimit = uintptr(memoryMB) << 20
 	}
 	_, err = windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)))
@@ -40,14 +59,13 @@ func contain(cmd *exec.Cmd, log *slog.Logger) (end func()) {
 		}
 	}
 	if err != nil {
-		log.Warn("runner: no job object for the run", "error", err)
 		windows.CloseHandle(job)
-		return func() {}
+		return fail(err)
 	}
 	return func() {
 		windows.TerminateJobObject(job, 1)
 		windows.CloseHandle(job)
-	}
+	}, nil
 }
 
 // terminate has no graceful signal to send on Windows; the protocol cancel

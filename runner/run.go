@@ -318,7 +318,16 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		r.finish(history.StateFailed, fmt.Sprintf("starting deno: %v", err))
 		return
 	}
-	endGroup := contain(cmd, m.log)
+	endGroup, err := contain(cmd, m.cfg.MemoryMB, m.log)
+	if err != nil {
+		// Fail closed: a run without the limit it was promised does not run.
+		kill(cmd)
+		cmd.Wait()
+		outR.Close()
+		errR.Close()
+		r.finish(history.StateFailed, err.Error())
+		return
+	}
 	r.setState(history.StateRunning, "")
 
 	out := history.NewOutput(m.cfg.OutputCap)
@@ -398,6 +407,9 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		r.finish(history.StateRefused, firstNonEmpty(stderrHead.raw(), "the SDK could not provide a capability this script needs"))
 	default:
 		reason := firstNonEmpty(r.entryFirstError(), describeExit(code, sig))
+		if oom := stderrHead.outOfMemory(); oom != "" {
+			reason = m.oomReason(oom)
+		}
 		r.finish(history.StateFailed, reason)
 		r.notifyFailure(reason)
 	}
@@ -559,12 +571,16 @@ type firstError struct {
 	msg   string
 	frame string
 	lines int
+	oom   string // the first line saying the process ran out of memory
 }
 
 func (f *firstError) see(line string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lines++
+	if f.oom == "" && outOfMemory(line) {
+		f.oom = line
+	}
 	switch {
 	case f.msg == "" && (strings.HasPrefix(line, "error: ") || strings.HasPrefix(line, "tranquil: ")):
 		f.msg = line

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/history"
+)
+
+// bigBuffers asks for 2 GiB in ArrayBuffers, which live outside V8's heap
+// (and, never written, cost the machine nothing but address space).
+const bigBuffers = `// @permissions none
+const bufs = [];
+for (let i = 0; i < 32; i++) bufs.push(new ArrayBuffer(64 << 20));
+console.log("allocated " + bufs.length * 64 + " MiB outside the heap");
+`
+
+// The default limit (heap + 1 GiB) stops memory the heap cap does not see,
+// and the history says the run ran out of memory.
+func TestMemoryLimitStopsMemoryOutsideTheHeap(t *testing.T) {
+	if !memoryEnforced {
+		t.Skipf("a run's memory is not limited on %s", runtime.GOOS)
+	}
+	e := newMgr(t, nil)
+	require.Equal(t, DefaultHeapMB+DefaultMemoryHeadroomMB, e.m.cfg.MemoryMB)
+	entry := e.runScript(t, "buffers.ts", bigBuffers)
+	require.Equal(t, history.StateFailed, entry.State, entry.Output)
+	assert.NotContains(t, entry.Output, "allocated 2048 MiB")
+	assert.True(t, strings.HasPrefix(entry.Reason, "out of memory: the run reached its memory limit (JavaScript heap 1024 MiB, process 2048 MiB)"), entry.Reason)
+	assert.Contains(t, entry.Reason, "Array buffer allocation failed")
+
+	// A script may catch the refusal and go on.
+	entry = e.runScript(t, "caught.ts", `// @permissions none
+const bufs = [];
+try {
+  for (;;) bufs.push(new ArrayBuffer(64 << 20));
+} catch (e) {
+  console.log("refused after " + bufs.length * 64 + " MiB: " + e.name);
+}
+`)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+	assert.Contains(t, entry.Output, "MiB: RangeError")
+	got, err := strconv.Atoi(strings.Fields(strings.TrimPrefix(entry.Output, "refused after "))[0])
+	require.NoError(t, err, entry.Output)
+	assert.Less(t, got, 2048)
+	assert.Greater(t, got, 512, "a normal amount of memory stays available")
+}
+
+// MemoryMB sets the limit; negative switches it off; too small is refused.
+func TestMemoryMB(t *testing.T) {
+	e := newMgr(t, func(c *Config) { c.MemoryMB = -1 })
+	entry := e.runScript(t, "buffers.ts", bigBuffers)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+	assert.Contains(t, entry.Output, "allocated 2048 MiB")
+
+	_, err := New(Config{DataDir: t.TempDir(), DenoPath: e.m.deno, MemoryMB: 512})
+	require.ErrorIs(t, err, ErrMemoryLimit)
+	assert.Contains(t, err.Error(), "below 768")
+}
+
+// A run that reaches its heap cap gets the same clear reason.
+func TestHeapOutOfMemoryReason(t *testing.T) {
+	e := newMgr(t, func(c *Config) { c.HeapMB = 64 })
+	entry := e.runScript(t, "heap.ts", `// @permissions none
+const keep = [];
+for (;;) keep.push({ n: Math.random(), s: "x" + Math.random() });
+`)
+	require.Equal(t, history.StateFailed, entry.State, entry.Output)
+	assert.True(t, strings.HasPrefix(entry.Reason, "out of memory: the run reached its memory limit (JavaScript heap 64 MiB"), entry.Reason)
+	assert.Contains(t, entry.Reason, "Fatal JavaScript out of memory")
+}
+
+// A run holds at most MaxPaneControls; the next is refused with a typed
+// error, while replacing one and registering after an unregister work.
+func TestPaneControlsBounded(t *testing.T) {
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "panes.ts", `// @permissions none
+import { paneControls } from "tranquil/automation";
+const max = `+strconv.Itoa(MaxPaneControls)+`;
+for (let i = 0; i < max; i++) await paneControls.register("c" + i, () => i);
+try {
+  await paneControls.register("one too many", () => 0);
+  console.log("accepted");
+} catch (e) {
+  console.log("refused: " + e.name + " " + e.code + " " + e.limit + ": " + e.message);
+}
+await paneControls.register("c0", () => "replaced");
+await paneControls.unregister("c1");
+await paneControls.register("after unregister", () => 1);
+console.log("still fine");
+`)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+	assert.Contains(t, entry.Output, "refused: RangeError limit_exceeded 64: ")
+	assert.NotContains(t, entry.Output, "accepted")
+	assert.Contains(t, entry.Output, "still fine")
+	var registered int
+	e.mu.Lock()
+	for _, ev := range e.events {
+		if ev.Kind == EventPaneControls && ev.Stream == "register" {
+			registered++
+		}
+	}
+	e.mu.Unlock()
+	assert.Equal(t, MaxPaneControls+2, registered, "the refused control never reached the host")
+}
+
+// context.result takes up to MaxResultBytes of JSON; a larger value is
+// refused with a typed error and the earlier result stays.
+func TestResultBounded(t *testing.T) {
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "result.ts", `// @permissions none
+import { context } from "tranquil/automation";
+const max = `+strconv.Itoa(MaxResultBytes)+`;
+await context.result("x".repeat(max - 2));
+try {
+  await context.result("y".repeat(25 << 20));
+  console.log("accepted");
+} catch (e) {
+  console.log("refused: " + e.name + " " + e.code + " " + e.limit);
+}
+`)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+	assert.Contains(t, entry.Output, "refused: RangeError limit_exceeded 1048576")
+	assert.NotContains(t, entry.Output, "accepted")
+	assert.Len(t, entry.Result, MaxResultBytes, "the result at the limit stays")
+	assert.Equal(t, byte('x'), entry.Result[1])
+}
+
+// Each Web Worker is an isolate of its own, and V8 reserves its code space
+// writable: under the default limit a script still starts a worker, and
+// does real work in it.
+func TestMemoryLimitLeavesRoomForAWorker(t *testing.T) {
+	if !memoryEnforced {
+		t.Skipf("a run's memory is not limited on %s", runtime.GOOS)
+	}
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "worker.ts", `// @permissions none
+const src = "const a = new Uint8Array(8 << 20).fill(7); postMessage(a.reduce((s, x) => s + x, 0));";
+const w = new Worker(URL.createObjectURL(new Blob([src], { type: "application/javascript" })), { type: "module" });
+console.log("worker summed " + await new Promise((resolve) => { w.onmessage = (ev) => resolve(ev.data); }));
+w.terminate();
+`)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+	assert.Contains(t, entry.Output, "worker summed "+strconv.Itoa(7*8<<20))
+}
