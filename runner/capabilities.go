@@ -134,6 +134,8 @@ func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
 
 // paneAPI is paneControls: actions a script offers the host's UI. The host
 // keeps a duplicate of each action stub and releases it when the run ends.
+// A run has at most MaxPaneControls at once; one more is refused with a
+// RangeError whose code is CodeLimitExceeded.
 type paneAPI struct{ r *Run }
 
 func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
@@ -145,6 +147,10 @@ func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stu
 	}
 	a.r.mu.Lock()
 	old := a.r.panes[name]
+	if old == nil && len(a.r.panes) >= MaxPaneControls {
+		a.r.mu.Unlock()
+		return limitErr(MaxPaneControls, "a run may have at most %d pane controls; unregister one before registering %q", MaxPaneControls, name)
+	}
 	a.r.panes[name] = action.Dup()
 	a.r.mu.Unlock()
 	if old != nil {
@@ -165,13 +171,18 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 	}
 }
 
-// contextAPI is context: the run's result and its log.
+// contextAPI is context: the run's result and its log. A result is at most
+// MaxResultBytes of JSON; a larger one is refused with a RangeError whose
+// code is CodeLimitExceeded, and the earlier result stays.
 type contextAPI struct{ r *Run }
 
 func (a *contextAPI) Result(ctx context.Context, value any) error {
 	raw, err := plainJSON(value)
 	if err != nil {
 		return capnweb.Errorf(capnweb.NameTypeError, nil, "%v", err)
+	}
+	if len(raw) > MaxResultBytes {
+		return limitErr(MaxResultBytes, "context.result takes at most %d bytes of JSON; this value is %d", MaxResultBytes, len(raw))
 	}
 	a.r.mu.Lock()
 	a.r.result = raw
