@@ -54,6 +54,13 @@
 // the script's context.signal aborts, and after a grace period the process
 // group is stopped.
 //
+// Text a script controls (its path, notifications, output, log lines,
+// results, errors, pane controls, history) is printed with control, bidi
+// and other invisible characters escaped (package display), so it cannot
+// move the cursor, recolour or rewrite what the terminal shows, the consent
+// prompt included; --json output escapes them as JSON \u escapes, which
+// decode to the exact text.
+//
 // Exit codes: 0 the run succeeded, 1 it failed (or the host could not run it),
 // 2 it was refused (a bad header, an undeclared import, or consent denied),
 // 3 it was cancelled or timed out, 64 the command line was wrong. The other

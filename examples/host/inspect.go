@@ -62,7 +62,7 @@ func (a *app) plan(ctx context.Context, args []string) int {
 	}
 	w := a.stdout
 	if code == exitFailed {
-		fmt.Fprintf(a.stderr, "plan: %s\n", p.Reason)
+		fmt.Fprintf(a.stderr, "plan: %s\n", safe(p.Reason))
 		return code
 	}
 	if p.Refused {
@@ -70,11 +70,11 @@ func (a *app) plan(ctx context.Context, args []string) int {
 		if p.Line > 0 {
 			loc = fmt.Sprintf("%s:%d:%d", p.Script, p.Line, p.Column)
 		}
-		fmt.Fprintf(w, "refused: %s: %s\n", loc, p.Reason)
+		fmt.Fprintf(w, "refused: %s: %s\n", safe(loc), safe(p.Reason))
 		return code
 	}
-	fmt.Fprintf(w, "script:       %s\n", p.Script)
-	fmt.Fprintf(w, "grants:       %s\n", orNone(strings.Join(p.Grants, " ")))
+	fmt.Fprintf(w, "script:       %s\n", safe(p.Script))
+	fmt.Fprintf(w, "grants:       %s\n", safe(orNone(strings.Join(p.Grants, " "))))
 	fmt.Fprintf(w, "capabilities: %s\n", strings.Join(p.Capabilities, " "))
 	fmt.Fprintf(w, "timeout:      %s\n", p.Timeout)
 	fmt.Fprintln(w, "consent:")
@@ -82,7 +82,7 @@ func (a *app) plan(ctx context.Context, args []string) int {
 		fmt.Fprintln(w, "  nothing beyond the sandbox")
 	}
 	for _, c := range p.Consent {
-		fmt.Fprintf(w, "  [%s risk] %s\n", c.Risk, c.Text)
+		fmt.Fprintf(w, "  [%s risk] %s\n", c.Risk, safe(c.Text))
 	}
 	switch p.Approval.Status {
 	case "not-needed":
@@ -92,16 +92,20 @@ func (a *app) plan(ctx context.Context, args []string) int {
 	case "changed":
 		fmt.Fprintln(w, "approval:     changed since it was approved; the next run asks again")
 		for _, g := range p.Approval.Added {
-			fmt.Fprintf(w, "  + %s\n", g)
+			fmt.Fprintf(w, "  + %s\n", safe(g))
 		}
 		for _, g := range p.Approval.Removed {
-			fmt.Fprintf(w, "  - %s\n", g)
+			fmt.Fprintf(w, "  - %s\n", safe(g))
 		}
 	default:
 		fmt.Fprintln(w, "approval:     not approved; the first run asks")
 	}
 	fmt.Fprintln(w, "command (ports are chosen when the run starts):")
-	fmt.Fprintf(w, "  %s\n", strings.Join(p.Command, " \\\n    "))
+	command := make([]string, len(p.Command))
+	for i, arg := range p.Command {
+		command[i] = safe(arg)
+	}
+	fmt.Fprintf(w, "  %s\n", strings.Join(command, " \\\n    "))
 	fmt.Fprintln(w, "module graph: every local file it loads is the script, the SDK or inside a read= grant")
 	return code
 }
@@ -217,7 +221,7 @@ func (a *app) history(_ context.Context, args []string) int {
 	}
 	hist, err := a.openHistory()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "history: %v\n", err)
+		fmt.Fprintf(a.stderr, "history: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	defer hist.Close()
@@ -247,7 +251,7 @@ func (a *app) history(_ context.Context, args []string) int {
 			note = e.Reason
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Start.Local().Format(time.DateTime), e.State,
-			e.Duration.Round(time.Millisecond), e.Script, firstLine(note))
+			e.Duration.Round(time.Millisecond), safe(e.Script), safe(firstLine(note)))
 	}
 	tw.Flush()
 	return exitOK
@@ -262,7 +266,7 @@ func (a *app) show(_ context.Context, args []string) int {
 	}
 	hist, err := a.openHistory()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "show: %v\n", err)
+		fmt.Fprintf(a.stderr, "show: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	defer hist.Close()
@@ -287,13 +291,13 @@ func (a *app) show(_ context.Context, args []string) int {
 		return exitOK
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "script:      %s\n", e.Script)
-	fmt.Fprintf(w, "permissions: %s\n", orNone(e.Permissions))
+	fmt.Fprintf(w, "script:      %s\n", safe(e.Script))
+	fmt.Fprintf(w, "permissions: %s\n", safe(orNone(e.Permissions)))
 	fmt.Fprintf(w, "started:     %s\n", e.Start.Local().Format(time.DateTime))
 	if e.Output != "" {
 		fmt.Fprintln(w, "output:")
 		for _, l := range strings.Split(strings.TrimRight(e.Output, "\n"), "\n") {
-			fmt.Fprintf(w, "  %s\n", l)
+			fmt.Fprintf(w, "  %s\n", safeOutput(l))
 		}
 	}
 	writeSummary(w, e)
@@ -322,12 +326,12 @@ func (a *app) approvals(ctx context.Context, args []string) int {
 	}
 	store, err := a.openConsent()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "approvals: %v\n", err)
+		fmt.Fprintf(a.stderr, "approvals: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	list, err := store.List(ctx)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "approvals: %v\n", err)
+		fmt.Fprintf(a.stderr, "approvals: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	if *asJSON {
@@ -349,7 +353,7 @@ func (a *app) approvals(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stdout, "no approvals")
 	}
 	for _, ap := range list {
-		fmt.Fprintf(a.stdout, "%s\n  approved %s: %s\n", ap.Script, ap.ApprovedAt.Local().Format(time.DateTime), ap.Header)
+		fmt.Fprintf(a.stdout, "%s\n  approved %s: %s\n", safe(ap.Script), ap.ApprovedAt.Local().Format(time.DateTime), safe(ap.Header))
 	}
 	return exitOK
 }
@@ -362,24 +366,24 @@ func (a *app) revoke(ctx context.Context, args []string) int {
 	}
 	store, err := a.openConsent()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "revoke: %v\n", err)
+		fmt.Fprintf(a.stderr, "revoke: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	key, err := consent.ScriptKey(pos[0])
 	if err != nil {
-		fmt.Fprintf(a.stderr, "revoke: %v\n", err)
+		fmt.Fprintf(a.stderr, "revoke: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	had, err := store.Revoke(ctx, key)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "revoke: %v\n", err)
+		fmt.Fprintf(a.stderr, "revoke: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	if !had {
-		fmt.Fprintf(a.stderr, "%s had no approval\n", key)
+		fmt.Fprintf(a.stderr, "%s had no approval\n", safe(key))
 		return exitFailed
 	}
-	fmt.Fprintf(a.stdout, "revoked the approval of %s; its next run asks again\n", key)
+	fmt.Fprintf(a.stdout, "revoked the approval of %s; its next run asks again\n", safe(key))
 	return exitOK
 }
 

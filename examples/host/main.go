@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,7 @@ commands:
 `
 
 func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stdout, stderr = terminalWriter{stdout}, terminalWriter{stderr}
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	// --data may also come before the command.
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -229,10 +231,16 @@ func isExecutable(p string) bool {
 	return runtime.GOOS == "windows" || fi.Mode()&0o111 != 0
 }
 
-// printJSON writes v indented, with a final newline.
+// printJSON writes v indented, with a final newline, and with the
+// characters a terminal would act on escaped (see escapeJSON).
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(buf.Bytes()))
+	return err
 }

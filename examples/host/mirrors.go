@@ -56,23 +56,23 @@ func (a *app) mirrorSet(ctx context.Context, args []string) int {
 	script, err1 := filepath.Abs(pos[0])
 	dest, err2 := filepath.Abs(pos[1])
 	if err := errors.Join(err1, err2); err != nil {
-		fmt.Fprintf(a.stderr, "mirror set: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror set: %s\n", safe(err.Error()))
 		return exitUsage
 	}
 	ms, err := a.openMirrors()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "mirror set: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror set: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	mi, err := ms.Set(ctx, mirror.ScopeScript, script, dest)
 	if err != nil {
-		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, safe(err.Error()))
 		if errors.Is(err, mirror.ErrRefused) {
 			return exitRefused
 		}
 		return exitFailed
 	}
-	fmt.Fprintf(a.stdout, "mirroring %s\n  to %s after every succeeded run (%s)\n", mi.Key, mi.Dest, outcome(mi.State))
+	fmt.Fprintf(a.stdout, "mirroring %s\n  to %s after every succeeded run (%s)\n", safe(mi.Key), safe(mi.Dest), safe(outcome(mi.State)))
 	return exitOK
 }
 
@@ -115,23 +115,23 @@ func (a *app) mirrorStatus(ctx context.Context, args []string) int {
 	}
 	ms, err := a.openMirrors()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "mirror status: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror status: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	var list []mirror.Mirror
 	if len(pos) == 1 {
 		mi, ok, err := ms.Status(ctx, pos[0])
 		if err != nil {
-			fmt.Fprintf(a.stderr, "mirror status: %v\n", err)
+			fmt.Fprintf(a.stderr, "mirror status: %s\n", safe(err.Error()))
 			return exitFailed
 		}
 		if !ok {
-			fmt.Fprintf(a.stderr, "no mirror applies to %s\n", pos[0])
+			fmt.Fprintf(a.stderr, "no mirror applies to %s\n", safe(pos[0]))
 			return exitFailed
 		}
 		list = []mirror.Mirror{mi}
 	} else if list, err = ms.List(ctx); err != nil {
-		fmt.Fprintf(a.stderr, "mirror status: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror status: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	if *asJSON {
@@ -159,7 +159,7 @@ func writeMirror(w io.Writer, mi mirror.Mirror) {
 	if mi.Scope == mirror.ScopeWorkspace {
 		what = "workspace " + mi.Key
 	}
-	fmt.Fprintf(w, "mirror of %s\n  to:        %s\n  last sync: %s\n", what, mi.Dest, outcome(mi.State))
+	fmt.Fprintf(w, "mirror of %s\n  to:        %s\n  last sync: %s\n", safe(what), safe(mi.Dest), safe(outcome(mi.State)))
 	s := mi.State
 	if s.Outcome() != mirror.OutcomeNever && s.Unchanged > 0 {
 		fmt.Fprintf(w, "  unchanged: %d\n", s.Unchanged)
@@ -167,7 +167,7 @@ func writeMirror(w io.Writer, mi mirror.Mirror) {
 	if s.SkippedTotal > 0 {
 		fmt.Fprintf(w, "  skipped:   %d\n", s.SkippedTotal)
 		for _, sk := range s.Skipped {
-			fmt.Fprintf(w, "    %s (%s)\n", sk.Path, sk.Reason)
+			fmt.Fprintf(w, "    %s (%s)\n", safe(sk.Path), safe(string(sk.Reason)))
 		}
 		if more := s.SkippedTotal - len(s.Skipped); more > 0 {
 			fmt.Fprintf(w, "    and %d more\n", more)
@@ -199,24 +199,24 @@ func (a *app) mirrorRemove(ctx context.Context, args []string) int {
 	}
 	script, err := filepath.Abs(pos[0])
 	if err != nil {
-		fmt.Fprintf(a.stderr, "mirror remove: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror remove: %s\n", safe(err.Error()))
 		return exitUsage
 	}
 	ms, err := a.openMirrors()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "mirror remove: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror remove: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	had, err := ms.Remove(ctx, mirror.ScopeScript, script)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "mirror remove: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror remove: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	if !had {
-		fmt.Fprintf(a.stderr, "%s had no mirror\n", script)
+		fmt.Fprintf(a.stderr, "%s had no mirror\n", safe(script))
 		return exitFailed
 	}
-	fmt.Fprintf(a.stdout, "stopped mirroring %s; the files already copied stay where they are\n", script)
+	fmt.Fprintf(a.stdout, "stopped mirroring %s; the files already copied stay where they are\n", safe(script))
 	return exitOK
 }
 
@@ -229,7 +229,7 @@ func (a *app) mirrorSync(ctx context.Context, args []string) int {
 	}
 	m, _, err := a.newManager(managerOptions{deno: *denoFlag})
 	if err != nil {
-		fmt.Fprintf(a.stderr, "mirror sync: %v\n", err)
+		fmt.Fprintf(a.stderr, "mirror sync: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	defer m.Close()
@@ -237,17 +237,17 @@ func (a *app) mirrorSync(ctx context.Context, args []string) int {
 	if res.Mirror.Dest != "" {
 		writeMirror(a.stdout, res.Mirror)
 		for _, p := range res.Copied {
-			fmt.Fprintf(a.stdout, "  copied:    %s\n", p)
+			fmt.Fprintf(a.stdout, "  copied:    %s\n", safe(p))
 		}
 	}
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, mirror.ErrRefused), errors.Is(err, runner.ErrMirrorNotApproved):
-		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, safe(err.Error()))
 		return exitRefused
 	default:
-		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, safe(err.Error()))
 		return exitFailed
 	}
 }

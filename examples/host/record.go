@@ -76,18 +76,18 @@ func writeSummary(w io.Writer, e history.Entry) {
 	}
 	fmt.Fprintln(w, line)
 	if e.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", e.Reason)
+		fmt.Fprintf(w, "reason: %s\n", safe(e.Reason))
 	}
 	if e.FirstError != "" && e.FirstError != e.Reason {
-		fmt.Fprintf(w, "error: %s\n", e.FirstError)
+		fmt.Fprintf(w, "error: %s\n", safe(e.FirstError))
 	}
 	if len(e.Result) > 0 {
-		fmt.Fprintf(w, "result: %s\n", compactJSON(e.Result))
+		fmt.Fprintf(w, "result: %s\n", safe(compactJSON(e.Result)))
 	}
 	if len(e.Actions) > 0 {
 		fmt.Fprintln(w, "actions:")
 		for _, a := range e.Actions {
-			fmt.Fprintf(w, "  %-8s %-12s %-8s %s\n", a.Method, a.Site, a.Outcome, a.Target)
+			fmt.Fprintf(w, "  %-8s %-12s %-8s %s\n", safe(a.Method), safe(a.Site), safe(a.Outcome), safe(a.Target))
 		}
 	}
 }

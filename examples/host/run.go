@@ -51,14 +51,14 @@ func (a *app) run(ctx context.Context, args []string) int {
 	}
 	script, err := filepath.Abs(pos[0])
 	if err != nil {
-		fmt.Fprintf(a.stderr, "run: %v\n", err)
+		fmt.Fprintf(a.stderr, "run: %s\n", safe(err.Error()))
 		return exitUsage
 	}
 	var sel *runner.Selection
 	if f.lines != "" {
 		text, err := selectLines(script, f.lines)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "run: --lines: %v\n", err)
+			fmt.Fprintf(a.stderr, "run: --lines: %s\n", safe(err.Error()))
 			return exitUsage
 		}
 		sel = &runner.Selection{Text: text}
@@ -71,7 +71,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	h := &runHost{out: out, errOut: a.stderr, paneWake: make(chan struct{}, 1)}
 	code, entry, err := h.run(ctx, a, f, script, sel)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "run: %v\n", err)
+		fmt.Fprintf(a.stderr, "run: %s\n", safe(err.Error()))
 		return exitFailed
 	}
 	writeSummary(out, entry)
@@ -194,7 +194,7 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 	// The runner mirrored a succeeded run's outputs before reporting it
 	// done; a state this run did not write belongs to an earlier sync.
 	if mi, ok, err := ms.Status(ctx, script); err != nil {
-		h.printf(h.errOut, "mirror: %v\n", err)
+		h.printf(h.errOut, "mirror: %s\n", safe(err.Error()))
 	} else if ok && mi.State.Trigger == "run "+entry.ID {
 		h.mirrored = &mi
 	}
@@ -210,9 +210,9 @@ func (h *runHost) event(ev runner.Event) {
 		if ev.Stream == "stderr" {
 			w = h.errOut
 		}
-		h.printf(w, "%s\n", ev.Line)
+		h.printf(w, "%s\n", safeOutput(ev.Line))
 	case runner.EventLog:
-		h.printf(h.out, "log: %s\n", ev.Line)
+		h.printf(h.out, "log: %s\n", safe(ev.Line))
 	case runner.EventPaneControls:
 		h.paneMu.Lock()
 		h.paneEvents = append(h.paneEvents, ev)
@@ -223,7 +223,7 @@ func (h *runHost) event(ev runner.Event) {
 		}
 	case runner.EventState:
 		if ev.Line != "" && !ev.State.Terminal() {
-			h.printf(h.errOut, "[%s] %s: %s\n", short(ev.RunID), ev.State, ev.Line)
+			h.printf(h.errOut, "[%s] %s: %s\n", short(ev.RunID), ev.State, safe(ev.Line))
 		} else if !ev.State.Terminal() {
 			h.printf(h.errOut, "[%s] %s\n", short(ev.RunID), ev.State)
 		}
@@ -256,10 +256,10 @@ func (h *runHost) paneControls(ctx context.Context, m *runner.Manager, r *runner
 		h.printf(h.errOut, "clicking %q\n", name)
 		v, err := m.InvokePaneControl(ctx, r.ID(), name)
 		if err != nil {
-			h.printf(h.errOut, "%q failed: %v\n", name, err)
+			h.printf(h.errOut, "%q failed: %s\n", name, safe(err.Error()))
 			return
 		}
-		h.printf(h.errOut, "%q returned %v\n", name, v)
+		h.printf(h.errOut, "%q returned %s\n", name, safe(fmt.Sprint(v)))
 	}
 	for {
 		select {

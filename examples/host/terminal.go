@@ -76,7 +76,7 @@ func (p *terminalPrompter) Ask(ctx context.Context, req consent.Request) (consen
 // writeRequest words a consent request: every grant on a first run, the
 // diff when an approved declaration changed.
 func writeRequest(w io.Writer, req consent.Request) {
-	fmt.Fprintf(w, "\nThe script %s asks for permission.\n", req.Script)
+	fmt.Fprintf(w, "\nThe script %s asks for permission.\n", safe(req.Script))
 	if req.FirstRun {
 		fmt.Fprintln(w, "It has not run here before. If you allow it, it can:")
 		writeGrants(w, "  ", req.Grants)
@@ -94,7 +94,7 @@ func writeRequest(w io.Writer, req consent.Request) {
 		writeGrants(w, "  ", req.Grants)
 	}
 	if req.Header != nil {
-		fmt.Fprintf(w, "Declared: %s\n", req.Header.Canonical())
+		fmt.Fprintf(w, "Declared: %s\n", safe(req.Header.Canonical()))
 	}
 }
 
@@ -103,7 +103,7 @@ func writeGrants(w io.Writer, prefix string, ds []permissions.Description) {
 		fmt.Fprintf(w, "%snothing beyond the sandbox\n", prefix)
 	}
 	for _, d := range ds {
-		fmt.Fprintf(w, "%s[%s risk] %s\n", prefix, d.Risk, d.Text)
+		fmt.Fprintf(w, "%s[%s risk] %s\n", prefix, d.Risk, safe(d.Text))
 	}
 }
 
@@ -116,7 +116,7 @@ type terminalUI struct {
 func (u *terminalUI) Notify(_ context.Context, run runner.RunInfo, message string, level runner.Level) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	fmt.Fprintf(u.out, "notify [%s]: %s\n", level, message)
+	fmt.Fprintf(u.out, "notify [%s]: %s\n", safe(string(level)), safe(message))
 	return nil
 }
 
@@ -124,9 +124,9 @@ func (u *terminalUI) Open(_ context.Context, run runner.RunInfo, path string, op
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if opts.Split != "" {
-		fmt.Fprintf(u.out, "open: %s (split %s)\n", path, opts.Split)
+		fmt.Fprintf(u.out, "open: %s (split %s)\n", safe(path), safe(opts.Split))
 	} else {
-		fmt.Fprintf(u.out, "open: %s\n", path)
+		fmt.Fprintf(u.out, "open: %s\n", safe(path))
 	}
 	return nil
 }
