@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/devtool"
@@ -36,6 +37,9 @@ type Browser struct {
 	url  string // the browser WebSocket URL; empty over a pipe
 	conn *rpcc.Conn
 	c    *cdp.Client
+
+	gmu     sync.Mutex
+	gateway *Gateway // the one page gateway of this connection, see Guard
 }
 
 // TargetInfo describes a page-like target.

@@ -36,21 +36,46 @@ type PagePolicy struct {
 // ones that answer them; [Gateway.Close] stops them, and they stop by
 // themselves when the browser connection ends.
 type Gateway struct {
-	b         *Browser
-	closeOnce sync.Once
-	ports     map[int]bool // denied ports on loopback or behind a host name
-	cancel    context.CancelFunc
-	done      chan struct{}
-	wg        sync.WaitGroup
+	b      *Browser
+	cancel context.CancelFunc
+	done   chan struct{}
+	wg     sync.WaitGroup
 
-	mu   sync.Mutex
-	tabs map[*Tab]struct{} // tabs told about refusals in their frames
+	mu    sync.Mutex
+	ports map[int]bool      // denied ports on loopback or behind a host name
+	tabs  map[*Tab]struct{} // tabs told about refusals in their frames
+	refs  int               // Guard calls not yet closed
 }
 
 // Guard starts enforcing p on b and returns once the browser pauses every
-// request for it. One Gateway per connection is enough; the caller closes
-// it.
+// request for it. A connection has one gateway: guarding it again adds p's
+// denials to the running one and returns it. Each Guard needs its own
+// Close; the last one stops the gateway.
 func Guard(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, error) {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	if g := b.gateway; g != nil && b.Err() == nil {
+		ports, err := denyPorts(p)
+		if err != nil {
+			return nil, err
+		}
+		g.mu.Lock()
+		for n := range ports {
+			g.ports[n] = true
+		}
+		g.refs++
+		g.mu.Unlock()
+		return g, nil
+	}
+	g, err := startGateway(ctx, b, p)
+	if err != nil {
+		return nil, err
+	}
+	b.gateway = g
+	return g, nil
+}
+
+func denyPorts(p PagePolicy) (map[int]bool, error) {
 	ports := map[int]bool{}
 	for _, d := range p.Deny {
 		port, err := denyPort(d)
@@ -59,13 +84,21 @@ func Guard(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, error) {
 		}
 		ports[port] = true
 	}
+	return ports, nil
+}
+
+func startGateway(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, error) {
+	ports, err := denyPorts(p)
+	if err != nil {
+		return nil, err
+	}
 	if u, err := url.Parse(b.url); err == nil && u.Port() != "" {
 		if n, err := strconv.Atoi(u.Port()); err == nil {
 			ports[n] = true
 		}
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	g := &Gateway{b: b, ports: ports, cancel: cancel, done: make(chan struct{}), tabs: map[*Tab]struct{}{}}
+	g := &Gateway{b: b, ports: ports, cancel: cancel, done: make(chan struct{}), tabs: map[*Tab]struct{}{}, refs: 1}
 	paused, err := b.c.Fetch.RequestPaused(sctx)
 	if err != nil {
 		cancel()
@@ -103,20 +136,36 @@ func denyPort(s string) (int, error) {
 	return n, nil
 }
 
-// Close stops enforcing the policy and waits for the gateway's goroutines.
-// Requests paused meanwhile are let go by the browser when the connection
-// or the interception ends.
+// Close gives back one Guard. The last one stops enforcing the policy
+// (the denials it added stay until then) and waits for the gateway's
+// goroutines; requests paused meanwhile are let go by the browser when the
+// interception ends. Closing more often than guarding does nothing.
 func (g *Gateway) Close() error {
-	g.closeOnce.Do(func() {
-		g.cancel()
-		<-g.done
-		g.wg.Wait()
-		cctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
-		defer cancel()
-		if g.b.Err() == nil {
-			_ = g.b.c.Fetch.Disable(cctx)
-		}
-	})
+	g.b.gmu.Lock()
+	g.mu.Lock()
+	if g.refs == 0 {
+		g.mu.Unlock()
+		g.b.gmu.Unlock()
+		return nil
+	}
+	g.refs--
+	last := g.refs == 0
+	g.mu.Unlock()
+	if last && g.b.gateway == g {
+		g.b.gateway = nil
+	}
+	g.b.gmu.Unlock()
+	if !last {
+		return nil
+	}
+	g.cancel()
+	<-g.done
+	g.wg.Wait()
+	cctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	defer cancel()
+	if g.b.Err() == nil {
+		_ = g.b.c.Fetch.Disable(cctx)
+	}
 	return nil
 }
 
@@ -174,7 +223,10 @@ func (g *Gateway) refusal(raw string) string {
 		}
 	}
 	n, _ := strconv.Atoi(port)
-	if g.ports[n] && mayBeLoopback(u.Hostname()) {
+	g.mu.Lock()
+	denied := g.ports[n]
+	g.mu.Unlock()
+	if denied && mayBeLoopback(u.Hostname()) {
 		return "a host endpoint no page may reach"
 	}
 	return ""

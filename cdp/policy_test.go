@@ -160,13 +160,40 @@ window.open("`+secret.URL+`/popup");</script>`)
 	if refusals < 3 {
 		t.Errorf("the refusals in the tab's frames are logged: %+v", logged)
 	}
-	// Downloads are denied browser-wide.
-	_ = tab.Close(ctx)
+	// A second Guard of the same connection adds its denials to the one
+	// gateway; the gateway runs until the last Guard is closed.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, "other"+r.URL.Path)
+		mu.Unlock()
+	}))
+	defer other.Close()
+	g2, err := Guard(ctx, p.Browser(), PagePolicy{Deny: []string{strings.TrimPrefix(other.URL, "http://")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2 != g {
+		t.Fatal("a connection has one gateway")
+	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
+	for _, u := range []string{secret.URL + "/after-first-close", other.URL + "/after-first-close"} {
+		if err := tab.Goto(ctx, u, Load); !errors.Is(err, ErrNavigationBlocked) {
+			t.Errorf("%s with one Guard left: %v", u, err)
+		}
+	}
+	mu.Lock()
+	if len(got) > 0 {
+		t.Errorf("a denied endpoint was reached: %v", got)
+	}
+	mu.Unlock()
+	_ = tab.Close(ctx)
+	if err := g2.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := g.Close(); err != nil {
-		t.Fatal("close twice:", err)
+		t.Fatal("close more often than guard:", err)
 	}
 	// Nothing of the gateway's is left running.
 	deadline := time.Now().Add(5 * time.Second)
