@@ -159,9 +159,30 @@ func (t *Tab) PressKey(ctx context.Context, key string, mods Modifier, opts Form
 		return err
 	}
 	return t.act(ctx, "press", "", opts.DryRun, func(ctx context.Context) error {
-		if err := t.checkDocument(ctx); err != nil || opts.DryRun {
+		if err := t.checkDocument(ctx); err != nil {
 			return err
+		}
+		if t.opts.Sites != nil {
+			// Keys go to the focused frame, which may be another site's.
+			raw, err := t.call(ctx, sdkWorld, focusedFrameFn, nil)
+			if err != nil {
+				return err
+			}
+			if string(raw) == "true" {
+				return &SiteError{Method: "press", Site: "(a frame)", Sites: t.opts.Sites}
+			}
+		}
+		if opts.DryRun {
+			return nil
 		}
 		return t.Press(ctx, key, mods)
 	})
 }
+
+// focusedFrameFn reports whether keyboard focus is inside a frame, through
+// shadow roots.
+const focusedFrameFn = `() => {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return !!a && /^(IFRAME|FRAME|OBJECT|EMBED)$/.test(a.tagName);
+}`

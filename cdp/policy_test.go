@@ -209,3 +209,22 @@ window.open("`+secret.URL+`/popup");</script>`)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestPressKeyRefusesFocusInAFrame(t *testing.T) {
+	ctx := tctx(t, 30*time.Second)
+	frame := serve("/press-frame-inner", `<input id=inner>`)
+	page := serve("/press-frame", `<input id=outer><iframe id=f src="`+strings.Replace(frame, "127.0.0.1", "localhost", 1)+`"></iframe>`)
+	tab := newTabWith(t, page, TabOptions{Sites: []string{"127.0.0.1"}})
+	if _, err := tab.Evaluate(ctx, `() => document.getElementById("outer").focus()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.PressKey(ctx, "a", 0, FormOptions{}); err != nil {
+		t.Fatalf("focus in the page itself: %v", err)
+	}
+	if _, err := tab.Evaluate(ctx, `() => document.getElementById("f").focus()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.PressKey(ctx, "a", 0, FormOptions{}); !errors.Is(err, ErrSiteNotAllowed) {
+		t.Fatalf("focus in another site's frame: %v", err)
+	}
+}
