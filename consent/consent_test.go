@@ -262,7 +262,11 @@ func TestStoreFileIsPrivateAndAtomic(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.ElementsMatch(t, []string{"consent.json", "consent.json.lock"}, names)
+	assert.ElementsMatch(t, []string{"consent.json", "consent.json.lock", "consent.key"}, names)
+	fi, err = os.Stat(f.store.KeyFile())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the key file is private too")
+	assert.ElementsMatch(t, []string{f.store.Path(), f.store.Path() + ".lock", f.store.KeyFile()}, f.store.Protected())
 }
 
 func TestApproveRefusesNonCanonical(t *testing.T) {

@@ -37,6 +37,11 @@ type Request struct {
 	Previous string
 	// FirstRun reports that no approval existed for this script.
 	FirstRun bool
+	// Unverified is set, wrapping ErrUnverified, when the store held an
+	// entry for this script that failed verification. It approves nothing,
+	// but someone may have tried to approve the script behind the user's
+	// back, which the prompt should say.
+	Unverified error
 }
 
 // Prompter asks the user. Ask blocks until the user answers or ctx ends; an
@@ -58,7 +63,9 @@ type Decision struct {
 	// FirstRun reports that the script had no approval before.
 	FirstRun bool
 	// Warning is set when the run is allowed but the store could not be
-	// read or written (the approval will be asked for again next time).
+	// read or written (the approval will be asked for again next time), or
+	// held an entry for the script that failed verification (it wraps
+	// ErrUnverified then).
 	Warning error
 }
 
@@ -99,7 +106,8 @@ func (g *Gate) Store() *Store { return g.store }
 //     stores it, Deny returns an error wrapping ErrDenied.
 //
 // A corrupt store never approves anything: it is moved aside and the user
-// is asked again.
+// is asked again. Nor does an entry that fails verification: the user is
+// asked again, and Request.Unverified says why.
 func (g *Gate) Authorize(ctx context.Context, script string, h *permissions.Header) (Decision, error) {
 	if h == nil {
 		return Decision{}, fmt.Errorf("consent: no header for %s", script)
@@ -154,6 +162,9 @@ func (g *Gate) ask(ctx context.Context, fk flightKey, f *flight, h *permissions.
 		close(f.done)
 	}()
 	req := Request{Script: fk.script, Header: h, Grants: h.Describe(), FirstRun: !found}
+	if errors.Is(readErr, ErrUnverified) {
+		req.Unverified = readErr
+	}
 	if found {
 		old, err := permissions.ParseCanonical(prev.Header)
 		if err == nil {
