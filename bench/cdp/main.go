@@ -1,9 +1,17 @@
-// Command bench measures the cdp package against peers on one headless
+// Command bench measures the cdp package against peers on headless
 // Chromium, in one run, and prints p50 ratios:
 //
-//   - Evaluate through the flattened-session multiplexer vs chromedp's
-//     Evaluate vs a raw WebSocket to the page (the floor);
-//   - Tab.Fill vs Playwright's locator.fill on the same page.
+//   - Evaluate through the flattened-session multiplexer over the launched
+//     browser's pipe vs chromedp's Evaluate vs a raw WebSocket to the page
+//     (the floor), both on a second browser started with a port, since a
+//     piped browser has no endpoint to share; ours over that browser's
+//     WebSocket is shown too;
+//   - Tab.Fill vs Playwright's locator.fill, each on a browser it
+//     launched over a pipe;
+//   - launch to the first attached tab: our Launcher over the pipe vs
+//     chromedp's ExecAllocator.
+//
+// Every browser gets the same flags.
 package main
 
 import (
@@ -59,22 +67,28 @@ func main() {
 	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Path: *chromium})
 	check(err)
 	defer proc.Close()
-	browser, err := cdp.Connect(ctx, proc.Endpoint(), nil)
+	tab, err := proc.Browser().NewTab(ctx, srv.URL)
 	check(err)
-	defer browser.Close()
-	tab, err := browser.NewTab(ctx, "")
-	check(err)
-	check(tab.Goto(ctx, srv.URL, cdp.Load))
 
-	// chromedp attaches to the same page.
-	actx, acancel := remote.NewAllocator(ctx, proc.Endpoint())
+	// The peers need an endpoint: a second browser, started with a port.
+	ws, stop, err := startWithPort(ctx, *chromium)
+	check(err)
+	defer stop()
+	wsBrowser, err := cdp.Connect(ctx, ws, nil)
+	check(err)
+	defer wsBrowser.Close()
+	wsTab, err := wsBrowser.NewTab(ctx, srv.URL)
+	check(err)
+
+	// chromedp and the raw socket attach to the page ours uses there.
+	actx, acancel := remote.NewAllocator(ctx, ws)
 	defer acancel()
-	dctx, dcancel := chromedp.NewContext(actx, chromedp.WithTargetID(targetID(tab.ID())))
+	dctx, dcancel := chromedp.NewContext(actx, chromedp.WithTargetID(targetID(wsTab.ID())))
 	defer dcancel()
 	_, err = chromedp.Run(dctx, chromedp.Evaluate[int](`1`))
 	check(err)
 
-	raw, err := dialPage(ctx, proc.Endpoint(), tab.ID())
+	raw, err := dialPage(ctx, ws, wsTab.ID())
 	check(err)
 	defer raw.close()
 
@@ -83,9 +97,10 @@ func main() {
 		call func() error
 		all  []time.Duration
 	}{
-		{name: "ours (flattened mux)", call: func() error { _, err := tab.Evaluate(ctx, `() => 1`); return err }},
+		{name: "ours (mux, pipe)", call: func() error { _, err := tab.Evaluate(ctx, `() => 1`); return err }},
 		{name: "chromedp", call: func() error { _, err := chromedp.Run(dctx, chromedp.Evaluate[int](`1`)); return err }},
 		{name: "raw page socket", call: raw.evaluate},
+		{name: "ours (mux, WebSocket)", call: func() error { _, err := wsTab.Evaluate(ctx, `() => 1`); return err }},
 	}
 	// Interleave rounds so drift on a shared machine hits every peer alike.
 	const round = 50
@@ -100,7 +115,7 @@ func main() {
 			}
 		}
 	}
-	fmt.Println("Evaluate p50 (same page, same run):")
+	fmt.Println("Evaluate p50 (same run; peers on one page of a second browser):")
 	for _, p := range peers {
 		fmt.Printf("  %-22s %8.1f µs\n", p.name, us(p50(p.all)))
 	}
@@ -125,9 +140,9 @@ func main() {
 			ourFills = append(ourFills, time.Since(t0))
 		}
 	}
-	pw, err := playwrightFill(ctx, proc.Endpoint(), srv.URL, *fills)
+	pw, err := playwrightFill(ctx, *chromium, srv.URL, *fills)
 	check(err)
-	fmt.Println("Fill p50 (same page, same browser):")
+	fmt.Println("Fill p50 (same page, each on a browser it launched over a pipe):")
 	fmt.Printf("  %-22s %8.1f µs\n", "ours (Tab.Fill)", us(p50(ourFills)))
 	fmt.Printf("  %-22s %8.1f µs\n", "playwright fill", us(p50(pw)))
 	fmt.Printf("  ratio ours/playwright %.2f  (target ≤ 1.50)\n", float64(p50(ourFills))/float64(p50(pw)))
@@ -135,8 +150,12 @@ func main() {
 	benchLaunch(ctx, *chromium, *launches)
 }
 
-func playwrightFill(ctx context.Context, ws, url string, n int) ([]time.Duration, error) {
-	cmd := exec.CommandContext(ctx, "node", "pw_fill.mjs", ws, url, fmt.Sprint(n), "20")
+func playwrightFill(ctx context.Context, chromium, url string, n int) ([]time.Duration, error) {
+	flags, err := json.Marshal(benchFlags())
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "node", "pw_fill.mjs", chromium, url, fmt.Sprint(n), "20", string(flags))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -1,12 +1,12 @@
-// Measures Playwright's locator.fill on the page the Go harness serves,
-// over CDP to the browser the harness launched. Prints JSON samples (ms).
+// Measures Playwright's locator.fill on the page the Go harness serves, in
+// a Chromium Playwright launches itself (over its pipe, as it does by
+// default) with the harness's flags. Prints JSON samples (ms).
 import { chromium } from "playwright-core";
 
-const [wsURL, pageURL, nStr, warmStr] = process.argv.slice(2);
+const [executablePath, pageURL, nStr, warmStr, flags] = process.argv.slice(2);
 const n = Number(nStr), warm = Number(warmStr);
-const browser = await chromium.connectOverCDP(wsURL);
-const context = browser.contexts()[0] ?? (await browser.newContext());
-const page = await context.newPage();
+const browser = await chromium.launch({ executablePath, headless: true, args: JSON.parse(flags) });
+const page = await browser.newPage();
 await page.goto(pageURL);
 const field = page.getByLabel("Email", { exact: true });
 const samples = [];
@@ -18,6 +18,5 @@ for (let i = 0; i < warm + n; i++) {
   if (i >= warm) samples.push(dt);
 }
 if ((await field.inputValue()) === "") throw new Error("fill had no effect");
-await page.close();
-await browser.close(); // over CDP this only disconnects
+await browser.close();
 console.log(JSON.stringify(samples));
