@@ -39,23 +39,21 @@ func ExampleTab_Fill() {
 	}
 	defer proc.Close()
 	browser := proc.Browser() // the browser's one connection, over its pipe
-	tab, err := browser.NewTab(ctx, "")
+	tab, err := browser.NewTabWith(ctx, srv.URL, cdp.TabOptions{
+		Sites: []string{"127.0.0.1"},
+		Log:   func(a cdp.Action) { fmt.Println(a.Method, a.Outcome) },
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
-		log.Fatal(err)
-	}
-	st, err := tab.Fill(ctx, cdp.Target{Label: "Email"}, "ada@example.com", cdp.FormOptions{
-		Sites: []string{"127.0.0.1"},
-		Log:   func(a cdp.Action) { fmt.Println(a.Method, a.Target, a.Outcome) },
-	})
+	st, err := tab.Fill(ctx, cdp.Target{Label: "Email"}, "ada@example.com", cdp.FormOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(st.Value, st.Invalid)
 	// Output:
-	// fill label "Email" ok
+	// goto ok
+	// fill ok
 	// ada@example.com false
 }
 
