@@ -11,11 +11,14 @@
 //   - [Discover] lists installed Electron apps; [CheckElectron] tells an Electron binary from others.
 //   - [QA] runs a smoke check (text, selector, console errors, exceptions, screenshot) on a tab.
 //   - [Connect] opens a [Browser] from a ws:// URL, an http:// debugging address or a DevToolsActivePort file.
-//   - [Browser.Attach] and [Browser.NewTab] give a [Tab]; [Browser.Targets] lists pages.
-//   - [Tab.Evaluate], [Tab.Goto], [Tab.WaitForNavigation], [Tab.WaitFor], [Tab.Screenshot].
-//   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input.
+//   - [Guard] puts a [Gateway] on a connection: the page policy every request of every page obeys.
+//   - [Browser.AttachWith] and [Browser.NewTabWith] give a [Tab] whose page actions are checked
+//     against its [TabOptions] (sites, log); [Browser.Attach] and [Browser.NewTab] use the zero
+//     options; [Browser.Targets] lists pages.
+//   - [Tab.Evaluate], [Tab.Goto], [Tab.WaitForNavigation], [Tab.WaitNavigated], [Tab.WaitFor], [Tab.Screenshot].
+//   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.ClickTarget], [Tab.PressTarget], [Tab.Resolve]: the form runtime.
-//   - [SiteAllowed]: the sites= check that comes before any form or page action.
+//   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
 //
 // # Connection
 //
@@ -60,6 +63,35 @@
 // [ErrPolicyBlocked], [ErrTimeout], [ErrUpstream], [ErrTabDrift],
 // [ErrCleanupFailed] and [ErrStaleRef]. [*LaunchError], [*PolicyError] and
 // [*CleanupError] carry the details.
+//
+// # The page policy
+//
+// A script's tabs are held to a default-deny policy in two layers, both in
+// this package.
+//
+// The [Gateway] works in the browser, for every page, frame, popup and
+// worker of the connection: it pauses each request before it is sent
+// (the Fetch domain on the browser session) and fails every one that is
+// not http or https, and every one to a denied port on loopback or behind
+// a host name (any name may resolve to loopback): the bridge, the
+// browser's own DevTools port when it has one, and whatever the
+// [PagePolicy] lists. Downloads are denied. A document that commits in a
+// tab with a refused scheme anyway (a history entry of chrome: or data:)
+// is taken off its frame. [Tab.Goto] and [Browser.NewTabWith] refuse
+// anything but http, https and about:blank themselves, since javascript:
+// and data: addresses never become requests. Refusals are
+// [*NavigationBlockedError]s and go to the tab's log.
+//
+// The page-action path works per tab session. Every page action
+// (evaluate, waitFor, screenshot, goto, the form actions, key presses)
+// runs through one function that logs it once with the site it ran on,
+// never a value. The sites check sits under it, where code runs: each
+// realm carries the origin the browser gave it, and a call into a realm
+// whose origin is not an allowed http or https site is a [*SiteError]
+// (matching [ErrSiteNotAllowed]), for the first attempt and for every
+// retry in a new document. Input and screenshots, which run in no realm,
+// check the committed document, and a screenshot checks it again when the
+// page moved during the capture.
 //
 // # Documents and realms
 //
