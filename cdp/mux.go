@@ -65,7 +65,7 @@ type transport interface {
 	// is consumed whole and reported as an *oversizeError, after which
 	// reading goes on; any other error is final.
 	readMessage(ctx context.Context) ([]byte, error)
-	// writeMessage sends one message. It may use b's spare capacity.
+	// writeMessage sends one message; b is the caller's again on return.
 	writeMessage(ctx context.Context, b []byte) error
 	// close ends the transport and unblocks readMessage and writeMessage.
 	// It is safe to call more than once.

@@ -15,9 +15,10 @@ import (
 // port is opened, so nothing but the launching process can reach the
 // browser.
 type pipeTransport struct {
-	in  *os.File // the browser's output (its fd 4)
-	out *os.File // the browser's input (its fd 3)
-	nr  *nulReader
+	in   *os.File // the browser's output (its fd 4)
+	out  *os.File // the browser's input (its fd 3)
+	nr   *nulReader
+	wbuf []byte // message and NUL, for one write; the mux serialises writes
 
 	once     sync.Once
 	closeErr error
@@ -37,10 +38,12 @@ func (t *pipeTransport) readMessage(context.Context) ([]byte, error) {
 }
 
 func (t *pipeTransport) writeMessage(_ context.Context, b []byte) error {
-	if cap(b) > len(b) {
-		// One write for message and terminator; the mux's buffers
-		// usually have the room.
-		_, err := t.out.Write(append(b, 0))
+	const small = 64 << 10
+	if len(b) < small {
+		// One write for message and terminator: a copy costs less than
+		// a second system call.
+		t.wbuf = append(append(t.wbuf[:0], b...), 0)
+		_, err := t.out.Write(t.wbuf)
 		return err
 	}
 	if _, err := t.out.Write(b); err != nil {
