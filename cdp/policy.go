@@ -264,7 +264,7 @@ func documentAllowed(raw string) bool {
 		return true
 	}
 	u, err := url.Parse(raw)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "about" && u.Opaque == "blank")
 }
 
 // CheckNavigation reports whether a navigation to raw may be started on a

@@ -245,5 +245,17 @@ func (m *Manager) InvokePaneControl(ctx context.Context, runID, name string, arg
 func (r *Run) recordAction(a history.Action) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.entry.Actions = append(r.entry.Actions, a)
+	n := len(r.entry.Actions)
+	switch {
+	case n < MaxActions-1:
+		r.entry.Actions = append(r.entry.Actions, a)
+	case n == MaxActions-1:
+		r.entry.Actions = append(r.entry.Actions, history.Action{At: a.At, Method: "…", Outcome: "1 more action not kept"})
+		r.actionsDropped = 1
+	default:
+		r.actionsDropped++
+		last := &r.entry.Actions[n-1]
+		last.At = a.At
+		last.Outcome = fmt.Sprintf("%d more actions not kept", r.actionsDropped)
+	}
 }

@@ -23,6 +23,10 @@ const (
 	// MaxResultBytes bounds the value of context.result, as JSON. The
 	// result goes into the run history whole.
 	MaxResultBytes = 1 << 20
+	// MaxActions bounds a run's action log in its history entry: a script
+	// that evaluates in a loop logs every call. The first MaxActions-1 are
+	// kept, then one entry saying how many more were not.
+	MaxActions = 1000
 )
 
 // CodeLimitExceeded is the code of the RangeError a script gets for going

@@ -81,20 +81,23 @@ type Run struct {
 	cancelCh chan struct{} // closed by Cancel
 	killCh   chan struct{} // closed by kill: no protocol grace
 
-	mu        sync.Mutex
-	state     history.State
-	reason    string
-	entry     history.Entry
-	sess      *capnweb.Session
-	panes     map[string]*capnweb.Stub
-	result    json.RawMessage
-	cancelOn  bool
-	killOn    bool
-	timedOut  bool
-	cancelWhy string
-	cleanups  []func() // run by finish, before the run is reported done
-	header    *permissions.Header
-	tabs      map[string]*runTab
+	mu     sync.Mutex
+	state  history.State
+	reason string
+	entry  history.Entry
+	// actionsDropped counts actions past MaxActions, summed up in the
+	// log's last entry.
+	actionsDropped int
+	sess           *capnweb.Session
+	panes          map[string]*capnweb.Stub
+	result         json.RawMessage
+	cancelOn       bool
+	killOn         bool
+	timedOut       bool
+	cancelWhy      string
+	cleanups       []func() // run by finish, before the run is reported done
+	header         *permissions.Header
+	tabs           map[string]*runTab
 
 	openMu   sync.Mutex // orders background opens; see awaitOpenTurn
 	openNext int

@@ -227,7 +227,8 @@ func TestHostProgram(t *testing.T) {
 		assert.Equal(t, "/welcome.html", got.LandedOn)
 		assert.Equal(t, "Welcome, Ada Lovelace", got.Greeting)
 		assert.Equal(t, "team", got.Plan)
-		require.Len(t, rec.Actions, 8)
+		require.Len(t, rec.Actions, 9, "the goto and eight form actions")
+		assert.Equal(t, "goto", rec.Actions[0].Method)
 		for _, a := range rec.Actions {
 			assert.Equal(t, "127.0.0.1", a.Site)
 			assert.Equal(t, "ok", a.Outcome)
