@@ -150,7 +150,12 @@ func DenoCacheDir(t testing.TB) string {
 // launches open none.
 func ChromiumWithPort(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
+	// Not t.TempDir: the browser's helpers outlive its main process by a
+	// moment and may still write to the profile when the test ends.
+	dir, err := os.MkdirTemp("", "testenv-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"--headless=new", "--user-data-dir=" + dir, "--remote-debugging-port=0",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "about:blank"}
 	if os.Geteuid() == 0 {
@@ -158,9 +163,16 @@ func ChromiumWithPort(t testing.TB) string {
 	}
 	cmd := exec.Command(Chromium(t), args...)
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
 		t.Fatalf("start chromium: %v", err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		for i := 0; os.RemoveAll(dir) != nil && i < 40; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
 		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
