@@ -28,7 +28,8 @@ var (
 	// ErrNotSupported reports a protocol method the browser does not offer,
 	// such as Target.createTarget in Electron.
 	ErrNotSupported = errors.New("cdp: not supported by this browser")
-	// ErrMessageTooLarge reports a request larger than Options.MaxMessageSize.
+	// ErrMessageTooLarge reports a request or reply larger than
+	// Options.MaxMessageSize.
 	ErrMessageTooLarge = errors.New("cdp: message too large")
 	// ErrEndpoint reports an endpoint Connect cannot use.
 	ErrEndpoint = errors.New("cdp: bad endpoint")

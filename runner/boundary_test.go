@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,32 +21,6 @@ import (
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/runner"
 )
-
-// startWithPort starts Chromium the way a user or an Electron app would:
-// with a DevTools port on loopback. It returns the HTTP debugging address.
-func startWithPort(t testing.TB, chromium string) string {
-	t.Helper()
-	dir := t.TempDir()
-	args := []string{"--headless=new", "--user-data-dir=" + dir, "--remote-debugging-port=0",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update",
-		"--disable-sync", "--disable-popup-blocking", "about:blank"}
-	if os.Geteuid() == 0 {
-		args = append([]string{"--no-sandbox"}, args...)
-	}
-	cmd := exec.Command(chromium, args...)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
-			return "http://127.0.0.1:" + strings.TrimSpace(lines[0])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("chromium published no DevTools port")
-	return ""
-}
 
 // hits counts requests a loopback server received, by Host and path.
 type hits struct {

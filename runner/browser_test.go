@@ -130,7 +130,7 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	var bt *cdptabs.Tabs
 	var err error
 	if o.devtoolsPort {
-		bt, err = cdptabs.Attach(ctx, startWithPort(t, chromium))
+		bt, err = cdptabs.Attach(ctx, testenv.ChromiumWithPort(t))
 	} else {
 		bt, err = cdptabs.Launch(ctx, cdp.LaunchOptions{Path: chromium})
 	}
