@@ -25,8 +25,17 @@
 //     file it loads must be the entry, the SDK, or inside a read= grant.
 //     Deno loads static imports, text and JSON imports included, without
 //     any permission check, so this closes a read hole the flags alone
-//     leave open. Passed checks are cached until a file of the graph or the
-//     header changes.
+//     leave open. Passed checks are cached until the content (SHA-256) of
+//     a file of the graph or the header changes; size and mtime are no key,
+//     since a script that may write a module can keep both.
+//     Every check, cached or not, first walks the read= and write= trees
+//     and follows each link in them (deno checks grants on the path as
+//     written, then follows links): a link that resolves into the host's
+//     data, into /proc or /dev/fd on Linux, or into a .runs folder refuses
+//     the run with a [GrantError] naming the grant and the link. The walk
+//     stops at [MaxGrantEntries] entries or after [MaxGrantWalk]; a tree it
+//     could not finish refuses the run ([ErrGrantTooLarge]), since what
+//     was not checked cannot be trusted.
 //  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
 //     once; the rest queue in FIFO order), gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own
@@ -35,9 +44,10 @@
 //     NO_COLOR, DENO_NO_UPDATE_CHECK, PATH and HOME only when a run= grant
 //     needs them, and the variables env= declares. Never the host's whole
 //     environment. No read= or write= grant may reach the manager's DataDir
-//     or CacheDir: a script that could write there could approve itself or
-//     poison cached code, and one that could read there could read other
-//     runs' output.
+//     or CacheDir, or the consent store's files (consent.Store.Protected,
+//     its key among them), wherever they live: a script that could write
+//     there could approve itself or poison cached code, and one that could
+//     read there could read other runs' output.
 //  5. Output streams line by line as events; a line of any length cannot
 //     break the reader, and [Config.OutputCap] bounds what is kept and sent.
 //  6. The run ends by exiting, by [Run.Cancel] (the SDK's control stub gets
@@ -62,5 +72,12 @@
 // A [Request] with a [Selection] runs the selected text under the source
 // file's header and approval: the text is written to
 // <source dir>/.runs/<run ID>.ts (mode 0600) and deleted when the run ends,
-// or at the next [New] if the host died first.
+// or at the next [New] if the host died first. Keeping it beside the source
+// keeps relative imports and stack traces as the user expects; in exchange
+// nothing else may write it between its writing and deno loading it. So no
+// grant may lie in or lead into a .runs folder, no run starts whose write=
+// grants (or links under them) reach a live selection file, a selection is
+// refused while a live run's write= grants reach it ([ErrSelectionReachable]),
+// and the folder and file are made fresh, never through a link
+// ([ErrUnsafeSelection]).
 package runner

@@ -54,6 +54,11 @@ func hashFile(p string) digest {
 }
 
 func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *permissions.Header, entry string) error {
+	// The granted trees are checked for links every time, cached or not:
+	// a link can appear at any moment.
+	if err := m.checkGrantTrees(h); err != nil {
+		return err
+	}
 	canonical := h.Canonical()
 	c.mu.Lock()
 	e, ok := c.entries[entry]

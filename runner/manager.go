@@ -146,6 +146,7 @@ type Manager struct {
 	fgOrder  turnstile
 	state    stateStore
 	selMu    sync.Mutex // guards the selection ledger file
+	reach    reachTable // what live runs' write= grants reach, for selections
 	// protected are the paths of the host's data no grant may reach.
 	protected []string
 	queue     fifo
@@ -208,6 +209,14 @@ func New(cfg Config) (*Manager, error) {
 		m.gate = consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {
 			return consent.Deny, errors.New("this host has no consent prompt")
 		}))
+	}
+	// The approvals and their key are the host's data wherever they live.
+	for _, p := range m.gate.Store().Protected() {
+		_, real, err := pathguard.Resolve(p)
+		if err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+		m.protected = append(m.protected, p, real)
 	}
 	if m.hist == nil {
 		h, err := history.Open(filepath.Join(cfg.DataDir, "history.jsonl"), history.Options{Logger: cfg.Logger})

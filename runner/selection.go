@@ -8,6 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+
+	"github.com/tranquil/automation/internal/pathguard"
+	"github.com/tranquil/automation/permissions"
 )
 
 // Run-selection writes the selected text to <source dir>/.runs/<run ID>.ts,
@@ -15,23 +19,157 @@ import (
 // deletes it when the run ends. The path is also recorded in
 // <DataDir>/selections.json until then, so a host that died mid-run removes
 // the file on its next start.
+//
+// Deno reads the file some time after it is written, so nothing but the
+// runner may write there meanwhile: no grant may lie in a .runs folder or
+// reach a live selection file (checkGrantTrees), a selection is refused
+// while another live run's write= grants or the links under them reach
+// it, and the folder and file are made fresh, never through a link.
+
+// selectionDir is the folder beside a script that holds its selections.
+const selectionDir = ".runs"
+
+// ErrUnsafeSelection refuses a selection whose folder is not a plain
+// directory (a link could send the file anywhere).
+var ErrUnsafeSelection = errors.New("runner: the selection folder is not a plain directory")
 
 func (m *Manager) ledgerPath() string { return filepath.Join(m.cfg.DataDir, "selections.json") }
 
 func (m *Manager) writeSelection(source, runID, text string) (path string, cleanup func(), err error) {
-	dir := filepath.Join(filepath.Dir(source), ".runs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir := filepath.Join(filepath.Dir(source), selectionDir)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", nil, fmt.Errorf("runner: selection: %w", err)
 	}
+	if fi, err := os.Lstat(dir); err != nil {
+		return "", nil, fmt.Errorf("runner: selection: %w", err)
+	} else if !fi.IsDir() || isLink(fi.Mode()) {
+		return "", nil, fmt.Errorf("%w: %s", ErrUnsafeSelection, dir)
+	}
 	path = filepath.Join(dir, runID+".ts")
+	// Recorded before the live runs are looked at: a run whose check reads
+	// the ledger after this sees the file; one that read it before has
+	// recorded what it reaches, and is seen below.
 	if err := m.ledger(func(l []string) []string { return append(l, path) }); err != nil {
 		return "", nil, err
 	}
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+	if err := m.reach.refuse(m, runID, path); err != nil {
+		m.dropSelection(path)
+		return "", nil, err
+	}
+	// O_EXCL: a file or link already at this name is never written through.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		m.dropSelection(path)
 		return "", nil, fmt.Errorf("runner: selection: %w", err)
 	}
 	return path, func() { m.dropSelection(path) }, nil
+}
+
+// liveSelections returns the selection files of live runs, as the ledger
+// records them and with links resolved.
+func (m *Manager) liveSelections() []string {
+	m.selMu.Lock()
+	var l []string
+	if data, err := os.ReadFile(m.ledgerPath()); err == nil {
+		_ = json.Unmarshal(data, &l)
+	}
+	m.selMu.Unlock()
+	var out []string
+	for _, p := range l {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		out = append(out, filepath.Clean(p))
+		if _, real, err := pathguard.Resolve(p); err == nil {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// reachTable records, per checked header, the paths its write= grants
+// reach: each grant as written and resolved, and every link target under
+// them. A selection consults it to refuse being written where a live run
+// could rewrite it.
+type reachTable struct {
+	mu     sync.Mutex
+	writes map[*permissions.Header][]string
+}
+
+// record stores what h's write grants reach, dropping headers of runs
+// that are no longer live (Plan's checks among them).
+func (t *reachTable) record(m *Manager, h *permissions.Header, roots []string) {
+	live := m.liveHeaders()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.writes == nil {
+		t.writes = map[*permissions.Header][]string{}
+	}
+	for k := range t.writes {
+		if !live[k] {
+			delete(t.writes, k)
+		}
+	}
+	t.writes[h] = roots
+}
+
+// refuse reports a live run other than runID whose write grants reach the
+// selection file path.
+func (t *reachTable) refuse(m *Manager, runID, path string) error {
+	targets := []string{path}
+	if _, real, err := pathguard.Resolve(path); err == nil {
+		targets = append(targets, real)
+	}
+	for _, r := range m.Runs() {
+		if r.id == runID {
+			continue
+		}
+		r.mu.Lock()
+		h := r.header
+		r.mu.Unlock()
+		if h == nil {
+			continue
+		}
+		t.mu.Lock()
+		roots := t.writes[h]
+		t.mu.Unlock()
+		for _, root := range append(roots, writeGrants(h)...) {
+			for _, p := range targets {
+				if pathguard.Contains(root, p) {
+					return &GrantError{Grant: fmt.Sprintf("write= of the live run %s (%s)", r.id, r.req.Script), Reaches: p, Target: root, Err: ErrSelectionReachable}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// writeGrants lists h's write= paths as written and resolved.
+func writeGrants(h *permissions.Header) []string {
+	var out []string
+	for _, w := range h.Write {
+		out = append(out, w.Lexical, w.Resolved)
+	}
+	return out
+}
+
+// liveHeaders is the set of headers of live runs.
+func (m *Manager) liveHeaders() map[*permissions.Header]bool {
+	live := map[*permissions.Header]bool{}
+	for _, r := range m.Runs() {
+		r.mu.Lock()
+		if r.header != nil {
+			live[r.header] = true
+		}
+		r.mu.Unlock()
+	}
+	return live
 }
 
 func (m *Manager) dropSelection(path string) {
@@ -48,7 +186,7 @@ func (m *Manager) cleanSelections() {
 	var stale []string
 	m.ledger(func(l []string) []string { stale = l; return nil })
 	for _, p := range stale {
-		if filepath.Base(filepath.Dir(p)) != ".runs" {
+		if filepath.Base(filepath.Dir(p)) != selectionDir {
 			continue // never delete anything the ledger did not create
 		}
 		if err := os.Remove(p); err == nil || errors.Is(err, fs.ErrNotExist) {
