@@ -10,4 +10,8 @@
 // that looks narrow can reach far through a link. Resolving the longest
 // existing prefix catches a link that turns a grant into an ancestor of the
 // script's own folder, even when the final file does not exist yet.
+//
+// On Windows a junction (mount point) is followed like a symlink: Go
+// reports it as an irregular directory since 1.23, but Windows, and so
+// deno, goes through it.
 package pathguard

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -48,7 +49,7 @@ func realpath(p string, links int) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("pathguard: %w", err)
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if !maybeLink(fi) {
 			cur = next
 			continue
 		}
@@ -56,6 +57,11 @@ func realpath(p string, links int) (string, error) {
 			return "", fmt.Errorf("%w: %s", ErrLinkLoop, p)
 		}
 		target, err := os.Readlink(next)
+		if err != nil && fi.Mode()&fs.ModeSymlink == 0 {
+			// A reparse point that is no link, such as a cloud folder.
+			cur = next
+			continue
+		}
 		if err != nil {
 			return "", fmt.Errorf("pathguard: %w", err)
 		}
@@ -67,6 +73,15 @@ func realpath(p string, links int) (string, error) {
 		return realpath(filepath.Join(append([]string{target}, comps[i+1:]...)...), links+1)
 	}
 	return cur, nil
+}
+
+// maybeLink reports a symlink, or on Windows a directory reparse point:
+// since Go 1.23 a junction (mount point) is reported as an irregular
+// directory rather than a symlink, yet Windows, and so deno, follows it
+// like one.
+func maybeLink(fi fs.FileInfo) bool {
+	m := fi.Mode()
+	return m&fs.ModeSymlink != 0 || runtime.GOOS == "windows" && m&fs.ModeIrregular != 0 && m.IsDir()
 }
 
 // Contains reports whether dir is p itself or an ancestor of p. Both must be
