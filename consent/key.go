@@ -49,7 +49,9 @@ func defaultKeyFile(store string) string {
 // so that two processes opening one store at once agree on one key. A key
 // file that does not hold a key is moved aside and replaced: every stored
 // approval then fails verification and is asked about again, which is the
-// safe way to fail.
+// safe way to fail. So is one with a second hard link: a link placed in a
+// folder a script may read would hand it the key, and a script cannot
+// make one, so whatever did is not to be trusted.
 func loadKey(path, lock string, log *slog.Logger, now func() time.Time) ([]byte, error) {
 	if k, err := readKey(path); err == nil {
 		return k, nil
@@ -70,7 +72,7 @@ func loadKey(path, lock string, log *slog.Logger, now func() time.Time) ([]byte,
 		if rerr := os.Rename(path, aside); rerr != nil {
 			return nil, fmt.Errorf("%w: %s: %v, and it could not be moved aside: %v", ErrKey, path, err, rerr)
 		}
-		log.Warn("consent key file was unusable; moved it aside and made a new key, so every script will ask again",
+		log.Warn("consent key file was unusable or linked elsewhere; moved it aside and made a new key, so every script will ask again",
 			"path", path, "moved_to", aside, "error", err)
 	}
 	k = make([]byte, keyFileLen)
@@ -87,6 +89,9 @@ func readKey(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(path); err == nil && linkCount(fi) > 1 {
+		return nil, fmt.Errorf("%w: %s has %d hard links", ErrKey, path, linkCount(fi))
 	}
 	k, err := hex.DecodeString(string(bytes.TrimSpace(data)))
 	if err != nil || len(k) < MinKeyLen {

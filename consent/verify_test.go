@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -227,4 +228,32 @@ func TestConcurrentOpensAgreeOnOneKey(t *testing.T) {
 	_, ok, err := stores[5].Get(context.Background(), filepath.Join(dir, "a.ts"))
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// TestHardLinkedKeyIsReplaced: a hard link to the key elsewhere (where a
+// script might read it) retires the key at the next open.
+func TestHardLinkedKeyIsReplaced(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("hard links to the key are looked for on Unix only")
+	}
+	ctx := context.Background()
+	f := newFixture(t)
+	path, h := f.script(t, "job.ts", "browser")
+	_, err := f.store.Approve(ctx, path, h.Canonical())
+	require.NoError(t, err)
+	planted := filepath.Join(f.dir, "scripts", "granted-folder-key")
+	require.NoError(t, os.Link(f.store.KeyFile(), planted))
+
+	logs := &bytes.Buffer{}
+	s, err := OpenStore(f.store.Path(), StoreOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	assert.Contains(t, logs.String(), "hard links")
+	old, err := os.ReadFile(planted)
+	require.NoError(t, err)
+	now, err := os.ReadFile(s.KeyFile())
+	require.NoError(t, err)
+	assert.NotEqual(t, string(old), string(now), "the linked key is retired")
+	_, ok, err := s.Get(ctx, path)
+	require.ErrorIs(t, err, ErrUnverified)
+	assert.False(t, ok)
 }
