@@ -41,8 +41,9 @@
 // wrapping [ErrUnverified], the user is asked again with
 // [Request.Unverified] set, and the store logs it once. It never makes the
 // file corrupt, and the other entries stand. Rejected entries are dropped
-// at the next write. A key file that holds no key is moved aside and
-// replaced, so every script asks again.
+// at the next write. A key file that holds no key, or (on Unix) has a
+// second hard link, is moved aside and replaced, so every script asks
+// again.
 //
 // Stores written before approvals were signed (version 1) migrate by
 // asking again: none of their approvals counts, because an unsigned entry
