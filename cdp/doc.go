@@ -70,10 +70,13 @@
 // this package.
 //
 // The [Gateway] works in the browser, for every page, frame, popup and
-// worker of the connection: it pauses each request before it is sent
-// (the Fetch domain on the browser session) and fails every one that is
-// not http or https, and every one to a denied port on loopback or behind
-// a host name (any name may resolve to loopback): the bridge, the
+// worker of the connection: the browser pauses, before it is sent, every
+// request of a scheme other than http and https that its network stack
+// serves (file:, chrome-extension:, …) and every request naming a denied
+// port (the Fetch domain on the browser session), and the gateway fails
+// every one that is not http or https, and every one to a denied port on
+// loopback or behind a host name (any name may resolve to loopback): the
+// bridge, the
 // browser's own DevTools port when it has one, and whatever the
 // [PagePolicy] lists. Downloads are denied. A document that commits in a
 // tab with a refused scheme anyway (a history entry of chrome: or data:)

@@ -82,6 +82,8 @@ func TestGatewayRefusal(t *testing.T) {
 		"http://[::]:9222/":                  true,
 		"http://127.0.0.2:9222/":             true,
 		"http://127.0.0.1/":                  true, // port 80 denied here
+		"http://localhost/":                  true,
+		"http://example.com/":                false, // a name on the web's own port is the web
 		"https://127.0.0.1/":                 false,
 		"http://192.168.1.5:9222/":           false,
 		"http://127.0.0.1:9223/":             false,
