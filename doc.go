@@ -19,6 +19,8 @@
 //     results into a folder the user chose.
 //   - [github.com/tranquil/automation/cdptabs]: a reference browser for the
 //     runner's Tabs.
+//   - [github.com/tranquil/automation/display]: text a script controls, made
+//     safe to show.
 //
 // This package holds no code; it exists for its documentation.
 package automation
