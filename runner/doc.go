@@ -59,6 +59,22 @@
 //     history entry is written, and a failure or timeout notifies the host
 //     with the first line of the error and the run ID.
 //
+// # The browser
+//
+// A run drives only tabs it resolved (tabs.active, find, all, open,
+// triggered), each over a session of its own attached with
+// [cdp.TabOptions]: the script's sites= and the run's action log. Before
+// any of a browser's tabs is driven, its connection gets a cdp page gateway
+// denying the bridge, every DevTools endpoint the host drives
+// ([DevToolsEndpoints]) and [Config.DenyLoopback] to every page, along
+// with downloads and every scheme but http and https. This package holds
+// no protocol code: every page action goes through cdp's page-action path,
+// which checks sites= in the realm the action runs in and logs it. A run
+// closes only the tabs it opened; tabs it opened in the foreground and in
+// the background each take one of the Manager's slots
+// ([Config.MaxForegroundTabs], [Config.MaxBackgroundTabs]) and wait, in
+// order, for one. A run's action log keeps [MaxActions] entries.
+//
 // A run that succeeds copies what it wrote into the destination the user
 // chose for the script, when [Config.Mirrors] declares one (see package
 // mirror); [Manager.Sync] does the same on demand. A mirror's failure never
