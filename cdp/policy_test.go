@@ -230,3 +230,44 @@ func TestPressKeyRefusesFocusInAFrame(t *testing.T) {
 		t.Fatalf("focus in another site's frame: %v", err)
 	}
 }
+
+func TestPressKeyDryRunPressesNothingAndLogsNoKey(t *testing.T) {
+	ctx := tctx(t, 30*time.Second)
+	var mu sync.Mutex
+	var logged []Action
+	tab := newTabWith(t, serve("/press-dry", `<input id=f autofocus>`), TabOptions{Log: func(a Action) {
+		mu.Lock()
+		logged = append(logged, a)
+		mu.Unlock()
+	}})
+	if _, err := tab.Evaluate(ctx, `() => document.getElementById("f").focus()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.PressKey(ctx, "q", 0, FormOptions{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := tab.Evaluate(ctx, `() => document.getElementById("f").value`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(v) != `""` {
+		t.Fatalf("a dry-run press typed %s", v)
+	}
+	if err := tab.PressKey(ctx, "q", 0, FormOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var presses []string
+	for _, a := range logged {
+		if a.Method == "press" {
+			presses = append(presses, a.Outcome)
+			if strings.Contains(a.Target, "q") {
+				t.Errorf("the key is in the log: %+v", a)
+			}
+		}
+	}
+	if strings.Join(presses, ",") != "dry-run,ok" {
+		t.Fatalf("press outcomes %v", presses)
+	}
+}
