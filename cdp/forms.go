@@ -34,6 +34,18 @@ var formsWrapper = `function (hash, name, args) {
   return globalThis.__tqForms[name](...args);
 }`
 
+// formsElementsWrapper calls a runtime method that takes elements, not a
+// target: name(els, target), with els passed as remote objects (for adopt,
+// the elements the accessibility tree found).
+var formsElementsWrapper = `function (hash, name, target, ...els) {
+  if (!globalThis.__tqForms || globalThis.__tqFormsHash !== hash) {
+    globalThis.__tqForms = (` + formsSource + `
+)(globalThis);
+    globalThis.__tqFormsHash = hash;
+  }
+  return globalThis.__tqForms[name](els, target);
+}`
+
 // Form errors. A *TargetError matches the sentinel for its code.
 var (
 	ErrNotFound       = errors.New("cdp: no element matches the target")

@@ -212,6 +212,18 @@
   function resolve(target) {
     const { els, error } = find(target);
     if (error) return error;
+    return pick(els);
+  }
+
+  // adopt applies resolve's choice to elements found elsewhere (the
+  // accessibility tree): els are the best-matching tier, in document order.
+  function adopt(els, target) {
+    if (!Array.isArray(els) || !els.every((e) => e && e.nodeType === 1)) return fail("bad_target", "adopt takes an array of elements");
+    if (!target || typeof target !== "object") return fail("bad_target", "target must be an object");
+    return pick(els);
+  }
+
+  function pick(els) {
     if (els.length === 0) return fail("not_found", "no element matches");
     const usable = els.filter((e) => visible(e) && !disabled(e));
     const skipped = els.filter((e) => !usable.includes(e)).map(describe);
@@ -377,5 +389,5 @@
     });
   }
 
-  return { resolve, prepareText, read, commit, point, selectOption, checkParts, partPoint, readPart };
+  return { resolve, adopt, prepareText, read, commit, point, selectOption, checkParts, partPoint, readPart };
 })
