@@ -152,6 +152,10 @@ type Target struct {
 	Selector    string `json:"selector,omitempty"`    // CSS selector
 	TestID      string `json:"testId,omitempty"`      // data-testid attribute
 	Ref         string `json:"ref,omitempty"`         // a ref from an earlier Resolve
+	// Exact makes a {role, name} or {label} match case-sensitive and whole
+	// (after whitespace is normalised); otherwise a case-insensitive
+	// substring matches, and a whole match is preferred.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // String describes the target for logs and errors. It never includes a

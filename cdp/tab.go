@@ -45,6 +45,7 @@ type Tab struct {
 	worldCtx    string          // uniqueId of the tranquil-sdk world of the main frame
 	mainOrigin  string          // origin of mainCtx, as the browser reports it
 	worldOrigin string          // origin of worldCtx
+	worldID     int             // numeric id of worldCtx, which DOM.resolveNode takes
 	url         string          // the main frame's committed address
 	frames      map[string]bool // frames of this tab seen committing, for refusals
 	actionMark  int             // navSeq when the latest page action began
@@ -285,6 +286,7 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 	case "Runtime.executionContextCreated":
 		var ev struct {
 			Context struct {
+				ID       int    `json:"id"`
 				Name     string `json:"name"`
 				Origin   string `json:"origin"`
 				UniqueID string `json:"uniqueId"`
@@ -305,7 +307,7 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 			case c.AuxData.IsDefault:
 				t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
 			case c.AuxData.Type == "isolated" && c.Name == WorldName:
-				t.worldCtx, t.worldOrigin = c.UniqueID, c.Origin
+				t.worldCtx, t.worldOrigin, t.worldID = c.UniqueID, c.Origin, c.ID
 			}
 			t.broadcast()
 		}
