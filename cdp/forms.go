@@ -289,6 +289,15 @@ func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 	if err := target.validate(); err != nil {
 		return nil, err
 	}
+	if axTarget(target) {
+		// Roles and names as the browser computes them; the runtime's own
+		// reading of labels stays as a fallback for what the tree does not
+		// name that way (a label that is not the control's accessible name).
+		el, err := t.resolveAX(ctx, target)
+		if !errors.Is(err, ErrNotFound) || target.Label == "" {
+			return el, err
+		}
+	}
 	var el Element
 	if err := t.formCall(ctx, target.String(), &el, "resolve", target); err != nil {
 		return nil, err

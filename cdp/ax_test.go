@@ -1,0 +1,114 @@
+package cdp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// accnamePage holds cases of the accessible-name computation, each element
+// with the id a test expects.
+const accnamePage = `<!doctype html><title>accname</title>
+<style>.gen::before { content: "Generated "; } .after::after { content: " label"; }</style>
+<span id=l1>Billing</span><span id=l2>address</span>
+<input id=labelledby aria-labelledby="l1 l2">
+<span id=chainA aria-labelledby="chainB">not me</span><span id=chainB>Chained</span>
+<input id=chain aria-labelledby="chainA">
+<label for=embedded>Deliver every <select><option>2</option><option selected>3</option></select> days</label><input id=embedded>
+<button id=genbtn class=gen>button</button>
+<label class=after for=aftr>Postcode</label><input id=aftr>
+<button id=hiddenpart>Visible<span aria-hidden=true> hidden</span><span style="display:none"> gone</span></button>
+<input id=titled title="Search the site">
+<input id=submit type=submit>
+<input id=reset type=reset>
+<input id=file type=file aria-label="Upload a file">
+<nav id=nav aria-label="Primary"><a href="/a">Home</a></nav>
+<main id=main>main</main>
+<ul id=list><li>a</li></ul>
+<table id=table aria-label="Prices"><tr><th>Item</th><th>Price</th></tr><tr><td>Tea</td><td>1</td></tr></table>
+<img id=logo alt="Company logo" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">
+<button id=case>Save Draft</button><button id=caseother>Save</button>
+<div id=host></div><div id=closed></div>
+<x-field id=slotted><label slot=label for=sl>Slotted name</label></x-field>
+<script>
+const open = document.getElementById("host").attachShadow({ mode: "open" });
+open.innerHTML = '<label for=s>Shadow email</label><input id=s><button id=sb>Shadow send</button>';
+const closed = document.getElementById("closed").attachShadow({ mode: "closed" });
+closed.innerHTML = '<input id=cs aria-label="Closed phone">';
+customElements.define("x-field", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML = '<slot name=label></slot><input id=sl aria-labelledby=lbl><span id=lbl>Slotted name</span>'; }
+});
+</script>`
+
+func TestAXRolesAndNames(t *testing.T) {
+	tab := newTabWith(t, serve("/accname", accnamePage), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	cases := []struct {
+		target Target
+		id     string
+	}{
+		{Target{Role: "textbox", Name: "Billing address"}, "labelledby"},
+		{Target{Label: "Billing address"}, "labelledby"},
+		{Target{Role: "textbox", Name: "not me", Exact: true}, "chain"}, // labelledby is not followed twice
+		{Target{Label: "Deliver every 3 days"}, "embedded"},
+		{Target{Role: "button", Name: "Generated button"}, "genbtn"},
+		{Target{Label: "Postcode label"}, "aftr"},
+		{Target{Role: "button", Name: "Visible", Exact: true}, "hiddenpart"},
+		{Target{Role: "textbox", Name: "Search the site"}, "titled"},
+		{Target{Role: "button", Name: "Submit"}, "submit"},
+		{Target{Role: "button", Name: "Reset"}, "reset"},
+		{Target{Role: "button", Name: "Upload a file"}, "file"},
+		{Target{Role: "navigation", Name: "Primary"}, "nav"},
+		{Target{Role: "main"}, "main"},
+		{Target{Role: "list"}, "list"},
+		{Target{Role: "table", Name: "prices"}, "table"},
+		{Target{Role: "img", Name: "Company logo"}, "logo"},
+		{Target{Role: "button", Name: "save draft"}, "case"}, // case-insensitive
+		{Target{Role: "button", Name: "Save"}, "caseother"},  // whole beats part
+		{Target{Role: "button", Name: "Save", Exact: true}, "caseother"},
+		{Target{Label: "Shadow email"}, "s"}, // open shadow root
+		{Target{Role: "button", Name: "Shadow send"}, "sb"},
+		{Target{Label: "Closed phone"}, "cs"}, // closed shadow root
+		{Target{Role: "textbox", Name: "Slotted name"}, "sl"},
+	}
+	for _, c := range cases {
+		el, err := tab.resolveAX(ctx, c.target)
+		if err != nil {
+			t.Errorf("%s: %v", c.target, err)
+			continue
+		}
+		if el.Element.ID != c.id {
+			t.Errorf("%s: resolved %+v, want #%s", c.target, el.Element, c.id)
+		}
+	}
+}
+
+func TestAXMisses(t *testing.T) {
+	tab := newTabWith(t, serve("/accname", accnamePage), TabOptions{})
+	ctx := tctx(t, 30*time.Second)
+	_, err := tab.resolveAX(ctx, Target{Role: "button", Name: "Sav draft"})
+	var te *TargetError
+	if !errors.As(err, &te) || te.Code != "not_found" {
+		t.Fatalf("a name nobody has: %v", err)
+	}
+	if !strings.Contains(te.Error(), `"Save Draft"`) {
+		t.Errorf("the error names the candidates that came close: %s", te.Message)
+	}
+	_, err = tab.resolveAX(ctx, Target{Role: "button", Name: "save", Exact: true})
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("exact is case-sensitive: %v", err)
+	}
+	_, err = tab.resolveAX(ctx, Target{Role: "button", Name: "Shadow"})
+	if err != nil {
+		t.Errorf("a part of one name: %v", err)
+	}
+	_, err = tab.resolveAX(ctx, Target{Role: "button"})
+	if !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("many buttons: %v", err)
+	}
+	other := attachWith(t, tab, TabOptions{Sites: []string{"example.com"}})
+	if _, err := other.resolveAX(ctx, Target{Role: "main"}); !errors.Is(err, ErrSiteNotAllowed) {
+		t.Errorf("sites apply to the lookup: %v", err)
+	}
+}
