@@ -71,30 +71,46 @@ func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
 	if !ok || worldID == 0 {
 		return nil, &TargetError{Code: "stale_ref", Target: target.String(), Message: "the page changed while the target was looked up; try again"}
 	}
-	doc, err := t.c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
-	if err != nil {
-		return nil, t.fail(err)
-	}
-	roles, want := axQuery(target)
-	nodes, err := t.queryAX(ctx, doc.Root.BackendNodeID, roles)
-	if err != nil {
-		return nil, err
-	}
-	best, near := axMatch(nodes, want, target.Exact, target.Name != "" || target.Label != "")
-	if len(best) == 0 {
-		return nil, axNotFound(target, near)
-	}
-	objs, err := t.adoptables(ctx, worldID, best)
-	if err != nil {
-		return nil, err
-	}
+	// Each lookup holds its objects in a group of its own, released after
+	// it without waiting, so a release never takes a later lookup's.
+	group := fmt.Sprintf("tranquil-ax-%d", t.axGroups.Add(1))
 	defer func() {
 		go func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
 			defer cancel()
-			_ = t.c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(axGroup))
+			_ = t.c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(group))
 		}()
 	}()
+	roles, want := axQuery(target)
+	named := target.Name != "" || target.Label != ""
+	var objs []runtime.RemoteObjectID
+	if named {
+		// Asking the whole tree costs a walk of every node (hundreds of
+		// milliseconds on a page of 10,000 elements), so first ask it
+		// about the few elements whose text or attributes could hold the
+		// name, and walk the tree only when none of them has it.
+		objs, err = t.axFast(ctx, uid, group, roles, want, target.Exact)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(objs) == 0 {
+		doc, err := t.c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
+		if err != nil {
+			return nil, t.fail(err)
+		}
+		nodes, err := t.queryAX(ctx, doc.Root.BackendNodeID, roles)
+		if err != nil {
+			return nil, err
+		}
+		best, near := axMatch(nodes, want, target.Exact, named)
+		if len(best) == 0 {
+			return nil, axNotFound(target, near)
+		}
+		if objs, err = t.adoptables(ctx, worldID, group, best); err != nil {
+			return nil, err
+		}
+	}
 	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(target)}}
 	for _, o := range objs {
 		args = append(args, runtime.CallArgument{ObjectID: &o})
@@ -113,8 +129,115 @@ func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
 	return elementOf(target, r.Result.Value)
 }
 
-// axGroup names the objects a lookup holds, released after it.
-const axGroup = "tranquil-ax"
+// axCandidatesFn finds, in the isolated world, the elements whose
+// accessible name could hold want: those whose label-giving attributes or
+// labels hold it, and the deepest elements whose text holds it with a few
+// of their ancestors (a name from content belongs to an ancestor of the
+// text). Open shadow roots are searched too. It is a superset filter only;
+// the tree decides.
+const axCandidatesFn = `function (want, limit) {
+  const norm = (s) => String(s == null ? "" : s).replace(/\s+/g, " ").trim().toLowerCase();
+  const w = norm(want);
+  const out = new Set();
+  const has = (s) => s != null && norm(s).includes(w);
+  const up = (el) => {
+    for (let i = 0; el && i < 5; i++) {
+      out.add(el);
+      el = el.parentElement || (el.parentNode && el.parentNode.host) || null;
+    }
+  };
+  const roots = [document];
+  const all = document.querySelectorAll("*");
+  for (let i = 0; i < all.length && roots.length < 1000; i++) {
+    const r = all[i].shadowRoot;
+    if (r) { roots.push(r); for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot); }
+  }
+  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],input[value],input[type=submit],input[type=reset],input[type=button]";
+  for (const root of roots) {
+    for (const el of root.querySelectorAll(attrs)) {
+      if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
+          has(el.getAttribute("placeholder")) || (el.tagName === "INPUT" && has(el.value))) { out.add(el); continue; }
+      const ids = el.getAttribute("aria-labelledby");
+      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) out.add(el);
+    }
+    for (const l of root.querySelectorAll("label")) {
+      if (has(l.textContent)) { if (l.control) out.add(l.control); up(l); }
+    }
+    // Deepest text holders, found top-down.
+    const stack = [root];
+    while (stack.length && out.size < limit) {
+      const n = stack.pop();
+      let deeper = false;
+      for (const c of n.children) {
+        if (has(c.textContent)) { deeper = true; stack.push(c); }
+      }
+      if (!deeper && n.nodeType === 1) up(n);
+    }
+    if (out.size >= limit) break;
+  }
+  return Array.from(out).slice(0, limit);
+}`
+
+// axFast asks the tree about the elements axCandidatesFn finds and returns
+// those of the best tier that have one of roles, as objects of the world.
+// None means the whole tree has to be asked.
+func (t *Tab) axFast(ctx context.Context, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
+	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(64)}}
+	r, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
+		SetArguments(args).SetObjectGroup(group))
+	if err != nil {
+		if contextGone(err) {
+			return nil, nil
+		}
+		return nil, t.fail(err)
+	}
+	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
+		return nil, nil
+	}
+	props, err := t.c.Runtime.GetProperties(ctx, runtime.NewGetPropertiesArgs(*r.Result.ObjectID).SetOwnProperties(true))
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	var els []runtime.RemoteObjectID
+	for _, p := range props.Result {
+		if p.Value != nil && p.Value.ObjectID != nil && p.Value.Subtype != nil && *p.Value.Subtype == "node" {
+			els = append(els, *p.Value.ObjectID)
+		}
+	}
+	nodes := make([]axNode, len(els))
+	ok := make([]bool, len(els))
+	var wg sync.WaitGroup
+	for i, o := range els {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := t.c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(false))
+			if err != nil || len(p.Nodes) == 0 {
+				return
+			}
+			n := p.Nodes[0]
+			if n.Ignored {
+				return
+			}
+			nodes[i], ok[i] = axNode{role: axString(n.Role), name: norm(axString(n.Name))}, true
+		}()
+	}
+	wg.Wait()
+	var cands []axNode
+	for i := range els {
+		if ok[i] && slices.Contains(roles, nodes[i].role) {
+			nodes[i].backend = dom.BackendNodeID(i) // a key for axMatch's answer
+			cands = append(cands, nodes[i])
+		}
+	}
+	best, _ := axMatch(cands, want, exact, true)
+	var out []runtime.RemoteObjectID
+	for _, b := range best {
+		out = append(out, els[int(b.backend)])
+	}
+	return out, nil
+}
+
 
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
@@ -263,7 +386,7 @@ func axNotFound(target Target, near []axNode) error {
 }
 
 // adoptables gives each node's element as an object of the isolated world.
-func (t *Tab) adoptables(ctx context.Context, worldID int, nodes []axNode) ([]runtime.RemoteObjectID, error) {
+func (t *Tab) adoptables(ctx context.Context, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
 	nodes = nodes[:min(len(nodes), 64)] // more is ambiguous anyway
 	objs := make([]runtime.RemoteObjectID, len(nodes))
 	errs := make([]error, len(nodes))
@@ -273,7 +396,7 @@ func (t *Tab) adoptables(ctx context.Context, worldID int, nodes []axNode) ([]ru
 		go func() {
 			defer wg.Done()
 			r, err := t.c.DOM.ResolveNode(ctx, dom.NewResolveNodeArgs().SetBackendNodeID(n.backend).
-				SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetObjectGroup(axGroup))
+				SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetObjectGroup(group))
 			if err != nil {
 				errs[i] = err
 				return

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mafredri/cdp"
@@ -38,6 +39,8 @@ type Tab struct {
 	route   *route
 	c       *cdp.Client
 	opts    TabOptions
+
+	axGroups atomic.Uint64 // numbers the object groups of accessibility lookups
 
 	mu          sync.Mutex
 	frameID     string
