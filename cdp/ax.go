@@ -238,7 +238,6 @@ func (t *Tab) axFast(ctx context.Context, uid, group string, roles []string, wan
 	return out, nil
 }
 
-
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
