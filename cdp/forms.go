@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 //go:embed forms.js
@@ -56,6 +57,7 @@ var (
 	ErrBadTarget      = errors.New("cdp: invalid target")
 	ErrNotEditable    = errors.New("cdp: the target does not take text")
 	ErrObscured       = errors.New("cdp: another element covers the target")
+	ErrNotStable      = errors.New("cdp: the target keeps moving")
 	ErrNoOption       = errors.New("cdp: no such option")
 	ErrMissingPart    = errors.New("cdp: a custom part is missing")
 	ErrNotCommitted   = errors.New("cdp: the page did not keep the value")
@@ -67,6 +69,7 @@ var codeErrors = map[string]error{
 	"stale_ref": ErrStaleRef, "bad_target": ErrBadTarget, "not_editable": ErrNotEditable,
 	"not_focusable": ErrNotEditable, "obscured": ErrObscured, "no_option": ErrNoOption,
 	"not_select": ErrBadTarget, "bad_parts": ErrBadTarget, "missing_part": ErrMissingPart,
+	"readonly": ErrNotEditable, "not_stable": ErrNotStable,
 }
 
 // Candidate describes an element the runtime considered.
@@ -109,6 +112,9 @@ type TargetError struct {
 	Target     string // the target, described
 	Message    string
 	Candidates []Candidate // the elements involved, when that helps
+	// Waited is how long an action waited for its target before giving
+	// up with this reason; 0 when it did not wait.
+	Waited time.Duration
 }
 
 func (e *TargetError) Error() string {
@@ -119,6 +125,9 @@ func (e *TargetError) Error() string {
 			parts[i] = c.String()
 		}
 		s += ": " + strings.Join(parts, ", ")
+	}
+	if e.Waited > 0 {
+		s += fmt.Sprintf(" (waited %s)", e.Waited.Round(time.Millisecond))
 	}
 	return s
 }
@@ -340,188 +349,401 @@ func outcomeOf(err error) string {
 	return "error"
 }
 
-// Fill types value into the text field target names, as a person would:
-// resolve; prepareText (scroll into view, focus, select the existing text);
-// the host's Focus hook; one trusted Input.insertText; read back, where a
-// value the page did not keep is a *NotCommittedError; commit (leave the
-// field so the page's validation runs); and the field's state as result.
+// DefaultFormWait bounds how long a form action waits for its target when
+// ctx has no deadline of its own; the runner gives every call one (30 s
+// unless the script passes a timeout).
+const DefaultFormWait = 30 * time.Second
+
+// formBackoff are the pauses between checks of a target that is not ready:
+// quick at first, then easing off. Each check itself waits for an
+// animation frame where stability needs one.
+var formBackoff = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+
+// waitable reports whether a target can grow out of err by waiting: it
+// may appear, show, be enabled or editable, stop moving, be uncovered, or
+// get the option asked for. A ref that went stale stays stale, but the
+// fresh ref a lookup made for this very check may fall to a re-render.
+func waitable(err error, byRef bool) bool {
+	var te *TargetError
+	if !errors.As(err, &te) {
+		return false
+	}
+	switch te.Code {
+	case "not_found", "hidden", "disabled", "readonly", "obscured", "not_stable", "no_option", "missing_part":
+		return true
+	case "stale_ref":
+		return !byRef
+	}
+	return false
+}
+
+// until runs f until it succeeds, fails in a way waiting cannot mend, or
+// ctx ends; then the last reason f gave is the error, with the time
+// waited. It does not match ErrTimeout: the reason (not_found, obscured,
+// …) is what the caller branches on.
+func (t *Tab) until(ctx context.Context, byRef bool, f func(ctx context.Context) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultFormWait)
+		defer cancel()
+	}
+	start := time.Now()
+	var last, reason error
+	for i := 0; ; i++ {
+		last = f(ctx)
+		if last == nil {
+			return nil
+		}
+		if waitable(last, byRef) {
+			reason = last
+		} else if ctx.Err() == nil {
+			return last
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if d := formBackoff[min(i, len(formBackoff)-1)]; d > 0 {
+			tm := time.NewTimer(d)
+			select {
+			case <-tm.C:
+			case <-ctx.Done():
+				tm.Stop()
+			case <-t.route.gone:
+				tm.Stop()
+				return t.route.err
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	var te *TargetError
+	if !errors.As(reason, &te) {
+		return last
+	}
+	cp := *te
+	cp.Waited = time.Since(start)
+	return &cp
+}
+
+// need tells the runtime's actionable which action a target must be ready
+// for (see forms.js).
+type need struct {
+	Act      string            `json:"act"`
+	Value    *string           `json:"value,omitempty"`
+	Checked  *bool             `json:"checked,omitempty"`
+	Options  []string          `json:"options"`
+	Multiple bool              `json:"multiple,omitempty"`
+	Parts    map[string]string `json:"parts,omitempty"`
+	Dry      bool              `json:"dry,omitempty"`
+}
+
+// ready is a target found ready for an action, and where to click it.
+type ready struct {
+	Element
+	X, Y      float64
+	Checked   bool     `json:"checked"`
+	Mode      string   `json:"mode"`  // fill: "type" or "set"; select: "native", "combobox", "listbox" or "parts"
+	Want      string   `json:"want"`  // fill "set": the value as the input reads it
+	Value     string   `json:"value"` // native select: the label shown after choosing
+	Values    []string `json:"values"`
+	Committed bool     `json:"committed"` // native select: the page kept the choice
+	Expanded  bool     `json:"expanded"`  // a combobox already open
+}
+
+// waitReady waits until target is ready for n. A {role, name} or {label}
+// target is looked up in the accessibility tree on each try and then
+// checked by its ref; other targets are found and checked in one call.
+func (t *Tab) waitReady(ctx context.Context, target Target, n need) (*ready, error) {
+	desc := target.String()
+	var r ready
+	err := t.until(ctx, target.Ref != "", func(ctx context.Context) error {
+		r = ready{}
+		tg := target
+		if axTarget(target) {
+			el, err := t.Resolve(ctx, target)
+			if err != nil {
+				return err
+			}
+			tg = Target{Ref: el.Ref}
+		}
+		return t.formCall(ctx, desc, &r, "actionable", tg, n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Fill types value into the text field target names, as a person would.
+// It waits (see [Tab.ClickTarget]) until the field is there, visible,
+// enabled, not read-only, still, and not under an overlay; then it
+// focuses the field and selects its text; runs the host's Focus hook;
+// types value as one trusted Input.insertText; reads it back, where a
+// value the page did not keep is a *NotCommittedError; leaves the field
+// so the page's validation runs; and returns the field's state.
+//
+// Inputs Chromium gives a picker (date, time, datetime-local, month,
+// week, color, range) ignore typed text: their value is set the way the
+// picker sets it (the element's own setter, then input and change
+// events) and read back as the input reads it ("2024-03-05",
+// "#ff8800"; a number for range, within its min, max and step). Number
+// and range values are strings of numbers and compare as numbers.
 func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
 	err := t.action(ctx, "fill", target, opts, func(ctx context.Context) error {
-		el, err := t.Resolve(ctx, target)
-		if err != nil {
+		n := need{Act: "fill"}
+		if !opts.DryRun {
+			n.Value = &value // focused and selected, or set, in the same call
+		}
+		el, err := t.waitReady(ctx, target, n)
+		if err != nil || opts.DryRun {
 			return err
-		}
-		if el.Kind != "text" {
-			return &TargetError{Code: "not_editable", Target: target.String(), Message: "the element does not take text", Candidates: []Candidate{el.Element}}
-		}
-		if opts.DryRun {
-			return nil
 		}
 		desc := target.String()
-		if err := t.formCall(ctx, desc, nil, "prepareText", el.Ref); err != nil {
-			return err
-		}
 		if opts.Focus != nil {
 			if err := opts.Focus(ctx); err != nil {
 				return fmt.Errorf("cdp: focus the tab: %w", err)
 			}
 		}
-		if value == "" {
+		want := value
+		switch {
+		case el.Mode == "set":
+			want = el.Want
+		case value == "":
 			err = t.Press(ctx, "Delete", 0) // insertText("") leaves the selection
-		} else {
+		default:
 			err = t.InsertText(ctx, value)
 		}
 		if err != nil {
 			return err
 		}
 		var got struct {
-			Value string `json:"value"`
+			FieldState
+			Committed bool `json:"committed"`
 		}
-		if err := t.formCall(ctx, desc, &got, "read", el.Ref); err != nil {
+		if err := t.formCall(ctx, desc, &got, "finish", el.Ref, want); err != nil {
 			return err
 		}
-		if got.Value != value {
+		if !got.Committed {
 			return &NotCommittedError{Target: desc, Kept: got.Value}
 		}
-		return t.formCall(ctx, desc, &st, "commit", el.Ref)
+		st = got.FieldState
+		return nil
 	})
 	return st, err
 }
 
 // Check sets a checkbox or radio to checked (or a checkbox to unchecked)
 // with a trusted click, then reads the state back; a state the page did not
-// keep is ErrNotCommitted. A box already in the wanted state is left alone.
+// keep is ErrNotCommitted. A box already in the wanted state is left alone
+// at once; otherwise it waits as [Tab.ClickTarget] does.
 func (t *Tab) Check(ctx context.Context, target Target, checked bool, opts FormOptions) error {
 	return t.action(ctx, "check", target, opts, func(ctx context.Context) error {
-		el, err := t.Resolve(ctx, target)
+		desc := target.String()
+		el, err := t.waitReady(ctx, target, need{Act: "check", Checked: &checked})
 		if err != nil {
 			return err
-		}
-		desc := target.String()
-		if el.Kind != "checkbox" && el.Kind != "radio" {
-			return &TargetError{Code: "bad_target", Target: desc, Message: "not a checkbox or radio", Candidates: []Candidate{el.Element}}
 		}
 		if el.Kind == "radio" && !checked {
 			return &TargetError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
 		}
-		var got struct {
-			Value bool `json:"value"`
-		}
-		if err := t.formCall(ctx, desc, &got, "read", el.Ref); err != nil {
-			return err
-		}
-		if opts.DryRun || got.Value == checked {
+		if el.Checked == checked || opts.DryRun {
 			return nil
 		}
-		if err := t.clickRef(ctx, desc, el.Ref, "point"); err != nil {
-			return err
-		}
-		if err := t.formCall(ctx, desc, &got, "read", el.Ref); err != nil {
-			return err
-		}
-		if got.Value != checked {
-			return &NotCommittedError{Target: desc, Kept: fmt.Sprint(got.Value)}
-		}
-		return nil
+		return t.clickCheck(ctx, desc, el, checked)
 	})
 }
 
-func (t *Tab) clickRef(ctx context.Context, desc, ref, method string, args ...any) error {
-	var p struct{ X, Y float64 }
-	if err := t.formCall(ctx, desc, &p, method, append([]any{ref}, args...)...); err != nil {
+func (t *Tab) clickCheck(ctx context.Context, desc string, el *ready, checked bool) error {
+	if err := t.Click(ctx, el.X, el.Y); err != nil {
 		return err
 	}
-	return t.Click(ctx, p.X, p.Y)
+	var got struct {
+		Value bool `json:"value"`
+	}
+	if err := t.formCall(ctx, desc, &got, "read", el.Ref); err != nil {
+		return err
+	}
+	if got.Value != checked {
+		return &NotCommittedError{Target: desc, Kept: fmt.Sprint(got.Value)}
+	}
+	return nil
 }
 
-// Select chooses option (by its label, else by its value) in a native
-// <select>, or, with opts.Parts, in a custom dropdown: a trusted click on
-// the trigger, then on the option whose text matches. It returns the label
-// the page shows afterwards; one that does not match is ErrNotCommitted.
+// Select chooses option, waiting for the target as [Tab.ClickTarget]
+// does, and returns the choice the page shows afterwards; one that does
+// not match option is ErrNotCommitted.
+//
+// In a native <select> the option is matched by its label, else its
+// value, and chosen as a person's pick would (input and change events);
+// the select then holds that option only (see [Tab.SelectAll] for
+// several). An option that is not there yet is waited for.
+//
+// An ARIA combobox or listbox (react-select, Tom Select, Choices.js,
+// Select2, MUI, Headless UI and the like) is driven with trusted input: a
+// click opens it; the option whose text matches is clicked once it shows,
+// and when none does and the widget focused a filter field, option is
+// typed there first. A native select a library hid behind such a widget
+// resolves to the widget. The choice is read back from what the widget
+// shows: a listbox's selected options, a closed combobox's value, or the
+// text displayed in it or beside its filter input.
+//
+// With opts.Parts the dropdown is custom markup: a trusted click on the
+// trigger, then on the option whose text matches, and the value part (or
+// else what the target shows) is read back.
 func (t *Tab) Select(ctx context.Context, target Target, option string, opts FormOptions) (string, error) {
 	var shown string
+	err := t.action(ctx, "select", target, opts, func(ctx context.Context) (err error) {
+		shown, err = t.choose(ctx, target, []string{option}, false, opts)
+		return err
+	})
+	return shown, err
+}
+
+// SelectAll selects exactly options (each by label, else value) in a
+// native <select multiple>, unselecting the rest, and returns the labels
+// of the options selected afterwards; a different set is ErrNotCommitted.
+// It waits as [Tab.Select] does.
+func (t *Tab) SelectAll(ctx context.Context, target Target, options []string, opts FormOptions) ([]string, error) {
+	var shown []string
 	err := t.action(ctx, "select", target, opts, func(ctx context.Context) error {
-		el, err := t.Resolve(ctx, target)
+		n := need{Act: "select", Options: options, Multiple: true, Dry: opts.DryRun}
+		if options == nil {
+			n.Options = []string{}
+		}
+		el, err := t.waitReady(ctx, target, n)
 		if err != nil {
 			return err
 		}
 		desc := target.String()
-		if opts.Parts == nil {
-			if el.Kind != "select" {
-				return &TargetError{Code: "not_select", Target: desc, Message: "not a native select; pass custom parts", Candidates: []Candidate{el.Element}}
-			}
-			if opts.DryRun {
-				return nil
-			}
-			var got struct {
-				Value string `json:"value"`
-			}
-			if err := t.formCall(ctx, desc, &got, "selectOption", el.Ref, option); err != nil {
-				return err
-			}
-			shown = got.Value
-			return nil
+		if el.Mode != "native" {
+			return &TargetError{Code: "not_select", Target: desc, Message: "not a native select", Candidates: []Candidate{el.Element.Element}}
 		}
-		if err := t.formCall(ctx, desc, nil, "checkParts", el.Ref, opts.Parts); err != nil {
-			return err
-		}
-		if opts.DryRun {
-			return nil
-		}
-		if err := t.clickRef(ctx, desc, el.Ref, "partPoint", opts.Parts, "trigger", nil); err != nil {
-			return err
-		}
-		// The options usually render after the click; wait for one to match.
-		if err := t.WaitFor(ctx, Condition{
-			what: "option " + fmt.Sprintf("%q", option), world: sdkWorld,
-			fn:   "function (h, ref, parts, text) { return globalThis.__tqFormsHash === h && globalThis.__tqForms.partPoint(ref, parts, 'option', text).ok === true }",
-			args: []any{formsHash, el.Ref, opts.Parts, option},
-		}); err != nil {
-			return err
-		}
-		if err := t.clickRef(ctx, desc, el.Ref, "partPoint", opts.Parts, "option", option); err != nil {
-			return err
-		}
-		var got struct {
-			Value string `json:"value"`
-		}
-		if err := t.formCall(ctx, desc, &got, "readPart", el.Ref, opts.Parts); err != nil {
-			return err
-		}
-		shown = got.Value
-		if !strings.Contains(strings.ToLower(got.Value), strings.ToLower(option)) {
-			return &NotCommittedError{Target: desc, Kept: got.Value}
+		shown = el.Values
+		if !opts.DryRun && !el.Committed {
+			return &NotCommittedError{Target: desc, Kept: strings.Join(shown, ", ")}
 		}
 		return nil
 	})
 	return shown, err
 }
 
-// ClickTarget clicks the element target names with a trusted click at its
-// centre, after scrolling it into view; an element covered by another is
-// ErrObscured.
+func (t *Tab) choose(ctx context.Context, target Target, options []string, multiple bool, opts FormOptions) (string, error) {
+	desc := target.String()
+	n := need{Act: "select", Options: options, Multiple: multiple, Dry: opts.DryRun, Parts: opts.Parts}
+	el, err := t.waitReady(ctx, target, n)
+	if err != nil {
+		return "", err
+	}
+	if el.Mode == "native" {
+		if opts.DryRun {
+			return "", nil
+		}
+		if !el.Committed {
+			return el.Value, &NotCommittedError{Target: desc, Kept: el.Value}
+		}
+		return el.Value, nil
+	}
+	if opts.DryRun {
+		return "", nil
+	}
+	option := options[0]
+	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) {
+		if err := t.Click(ctx, el.X, el.Y); err != nil {
+			return "", err
+		}
+	}
+	// The options usually render after the click, or only once the filter
+	// holds some text: when none matches and the widget focused a filter
+	// field, option is typed there, once.
+	typed := false
+	var at struct {
+		X, Y float64
+		Type bool `json:"type"`
+	}
+	err = t.until(ctx, false, func(ctx context.Context) error {
+		at.Type = false
+		if err := t.formCall(ctx, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed); err != nil {
+			return err
+		}
+		if at.Type {
+			typed = true
+			if err := t.InsertText(ctx, option); err != nil {
+				return err
+			}
+			return &TargetError{Code: "no_option", Target: desc, Message: "typed the option into the filter; waiting for it to show"}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := t.Click(ctx, at.X, at.Y); err != nil {
+		return "", err
+	}
+	// Widgets may show the choice a task or a render later.
+	var got struct {
+		Value string `json:"value"`
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for i := 0; ; i++ {
+		if err := t.formCall(ctx, desc, &got, "shown", el.Ref, opts.Parts); err != nil {
+			return "", err
+		}
+		if strings.Contains(strings.ToLower(got.Value), strings.ToLower(option)) {
+			return got.Value, nil
+		}
+		select {
+		case <-rctx.Done():
+			return got.Value, &NotCommittedError{Target: desc, Kept: got.Value}
+		case <-time.After(formBackoff[min(i+1, len(formBackoff)-1)]):
+		}
+	}
+}
+
+// ClickTarget clicks the element target names with a trusted click at the
+// centre of its visible part, scrolling it into view first.
+//
+// Like every form action it waits for its target until ctx ends (a ctx
+// with no deadline waits at most [DefaultFormWait]): until an element
+// matches, is visible and enabled, holds the same box in two animation
+// frames, and is what a click at its centre lands on, so an overlay or a
+// spinner in front of it is waited out. Checks repeat with a short
+// backoff and cost one round trip when the element is ready at once. When
+// ctx ends first, the error is the last reason the target was not ready
+// (ErrNotFound, ErrHidden, ErrDisabled, ErrObscured naming what covers
+// it, ErrNotEditable for a read-only field), with [TargetError.Waited]
+// set. ErrAmbiguous, an invalid target and a stale ref fail at once, as
+// waiting cannot mend them.
+//
+// Typing and native selects send no click: for them an element is still
+// when no animation runs on it, and only an overlay from elsewhere on the
+// page counts as covering it, not the field's own floating label, mask or
+// icon.
 func (t *Tab) ClickTarget(ctx context.Context, target Target, opts FormOptions) error {
 	return t.action(ctx, "click", target, opts, func(ctx context.Context) error {
-		el, err := t.Resolve(ctx, target)
+		el, err := t.waitReady(ctx, target, need{Act: "click"})
 		if err != nil || opts.DryRun {
 			return err
 		}
-		return t.clickRef(ctx, target.String(), el.Ref, "point")
+		return t.Click(ctx, el.X, el.Y)
 	})
 }
 
-// PressTarget focuses the element target names and presses key on it.
+// PressTarget clicks the element target names, waiting for it as
+// [Tab.ClickTarget] does, and presses key on it.
 func (t *Tab) PressTarget(ctx context.Context, target Target, key string, mods Modifier, opts FormOptions) error {
 	if _, _, err := keyOf(key); err != nil {
 		return err
 	}
 	return t.action(ctx, "press", target, opts, func(ctx context.Context) error {
-		el, err := t.Resolve(ctx, target)
+		el, err := t.waitReady(ctx, target, need{Act: "click"})
 		if err != nil || opts.DryRun {
 			return err
 		}
-		if err := t.clickRef(ctx, target.String(), el.Ref, "point"); err != nil {
+		if err := t.Click(ctx, el.X, el.Y); err != nil {
 			return err
 		}
 		return t.Press(ctx, key, mods)

@@ -53,32 +53,110 @@
     return (el.matches && el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true";
   }
 
-  function textWithout(node, skip) {
-    // The label's text, leaving out the controls inside it (a wrapping
-    // label holds its input, a select's options, …).
+  // Open shadow roots are searched as part of the page: deepAll matches sel
+  // inside each tree (the document, then every open shadow root) on its
+  // own, so no combinator crosses a shadow boundary, and lists a host's
+  // shadow tree right after the host. Closed roots cannot be seen from
+  // script; the accessibility tree reaches them.
+  function deepAll(sel, root) {
+    const out = [];
+    const visit = (r) => {
+      const hits = sel === "*" ? null : new Set(r.querySelectorAll(sel));
+      for (const e of r.querySelectorAll("*")) {
+        if (!hits || hits.has(e)) out.push(e);
+        if (e.shadowRoot) visit(e.shadowRoot);
+      }
+    };
+    if (root && root.shadowRoot) visit(root.shadowRoot);
+    visit(root || doc);
+    return out;
+  }
+
+  // hostOf is the shadow host of el's tree, or null in the document.
+  function hostOf(el) {
+    const r = el.getRootNode();
+    return r && r.host ? r.host : null;
+  }
+
+  // parentOf steps out of a shadow root to its host.
+  function parentOf(el) {
+    return el.parentElement || hostOf(el);
+  }
+
+  function containsDeep(a, b) {
+    for (let n = b; n; n = parentOf(n)) if (n === a) return true;
+    return false;
+  }
+
+  // flatText is the text a person sees in node: a slot shows what is
+  // assigned to it (or its fallback), an open shadow host its shadow tree.
+  // Controls inside (a wrapping label holds its input, a select its
+  // options) and skip are left out.
+  function flatText(node, skip) {
     let out = "";
     const walk = (n) => {
-      for (const c of n.childNodes) {
+      let kids = n.childNodes;
+      if (n.nodeType === 1 && n.shadowRoot) kids = n.shadowRoot.childNodes;
+      else if (n.nodeType === 1 && n.tagName === "SLOT") {
+        const a = n.assignedNodes();
+        if (a.length) kids = a;
+      }
+      for (const c of kids) {
         if (c.nodeType === 3) out += c.data + " ";
-        else if (c.nodeType === 1 && c !== skip && !c.matches("input, select, textarea, button, script, style")) walk(c);
+        else if (c.nodeType === 1 && c !== skip && !c.matches("input, select, textarea, button, script, style, template")) walk(c);
       }
     };
     walk(node);
     return norm(out);
   }
 
-  function idsText(list) {
+  // byId finds an id in el's own tree first (a shadow root has its own
+  // ids), then in the document.
+  function byId(el, id) {
+    const r = el && el.getRootNode();
+    return (r && r !== doc && typeof r.getElementById === "function" && r.getElementById(id)) || doc.getElementById(id);
+  }
+
+  function idsText(el, list) {
     return norm(String(list || "").split(/\s+/).filter(Boolean)
-      .map((id) => { const e = doc.getElementById(id); return e ? e.textContent : ""; }).join(" "));
+      .map((id) => { const e = byId(el, id); return e ? flatText(e) : ""; }).join(" "));
+  }
+
+  const FIELD = (e) => !e.matches("button, input[type=button], input[type=submit], input[type=reset], input[type=image]");
+
+  // fieldsIn lists the fields of a component's shadow tree (open roots
+  // only), leaving out its buttons (clear, show password, …).
+  function fieldsIn(host) {
+    return host.shadowRoot ? deepAll(CONTROLS, host.shadowRoot).filter(FIELD) : [];
   }
 
   function labelsOf(el) {
     const out = [];
-    if (el.labels) for (const l of el.labels) out.push(textWithout(l, el));
-    const wrap = el.closest("label");
-    if (wrap && !(el.labels && Array.from(el.labels).includes(wrap))) out.push(textWithout(wrap, el));
-    if (el.hasAttribute("aria-label")) out.push(norm(el.getAttribute("aria-label")));
-    if (el.hasAttribute("aria-labelledby")) out.push(idsText(el.getAttribute("aria-labelledby")));
+    const seen = new Set();
+    const add = (l) => { if (l && !seen.has(l)) { seen.add(l); out.push(flatText(l, el)); } };
+    const named = (e) => {
+      if (e.labels) for (const l of e.labels) add(l);
+      add(e.closest("label"));
+      if (e.hasAttribute("aria-label")) out.push(norm(e.getAttribute("aria-label")));
+      if (e.hasAttribute("aria-labelledby")) out.push(idsText(e, e.getAttribute("aria-labelledby")));
+    };
+    named(el);
+    // A component whose shadow tree holds this one field is labelled for
+    // it: <label for> naming the host, a label around the host, and a
+    // <label> (or an element for a slot named like "label") the page put
+    // into the component.
+    for (let h = hostOf(el), inner = el; h; inner = h, h = hostOf(h)) {
+      const fields = fieldsIn(h);
+      if (fields.length !== 1 || (fields[0] !== el && fields[0] !== inner)) break;
+      named(h);
+      if (h.id) {
+        const r = h.getRootNode();
+        for (const l of r.querySelectorAll("label[for]")) if (l.htmlFor === h.id) add(l);
+      }
+      for (const c of h.children) {
+        if (c.tagName === "LABEL" || /label/i.test(c.getAttribute("slot") || "")) add(c);
+      }
+    }
     return out.filter(Boolean);
   }
 
@@ -111,7 +189,7 @@
   }
 
   function accessibleName(el) {
-    if (el.hasAttribute("aria-labelledby")) return idsText(el.getAttribute("aria-labelledby"));
+    if (el.hasAttribute("aria-labelledby")) return idsText(el, el.getAttribute("aria-labelledby"));
     if (el.hasAttribute("aria-label")) return norm(el.getAttribute("aria-label"));
     const labels = labelsOf(el);
     if (labels.length) return labels[0];
@@ -120,13 +198,18 @@
     if (tag === "img") return norm(el.getAttribute("alt"));
     const role = roleOf(el);
     if (["button", "link", "heading", "tab", "menuitem", "option", "checkbox", "radio", "switch", "cell"].includes(role)) {
-      return norm(el.textContent);
+      return flatText(el);
     }
     return norm(el.getAttribute("title") || el.getAttribute("placeholder") || "");
   }
 
-  // Exact matches win over substring matches.
-  function match(els, textsOf, want) {
+  // Whole matches win over substring matches, both ignoring case; with
+  // whole set, only whole, case-sensitive matches count.
+  function match(els, textsOf, want, whole) {
+    if (whole) {
+      const w = norm(want);
+      return els.filter((el) => textsOf(el).some((t) => norm(t) === w));
+    }
     const w = low(want);
     const exact = [], partial = [];
     for (const el of els) {
@@ -177,33 +260,34 @@
 
   function find(target) {
     if (!target || typeof target !== "object") return { error: fail("bad_target", "target must be an object") };
-    const all = () => Array.from(doc.querySelectorAll(CONTROLS));
+    const all = () => deepAll(CONTROLS);
+    const exact = target.exact === true;
     if (typeof target.ref === "string") {
       const el = byRef(target.ref);
       return el ? { els: [el] } : { error: fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again") };
     }
     if (typeof target.selector === "string") {
-      try { return { els: Array.from(doc.querySelectorAll(target.selector)) }; }
+      try { return { els: deepAll(target.selector) }; }
       catch (e) { return { error: fail("bad_target", "invalid selector: " + e.message) }; }
     }
     if (typeof target.testId === "string") {
-      return { els: Array.from(doc.querySelectorAll("[data-testid]")).filter((e) => e.getAttribute("data-testid") === target.testId) };
+      return { els: deepAll("[data-testid]").filter((e) => e.getAttribute("data-testid") === target.testId) };
     }
-    if (typeof target.label === "string") return { els: match(all(), labelsOf, target.label) };
+    if (typeof target.label === "string") return { els: match(all(), labelsOf, target.label, exact) };
     if (typeof target.placeholder === "string") {
-      return { els: match(Array.from(doc.querySelectorAll("[placeholder]")), (e) => [e.getAttribute("placeholder")], target.placeholder) };
+      return { els: match(deepAll("[placeholder]"), (e) => [e.getAttribute("placeholder")], target.placeholder) };
     }
     if (typeof target.role === "string") {
       const role = target.role.toLowerCase();
-      const els = Array.from(doc.querySelectorAll("*")).filter((e) => roleOf(e) === role);
+      const els = deepAll("*").filter((e) => roleOf(e) === role);
       if (typeof target.name !== "string") return { els };
-      return { els: match(els, (e) => [accessibleName(e)], target.name) };
+      return { els: match(els, (e) => [accessibleName(e)], target.name, exact) };
     }
     if (typeof target.name === "string") {
-      return { els: Array.from(doc.querySelectorAll("[name]")).filter((e) => e.getAttribute("name") === target.name) };
+      return { els: deepAll("[name]").filter((e) => e.getAttribute("name") === target.name) };
     }
     if (typeof target.text === "string") {
-      const els = Array.from(doc.body ? doc.body.querySelectorAll("*") : []).filter((e) => !e.matches("script, style, template"));
+      const els = doc.body ? deepAll("*", doc.body).filter((e) => !e.matches("script, style, template")) : [];
       return { els: deepest(match(els, (e) => [e.textContent], target.text)) };
     }
     return { error: fail("bad_target", "target names no way to find the element") };
@@ -223,8 +307,35 @@
     return pick(els);
   }
 
-  function pick(els) {
-    if (els.length === 0) return fail("not_found", "no element matches");
+  // srOnly reports an element hidden the way screen-reader-only text is: a
+  // box of a pixel or two, or clipped away.
+  function srOnly(el) {
+    const r = el.getBoundingClientRect();
+    if (r.width <= 2 && r.height <= 2) return true;
+    const cs = global.getComputedStyle(el);
+    return cs.clipPath === "inset(50%)" || (cs.position === "absolute" && /^rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)$/.test(cs.clip));
+  }
+
+  // widgetFor is the combobox a component library shows in place of a
+  // native select it hid: Choices.js keeps the select inside its widget,
+  // Tom Select and Select2 put theirs right after it.
+  function widgetFor(el) {
+    if (el.tagName !== "SELECT" || (visible(el) && !srOnly(el))) return null;
+    const up = el.parentElement && el.parentElement.closest("[role=combobox], [role=listbox]");
+    if (up && visible(up)) return up;
+    const next = el.nextElementSibling;
+    if (!next) return null;
+    const ws = (next.matches("[role=combobox], [role=listbox]") ? [next] : Array.from(next.querySelectorAll("[role=combobox], [role=listbox]"))).filter(visible);
+    return ws.length === 1 ? ws[0] : null;
+  }
+
+  function pick(found) {
+    if (found.length === 0) return fail("not_found", "no element matches");
+    const els = [];
+    for (const e of found) {
+      const w = widgetFor(e) || e;
+      if (!els.includes(w)) els.push(w);
+    }
     const usable = els.filter((e) => visible(e) && !disabled(e));
     const skipped = els.filter((e) => !usable.includes(e)).map(describe);
     if (usable.length === 0) {
@@ -236,27 +347,421 @@
     return { ok: true, ref: refOf(el), kind: kindOf(el), element: describe(el), skipped };
   }
 
-  function editable(el) {
-    if (el.isContentEditable) return true;
-    return kindOf(el) === "text" && !el.readOnly && !disabled(el);
+  // Actionability: an action runs once its target is attached, visible,
+  // enabled (and editable, to type into), stable and, for the pointer, the
+  // element a click at its centre lands on. actionable checks all that in
+  // one call; the caller polls it until the target is ready or its
+  // deadline passes, so each failure here is a reason to wait.
+
+  // A page that is not rendering runs no animation frames; a timer stands
+  // in for the frame so a check never hangs on one.
+  function nextFrame() {
+    return new Promise((resolve) => {
+      let done = false;
+      const go = () => { if (!done) { done = true; resolve(); } };
+      global.requestAnimationFrame(go);
+      global.setTimeout(go, 100);
+    });
   }
 
-  function prepareText(ref) {
-    return withEl(ref, (el) => {
-      if (!editable(el)) return fail("not_editable", "the element does not take text", [describe(el)]);
-      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-      el.focus({ preventScroll: true });
-      if (el.isContentEditable) {
-        const range = doc.createRange();
-        range.selectNodeContents(el);
-        const sel = global.getSelection();
-        sel.removeAllRanges();
-        sel.addRange(range);
-      } else if (typeof el.select === "function") {
-        el.select();
+  // moving reports a running animation or transition on el or an element
+  // around it, which can move el with nothing in the DOM changing.
+  function moving(el) {
+    for (const a of doc.getAnimations()) {
+      const t = a.playState === "running" && a.effect && a.effect.target;
+      if (t && containsDeep(t, el)) return true;
+    }
+    return false;
+  }
+
+  function boxOf(el) {
+    const r = el.getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  }
+
+  const sameBox = (a, b) => a.x === b.x && a.y === b.y && a.w === b.w && a.h === b.h;
+
+  function inView(b) {
+    return b.x >= 0 && b.y >= 0 && b.x + b.w <= global.innerWidth && b.y + b.h <= global.innerHeight;
+  }
+
+  // centre is the middle of the part of the box inside the viewport.
+  function centre(b) {
+    const l = Math.max(b.x, 0), t = Math.max(b.y, 0);
+    const r = Math.min(b.x + b.w, global.innerWidth), btm = Math.min(b.y + b.h, global.innerHeight);
+    return { x: (l + Math.min(Math.max(r, l), global.innerWidth)) / 2, y: (t + Math.min(Math.max(btm, t), global.innerHeight)) / 2 };
+  }
+
+  // hitAt is the topmost element at (x, y) as el's own tree sees it: a
+  // shadow root's elementsFromPoint retargets hits in deeper trees to
+  // their hosts there, and reports elements of outer trees as they are.
+  function hitAt(el, x, y) {
+    const root = el.getRootNode();
+    const scope = root !== doc && typeof root.elementsFromPoint === "function" ? root : doc;
+    return scope.elementsFromPoint(x, y)[0] || null;
+  }
+
+  // deepHit follows a hit down through open shadow roots, to name what
+  // covers a target.
+  function deepHit(hit, x, y) {
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementsFromPoint(x, y)[0];
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  // coverAt is what a click at (x, y) lands on instead of el, or null when
+  // el gets it: el itself, something inside it, one of its labels, or the
+  // shadow host el is slotted into (the host's own rendering around it).
+  // With near set (typing, native selects: no click is sent), things in
+  // the few elements around el that hold no other field count as part of
+  // it too (a floating label, a mask, an icon), so only an overlay from
+  // elsewhere on the page covers it.
+  function coverAt(el, x, y, near) {
+    const hit = hitAt(el, x, y);
+    if (!hit) return doc.documentElement;
+    if (hit === el || el.contains(hit)) return null;
+    if (el.labels && Array.from(el.labels).some((l) => l.contains(hit))) return null;
+    if (hit.contains(el) && (hit.shadowRoot || hit.tagName.includes("-"))) return null;
+    if (near) {
+      let a = el;
+      for (let i = 0; i < 3; i++) {
+        a = parentOf(a);
+        if (!a || a === doc.body || a === doc.documentElement) break;
+        if (Array.from(a.querySelectorAll(CONTROLS)).some((f) => f !== el && !el.contains(f) && FIELD(f))) break;
+        if (containsDeep(a, hit)) return null;
       }
-      if (doc.activeElement !== el && !el.contains(doc.activeElement)) return fail("not_focusable", "the element did not take focus");
-      return { ok: true };
+    }
+    return deepHit(hit, x, y);
+  }
+
+  // settleBox scrolls el into view when it is not, waits for it to hold
+  // still, and returns where a click lands, or why it cannot yet. frames
+  // compares its box across an animation frame; otherwise a frame is
+  // waited only while an animation runs on it or around it.
+  async function settleBox(el, frames, hit) {
+    let b = boxOf(el);
+    if (!inView(b)) {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      b = boxOf(el);
+    }
+    if (frames || moving(el)) {
+      await nextFrame();
+      if (!el.isConnected) return fail("not_found", "the element was removed");
+      const now = boxOf(el);
+      if (!sameBox(b, now)) return fail("not_stable", "the element is moving", [describe(el)]);
+      if (!visible(el)) return fail("hidden", "the element was hidden", [describe(el)]);
+      if (disabled(el)) return fail("disabled", "the element was disabled", [describe(el)]);
+    }
+    const p = centre(b);
+    if (hit) {
+      const cover = coverAt(el, p.x, p.y, hit === "near");
+      if (cover) return fail("obscured", "another element covers it", [describe(cover)]);
+    }
+    return { ok: true, x: p.x, y: p.y };
+  }
+
+  // SET_TYPES are inputs Chromium gives a picker rather than free text
+  // (typing into a date field is ignored): their value is set the way the
+  // picker sets it.
+  const SET_TYPES = new Set(["date", "time", "datetime-local", "month", "week", "color", "range"]);
+
+  function inputType(el) {
+    return el.tagName === "INPUT" ? (el.getAttribute("type") || "").toLowerCase() : "";
+  }
+
+  // takesText: fields fill types into or sets.
+  function takesText(el) {
+    return kindOf(el) === "text" || SET_TYPES.has(inputType(el)) || el.isContentEditable;
+  }
+
+  // comboOf is the ARIA combobox or listbox el is (a custom dropdown).
+  function comboOf(el) {
+    const role = roleOf(el);
+    if (role === "combobox" || role === "listbox") return role;
+    const pop = (el.getAttribute("aria-haspopup") || "").toLowerCase();
+    return pop === "listbox" || (pop === "true" && role === "button") ? "combobox" : "";
+  }
+
+  // actionable finds target and checks it is ready for act:
+  //   fill    a field that takes text, not read-only; with value set (not a
+  //           dry run) it is also focused and selected, or, for a picker
+  //           input, given the value;
+  //   check   a checkbox or radio, stable and under the pointer, unless it
+  //           already is in the state wanted;
+  //   select  a native select (with options set, they are chosen), an ARIA
+  //           combobox or listbox, or, with parts, the parts' trigger;
+  //   click   anything stable and under the pointer.
+  async function actionable(target, need) {
+    const r = resolve(target);
+    if (!r.ok) return r;
+    const el = byRef(r.ref);
+    need = need || {};
+    let ready;
+    switch (need.act) {
+      case "fill":
+        if (!takesText(el)) return fail("not_editable", "the element does not take text", [r.element]);
+        if (!el.isContentEditable && (el.readOnly || el.getAttribute("aria-readonly") === "true")) return fail("readonly", "the field is read-only", [r.element]);
+        ready = await settleBox(el, false, "near");
+        if (!ready.ok) return ready;
+        if (typeof need.value === "string") {
+          const p = fillPrepare(el, need.value);
+          if (!p.ok) return p;
+          Object.assign(r, p);
+        }
+        break;
+      case "check": {
+        if (r.kind !== "checkbox" && r.kind !== "radio") return fail("bad_target", "not a checkbox or radio", [r.element]);
+        r.checked = valueOf(el) === true;
+        if (typeof need.checked === "boolean" && r.checked === need.checked) return r;
+        ready = await settleBox(el, true, "strict");
+        break;
+      }
+      case "select":
+        if (need.parts) {
+          const c = checkPartsOf(el, need.parts);
+          if (!c.ok) return c;
+          r.mode = "parts";
+          const trig = c.trigger || el;
+          ready = await settleBox(trig, true, "strict");
+        } else if (el.tagName === "SELECT") {
+          r.mode = "native";
+          ready = await settleBox(el, false, "near");
+          if (ready.ok && Array.isArray(need.options)) {
+            const s = chooseOptions(el, need.options, need.multiple === true, need.dry === true);
+            if (!s.ok) return s;
+            Object.assign(r, s);
+          }
+        } else if (comboOf(el)) {
+          r.mode = comboOf(el);
+          r.expanded = el.getAttribute("aria-expanded") === "true";
+          ready = await settleBox(el, true, "strict");
+        } else {
+          return fail("not_select", "not a native select or an ARIA combobox or listbox; pass custom parts", [r.element]);
+        }
+        break;
+      default:
+        ready = await settleBox(el, true, "strict");
+    }
+    if (!ready.ok) return ready;
+    r.x = ready.x;
+    r.y = ready.y;
+    return r;
+  }
+
+  // focusedIn is the focused element of el's own tree when it is el or
+  // inside el (a shadow root keeps its own activeElement).
+  function focusedIn(el) {
+    const a = el.getRootNode().activeElement;
+    return a && (a === el || el.contains(a)) ? a : null;
+  }
+
+  // fillPrepare readies a field for typing (focus, existing text
+  // selected), or sets a picker input's value through the element's own
+  // setter with the input and change events its picker sends.
+  function fillPrepare(el, value) {
+    const type = inputType(el);
+    if (SET_TYPES.has(type)) {
+      // A detached input of the same type says how the browser reads the
+      // value (a date it normalises, a colour in lower case, a number
+      // clamped to its range); "" means it does not take it.
+      const probe = doc.createElement("input");
+      probe.type = type;
+      for (const a of ["min", "max", "step"]) if (el.hasAttribute(a)) probe.setAttribute(a, el.getAttribute(a));
+      const v = value.trim();
+      probe.value = v;
+      // A range clamps and rounds what it is given; that is not the
+      // number asked for.
+      const taken = probe.value !== "" && (type !== "range" || Number(probe.value) === Number(v));
+      el.focus({ preventScroll: true });
+      el.value = v;
+      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+      return { ok: true, mode: "set", want: taken ? probe.value : value };
+    }
+    el.focus({ preventScroll: true });
+    if (el.isContentEditable) {
+      const range = doc.createRange();
+      range.selectNodeContents(el);
+      const sel = global.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+    } else if (typeof el.select === "function") {
+      el.select();
+    }
+    if (!focusedIn(el)) return fail("not_focusable", "the element did not take focus");
+    return { ok: true, mode: "type" };
+  }
+
+  // sameValue compares what a field holds with what was written: numbers
+  // as numbers, colours ignoring case.
+  function sameValue(el, got, want) {
+    if (got === want) return true;
+    const type = inputType(el);
+    if ((type === "number" || type === "range") && got !== "" && want.trim() !== "") return Number(got) === Number(want);
+    if (type === "color") return got.toLowerCase() === want.toLowerCase();
+    return false;
+  }
+
+  // finish reads a filled field back; when it holds want, the field is
+  // left (so the page's validation runs) and its state returned.
+  async function finish(ref, want) {
+    const el = byRef(ref);
+    if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
+    const got = valueOf(el);
+    if (!sameValue(el, got, want)) return { ok: true, committed: false, value: got };
+    const a = focusedIn(el);
+    if (a) a.blur();
+    await settle();
+    if (!el.isConnected) return fail("stale_ref", "the field was replaced while committing; resolve the target again");
+    return Object.assign(state(el), { committed: true });
+  }
+
+  const optionInfo = (o) => ({ tag: "option", label: norm(o.label), text: o.value });
+
+  // chooseOptions selects exactly the options wanted in a native select,
+  // each by its label, else its value.
+  function chooseOptions(el, wanted, multiple, dry) {
+    if (wanted.length > 1 && !el.multiple) return fail("bad_target", "the select takes one option", [describe(el)]);
+    const opts = Array.from(el.options);
+    const chosen = [];
+    for (const w of wanted) {
+      const want = low(w);
+      let hit = opts.filter((o) => low(o.label || o.textContent) === want);
+      if (!hit.length) hit = opts.filter((o) => o.value === w);
+      if (!hit.length) return fail("no_option", "no option with that label or value", opts.slice(0, 20).map(optionInfo));
+      if (hit.length > 1) return fail("ambiguous", "several options match", hit.map(optionInfo));
+      if (hit[0].disabled) return fail("disabled", "the option is disabled", [optionInfo(hit[0])]);
+      chosen.push(hit[0]);
+    }
+    if (!dry) {
+      el.focus({ preventScroll: true });
+      if (el.multiple) {
+        for (const o of opts) o.selected = chosen.includes(o);
+      } else if (chosen.length) {
+        el.value = chosen[0].value;
+      }
+      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+    // A change handler may have put the old choice back.
+    const committed = opts.every((o) => o.selected === chosen.includes(o));
+    const labels = Array.from(el.selectedOptions).map((o) => norm(o.label || o.textContent));
+    return { ok: true, value: labels[0] || "", values: labels, committed };
+  }
+
+  // A custom dropdown's options: those of the popup the combobox names
+  // (aria-controls, aria-owns), else those inside it, else every visible
+  // option on the page (a popup rendered at the end of the body).
+  function optionsOf(el, parts) {
+    if (parts && parts.option) return partEls(el, parts, "option");
+    const own = [];
+    for (const a of ["aria-controls", "aria-owns"]) {
+      for (const id of (el.getAttribute(a) || "").split(/\s+/).filter(Boolean)) {
+        const p = byId(el, id);
+        if (p) own.push(...deepAll("[role=option]", p));
+      }
+    }
+    if (own.some(visible)) return { els: own };
+    const inside = deepAll("[role=option]", el);
+    if (inside.some(visible)) return { els: inside };
+    return { els: deepAll("[role=option]") };
+  }
+
+  // filterField is the focused text field a dropdown filters its options
+  // by, when there is one to type into: the combobox itself, a field in
+  // it, or one next to its options (a search box atop the popup).
+  function filterField(el, opts) {
+    let a = doc.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    if (!a || a === doc.body || kindOf(a) !== "text" || a.readOnly || disabled(a)) return null;
+    if (containsDeep(el, a)) return a;
+    for (const o of opts) {
+      let p = o;
+      for (let i = 0; i < 4 && p; i++) {
+        p = parentOf(p);
+        if (p && containsDeep(p, a)) return a;
+      }
+    }
+    return null;
+  }
+
+  // optionAt finds the visible option of an open dropdown whose text is
+  // text and says where to click it. When none (or several) match and a
+  // filter field has focus, it selects the field's text and answers
+  // {type: true} so the caller types text there, unless it has already.
+  async function optionAt(ref, text, parts, typed) {
+    const el = byRef(ref);
+    if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
+    const { els, error } = optionsOf(el, parts);
+    if (error) return error;
+    const shown = els.filter((o) => visible(o) && !disabled(o));
+    const hits = match(shown, (o) => [flatText(o), o.getAttribute("aria-label") || ""], text);
+    if (hits.length !== 1 && !typed && !(parts && parts.option)) {
+      const f = filterField(el, els.slice(0, 3));
+      if (f) {
+        if (typeof f.select === "function") f.select();
+        return { ok: true, type: true };
+      }
+    }
+    if (hits.length === 0) return fail("no_option", shown.length ? "no visible option matches" : "no option is showing", shown.slice(0, 10).map(describe));
+    if (hits.length > 1) return fail("ambiguous", hits.length + " options match", hits.map(describe));
+    return settleBox(hits[0], true, "strict");
+  }
+
+  // shownOf is the choice a custom dropdown shows: a listbox's selected
+  // options; the option aria-activedescendant names when it is selected;
+  // a closed combobox's own value; else the text shown in it or, for an
+  // input that is only the widget's filter, in the few elements around it
+  // (a single-value display), leaving out labels, popups, live regions
+  // and visually hidden text.
+  function shownOf(el) {
+    if (roleOf(el) === "listbox") {
+      return deepAll("[role=option][aria-selected=true]", el).map((o) => flatText(o)).join(", ");
+    }
+    const ad = el.getAttribute("aria-activedescendant");
+    const active = ad && byId(el, ad);
+    if (active && active.getAttribute("aria-selected") === "true") return flatText(active);
+    if (el.tagName === "INPUT" && el.value && el.getAttribute("aria-expanded") !== "true") return el.value;
+    const skip = (e) => e === el || e.matches("label, [role=listbox], [role=option], [aria-live], script, style, template") ||
+      !visible(e) || srOnly(e);
+    const text = (n) => {
+      let out = "";
+      const walk = (p) => {
+        let kids = p.childNodes;
+        if (p.nodeType === 1 && p.shadowRoot) kids = p.shadowRoot.childNodes;
+        else if (p.nodeType === 1 && p.tagName === "SLOT" && p.assignedNodes().length) kids = p.assignedNodes();
+        for (const c of kids) {
+          if (c.nodeType === 3) out += c.data + " ";
+          else if (c.nodeType === 1 && !skip(c) && !c.matches("input, select, textarea")) walk(c);
+        }
+      };
+      walk(n);
+      return norm(out);
+    };
+    let n = el;
+    for (let i = 0; i < 3 && n; i++) {
+      const t = text(n);
+      if (t) return t;
+      n = parentOf(n);
+      if (!n || n === doc.body || Array.from(n.querySelectorAll(CONTROLS)).some((f) => f !== el && !el.contains(f) && !f.matches("[role=option]") && FIELD(f) && visible(f))) break;
+    }
+    return "";
+  }
+
+  function shown(ref, parts) {
+    return withEl(ref, (el) => {
+      if (parts && parts.value) {
+        const { els, error } = partEls(el, parts, "value");
+        if (error) return error;
+        if (els.length) {
+          const v = els[0];
+          return { ok: true, value: v.tagName === "INPUT" && v.value ? v.value : flatText(v) };
+        }
+      }
+      return { ok: true, value: shownOf(el), expanded: el.getAttribute("aria-expanded") === "true" };
     });
   }
 
@@ -288,52 +793,9 @@
   function state(el) {
     const valid = typeof el.checkValidity === "function" ? el.checkValidity() : true;
     const invalid = !valid || el.getAttribute("aria-invalid") === "true";
-    let errorText = idsText(el.getAttribute("aria-errormessage"));
-    if (!errorText && invalid) errorText = idsText(el.getAttribute("aria-describedby"));
+    let errorText = idsText(el, el.getAttribute("aria-errormessage"));
+    if (!errorText && invalid) errorText = idsText(el, el.getAttribute("aria-describedby"));
     return { ok: true, value: valueOf(el), invalid, validationMessage: el.validationMessage || "", errorText };
-  }
-
-  async function commit(ref) {
-    const el = byRef(ref);
-    if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
-    if (doc.activeElement === el || el.contains(doc.activeElement)) doc.activeElement.blur();
-    await settle();
-    if (!el.isConnected) return fail("stale_ref", "the field was replaced while committing; resolve the target again");
-    return state(el);
-  }
-
-  // point scrolls the element into view and returns where a click lands,
-  // refusing when something else covers that spot.
-  function point(ref) {
-    return withEl(ref, (el) => pointOf(el));
-  }
-
-  function pointOf(el) {
-    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-    const r = el.getBoundingClientRect();
-    const x = r.left + r.width / 2, y = r.top + r.height / 2;
-    const hit = doc.elementFromPoint(x, y);
-    const label = el.labels && Array.from(el.labels).some((l) => l.contains(hit));
-    if (hit && hit !== el && !el.contains(hit) && !label) return fail("obscured", "another element covers it", [describe(hit)]);
-    return { ok: true, x, y };
-  }
-
-  function selectOption(ref, option) {
-    return withEl(ref, (el) => {
-      if (el.tagName !== "SELECT") return fail("not_select", "the element is not a native select; pass custom parts", [describe(el)]);
-      const want = low(option);
-      const opts = Array.from(el.options);
-      let hit = opts.filter((o) => low(o.label || o.textContent) === want);
-      if (!hit.length) hit = opts.filter((o) => o.value === option);
-      if (!hit.length) return fail("no_option", "no option with that label or value", opts.map((o) => ({ tag: "option", label: norm(o.label), text: o.value })));
-      if (hit.length > 1) return fail("ambiguous", "several options match", hit.map((o) => ({ tag: "option", label: norm(o.label), text: o.value })));
-      if (hit[0].disabled) return fail("disabled", "the option is disabled");
-      el.focus({ preventScroll: true });
-      el.value = hit[0].value;
-      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
-      el.dispatchEvent(new Event("change", { bubbles: true }));
-      return { ok: true, value: valueOf(el) };
-    });
   }
 
   // Custom parts: selectors a script gives for a custom dropdown. They are
@@ -342,52 +804,35 @@
     const sel = parts && parts[name];
     if (typeof sel !== "string" || !sel) return { els: [] };
     try {
-      const scoped = Array.from(root.querySelectorAll(sel));
-      return { els: scoped.length ? scoped : Array.from(doc.querySelectorAll(sel)) };
+      const scoped = deepAll(sel, root);
+      return { els: scoped.length ? scoped : deepAll(sel) };
     } catch (e) {
       return { error: fail("bad_parts", "part " + name + " has an invalid selector: " + e.message) };
     }
   }
 
-  // checkParts checks the parts a custom dropdown needs: each selector is
-  // valid, the trigger (when given) is visible, the value display (when
-  // given) exists. Options may render only once the dropdown opens.
-  function checkParts(ref, parts) {
-    return withEl(ref, (el) => {
-      const report = {};
-      for (const name of ["trigger", "option", "value"]) {
-        const { els, error } = partEls(el, parts, name);
-        if (error) return error;
-        report[name] = { found: els.length, visible: els.filter(visible).length };
-      }
-      if (!(parts && typeof parts.option === "string" && parts.option)) return fail("missing_part", "part option is required");
-      if (parts.trigger && report.trigger.visible === 0) return fail("missing_part", "part trigger matches no visible element");
-      if (parts.value && report.value.found === 0) return fail("missing_part", "part value matches no element");
-      return { ok: true, parts: report };
-    });
-  }
-
-  function partPoint(ref, parts, name, text) {
-    return withEl(ref, (el) => {
-      if (name === "trigger" && !(parts && parts.trigger)) return pointOf(el);
+  // checkPartsOf checks the parts a custom dropdown needs: each selector
+  // is valid, option is given, the trigger (when given) is one visible
+  // element, the value display (when given) exists. Options may render
+  // only once the dropdown opens.
+  function checkPartsOf(el, parts) {
+    const found = {};
+    for (const name of ["trigger", "option", "value"]) {
       const { els, error } = partEls(el, parts, name);
       if (error) return error;
-      let cands = els.filter(visible);
-      if (typeof text === "string") cands = match(cands, (e) => [e.textContent, e.getAttribute("aria-label") || ""], text);
-      if (cands.length === 0) return fail("not_found", "no visible " + name + (typeof text === "string" ? " matches" : ""));
-      if (cands.length > 1) return fail("ambiguous", cands.length + " " + name + " parts match", cands.map(describe));
-      return pointOf(cands[0]);
-    });
+      found[name] = els;
+    }
+    if (!(typeof parts.option === "string" && parts.option)) return fail("missing_part", "part option is required");
+    let trigger = null;
+    if (parts.trigger) {
+      const shown = found.trigger.filter(visible);
+      if (shown.length === 0) return fail("missing_part", "part trigger matches no visible element");
+      if (shown.length > 1) return fail("ambiguous", shown.length + " trigger parts match", shown.map(describe));
+      trigger = shown[0];
+    }
+    if (parts.value && found.value.length === 0) return fail("missing_part", "part value matches no element");
+    return { ok: true, trigger };
   }
 
-  function readPart(ref, parts) {
-    return withEl(ref, (el) => {
-      const { els, error } = partEls(el, parts, "value");
-      if (error) return error;
-      const v = els.length ? els[0] : el;
-      return { ok: true, value: "value" in v && v.tagName === "INPUT" ? v.value : norm(v.textContent) };
-    });
-  }
-
-  return { resolve, adopt, prepareText, read, commit, point, selectOption, checkParts, partPoint, readPart };
+  return { resolve, adopt, actionable, finish, read, optionAt, shown };
 })

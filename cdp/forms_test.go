@@ -94,7 +94,8 @@ func TestResolveTargets(t *testing.T) {
 	// Navigation: even a same-looking document does not accept old refs.
 	el, err = tab.Resolve(ctx, Target{Label: "Email"})
 	require.NoError(t, err)
-	require.NoError(t, tab.Goto(ctx, site.URL+"/labels?again", Load))
+	_, err = tab.Goto(ctx, site.URL+"/labels?again", Load)
+	require.NoError(t, err)
 	_, err = tab.Resolve(ctx, Target{Ref: el.Ref})
 	require.ErrorIs(t, err, ErrStaleRef)
 }
@@ -265,9 +266,11 @@ func TestCheckAndSelect(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "France", shown)
 	require.Equal(t, `"fr"`, state(`() => document.getElementById("country").value`))
-	_, err = tab.Select(ctx, Target{Label: "Country"}, "Spain", FormOptions{})
+	// A missing option, a disabled one or a missing part may yet come: each
+	// is waited for until the deadline.
+	_, err = tab.Select(tctx(t, 300*time.Millisecond), Target{Label: "Country"}, "Spain", FormOptions{})
 	require.ErrorIs(t, err, ErrNoOption)
-	_, err = tab.Select(ctx, Target{Label: "Country"}, "Closed", FormOptions{})
+	_, err = tab.Select(tctx(t, 300*time.Millisecond), Target{Label: "Country"}, "Closed", FormOptions{})
 	require.ErrorIs(t, err, ErrDisabled)
 	_, err = tab.Select(ctx, Target{Label: "I accept the terms"}, "x", FormOptions{})
 	require.ErrorIs(t, err, ErrBadTarget)
@@ -276,7 +279,7 @@ func TestCheckAndSelect(t *testing.T) {
 	shown, err = tab.Select(ctx, Target{Selector: "#dd"}, "Green", FormOptions{Parts: parts})
 	require.NoError(t, err)
 	require.Equal(t, "Green", shown)
-	_, err = tab.Select(ctx, Target{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"trigger": ".nope", "option": ".opt"}})
+	_, err = tab.Select(tctx(t, 300*time.Millisecond), Target{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"trigger": ".nope", "option": ".opt"}})
 	require.ErrorIs(t, err, ErrMissingPart)
 	_, err = tab.Select(ctx, Target{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"option": "]]bad"}})
 	require.ErrorIs(t, err, ErrBadTarget)
@@ -325,7 +328,7 @@ func TestDryRunAndActionLog(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `"short"`, string(v), "a refused site is not touched")
 	sites.Sites = []string{"127.0.0.1"}
-	_, err = attachWith(t, tab, sites).Fill(ctx, Target{Label: "Nope"}, secret, opts)
+	_, err = attachWith(t, tab, sites).Fill(tctx(t, 300*time.Millisecond), Target{Label: "Nope"}, secret, opts)
 	require.ErrorIs(t, err, ErrNotFound)
 
 	mu.Lock()

@@ -1,0 +1,141 @@
+package cdp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// actionPage holds targets that become ready only later: a field added
+// after load, a button under an overlay that goes away, moving buttons,
+// a button enabled late and a field made editable late.
+const actionPage = `<!doctype html><title>actions</title>
+<style>
+@keyframes slide { from { transform: translateX(0) } to { transform: translateX(240px) } }
+.sliding { animation: slide 700ms linear forwards; }
+#veil { position: fixed; inset: 0; background: rgba(0,0,0,.3); }
+.field { position: relative; width: 220px; }
+.mask { position: absolute; left: 2px; top: 2px; pointer-events: auto; background: white; }
+</style>
+<div id=slot></div>
+<button id=under onclick="this.dataset.n = (+this.dataset.n || 0) + 1">Under</button>
+<div id=veil></div>
+<p><button id=slider class=sliding onclick="this.dataset.x = event.clientX">Slider</button></p>
+<p><button id=jsmover style="position:relative" onclick="this.dataset.n = (+this.dataset.n || 0) + 1">Mover</button></p>
+<button id=later disabled onclick="this.dataset.n = 1">Later</button>
+<label for=ro>Locked</label><input id=ro readonly>
+<div class=field><label for=masked>Card</label><input id=masked><span class=mask>•••• ••••</span></div>
+<button>Twin</button><button>Twin</button>
+<script>
+const start = performance.now();
+setTimeout(() => { document.getElementById("slot").innerHTML = '<label for=late>Late field</label><input id=late>'; }, 400);
+setTimeout(() => document.getElementById("veil").remove(), 500);
+setTimeout(() => { document.getElementById("later").disabled = false; }, 300);
+setTimeout(() => { document.getElementById("ro").readOnly = false; }, 300);
+const mover = document.getElementById("jsmover");
+(function step() {
+  const t = performance.now() - start;
+  mover.style.left = Math.min(t, 600) / 3 + "px";
+  if (t < 600) requestAnimationFrame(step);
+})();
+</script>`
+
+// evalJS runs js in the page and returns its result as JSON.
+func evalJS(t *testing.T, ctx context.Context, tab *Tab, js string) string {
+	t.Helper()
+	v, err := tab.Evaluate(ctx, js)
+	require.NoError(t, err)
+	return string(v)
+}
+
+func TestActionsWaitUntilReady(t *testing.T) {
+	tab := newTab(t, serve("/actions", actionPage))
+	ctx := tctx(t, 30*time.Second)
+	state := func(js string) string { return evalJS(t, ctx, tab, js) }
+
+	// A field that appears after load is filled once it is there.
+	st, err := tab.Fill(ctx, Target{Label: "Late field"}, "arrived", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "arrived", st.Value)
+
+	// The overlay takes clicks until it goes; the click waits it out.
+	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Under"}, FormOptions{}))
+	require.Equal(t, `"1"`, state(`() => document.getElementById("under").dataset.n`))
+
+	// Moving targets are clicked once they hold still, where they stopped.
+	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Slider"}, FormOptions{}))
+	require.Equal(t, `true`, state(`() => { const b = document.getElementById("slider"), r = b.getBoundingClientRect();
+		return b.getAnimations().every((a) => a.playState === "finished") && Math.abs(+b.dataset.x - (r.left + r.width / 2)) < 1; }`))
+	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Mover"}, FormOptions{}))
+	require.Equal(t, `"1"`, state(`() => document.getElementById("jsmover").dataset.n`))
+
+	// Disabled and read-only targets are waited for too.
+	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Later"}, FormOptions{}))
+	require.Equal(t, `"1"`, state(`() => document.getElementById("later").dataset.n`))
+	st, err = tab.Fill(ctx, Target{Label: "Locked"}, "open now", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "open now", st.Value)
+
+	// The field's own mask over it is part of the field, not an overlay.
+	st, err = tab.Fill(ctx, Target{Label: "Card"}, "4242", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "4242", st.Value)
+}
+
+func TestActionsFailAtDeadlineWithLastReason(t *testing.T) {
+	tab := newTab(t, serve("/actions-deadline", `<!doctype html>
+<label for=f>Covered field</label><input id=f>
+<button id=b>Covered</button><button id=off disabled>Off</button>
+<label for=ro>Frozen</label><input id=ro readonly>
+<div style="position:fixed;inset:0" id=shield></div>
+<button>Twin</button><button>Twin</button>`))
+	wait := 600 * time.Millisecond
+	cases := []struct {
+		name string
+		do   func(ctx context.Context) error
+		want error
+		what string
+	}{
+		{"missing", func(ctx context.Context) error {
+			_, err := tab.Fill(ctx, Target{Label: "No such field"}, "x", FormOptions{})
+			return err
+		}, ErrNotFound, ""},
+		{"obscured click", func(ctx context.Context) error { return tab.ClickTarget(ctx, Target{Selector: "#b"}, FormOptions{}) }, ErrObscured, `id="shield"`},
+		{"obscured fill", func(ctx context.Context) error {
+			_, err := tab.Fill(ctx, Target{Selector: "#f"}, "x", FormOptions{})
+			return err
+		}, ErrObscured, `id="shield"`},
+		{"disabled", func(ctx context.Context) error { return tab.ClickTarget(ctx, Target{Selector: "#off"}, FormOptions{}) }, ErrDisabled, ""},
+		{"read-only", func(ctx context.Context) error {
+			_, err := tab.Fill(ctx, Target{Selector: "#ro"}, "x", FormOptions{})
+			return err
+		}, ErrNotEditable, ""},
+	}
+	for _, c := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		t0 := time.Now()
+		err := c.do(ctx)
+		took := time.Since(t0)
+		cancel()
+		require.ErrorIs(t, err, c.want, c.name)
+		require.NotErrorIs(t, err, context.DeadlineExceeded, c.name)
+		require.GreaterOrEqual(t, took, wait-50*time.Millisecond, "%s: it waited for the deadline", c.name)
+		require.Less(t, took, wait+2*time.Second, c.name)
+		var te *TargetError
+		require.ErrorAs(t, err, &te)
+		require.Greater(t, te.Waited, wait/2, c.name)
+		require.Contains(t, err.Error(), "waited", c.name)
+		if c.what != "" {
+			require.Contains(t, err.Error(), c.what, c.name)
+		}
+	}
+
+	// Ambiguity does not pass with time: it fails at once.
+	ctx := tctx(t, 10*time.Second)
+	t0 := time.Now()
+	err := tab.ClickTarget(ctx, Target{Text: "Twin"}, FormOptions{})
+	require.ErrorIs(t, err, ErrAmbiguous)
+	require.Less(t, time.Since(t0), 2*time.Second)
+}

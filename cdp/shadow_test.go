@@ -1,0 +1,193 @@
+package cdp
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mafredri/cdp/protocol/dom"
+	"github.com/mafredri/cdp/protocol/runtime"
+	"github.com/stretchr/testify/require"
+)
+
+// shadowPage builds its fields inside components: open and closed shadow
+// roots, nested ones, slots carrying labels and text, and ids repeated
+// across trees.
+const shadowPage = `<!doctype html><title>shadow</title>
+<span id=lbl>Wrong city</span>
+<x-labelled id=email-host><span slot=label>Email</span></x-labelled>
+<x-bare id=phone-host><label slot=label>Phone</label></x-bare>
+<label for=zip-host>Zip code</label><x-bare id=zip-host></x-bare>
+<x-city id=city-host></x-city>
+<x-outer id=outer></x-outer>
+<x-button id=save>Save</x-button>
+<x-closed id=closed></x-closed>
+<div id=cover-host></div>
+<script>
+customElements.define("x-labelled", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML =
+    '<label for=i><slot name=label>Fallback</slot></label><input id=i name=email><button>clear</button>'; }
+});
+customElements.define("x-bare", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML =
+    '<div class=wrap><slot name=label></slot><input class=f></div><button aria-label=toggle>?</button>'; }
+});
+customElements.define("x-city", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML =
+    '<span id=lbl>City</span><input aria-labelledby=lbl id=city placeholder="Your town" data-testid=city-field>'; }
+});
+customElements.define("x-inner", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML =
+    '<p id=deep-text>Deep inside</p><input id=deep name=deep-field>'; }
+});
+customElements.define("x-outer", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML = '<x-inner></x-inner>'; }
+});
+customElements.define("x-button", class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "open" }).innerHTML =
+    '<button id=b style="padding:8px"><slot></slot></button>';
+    this.shadowRoot.getElementById("b").addEventListener("click", () => { this.dataset.clicks = (+this.dataset.clicks || 0) + 1; }); }
+});
+customElements.define("x-closed", class extends HTMLElement {
+  constructor() { super(); const r = this.attachShadow({ mode: "closed" });
+    r.innerHTML = '<input id=secret aria-label="Closed field">'; window.closedRoot = r; }
+});
+const cover = document.getElementById("cover-host").attachShadow({ mode: "open" });
+cover.innerHTML = '<button id=covered>Covered</button>';
+</script>`
+
+func TestShadowFinders(t *testing.T) {
+	tab := newTab(t, serve("/shadow", shadowPage))
+	ctx := tctx(t, 30*time.Second)
+	id := func(target Target) string {
+		t.Helper()
+		el, err := tab.Resolve(ctx, target)
+		require.NoError(t, err, target.String())
+		return el.Element.ID + "/" + el.Element.Tag + "/" + el.Element.Name
+	}
+	// Through the runtime's own finders (selector, testId, placeholder,
+	// name, text) and the label fallback.
+	require.Equal(t, "i/input/email", id(Target{Label: "Email"}))     // a slotted label text inside the component's <label for>
+	require.Equal(t, "/input/", id(Target{Label: "Phone"}))           // a light-DOM <label> slotted into a one-field component
+	require.Equal(t, "/input/", id(Target{Label: "Zip code"}))        // <label for> naming the host
+	require.Equal(t, "city/input/", id(Target{Label: "City"}))        // aria-labelledby resolved in the field's own root
+	require.Equal(t, "city/input/", id(Target{Placeholder: "town"}))  //
+	require.Equal(t, "city/input/", id(Target{TestID: "city-field"})) //
+	require.Equal(t, "deep/input/deep-field", id(Target{Name: "deep-field"}))
+	require.Equal(t, "deep/input/deep-field", id(Target{Selector: "input#deep"}))
+	require.Equal(t, "deep-text/p/", id(Target{Text: "Deep inside"}))
+	require.Equal(t, "save/x-button/", id(Target{Text: "Save"})) // slotted text stays on the host
+	require.Equal(t, "b/button/", id(Target{Role: "button", Name: "Save"}))
+
+	// The runtime's own label and role readings (the fallback for what the
+	// accessibility tree does not name) see the same.
+	for target, want := range map[Target]string{
+		{Label: "Email"}: "i", {Label: "City"}: "city", {Role: "button", Name: "Save"}: "b", {Role: "textbox", Name: "City"}: "city",
+	} {
+		var el Element
+		require.NoError(t, tab.formCall(ctx, target.String(), &el, "resolve", target), target.String())
+		require.Equal(t, want, el.Element.ID, target.String())
+	}
+
+	// A selector is matched in each tree on its own: no combinator
+	// crosses into a shadow root.
+	_, err := tab.Resolve(ctx, Target{Selector: "x-outer input"})
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = tab.Resolve(ctx, Target{Selector: "input"})
+	require.ErrorIs(t, err, ErrAmbiguous)
+
+	// Fill, click and check work on fields inside shadow roots: focus,
+	// read-back and the hit test look in the element's own tree.
+	st, err := tab.Fill(ctx, Target{Label: "Email"}, "ada@example.com", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "ada@example.com", st.Value)
+	_, err = tab.Fill(ctx, Target{Name: "deep-field"}, "nested", FormOptions{})
+	require.NoError(t, err)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Save"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Save"}, FormOptions{}))
+	v, err := tab.Evaluate(ctx, `() => [document.getElementById("save").dataset.clicks,
+		document.getElementById("email-host").shadowRoot.getElementById("i").value,
+		document.querySelector("x-outer").shadowRoot.querySelector("x-inner").shadowRoot.getElementById("deep").value]`)
+	require.NoError(t, err)
+	require.JSONEq(t, `["2", "ada@example.com", "nested"]`, string(v))
+
+	// A closed root is out of the runtime's sight; the accessibility tree
+	// finds it (see ax.go), and its elements, once adopted, are acted on.
+	_, err = tab.Resolve(ctx, Target{Selector: "#secret"})
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// TestShadowHitTest: an overlay in the document over a field inside a
+// shadow root makes a click wait, and fail obscured naming it.
+func TestShadowHitTest(t *testing.T) {
+	tab := newTab(t, serve("/shadow-cover", shadowPage+`<div id=veil style="position:fixed;inset:0;background:rgba(0,0,0,.2)"></div>`))
+	ctx := tctx(t, 30*time.Second)
+	short := tctx(t, 400*time.Millisecond)
+	err := tab.ClickTarget(short, Target{Role: "button", Name: "Covered"}, FormOptions{})
+	require.ErrorIs(t, err, ErrObscured)
+	require.Contains(t, err.Error(), `id="veil"`)
+	var te *TargetError
+	require.ErrorAs(t, err, &te)
+	require.Greater(t, te.Waited, 300*time.Millisecond)
+	_, err = tab.Evaluate(ctx, `() => document.getElementById("veil").remove()`)
+	require.NoError(t, err)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Covered"}, FormOptions{}))
+}
+
+// TestClosedShadowAdopt hands adopt an element inside a closed shadow root,
+// as the accessibility-tree lookup does, and acts on it by its ref.
+func TestClosedShadowAdopt(t *testing.T) {
+	tab := newTab(t, serve("/shadow-closed", shadowPage))
+	ctx := tctx(t, 30*time.Second)
+	_, err := tab.Resolve(ctx, Target{Selector: "x-closed"}) // the world exists
+	require.NoError(t, err)
+	tab.mu.Lock()
+	world := tab.worldID
+	tab.mu.Unlock()
+	require.NotZero(t, world)
+	doc, err := tab.c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(-1).SetPierce(true))
+	require.NoError(t, err)
+	var secret *dom.Node
+	var walk func(n *dom.Node)
+	walk = func(n *dom.Node) {
+		for i := range n.Attributes {
+			if i%2 == 0 && n.Attributes[i] == "id" && n.Attributes[i+1] == "secret" {
+				secret = n
+			}
+		}
+		for i := range n.Children {
+			walk(&n.Children[i])
+		}
+		for i := range n.ShadowRoots {
+			walk(&n.ShadowRoots[i])
+		}
+	}
+	walk(&doc.Root)
+	require.NotNil(t, secret)
+	obj, err := tab.c.DOM.ResolveNode(ctx, dom.NewResolveNodeArgs().SetBackendNodeID(secret.BackendNodeID).SetExecutionContextID(runtime.ExecutionContextID(world)))
+	require.NoError(t, err)
+	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(Target{Label: "Closed field"})}, {ObjectID: obj.Object.ObjectID}}
+	r, err := tab.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
+		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
+	require.NoError(t, err)
+	require.Nil(t, r.ExceptionDetails)
+	el, err := elementOf(Target{Label: "Closed field"}, r.Result.Value)
+	require.NoError(t, err)
+	require.Equal(t, "secret", el.Element.ID)
+	require.Equal(t, "Closed field", el.Element.Label)
+
+	st, err := tab.Fill(ctx, Target{Ref: el.Ref}, "hidden away", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "hidden away", st.Value)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Ref: el.Ref}, FormOptions{}))
+	v, err := tab.Evaluate(ctx, `() => closedRoot.getElementById("secret").value`)
+	require.NoError(t, err)
+	require.JSONEq(t, `"hidden away"`, string(v))
+
+	// adopt applies resolve's rules: no elements is not_found.
+	args = args[:3]
+	r, err = tab.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
+		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
+	require.NoError(t, err)
+	_, err = elementOf(Target{Label: "Closed field"}, r.Result.Value)
+	require.ErrorIs(t, err, ErrNotFound)
+}
