@@ -47,7 +47,7 @@ func BenchmarkGotoPolicy(b *testing.B) {
 	measure := func(into *[]float64) {
 		for i := 0; i < perRound; i++ {
 			t0 := time.Now()
-			if err := tab.Goto(ctx, fmt.Sprintf("%s?%d", page, i), Load); err != nil {
+			if _, err := tab.Goto(ctx, fmt.Sprintf("%s?%d", page, i), Load); err != nil {
 				b.Fatal(err)
 			}
 			*into = append(*into, float64(time.Since(t0).Microseconds()))

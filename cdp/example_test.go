@@ -105,7 +105,7 @@ func ExampleLauncher() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
+	if _, err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
 		log.Fatal(err)
 	}
 	p, err := l.Probe(ctx, inst.ID, 5*time.Second)
@@ -163,7 +163,7 @@ func ExampleQA() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
+	if _, err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
 		log.Fatal(err)
 	}
 	r, err := cdp.QA(ctx, tab, cdp.QAOptions{ExpectedText: "Explorer", ExpectedSelector: "#explorer", CheckConsole: true})

@@ -72,7 +72,8 @@ func TestLauncherLaunchProbeCleanup(t *testing.T) {
 	tab, err := inst.Browser.Attach(ctx, targets[0].ID)
 	require.NoError(t, err)
 	url := serve("/launcher/probe", `<title>Probe me</title><p>Hello from the probe page</p><input id=q name=query autofocus>`)
-	require.NoError(t, tab.Goto(ctx, url, Load))
+	_, err = tab.Goto(ctx, url, Load)
+	require.NoError(t, err)
 	require.NoError(t, tab.WaitFor(ctx, Predicate(`() => document.activeElement && document.activeElement.id === "q"`)))
 
 	st, err := l.Status(ctx, inst.ID)

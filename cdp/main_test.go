@@ -132,7 +132,7 @@ func newTab(t *testing.T, url string) *Tab {
 		_ = tab.Close(ctx)
 	})
 	if url != "" {
-		if err := tab.Goto(ctx, url, Load); err != nil {
+		if _, err := tab.Goto(ctx, url, Load); err != nil {
 			t.Fatalf("goto %s: %v", url, err)
 		}
 	}

@@ -28,52 +28,88 @@ func (w WaitUntil) lifecycleName() (string, error) {
 	return "", fmt.Errorf("cdp: unknown wait state %q (want %q or %q)", string(w), Load, DOMContentLoaded)
 }
 
-// Goto navigates the tab to url and waits until the new document reaches
-// waitUntil (zero means Load). Lifecycle events are matched on the main
-// frame and the navigation's own loader, so events of the previous document
-// can't end the wait early. A same-document navigation (a #fragment)
-// returns as soon as the browser reports it. A failed navigation (bad
-// address, refused connection) is ErrNavigation; an HTTP error status is
-// not a failure.
+// Goto navigates the tab to url, waits until the new document reaches
+// waitUntil (zero means Load) and returns the document's [Response]: its
+// HTTP status and the address it came from after redirects. Lifecycle
+// events are matched on the main frame and the navigation's own loader, so
+// events of the previous document can't end the wait early. A
+// same-document navigation (a #fragment) returns as soon as the browser
+// reports it, with status 0. A failed navigation (bad address, refused
+// connection) is ErrNavigation; an HTTP error status is not a failure, even
+// when the browser shows its own error page for an empty body.
+//
+// The status is read from the Network domain, which Goto turns on for the
+// navigation and off again a few seconds after the last goto; a caller
+// using that domain through [Tab.Client] should not rely on its state.
 //
 // Only http and https addresses and about:blank may be opened (see
 // [CheckNavigation]); a request the page policy refuses ([Gateway]) is a
 // *NavigationBlockedError too. Goto is a page action and is logged with the
 // site it goes to.
-func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) error {
+func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) (*Response, error) {
 	name, err := waitUntil.lifecycleName()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return t.act(ctx, "goto", addressOf(url), false, func(ctx context.Context) error {
+	var resp *Response
+	err = t.act(ctx, "goto", addressOf(url), false, func(ctx context.Context) (err error) {
 		if s := scopeOf(ctx); s != nil {
 			s.site = hostOf(url)
 		}
 		if err := CheckNavigation(url); err != nil {
 			return err
 		}
-		return t.navigate(ctx, url, name)
+		resp, err = t.navigate(ctx, url, name)
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
-func (t *Tab) navigate(ctx context.Context, url, name string) error {
+// errHTTPStatus is how Page.navigate reports an error status whose body
+// is empty: the browser then shows its own error page, but the server did
+// answer.
+const errHTTPStatus = "net::ERR_HTTP_RESPONSE_CODE_FAILURE"
+
+func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error) {
+	release, err := t.watchResponses()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
 	if err != nil {
-		return t.fail(err)
+		return nil, t.fail(err)
+	}
+	loader := ""
+	if nav.LoaderID != nil {
+		loader = string(*nav.LoaderID)
 	}
 	if nav.ErrorText != nil && *nav.ErrorText != "" {
 		if *nav.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
-			return &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
+			return nil, &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
 		}
-		return fmt.Errorf("%w: %s: %s", ErrNavigation, url, *nav.ErrorText)
+		if _, answered := t.responseOf(loader); !answered || *nav.ErrorText != errHTTPStatus {
+			return nil, fmt.Errorf("%w: %s: %s", ErrNavigation, url, *nav.ErrorText)
+		}
 	}
-	if nav.LoaderID == nil {
-		return nil // same document: no new loader, no lifecycle
+	if loader == "" {
+		return &Response{URL: url}, nil // same document: no new loader, no lifecycle
 	}
-	loader := string(*nav.LoaderID)
 	// Events that came before the reply are already recorded per loader,
 	// so there is no window in which they could be missed.
-	return t.waitState(ctx, func() bool { return t.lifecycle[loader][name] }, "navigation to "+url)
+	if err := t.waitState(ctx, func() bool { return t.lifecycle[loader][name] }, "navigation to "+url); err != nil {
+		return nil, err
+	}
+	r, ok := t.responseOf(loader)
+	if !ok {
+		t.mu.Lock()
+		r.URL = t.url // no network response: a document the browser made
+		t.mu.Unlock()
+	}
+	return &r, nil
 }
 
 // WaitForNavigation runs trigger (a click, a key press, a form submit; may

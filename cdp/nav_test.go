@@ -27,30 +27,35 @@ func TestGotoWaitsForTheNewDocument(t *testing.T) {
 	tab := newTab(t, "")
 	ctx := tctx(t, 20*time.Second)
 
-	require.NoError(t, tab.Goto(ctx, slow, DOMContentLoaded))
+	_, err := tab.Goto(ctx, slow, DOMContentLoaded)
+	require.NoError(t, err)
 	v, err := tab.Evaluate(ctx, `() => [document.getElementById("p") !== null, document.readyState]`)
 	require.NoError(t, err)
 	require.JSONEq(t, `[true, "interactive"]`, string(v), "DOMContentLoaded must not wait for the slow image")
 
-	require.NoError(t, tab.Goto(ctx, slow+"?again", Load))
+	_, err = tab.Goto(ctx, slow+"?again", Load)
+	require.NoError(t, err)
 	v, err = tab.Evaluate(ctx, `() => document.readyState`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"complete"`, string(v))
 
 	// Same document: no new loader, returns at once.
-	require.NoError(t, tab.Goto(ctx, slow+"?again#frag", Load))
+	_, err = tab.Goto(ctx, slow+"?again#frag", Load)
+	require.NoError(t, err)
 	v, err = tab.Evaluate(ctx, `() => location.hash`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"#frag"`, string(v))
 
-	err = tab.Goto(ctx, "http://127.0.0.1:1/", Load)
+	_, err = tab.Goto(ctx, "http://127.0.0.1:1/", Load)
 	require.ErrorIs(t, err, ErrNavigation)
 	require.ErrorContains(t, err, "ERR_")
-	require.ErrorContains(t, tab.Goto(ctx, slow, "networkidle"), "unknown wait state")
+	_, err = tab.Goto(ctx, slow, "networkidle")
+	require.ErrorContains(t, err, "unknown wait state")
 
 	// Identity survives navigation.
 	id := tab.ID()
-	require.NoError(t, tab.Goto(ctx, siteOther+"/slow-page", DOMContentLoaded))
+	_, err = tab.Goto(ctx, siteOther+"/slow-page", DOMContentLoaded)
+	require.NoError(t, err)
 	require.Equal(t, id, tab.ID())
 	infos, err := sharedConn.Targets(ctx)
 	require.NoError(t, err)
@@ -73,7 +78,8 @@ func TestWaitForNavigationAfterClick(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "clicked", title)
 
-	require.NoError(t, tab.Goto(ctx, start, Load))
+	_, err = tab.Goto(ctx, start, Load)
+	require.NoError(t, err)
 	err = tab.WaitForNavigation(ctx, DOMContentLoaded, func(ctx context.Context) error { return tab.Click(ctx, 50, 80) })
 	require.NoError(t, err)
 	u, err := tab.URL(ctx)

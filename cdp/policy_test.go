@@ -138,10 +138,10 @@ func TestGuardBlocksEveryRequestKind(t *testing.T) {
 <iframe src="`+secret.URL+`/frame"></iframe>
 <script>fetch("`+secret.URL+`/fetch").catch(() => {}); new Worker(URL.createObjectURL(new Blob(["fetch('`+secret.URL+`/worker').catch(()=>{})"])));
 window.open("`+secret.URL+`/popup");</script>`)
-	if err := tab.Goto(ctx, page, Load); err != nil {
+	if _, err := tab.Goto(ctx, page, Load); err != nil {
 		t.Fatal(err)
 	}
-	err = tab.Goto(ctx, secret.URL+"/goto", Load)
+	_, err = tab.Goto(ctx, secret.URL+"/goto", Load)
 	if !errors.Is(err, ErrNavigationBlocked) {
 		t.Fatalf("goto the denied endpoint: %v", err)
 	}
@@ -181,7 +181,7 @@ window.open("`+secret.URL+`/popup");</script>`)
 		t.Fatal(err)
 	}
 	for _, u := range []string{secret.URL + "/after-first-close", other.URL + "/after-first-close"} {
-		if err := tab.Goto(ctx, u, Load); !errors.Is(err, ErrNavigationBlocked) {
+		if _, err := tab.Goto(ctx, u, Load); !errors.Is(err, ErrNavigationBlocked) {
 			t.Errorf("%s with one Guard left: %v", u, err)
 		}
 	}

@@ -60,6 +60,7 @@ type Tab struct {
 	loaders   []string                   // insertion order of lifecycle, to bound it
 	subs      map[int]func(method string, params json.RawMessage)
 	nextSub   int
+	ext       tabExt // navigation responses: response.go
 }
 
 // TabOptions configures a tab session. The zero value lets page actions
@@ -285,6 +286,7 @@ func (t *Tab) broadcast() {
 // observe runs on the session's receive goroutine for every event. It
 // tracks realms and documents and feeds subscribers; it never blocks.
 func (t *Tab) observe(method string, params json.RawMessage) {
+	t.observeExt(method, params)
 	switch method {
 	case "Runtime.executionContextCreated":
 		var ev struct {
@@ -672,7 +674,7 @@ func (b *Browser) NewTabWith(ctx context.Context, url string, opts TabOptions) (
 		return nil, err
 	}
 	if url != "" && url != "about:blank" {
-		if err := t.Goto(ctx, url, Load); err != nil {
+		if _, err := t.Goto(ctx, url, Load); err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
 			defer cancel()
 			_ = t.Close(cctx)

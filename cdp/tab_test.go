@@ -129,7 +129,8 @@ func TestCrossSiteNavigationUsesNewContext(t *testing.T) {
 	old := tab.mainCtx
 	tab.mu.Unlock()
 
-	require.NoError(t, tab.Goto(ctx, siteOther+"/site-b", Load)) // another site: another renderer
+	_, err = tab.Goto(ctx, siteOther+"/site-b", Load) // another site: another renderer
+	require.NoError(t, err)
 	v, err = tab.Evaluate(ctx, `() => [window.mark, location.host]`)
 	require.NoError(t, err)
 	require.JSONEq(t, `["b", "`+strings.TrimPrefix(siteOther, "http://")+`"]`, string(v))

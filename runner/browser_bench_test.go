@@ -44,7 +44,7 @@ func BenchmarkBrowserPeers(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := tab.Goto(ctx, pageURL, "load"); err != nil {
+	if _, err := tab.Goto(ctx, pageURL, "load"); err != nil {
 		b.Fatal(err)
 	}
 	tab.Detach(ctx)

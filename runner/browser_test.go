@@ -171,7 +171,8 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	require.NoError(t, err)
 	tab, err := bt.Browser().Attach(ctx, active.ID)
 	require.NoError(t, err)
-	require.NoError(t, tab.Goto(ctx, e.site.URL+"/", cdp.Load))
+	_, err = tab.Goto(ctx, e.site.URL+"/", cdp.Load)
+	require.NoError(t, err)
 	require.NoError(t, tab.Detach(ctx))
 	return e
 }

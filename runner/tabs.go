@@ -329,7 +329,7 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) 
 	tab := a.r.knowTab(info, true, background)
 	_, t, err := a.r.tab(ctx, info.ID)
 	if err == nil && rawURL != "about:blank" {
-		err = t.Goto(ctx, rawURL, cdp.Load)
+		_, err = t.Goto(ctx, rawURL, cdp.Load)
 	}
 	if err != nil {
 		a.r.mu.Lock()
@@ -499,13 +499,19 @@ func (a *tabAPI) navigation(ctx context.Context, id string, opts map[string]any)
 	return ctx, cancel, t, until, nil
 }
 
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) error {
+// Goto loads rawURL and returns the document's response: {status, url},
+// status 0 when there was none (about:blank, a #fragment).
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) (map[string]any, error) {
 	ctx, cancel, t, until, err := a.navigation(ctx, id, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer cancel()
-	return browserErr(t.Goto(ctx, rawURL, until))
+	resp, err := t.Goto(ctx, rawURL, until)
+	if err != nil {
+		return nil, browserErr(err)
+	}
+	return map[string]any{"status": resp.Status, "url": resp.URL}, nil
 }
 
 func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[string]any) error {

@@ -329,7 +329,7 @@ func openFirstTab(ctx context.Context, tabs *cdptabs.Tabs, url string) error {
 		return err
 	}
 	defer tab.Detach(context.WithoutCancel(ctx))
-	if err := tab.Goto(ctx, url, cdp.Load); err != nil {
+	if _, err := tab.Goto(ctx, url, cdp.Load); err != nil {
 		return fmt.Errorf("opening %s: %w", url, err)
 	}
 	return nil
