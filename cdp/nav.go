@@ -79,6 +79,7 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 		return nil, err
 	}
 	defer release()
+	stays := t.dialogStays()
 	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
 	if err != nil {
 		return nil, t.fail(err)
@@ -90,6 +91,9 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	if nav.ErrorText != nil && *nav.ErrorText != "" {
 		if *nav.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
 			return nil, &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
+		}
+		if *nav.ErrorText == "net::ERR_ABORTED" && t.dialogStays() > stays {
+			return nil, fmt.Errorf("%w: %s: the page asked to be kept (beforeunload) and the tab's dialog answer kept it: %s", ErrNavigation, url, *nav.ErrorText)
 		}
 		if _, answered := t.responseOf(loader); !answered || *nav.ErrorText != errHTTPStatus {
 			return nil, fmt.Errorf("%w: %s: %s", ErrNavigation, url, *nav.ErrorText)

@@ -21,7 +21,7 @@ type Response struct {
 }
 
 // tabExt is the per-tab state kept outside tab.go: navigation responses
-// (this file).
+// (this file) and the dialog handler (dialogs.go).
 type tabExt struct {
 	// responses holds the main frame's document responses by loader id,
 	// guarded by Tab.mu like the rest of the document state.
@@ -29,6 +29,7 @@ type tabExt struct {
 	respOrder []string // insertion order, to bound responses
 
 	net netScope
+	dlg dialogState
 }
 
 // maxResponses bounds the responses a tab keeps; a Goto reads its own
@@ -42,6 +43,8 @@ func (t *Tab) observeExt(method string, params json.RawMessage) {
 	switch method {
 	case "Network.responseReceived":
 		t.responseReceived(params)
+	case "Page.javascriptDialogOpening":
+		t.dialogOpening(params)
 	}
 }
 

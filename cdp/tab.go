@@ -30,7 +30,8 @@ const defaultCleanupTimeout = 5 * time.Second
 // concurrent use. Its events are handled on the session's receive goroutine
 // inside the connection, which ends when the tab detaches or the browser
 // connection is lost; the only goroutines it starts itself are short calls
-// that take a refused document away, each bounded by a timeout.
+// that take a refused document away or answer a dialog, and the timer that
+// turns the Network domain off after gotos, each bounded by a timeout.
 type Tab struct {
 	b       *Browser
 	id      string
@@ -60,7 +61,7 @@ type Tab struct {
 	loaders   []string                   // insertion order of lifecycle, to bound it
 	subs      map[int]func(method string, params json.RawMessage)
 	nextSub   int
-	ext       tabExt // navigation responses: response.go
+	ext       tabExt // navigation responses and dialogs: response.go, dialogs.go
 }
 
 // TabOptions configures a tab session. The zero value lets page actions
