@@ -35,6 +35,15 @@ var formsWrapper = `function (hash, name, args) {
   return globalThis.__tqForms[name](...args);
 }`
 
+// formsShortWrapper calls a runtime the document already holds. Sending
+// the whole runtime with every call costs its parse and transfer (tens of
+// kilobytes) each time; this costs a few bytes, and answers no_runtime
+// when the runtime must be sent after all (a new document, another build).
+const formsShortWrapper = `function (hash, name, args) {
+  if (!globalThis.__tqForms || globalThis.__tqFormsHash !== hash) return { ok: false, code: "no_runtime" };
+  return globalThis.__tqForms[name](...args);
+}`
+
 // formsElementsWrapper calls a runtime method that takes elements, not a
 // target: name(els, target), with els passed as remote objects (for adopt,
 // the elements the accessibility tree found).
@@ -266,7 +275,10 @@ func (t *Tab) formCall(ctx context.Context, target string, out any, method strin
 	if err != nil {
 		return err
 	}
-	raw, err := t.call(ctx, sdkWorld, formsWrapper, cargs)
+	raw, err := t.call(ctx, sdkWorld, formsShortWrapper, cargs)
+	if err == nil && string(raw) == `{"ok":false,"code":"no_runtime"}` {
+		raw, err = t.call(ctx, sdkWorld, formsWrapper, cargs)
+	}
 	if err != nil {
 		return err
 	}
