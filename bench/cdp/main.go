@@ -6,8 +6,10 @@
 //     (the floor), both on a second browser started with a port, since a
 //     piped browser has no endpoint to share; ours over that browser's
 //     WebSocket is shown too;
-//   - Tab.Fill vs Playwright's locator.fill, each on a browser it
-//     launched over a pipe;
+//   - the form actions (Tab.Fill, Check, Select, ClickTarget) vs
+//     Playwright's locator fill, setChecked, selectOption and click, each
+//     on a browser it launched over a pipe, targets found by label (or
+//     role) and by test id;
 //   - launch to the first attached tab: our Launcher over the pipe vs
 //     chromedp's ExecAllocator.
 //
@@ -23,8 +25,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -36,13 +36,10 @@ import (
 	"github.com/tranquil/automation/cdp"
 )
 
-const formPage = `<!doctype html><title>bench</title>
-<form><label for=email>Email</label><input id=email type=email>
-<label for=name>Name</label><input id=name></form>`
-
 func main() {
 	n := flag.Int("n", 400, "samples per peer")
-	fills := flag.Int("fills", 150, "fill samples per peer")
+	samples := flag.Int("actions", 120, "samples per form action per peer")
+	rounds := flag.Int("rounds", 2, "rounds of form actions, alternating who goes first")
 	chromium := flag.String("chromium", "/usr/bin/chromium", "browser binary")
 	launches := flag.Int("launches", 15, "launch samples per peer")
 	only := flag.String("only", "", `run one part only: "launch"`)
@@ -123,53 +120,9 @@ func main() {
 	fmt.Printf("  ratio ours/chromedp   %.2f  (target ≤ 1.00)\n", float64(ours)/float64(dp))
 	fmt.Printf("  ratio ours/floor      %.2f  (target ≤ 1.25)\n", float64(ours)/float64(floor))
 
-	// Fill: ours, then Playwright in its own tab on the same browser.
-	var ourFills []time.Duration
-	for i := 0; i < *fills+20; i++ {
-		v := "grace@example.org"
-		if i%2 == 1 {
-			v = "ada@example.com"
-		}
-		t0 := time.Now()
-		st, err := tab.Fill(ctx, cdp.Target{Label: "Email"}, v, cdp.FormOptions{})
-		check(err)
-		if st.Value != v {
-			log.Fatalf("fill kept %q", st.Value)
-		}
-		if i >= 20 {
-			ourFills = append(ourFills, time.Since(t0))
-		}
-	}
-	pw, err := playwrightFill(ctx, *chromium, srv.URL, *fills)
-	check(err)
-	fmt.Println("Fill p50 (same page, each on a browser it launched over a pipe):")
-	fmt.Printf("  %-22s %8.1f µs\n", "ours (Tab.Fill)", us(p50(ourFills)))
-	fmt.Printf("  %-22s %8.1f µs\n", "playwright fill", us(p50(pw)))
-	fmt.Printf("  ratio ours/playwright %.2f  (target ≤ 1.50)\n", float64(p50(ourFills))/float64(p50(pw)))
+	benchActions(ctx, tab, *chromium, srv.URL, *samples, *rounds)
 
 	benchLaunch(ctx, *chromium, *launches)
-}
-
-func playwrightFill(ctx context.Context, chromium, url string, n int) ([]time.Duration, error) {
-	flags, err := json.Marshal(benchFlags())
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, "node", "pw_fill.mjs", chromium, url, fmt.Sprint(n), "20", string(flags))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("playwright: %w", err)
-	}
-	var ms []float64
-	if err := json.Unmarshal(out, &ms); err != nil {
-		return nil, fmt.Errorf("playwright output %q: %w", out, err)
-	}
-	d := make([]time.Duration, len(ms))
-	for i, m := range ms {
-		d[i] = time.Duration(m * float64(time.Millisecond))
-	}
-	return d, nil
 }
 
 // rawPage is the floor: one WebSocket straight to the page, one request
