@@ -161,6 +161,17 @@ func (e *NotCommittedError) Is(target error) bool { return target == ErrNotCommi
 // Target names an element for the form actions. Set exactly one way of
 // finding it; Role may be combined with Name, which then means the
 // accessible name rather than the name attribute.
+//
+// Every way looks into open shadow roots. A Selector is matched in the
+// document and in each open shadow root on its own, so no combinator
+// crosses a shadow boundary ("my-field input" finds nothing inside
+// my-field's shadow root; "input" finds inputs everywhere). Labels count
+// through slots: text slotted into a component's <label>, a <label>
+// slotted into (or pointing with for= at, or wrapped around) a component
+// whose shadow root holds one field, and aria-labelledby ids, looked up
+// in the element's own root first. Closed shadow roots are out of
+// script's reach; {role, name} and {label} targets reach them through
+// the accessibility tree.
 type Target struct {
 	Label       string `json:"label,omitempty"`       // <label for>, wrapping <label>, aria-label, aria-labelledby
 	Placeholder string `json:"placeholder,omitempty"` // placeholder attribute
@@ -249,20 +260,23 @@ type Action struct {
 	Outcome string // "ok", "dry-run", "refused", or an error code such as "not_committed"
 }
 
-// FormOptions configures a form action. The zero value acts at once. Which
-// sites an action may run on, and where it is logged, belong to the tab
-// (see [TabOptions]).
+// FormOptions configures a form action. The zero value acts as soon as the
+// target is ready (see [Tab.ClickTarget]); how long it waits is ctx's
+// deadline. Which sites an action may run on, and where it is logged,
+// belong to the tab (see [TabOptions]).
 type FormOptions struct {
-	// DryRun resolves and checks the target (and custom parts), logs the
-	// write it would have made, and changes nothing.
+	// DryRun waits for the target (and custom parts) as the action would,
+	// logs the write it would have made, and changes nothing.
 	DryRun bool
 	// Focus is the host's hook to give the tab keyboard focus before
 	// typing. Nil skips it.
 	Focus func(context.Context) error
 	// Parts are selectors for a custom dropdown, used by Select: "trigger"
 	// (opens it; default the target itself), "option" (its options,
-	// matched by text) and "value" (shows the chosen value; default the
-	// target). They are looked up in the isolated world, never run.
+	// matched by text) and "value" (shows the chosen value; default what
+	// the target shows, as for an ARIA combobox). They are looked up in
+	// the isolated world, inside the target first and open shadow roots
+	// included, never run.
 	Parts map[string]string
 }
 
@@ -305,7 +319,9 @@ func (t *Tab) formCall(ctx context.Context, target string, out any, method strin
 // Resolve finds the element target names, in the isolated world. Hidden and
 // disabled matches are never picked: they are reported in Skipped, or as
 // ErrHidden / ErrDisabled when nothing else matches. More than one usable
-// match is ErrAmbiguous, listing the candidates.
+// match is ErrAmbiguous, listing the candidates. A native select a
+// component library hid behind its own combobox resolves to that
+// combobox. Resolve looks once; the actions wait for their target.
 func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 	if err := target.validate(); err != nil {
 		return nil, err
