@@ -20,7 +20,7 @@ const shadowPage = `<!doctype html><title>shadow</title>
 <x-city id=city-host></x-city>
 <x-outer id=outer></x-outer>
 <x-button id=save>Save</x-button>
-<x-closed id=closed></x-closed>
+<x-closed id=closed><label slot=label>Secret word</label></x-closed>
 <div id=cover-host></div>
 <script>
 customElements.define("x-labelled", class extends HTMLElement {
@@ -49,7 +49,7 @@ customElements.define("x-button", class extends HTMLElement {
 });
 customElements.define("x-closed", class extends HTMLElement {
   constructor() { super(); const r = this.attachShadow({ mode: "closed" });
-    r.innerHTML = '<input id=secret aria-label="Closed field">'; window.closedRoot = r; }
+    r.innerHTML = '<slot name=label></slot><input id=secret aria-label="Closed field">'; window.closedRoot = r; }
 });
 const cover = document.getElementById("cover-host").attachShadow({ mode: "open" });
 cover.innerHTML = '<button id=covered>Covered</button>';
@@ -87,6 +87,9 @@ func TestShadowFinders(t *testing.T) {
 		require.NoError(t, tab.formCall(ctx, target.String(), &el, "resolve", target), target.String())
 		require.Equal(t, want, el.Element.ID, target.String())
 	}
+	var city Element
+	require.NoError(t, tab.formCall(ctx, "", &city, "resolve", Target{Label: "City"}))
+	require.Equal(t, "City", city.Element.Label, "the id is looked up in the field's own root, not the document")
 
 	// A selector is matched in each tree on its own: no combinator
 	// crosses into a shadow root.
@@ -182,6 +185,12 @@ func TestClosedShadowAdopt(t *testing.T) {
 	v, err := tab.Evaluate(ctx, `() => closedRoot.getElementById("secret").value`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"hidden away"`, string(v))
+
+	// End to end: the accessibility tree finds the closed field by its
+	// label, and the action waits, hit-tests and types in its root.
+	st, err = tab.Fill(ctx, Target{Label: "Closed field"}, "found by name", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "found by name", st.Value)
 
 	// adopt applies resolve's rules: no elements is not_found.
 	args = args[:3]
