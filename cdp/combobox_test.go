@@ -50,6 +50,7 @@ const comboPage = `<!doctype html><title>combos</title>
 <p><label for=stuck-input>Stuck</label></p>
 <div class=rs id=stuck data-stuck=1><div class=rs-control><div class=rs-values><div class=rs-placeholder>Select...</div>
 <div class=rs-input-wrap><input id=stuck-input role=combobox aria-expanded=false></div></div></div></div>
+<p><label>Browser <input list=browsers></label><datalist id=browsers><option value=Firefox><option value=chrome label="Google Chrome"></datalist></p>
 <div style="height:600px"></div>
 <script>
 const flavours = ["Chocolate", "Strawberry", "Vanilla", "Salted caramel"];
@@ -180,6 +181,14 @@ func TestSelectCustomComboboxes(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotCommitted)
 	_, err = tab.Select(tctx(t, 800*time.Millisecond), Target{Label: "Author"}, "Nobody Atall", FormOptions{})
 	require.ErrorIs(t, err, ErrNoOption)
+
+	// A datalist's suggestions are the browser's own: the choice is typed.
+	shown, err = tab.Select(ctx, Target{Label: "Browser"}, "Google Chrome", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "chrome", shown)
+	shown, err = tab.Select(ctx, Target{Label: "Browser"}, "Firefox", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "Firefox", shown)
 
 	// A dry run opens nothing.
 	_, err = tab.Select(ctx, Target{Label: "City"}, "Rome", FormOptions{DryRun: true})

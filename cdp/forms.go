@@ -471,8 +471,8 @@ type ready struct {
 	Element
 	X, Y      float64
 	Checked   bool     `json:"checked"`
-	Mode      string   `json:"mode"`  // fill: "type" or "set"; select: "native", "combobox", "listbox" or "parts"
-	Want      string   `json:"want"`  // fill "set": the value as the input reads it
+	Mode      string   `json:"mode"`  // fill: "type" or "set"; select: "native", "datalist", "combobox", "listbox" or "parts"
+	Want      string   `json:"want"`  // fill "set": the value as the input reads it; select "datalist": what to type
 	Value     string   `json:"value"` // native select: the label shown after choosing
 	Values    []string `json:"values"`
 	Committed bool     `json:"committed"` // native select: the page kept the choice
@@ -608,6 +608,9 @@ func (t *Tab) clickCheck(ctx context.Context, desc string, el *ready, checked bo
 // the select then holds that option only (see [Tab.SelectAll] for
 // several). An option that is not there yet is waited for.
 //
+// An input with a datalist is typed into: option, or the value of the
+// suggestion whose label it is.
+//
 // An ARIA combobox or listbox (react-select, Tom Select, Choices.js,
 // Select2, MUI, Headless UI and the like) is driven with trusted input: a
 // click opens it; the option whose text matches is clicked once it shows,
@@ -663,6 +666,13 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 	el, err := t.waitReady(ctx, target, n)
 	if err != nil {
 		return "", err
+	}
+	if el.Mode == "datalist" {
+		if opts.DryRun {
+			return "", nil
+		}
+		st, err := t.Fill(ctx, Target{Ref: el.Ref}, el.Want, opts)
+		return st.Value, err
 	}
 	if el.Mode == "native" {
 		if opts.DryRun {

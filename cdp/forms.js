@@ -534,6 +534,15 @@
             if (!s.ok) return s;
             Object.assign(r, s);
           }
+        } else if (el.tagName === "INPUT" && el.list) {
+          // A datalist's suggestions are drawn by the browser, not the
+          // page: the choice is typed, as its option's value.
+          if (!takesText(el)) return fail("not_editable", "the field does not take text", [r.element]);
+          r.mode = "datalist";
+          const w = low(need.options && need.options[0]);
+          const o = Array.from(el.list.options).find((o) => low(o.label || o.value) === w || low(o.value) === w);
+          r.want = o ? o.value : (need.options && need.options[0]) || "";
+          ready = await settleBox(el, false, "near");
         } else if (comboOf(el)) {
           r.mode = comboOf(el);
           r.expanded = el.getAttribute("aria-expanded") === "true";
