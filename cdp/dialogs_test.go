@@ -41,18 +41,21 @@ func (l *actionLog) dialogs() []Action {
 	return out
 }
 
-func dialogTab(t *testing.T, opts TabOptions) *Tab {
+// tabWith opens a tab at url with opts, closed when the test ends.
+func tabWith(t *testing.T, url string, opts TabOptions) *Tab {
 	t.Helper()
-	ctx := tctx(t, 20*time.Second)
-	tab, err := sharedConn.NewTabWith(ctx, serve("/dialogs", dialogsPage), opts)
+	tab, err := sharedConn.NewTabWith(tctx(t, 20*time.Second), url, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		tab.HandleDialogs(func(Dialog) DialogAnswer { return DialogAnswer{Accept: true} })
 		_ = tab.Close(ctx)
 	})
 	return tab
+}
+
+func dialogTab(t *testing.T, opts TabOptions) *Tab {
+	return tabWith(t, serve("/dialogs", dialogsPage), opts)
 }
 
 // clickFor clicks at (x, y) and returns what the button's handler stored,

@@ -843,5 +843,62 @@
     return { ok: true, trigger };
   }
 
-  return { resolve, adopt, actionable, finish, read, optionAt, shown };
+  // Readers and file inputs (cdp/readers.go): what one element holds,
+  // read without acting on it, and the element itself for
+  // DOM.setFileInputFiles. Unlike pick, pickAny takes hidden and disabled
+  // elements: a value can be read from them, and a file input often hides
+  // behind its label. Among several matches only a single visible one wins.
+  function pickAny(target) {
+    const { els, error } = find(target);
+    if (error) return error;
+    if (els.length === 0) return fail("not_found", "no element matches");
+    const shown = els.length > 1 ? els.filter(visible) : els;
+    if (shown.length !== 1) return fail("ambiguous", els.length + " elements match", els.map(describe));
+    return { ok: true, ref: refOf(shown[0]) };
+  }
+
+  function countOf(target) {
+    const { els, error } = find(target);
+    if (error) return error;
+    return { ok: true, count: els.length };
+  }
+
+  function readOf(ref, what, name) {
+    return withEl(ref, (el) => {
+      switch (what) {
+        case "text":
+          return { ok: true, value: typeof el.innerText === "string" ? el.innerText : norm(el.textContent) };
+        case "value":
+          if (el.tagName === "SELECT") {
+            const o = el.selectedOptions[0];
+            return { ok: true, value: o ? norm(o.label || o.textContent) : "" };
+          }
+          if (el.isContentEditable) return { ok: true, value: el.innerText };
+          if ("value" in el && el.tagName !== "LI") return { ok: true, value: String(el.value) };
+          return fail("bad_target", "the element holds no value; read its text", [describe(el)]);
+        case "attribute":
+          return { ok: true, value: el.getAttribute(String(name)) };
+        case "checked": {
+          const k = kindOf(el);
+          if (k !== "checkbox" && k !== "radio") return fail("bad_target", "not a checkbox, switch or radio button", [describe(el)]);
+          return { ok: true, value: el.tagName === "INPUT" ? el.checked : el.getAttribute("aria-checked") === "true" };
+        }
+      }
+      return fail("bad_target", "no reader " + String(what));
+    });
+  }
+
+  function fileInput(ref) {
+    return withEl(ref, (el) => {
+      if (el.tagName !== "INPUT" || el.type !== "file") return fail("bad_target", "not a file input (<input type=file>)", [describe(el)]);
+      if (disabled(el)) return fail("disabled", "the file input is disabled", [describe(el)]);
+      return { ok: true, multiple: el.multiple, count: el.files ? el.files.length : 0 };
+    });
+  }
+
+  function elementOf(ref) {
+    return byRef(ref);
+  }
+
+  return { resolve, adopt, actionable, finish, read, optionAt, shown, pickAny, countOf, readOf, fileInput, elementOf };
 })

@@ -1,0 +1,149 @@
+package cdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/mafredri/cdp/protocol/dom"
+	"github.com/mafredri/cdp/protocol/runtime"
+)
+
+// ErrNotAFile reports a path SetFiles cannot give a page: not absolute,
+// missing, or not a regular file.
+var ErrNotAFile = errors.New("cdp: not a file that can be uploaded")
+
+// elementFn returns the element behind a ref of the form runtime, as a
+// remote object (null when the ref is no longer good).
+const elementFn = `function (h, ref) {
+  const f = globalThis.__tqForms;
+  return f && globalThis.__tqFormsHash === h ? f.elementOf(ref) : null;
+}`
+
+// SetFiles puts the files at paths into the file input target names, as
+// choosing them in the file picker would (the page gets input and change
+// events), and reads the input's file count back: a count the page did
+// not keep is a *NotCommittedError whose Kept is the count it holds. No paths clears the input; more than one
+// needs an <input multiple>. A hidden input counts, since pages often
+// hide theirs behind a styled label; a disabled one is ErrDisabled, and
+// any other element ErrBadTarget.
+//
+// The paths must be absolute paths of regular files; which files a caller
+// may hand a page is for the caller to decide (the runner allows only its
+// script's read= grants). The browser reads them when the page uses them,
+// not now. It is a form action: checked against the tab's sites for the
+// realm the input is in, logged without the paths, and with opts.DryRun
+// checked but not done.
+func (t *Tab) SetFiles(ctx context.Context, target Target, paths []string, opts FormOptions) error {
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("%w: %q is not an absolute path", ErrNotAFile, p)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotAFile, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%w: %s is not a regular file", ErrNotAFile, p)
+		}
+	}
+	if paths == nil {
+		paths = []string{}
+	}
+	desc := target.String()
+	return t.action(ctx, "setFiles", target, opts, func(ctx context.Context) error {
+		ref, err := t.pickRef(ctx, target)
+		if err != nil {
+			return err
+		}
+		var in struct {
+			Multiple bool
+			Count    int
+		}
+		if err := t.formCall(ctx, desc, &in, "fileInput", ref); err != nil {
+			return err
+		}
+		if len(paths) > 1 && !in.Multiple {
+			return &TargetError{Code: "bad_target", Target: desc, Message: fmt.Sprintf("the file input takes one file, not %d", len(paths))}
+		}
+		if opts.DryRun {
+			return nil
+		}
+		if err := t.setInputFiles(ctx, desc, ref, paths); err != nil {
+			return err
+		}
+		if err := t.formCall(ctx, desc, &in, "fileInput", ref); err != nil {
+			return err
+		}
+		if in.Count != len(paths) {
+			return &NotCommittedError{Target: desc, Kept: strconv.Itoa(in.Count)}
+		}
+		return nil
+	})
+}
+
+// setInputFiles hands paths to the input behind ref: it fetches the
+// element as an object of the isolated world (checked against the tab's
+// sites like any call there) and gives that to DOM.setFileInputFiles.
+func (t *Tab) setInputFiles(ctx context.Context, desc, ref string, paths []string) error {
+	uid, origin, err := t.realm(ctx, sdkWorld, "")
+	if err != nil {
+		return err
+	}
+	if err := t.checkRealm(ctx, origin); err != nil {
+		return err
+	}
+	args, err := callArgs([]any{formsHash, ref})
+	if err != nil {
+		return err
+	}
+	r, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(elementFn).
+		SetUniqueContextID(uid).SetArguments(args))
+	if err != nil {
+		if contextGone(err) {
+			return &TargetError{Code: "stale_ref", Target: desc, Message: "the page navigated; resolve the target again"}
+		}
+		return t.fail(err)
+	}
+	if r.ExceptionDetails != nil {
+		return evalErrorOf(r.ExceptionDetails)
+	}
+	if r.Result.ObjectID == nil {
+		return &TargetError{Code: "stale_ref", Target: desc, Message: "the element is gone (the page navigated or re-rendered); resolve the target again"}
+	}
+	defer func() {
+		// The world would hold the element until its document goes.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
+		defer cancel()
+		_ = t.c.Runtime.ReleaseObject(cctx, runtime.NewReleaseObjectArgs(*r.Result.ObjectID))
+	}()
+	id := *r.Result.ObjectID
+	if len(paths) == 0 {
+		// DOM.setFileInputFiles leaves the files as they are when given
+		// none; clearing the value is what the picker's cancel does.
+		c, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(clearFilesFn).SetObjectID(id))
+		if err != nil {
+			return t.fail(err)
+		}
+		if c.ExceptionDetails != nil {
+			return evalErrorOf(c.ExceptionDetails)
+		}
+		return nil
+	}
+	if err := t.c.DOM.SetFileInputFiles(ctx, dom.NewSetFileInputFilesArgs(paths).SetObjectID(id)); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// clearFilesFn empties a file input (this) and tells the page, as the
+// picker does.
+const clearFilesFn = `function () {
+  if (this.files.length === 0) return;
+  this.value = "";
+  this.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  this.dispatchEvent(new Event("change", { bubbles: true }));
+}`

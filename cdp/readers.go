@@ -1,0 +1,170 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Readers report what the page shows or holds without acting on it. They
+// run in the isolated world through the page-action path like the form
+// actions: refused on a document outside the tab's sites, checked again
+// for the realm they run in, and logged with the target only, never what
+// they read. They do not wait for the target: [Tab.WaitVisible] does.
+
+// Text returns the text target's element shows (its innerText: rendered
+// text, with the line breaks a person sees).
+func (t *Tab) Text(ctx context.Context, target Target) (string, error) {
+	var s string
+	err := t.readOne(ctx, "text", target, "text", "", &s)
+	return s, err
+}
+
+// Value returns what target's field holds: an input's or textarea's
+// value, a select's chosen label (the first, for a multiple select), the
+// text of a contenteditable element. Other elements are ErrBadTarget.
+func (t *Tab) Value(ctx context.Context, target Target) (string, error) {
+	var s string
+	err := t.readOne(ctx, "value", target, "value", "", &s)
+	return s, err
+}
+
+// Attribute returns the named attribute of target's element, and whether
+// the element has it.
+func (t *Tab) Attribute(ctx context.Context, target Target, name string) (string, bool, error) {
+	var s *string
+	err := t.readOne(ctx, "attribute", target, "attribute", name, &s)
+	if err != nil || s == nil {
+		return "", false, err
+	}
+	return *s, true, nil
+}
+
+// Checked reports whether target's checkbox, switch or radio button is
+// checked; any other element is ErrBadTarget.
+func (t *Tab) Checked(ctx context.Context, target Target) (bool, error) {
+	var b bool
+	err := t.readOne(ctx, "checked", target, "checked", "", &b)
+	return b, err
+}
+
+// IsVisible reports whether an element target names is visible: false
+// when none matches or every match is hidden, true when one or more are
+// shown (disabled ones too).
+func (t *Tab) IsVisible(ctx context.Context, target Target) (bool, error) {
+	var vis bool
+	err := t.reader(ctx, "visible", target, func(ctx context.Context) (err error) {
+		vis, err = t.visible(ctx, target)
+		return err
+	})
+	return vis, err
+}
+
+// Count returns how many elements the page's DOM holds for target, hidden
+// and disabled ones included (a {role} or {label} target is matched by the
+// runtime's own reading of roles and labels, not the accessibility tree).
+func (t *Tab) Count(ctx context.Context, target Target) (int, error) {
+	if err := target.validate(); err != nil {
+		return 0, err
+	}
+	var res struct{ Count int }
+	err := t.reader(ctx, "count", target, func(ctx context.Context) error {
+		return t.formCall(ctx, target.String(), &res, "countOf", target)
+	})
+	return res.Count, err
+}
+
+// reader runs one reader as a page action.
+func (t *Tab) reader(ctx context.Context, method string, target Target, do func(ctx context.Context) error) error {
+	return t.act(ctx, method, target.String(), false, func(ctx context.Context) error {
+		if err := t.checkDocument(ctx); err != nil {
+			return err
+		}
+		return do(ctx)
+	})
+}
+
+// readOne reads one thing (what, with arg) from the element target names
+// into out.
+func (t *Tab) readOne(ctx context.Context, method string, target Target, what, arg string, out any) error {
+	return t.reader(ctx, method, target, func(ctx context.Context) error {
+		ref, err := t.pickRef(ctx, target)
+		if err != nil {
+			return err
+		}
+		var res struct{ Value json.RawMessage }
+		if err := t.formCall(ctx, target.String(), &res, "readOf", ref, what, arg); err != nil {
+			return err
+		}
+		return json.Unmarshal(res.Value, out)
+	})
+}
+
+// pickRef resolves target as the form actions do, and when its only
+// matches are hidden or disabled, takes one of those: what they hold can
+// still be read (and a file input is often hidden behind its label).
+func (t *Tab) pickRef(ctx context.Context, target Target) (string, error) {
+	el, err := t.Resolve(ctx, target)
+	if err == nil {
+		return el.Ref, nil
+	}
+	if !errors.Is(err, ErrHidden) && !errors.Is(err, ErrDisabled) {
+		return "", err
+	}
+	var res struct{ Ref string }
+	if err := t.formCall(ctx, target.String(), &res, "pickAny", target); err != nil {
+		return "", err
+	}
+	return res.Ref, nil
+}
+
+// visible is IsVisible without the page action around it.
+func (t *Tab) visible(ctx context.Context, target Target) (bool, error) {
+	_, err := t.Resolve(ctx, target)
+	switch {
+	case err == nil, errors.Is(err, ErrAmbiguous), errors.Is(err, ErrDisabled):
+		// ambiguous: several usable, so shown; disabled: shown but not usable
+		return true, nil
+	case errors.Is(err, ErrHidden), errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// WaitVisible waits until an element target names is visible, as
+// [Tab.IsVisible] reports it, or ctx ends (a *WaitTimeoutError). It is a
+// page action, logged as a waitFor, and survives navigations: each check
+// looks at the document shown then.
+func (t *Tab) WaitVisible(ctx context.Context, target Target) error {
+	if err := target.validate(); err != nil {
+		return err
+	}
+	what := target.String()
+	return t.act(ctx, "waitFor", what, false, func(ctx context.Context) error {
+		for i := 0; ; i++ {
+			vis, err := t.visible(ctx, target)
+			if err != nil {
+				if ctx.Err() != nil {
+					return &WaitTimeoutError{What: what, Err: ctx.Err()}
+				}
+				return err
+			}
+			if vis {
+				return nil
+			}
+			if d := waitBackoff[min(i, len(waitBackoff)-1)]; d > 0 {
+				tm := time.NewTimer(d)
+				select {
+				case <-tm.C:
+				case <-ctx.Done():
+					tm.Stop()
+					return &WaitTimeoutError{What: what, Err: ctx.Err()}
+				case <-t.route.gone:
+					tm.Stop()
+					return t.route.err
+				}
+			}
+		}
+	})
+}
