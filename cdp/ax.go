@@ -115,8 +115,15 @@ func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
 	for _, o := range objs {
 		args = append(args, runtime.CallArgument{ObjectID: &o})
 	}
-	r, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
-		SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetArguments(args).SetReturnByValue(true).SetAwaitPromise(true))
+	adopt := func(wrapper string) (*runtime.CallFunctionOnReply, error) {
+		return t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(wrapper).
+			SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetArguments(args).SetReturnByValue(true).SetAwaitPromise(true))
+	}
+	// The runtime's source goes along only when the document lacks it.
+	r, err := adopt(formsElementsShortWrapper)
+	if err == nil && r.ExceptionDetails == nil && string(r.Result.Value) == `{"ok":false,"code":"no_runtime"}` {
+		r, err = adopt(formsElementsWrapper)
+	}
 	if err != nil {
 		if contextGone(err) {
 			return nil, &TargetError{Code: "stale_ref", Target: target.String(), Message: "the page navigated while the target was looked up; try again"}
@@ -237,6 +244,13 @@ func (t *Tab) axFast(ctx context.Context, uid, group string, roles []string, wan
 	}
 	return out, nil
 }
+
+// formsElementsShortWrapper is formsElementsWrapper for a document that
+// already holds the runtime; it answers no_runtime otherwise.
+const formsElementsShortWrapper = `function (hash, name, target, ...els) {
+  if (!globalThis.__tqForms || globalThis.__tqFormsHash !== hash) return { ok: false, code: "no_runtime" };
+  return globalThis.__tqForms[name](els, target);
+}`
 
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)

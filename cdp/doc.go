@@ -17,7 +17,8 @@
 //     options; [Browser.Targets] lists pages.
 //   - [Tab.Evaluate], [Tab.Goto], [Tab.WaitForNavigation], [Tab.WaitNavigated], [Tab.WaitFor], [Tab.Screenshot].
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
-//   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.ClickTarget], [Tab.PressTarget], [Tab.Resolve]: the form runtime.
+//   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
+//     [Tab.Resolve]: the form runtime.
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
 //
 // # Connection
@@ -114,4 +115,11 @@
 // (Input.insertText); the result is read back, and a value the page did not
 // keep is [ErrNotCommitted]. The action log ([FormOptions.Log]) records the
 // method, target, site and outcome, never the value.
+//
+// Targets given by role and name, or by label, are found where the browser
+// keeps roles and accessible names for screen readers (its accessibility
+// tree, through open and closed shadow roots), then handed to the isolated
+// world, which checks and keeps them like any other match. Every action
+// waits until its target is actionable (see [Tab.ClickTarget]); picker
+// inputs are set through the element's own setter and read back.
 package cdp
