@@ -113,7 +113,7 @@
 // a page that tampers with built-ins cannot change how a field is found.
 // Values travel as arguments, never as code. Typing is trusted input
 // (Input.insertText); the result is read back, and a value the page did not
-// keep is [ErrNotCommitted]. The action log ([FormOptions.Log]) records the
+// keep is [ErrNotCommitted]. The action log ([TabOptions.Log]) records the
 // method, target, site and outcome, never the value.
 //
 // Targets given by role and name, or by label, are found where the browser
