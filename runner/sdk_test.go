@@ -343,12 +343,12 @@ func (a *fakeTabAPI) URL(id string) (string, error) {
 
 func (a *fakeTabAPI) Title(id string) (string, error) { return "Cart", a.known(id) }
 
-func (a *fakeTabAPI) Goto(id, url string, opts map[string]any) error {
+func (a *fakeTabAPI) Goto(id, url string, opts map[string]any) (map[string]any, error) {
 	a.h.record("goto %s %s %v", id, url, opts)
 	if strings.Contains(url, "down.example") {
-		return coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
+		return nil, coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
 	}
-	return a.known(id)
+	return map[string]any{"status": 200, "url": url}, a.known(id)
 }
 
 func (a *fakeTabAPI) WaitForNavigation(id string, opts map[string]any) error {

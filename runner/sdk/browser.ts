@@ -40,11 +40,37 @@ export interface NavigationOptions {
   timeout?: number;
 }
 
+/** What Tab.goto resolves to: the response the new document came with. */
+export interface NavigationResponse {
+  /**
+   * The HTTP status, such as 200 or 404: a page that answers with an
+   * error status still loads, so check it. 0 when there was no response
+   * (about:blank, a #fragment of the same page).
+   */
+  status: number;
+  /** The address the document came from, after redirects (without its #fragment). */
+  url: string;
+}
+
 /** Options of Tab.waitFor. */
 export interface WaitForOptions {
   /** How long to wait, in milliseconds. Default: the host's limit. */
   timeout?: number;
 }
+
+/** A kind of JavaScript dialog a page can open. */
+export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
+
+/**
+ * How to answer a dialog: "accept" (OK; for beforeunload, leave the page),
+ * "dismiss" (Cancel; stay), or an object, to give a prompt its text.
+ */
+export type DialogAnswer = "accept" | "dismiss" | { accept: boolean; promptText?: string };
+
+/** What Tab.onDialog takes: one answer for every dialog, or answers by type (others are dismissed). */
+export type DialogPolicy = DialogAnswer | Partial<Record<DialogType, DialogAnswer>>;
+
+const DIALOG_TYPES: readonly string[] = ["alert", "confirm", "prompt", "beforeunload"];
 
 /** Options of Tab.screenshot. */
 export interface ScreenshotOptions {
@@ -163,6 +189,48 @@ function checkURL(api: string, url: unknown): string {
   return url as string;
 }
 
+function checkAnswer(api: string, what: string, a: unknown): DialogAnswer {
+  if (a === "accept" || a === "dismiss") return a;
+  if (a !== null && typeof a === "object" && !Array.isArray(a)) {
+    const { accept, promptText, ...rest } = a as Record<string, unknown>;
+    const extra = Object.keys(rest).find((k) => rest[k] !== undefined);
+    if (typeof accept === "boolean" && (promptText === undefined || typeof promptText === "string") && !extra) {
+      return promptText === undefined ? { accept } : { accept, promptText };
+    }
+  }
+  throw new TypeError(
+    `${api}: ${what} must be "accept", "dismiss" or { accept: boolean, promptText?: string }, got ${describeTarget(a)}`,
+  );
+}
+
+function checkDialogPolicy(api: string, p: unknown): DialogPolicy {
+  if (typeof p === "string" || (p !== null && typeof p === "object" && "accept" in p)) {
+    return checkAnswer(api, "the answer", p);
+  }
+  if (p === null || typeof p !== "object" || Array.isArray(p)) {
+    throw new TypeError(`${api}: pass an answer or answers by dialog type, got ${describeTarget(p)}`);
+  }
+  const out: Partial<Record<DialogType, DialogAnswer>> = {};
+  for (const [k, v] of Object.entries(p)) {
+    if (v === undefined) continue;
+    if (!DIALOG_TYPES.includes(k)) {
+      throw new TypeError(`${api}: "${k}" is not a dialog type; use alert, confirm, prompt or beforeunload`);
+    }
+    out[k as DialogType] = checkAnswer(api, `the answer for ${k}`, v);
+  }
+  if (Object.keys(out).length === 0) throw new TypeError(`${api}: no answer given`);
+  return out;
+}
+
+/** checkPaths checks setFiles' paths: one path or a list of them. */
+function checkPaths(api: string, paths: unknown): string[] {
+  const list = typeof paths === "string" ? [paths] : paths;
+  if (!Array.isArray(list) || !list.every((p) => typeof p === "string" && p !== "")) {
+    throw new TypeError(`${api}: paths must be a path or a list of paths, got ${describeTarget(paths)}`);
+  }
+  return [...list];
+}
+
 function checkOptions(api: string, opts: unknown): Record<string, unknown> {
   if (opts === undefined) return {};
   if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
@@ -275,14 +343,20 @@ function str(v: unknown): string | undefined {
 /**
  * browserError turns what a browser call rejected with into the SDK's typed
  * error: a host error carrying a string code becomes a TabError (or one of
- * its kinds), "not_granted" a NotGrantedError. Anything else, such as a
+ * its kinds), "not_granted" a NotGrantedError naming the permission key
+ * (the host's permission property, else the capability's key). Anything else, such as a
  * lost connection, is returned unchanged.
  */
 export function browserError(e: unknown, api: string, cap: Capability, tab?: string): unknown {
   if (!(e instanceof Error) || e instanceof TabError || e instanceof NotGrantedError) return e;
   const code = (e as { code?: unknown }).code;
   if (typeof code !== "string" || code === "") return e;
-  if (code === "not_granted") return new NotGrantedError(api, cap, PERMISSION_KEY[cap], { cause: e });
+  if (code === "not_granted") {
+    // The host names the key when it is not the capability's own (a file
+    // outside read= for setFiles).
+    const perm = str((e as { permission?: unknown }).permission) ?? PERMISSION_KEY[cap];
+    return new NotGrantedError(api, cap, perm, { cause: e });
+  }
   const details: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e)) {
     if (k !== "code") details[k] = v;
@@ -340,9 +414,10 @@ function toTabs(api: string, infos: unknown): Tab[] {
  * Tab is a handle on one browser tab. Its id stays the same for the tab's
  * lifetime, across navigations; url() and title() read the tab as it is
  * now. Every method asks the host, which checks the script's grants first:
- * reading and navigating need browser, the form actions need forms, and
- * evaluate needs page-js. Form actions and evaluate also need the page to
- * be on one of the script's sites=, if it lists any.
+ * reading (text, value, attribute, checked, visible, count) and navigating
+ * need browser; the form actions, setFiles and onDialog need forms; and
+ * evaluate needs page-js. Every call that looks into the page also needs
+ * it to be on one of the script's sites=, if it lists any.
  *
  * Failures are typed: a TabError (or NotCommittedError, EvaluateError)
  * whose code says what went wrong, or a NotGrantedError.
@@ -378,15 +453,29 @@ export class Tab implements AsyncDisposable {
 
   /**
    * goto loads url in this tab and resolves once it has loaded (see
-   * waitUntil). A page that fails to load rejects with code "navigation",
+   * waitUntil), with the response's status and the address it came from
+   * after redirects: a 404 page loads like any other, so check status.
+   * A page that cannot be loaded at all rejects with code "navigation",
    * one that takes too long with "timeout". Only http and https addresses
    * (and about:blank) can be opened; anything else, and any address the
    * host keeps from pages, rejects with code "navigation_blocked".
    */
-  async goto(url: string, opts: NavigationOptions = {}): Promise<void> {
+  async goto(url: string, opts: NavigationOptions = {}): Promise<NavigationResponse> {
     const api = "tab.goto";
     const o = navOptions(api, opts);
-    await hostCall("tab", "goto", api, this.id, this.id, checkURL(api, url), o);
+    const r = await hostCall<Partial<NavigationResponse> | null>(
+      "tab",
+      "goto",
+      api,
+      this.id,
+      this.id,
+      checkURL(api, url),
+      o,
+    );
+    if (typeof r?.status !== "number" || typeof r?.url !== "string") {
+      throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
+    }
+    return { status: r.status, url: r.url };
   }
 
   /**
@@ -417,14 +506,78 @@ export class Tab implements AsyncDisposable {
     return p;
   }
 
-  /** waitFor resolves once an element matches the CSS selector; it rejects with code "timeout" otherwise. */
-  async waitFor(selector: string, opts: WaitForOptions = {}): Promise<void> {
+  /**
+   * waitFor resolves once an element matches the CSS selector, or once the
+   * target names a visible element (as visible() reports it); it rejects
+   * with code "timeout" otherwise.
+   */
+  async waitFor(what: string | Target, opts: WaitForOptions = {}): Promise<void> {
     const api = "tab.waitFor";
-    checkString(api, "the selector", selector);
-    if (selector === "") throw new TypeError(`${api}: the selector is empty`);
+    let sent: string | Target;
+    if (typeof what === "string") {
+      if (what === "") throw new TypeError(`${api}: the selector is empty`);
+      sent = what;
+    } else {
+      sent = checkTarget(api, what);
+    }
     const o = checkOptions(api, opts);
     const timeout = checkTimeout(api, o.timeout);
-    await hostCall("tab", "waitFor", api, this.id, this.id, selector, timeout === undefined ? {} : { timeout });
+    await hostCall("tab", "waitFor", api, this.id, this.id, sent, timeout === undefined ? {} : { timeout });
+  }
+
+  /**
+   * text returns the text the target's element shows, with the line
+   * breaks a person sees. Like every reader (text, value, attribute,
+   * checked, visible, count) it needs only browser, reads the page without
+   * running its code, logs the target but never what it read, and does
+   * not wait: call waitFor first for what appears later. On a page outside
+   * the script's sites= it rejects with "site_not_allowed".
+   */
+  async text(target: Target): Promise<string> {
+    return await this.#read<string>("tab.text", "text", target);
+  }
+
+  /**
+   * value returns what the target's field holds: an input's or textarea's
+   * value, a select's chosen label, an editable element's text. Any other
+   * element rejects with code "bad_target". Disabled and hidden fields can
+   * be read too.
+   */
+  async value(target: Target): Promise<string> {
+    return await this.#read<string>("tab.value", "value", target);
+  }
+
+  /** attribute returns the named attribute of the target's element, or null when it has none. */
+  async attribute(target: Target, name: string): Promise<string | null> {
+    const api = "tab.attribute";
+    checkString(api, "the attribute name", name);
+    if (name === "") throw new TypeError(`${api}: the attribute name is empty`);
+    const v = await this.#read<string | null | undefined>(api, "attribute", target, name);
+    return v ?? null;
+  }
+
+  /** checked reports whether the target's checkbox, switch or radio button is checked ("bad_target" for anything else). */
+  async checked(target: Target): Promise<boolean> {
+    return await this.#read<boolean>("tab.checked", "checked", target);
+  }
+
+  /**
+   * visible reports whether an element the target names is shown: false
+   * when none matches or every match is hidden, true when any is shown
+   * (disabled ones included).
+   */
+  async visible(target: Target): Promise<boolean> {
+    return await this.#read<boolean>("tab.visible", "visible", target);
+  }
+
+  /** count returns how many elements the target matches, hidden ones included. */
+  async count(target: Target): Promise<number> {
+    return await this.#read<number>("tab.count", "count", target);
+  }
+
+  async #read<T>(api: string, method: string, target: unknown, ...args: unknown[]): Promise<T> {
+    const t = checkTarget(api, target);
+    return await hostCall<T>("tab", method, api, this.id, this.id, t, ...args);
   }
 
   /**
@@ -483,13 +636,68 @@ export class Tab implements AsyncDisposable {
 
   /**
    * select chooses option, by its label or value, in a <select>, or in a
-   * custom dropdown described by opts.parts. Needs forms.
+   * custom dropdown described by opts.parts, and resolves to the label the
+   * page shows. With a list of options the target must be a
+   * <select multiple>: exactly those options end up selected, and it
+   * resolves to their labels. An option that is not there rejects with
+   * code "no_option". Needs forms.
    */
-  async select(target: Target, option: string, opts: FormOptions = {}): Promise<void> {
+  select(target: Target, option: string, opts?: FormOptions): Promise<string>;
+  select(target: Target, options: string[], opts?: FormOptions): Promise<string[]>;
+  async select(target: Target, option: string | string[], opts: FormOptions = {}): Promise<string | string[]> {
     const api = "tab.select";
     const t = checkTarget(api, target);
+    if (Array.isArray(option)) {
+      if (!option.every((o) => typeof o === "string")) throw new TypeError(`${api}: every option must be a string`);
+      const labels = await hostCall<unknown>(
+        "forms",
+        "select",
+        api,
+        this.id,
+        this.id,
+        t,
+        [...option],
+        formOptions(api, opts),
+      );
+      return Array.isArray(labels) ? labels.map(String) : [];
+    }
     checkString(api, "the option", option);
-    await hostCall("forms", "select", api, this.id, this.id, t, option, formOptions(api, opts));
+    const label = await hostCall<unknown>("forms", "select", api, this.id, this.id, t, option, formOptions(api, opts));
+    return typeof label === "string" ? label : "";
+  }
+
+  /**
+   * setFiles puts files into the file input the target names, as picking
+   * them would (the input may be hidden behind its label). Each path is
+   * relative to the script's folder, like read= grants, and must be a file
+   * under one of them: any other rejects with code "not_granted", a
+   * missing one with "not_found". An empty list clears the input; several
+   * files need an <input multiple> ("bad_target" otherwise). Needs forms.
+   */
+  async setFiles(target: Target, paths: string | string[], opts: FormOptions = {}): Promise<void> {
+    const api = "tab.setFiles";
+    const t = checkTarget(api, target);
+    await hostCall("forms", "setFiles", api, this.id, this.id, t, checkPaths(api, paths), formOptions(api, opts));
+  }
+
+  /**
+   * onDialog sets how this tab answers the page's alert, confirm, prompt
+   * and beforeunload dialogs from now on. Every dialog is answered at
+   * once, so none leaves a call waiting; by default each is dismissed
+   * (Cancel, or stay on the page). Pass one answer for all, or answers by
+   * type; types left out are dismissed:
+   *
+   * ```ts
+   * await tab.onDialog({ confirm: "accept", prompt: { accept: true, promptText: "Ada" } });
+   * ```
+   *
+   * A dialog on a page outside sites= is dismissed whatever the answer.
+   * Each answer is logged with the dialog's type and the start of its
+   * message. Needs forms.
+   */
+  async onDialog(answer: DialogPolicy): Promise<void> {
+    const api = "tab.onDialog";
+    await hostCall("forms", "onDialog", api, this.id, this.id, checkDialogPolicy(api, answer));
   }
 
   /** click clicks the element target names, as a user would. Needs forms. */

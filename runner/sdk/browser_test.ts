@@ -540,3 +540,135 @@ Deno.test("fake tabs need distinct ids", () => {
   }
   assert(threw);
 });
+
+Deno.test("goto resolves to the response's status and the address after redirects", async () => {
+  using _host = installFakeHost({
+    permissions: "browser",
+    tabs: [{ url: SHOP }],
+    responses: {
+      "https://shop.example/gone": { status: 404 },
+      "https://shop.example/old": { status: 200, url: "https://shop.example/new" },
+    },
+  });
+  const tab = await tabs.active();
+  assertEquals(await tab.goto("https://shop.example/pay"), { status: 200, url: "https://shop.example/pay" });
+  assertEquals(await tab.goto("https://shop.example/gone"), { status: 404, url: "https://shop.example/gone" });
+  assertEquals(await tab.goto("https://shop.example/old"), { status: 200, url: "https://shop.example/new" });
+  assertEquals(await tab.url(), "https://shop.example/new");
+});
+
+Deno.test("readers need only browser, are held to sites= and are recorded", async () => {
+  using host = installFakeHost({
+    permissions: "browser sites=shop.example",
+    tabs: [{ url: SHOP }],
+    read: (_tab, reader, target, name) => {
+      if (reader === "text") return `text of ${JSON.stringify(target)}`;
+      if (reader === "attribute") return name === "href" ? "/pay" : null;
+      if (reader === "visible") return true;
+      if (reader === "count") return 3;
+      return undefined;
+    },
+  });
+  const tab = await tabs.active();
+  host.browser.tab(tab.id)!.setValue({ label: "Email" }, "ada@example.com");
+  host.browser.tab(tab.id)!.setValue({ label: "Agree" }, true);
+  assertEquals(await tab.text({ testId: "total" }), `text of {"testId":"total"}`);
+  assertEquals(await tab.attribute({ role: "link", name: "Pay" }, "href"), "/pay");
+  assertEquals(await tab.attribute({ role: "link", name: "Pay" }, "title"), null);
+  assertEquals(await tab.visible({ text: "Sold out" }), true);
+  assertEquals(await tab.count({ selector: "li.item" }), 3);
+  await tab.waitFor({ role: "button", name: "Pay" }, { timeout: 100 });
+
+  using plain = installFakeHost({ permissions: "browser", tabs: [{ url: NEWS }] });
+  const other = await tabs.active();
+  plain.browser.tab(other.id)!.setValue({ label: "Email" }, "ada@example.com");
+  assertEquals(await other.value({ label: "Email" }), "ada@example.com", "value reads what the page holds");
+  assertEquals(await other.checked({ label: "Agree" }), false);
+  const noRead = await assertRejects(() => other.text({ testId: "x" }));
+  assert(noRead.message.includes("pass read to installFakeHost"), noRead.message);
+  assertEquals(plain.browser.actions.map((a) => [a.method, a.outcome]), [
+    ["value", "ok"],
+    ["checked", "ok"],
+    ["text", "error"],
+  ]);
+  plain.uninstall();
+
+  await tab.goto(NEWS);
+  const e = await assertRejects(() => tab.text({ testId: "total" }));
+  assert(e instanceof TabError && e.code === "site_not_allowed", e.message);
+  const bad = await assertRejects(() => tab.attribute({ testId: "total" }, ""));
+  assert(bad instanceof TypeError, bad.message);
+  assertEquals(host.browser.actions.map((a) => a.method), [
+    "text",
+    "attribute",
+    "attribute",
+    "visible",
+    "count",
+    "waitFor",
+    "goto",
+    "text",
+  ]);
+  assertEquals(host.browser.actions.at(-1)?.outcome, "site_not_allowed");
+});
+
+Deno.test("select takes a list of options for a multiple select", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  assertEquals(await tab.select({ label: "Size" }, "M"), "M");
+  assertEquals(await tab.select({ label: "Toppings" }, ["Olives", "Basil"]), ["Olives", "Basil"]);
+  assertEquals(host.browser.tab(tab.id)!.value({ label: "Toppings" }), ["Olives", "Basil"]);
+  const e = await assertRejects(() => tab.select({ label: "Toppings" }, ["Olives", 3 as unknown as string]));
+  assert(e instanceof TypeError, e.message);
+});
+
+Deno.test("setFiles hands a page only files under read=", async () => {
+  using host = installFakeHost({
+    permissions: "browser forms read=uploads,cv.pdf",
+    scriptDir: "/home/ada/scripts",
+    tabs: [{ url: SHOP }],
+  });
+  const tab = await tabs.active();
+  await tab.setFiles({ label: "CV" }, "cv.pdf");
+  await tab.setFiles({ label: "Photos" }, ["uploads/a.png", "/home/ada/scripts/uploads/b.png"]);
+  await tab.setFiles({ label: "Photos" }, []);
+  const e = await assertRejects(() => tab.setFiles({ label: "CV" }, ["../secrets.txt"]));
+  assert(e instanceof NotGrantedError, e.message);
+  assertEquals(e.permission, "read=../secrets.txt");
+  assert(e.message.includes('add "read=../secrets.txt"'), e.message);
+  const bad = await assertRejects(() => tab.setFiles({ label: "CV" }, [""]));
+  assert(bad instanceof TypeError, bad.message);
+  assertEquals(host.browser.actions.map((a) => [a.method, a.value, a.outcome]), [
+    ["setFiles", ["cv.pdf"], "ok"],
+    ["setFiles", ["uploads/a.png", "/home/ada/scripts/uploads/b.png"], "ok"],
+    ["setFiles", [], "ok"],
+    ["setFiles", ["../secrets.txt"], "not_granted"],
+  ]);
+  const none = installFakeHost({ permissions: "browser read=cv.pdf", tabs: [{ url: SHOP }] });
+  try {
+    const denied = await assertRejects(() => tab.setFiles({ label: "CV" }, "cv.pdf"));
+    assert(denied instanceof NotGrantedError && denied.permission === "forms", denied.message);
+  } finally {
+    none.uninstall();
+  }
+});
+
+Deno.test("onDialog sets how a tab answers dialogs", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  assertEquals(host.browser.dialog(tab.id, "confirm"), { accept: false }, "dismissed by default");
+  await tab.onDialog("accept");
+  assertEquals(host.browser.dialog(tab.id, "alert"), { accept: true });
+  await tab.onDialog({ prompt: { accept: true, promptText: "Ada" }, beforeunload: "accept" });
+  assertEquals(host.browser.dialog(tab.id, "prompt"), { accept: true, promptText: "Ada" });
+  assertEquals(host.browser.dialog(tab.id, "beforeunload"), { accept: true });
+  assertEquals(host.browser.dialog(tab.id, "confirm"), { accept: false }, "types left out are dismissed");
+  await tab.onDialog({ accept: true, promptText: "Bob" });
+  assertEquals(host.browser.dialog(tab.id, "prompt"), { accept: true, promptText: "Bob" });
+  for (const bad of ["yes", {}, { popup: "accept" }, { confirm: "maybe" }, { accept: "true" }, null]) {
+    const e = await assertRejects(() => tab.onDialog(bad as never));
+    assert(e instanceof TypeError, e.message);
+  }
+  using _browserOnly = installFakeHost({ permissions: "browser", tabs: [{ url: SHOP }] });
+  const e = await assertRejects(() => tab.onDialog("accept"));
+  assert(e instanceof NotGrantedError && e.permission === "forms", e.message);
+});

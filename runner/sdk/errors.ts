@@ -77,15 +77,24 @@ export class StepTimeoutError extends Error {
  *
  * - not_committed: the page did not keep the value (NotCommittedError)
  * - stale_ref: a { ref } target no longer names an element; resolve it again
- * - not_granted: the script lacks the permission (NotGrantedError)
+ * - not_granted: the script lacks the permission (NotGrantedError), or
+ *   tab.setFiles was given a file outside its read= grants
  * - site_not_allowed: the tab's page is outside the script's sites= list
  * - timeout: the wait or action ran out of time
  * - navigation: the page failed to load, or navigated away mid-action
- * - not_found: no element matches the target, or no such tab
+ * - not_found: no element matches the target, no such tab, or no such file
  * - closed: the tab was closed
  * - ambiguous: more than one element matches the target
  * - obscured: another element covers the target
  * - eval_error: the function passed to tab.evaluate threw (EvaluateError)
+ * - invalid: the host refused the call's arguments
+ * - navigation_blocked: the address is not http or https, or one the host keeps from pages
+ * - bad_target: the element is the wrong kind for the call (checked on a
+ *   text field, value on a link, setFiles on anything but a file input or
+ *   several files for a single one), or the selector is invalid
+ * - hidden: the only matches are hidden
+ * - disabled: the only matches are disabled
+ * - no_option: a select has no such option
  */
 export type TabErrorCode =
   | "not_committed"
@@ -101,6 +110,10 @@ export type TabErrorCode =
   | "eval_error"
   | "invalid"
   | "navigation_blocked"
+  | "bad_target"
+  | "hidden"
+  | "disabled"
+  | "no_option"
   // deno-lint-ignore ban-types
   | (string & {});
 

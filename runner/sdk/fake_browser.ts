@@ -2,7 +2,8 @@
 // of every action, and failures a test scripts per method, tab or target.
 // It answers the same host calls (tabs, tab, pageJs, forms) the app does.
 
-import type { Target } from "./browser.ts";
+import type { DialogAnswer, DialogPolicy, DialogType, NavigationResponse, Target } from "./browser.ts";
+import { resolvePath } from "./path.ts";
 import { served } from "./served.ts";
 
 /** A tab the fake browser starts with. */
@@ -32,7 +33,19 @@ export type FakeMethod =
   | "check"
   | "select"
   | "click"
-  | "press";
+  | "press"
+  | "text"
+  | "value"
+  | "attribute"
+  | "checked"
+  | "visible"
+  | "count"
+  | "setFiles"
+  | "onDialog"
+  | "dialog";
+
+/** The readers, as FakeBrowserOptions.read gets them. */
+export type FakeReader = "text" | "value" | "attribute" | "checked" | "visible" | "count";
 
 /**
  * One recorded call. Unlike the app's action log, the fake keeps the value
@@ -42,10 +55,14 @@ export interface FakeAction {
   method: FakeMethod;
   /** The tab's ID. */
   tab: string;
-  /** The target of a form action or press, or { selector } for waitFor. */
+  /** The target of a form action, reader or press, or { selector } for waitFor given a selector. */
   target?: Target;
-  /** What fill typed, select chose, check set, press pressed, or goto and open loaded. */
-  value?: string | boolean;
+  /**
+   * What fill typed, select chose (a list, for several), check set, press
+   * pressed, goto and open loaded, setFiles set (the paths as given), or
+   * the type of a dialog.
+   */
+  value?: string | boolean | string[];
   /** Whether the call was a dry run. */
   dryRun?: boolean;
   /** "ok", "dry-run", or the code of the error the call failed with. */
@@ -90,6 +107,20 @@ export interface FakeBrowserOptions {
    * error it throws fails the call.
    */
   onAction?: (action: FakeAction, tab: FakeTab) => void;
+  /**
+   * Answers the readers (text, value, attribute, checked, visible,
+   * count): gets the tab, the reader, the target and, for attribute, the
+   * name, and returns what the page would show. Default: value and checked
+   * answer what fill, select or check last committed to the target (or
+   * FakeTab.setValue gave it); the others fail, saying so.
+   */
+  read?: (tab: FakeTab, reader: FakeReader, target: Target, name?: string) => unknown;
+  /**
+   * What goto answers, by URL: a status (default 200) and the address the
+   * page ends up at after redirects (default the URL, where the tab then
+   * is).
+   */
+  responses?: Record<string, Partial<NavigationResponse>>;
   /** How long waitForNavigation waits when the script gives no timeout, in ms. Default 5000. */
   navigationTimeout?: number;
   /** Scripted failures, as if added with FakeBrowser.fail. */
@@ -153,7 +184,9 @@ export class FakeTab {
   readonly background: boolean;
   /** Whether it started the run. */
   readonly triggered: boolean;
-  readonly #values = new Map<string, string | boolean>();
+  /** How the script said to answer dialogs (tab.onDialog); undefined dismisses them. */
+  dialogs: DialogPolicy | undefined;
+  readonly #values = new Map<string, string | boolean | string[]>();
 
   constructor(
     id: string,
@@ -169,13 +202,13 @@ export class FakeTab {
     this.triggered = init.triggered ?? false;
   }
 
-  /** value returns what fill, select or check last committed to target on this tab. */
-  value(target: Target): string | boolean | undefined {
+  /** value returns what fill, select, check or setFiles last committed to target on this tab. */
+  value(target: Target): string | boolean | string[] | undefined {
     return this.#values.get(key(target));
   }
 
   /** setValue sets what a target holds, as the page (or a test playing it) would. */
-  setValue(target: Target, value: string | boolean): void {
+  setValue(target: Target, value: string | boolean | string[]): void {
     this.#values.set(key(target), value);
   }
 }
@@ -202,11 +235,22 @@ export class FakeBrowser {
   readonly #sites: readonly string[] | undefined;
   readonly #failures: FakeFailure[] = [];
   readonly #waiters = new Map<string, Set<NavWaiter>>();
+  readonly #read: { dir: string; grants: readonly string[] };
   #next = 1;
 
-  constructor(opts: FakeBrowserOptions, sites: readonly string[] | undefined) {
+  /**
+   * A fake browser for a script with these sites= (undefined: any site)
+   * and read= grants (as declared, relative to scriptDir), which setFiles
+   * is held to.
+   */
+  constructor(
+    opts: FakeBrowserOptions,
+    sites: readonly string[] | undefined,
+    read: { scriptDir: string; grants: readonly string[] } = { scriptDir: "/", grants: [] },
+  ) {
     this.#opts = opts;
     this.#sites = sites;
+    this.#read = { dir: read.scriptDir, grants: read.grants.map((g) => resolvePath(read.scriptDir, g)) };
     for (const f of opts.failures ?? []) this.fail(f);
     for (const t of opts.tabs ?? []) {
       const tab = new FakeTab(t.id ?? this.#newId(), t.url, t.title ?? this.#titleOf(t.url), {
@@ -248,6 +292,24 @@ export class FakeBrowser {
       clearTimeout(w.timer);
       w.resolve();
     }
+  }
+
+  /**
+   * dialog opens a dialog in a tab, as the page would, and returns how the
+   * script's tab.onDialog answers it (dismissed by default). It is
+   * recorded as a "dialog" action whose outcome is "accepted" or
+   * "dismissed".
+   */
+  dialog(id: string, type: DialogType): { accept: boolean; promptText?: string } {
+    const tab = this.#open(id);
+    const p = tab.dialogs;
+    let a: DialogAnswer = "dismiss";
+    if (typeof p === "string" || (p !== undefined && "accept" in p)) a = p as DialogAnswer;
+    else if (p !== undefined) a = (p as Partial<Record<DialogType, DialogAnswer>>)[type] ?? "dismiss";
+    const out = typeof a === "string" ? { accept: a === "accept" } : { ...a };
+    if (!out.accept || type !== "prompt") delete (out as { promptText?: string }).promptText;
+    this.actions.push({ method: "dialog", tab: id, value: type, outcome: out.accept ? "accepted" : "dismissed" });
+    return out;
   }
 
   /** dispose ends pending waits; FakeHost calls it when it is uninstalled. */
@@ -348,6 +410,17 @@ export class FakeBrowser {
     return out;
   }
 
+  /** reader answers one reader call, as a page action (held to sites=). */
+  #reader(id: string, reader: FakeReader, target: Target, name?: string): unknown {
+    return this.#act(id, { method: reader, target }, true, undefined, (tab) => {
+      if (this.#opts.read) return this.#opts.read(tab, reader, target, name);
+      const v = tab.value(target);
+      if (reader === "value") return typeof v === "string" ? v : Array.isArray(v) ? (v[0] ?? "") : "";
+      if (reader === "checked") return v === true;
+      throw new Error(`the fake host has no page to run tab.${reader} on: pass read to installFakeHost`);
+    });
+  }
+
   /** api returns the host objects the fake serves: tabs, tab, pageJs and forms. */
   api(): Record<string, Record<string, (...args: never[]) => Promise<unknown>>> {
     const info = FakeBrowser.#info;
@@ -383,7 +456,12 @@ export class FakeBrowser {
         url: served((id: string) => this.#open(id).url),
         title: served((id: string) => this.#open(id).title),
         goto: served((id: string, url: string) =>
-          this.#act(id, { method: "goto", value: url }, false, url, () => this.navigate(id, url))
+          this.#act(id, { method: "goto", value: url }, false, url, () => {
+            const r = this.#opts.responses?.[url];
+            const to = r?.url ?? url;
+            this.navigate(id, to);
+            return { status: r?.status ?? 200, url: to };
+          })
         ),
         waitForNavigation: served((id: string, o?: { timeout?: number }) =>
           this.#act(
@@ -407,9 +485,21 @@ export class FakeBrowser {
               }),
           )
         ),
-        waitFor: served((id: string, selector: string) =>
-          this.#act(id, { method: "waitFor", target: { selector } }, false, undefined, () => {})
+        waitFor: served((id: string, what: string | Target) =>
+          this.#act(
+            id,
+            { method: "waitFor", target: typeof what === "string" ? { selector: what } : what },
+            false,
+            undefined,
+            () => {},
+          )
         ),
+        text: served((id: string, target: Target) => this.#reader(id, "text", target)),
+        value: served((id: string, target: Target) => this.#reader(id, "value", target)),
+        attribute: served((id: string, target: Target, name: string) => this.#reader(id, "attribute", target, name)),
+        checked: served((id: string, target: Target) => this.#reader(id, "checked", target)),
+        visible: served((id: string, target: Target) => this.#reader(id, "visible", target)),
+        count: served((id: string, target: Target) => this.#reader(id, "count", target)),
         screenshot: served((id: string) =>
           this.#act(id, { method: "screenshot" }, false, undefined, () => PNG.slice())
         ),
@@ -448,9 +538,30 @@ export class FakeBrowser {
             if (!o?.dryRun) tab.setValue(target, checked);
           })
         ),
-        select: served((id: string, target: Target, option: string, o?: Opts) =>
+        select: served((id: string, target: Target, option: string | string[], o?: Opts) =>
           this.#act(id, { method: "select", target, value: option, dryRun: o?.dryRun }, true, undefined, (tab) => {
             if (!o?.dryRun) tab.setValue(target, option);
+            return option;
+          })
+        ),
+        setFiles: served((id: string, target: Target, paths: string[], o?: Opts) =>
+          this.#act(id, { method: "setFiles", target, value: paths, dryRun: o?.dryRun }, true, undefined, (tab) => {
+            for (const p of paths) {
+              const full = resolvePath(this.#read.dir, p);
+              if (!this.#read.grants.some((g) => full === g || full.startsWith(g.endsWith("/") ? g : g + "/"))) {
+                throw hostError({
+                  code: "not_granted",
+                  permission: `read=${p}`,
+                  message: `${p} is not under the script's read= grants`,
+                });
+              }
+            }
+            if (!o?.dryRun) tab.setValue(target, paths);
+          })
+        ),
+        onDialog: served((id: string, policy: DialogPolicy) =>
+          this.#act(id, { method: "onDialog" }, false, undefined, (tab) => {
+            tab.dialogs = policy;
           })
         ),
         click: served((id: string, target: Target, o?: Opts) =>

@@ -52,9 +52,13 @@ import { runtime } from "./runtime.ts";
 
 export { Tab, tabs } from "./browser.ts";
 export type {
+  DialogAnswer,
+  DialogPolicy,
+  DialogType,
   FieldState,
   FormOptions,
   NavigationOptions,
+  NavigationResponse,
   OpenOptions,
   PressOptions,
   ScreenshotOptions,

@@ -57,6 +57,7 @@ export type {
   FakeErrorInit,
   FakeFailure,
   FakeMethod,
+  FakeReader,
   FakeTabInit,
 } from "./fake_browser.ts";
 
@@ -65,17 +66,23 @@ const DENO_KEYS = new Set(["net", "import", "run", "read", "write", "env"]);
 
 /**
  * parsePermissions maps a // @permissions line's keys to the capabilities
- * and sites= the app derives from them.
+ * and sites= the app derives from them, and lists its read= grants (as
+ * declared), which the fake's setFiles is held to.
  */
-export function parsePermissions(line: string): { grant: Capability[]; sites: string[] | undefined } {
+export function parsePermissions(
+  line: string,
+): { grant: Capability[]; sites: string[] | undefined; read: string[] } {
   const caps = new Set<Capability>(["ui", "config", "context", "paneControls"]);
   let sites: string[] | undefined;
+  const read: string[] = [];
   for (const word of line.trim().split(/\s+/).filter((w) => w !== "")) {
     const eq = word.indexOf("=");
     if (eq >= 0) {
       const k = word.slice(0, eq);
       if (k === "sites") {
         sites = [...(sites ?? []), ...word.slice(eq + 1).split(",").filter((s) => s !== "")];
+      } else if (k === "read") {
+        read.push(...word.slice(eq + 1).split(",").filter((s) => s !== ""));
       } else if (!DENO_KEYS.has(k)) {
         throw new TypeError(`unknown permission "${k}=" in "${line}"`);
       }
@@ -100,7 +107,7 @@ export function parsePermissions(line: string): { grant: Capability[]; sites: st
         throw new TypeError(`unknown permission "${word}" in "${line}"`);
     }
   }
-  return { grant: [...caps], sites };
+  return { grant: [...caps], sites, read };
 }
 
 /** Options of {@link installFakeHost}. */
@@ -114,9 +121,10 @@ export interface FakeHostOptions extends FakeBrowserOptions {
   /**
    * The script's permissions, as its // @permissions line would give them,
    * such as "browser forms sites=shop.example": they choose the
-   * capabilities the run gets and the sites= that form actions and
-   * evaluate are limited to. Keys that Deno enforces itself (net=, read=,
-   * …) are accepted and ignored. Default "clipboard". Not together with
+   * capabilities the run gets, the sites= that page actions are limited
+   * to, and the read= grants that setFiles may hand a page (relative to
+   * scriptDir). The other keys that Deno enforces itself (net=, write=, …)
+   * are accepted and ignored. Default "clipboard". Not together with
    * grant.
    */
   permissions?: string;
@@ -183,7 +191,7 @@ export class FakeHost implements Disposable {
       throw new TypeError("installFakeHost takes permissions or grant, not both");
     }
     const perms = parsePermissions(opts.permissions ?? "clipboard");
-    this.browser = new FakeBrowser(opts, perms.sites);
+    this.browser = new FakeBrowser(opts, perms.sites, { scriptDir, grants: perms.read });
     const main = {
       ...this.browser.api(),
       ui: {
