@@ -53,6 +53,31 @@ const f = document.getElementById("f");
 f.addEventListener("input", e => { if (e.isTrusted) state = f.value; else f.value = state; });
 f.addEventListener("blur", () => { f.value = state; });
 </script>`)
+	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, "<title>Missing</title>no such page")
+	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/p/moved-here", http.StatusFound)
+	})
+	page("/dialogs", `<title>Dialogs</title>
+<button onclick="document.title = 'alert ' + alert('Saved!')">alert</button>
+<button onclick="document.title = 'confirm ' + confirm('Delete the draft?')">confirm</button>
+<button onclick="document.title = 'prompt ' + prompt('Your name?', 'nobody')">prompt</button>
+<script>addEventListener("beforeunload", (e) => { e.preventDefault(); e.returnValue = ""; });</script>`)
+	page("/readers", `<title>Readers</title>
+<h1 data-testid=total>Total: 42 €</h1>
+<label for=email>Email</label><input id=email value="ada@example.com">
+<label for=code>Code</label><input id=code value="kept" disabled>
+<label><input type=checkbox checked> Remember me</label>
+<a href="/pay" title="Pay now">Pay</a>
+<ul><li class=item>a</li><li class=item>b</li><li class=item hidden>c</li></ul>
+<p id=later></p>
+<script>setTimeout(() => { document.getElementById("later").innerHTML = "<button>Ready</button>"; }, 300);</script>`)
+	page("/upload", `<title>Upload</title>
+<label for=cv>CV</label><input type=file id=cv style="display:none">
+<select multiple aria-label=Toppings><option>Olives</option><option>Basil</option><option>Chili</option></select>`)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -405,6 +430,192 @@ await tab.waitFor("#never", { timeout: 600000 });
 		assert.Zero(t, e.m.Bridge().Stats().Sessions, "the session is dropped")
 	})
 
+}
+
+// TestBrowserPageResults covers what scripts learn from pages without
+// running code in them: goto's response, dialogs, the readers, file inputs
+// and multiple selects.
+func TestBrowserPageResults(t *testing.T) {
+	e := newBrowserEnv(t)
+
+	t.Run("goto response", func(t *testing.T) {
+		entry := e.run(t, "status.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await context.result({
+  ok: await tab.goto("`+e.site.URL+`/p/1"),
+  missing: await tab.goto("`+e.site.URL+`/missing"),
+  moved: await tab.goto("`+e.site.URL+`/moved"),
+  title: await tab.title(),
+});
+`)
+		var res struct {
+			OK, Missing, Moved struct {
+				Status int
+				URL    string
+			}
+			Title string
+		}
+		result(t, entry, &res)
+		assert.Equal(t, 200, res.OK.Status)
+		assert.Equal(t, 404, res.Missing.Status, "a 404 page loads, and says so")
+		assert.Equal(t, e.site.URL+"/missing", res.Missing.URL)
+		assert.Equal(t, 200, res.Moved.Status)
+		assert.Equal(t, e.site.URL+"/p/moved-here", res.Moved.URL, "the address after the redirect")
+		assert.Equal(t, "Page moved-here", res.Title)
+	})
+
+	t.Run("dialogs", func(t *testing.T) {
+		entry := e.run(t, "dialogs.ts", `// @permissions browser forms
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/dialogs");
+const out: Record<string, unknown> = {};
+const click = async (name: string) => {
+  const t0 = Date.now();
+  await tab.click({ role: "button", name });
+  return [await tab.title(), Date.now() - t0];
+};
+for (const name of ["alert", "confirm", "prompt"]) out[name] = await click(name);
+const t0 = Date.now();
+try { await tab.goto("`+e.site.URL+`/p/1"); out.leave = "left"; } catch (err) { out.leave = (err as { code: string }).code; }
+out.leaveMs = Date.now() - t0;
+await tab.onDialog({ confirm: "accept", prompt: { accept: true, promptText: "Ada" }, beforeunload: "accept" });
+out.confirm2 = await click("confirm");
+out.prompt2 = await click("prompt");
+out.leave2 = (await tab.goto("`+e.site.URL+`/p/2")).status;
+await context.result(out);
+`)
+		var out map[string]any
+		result(t, entry, &out)
+		for name, want := range map[string]string{
+			"alert": "alert undefined", "confirm": "confirm false", "prompt": "prompt null",
+			"confirm2": "confirm true", "prompt2": "prompt Ada",
+		} {
+			got, _ := out[name].([]any)
+			require.Len(t, got, 2, name)
+			assert.Equal(t, want, got[0], name)
+			assert.Less(t, got[1].(float64), 1000.0, "%s: the dialog did not hold up the click", name)
+		}
+		assert.Equal(t, "navigation", out["leave"], "a page's beforeunload keeps it by default")
+		assert.Less(t, out["leaveMs"].(float64), 1000.0)
+		assert.Equal(t, 200.0, out["leave2"], "accepted, the page is left")
+		var dialogs []string
+		for _, a := range entry.Actions {
+			if a.Method == "dialog" {
+				dialogs = append(dialogs, a.Target+" "+a.Outcome)
+			}
+		}
+		assert.Equal(t, []string{
+			"alert: Saved! dismissed", "confirm: Delete the draft? dismissed", "prompt: Your name? dismissed",
+			"beforeunload dismissed",
+			"confirm: Delete the draft? accepted", "prompt: Your name? accepted", "beforeunload accepted",
+		}, dialogs, "every dialog is in the action log")
+		raw, _ := json.Marshal(entry.Actions)
+		assert.NotContains(t, string(raw), "Ada", "never the prompt text")
+
+		entry = e.run(t, "nodialogs.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+try { await tab.onDialog("accept"); await context.result("set"); }
+catch (err) { await context.result((err as { code: string }).code); }
+`)
+		var code string
+		result(t, entry, &code)
+		assert.Equal(t, "not_granted", code, "accepting dialogs is acting on the page: forms")
+	})
+
+	t.Run("readers", func(t *testing.T) {
+		entry := e.run(t, "readers.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/readers");
+await tab.waitFor({ role: "button", name: "Ready" }, { timeout: 5000 });
+let evaluate = "ran";
+try { await tab.evaluate(() => 1); } catch (err) { evaluate = (err as { code: string }).code; }
+await context.result({
+  text: await tab.text({ testId: "total" }),
+  value: await tab.value({ label: "Email" }),
+  disabled: await tab.value({ label: "Code" }),
+  href: await tab.attribute({ role: "link", name: "Pay" }, "href"),
+  none: await tab.attribute({ role: "link", name: "Pay" }, "data-x"),
+  checked: await tab.checked({ label: "Remember me" }),
+  visible: [await tab.visible({ role: "button", name: "Ready" }), await tab.visible({ text: "c" })],
+  count: await tab.count({ selector: "li.item" }),
+  evaluate,
+});
+`)
+		var res map[string]any
+		result(t, entry, &res)
+		assert.Equal(t, map[string]any{
+			"text": "Total: 42 €", "value": "ada@example.com", "disabled": "kept", "href": "/pay", "none": nil,
+			"checked": true, "visible": []any{true, false}, "count": 3.0, "evaluate": "not_granted",
+		}, res, "readers need only browser; evaluate still needs page-js")
+		raw, _ := json.Marshal(entry.Actions)
+		for _, secret := range []string{"ada@example.com", "Total: 42", "kept"} {
+			assert.NotContains(t, string(raw), secret, "readers are logged without what they read")
+		}
+		assert.Contains(t, actions(entry), "text:ok@127.0.0.1")
+
+		// sites= comes only with forms or page-js, and holds the readers too.
+		entry = e.run(t, "readers-off-sites.ts", `// @permissions browser forms sites=example.com
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+const out: Record<string, string> = {};
+for (const [name, f] of Object.entries({
+  text: () => tab.text({ testId: "total" }),
+  value: () => tab.value({ label: "Email" }),
+  attribute: () => tab.attribute({ role: "link", name: "Pay" }, "href"),
+  checked: () => tab.checked({ label: "Remember me" }),
+  visible: () => tab.visible({ testId: "total" }),
+  count: () => tab.count({ selector: "li" }),
+  waitFor: () => tab.waitFor({ testId: "total" }, { timeout: 2000 }),
+})) {
+  try { await f(); out[name] = "read"; } catch (err) { out[name] = (err as { code: string }).code; }
+}
+await context.result(out);
+`)
+		var off map[string]string
+		result(t, entry, &off)
+		for _, k := range []string{"text", "value", "attribute", "checked", "visible", "count", "waitFor"} {
+			assert.Equal(t, "site_not_allowed", off[k], k)
+		}
+		assert.Contains(t, actions(entry), "text:refused@127.0.0.1")
+	})
+
+	t.Run("setFiles and select multiple", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(filepath.Join(e.dir, "cv.txt"), []byte("my cv"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(e.dir, "other.txt"), []byte("not granted"), 0o644))
+		entry := e.run(t, "upload.ts", `// @permissions browser forms read=cv.txt
+import { context, NotGrantedError, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/upload");
+const out: Record<string, unknown> = {};
+await tab.setFiles({ label: "CV" }, "cv.txt");
+out.file = await tab.value({ label: "CV" });
+for (const p of ["other.txt", "../cv.txt", "/etc/hostname", "missing/../../scripts/other.txt"]) {
+  try { await tab.setFiles({ label: "CV" }, p); out[p] = "set"; }
+  catch (err) { out[p] = (err as { code: string }).code + (err instanceof NotGrantedError ? ":" + err.permission : ""); }
+}
+out.after = await tab.value({ label: "CV" });
+out.labels = await tab.select({ role: "listbox", name: "Toppings" }, ["Olives", "Chili"]);
+out.selected = await tab.count({ selector: "option:checked" });
+await context.result(out);
+`)
+		var out map[string]any
+		result(t, entry, &out)
+		assert.Equal(t, `C:\fakepath\cv.txt`, out["file"])
+		assert.Equal(t, "not_granted:read=other.txt", out["other.txt"], "a file beside the script, not granted")
+		assert.Equal(t, "not_granted:read=../cv.txt", out["../cv.txt"])
+		assert.Equal(t, "not_granted:read=/etc/hostname", out["/etc/hostname"])
+		assert.Equal(t, "not_granted:read=missing/../../scripts/other.txt", out["missing/../../scripts/other.txt"])
+		assert.Equal(t, `C:\fakepath\cv.txt`, out["after"], "a refused path changes nothing")
+		assert.Equal(t, []any{"Olives", "Chili"}, out["labels"])
+		assert.Equal(t, 2.0, out["selected"])
+		raw, _ := json.Marshal(entry.Actions)
+		assert.NotContains(t, string(raw), "cv.txt", "the log never holds the paths")
+		assert.Contains(t, actions(entry), "setFiles:not_granted@")
+	})
 }
 
 // TestDevToolsEndpointUnreachableFromDeno scans loopback from a script for

@@ -5,11 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/pathguard"
+	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -38,6 +47,16 @@ const (
 	// CodeNavigationBlocked is a navigation or request the page policy
 	// refused: not http or https, or an endpoint of the host.
 	CodeNavigationBlocked = "navigation_blocked"
+	// CodeBadTarget is a target of the wrong kind for the call: checked on
+	// a text field, value on a link, setFiles on anything but a file
+	// input (or several files for a single one), an invalid selector.
+	CodeBadTarget = "bad_target"
+	// CodeHidden and CodeDisabled are targets whose only matches are
+	// hidden, or disabled, when the call needs a usable one.
+	CodeHidden   = "hidden"
+	CodeDisabled = "disabled"
+	// CodeNoOption is a select option that is not there.
+	CodeNoOption = "no_option"
 )
 
 // browsers shares one CDP connection per endpoint among all runs, and one
@@ -123,6 +142,9 @@ type runTab struct {
 
 	mu  sync.Mutex
 	cdp *cdp.Tab
+
+	dmu     sync.Mutex
+	dialogs dialogPolicy // what tab.onDialog chose; it outlives a session
 }
 
 // knowTab records a tab the run resolved; only such tabs can be driven.
@@ -177,6 +199,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
+	ct.HandleDialogs(t.answerDialog)
 	t.cdp = ct
 	return t, ct, nil
 }
@@ -529,14 +552,105 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[stri
 	return nil
 }
 
-func (a *tabAPI) WaitFor(ctx context.Context, id, selector string, opts map[string]any) error {
+// WaitFor waits for a CSS selector to match, or for a target to resolve
+// to a visible element.
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what any, opts map[string]any) error {
+	var tg *cdp.Target
+	switch w := what.(type) {
+	case string:
+	case map[string]any:
+		t, err := toTarget(w)
+		if err != nil {
+			return err
+		}
+		tg = &t
+	default:
+		return codeErr(CodeInvalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
+	}
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := withTimeoutOpt(ctx, opts)
 	defer cancel()
-	return browserErr(t.WaitFor(ctx, cdp.Selector(selector)))
+	if tg != nil {
+		return browserErr(t.WaitVisible(ctx, *tg))
+	}
+	return browserErr(t.WaitFor(ctx, cdp.Selector(what.(string))))
+}
+
+// read runs one reader on target. Readers need only the browser grant:
+// they run in the isolated world, never the page's code, and the tab's
+// sites= still applies to the document they read.
+func (a *tabAPI) read(ctx context.Context, id string, target map[string]any, f func(context.Context, *cdp.Tab, cdp.Target) error) error {
+	tg, err := toTarget(target)
+	if err != nil {
+		return err
+	}
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeoutOpt(ctx, nil)
+	defer cancel()
+	return browserErr(f(ctx, t, tg))
+}
+
+func (a *tabAPI) Text(ctx context.Context, id string, target map[string]any) (s string, err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+		s, err = t.Text(ctx, tg)
+		return err
+	})
+	return s, err
+}
+
+func (a *tabAPI) Value(ctx context.Context, id string, target map[string]any) (s string, err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+		s, err = t.Value(ctx, tg)
+		return err
+	})
+	return s, err
+}
+
+// Attribute returns the attribute's value, or null when the element has
+// none.
+func (a *tabAPI) Attribute(ctx context.Context, id string, target map[string]any, name string) (any, error) {
+	if name == "" {
+		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
+	}
+	var v any
+	err := a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) error {
+		s, ok, err := t.Attribute(ctx, tg, name)
+		if ok {
+			v = s
+		}
+		return err
+	})
+	return v, err
+}
+
+func (a *tabAPI) Checked(ctx context.Context, id string, target map[string]any) (b bool, err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+		b, err = t.Checked(ctx, tg)
+		return err
+	})
+	return b, err
+}
+
+func (a *tabAPI) Visible(ctx context.Context, id string, target map[string]any) (b bool, err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+		b, err = t.IsVisible(ctx, tg)
+		return err
+	})
+	return b, err
+}
+
+func (a *tabAPI) Count(ctx context.Context, id string, target map[string]any) (n int, err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+		n, err = t.Count(ctx, tg)
+		return err
+	})
+	return n, err
 }
 
 func (a *tabAPI) Screenshot(ctx context.Context, id string, opts map[string]any) ([]byte, error) {
@@ -664,13 +778,80 @@ func (a *formsAPI) Check(ctx context.Context, id string, target map[string]any, 
 	})
 }
 
-func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any, option string, opts map[string]any) (string, error) {
-	var label string
-	err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
-		label, err = t.Select(ctx, tg, option, fo)
-		return err
+// Select chooses one option (a string) and returns the label shown, or
+// exactly the options of a list in a <select multiple> and returns their
+// labels.
+func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any, option any, opts map[string]any) (any, error) {
+	switch o := option.(type) {
+	case string:
+		var label string
+		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+			label, err = t.Select(ctx, tg, o, fo)
+			return err
+		})
+		return label, err
+	case []any:
+		options := make([]string, len(o))
+		for i, v := range o {
+			s, ok := v.(string)
+			if !ok {
+				return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
+			}
+			options[i] = s
+		}
+		var labels []string
+		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+			labels, err = t.SelectAll(ctx, tg, options, fo)
+			return err
+		})
+		if labels == nil {
+			labels = []string{}
+		}
+		return labels, err
+	}
+	return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
+}
+
+// SetFiles puts files into a file input. Each path is resolved against
+// the script's folder, as its read= grants are, and must be a file under
+// one of them: a page gets only what the script could read itself.
+func (a *formsAPI) SetFiles(ctx context.Context, id string, target map[string]any, paths []string, opts map[string]any) error {
+	real := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rp, err := a.r.grantedFile(p)
+		if err != nil {
+			desc := ""
+			if tg, terr := toTarget(target); terr == nil {
+				desc = tg.String()
+			}
+			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: errCodeOf(err)})
+			return err
+		}
+		real = append(real, rp)
+	}
+	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) error {
+		return t.SetFiles(ctx, tg, real, fo)
 	})
-	return label, err
+}
+
+// OnDialog sets how the tab answers the page's dialogs from now on:
+// "accept", "dismiss", {accept, promptText}, or such answers by dialog
+// type ({confirm: "accept", beforeunload: "accept"}; types left out are
+// dismissed). Accepting is acting on the page as the user would, so it
+// needs the forms grant; without it every dialog is dismissed.
+func (a *formsAPI) OnDialog(ctx context.Context, id string, answer any) error {
+	p, err := dialogPolicyOf(answer)
+	if err != nil {
+		return err
+	}
+	rt, _, err := a.r.tab(ctx, id)
+	if err != nil {
+		return err
+	}
+	rt.dmu.Lock()
+	rt.dialogs = p
+	rt.dmu.Unlock()
+	return nil
 }
 
 func (a *formsAPI) Click(ctx context.Context, id string, target map[string]any, opts map[string]any) error {
@@ -805,6 +986,154 @@ func errCode(err error) string {
 		return te.Code
 	case errors.Is(err, cdp.ErrNotFound):
 		return CodeNotFound
+	case errors.Is(err, cdp.ErrNotAFile):
+		return CodeInvalid
 	}
 	return "error"
+}
+
+// dialogPolicy is how a run's tab answers dialogs: one answer for every
+// type, or answers by type. The zero value dismisses everything.
+type dialogPolicy struct {
+	all    *cdp.DialogAnswer
+	byType map[string]cdp.DialogAnswer
+}
+
+// dialogTypes are the dialogs a page can open.
+var dialogTypes = []string{"alert", "confirm", "prompt", "beforeunload"}
+
+// answerDialog is the tab's cdp.DialogHandler. The cdp layer dismisses
+// whatever it answers on a document outside sites=.
+func (t *runTab) answerDialog(d cdp.Dialog) cdp.DialogAnswer {
+	t.dmu.Lock()
+	defer t.dmu.Unlock()
+	if a, ok := t.dialogs.byType[d.Type]; ok {
+		return a
+	}
+	if t.dialogs.all != nil {
+		return *t.dialogs.all
+	}
+	return cdp.DialogAnswer{}
+}
+
+// dialogPolicyOf reads tab.onDialog's argument.
+func dialogPolicyOf(v any) (dialogPolicy, error) {
+	bad := func(format string, args ...any) (dialogPolicy, error) {
+		return dialogPolicy{}, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.onDialog: "+format+
+			`; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`, args...)
+	}
+	if m, ok := v.(map[string]any); ok && len(m) > 0 {
+		if _, isAnswer := m["accept"]; !isAnswer {
+			p := dialogPolicy{byType: map[string]cdp.DialogAnswer{}}
+			for k, x := range m {
+				if !slices.Contains(dialogTypes, k) {
+					return bad("%q is not a dialog type (alert, confirm, prompt, beforeunload)", k)
+				}
+				a, err := dialogAnswerOf(x)
+				if err != nil {
+					return bad("%s: %v", k, err)
+				}
+				p.byType[k] = a
+			}
+			return p, nil
+		}
+	}
+	a, err := dialogAnswerOf(v)
+	if err != nil {
+		return bad("%v", err)
+	}
+	return dialogPolicy{all: &a}, nil
+}
+
+func dialogAnswerOf(v any) (cdp.DialogAnswer, error) {
+	switch x := v.(type) {
+	case string:
+		switch x {
+		case "accept":
+			return cdp.DialogAnswer{Accept: true}, nil
+		case "dismiss":
+			return cdp.DialogAnswer{}, nil
+		}
+		return cdp.DialogAnswer{}, fmt.Errorf("unknown answer %q", x)
+	case map[string]any:
+		var a cdp.DialogAnswer
+		for k, y := range x {
+			switch k {
+			case "accept":
+				b, ok := y.(bool)
+				if !ok {
+					return a, errors.New("accept must be true or false")
+				}
+				a.Accept = b
+			case "promptText":
+				s, ok := y.(string)
+				if !ok {
+					return a, errors.New("promptText must be a string")
+				}
+				a.PromptText = s
+			default:
+				return a, fmt.Errorf("unknown key %q", k)
+			}
+		}
+		if _, ok := x["accept"]; !ok {
+			return a, errors.New("an answer object needs accept")
+		}
+		return a, nil
+	}
+	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %T", v)
+}
+
+// grantedFile resolves a path a script gave tab.setFiles: relative to the
+// script's folder, like its read= grants, with every link followed. It
+// returns the real path of a regular file under one of the run's read=
+// grants (where the script could read it itself), and refuses the rest:
+// not_granted outside them (or inside the host's own data), not_found for
+// nothing there, invalid for a folder or a malformed path.
+func (r *Run) grantedFile(p string) (string, error) {
+	if p == "" || strings.ContainsRune(p, 0) {
+		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: %q is not a path", p)
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(filepath.Dir(r.header.ScriptPath), p)
+	}
+	_, real, err := pathguard.Resolve(abs)
+	if err != nil {
+		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: cannot resolve %q: %v", p, err)
+	}
+	granted := slices.ContainsFunc(r.header.Read, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) })
+	if granted && slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) }) {
+		granted = false
+	}
+	if !granted {
+		perm := "read=" + p
+		if strings.ContainsAny(p, " \t\"") {
+			perm = "read=" + strconv.Quote(p)
+		}
+		// permission names the key the SDK's NotGrantedError tells the
+		// script to add.
+		return "", capnweb.Errorf(capnweb.NameError, map[string]any{"code": CodeNotGranted, "permission": perm},
+			"tab.setFiles gives a page only files the script may read: %q is not under its read= grants", p)
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", codeErr(CodeNotFound, capnweb.NameError, "tab.setFiles: there is no file %q", p)
+	case err != nil:
+		return "", codeErr(CodeInvalid, capnweb.NameError, "tab.setFiles: %q: %v", p, err)
+	case !fi.Mode().IsRegular():
+		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: %q is not a file", p)
+	}
+	return real, nil
+}
+
+// errCodeOf is the code of an error made by codeErr.
+func errCodeOf(err error) string {
+	var ce *capnweb.Error
+	if errors.As(err, &ce) {
+		if c, ok := ce.Props["code"].(string); ok {
+			return c
+		}
+	}
+	return errCode(err)
 }
