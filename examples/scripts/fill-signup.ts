@@ -7,7 +7,8 @@
 import { context, NotCommittedError, tabs } from "tranquil/automation";
 
 const tab = await tabs.active();
-await tab.goto(new URL("signup.html", await tab.url()).href);
+const page = await tab.goto(new URL("signup.html", await tab.url()).href);
+if (page.status !== 200) throw new Error(`the sign-up page answered ${page.status}`);
 
 const wrong = await tab.fill({ label: "Email" }, "ada@");
 console.log(`"ada@" → invalid: ${wrong.invalid}, the page says: ${wrong.errorText}`);
