@@ -15,7 +15,11 @@
 //   - [Browser.AttachWith] and [Browser.NewTabWith] give a [Tab] whose page actions are checked
 //     against its [TabOptions] (sites, log); [Browser.Attach] and [Browser.NewTab] use the zero
 //     options; [Browser.Targets] lists pages.
-//   - [Tab.Evaluate], [Tab.Goto], [Tab.WaitForNavigation], [Tab.WaitNavigated], [Tab.WaitFor], [Tab.Screenshot].
+//   - [Tab.Evaluate], [Tab.Goto] (with the document's [Response]), [Tab.WaitForNavigation], [Tab.WaitNavigated],
+//     [Tab.WaitFor], [Tab.Screenshot].
+//   - [Tab.Text], [Tab.Value], [Tab.Attribute], [Tab.Checked], [Tab.IsVisible], [Tab.Count], [Tab.WaitVisible]:
+//     readers in the isolated world; [Tab.SetFiles] fills a file input.
+//   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default).
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
 //     [Tab.Resolve]: the form runtime.
