@@ -57,6 +57,13 @@ const (
 	CodeDisabled = "disabled"
 	// CodeNoOption is a select option that is not there.
 	CodeNoOption = "no_option"
+	// CodeReadonly is a field that does not take text (read-only, or not a
+	// text field); CodeNotStable a target that kept moving until the
+	// action's timeout.
+	CodeReadonly  = "readonly"
+	CodeNotStable = "not_stable"
+	// CodeMissingPart is a custom dropdown's part that is not there.
+	CodeMissingPart = "missing_part"
 )
 
 // browsers shares one CDP connection per endpoint among all runs, and one

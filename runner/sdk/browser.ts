@@ -18,12 +18,18 @@ import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
  * - `{ testId: "submit" }`: the data-testid attribute
  * - `{ ref: "…" }`: a reference the host handed out earlier; it goes stale
  *   when the page navigates or removes the element (code "stale_ref")
+ *
+ * Roles and names (and labels) are the ones the browser computes for screen
+ * readers, through open and closed shadow roots. A name matches when it
+ * contains the one given, ignoring case, and a whole match wins over a
+ * partial one; with `exact: true` only the whole name, case and all, after
+ * runs of white space are made one space.
  */
 export type Target =
-  | { label: string }
+  | { label: string; exact?: boolean }
   | { placeholder: string }
   | { name: string }
-  | { role: string; name?: string }
+  | { role: string; name?: string; exact?: boolean }
   | { text: string }
   | { selector: string }
   | { testId: string }
@@ -150,8 +156,14 @@ function checkTarget(api: string, target: unknown): Target {
     );
   if (target === null || typeof target !== "object" || Array.isArray(target)) throw bad("not an object");
   const out: Record<string, string> = {};
+  let exact: boolean | undefined;
   for (const [k, v] of Object.entries(target)) {
     if (v === undefined) continue;
+    if (k === "exact") {
+      if (typeof v !== "boolean") throw bad(`"exact" must be true or false`);
+      exact = v;
+      continue;
+    }
     if (!(TARGET_KEYS as readonly string[]).includes(k)) throw bad(`unknown key "${k}"`);
     if (typeof v !== "string" || v === "") throw bad(`"${k}" must be a non-empty string`);
     out[k] = v;
@@ -159,6 +171,10 @@ function checkTarget(api: string, target: unknown): Target {
   const keys = Object.keys(out);
   const ways = keys.filter((k) => k !== "name" || !("role" in out)).length;
   if (ways !== 1) throw bad(ways === 0 ? "no way to find the element" : "more than one way to find the element");
+  if (exact !== undefined) {
+    if (!("role" in out) && !("label" in out)) throw bad(`"exact" goes with { role, name } or { label }`);
+    return { ...out, exact } as Target;
+  }
   return out as Target;
 }
 

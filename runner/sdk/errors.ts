@@ -114,6 +114,13 @@ export type TabErrorCode =
   | "hidden"
   | "disabled"
   | "no_option"
+  | "readonly"
+  | "not_stable"
+  | "not_editable"
+  | "not_focusable"
+  | "missing_part"
+  | "not_select"
+  | "limit_exceeded"
   // deno-lint-ignore ban-types
   | (string & {});
 
