@@ -4,6 +4,10 @@
 DENO_VERSION := 2.9.6
 TOOLS        := $(CURDIR)/.tools
 DENO         := $(TOOLS)/node_modules/.bin/deno
+# Component libraries the browser tests build their pages from, served on
+# loopback (cdp/libs_test.go); pinned, installed from npm.
+TESTLIBS     := $(TOOLS)/testlibs
+TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1
 GO           ?= go
 GOFLAGS_TEST ?= -race -timeout 20m
 
@@ -15,7 +19,7 @@ all: test
 
 # tools is idempotent: it installs Deno from npm into .tools/ and, when no
 # chromium is on PATH and apt is usable, installs Debian's chromium.
-tools: $(DENO)
+tools: $(DENO) $(TESTLIBS)/.installed
 	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$TRANQUIL_CHROMIUM" ]; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			echo "installing chromium with apt-get"; \
@@ -24,6 +28,12 @@ tools: $(DENO)
 			echo "chromium not found and apt-get is not usable; install it and/or set TRANQUIL_CHROMIUM" >&2; \
 		fi; \
 	fi
+
+$(TESTLIBS)/.installed:
+	mkdir -p $(TESTLIBS)
+	cd $(TESTLIBS) && [ -f package.json ] || echo '{"private":true}' > $(TESTLIBS)/package.json
+	cd $(TESTLIBS) && npm install --no-audit --no-fund --ignore-scripts --save-exact $(TESTLIB_PKGS)
+	@touch $@
 
 $(DENO):
 	mkdir -p $(TOOLS)
