@@ -117,26 +117,11 @@ func serve(path, html string) string {
 	return site.URL + path
 }
 
-// newTab opens a tab on the shared browser, closed when the test ends.
+// newTab opens a tab on the shared browser at url (blank when empty),
+// closed when the test ends.
 func newTab(t *testing.T, url string) *Tab {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	tab, err := sharedConn.NewTab(ctx, "about:blank")
-	if err != nil {
-		t.Fatalf("new tab: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = tab.Close(ctx)
-	})
-	if url != "" {
-		if _, err := tab.Goto(ctx, url, Load); err != nil {
-			t.Fatalf("goto %s: %v", url, err)
-		}
-	}
-	return tab
+	return newTabWith(t, url, TabOptions{})
 }
 
 func tctx(t *testing.T, d time.Duration) context.Context {

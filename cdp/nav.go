@@ -133,15 +133,7 @@ func (t *Tab) WaitForNavigation(ctx context.Context, waitUntil WaitUntil, trigge
 			return err
 		}
 	}
-	return t.waitState(ctx, func() bool {
-		if t.navSeq == start {
-			return false
-		}
-		seen, newDoc := t.lifecycle[t.loader]
-		// A same-document navigation bumps navSeq without a new loader; the
-		// current loader then has long passed its load states.
-		return !newDoc || seen[name] || seen["load"]
-	}, "navigation")
+	return t.waitNavigationSince(ctx, start, name)
 }
 
 // WaitNavigated waits until a navigation of the main frame that started
@@ -157,11 +149,19 @@ func (t *Tab) WaitNavigated(ctx context.Context, waitUntil WaitUntil) error {
 	t.mu.Lock()
 	start := t.actionMark
 	t.mu.Unlock()
+	return t.waitNavigationSince(ctx, start, name)
+}
+
+// waitNavigationSince waits until the main frame has navigated since navSeq
+// was start and its current document reached the lifecycle state name.
+func (t *Tab) waitNavigationSince(ctx context.Context, start int, name string) error {
 	return t.waitState(ctx, func() bool {
 		if t.navSeq == start {
 			return false
 		}
 		seen, newDoc := t.lifecycle[t.loader]
+		// A same-document navigation bumps navSeq without a new loader; the
+		// current loader then has long passed its load states.
 		return !newDoc || seen[name] || seen["load"]
 	}, "navigation")
 }
