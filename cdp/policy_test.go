@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafredri/cdp/protocol/page"
+
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -269,5 +271,35 @@ func TestPressKeyDryRunPressesNothingAndLogsNoKey(t *testing.T) {
 	}
 	if strings.Join(presses, ",") != "dry-run,ok" {
 		t.Fatalf("press outcomes %v", presses)
+	}
+}
+
+// TestRefusedDocumentIsTakenAway commits a data: document the way a
+// history entry would, past Goto's check: the tab takes it off the frame
+// and logs the refusal.
+func TestRefusedDocumentIsTakenAway(t *testing.T) {
+	ctx := tctx(t, 20*time.Second)
+	var mu sync.Mutex
+	var logged []Action
+	tab := newTabWith(t, serve("/refused-doc", `<title>start</title>`), TabOptions{Log: func(a Action) {
+		mu.Lock()
+		logged = append(logged, a)
+		mu.Unlock()
+	}})
+	if _, err := tab.c.Page.Navigate(ctx, page.NewNavigateArgs("data:text/html,<title>data</title>")); err != nil {
+		t.Fatal(err)
+	}
+	err := tab.waitState(ctx, func() bool { return tab.url == "about:blank" }, "the refused document to go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	found := false
+	for _, a := range logged {
+		found = found || a.Method == "navigate" && a.Outcome == "navigation_blocked" && a.Target == "data:"
+	}
+	if !found {
+		t.Errorf("the refusal is logged: %+v", logged)
 	}
 }
