@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 func loopbackServer(html string) *httptest.Server {
@@ -20,6 +21,7 @@ func loopbackServer(html string) *httptest.Server {
 	}
 	s := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", testenv.LoopbackCSP)
 		fmt.Fprint(w, html)
 	})}}
 	s.Start()

@@ -51,7 +51,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	site = &httptest.Server{Listener: ln, Config: &http.Server{Handler: pages}}
+	site = &httptest.Server{Listener: ln, Config: &http.Server{Handler: testenv.LoopbackOnly(pages)}}
 	site.Start()
 	defer site.Close()
 	siteOther = strings.Replace(site.URL, "127.0.0.1", "localhost", 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -144,7 +145,7 @@ navigator.sendBeacon("`+target+`/beacon", "x");
 new Image().src = "`+target+`/image";
 setTimeout(() => { location.href = "`+target+`/location"; }, 50);
 </script>`)
-	site := httptest.NewServer(mux)
+	site := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(site.Close)
 
 	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) {
@@ -216,7 +217,7 @@ func TestBoundarySitesPerDocument(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<title>%s</title><label for=f>Name</label><input id=f><h1>%s</h1>`, r.Host, r.URL.Path)
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	allowed := "http://127.0.0.1:" + port
@@ -282,7 +283,7 @@ func TestBoundaryDownloadsDenied(t *testing.T) {
 		fmt.Fprint(w, "written by a script")
 		served <- struct{}{}
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(srv.Close)
 	e := newBrowserEnv(t)
 	entry := e.run(t, "download.ts", `// @permissions browser forms

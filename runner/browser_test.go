@@ -78,7 +78,7 @@ f.addEventListener("blur", () => { f.value = state; });
 	page("/upload", `<title>Upload</title>
 <label for=cv>CV</label><input type=file id=cv style="display:none">
 <select multiple aria-label=Toppings><option>Olives</option><option>Basil</option><option>Chili</option></select>`)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -50,6 +50,7 @@ func main() {
 	check(err)
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline' data:")
 		fmt.Fprint(w, formPage)
 	})}}
 	srv.Start()

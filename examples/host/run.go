@@ -313,7 +313,13 @@ func serve(dir string) (*http.Server, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	files := http.FileServer(http.Dir(dir))
+	// The demo pages load only from loopback, whatever a page holds.
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline' data:; form-action 'self'")
+		files.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) // ends when srv.Close closes the listener
 	return srv, "http://" + ln.Addr().String() + "/", nil
 }

@@ -3,6 +3,7 @@ package testenv
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,18 @@ func ChromiumWithPort(t testing.TB) string {
 	}
 	t.Fatal("chromium published no DevTools port within 30s")
 	return ""
+}
+
+// LoopbackCSP is the Content-Security-Policy of every test page: it loads
+// and connects only to loopback (inline code, data: and blob: included),
+// so a page that went wrong cannot reach past this machine.
+const LoopbackCSP = "default-src 'self' http://127.0.0.1:* http://localhost:* ws://127.0.0.1:* ws://localhost:* " +
+	"data: blob: 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:*"
+
+// LoopbackOnly serves h with LoopbackCSP on every response.
+func LoopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", LoopbackCSP)
+		h.ServeHTTP(w, r)
+	})
 }
