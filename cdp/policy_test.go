@@ -303,3 +303,32 @@ func TestRefusedDocumentIsTakenAway(t *testing.T) {
 		t.Errorf("the refusal is logged: %+v", logged)
 	}
 }
+
+// TestDevToolsSocketRefusesOtherOrigins backs a line of the security
+// model: page code on another origin cannot open a browser's DevTools
+// WebSocket even knowing its address; only a document on the endpoint's
+// own origin could, and that is what the gateway refuses.
+func TestDevToolsSocketRefusesOtherOrigins(t *testing.T) {
+	ctx := tctx(t, 60*time.Second)
+	p := launchWithPort(t)
+	b, err := Connect(ctx, p.Endpoint(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tab, err := b.NewTab(ctx, serve("/devtools-ws", `<title>ws</title>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tab.Evaluate(ctx, `(url) => new Promise((resolve) => {
+  const ws = new WebSocket(url);
+  ws.onopen = () => { ws.close(); resolve("open"); };
+  ws.onerror = () => resolve("refused");
+})`, p.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `"refused"` {
+		t.Fatalf("a page on another origin opened the DevTools socket: %s", got)
+	}
+}
