@@ -3,7 +3,6 @@ package cdp
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -35,14 +34,7 @@ func bigPage() string {
 // run. Target: p50 ratio ≤ 1.0. Playwright comes from bench/browser (its
 // run installs it).
 func BenchmarkRoleLookup(b *testing.B) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	peers := filepath.Join(root, "bench", "browser")
-	if _, err := os.Stat(filepath.Join(peers, "node_modules", "playwright-core")); err != nil {
-		b.Fatalf("playwright-core is not installed: run bench/browser/run (npm install in %s)", peers)
-	}
+	peers := testenv.BrowserPeers(b, "playwright-core")
 	chromium, err := testenv.LookChromium()
 	if err != nil {
 		b.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)

@@ -25,14 +25,7 @@ import (
 // 2. The peers live in bench/browser (npm install there first;
 // bench/browser/run does).
 func BenchmarkBrowserPeers(b *testing.B) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	peers := filepath.Join(root, "bench", "browser")
-	if _, err := os.Stat(filepath.Join(peers, "node_modules", "puppeteer-core")); err != nil {
-		b.Fatalf("the peers are not installed: run bench/browser/run (npm install in %s)", peers)
-	}
+	peers := testenv.BrowserPeers(b, "puppeteer-core", "playwright-core")
 	e := newBrowserEnv(b)
 	ctx := context.Background()
 	active, err := e.tabs.Active(ctx, runner.RunInfo{})

@@ -197,3 +197,21 @@ func LoopbackOnly(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// BrowserPeers returns bench/browser, where the Node.js peers of the
+// browser benchmarks live, failing tb when any of pkgs is not installed
+// there.
+func BrowserPeers(tb testing.TB, pkgs ...string) string {
+	tb.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := filepath.Join(root, "bench", "browser")
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", p)); err != nil {
+			tb.Fatalf("%s is not installed: run bench/browser/run (npm install in %s)", p, dir)
+		}
+	}
+	return dir
+}
