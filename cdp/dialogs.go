@@ -130,12 +130,9 @@ const dialogExcerpt = 40
 // dialogTarget describes a dialog for the log: its type and the start of
 // its message, escaped so that it shows as the text it is.
 func dialogTarget(d Dialog) string {
-	msg := strings.Join(strings.Fields(d.Message), " ")
+	msg := norm(d.Message)
 	if msg == "" {
 		return d.Type
 	}
-	if r := []rune(msg); len(r) > dialogExcerpt {
-		msg = string(r[:dialogExcerpt]) + "…"
-	}
-	return d.Type + ": " + display.Line(msg)
+	return d.Type + ": " + display.Line(shorten(msg, dialogExcerpt))
 }

@@ -273,10 +273,10 @@ func (e *SiteError) Error() string {
 
 func (e *SiteError) Is(target error) bool { return target == ErrSiteNotAllowed }
 
-// shorten cuts s to at most n bytes for a message.
+// shorten cuts s to at most n characters for a message, never inside one.
 func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
-	return s[:n] + "…"
+	return s
 }
