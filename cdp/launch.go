@@ -189,6 +189,9 @@ func sandboxArgs() []string {
 // the owner file inside, it marks the directories a Launcher may sweep.
 const profilePrefix = "tranquil-browser-"
 
+// profileTmp is the browser's TMPDIR, inside its profile directory.
+const profileTmp = "tmp"
+
 // ownerFile records, inside a profile directory, which host process created
 // it and which browser uses it.
 const ownerFile = "tranquil-owner"
@@ -221,11 +224,17 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 		os.RemoveAll(dataDir)
 		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}
+	// Chromium keeps its singleton socket in an org.chromium.Chromium.*
+	// directory under TMPDIR and never removes it; inside the profile it
+	// goes with the profile at Close or in a sweep.
+	tmp := filepath.Join(dataDir, profileTmp)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		os.RemoveAll(dataDir)
+		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+	}
 	cmd := exec.Command(s.path)
 	cmd.SysProcAttr = sysProcAttr()
-	if len(s.env) > 0 {
-		cmd.Env = append(os.Environ(), s.env...)
-	}
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), s.env...)
 	args := []string{"--user-data-dir=" + dataDir}
 	var pp *pipePair
 	if s.pipe {
@@ -562,6 +571,7 @@ func (p *BrowserProcess) stop(grace time.Duration) error {
 // hold files in it briefly after the leader is reaped, so it retries for a
 // second. A directory already gone is success.
 func (p *BrowserProcess) removeProfile() error {
+	removeSingletonDir(p.dataDir)
 	var err error
 	for i := 0; i < 20; i++ {
 		if err = os.RemoveAll(p.dataDir); err == nil {
@@ -570,6 +580,24 @@ func (p *BrowserProcess) removeProfile() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("cdp: remove profile: %w", err)
+}
+
+// removeSingletonDir removes the directory the profile's singleton socket
+// lives in when that is outside the profile (the environment set TMPDIR,
+// or the profile predates the browser's own TMPDIR): Chromium never
+// removes it. Only a directory named as Chromium names it is touched.
+func removeSingletonDir(profile string) {
+	target, err := os.Readlink(filepath.Join(profile, "SingletonSocket"))
+	if err != nil || !filepath.IsAbs(target) {
+		return
+	}
+	dir := filepath.Dir(target)
+	if strings.HasPrefix(dir, profile+string(filepath.Separator)) {
+		return
+	}
+	if base := filepath.Base(dir); strings.HasPrefix(base, "org.chromium.Chromium.") || strings.HasPrefix(base, "com.google.Chrome.") {
+		os.RemoveAll(dir)
+	}
 }
 
 // stderrTail keeps the last bytes of a process's stderr for diagnostics and

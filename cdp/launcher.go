@@ -481,6 +481,7 @@ func (l *Launcher) Sweep() ([]string, error) {
 		if !ok || host == os.Getpid() || pidAlive(host) || pidAlive(browser) {
 			continue
 		}
+		removeSingletonDir(p)
 		if os.RemoveAll(p) == nil {
 			removed = append(removed, p)
 		}
