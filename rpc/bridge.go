@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -66,8 +67,9 @@ type Config struct {
 	// HandshakeTimeout bounds the time from connect to a complete AUTH
 	// frame. Zero means DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
-	// MaxSessions bounds authenticated sessions; more are refused with
-	// StatusBusy. Zero means DefaultMaxSessions.
+	// MaxSessions bounds authenticated sessions. A connection finding
+	// them all taken waits, within HandshakeTimeout, for one to end, and
+	// is refused with StatusBusy only then. Zero means DefaultMaxSessions.
 	MaxSessions int
 	// MaxPending bounds connections still in the handshake on the shared
 	// path (URL). When full, the oldest of them is dropped, so silent
@@ -105,6 +107,7 @@ type Bridge struct {
 	port   uint16
 	tokens tokenTable
 	log    *slog.Logger
+	refuse refusalLog
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -116,6 +119,7 @@ type Bridge struct {
 	pending  []*pendingConn           // handshakes on the shared path, oldest first
 	routes   map[route][]*pendingConn // handshakes on each run's route, oldest first
 	revoked  map[string]time.Time
+	freed    chan struct{} // closed when a session slot frees; nil when none waits
 
 	started atomic.Int64
 }
@@ -176,6 +180,7 @@ func New(cfg Config) (*Bridge, error) {
 		port:     uint16(ln.Addr().(*net.TCPAddr).Port),
 		tokens:   tokenTable{ttl: cfg.TokenTTL, now: time.Now},
 		log:      cfg.Logger,
+		refuse:   refusalLog{log: cfg.Logger},
 		sessions: map[*live]struct{}{},
 		routes:   map[route][]*pendingConn{},
 		revoked:  map[string]time.Time{},
@@ -298,6 +303,7 @@ func (b *Bridge) Close() error {
 		s.Abort(ErrClosed)
 	}
 	b.wg.Wait()
+	b.refuse.flush()
 	return err
 }
 
@@ -316,7 +322,10 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	rt, routed, status, why := b.checkRequest(r)
 	if status != 0 {
-		b.log.Warn("rpc: refused connection before upgrade", "reason", why, "remote", r.RemoteAddr)
+		// The reason's first word is its kind (method, path, host, …); the
+		// rest is the client's, which must not make kinds without bound.
+		kind, _, _ := strings.Cut(why, " ")
+		b.refuse.warn("rpc: refused connection before upgrade ("+kind+")", "reason", why, "remote", r.RemoteAddr)
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 		h.Set("X-Frame-Options", "DENY")
@@ -374,12 +383,12 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	// session write queued frames with one system call.
 	ws, err := capnweb.AcceptWebSocket(w, r, &websocket.AcceptOptions{}, b.cfg.ReadLimit)
 	if err != nil {
-		b.log.Warn("rpc: upgrade failed", "error", err, "remote", r.RemoteAddr)
+		b.refuse.warn("rpc: upgrade failed", "error", err, "remote", r.RemoteAddr)
 		return
 	}
 	c := ws.Conn()
 	fail := func(why string, args ...any) {
-		b.log.Warn("rpc: refused connection: "+why, append(args, "remote", r.RemoteAddr)...)
+		b.refuse.warn("rpc: refused connection: "+why, append(args, "remote", r.RemoteAddr)...)
 		if hctx.Err() != nil {
 			c.CloseNow() // silent or slow client: no close handshake to wait on
 			return
@@ -409,8 +418,8 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 		return
 	}
 	l := &live{}
-	if !b.reserve(l) {
-		b.log.Warn("rpc: refused connection: too many sessions", "max", b.cfg.MaxSessions)
+	if !b.reserve(hctx, l) {
+		b.refuse.warn("rpc: refused connection: too many sessions", "max", b.cfg.MaxSessions)
 		c.Close(StatusBusy, "too many sessions")
 		return
 	}
@@ -487,15 +496,32 @@ func readFirst(ctx context.Context, c *websocket.Conn) (websocket.MessageType, [
 
 // reserve takes a session slot before the token is claimed, so that a
 // busy refusal does not burn the token and Revoke sees the run from the
-// moment it is claimed.
-func (b *Bridge) reserve(l *live) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed || len(b.sessions) >= b.cfg.MaxSessions {
-		return false
+// moment it is claimed. When every slot is taken it waits until ctx ends
+// for one to free: a run that starts as another ends must not fail while
+// the ended session winds down.
+func (b *Bridge) reserve(ctx context.Context, l *live) bool {
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return false
+		}
+		if len(b.sessions) < b.cfg.MaxSessions {
+			b.sessions[l] = struct{}{}
+			b.mu.Unlock()
+			return true
+		}
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return false
+		}
 	}
-	b.sessions[l] = struct{}{}
-	return true
 }
 
 // bind names the run a reserved slot serves; it reports false when the run
@@ -521,6 +547,75 @@ func (b *Bridge) untrack(l *live) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.sessions, l)
+	if b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
+}
+
+// Each kind of refused connection is logged at most refusalBurst times
+// per refusalWindow; the rest are counted and summed up in one line.
+const (
+	refusalWindow = time.Minute
+	refusalBurst  = 5
+)
+
+// refusalLog keeps refused connections from growing the log without
+// bound, since any local process can open them. Kinds are the messages,
+// which are fixed strings (details go in the attributes), so there are
+// few. It starts no goroutine: a window's summary is written by the first
+// refusal after it, or by Close.
+type refusalLog struct {
+	log *slog.Logger
+
+	mu      sync.Mutex
+	start   time.Time      // of the current window
+	logged  map[string]int // refusals logged in full in it, by message
+	dropped map[string]int // refusals counted instead, by message
+}
+
+func (r *refusalLog) warn(msg string, args ...any) {
+	r.mu.Lock()
+	if now := time.Now(); now.Sub(r.start) >= refusalWindow {
+		r.flushLocked()
+		r.start = now
+		clear(r.logged)
+	}
+	if r.logged == nil {
+		r.logged, r.dropped = map[string]int{}, map[string]int{}
+	}
+	if r.logged[msg] < refusalBurst {
+		r.logged[msg]++
+		r.mu.Unlock()
+		r.log.Warn(msg, args...)
+		return
+	}
+	r.dropped[msg]++
+	r.mu.Unlock()
+}
+
+// flush writes the summary of the current window, if it counted any.
+func (r *refusalLog) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushLocked()
+}
+
+func (r *refusalLog) flushLocked() {
+	total := 0
+	for _, n := range r.dropped {
+		total += n
+	}
+	if total == 0 {
+		return
+	}
+	reasons := make([]any, 0, 2*len(r.dropped))
+	for _, why := range slices.Sorted(maps.Keys(r.dropped)) {
+		reasons = append(reasons, why, r.dropped[why])
+	}
+	r.log.Warn("rpc: refused more connections than were logged", "count", total, "since", r.start.UTC().Format(time.RFC3339),
+		slog.Group("reasons", reasons...))
+	clear(r.dropped)
 }
 
 // addPending registers a connection in its handshake. Connections compete

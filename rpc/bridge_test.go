@@ -498,7 +498,7 @@ func TestDenyWhenSDKLacksCapability(t *testing.T) {
 }
 
 func TestSessionLimit(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 1})
+	r := newRig(t, Config{MaxSessions: 1, HandshakeTimeout: 500 * time.Millisecond})
 	t1, _ := r.b.Mint(principal("run1", permissions.CapUI))
 	t2, _ := r.b.Mint(principal("run2", permissions.CapUI))
 	reply, err := auth(t, dial(t, r.b, nil), t1, hello(allCaps...))
@@ -508,6 +508,51 @@ func TestSessionLimit(t *testing.T) {
 	_, err = auth(t, dial(t, r.b, nil), t2, hello(allCaps...))
 	assert.Equal(t, StatusBusy, websocket.CloseStatus(err))
 	assert.Equal(t, 1, r.b.Stats().Tokens, "a busy refusal does not burn the token")
+}
+
+func TestSessionLimitWaitsForASlot(t *testing.T) {
+	r := newRig(t, Config{MaxSessions: 1, HandshakeTimeout: 10 * time.Second})
+	t1, _ := r.b.Mint(principal("run1", permissions.CapUI))
+	t2, _ := r.b.Mint(principal("run2", permissions.CapUI))
+	reply, err := auth(t, dial(t, r.b, nil), t1, hello(allCaps...))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(reply, "OK "))
+	second := make(chan error, 1)
+	go func() {
+		reply, err := auth(t, dial(t, r.b, nil), t2, hello(allCaps...))
+		if err == nil && !strings.HasPrefix(reply, "OK ") {
+			err = fmt.Errorf("reply %q", reply)
+		}
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		t.Fatalf("the second run did not wait for the first to end: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// The first run ends: its slot goes to the one waiting.
+	r.b.Revoke("run1")
+	select {
+	case err := <-second:
+		require.NoError(t, err)
+	case <-time.After(8 * time.Second):
+		t.Fatal("the waiting run never got the freed slot")
+	}
+}
+
+func TestRefusalsAreSummarised(t *testing.T) {
+	r := newRig(t, Config{})
+	const n = 40
+	for range n {
+		_, err := auth(t, dial(t, r.b, nil), strings.Repeat("a", TokenLen), hello(allCaps...))
+		refused(t, err)
+	}
+	require.NoError(t, r.b.Close())
+	logs := r.logs.String()
+	assert.Equal(t, refusalBurst, strings.Count(logs, `msg="rpc: refused connection: token rejected"`), logs)
+	assert.Equal(t, 1, strings.Count(logs, "refused more connections than were logged"), logs)
+	assert.Contains(t, logs, fmt.Sprintf("count=%d", n-refusalBurst))
+	assert.Contains(t, logs, fmt.Sprintf(`"reasons.rpc: refused connection: token rejected"=%d`, n-refusalBurst))
 }
 
 func TestRevokeEndsLiveCallOnBothSides(t *testing.T) {
