@@ -86,7 +86,8 @@ type Config struct {
 	// MinMemoryMB (768) is refused by New.
 	MemoryMB int
 	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
-	// queue. Zero means DefaultMaxConcurrent (4).
+	// queue. Zero means DefaultMaxConcurrent (4). The bridge takes a
+	// session for each.
 	MaxConcurrent int
 	// MaxBackgroundTabs bounds background tabs open at once across all
 	// runs; more tabs.open calls wait in a FIFO queue. Zero means
@@ -227,7 +228,11 @@ func New(cfg Config) (*Manager, error) {
 	}
 	reg := &rpc.Registry{}
 	m.registerCapabilities(reg)
-	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession})
+	// Each executing run holds one session, so the bridge takes at least
+	// as many as may execute; a run starting as another ends waits in the
+	// bridge for that session's slot.
+	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession,
+		MaxSessions: max(rpc.DefaultMaxSessions, cfg.MaxConcurrent)})
 	if err != nil {
 		m.closeHistory()
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc"
 )
 
 // fakeHost records what scripts asked the host to do.
@@ -452,6 +453,48 @@ func TestQueueBeyondMaxConcurrency(t *testing.T) {
 		want = append(want, r.ID())
 	}
 	assert.Equal(t, want, order, "FIFO")
+}
+
+func TestMoreThanTheBridgeDefaultRunAtOnce(t *testing.T) {
+	n := rpc.DefaultMaxSessions + 8
+	e := newMgr(t, func(c *Config) { c.MaxConcurrent = n })
+	// Every run holds its session until all of them hold one.
+	p := e.script(t, "hold.ts", `// @permissions clipboard read=go
+import { clipboard } from "tranquil/automation";
+await clipboard.read();
+for (;;) {
+  try { Deno.statSync("go"); break; } catch { await new Promise((r) => setTimeout(r, 50)); }
+}
+`)
+	runs := make([]*Run, n)
+	for i := range runs {
+		r, err := e.m.Start(context.Background(), Request{Script: p})
+		require.NoError(t, err)
+		runs[i] = r
+	}
+	ended := func() bool {
+		for _, r := range runs {
+			select {
+			case <-r.Done():
+				return true
+			default:
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for e.m.bridge.Stats().Sessions < n && !ended() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, n, e.m.bridge.Stats().Sessions, "every run held a session at once")
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "go"), nil, 0o644))
+	for _, r := range runs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		entry, err := r.Wait(ctx)
+		cancel()
+		require.NoError(t, err)
+		assert.Equal(t, history.StateSucceeded, entry.State, "%s %s", entry.Reason, entry.Output)
+	}
 }
 
 func TestSandbox(t *testing.T) {
