@@ -125,6 +125,9 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([
 	cmd.Env = m.baseEnv()
 	cmd.Dir = filepath.Dir(entry)
 	out, err := cmd.Output()
+	if derr := m.denoStartErr(err); derr != nil {
+		return nil, derr
+	}
 	if err != nil {
 		var ee *exec.ExitError
 		detail := err.Error()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -35,6 +36,11 @@ const (
 var (
 	// ErrNoDeno: no deno binary was found where the config allows looking.
 	ErrNoDeno = errors.New("runner: deno not found")
+	// ErrDenoUnusable: the deno binary cannot be run (not executable, not
+	// a program for this system, or broken). It is the host's
+	// installation that failed, never the script, so runs it stops end
+	// StateFailed.
+	ErrDenoUnusable = errors.New("runner: deno cannot be run")
 	// ErrClosed: the manager was closed.
 	ErrClosed = errors.New("runner: manager closed")
 	// ErrUnknownRun: no live run has that ID.
@@ -278,6 +284,9 @@ func resolveDeno(cfg Config) (string, error) {
 		if err != nil || fi.IsDir() {
 			return "", fmt.Errorf("%w: %s is not a file", ErrNoDeno, p)
 		}
+		if runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0 {
+			return "", fmt.Errorf("%w: %s is not executable; make it so (chmod +x) or point DenoPath at a working deno", ErrDenoUnusable, p)
+		}
 		return p, nil
 	}
 	if cfg.AllowPATH {
@@ -321,10 +330,24 @@ func (m *Manager) prepare(ctx context.Context) (SDKPaths, error) {
 	cmd.Env = append(m.baseEnv(), downloadEnv()...)
 	cmd.Dir = paths.Dir
 	if out, err := cmd.CombinedOutput(); err != nil {
+		if derr := m.denoStartErr(err); derr != nil {
+			return SDKPaths{}, derr
+		}
 		return SDKPaths{}, fmt.Errorf("runner: caching the SDK's dependencies: %w: %s", err, lastLine(string(out)))
 	}
 	m.sdk = &paths
 	return paths, nil
+}
+
+// denoStartErr says what is wrong when deno could not be started at all
+// (err from exec, not an exit of deno's): an ErrDenoUnusable naming the
+// binary and the fix. It returns nil for an exit status.
+func (m *Manager) denoStartErr(err error) error {
+	var ee *exec.ExitError
+	if err == nil || errors.As(err, &ee) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %v; reinstall it or point DenoPath at a working deno", ErrDenoUnusable, m.deno, errors.Unwrap(err))
 }
 
 // baseEnv is the environment every deno process gets: built from scratch,

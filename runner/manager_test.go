@@ -635,6 +635,49 @@ func TestResolveDeno(t *testing.T) {
 	assert.Equal(t, filepath.Join(filepath.Dir(deno), "deno"), got)
 	_, err = resolveDeno(Config{})
 	assert.ErrorIs(t, err, ErrNoDeno, "PATH is used only when allowed")
+
+	plain := filepath.Join(dir, "deno-0644")
+	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
+	_, err = resolveDeno(Config{DenoPath: plain})
+	require.ErrorIs(t, err, ErrDenoUnusable)
+	assert.Contains(t, err.Error(), "chmod +x", "the message says how to fix it")
+}
+
+// A deno that cannot be started is the host's failure, never the script's
+// refusal: the run fails, says how to fix it, and the host is told.
+func TestUnusableDenoFailsTheRun(t *testing.T) {
+	for name, breakIt := range map[string]func(path string){
+		"not a program":        func(string) {},
+		"no longer executable": func(p string) { require.NoError(t, os.Chmod(p, 0o644)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			deno := filepath.Join(root, "deno")
+			require.NoError(t, os.WriteFile(deno, []byte("this is not a program\n"), 0o755))
+			host := newFakeHost()
+			m, err := New(Config{DataDir: filepath.Join(root, "data"), DenoPath: deno, Host: Host{UI: host}})
+			require.NoError(t, err)
+			defer m.Close()
+			breakIt(deno)
+			script := filepath.Join(root, "s.ts")
+			require.NoError(t, os.WriteFile(script, []byte("// @permissions none\nconsole.log(1);\n"), 0o644))
+			r, err := m.Start(context.Background(), Request{Script: script})
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			entry, err := r.Wait(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, history.StateFailed, entry.State, entry.Reason)
+			assert.Contains(t, entry.Reason, "point DenoPath at a working deno")
+			assert.Contains(t, entry.Reason, deno)
+			select {
+			case msg := <-host.notified:
+				assert.Contains(t, msg, "point DenoPath at a working deno")
+			default:
+				t.Error("the host was not told")
+			}
+		})
+	}
 }
 
 func TestConfigValuesAreCheckedAndCorruptStateIsSetAside(t *testing.T) {

@@ -208,6 +208,16 @@ func (r *Run) finish(s history.State, reason string) {
 	close(r.done)
 }
 
+// fail ends a run the host could not carry out (its deno is unusable, the
+// SDK could not be laid down), and tells the host.
+func (r *Run) fail(reason string) {
+	r.mu.Lock()
+	r.entry.FirstError = reason
+	r.mu.Unlock()
+	r.finish(history.StateFailed, reason)
+	r.notifyFailure(reason)
+}
+
 // refuse ends a run that never started a process.
 func (r *Run) refuse(reason string) {
 	r.mu.Lock()
@@ -239,7 +249,8 @@ func (r *Run) execute(ctx context.Context) {
 	}
 	sdk, err := r.m.prepare(ctx)
 	if err != nil {
-		r.refuse(err.Error())
+		// The host's installation failed, not the script.
+		r.fail(err.Error())
 		return
 	}
 	entry := r.req.Script
@@ -253,7 +264,11 @@ func (r *Run) execute(ctx context.Context) {
 		entry = sel
 	}
 	if err := r.m.graphs.check(ctx, r.m, sdk, h, entry); err != nil {
-		r.refuse(err.Error())
+		if errors.Is(err, ErrDenoUnusable) {
+			r.fail(err.Error())
+		} else {
+			r.refuse(err.Error())
+		}
 		return
 	}
 
@@ -318,7 +333,7 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		r.finish(history.StateFailed, fmt.Sprintf("starting deno: %v", err))
+		r.fail(m.denoStartErr(err).Error()) // Start never reports an exit
 		return
 	}
 	endGroup, err := contain(cmd, m.cfg.MemoryMB, m.log)

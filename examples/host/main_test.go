@@ -407,6 +407,25 @@ func TestHostProgram(t *testing.T) {
 		assert.Equal(t, e.data, d.DataDir)
 	})
 
+	// A broken installation is the host's failure, not the script's
+	// refusal: exit 1, with the fix in the message.
+	t.Run("a deno that cannot run", func(t *testing.T) {
+		dir := t.TempDir()
+		plain := filepath.Join(dir, "deno-plain")
+		require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
+		res := e.host(t, "", "run", "--approve", "--deno", plain, e.script("page-info.ts"))
+		assert.Equal(t, exitFailed, res.code, res.stdout+res.stderr)
+		assert.Contains(t, res.stderr, plain+" is not executable")
+		assert.Contains(t, res.stderr, "chmod +x")
+
+		garbage := filepath.Join(dir, "deno-garbage")
+		require.NoError(t, os.WriteFile(garbage, []byte("not a program\n"), 0o755))
+		rec, res := e.runJSON(t, exitFailed, "--deno", garbage, e.script("page-info.ts"))
+		assert.Equal(t, "failed", string(rec.State))
+		assert.Contains(t, rec.Reason, "point DenoPath at a working deno")
+		assert.Contains(t, res.stderr, "point DenoPath at a working deno", "the host was told")
+	})
+
 	t.Run("usage errors", func(t *testing.T) {
 		assert.Equal(t, exitUsage, e.host(t, "", "run").code)
 		assert.Equal(t, exitUsage, e.host(t, "", "frobnicate").code)
