@@ -68,6 +68,10 @@ func (t *Tabs) Endpoint() string { return t.endpoint }
 // Browser returns the CDP connection, for hosts that drive tabs themselves.
 func (t *Tabs) Browser() *cdp.Browser { return t.conn }
 
+// Process returns the browser Launch started, for hosts that watch it; nil
+// for an attached browser.
+func (t *Tabs) Process() *cdp.BrowserProcess { return t.proc }
+
 // Shutdown ends the connection, and the browser if Launch started it.
 // (Close is the runner.Tabs method that closes one tab.)
 func (t *Tabs) Shutdown() error {

@@ -143,8 +143,19 @@ type envOptions struct {
 	// a user's or an Electron app's would be) instead of launching one
 	// over a pipe.
 	devtoolsPort bool
+	// byEndpoint has the host name the attached browser's endpoint for
+	// every tab instead of handing runs its own connection, so the runner
+	// connects itself (with devtoolsPort).
+	byEndpoint bool
 	// config adjusts the Manager's configuration.
 	config func(*runner.Config)
+}
+
+// endpointTabs names a tab's browser by its endpoint only.
+type endpointTabs struct{ *countingTabs }
+
+func (t endpointTabs) Target(ctx context.Context, run runner.RunInfo, id string) (runner.TabTarget, error) {
+	return runner.TabTarget{Endpoint: t.Endpoint(), TargetID: id}, nil
 }
 
 func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
@@ -183,6 +194,9 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 				e.outMu.Unlock()
 			}
 		},
+	}
+	if o.byEndpoint {
+		cfg.Host.Tabs = endpointTabs{e.tabs}
 	}
 	if o.config != nil {
 		o.config(&cfg)

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +76,12 @@ type browsers struct {
 	gateways map[*cdp.Browser]*cdp.Gateway
 }
 
-func (b *browsers) get(ctx context.Context, endpoint string) (*cdp.Browser, error) {
+// errBrowserUnreachable is what a run is told when the runner cannot
+// connect to the browser of a tab: its endpoint, which cdp's errors name,
+// is the host's and is logged only.
+var errBrowserUnreachable = fmt.Errorf("%w: cannot connect to the tab's browser", cdp.ErrBrowserClosed)
+
+func (b *browsers) get(ctx context.Context, log *slog.Logger, endpoint string) (*cdp.Browser, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if c := b.conns[endpoint]; c != nil && c.Err() == nil {
@@ -82,7 +89,8 @@ func (b *browsers) get(ctx context.Context, endpoint string) (*cdp.Browser, erro
 	}
 	c, err := cdp.Connect(ctx, endpoint, nil)
 	if err != nil {
-		return nil, err
+		log.Warn("runner: connecting to a tab's browser", "error", err)
+		return nil, errBrowserUnreachable
 	}
 	if b.conns == nil {
 		b.conns = map[string]*cdp.Browser{}
@@ -194,7 +202,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	}
 	b := target.Browser
 	if b == nil {
-		if b, err = r.m.browsers.get(ctx, target.Endpoint); err != nil {
+		if b, err = r.m.browsers.get(ctx, r.m.log, target.Endpoint); err != nil {
 			return nil, nil, browserErr(err)
 		}
 	}
@@ -961,7 +969,17 @@ func browserErr(err error) error {
 	if errors.As(err, &ee) {
 		props["remoteName"], props["remoteMessage"], props["line"], props["column"] = ee.Name, ee.Message, ee.Line, ee.Column
 	}
-	return capnweb.Errorf(capnweb.NameError, props, "%v", err)
+	return capnweb.Errorf(capnweb.NameError, props, "%s", scrubEndpoints(err.Error()))
+}
+
+// devtoolsURL matches a DevTools endpoint's URL (ws://127.0.0.1:9222/
+// devtools/browser/<id>, http://…/devtools/page/<id>).
+var devtoolsURL = regexp.MustCompile(`(?i)\b(?:wss?|https?)://[^\s"'<>]*/devtools/[^\s"'<>]*`)
+
+// scrubEndpoints takes DevTools endpoints out of a message for a script: a
+// script that learnt one could ask to be granted it, or try it.
+func scrubEndpoints(msg string) string {
+	return devtoolsURL.ReplaceAllString(msg, "<devtools endpoint>")
 }
 
 func errCode(err error) string {
@@ -981,7 +999,7 @@ func errCode(err error) string {
 		return CodeTimeout
 	case errors.Is(err, cdp.ErrNavigation):
 		return CodeNavigation
-	case errors.Is(err, cdp.ErrDetached):
+	case errors.Is(err, cdp.ErrDetached), errors.Is(err, cdp.ErrBrowserClosed):
 		return CodeClosed
 	case errors.Is(err, cdp.ErrAmbiguous):
 		return CodeAmbiguous
