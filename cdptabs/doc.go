@@ -17,6 +17,12 @@
 // context, so they share the profile (cookies, signed-in sessions) of the
 // visible ones. Focus activates the target.
 //
+// Active is the tab the browser shows: the one last opened in the
+// foreground or focused that is still open. A tab opened in the background
+// is never it, so one run's background tabs are no other run's answer;
+// closing the tab shown shows the one shown before it. Close returns once
+// the tab is gone from All.
+//
 // It serves the example host and the tests, and is a starting point for a
 // host whose tabs live elsewhere (an Electron <webview>, say).
 package cdptabs

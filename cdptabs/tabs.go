@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mafredri/cdp/protocol/target"
 
@@ -28,8 +30,14 @@ type Tabs struct {
 	endpoint string              // empty for a launched browser
 	devtools string              // loopback host:port; empty for a launched browser
 
-	mu     sync.Mutex
-	active string
+	mu sync.Mutex
+	// shown lists the tabs the browser was made to show, most recent last:
+	// the last still open is the one the user sees. Closing it shows the
+	// one before, as a browser does.
+	shown []string
+	// background holds the tabs opened in the background and never shown
+	// since; they are no run's active tab.
+	background map[string]bool
 }
 
 // Launch starts a browser (see cdp.LaunchOptions) and returns its tabs,
@@ -40,7 +48,17 @@ func Launch(ctx context.Context, opts cdp.LaunchOptions) (*Tabs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tabs{conn: p.Browser(), proc: p}, nil
+	t := &Tabs{conn: p.Browser(), proc: p}
+	// A new browser has one page, the one it shows.
+	pages, err := t.pages(ctx)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	for _, pg := range pages {
+		t.shown = append(t.shown, pg.ID)
+	}
+	return t, nil
 }
 
 // Attach connects to a running browser's DevTools endpoint (a ws:// URL or
@@ -106,25 +124,44 @@ func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
 	return out, nil
 }
 
-// Active implements runner.Tabs: the tab last opened in the foreground or
-// focused, else the first page.
+// Active implements runner.Tabs: the tab the browser shows, which is the
+// one last opened in the foreground or focused that is still open. When
+// none of those is (an attached browser, or every one was closed), it
+// shows a page that was not opened in the background and answers that;
+// a tab opened in the background is never the answer.
 func (t *Tabs) Active(ctx context.Context, _ runner.RunInfo) (runner.TabInfo, error) {
 	pages, err := t.pages(ctx)
 	if err != nil {
 		return runner.TabInfo{}, err
 	}
 	t.mu.Lock()
-	active := t.active
-	t.mu.Unlock()
+	t.shown = slices.DeleteFunc(t.shown, func(id string) bool { return !slices.ContainsFunc(pages, byID(id)) })
+	var shown string
+	if n := len(t.shown); n > 0 {
+		shown = t.shown[n-1]
+	}
+	var pick runner.TabInfo
 	for _, p := range pages {
-		if p.ID == active {
-			return p, nil
+		if !t.background[p.ID] {
+			pick = p
+			break
 		}
 	}
-	if len(pages) == 0 {
-		return runner.TabInfo{}, fmt.Errorf("%w: the browser has no open page", ErrNoTab)
+	t.mu.Unlock()
+	if shown != "" {
+		return pages[slices.IndexFunc(pages, byID(shown))], nil
 	}
-	return pages[0], nil
+	if pick.ID == "" {
+		return runner.TabInfo{}, fmt.Errorf("%w: the browser shows no page but tabs opened in the background", ErrNoTab)
+	}
+	if err := t.Focus(ctx, runner.RunInfo{}, pick.ID); err != nil {
+		return runner.TabInfo{}, err
+	}
+	return pick, nil
+}
+
+func byID(id string) func(runner.TabInfo) bool {
+	return func(p runner.TabInfo) bool { return p.ID == id }
 }
 
 // Find implements runner.Tabs.
@@ -156,11 +193,16 @@ func (t *Tabs) Open(ctx context.Context, run runner.RunInfo, rawURL string, opts
 		return runner.TabInfo{}, fmt.Errorf("cdptabs: opening %s: %w", rawURL, err)
 	}
 	id := string(reply.TargetID)
-	if !opts.Background {
-		t.mu.Lock()
-		t.active = id
-		t.mu.Unlock()
+	t.mu.Lock()
+	if opts.Background {
+		if t.background == nil {
+			t.background = map[string]bool{}
+		}
+		t.background[id] = true
+	} else {
+		t.showLocked(id)
 	}
+	t.mu.Unlock()
 	return t.info(ctx, id, rawURL)
 }
 
@@ -177,17 +219,53 @@ func (t *Tabs) info(ctx context.Context, id, fallbackURL string) (runner.TabInfo
 	return runner.TabInfo{ID: id, URL: fallbackURL}, nil
 }
 
-// Close implements runner.Tabs.
+// showLocked records id as the tab the browser shows now.
+func (t *Tabs) showLocked(id string) {
+	t.shown = append(slices.DeleteFunc(t.shown, func(s string) bool { return s == id }), id)
+	delete(t.background, id)
+}
+
+// closePoll is how often Close looks whether the closed tab is gone.
+const closePoll = 10 * time.Millisecond
+
+// Close implements runner.Tabs. It returns once the tab has left the
+// browser's pages (Target.closeTarget answers before that), so a tab
+// closed is neither listed nor counted any more. When it was the tab
+// shown, the one shown before it is shown again.
 func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
 	if _, err := t.conn.Client().Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(id))); err != nil {
 		return fmt.Errorf("%w %s: %v", ErrNoTab, id, err)
 	}
 	t.mu.Lock()
-	if t.active == id {
-		t.active = ""
-	}
+	wasShown := len(t.shown) > 0 && t.shown[len(t.shown)-1] == id
+	t.shown = slices.DeleteFunc(t.shown, func(s string) bool { return s == id })
+	delete(t.background, id)
 	t.mu.Unlock()
-	return nil
+	for {
+		pages, err := t.pages(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(pages, byID(id)) {
+			break
+		}
+		select {
+		case <-time.After(closePoll):
+		case <-ctx.Done():
+			return fmt.Errorf("cdptabs: closing tab %s: %w", id, ctx.Err())
+		}
+	}
+	if !wasShown {
+		return nil
+	}
+	next, err := t.Active(ctx, runner.RunInfo{})
+	if errors.Is(err, ErrNoTab) {
+		return nil
+	}
+	if err == nil {
+		err = t.Focus(ctx, runner.RunInfo{}, next.ID)
+	}
+	return err
 }
 
 // Focus implements runner.Tabs: it activates the target, which gives the
@@ -197,7 +275,7 @@ func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
 		return fmt.Errorf("%w %s: %v", ErrNoTab, id, err)
 	}
 	t.mu.Lock()
-	t.active = id
+	t.showLocked(id)
 	t.mu.Unlock()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,4 +111,55 @@ func TestAttachRefusesNonLoopback(t *testing.T) {
 		_, err := Attach(context.Background(), ep)
 		assert.Error(t, err, ep)
 	}
+}
+
+// TestActiveIsTheShownTab: the active tab is the one the browser shows;
+// tabs opened in the background never are, and closing the shown tab
+// shows the one shown before it. A closed tab is gone from All when Close
+// returns.
+func TestActiveIsTheShownTab(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tabs, err := Launch(ctx, cdp.LaunchOptions{Path: testenv.Chromium(t)})
+	require.NoError(t, err)
+	defer tabs.Shutdown()
+	run := runner.RunInfo{ID: "r"}
+	active := func() string {
+		t.Helper()
+		a, err := tabs.Active(ctx, run)
+		require.NoError(t, err)
+		return a.ID
+	}
+	listed := func(id string) bool {
+		t.Helper()
+		all, err := tabs.All(ctx, run)
+		require.NoError(t, err)
+		return slices.ContainsFunc(all, func(p runner.TabInfo) bool { return p.ID == id })
+	}
+	first := active()
+	var bgs []string
+	for range 5 {
+		bg, err := tabs.Open(ctx, run, "about:blank", runner.TabOpenOptions{Background: true})
+		require.NoError(t, err)
+		bgs = append(bgs, bg.ID)
+		assert.Equal(t, first, active(), "a background tab is not the one shown")
+	}
+	fg, err := tabs.Open(ctx, run, "about:blank", runner.TabOpenOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, fg.ID, active())
+	require.NoError(t, tabs.Close(ctx, run, fg.ID))
+	assert.False(t, listed(fg.ID), "a closed tab is gone when Close returns")
+	assert.Equal(t, first, active(), "the tab shown before is shown again")
+
+	require.NoError(t, tabs.Focus(ctx, run, bgs[2]))
+	assert.Equal(t, bgs[2], active(), "a focused tab is shown")
+	require.NoError(t, tabs.Close(ctx, run, bgs[2]))
+	assert.Equal(t, first, active())
+	for _, id := range bgs {
+		if id != bgs[2] {
+			require.NoError(t, tabs.Close(ctx, run, id))
+			assert.False(t, listed(id))
+		}
+	}
+	assert.Equal(t, first, active())
 }
