@@ -4,65 +4,230 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 )
+
+// pipeRef is a placeholder in an evaluated tree for a path on something
+// the peer named by our ID (an exported object, a push result). The
+// reference is taken when the frame is read, as JavaScript takes it, so a
+// release the peer sends right after cannot pull the object from under a
+// call that has not run yet: val holds the base from then on.
+type pipeRef struct {
+	f     *future  // settles once val is set, when the base was pending; else nil
+	val   any      // the base, owned, once captured
+	err   error    // the base's failure
+	path  []string // what is left to follow from val
+	taken atomic.Bool
+}
+
+// capture takes a reference to what base settles to, following path
+// through plain data at once (the rest of the path may run Go code).
+func (s *Session) capture(base *future, path []string) *pipeRef {
+	r := &pipeRef{path: path}
+	grab := func() {
+		if base.err != nil {
+			r.err = base.err
+			return
+		}
+		v, rest := walkData(base.val, path)
+		r.val, r.path = s.cloneTree(v), rest
+	}
+	if base.isSettled() {
+		grab()
+		return r
+	}
+	// Callbacks run in the order they were added: this one before that of
+	// any release read after this frame.
+	r.f = newFuture()
+	base.onDone(func() {
+		grab()
+		r.f.settle(nil, nil)
+	})
+	return r
+}
+
+// take waits until r is captured and returns its base, which the caller
+// now owns, and the rest of the path.
+func (r *pipeRef) take(ctx context.Context) (any, []string, error) {
+	if r.f != nil {
+		if _, err := r.f.wait(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !r.taken.CompareAndSwap(false, true) {
+		return nil, nil, ErrReleased
+	}
+	return r.val, r.path, r.err
+}
+
+// walkData follows path through arrays and objects, stopping at anything
+// else (an object passed by reference, a stub) with the rest of the path.
+func walkData(v any, path []string) (any, []string) {
+	for i, p := range path {
+		switch x := v.(type) {
+		case []any:
+			idx, err := strconv.Atoi(p)
+			if err != nil || idx < 0 || idx >= len(x) || strconv.Itoa(idx) != p {
+				v = Undefined{}
+			} else {
+				v = x[idx]
+			}
+		case *Object:
+			e, ok := x.Get(p)
+			if !ok || reservedKeys[p] {
+				e = Undefined{}
+			}
+			v = e
+		case map[string]any:
+			e, ok := x[p]
+			if !ok || reservedKeys[p] {
+				e = Undefined{}
+			}
+			v = e
+		default:
+			return v, path[i:]
+		}
+	}
+	return v, nil
+}
+
+// turnFor reserves a turn on the object a call of path on target runs a
+// method of, or returns nil when the call does not reach one directly.
+func turnFor(target any, path []string) *ticket {
+	if o, ok := target.(*localObj); ok && len(path) <= 1 {
+		return o.turns.reserve()
+	}
+	return nil
+}
+
+// hasPending reports whether an evaluated tree holds results still to
+// come.
+func hasPending(v any) bool {
+	switch x := v.(type) {
+	case *future, *pipeRef:
+		return true
+	case []any:
+		for _, e := range x {
+			if hasPending(e) {
+				return true
+			}
+		}
+	case *Object:
+		for _, e := range x.vals {
+			if hasPending(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if hasPending(e) {
+				return true
+			}
+		}
+	case *RemoteError:
+		return hasPending(x.Props) || hasPending(x.Value)
+	}
+	return false
+}
 
 // startCall starts a call of path on the value base settles to, with the
 // evaluated args (owned by the call). The returned future owns the result.
 //
-// Calls pipelined on a result that has not settled yet run one after the
-// other, in arrival order, once it settles: that keeps the order a script
-// sees for promise.a(); promise.b(). Calls on settled targets run
-// concurrently.
+// A call on a settled object takes its turn (see turns.go) now, in
+// arrival order. Calls pipelined on a result that has not settled yet take
+// theirs one after the other, in arrival order, once it has. A call whose
+// arguments are still to come takes its turn once they have come.
 func (s *Session) startCall(base *future, path []string, args []any, onReader bool) *future {
 	f := newFuture()
+	tgt := s.capture(base, path)
 	var prev, mine chan struct{}
-	if !base.isSettled() {
+	if tgt.f != nil {
 		mine = make(chan struct{})
 		s.mu.Lock()
 		prev, base.lastCall = base.lastCall, mine
 		s.mu.Unlock()
 	}
+	pendingArgs := hasPending(args)
+	var tk *ticket
 	var quick *method
-	if onReader && mine == nil {
-		quick = s.quickMethod(base, path, args)
+	if tgt.f == nil && tgt.err == nil && !pendingArgs {
+		tk = turnFor(tgt.val, tgt.path)
+		if onReader && tk != nil && tk.isReady() {
+			quick = s.quickMethod(tgt.val, tgt.path, args)
+		}
 	}
 	if !s.start(quick, func(ctx context.Context) {
-		if mine != nil {
-			defer close(mine)
-		}
-		av, err := s.awaitTree(ctx, args)
-		if err != nil {
-			s.releaseTree(args)
-			f.settle(nil, s.asRemote(err))
-			return
-		}
-		argv := av.([]any)
-		target, err := base.wait(ctx)
-		if err == nil && prev != nil {
-			select {
-			case <-prev:
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-		}
-		if err != nil {
-			s.releaseTree(argv)
-			f.settle(nil, s.asRemote(err))
-			return
-		}
-		res, err := s.invoke(ctx, target, path, argv, true)
-		// Parameters belong to the call: stubs in them are released now
-		// unless the callee duplicated them.
-		s.releaseTree(argv)
+		res, err := s.runCall(ctx, tgt, args, pendingArgs, tk, prev, mine)
 		f.settle(res, err)
 	}) {
 		if mine != nil {
 			close(mine)
 		}
+		if tk != nil {
+			tk.pass()
+		}
+		s.releaseTree(tgt)
 		s.releaseTree(args)
 		f.settle(nil, s.asRemote(s.closedErr()))
 	}
 	return f
+}
+
+// runCall is the body of a call started by startCall.
+func (s *Session) runCall(ctx context.Context, tgt *pipeRef, args []any, pendingArgs bool, tk *ticket, prev, mine chan struct{}) (any, error) {
+	defer func() {
+		if mine != nil {
+			close(mine)
+		}
+		if tk != nil {
+			tk.pass()
+		}
+	}()
+	fail := func(err error) (any, error) {
+		s.releaseTree(tgt)
+		s.releaseTree(args)
+		return nil, s.asRemote(err)
+	}
+	if tgt.f != nil {
+		if _, err := tgt.f.wait(ctx); err != nil {
+			return fail(err)
+		}
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-ctx.Done():
+				return fail(ctx.Err())
+			}
+		}
+		if tgt.err == nil && !pendingArgs {
+			tk = turnFor(tgt.val, tgt.path)
+		}
+		if tk != nil || pendingArgs {
+			// The turn is taken, or the call waits for its arguments,
+			// which later calls need not wait for.
+			close(mine)
+			mine = nil
+		}
+	}
+	av, err := s.awaitTree(ctx, args)
+	if err != nil {
+		return fail(err)
+	}
+	argv := av.([]any)
+	target, path, err := tgt.take(ctx)
+	if err != nil {
+		s.releaseTree(argv)
+		return nil, s.asRemote(err)
+	}
+	if tk == nil {
+		tk = turnFor(target, path)
+	}
+	res, err := s.invoke(ctx, target, path, argv, true, tk)
+	// Parameters belong to the call: stubs in them are released now
+	// unless the callee duplicated them or returned them.
+	s.releaseTree(argv)
+	s.releaseTree(target)
+	return res, err
 }
 
 func (s *Session) closedErr() error {
@@ -72,24 +237,22 @@ func (s *Session) closedErr() error {
 	return ErrClosed
 }
 
-// asRemote converts an error into the form a rejection travels in.
+// asRemote converts an error into the form a rejection travels in: an
+// owned, encodable tree, whoever built it.
 func (s *Session) asRemote(err error) error {
-	if _, ok := err.(*RemoteError); ok {
-		return err
-	}
 	return s.lowerError(err, 0)
 }
 
 // invoke follows path from base (borrowed) and, with hasArgs, calls what it
-// reaches. It returns an owned result tree or a *RemoteError.
-func (s *Session) invoke(ctx context.Context, base any, path []string, args []any, hasArgs bool) (any, error) {
+// reaches, on turn tk when it is a Go method. It returns an owned result
+// tree or a *RemoteError.
+func (s *Session) invoke(ctx context.Context, base any, path []string, args []any, hasArgs bool, tk *ticket) (any, error) {
 	for i := 0; i < len(path); i++ {
 		switch x := base.(type) {
 		case *localObj:
 			rest := path[i:]
 			if hasArgs && len(rest) == 1 {
-				res, err := x.callMember(ctx, rest[0], unwrapList(args))
-				return s.lowerResult(res, err)
+				return s.callLocal(ctx, x, rest[0], false, args, tk)
 			}
 			got, err := x.getMember(ctx, rest[0])
 			if err != nil {
@@ -99,24 +262,13 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 			if err != nil {
 				return nil, s.asRemote(err)
 			}
-			r, err := s.invoke(ctx, lv, rest[1:], args, hasArgs)
+			r, err := s.invoke(ctx, lv, rest[1:], args, hasArgs, nil)
 			s.releaseTree(lv)
 			return r, err
 		case *Stub:
 			return x.forward(ctx, path[i:], args, hasArgs)
-		case []any:
-			idx, err := strconv.Atoi(path[i])
-			if err != nil || idx < 0 || idx >= len(x) || strconv.Itoa(idx) != path[i] {
-				base = Undefined{}
-			} else {
-				base = x[idx]
-			}
-		case map[string]any:
-			v, ok := x[path[i]]
-			if !ok || reservedKeys[path[i]] {
-				v = Undefined{}
-			}
-			base = v
+		case []any, *Object, map[string]any:
+			base, _ = walkData(base, path[i:i+1])
 		case *RemoteError:
 			switch path[i] {
 			case "name":
@@ -137,8 +289,7 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 	if hasArgs {
 		switch x := base.(type) {
 		case *localObj:
-			res, err := x.callSelf(ctx, unwrapList(args))
-			return s.lowerResult(res, err)
+			return s.callLocal(ctx, x, "", true, args, tk)
 		case *Stub:
 			return x.forward(ctx, nil, args, true)
 		}
@@ -151,16 +302,42 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 	return s.cloneTree(base), nil
 }
 
-// lowerResult converts what a Go method returned into a result tree.
-func (s *Session) lowerResult(res any, err error) (any, error) {
+// callLocal calls method name of o (o itself with self) on turn tk, or on
+// a turn of its own, and converts what it returns into a result tree.
+func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self bool, args []any, tk *ticket) (any, error) {
+	if tk == nil {
+		tk = o.turns.reserve()
+	}
+	defer tk.pass()
+	if err := tk.wait(ctx); err != nil {
+		return nil, s.asRemote(err)
+	}
+	s.begin(tk, goroutineOf(ctx))
+	defer s.finish(tk)
+	var res any
+	var err error
+	if self {
+		res, err = o.callSelf(ctx, s.goArgs(args))
+	} else {
+		res, err = o.callMember(ctx, name, s.goArgs(args))
+	}
 	if err != nil {
 		return nil, s.asRemote(err)
 	}
-	lv, err := s.lower(res, 0)
+	lv, err := s.lowerAs(res, 0, tk)
 	if err != nil {
 		return nil, s.asRemote(err)
 	}
 	return lv, nil
+}
+
+// goArgs shows a callee its arguments as Go code receives them: Go
+// objects rather than the session's wrappers. A dynamic callee (Target,
+// Func) sees objects as maps unless the session keeps their order; a
+// method's parameters are converted by their types.
+func (s *Session) goArgs(args []any) []any {
+	u, _ := outward(args, true, true)
+	return u.([]any)
 }
 
 // awaitTree replaces the placeholders in v (owned) by their values and
@@ -171,11 +348,16 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 	case *future:
 		return x.wait(ctx)
 	case *pipeRef:
-		base, err := x.f.wait(ctx)
+		base, path, err := x.take(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return s.invoke(ctx, base, x.path, nil, false)
+		if len(path) == 0 {
+			return base, nil
+		}
+		r, err := s.invoke(ctx, base, path, nil, false, nil)
+		s.releaseTree(base)
+		return r, err
 	case []any:
 		for i := range x {
 			r, err := s.awaitTree(ctx, x[i])
@@ -183,6 +365,14 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 				return nil, err
 			}
 			x[i] = r
+		}
+	case *Object:
+		for i := range x.vals {
+			r, err := s.awaitTree(ctx, x.vals[i])
+			if err != nil {
+				return nil, err
+			}
+			x.vals[i] = r
 		}
 	case map[string]any:
 		for k, e := range x {
@@ -207,13 +397,28 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 func (s *Session) releaseTree(v any) {
 	switch x := v.(type) {
 	case *Stub:
-		x.Release()
+		x.drop()
 	case *localObj:
 		s.unhold(x)
 	case *future:
 		x.onDone(func() { s.releaseTree(x.val) })
+	case *pipeRef:
+		release := func() {
+			if x.taken.CompareAndSwap(false, true) {
+				s.releaseTree(x.val)
+			}
+		}
+		if x.f != nil {
+			x.f.onDone(release)
+		} else {
+			release()
+		}
 	case []any:
 		for _, e := range x {
+			s.releaseTree(e)
+		}
+	case *Object:
+		for _, e := range x.vals {
 			s.releaseTree(e)
 		}
 	case map[string]any:
@@ -240,6 +445,12 @@ func (s *Session) cloneTree(v any) any {
 			out[i] = s.cloneTree(e)
 		}
 		return out
+	case *Object:
+		out := &Object{keys: append([]string(nil), x.keys...), vals: make([]any, len(x.vals)), nidx: x.nidx}
+		for i, e := range x.vals {
+			out.vals[i] = s.cloneTree(e)
+		}
+		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
@@ -262,50 +473,47 @@ func (s *Session) cloneTree(v any) any {
 	return v
 }
 
-// unwrapList shows a dynamic callee (Target, Func) its Go objects rather
-// than the session's wrappers.
-func unwrapList(args []any) []any {
-	u, _ := unwrap(args)
-	return u.([]any)
-}
-
-// unwrap replaces *localObj wrappers by the Go values they wrap, copying
-// only the containers that change.
-func unwrap(v any) (any, bool) {
+// deliver copies a settled tree (borrowed) for Go code: stubs are new
+// handles the caller owns, objects passed by reference are the Go values
+// they wrap, and objects are maps unless the session keeps their order.
+func (s *Session) deliver(v any) any {
 	switch x := v.(type) {
 	case *localObj:
-		return x.val.Interface(), true
+		return x.val.Interface()
+	case *Object:
+		if !s.opts.OrderedObjects {
+			m := make(map[string]any, len(x.keys))
+			for i, k := range x.keys {
+				m[k] = s.deliver(x.vals[i])
+			}
+			return m
+		}
+		out := &Object{keys: append([]string(nil), x.keys...), vals: make([]any, len(x.vals)), nidx: x.nidx}
+		for i, e := range x.vals {
+			out.vals[i] = s.deliver(e)
+		}
+		return out
 	case []any:
-		var out []any
+		out := make([]any, len(x))
 		for i, e := range x {
-			if u, ch := unwrap(e); ch {
-				if out == nil {
-					out = append([]any(nil), x...)
-				}
-				out[i] = u
-			}
+			out[i] = s.deliver(e)
 		}
-		if out != nil {
-			return out, true
-		}
+		return out
 	case map[string]any:
-		var out map[string]any
+		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if u, ch := unwrap(e); ch {
-				if out == nil {
-					out = make(map[string]any, len(x))
-					for k2, e2 := range x {
-						out[k2] = e2
-					}
-				}
-				out[k] = u
-			}
+			out[k] = s.deliver(e)
 		}
-		if out != nil {
-			return out, true
+		return out
+	case *RemoteError:
+		c := *x
+		if x.Props != nil {
+			c.Props = s.deliver(x.Props).(map[string]any)
 		}
+		c.Value = s.deliver(x.Value)
+		return &c
 	}
-	return v, false
+	return s.cloneTree(v)
 }
 
 // hold records one more reference to o.
@@ -352,24 +560,27 @@ func (s *Session) intern(o *localObj) *localObj {
 
 // startRemap starts a .map(): the instructions run for each element of
 // the value at path on base (or once for a non-array; null and undefined
-// pass through).
+// pass through). As in JavaScript, every element's calls start before any
+// is awaited, in element order, so elements run concurrently.
 func (s *Session) startRemap(base *future, path []string, captures []*future, instrs []any) *future {
 	f := newFuture()
+	tgt := s.capture(base, path)
 	releaseCaps := func() {
 		for _, c := range captures {
 			if st, ok := c.val.(*Stub); ok && c.isSettled() {
-				st.Release()
+				st.drop()
 			}
 		}
 	}
 	if !s.spawn(func(ctx context.Context) {
 		defer releaseCaps()
-		b, err := base.wait(ctx)
+		b, rest, err := tgt.take(ctx)
 		if err != nil {
 			f.settle(nil, s.asRemote(err))
 			return
 		}
-		target, err := s.invoke(ctx, b, path, nil, false)
+		target, err := s.invoke(ctx, b, rest, nil, false, nil)
+		s.releaseTree(b)
 		if err != nil {
 			f.settle(nil, err)
 			return
@@ -379,30 +590,39 @@ func (s *Session) startRemap(base *future, path []string, captures []*future, in
 		case nil, Undefined:
 			f.settle(x, nil)
 		case []any:
-			out := make([]any, len(x))
+			runs := make([]*mapRun, len(x))
 			for i, el := range x {
-				r, err := s.runMapper(ctx, el, captures, instrs)
-				if err != nil {
-					s.releaseTree(out[:i])
-					f.settle(nil, s.asRemote(err))
-					return
+				runs[i] = s.startMapper(el, captures, instrs)
+			}
+			out := make([]any, len(x))
+			var failed error
+			for i, r := range runs {
+				v, err := r.finish(ctx, s, failed == nil)
+				if err != nil && failed == nil {
+					failed = err
 				}
-				out[i] = r
+				out[i] = v
+			}
+			if failed != nil {
+				s.releaseTree(out)
+				f.settle(nil, s.asRemote(failed))
+				return
 			}
 			f.settle(out, nil)
 		default:
-			r, err := s.runMapper(ctx, x, captures, instrs)
+			v, err := s.startMapper(x, captures, instrs).finish(ctx, s, true)
 			if err != nil {
 				f.settle(nil, s.asRemote(err))
 				return
 			}
-			f.settle(r, nil)
+			f.settle(v, nil)
 		}
 	}) {
+		s.releaseTree(tgt)
 		// Captured stubs were never handed to a goroutine.
 		for _, c := range captures {
 			if st, ok := c.val.(*Stub); ok {
-				st.Release()
+				st.drop()
 			}
 		}
 		f.settle(nil, s.asRemote(s.closedErr()))
@@ -434,30 +654,51 @@ func (m *mapVars) peer(id int64, _ bool) (any, error) {
 	return nil, protoErrorf("map instructions must not introduce stubs or promises (ID %d)", id)
 }
 
-func (s *Session) runMapper(ctx context.Context, input any, caps []*future, instrs []any) (any, error) {
-	vars := &mapVars{input: settledFuture(input, nil), caps: caps}
-	defer func() {
-		for i, r := range vars.results {
-			if i < len(vars.results)-1 {
-				s.releaseTree(r.val)
-			}
-		}
-	}()
-	if len(instrs) == 0 {
-		return Undefined{}, nil
-	}
-	for _, in := range instrs {
-		ev := &evaluator{s: s, src: vars}
+// mapRun is the mapper started on one element: its last instruction's
+// tree, still to be awaited, or the error that stopped it.
+type mapRun struct {
+	vars *mapVars
+	last any
+	err  error
+}
+
+// startMapper evaluates the instructions for one element (borrowed)
+// without waiting for any call they start: each result is a future that
+// later instructions pipeline on.
+func (s *Session) startMapper(input any, caps []*future, instrs []any) *mapRun {
+	r := &mapRun{vars: &mapVars{input: settledFuture(input, nil), caps: caps}, last: Undefined{}}
+	for i, in := range instrs {
+		ev := &evaluator{s: s, src: r.vars}
 		t, err := ev.eval(in, 0)
 		if err != nil {
-			return nil, err
+			r.err = err
+			return r
 		}
-		r, err := s.awaitTree(ctx, t)
-		if err != nil {
-			s.releaseTree(t)
-			return nil, err
+		if i == len(instrs)-1 {
+			r.last = t
+			break
 		}
-		vars.results = append(vars.results, settledFuture(r, nil))
+		r.vars.results = append(r.vars.results, s.futureOf(t, ev.pending))
 	}
-	return vars.results[len(vars.results)-1].val, nil
+	return r
+}
+
+// finish awaits the element's result (with keep; else it only releases)
+// and releases the instructions' earlier results.
+func (r *mapRun) finish(ctx context.Context, s *Session, keep bool) (any, error) {
+	defer func() {
+		for _, f := range r.vars.results {
+			s.releaseTree(f)
+		}
+	}()
+	if r.err != nil || !keep {
+		s.releaseTree(r.last)
+		return nil, r.err
+	}
+	v, err := s.awaitTree(ctx, r.last)
+	if err != nil {
+		s.releaseTree(r.last)
+		return nil, err
+	}
+	return v, nil
 }

@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net/url"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 )
@@ -24,7 +23,13 @@ var (
 // writes (see value.go). Objects passed by reference become *localObj with
 // one hold each; *Stub leaves are duplicated, so the tree owns everything it
 // references and must be released with releaseTree.
-func (s *Session) lower(v any, depth int) (any, error) {
+func (s *Session) lower(v any, depth int) (any, error) { return s.lowerAs(v, depth, nil) }
+
+// lowerAs is lower for a value a Go method returned when tk is the call's
+// turn: the result takes over the stubs in it, as a JavaScript method's
+// result does, including those the method released while it ran (see
+// Stub.Release).
+func (s *Session) lowerAs(v any, depth int, tk *ticket) (any, error) {
 	if depth >= s.opts.maxDepth() {
 		return nil, limitErrorf("value nesting depth exceeds %d (does it contain a cycle?)", s.opts.maxDepth())
 	}
@@ -46,7 +51,7 @@ func (s *Session) lower(v any, depth int) (any, error) {
 		return x, nil
 	case []byte:
 		if x == nil {
-			return nil, nil
+			return []byte{}, nil // nil slices go out empty, as every slice does
 		}
 		return x, nil
 	case TypedBytes:
@@ -68,6 +73,11 @@ func (s *Session) lower(v any, depth int) (any, error) {
 		if x.sess != s {
 			return nil, fmt.Errorf("%w: a stub can only be passed back to the session it came from", ErrUnsupported)
 		}
+		if tk != nil {
+			if st := tk.takeStub(x); st != nil {
+				return st, nil
+			}
+		}
 		return x.Dup(), nil
 	case *localObj:
 		s.hold(x)
@@ -84,7 +94,7 @@ func (s *Session) lower(v any, depth int) (any, error) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			le, err := s.lower(e, depth+1)
+			le, err := s.lowerAs(e, depth+1, tk)
 			if err != nil {
 				s.releaseTree(out[:i])
 				return nil, err
@@ -93,31 +103,56 @@ func (s *Session) lower(v any, depth int) (any, error) {
 		}
 		return out, nil
 	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if err := checkKey(k, e); err != nil {
-				s.releaseTree(out)
+		// A Go map has no order: its keys go out sorted, which keeps frames
+		// reproducible. Return an *Object to choose the order.
+		keys := sortedKeys(x)
+		out := &Object{keys: make([]string, 0, len(keys)), vals: make([]any, 0, len(keys))}
+		for _, k := range keys {
+			if err := s.lowerMember(out, k, x[k], depth, tk); err != nil {
 				return nil, err
 			}
-			le, err := s.lower(e, depth+1)
-			if err != nil {
-				s.releaseTree(out)
-				return nil, err
-			}
-			out[k] = le
 		}
-		if err := checkThen(out); err != nil {
-			s.releaseTree(out)
-			return nil, err
+		return s.checkThen(out)
+	case *Object:
+		if x == nil {
+			return nil, nil
 		}
-		return out, nil
+		return s.lowerObject(x, depth, tk)
+	case Object:
+		return s.lowerObject(&x, depth, tk)
 	}
 	if o := newLocalObj(v); o != nil {
 		o = s.intern(o)
 		s.hold(o)
 		return o, nil
 	}
-	return s.lowerReflect(reflect.ValueOf(v), depth)
+	return s.lowerReflect(reflect.ValueOf(v), depth, tk)
+}
+
+func (s *Session) lowerObject(x *Object, depth int, tk *ticket) (any, error) {
+	out := &Object{keys: make([]string, 0, len(x.keys)), vals: make([]any, 0, len(x.keys))}
+	for i, k := range x.keys {
+		if err := s.lowerMember(out, k, x.vals[i], depth, tk); err != nil {
+			return nil, err
+		}
+	}
+	return s.checkThen(out)
+}
+
+// lowerMember lowers v and sets it as key k of out, releasing out on
+// failure. Keys JavaScript drops on receipt are dropped here already: the
+// peer would never see them.
+func (s *Session) lowerMember(out *Object, k string, v any, depth int, tk *ticket) error {
+	if reservedKeys[k] {
+		return nil
+	}
+	le, err := s.lowerAs(v, depth+1, tk)
+	if err != nil {
+		s.releaseTree(out)
+		return err
+	}
+	out.Set(k, le)
+	return nil
 }
 
 func lowerInt(i int64) (any, error) {
@@ -127,24 +162,20 @@ func lowerInt(i int64) (any, error) {
 	return float64(i), nil
 }
 
-func checkKey(k string, _ any) error {
-	if reservedKeys[k] {
-		return fmt.Errorf("%w: object key %q is dropped by JavaScript", ErrUnsupported, k)
-	}
-	return nil
-}
-
 // checkThen refuses an object whose "then" is callable: JavaScript's await
-// would call it instead of yielding the object.
-func checkThen(m map[string]any) error {
-	switch m["then"].(type) {
+// would call it instead of yielding the object. It releases o when it
+// refuses.
+func (s *Session) checkThen(o *Object) (any, error) {
+	v, _ := o.Get("then")
+	switch v.(type) {
 	case *localObj, *Stub:
-		return fmt.Errorf("%w: an object must not have a callable \"then\" (await would call it)", ErrUnsupported)
+		s.releaseTree(o)
+		return nil, fmt.Errorf("%w: an object must not have a callable \"then\" (await would call it)", ErrUnsupported)
 	}
-	return nil
+	return o, nil
 }
 
-func (s *Session) lowerReflect(rv reflect.Value, depth int) (any, error) {
+func (s *Session) lowerReflect(rv reflect.Value, depth int, tk *ticket) (any, error) {
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return lowerInt(rv.Int())
@@ -165,21 +196,23 @@ func (s *Session) lowerReflect(rv reflect.Value, depth int) (any, error) {
 			return nil, nil
 		}
 		if rv.Type().Elem() == bigIntType {
-			return s.lower(rv.Interface(), depth)
+			return s.lowerAs(rv.Interface(), depth, tk)
 		}
-		return s.lower(rv.Elem().Interface(), depth)
+		return s.lowerAs(rv.Elem().Interface(), depth, tk)
 	case reflect.Slice:
-		if rv.IsNil() {
-			return nil, nil
-		}
+		// A nil slice goes out as an empty one, whatever its type:
+		// JavaScript code expects [] from a function returning no items.
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			if rv.IsNil() {
+				return []byte{}, nil
+			}
 			return rv.Bytes(), nil
 		}
 		fallthrough
 	case reflect.Array:
 		out := make([]any, rv.Len())
 		for i := range out {
-			le, err := s.lower(rv.Index(i).Interface(), depth+1)
+			le, err := s.lowerAs(rv.Index(i).Interface(), depth+1, tk)
 			if err != nil {
 				s.releaseTree(out[:i])
 				return nil, err
@@ -191,29 +224,19 @@ func (s *Session) lowerReflect(rv reflect.Value, depth int) (any, error) {
 		if rv.Type().Key().Kind() != reflect.String {
 			return nil, fmt.Errorf("%w: map key type %s (only string keys)", ErrUnsupported, rv.Type().Key())
 		}
-		if rv.IsNil() {
-			return nil, nil
+		// A nil map goes out as {}, like a nil map[string]any.
+		vals := make(map[string]reflect.Value, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			vals[it.Key().String()] = it.Value()
 		}
-		out := make(map[string]any, rv.Len())
-		it := rv.MapRange()
-		for it.Next() {
-			k := it.Key().String()
-			if err := checkKey(k, nil); err != nil {
-				s.releaseTree(out)
+		keys := sortedKeys(vals)
+		out := &Object{keys: make([]string, 0, len(keys)), vals: make([]any, 0, len(keys))}
+		for _, k := range keys {
+			if err := s.lowerMember(out, k, vals[k].Interface(), depth, tk); err != nil {
 				return nil, err
 			}
-			le, err := s.lower(it.Value().Interface(), depth+1)
-			if err != nil {
-				s.releaseTree(out)
-				return nil, err
-			}
-			out[k] = le
 		}
-		if err := checkThen(out); err != nil {
-			s.releaseTree(out)
-			return nil, err
-		}
-		return out, nil
+		return s.checkThen(out)
 	case reflect.Struct:
 		switch rv.Type() {
 		case bigIntType:
@@ -223,7 +246,8 @@ func (s *Session) lowerReflect(rv reflect.Value, depth int) (any, error) {
 			u := rv.Interface().(url.URL)
 			return &u, nil
 		}
-		out := map[string]any{}
+		// Fields go out in declaration order, as an object literal's would.
+		out := &Object{}
 		for _, f := range reflect.VisibleFields(rv.Type()) {
 			if !f.IsExported() || f.Anonymous {
 				continue
@@ -236,22 +260,11 @@ func (s *Session) lowerReflect(rv reflect.Value, depth int) (any, error) {
 			if omitEmpty && fv.IsZero() {
 				continue
 			}
-			if err := checkKey(name, nil); err != nil {
-				s.releaseTree(out)
+			if err := s.lowerMember(out, name, fv.Interface(), depth, tk); err != nil {
 				return nil, err
 			}
-			le, err := s.lower(fv.Interface(), depth+1)
-			if err != nil {
-				s.releaseTree(out)
-				return nil, err
-			}
-			out[name] = le
 		}
-		if err := checkThen(out); err != nil {
-			s.releaseTree(out)
-			return nil, err
-		}
-		return out, nil
+		return s.checkThen(out)
 	}
 	return nil, fmt.Errorf("%w: cannot send a value of type %s", ErrUnsupported, rv.Type())
 }
@@ -272,7 +285,9 @@ func fieldName(f reflect.StructField) (name string, omitEmpty, skip bool) {
 
 // lowerError converts an error returned by Go code into the error value
 // sent to the peer. An *Error anywhere in the chain chooses the name and
-// props; anything else becomes a plain Error with the error's text.
+// props; a *RemoteError (one received, or one built to throw a value that
+// is not an Error) is sent as it is; anything else becomes a plain Error
+// with the error's text.
 func (s *Session) lowerError(err error, depth int) *RemoteError {
 	var re *RemoteError
 	if errors.As(err, &re) && re == err {
@@ -280,6 +295,7 @@ func (s *Session) lowerError(err error, depth int) *RemoteError {
 		if lerr == nil {
 			return out.(*RemoteError)
 		}
+		return &RemoteError{Name: NameError, Message: wireMessage(lerr), IsError: true}
 	}
 	out := &RemoteError{Name: NameError, Message: err.Error(), IsError: true}
 	var ce *Error
@@ -291,24 +307,25 @@ func (s *Session) lowerError(err error, depth int) *RemoteError {
 			out.Message = ce.Message
 		}
 		if len(ce.Props) > 0 {
-			out.Props = map[string]any{}
-			keys := make([]string, 0, len(ce.Props))
-			for k := range ce.Props {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == "name" || k == "message" || k == "stack" || checkKey(k, nil) != nil {
-					continue
-				}
-				// Like JavaScript, props that cannot be sent are dropped.
-				if lv, lerr := s.lower(ce.Props[k], depth+1); lerr == nil {
-					out.Props[k] = lv
-				}
-			}
+			out.Props = s.lowerProps(ce.Props, depth)
 		}
 	} else {
 		out.Message = wireMessage(err)
+	}
+	return out
+}
+
+// lowerProps lowers an error's own properties. Like JavaScript, it drops
+// those that cannot be sent, and the ones JavaScript rebuilds itself.
+func (s *Session) lowerProps(props map[string]any, depth int) map[string]any {
+	out := map[string]any{}
+	for k, v := range props {
+		if k == "name" || k == "message" || k == "stack" || reservedKeys[k] {
+			continue
+		}
+		if lv, err := s.lower(v, depth+1); err == nil {
+			out[k] = lv
+		}
 	}
 	return out
 }
@@ -324,19 +341,16 @@ func (s *Session) lowerRemoteError(re *RemoteError, depth int) (any, error) {
 		return out, nil
 	}
 	if len(re.Props) > 0 {
-		out.Props = map[string]any{}
-		for k, v := range re.Props {
-			if lv, err := s.lower(v, depth+1); err == nil {
-				out.Props[k] = lv
-			}
-		}
+		out.Props = s.lowerProps(re.Props, depth)
 	}
 	return out, nil
 }
 
 // assign stores the canonical value a into v, converting as the parameter
-// type asks. It reports a clear error for a value that does not fit.
-func assign(v reflect.Value, a any, depth int) error {
+// type asks. It reports a clear error for a value that does not fit. With
+// ordered, objects reach an any as *Object; otherwise as map[string]any.
+// A Value (or *Object) destination always gets them in order.
+func assign(v reflect.Value, a any, depth int, ordered bool) error {
 	if depth > 512 {
 		return errors.New("value too deeply nested")
 	}
@@ -346,6 +360,14 @@ func assign(v reflect.Value, a any, depth int) error {
 			v.Set(reflect.ValueOf(&a).Elem())
 		}
 		return nil // zero value
+	}
+	if t.Kind() == reflect.Interface && t.NumMethod() == 0 {
+		a, _ = outward(a, ordered || t == valueType, true)
+		if a == nil {
+			return nil
+		}
+		v.Set(reflect.ValueOf(a))
+		return nil
 	}
 	av := reflect.ValueOf(a)
 	if t.Kind() == reflect.Interface {
@@ -359,10 +381,14 @@ func assign(v reflect.Value, a any, depth int) error {
 		v.Set(av)
 		return nil
 	}
+	if o, ok := a.(*Object); ok && t == objectType {
+		v.Set(reflect.ValueOf(*o))
+		return nil
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		p := reflect.New(t.Elem())
-		if err := assign(p.Elem(), a, depth+1); err != nil {
+		if err := assign(p.Elem(), a, depth+1, ordered); err != nil {
 			return err
 		}
 		v.Set(p)
@@ -423,20 +449,20 @@ func assign(v reflect.Value, a any, depth int) error {
 			v.Set(reflect.MakeSlice(t, len(arr), len(arr)))
 		}
 		for i, e := range arr {
-			if err := assign(v.Index(i), e, depth+1); err != nil {
+			if err := assign(v.Index(i), e, depth+1, ordered); err != nil {
 				return fmt.Errorf("[%d]: %w", i, err)
 			}
 		}
 		return nil
 	case reflect.Map:
-		obj, ok := a.(map[string]any)
+		members, ok := objectMembers(a)
 		if !ok || t.Key().Kind() != reflect.String {
 			return fmt.Errorf("expected object, got %s", jsType(a))
 		}
-		m := reflect.MakeMapWithSize(t, len(obj))
-		for k, e := range obj {
+		m := reflect.MakeMapWithSize(t, 0)
+		for k, e := range members {
 			ev := reflect.New(t.Elem()).Elem()
-			if err := assign(ev, e, depth+1); err != nil {
+			if err := assign(ev, e, depth+1, ordered); err != nil {
 				return fmt.Errorf(".%s: %w", k, err)
 			}
 			m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
@@ -462,8 +488,7 @@ func assign(v reflect.Value, a any, depth int) error {
 			v.Set(reflect.ValueOf(*bi))
 			return nil
 		}
-		obj, ok := a.(map[string]any)
-		if !ok {
+		if _, ok := objectMembers(a); !ok {
 			return fmt.Errorf("expected object for %s, got %s", t, jsType(a))
 		}
 		for _, f := range reflect.VisibleFields(t) {
@@ -474,20 +499,112 @@ func assign(v reflect.Value, a any, depth int) error {
 			if skip {
 				continue
 			}
-			e, ok := obj[name]
+			e, ok := member(a, name)
 			if !ok {
-				e, ok = obj[f.Name]
+				e, ok = member(a, f.Name)
 			}
 			if !ok {
 				continue
 			}
-			if err := assign(v.FieldByIndex(f.Index), e, depth+1); err != nil {
+			if err := assign(v.FieldByIndex(f.Index), e, depth+1, ordered); err != nil {
 				return fmt.Errorf(".%s: %w", name, err)
 			}
 		}
 		return nil
 	}
 	return fmt.Errorf("expected %s, got %s", t, jsType(a))
+}
+
+// objectMembers yields the members of an object value (*Object or map).
+func objectMembers(a any) (func(yield func(string, any) bool), bool) {
+	switch x := a.(type) {
+	case *Object:
+		return x.All(), true
+	case map[string]any:
+		return func(yield func(string, any) bool) {
+			for k, v := range x {
+				if !yield(k, v) {
+					return
+				}
+			}
+		}, true
+	}
+	return nil, false
+}
+
+// member reads key k of an object value.
+func member(a any, k string) (any, bool) {
+	switch x := a.(type) {
+	case *Object:
+		return x.Get(k)
+	case map[string]any:
+		v, ok := x[k]
+		return v, ok
+	}
+	return nil, false
+}
+
+// outward converts a canonical tree into what Go code receives: with
+// objs, objects passed by reference become the Go values they wrap, and,
+// unless ordered, *Object nodes become map[string]any. It copies only the
+// containers that change and reports whether any did; stubs are shared.
+func outward(v any, ordered, objs bool) (any, bool) {
+	switch x := v.(type) {
+	case *localObj:
+		if objs {
+			return x.val.Interface(), true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if u, ch := outward(e, ordered, objs); ch {
+				if out == nil {
+					out = append([]any(nil), x...)
+				}
+				out[i] = u
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case *Object:
+		if !ordered {
+			m := make(map[string]any, len(x.keys))
+			for i, k := range x.keys {
+				m[k], _ = outward(x.vals[i], ordered, objs)
+			}
+			return m, true
+		}
+		var out *Object
+		for i, e := range x.vals {
+			if u, ch := outward(e, ordered, objs); ch {
+				if out == nil {
+					out = &Object{keys: append([]string(nil), x.keys...), vals: append([]any(nil), x.vals...), nidx: x.nidx}
+				}
+				out.vals[i] = u
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if u, ch := outward(e, ordered, objs); ch {
+				if out == nil {
+					out = make(map[string]any, len(x))
+					for k2, e2 := range x {
+						out[k2] = e2
+					}
+				}
+				out[k] = u
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
 }
 
 func toInt(a any) (int64, bool) {
@@ -549,7 +666,7 @@ func jsType(a any) string {
 		return "bytes"
 	case []any:
 		return "array"
-	case map[string]any:
+	case map[string]any, *Object:
 		return "object"
 	case *Stub:
 		return "stub"

@@ -106,6 +106,25 @@ func (s *Session) encode(b []byte, v any, depth int) ([]byte, error) {
 			}
 		}
 		return append(b, "]]"...), nil
+	case *Object:
+		b = append(b, '{')
+		first := true
+		for i, k := range x.keys {
+			if reservedKeys[k] {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendJSString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = s.encode(b, x.vals[i], depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
 	case map[string]any:
 		return s.encodeObject(b, x, depth)
 	case *localObj:
@@ -129,10 +148,9 @@ func (s *Session) encode(b []byte, v any, depth int) ([]byte, error) {
 func (s *Session) encodeObject(b []byte, m map[string]any, depth int) ([]byte, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if reservedKeys[k] {
-			return b, fmt.Errorf("%w: object key %q is dropped by JavaScript", ErrUnsupported, k)
+		if !reservedKeys[k] { // JavaScript would drop them
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 	// Go maps have no order; sorted keys keep frames reproducible.
 	sort.Strings(keys)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/big"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,19 +44,24 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 		return x, nil
 	case json.Number:
 		return parseNumber(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k := range x {
-			if reservedKeys[k] {
-				return nil, reservedKeyError(x)
-			}
-		}
-		for k, val := range x {
-			ev, err := e.eval(val, depth+1)
+	case *Object:
+		// Keys that exist on Object.prototype, and toJSON, are dropped after
+		// their value is evaluated, as JavaScript does: that keeps the
+		// peer's references counted, and a script that forwards JSON.parse
+		// of a page keeps its session. A new object is built: map
+		// instructions are evaluated once per element.
+		out := &Object{keys: make([]string, 0, len(x.keys)), vals: make([]any, 0, len(x.keys)), nidx: x.nidx}
+		for i, k := range x.keys {
+			ev, err := e.eval(x.vals[i], depth+1)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = ev
+			if reservedKeys[k] {
+				e.s.releaseTree(ev)
+				continue
+			}
+			out.keys = append(out.keys, k)
+			out.vals = append(out.vals, ev)
 		}
 		return out, nil
 	case []any:
@@ -76,19 +80,6 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 		return nil, typeErrorf("unknown special value: %s", compact(x))
 	}
 	return nil, protoErrorf("unexpected JSON value %T", v)
-}
-
-// reservedKeyError names the first reserved key of m in sorted order, so
-// the message does not depend on map iteration.
-func reservedKeyError(m map[string]any) error {
-	var bad []string
-	for k := range m {
-		if reservedKeys[k] {
-			bad = append(bad, k)
-		}
-	}
-	sort.Strings(bad)
-	return typeErrorf("object key %q is not allowed (JavaScript drops Object.prototype names)", bad[0])
 }
 
 // evalList evaluates the elements of an escaped array (or call arguments).
@@ -208,7 +199,7 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 			}
 		}
 		if len(x) == 5 {
-			props, ok := x[4].(map[string]any)
+			props, ok := x[4].(*Object)
 			if !ok {
 				break
 			}
@@ -216,7 +207,14 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 			if err != nil {
 				return nil, false, err
 			}
-			re.Props = ev.(map[string]any)
+			re.Props = map[string]any{}
+			for k, v := range ev.(*Object).All() {
+				if k == "name" || k == "message" || k == "stack" {
+					e.s.releaseTree(v) // JavaScript keeps its own
+					continue
+				}
+				re.Props[k] = v
+			}
 		}
 		return re, true, nil
 	case "url":
@@ -288,10 +286,16 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		e.pending = true
 		if len(x) < 4 {
-			return &pipeRef{f: fut, path: path}, true, nil
+			r := e.s.capture(fut, path)
+			if r.f == nil && r.err == nil && len(r.path) == 0 {
+				r.taken.Store(true)
+				return r.val, true, nil // held already: no placeholder needed
+			}
+			e.pending = true
+			return r, true, nil
 		}
+		e.pending = true
 		rawArgs, ok := x[3].([]any)
 		if !ok {
 			break

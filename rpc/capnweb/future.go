@@ -81,10 +81,3 @@ func (f *future) isSettled() bool {
 		return false
 	}
 }
-
-// pipeRef is a placeholder in an evaluated tree for a path on a shared
-// value that may not exist yet (a push result or exported object).
-type pipeRef struct {
-	f    *future
-	path []string
-}

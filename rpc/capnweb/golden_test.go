@@ -74,8 +74,8 @@ func (a *labAPI) Fail() error { return &Error{Name: NameRangeError, Message: "bo
 func (a *labAPI) FailCustom() error {
 	return &Error{Message: "bad thing", Props: map[string]any{"code": "E_BAD", "details": map[string]int{"n": 1}}}
 }
-func (a *labAPI) FailString() error { return &RemoteError{Value: "just a string"} }
-func (a *labAPI) Echo(v any) any    { return v }
+func (a *labAPI) FailString() error  { return &RemoteError{Value: "just a string"} }
+func (a *labAPI) Echo(v Value) Value { return v }
 func (a *labAPI) CallMeBack(ctx context.Context, cb *Stub, x float64) (string, error) {
 	v, err := cb.Call(ctx, x)
 	if err != nil {

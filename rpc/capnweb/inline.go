@@ -31,30 +31,30 @@ type pendingCall struct {
 
 // start runs fn for a call: on a worker goroutine, or, when quick names a
 // method and the caller is the reader, left for the reader to run after
-// the current frame. It reports false, having aborted the session, when
-// MaxInFlight is exceeded, and false when a worker cannot start because
-// the session has ended.
+// the current frame. It reports false when the call cannot start because
+// the session has ended or, having aborted it, MaxQueued is exceeded.
 func (s *Session) start(quick *method, fn func(ctx context.Context)) bool {
 	if quick == nil {
 		return s.spawn(fn)
 	}
-	if !s.admit() {
-		return false
+	now, ok := s.admit(fn)
+	if !ok || !now {
+		return ok
 	}
 	s.pending = append(s.pending, pendingCall{m: quick, fn: fn})
 	return true
 }
 
-// quickMethod returns the method a call of path on base would run, when
-// the reader may run it: base has settled to a Go object with that method,
-// the method has not overrun inlineBudget in this session, and the
-// arguments hold neither results still to come nor stubs (a method given
-// a callback is likely to call it and wait for the peer).
-func (s *Session) quickMethod(base *future, path []string, args []any) *method {
-	if len(path) != 1 || !base.isSettled() || base.err != nil {
+// quickMethod returns the method a call of path on target would run, when
+// the reader may run it: target is a Go object with that method, the
+// method has not overrun inlineBudget in this session, and the arguments
+// hold neither results still to come nor stubs (a method given a callback
+// is likely to call it and wait for the peer).
+func (s *Session) quickMethod(target any, path []string, args []any) *method {
+	if len(path) != 1 {
 		return nil
 	}
-	o, ok := base.val.(*localObj)
+	o, ok := target.(*localObj)
 	if !ok || o.methods == nil {
 		return nil
 	}
@@ -82,6 +82,13 @@ func plainArgs(v any, depth int) bool {
 			}
 		}
 		return true
+	case *Object:
+		for _, e := range x.vals {
+			if !plainArgs(e, depth+1) {
+				return false
+			}
+		}
+		return true
 	case map[string]any:
 		for _, e := range x {
 			if !plainArgs(e, depth+1) {
@@ -98,7 +105,7 @@ func plainArgs(v any, depth int) bool {
 // runPending runs the calls the last frame left for the reader. It reports
 // false when a call overran and a new reader took over: this goroutine
 // then hands the rest to workers and must stop reading.
-func (s *Session) runPending(gen uint64) bool {
+func (s *Session) runPending(ctx context.Context, gen uint64) bool {
 	batch := s.pending
 	s.pending = nil
 	for i, c := range batch {
@@ -111,15 +118,21 @@ func (s *Session) runPending(gen uint64) bool {
 			s.handoff.Reset(inlineBudget)
 		}
 		s.readerMu.Unlock()
-		s.run(c.fn)
+		c.fn(ctx)
+		if next := s.done1(); next != nil {
+			// A call queued behind MaxInFlight takes the slot, on a worker:
+			// it may block, which the reader must not.
+			if !s.launch(next) {
+				next(s.ctx)
+			}
+		}
 		s.readerMu.Lock()
 		s.inlineMethod = nil
 		demoted := s.readerGen != gen
 		s.readerMu.Unlock()
 		if demoted {
 			for _, rest := range batch[i+1:] {
-				s.inflight.Add(-1) // admitted already; spawn counts it again
-				if !s.spawn(rest.fn) {
+				if !s.launch(rest.fn) { // admitted already
 					rest.fn(s.ctx) // the session ended: the call fails at once
 				}
 			}

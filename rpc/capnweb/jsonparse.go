@@ -13,10 +13,10 @@ import (
 // depth limit applies when the value is evaluated.
 const maxJSONNesting = 10000
 
-// parseJSON parses one frame into []any, map[string]any, string,
+// parseJSON parses one frame into []any, *Object, string,
 // json.Number, bool and nil, accepting exactly what encoding/json accepts
 // and producing the same values (invalid UTF-8 and lone surrogates become
-// U+FFFD, a repeated key keeps its last value). It is a single pass with
+// U+FFFD, a repeated key keeps its first place and last value, as JSON.parse does). It is a single pass with
 // no reflection: frames are parsed on the path of every call.
 func parseJSON(msg []byte) (any, error) {
 	var p jsonParser
@@ -184,7 +184,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 	}
 	p.i++ // {
 	p.skipSpace()
-	out := map[string]any{}
+	out := &Object{}
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
 		return out, nil
@@ -208,7 +208,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[k] = v
+		out.Set(k, v)
 		if more, err := p.separator('}'); !more {
 			if err != nil {
 				return nil, err

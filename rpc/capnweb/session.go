@@ -17,6 +17,7 @@ const (
 	DefaultMaxDepth        = 256
 	DefaultMaxBigIntDigits = 16384
 	DefaultMaxInFlight     = 1024
+	DefaultMaxQueued       = 64 * DefaultMaxInFlight
 )
 
 // Options configures a [Session]. The zero value is ready to use.
@@ -32,8 +33,21 @@ type Options struct {
 	// DefaultMaxBigIntDigits.
 	MaxBigIntDigits int
 	// MaxInFlight bounds the peer's calls running at once in this session.
-	// A peer that exceeds it is aborted. Zero means DefaultMaxInFlight.
+	// Calls beyond it wait, in arrival order, until running ones finish, as
+	// a JavaScript server would let a Promise.all of thousands run. Zero
+	// means DefaultMaxInFlight.
 	MaxInFlight int
+	// MaxQueued bounds the calls waiting for MaxInFlight, which is what
+	// protects memory from a peer that never stops calling: beyond it the
+	// session aborts with ErrLimit. Zero means DefaultMaxQueued.
+	MaxQueued int
+	// OrderedObjects makes JavaScript objects reach Go code as *Object,
+	// keys in the peer's order, wherever the Go side asks for any: method
+	// parameters of type any, the arguments of a [Target] or [Func], and
+	// the results of [Stub.Await] and the calls built on it. Without it
+	// they arrive as map[string]any, except in parameters of type [Value]
+	// or [Object]. Objects are always sent in their order.
+	OrderedObjects bool
 	// CloseTimeout bounds how long closing waits to flush the last frames.
 	// Zero means 5 seconds.
 	CloseTimeout time.Duration
@@ -60,11 +74,18 @@ func (o *Options) maxBigDigits() int {
 	return o.MaxBigIntDigits
 }
 
-func (o *Options) maxInFlight() int64 {
+func (o *Options) maxInFlight() int {
 	if o.MaxInFlight <= 0 {
 		return DefaultMaxInFlight
 	}
-	return int64(o.MaxInFlight)
+	return o.MaxInFlight
+}
+
+func (o *Options) maxQueued() int {
+	if o.MaxQueued <= 0 {
+		return DefaultMaxQueued
+	}
+	return o.MaxQueued
 }
 
 func (o *Options) closeTimeout() time.Duration {
@@ -120,16 +141,23 @@ type importEntry struct {
 // plain-data arguments may run on the reader, after the frame that made it:
 // that spares waking another thread. Should it run longer than about a
 // millisecond, reading moves to a new goroutine at once, and that method's
-// later calls in the session run like all other calls, each on a goroutine
-// of its own (the session keeps a few parked between calls). So calls on
-// exported objects run concurrently with each other and with the caller's
-// own work, none waits behind another for more than about a millisecond,
-// and exported objects must be safe for concurrent use.
-// Calls pipelined on a result that has not arrived yet run one after the
-// other, in arrival order, once it has; results go back in completion
-// order. Each call's context is
-// cancelled when the session ends. All methods of Session and [Stub] are
-// safe for concurrent use.
+// later calls in the session run on goroutines of their own (the session
+// keeps a few parked between calls).
+//
+// Calls to one object start in the order they arrived, as in JavaScript,
+// and a call runs alone on its object until it returns or blocks: parks
+// on a channel, a timer, the network or a lock (a call to the peer, say),
+// which is Go's counterpart of an await. Then the next call starts while
+// the blocked one goes on, so a method that waits for a later call cannot
+// deadlock; a blocked call is noticed within a few milliseconds. A method
+// that computes or writes a file for a long time holds its object's later
+// calls back, as it would in JavaScript. Calls on different objects run
+// concurrently, so objects shared between sessions, and a method that
+// blocks, must still be safe for concurrent use. A call whose arguments
+// hold results still to come takes its place once they have arrived.
+// Results go back in completion order. Each call's context is cancelled
+// when the session ends. All methods of Session and [Stub] are safe for
+// concurrent use.
 //
 // # Lifetime
 //
@@ -152,7 +180,9 @@ type Session struct {
 	ioCancel context.CancelFunc
 	wg       sync.WaitGroup
 
-	inflight atomic.Int64
+	qmu      sync.Mutex
+	inflight int                        // calls running (qmu)
+	queued   []func(context.Context)    // calls waiting for MaxInFlight (qmu)
 	idle     chan func(context.Context) // hands calls to parked workers
 	idlers   atomic.Int32               // workers parked on idle
 	inReader atomic.Bool                // the reader is handling a frame
@@ -184,6 +214,10 @@ type Session struct {
 	objMu sync.Mutex
 	objs  map[*localObj]struct{} // live objects, for disposal at the end
 	byKey map[any]*localObj      // identity of pointer objects
+
+	runMu    sync.Mutex
+	running  []*ticket    // Go method calls under way, by goroutine
+	nrunning atomic.Int32 // len(running), read without the lock
 }
 
 // NewSession starts a session on t. main is the object the peer reaches as
@@ -539,6 +573,7 @@ func (s *Session) writeLoop() {
 // new reader (generation gen+1) took over while this one ran a call.
 func (s *Session) readLoop(gen uint64) {
 	defer s.wg.Done()
+	ctx := withGoroutine(s.ctx) // for the calls this reader runs itself
 	for {
 		msg, err := s.t.Recv(s.ioCtx)
 		if err != nil {
@@ -565,10 +600,10 @@ func (s *Session) readLoop(gen uint64) {
 			} else {
 				s.end(&AbortError{Cause: err}, err, true)
 			}
-			s.runPending(gen) // calls the frame made still settle
+			s.runPending(ctx, gen) // calls the frame made still settle
 			return
 		}
-		if !s.runPending(gen) {
+		if !s.runPending(ctx, gen) {
 			s.flush() // what the frame queued; a new reader has taken over
 			return
 		}
@@ -653,7 +688,7 @@ func (s *Session) handleValue(v any, msg []byte) error {
 		if err != nil {
 			return err
 		}
-		cause := toRemoteError(val)
+		cause := s.toRemoteError(val)
 		s.releaseTree(val)
 		return &AbortError{Remote: true, Cause: cause}
 	}
@@ -722,11 +757,20 @@ func wireID(v any) (int64, bool) {
 	return i, true
 }
 
-func toRemoteError(v any) *RemoteError {
-	if re, ok := v.(*RemoteError); ok {
-		return re
+// toRemoteError makes a rejection or abort reason of the value v
+// (owned). Its objects become maps unless the session keeps their order,
+// as Go code reads them.
+func (s *Session) toRemoteError(v any) *RemoteError {
+	re, ok := v.(*RemoteError)
+	if !ok {
+		re = &RemoteError{Value: v}
 	}
-	return &RemoteError{Value: v}
+	ordered := s.opts.OrderedObjects
+	re.Value, _ = outward(re.Value, ordered, false)
+	for k, p := range re.Props {
+		re.Props[k], _ = outward(p, ordered, false)
+	}
+	return re
 }
 
 func (s *Session) handlePush(expr any) error {
@@ -772,12 +816,60 @@ func (s *Session) futureOf(val any, pending bool) *future {
 	return f
 }
 
-// spawn runs fn on a goroutine counted against MaxInFlight. It reports
-// false (and aborts the session) when the limit is exceeded.
+// spawn runs fn on a goroutine counted against MaxInFlight, or queues it
+// behind the calls already waiting for one. It reports false when the
+// session has ended or, having aborted it, when MaxQueued is exceeded.
 func (s *Session) spawn(fn func(ctx context.Context)) bool {
-	if !s.admit() {
-		return false
+	now, ok := s.admit(fn)
+	if !ok || !now {
+		return ok
 	}
+	return s.launch(fn)
+}
+
+// admit counts fn in flight and reports now when it may run at once;
+// otherwise fn is queued and runs when a slot frees. Calls queue in
+// arrival order, behind any already queued. ok is false, the session
+// aborted, when the queue is full.
+func (s *Session) admit(fn func(ctx context.Context)) (now, ok bool) {
+	s.qmu.Lock()
+	if s.inflight < s.opts.maxInFlight() && len(s.queued) == 0 {
+		s.inflight++
+		s.qmu.Unlock()
+		return true, true
+	}
+	if len(s.queued) >= s.opts.maxQueued() {
+		s.qmu.Unlock()
+		err := limitErrorf("more than %d calls waiting behind %d in flight", s.opts.maxQueued(), s.opts.maxInFlight())
+		s.end(&AbortError{Cause: err}, err, true)
+		return false, false
+	}
+	s.queued = append(s.queued, fn)
+	s.qmu.Unlock()
+	return false, true
+}
+
+// done ends a call in flight and returns the next queued one, which takes
+// its slot, or nil.
+func (s *Session) done1() func(context.Context) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if len(s.queued) > 0 {
+		fn := s.queued[0]
+		s.queued[0] = nil
+		s.queued = s.queued[1:]
+		if len(s.queued) == 0 {
+			s.queued = nil // let a long burst's backing array go
+		}
+		return fn
+	}
+	s.inflight--
+	return nil
+}
+
+// launch runs fn, already counted in flight, on a worker goroutine. It
+// reports false, uncounting fn, when the session has ended.
+func (s *Session) launch(fn func(ctx context.Context)) bool {
 	select {
 	case s.idle <- fn:
 		// A parked worker took it. Its stack has already grown to what a
@@ -788,24 +880,17 @@ func (s *Session) spawn(fn func(ctx context.Context)) bool {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
-		s.inflight.Add(-1)
+		if next := s.done1(); next != nil {
+			next(s.ctx) // the session ended: the call fails at once
+			for next = s.done1(); next != nil; next = s.done1() {
+				next(s.ctx)
+			}
+		}
 		return false
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.worker(fn)
-	return true
-}
-
-// admit counts one more call in flight, or aborts the session when that
-// exceeds MaxInFlight.
-func (s *Session) admit() bool {
-	if n := s.inflight.Add(1); n > s.opts.maxInFlight() {
-		s.inflight.Add(-1)
-		err := limitErrorf("more than %d calls in flight", s.opts.maxInFlight())
-		s.end(&AbortError{Cause: err}, err, true)
-		return false
-	}
 	return true
 }
 
@@ -817,8 +902,9 @@ const maxIdleWorkers = 16
 // until the session ends.
 func (s *Session) worker(fn func(ctx context.Context)) {
 	defer s.wg.Done()
+	ctx := withGoroutine(s.ctx)
 	for {
-		s.run(fn)
+		s.run(ctx, fn)
 		if s.idlers.Add(1) > maxIdleWorkers {
 			s.idlers.Add(-1)
 			return
@@ -833,9 +919,12 @@ func (s *Session) worker(fn func(ctx context.Context)) {
 	}
 }
 
-func (s *Session) run(fn func(ctx context.Context)) {
-	defer s.inflight.Add(-1)
-	fn(s.ctx)
+// run runs fn and then the calls queued behind the limit, one slot's worth.
+func (s *Session) run(ctx context.Context, fn func(ctx context.Context)) {
+	for fn != nil {
+		fn(ctx)
+		fn = s.done1()
+	}
 }
 
 // pushSettled sends the result of push id if the peer pulled it.
@@ -958,7 +1047,7 @@ func (s *Session) handleResolve(id int64, expr any, reject bool) error {
 
 	settle := func(v any, err error) {
 		if reject && err == nil {
-			err = toRemoteError(v)
+			err = s.toRemoteError(v)
 			v = nil
 		}
 		imp.fut.settle(v, err)

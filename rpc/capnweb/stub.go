@@ -2,7 +2,6 @@ package capnweb
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync/atomic"
 )
@@ -27,7 +26,8 @@ import (
 type Stub struct {
 	sess     *Session
 	imp      *importEntry
-	released atomic.Bool
+	released atomic.Bool // the handle may not be used
+	dropped  atomic.Bool // the handle no longer counts (it may be put off after released)
 }
 
 // broken returns a promise stub that has already failed with err.
@@ -57,8 +57,31 @@ func (s *Stub) Dup() *Stub {
 
 // Release drops this handle. When it was the last one, the peer is told
 // it may dispose the object. Release is idempotent.
+//
+// A Go method that releases a stub while it runs on the call's goroutine
+// (with defer, typically) has the release made once its result has been
+// sent, so that the result may still hold that stub: a method's result
+// takes over the stubs in it, as in JavaScript.
 func (s *Stub) Release() {
-	if s == nil || !s.released.CompareAndSwap(false, true) {
+	if s == nil || s.released.Load() {
+		return
+	}
+	if tk := s.sess.runningHere(); tk != nil {
+		if s.released.CompareAndSwap(false, true) {
+			tk.deferRelease(s)
+		}
+		return
+	}
+	s.drop()
+}
+
+// drop is Release as the library makes it: at once.
+func (s *Stub) drop() {
+	if s == nil {
+		return
+	}
+	s.released.Store(true)
+	if !s.dropped.CompareAndSwap(false, true) {
 		return
 	}
 	sess, imp := s.sess, s.imp
@@ -173,7 +196,7 @@ func (s *Session) localPipeline(val any, path []string, args []any, hasArgs bool
 	}
 	held := s.cloneTree(val)
 	if !s.spawn(func(ctx context.Context) {
-		res, err := s.invoke(ctx, held, path, argsCopy, hasArgs)
+		res, err := s.invoke(ctx, held, path, argsCopy, hasArgs, nil)
 		s.releaseTree(held)
 		s.releaseTree(argsCopy)
 		f.settle(res, err)
@@ -193,11 +216,20 @@ func (s *Stub) Await(ctx context.Context) (any, error) {
 	if s.released.Load() {
 		return nil, ErrReleased
 	}
-	imp := s.imp
-	if imp.fut == nil {
+	if s.imp.fut == nil {
 		return s.Dup(), nil
 	}
-	sess := s.sess
+	v, err := s.pull(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.sess.deliver(v), nil
+}
+
+// pull asks the peer for a promise's result and waits for it. The value
+// is borrowed.
+func (s *Stub) pull(ctx context.Context) (any, error) {
+	imp, sess := s.imp, s.sess
 	sess.mu.Lock()
 	if imp.inTable && !imp.pulled && imp.id > 0 {
 		imp.pulled = true
@@ -207,11 +239,7 @@ func (s *Stub) Await(ctx context.Context) (any, error) {
 	}
 	sess.mu.Unlock()
 	sess.flush()
-	v, err := imp.fut.wait(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sess.cloneTree(v), nil
+	return imp.fut.wait(ctx)
 }
 
 // Call calls the stub itself (a function the peer passed) with args and
@@ -232,18 +260,23 @@ func (s *Stub) Get(ctx context.Context, path ...string) (any, error) {
 }
 
 func (s *Stub) await(ctx context.Context, p *Stub) (any, error) {
-	defer p.Release()
+	defer p.drop()
 	return p.Await(ctx)
 }
 
 // forward runs a call the peer asked us to make on one of its own stubs.
+// The result stays a canonical tree: it goes back to the peer.
 func (s *Stub) forward(ctx context.Context, path []string, args []any, hasArgs bool) (any, error) {
-	v, err := s.await(ctx, s.pipeline(path, args, hasArgs))
-	var re *RemoteError
-	if err != nil && !errors.As(err, &re) {
+	p := s.pipeline(path, args, hasArgs)
+	defer p.drop()
+	if p.released.Load() {
+		return nil, s.sess.asRemote(ErrReleased)
+	}
+	v, err := p.pull(ctx)
+	if err != nil {
 		return nil, s.sess.asRemote(err)
 	}
-	return v, err
+	return s.sess.cloneTree(v), nil
 }
 
 func nonNil(args []any) []any {

@@ -157,6 +157,10 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 	if m.hasCtx {
 		in = append(in, reflect.ValueOf(ctx))
 	}
+	ordered := false
+	if sess := SessionFromContext(ctx); sess != nil {
+		ordered = sess.opts.OrderedObjects
+	}
 	fixed := m.params
 	if m.variadic {
 		fixed = m.params[:len(m.params)-1]
@@ -167,7 +171,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 			a = args[i]
 		}
 		v := reflect.New(pt).Elem()
-		if err := assign(v, a, 0); err != nil {
+		if err := assign(v, a, 0, ordered); err != nil {
 			return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, wireMessage(err)), Err: err}
 		}
 		in = append(in, v)
@@ -176,7 +180,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 		et := m.params[len(m.params)-1].Elem()
 		for i := len(fixed); i < len(args); i++ {
 			v := reflect.New(et).Elem()
-			if err := assign(v, args[i], 0); err != nil {
+			if err := assign(v, args[i], 0, ordered); err != nil {
 				return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, wireMessage(err)), Err: err}
 			}
 			in = append(in, v)
@@ -206,6 +210,7 @@ type localObj struct {
 	methods map[string]*method
 	fields  map[string][]int // capnweb-tagged fields
 	key     any              // identity key in the session's table, or nil
+	turns   turnQ            // the order its calls start in
 
 	holds    int // guarded by Session.mu
 	disposed bool
