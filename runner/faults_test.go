@@ -2,11 +2,13 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,4 +116,102 @@ await context.result(out);
 			assert.NotContains(t, strings.ToLower(entry.Output), "/devtools/", "the run's output")
 		})
 	}
+}
+
+// Concurrent browser runs each ask for the active tab while they open,
+// fill and close tabs in the background: the answer is always the tab the
+// user sees (the site's home page), never a run's background tab. And the
+// browser never holds more pages than the visible one plus the background
+// slots: a closing tab still counts until it is gone.
+func TestConcurrentRunsSeeTheShownTab(t *testing.T) {
+	const runs = 8
+	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.MaxConcurrent = runs }})
+	home := e.site.URL + "/"
+	stop := make(chan struct{})
+	sampled := make(chan int)
+	go func() {
+		most := 0
+		defer func() { sampled <- most }()
+		for {
+			if all, err := e.tabs.All(context.Background(), runner.RunInfo{}); err == nil {
+				most = max(most, len(all))
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	src := `// @permissions browser forms sites=127.0.0.1
+import { context, tabs } from "tranquil/automation";
+const home = "` + home + `";
+const bad: string[] = [];
+const check = async (mine: string) => {
+  const a = await tabs.active();
+  if (a.id === mine) { bad.push("its own background tab"); return; }
+  try {
+    const url = await a.url();
+    if (url !== home) bad.push(url);
+  } catch (e) { bad.push(String(e)); }
+};
+for (let round = 0; round < 3; round++) {
+  const mine = await tabs.open("` + e.site.URL + `/form", { background: true });
+  await check(mine.id);
+  await mine.fill({ label: "Card holder" }, "run " + round);
+  for (let i = 0; i < 5; i++) await check(mine.id);
+  await mine.close();
+  await check("");
+}
+await context.result(bad);
+`
+	var started []*runner.Run
+	for i := range runs {
+		started = append(started, e.startScript(t, fmt.Sprintf("active%d.ts", i), src))
+	}
+	for _, r := range started {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		entry, err := r.Wait(ctx)
+		cancel()
+		require.NoError(t, err)
+		var bad []string
+		result(t, entry, &bad)
+		assert.Empty(t, bad, "run %s was answered another tab than the one shown", r.ID())
+	}
+	close(stop)
+	assert.LessOrEqual(t, <-sampled, 1+runner.DefaultMaxBackgroundTabs, "pages open at once: the shown one and the background slots")
+}
+
+// lingeringTabs closes tabs the way a browser may: the close is answered
+// at once, the tab goes a moment later.
+type lingeringTabs struct {
+	*countingTabs
+	wg *sync.WaitGroup
+}
+
+func (l lingeringTabs) Close(ctx context.Context, run runner.RunInfo, id string) error {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		time.Sleep(300 * time.Millisecond)
+		l.countingTabs.Close(context.Background(), run, id)
+	}()
+	return nil
+}
+
+func TestTabCloseWaitsUntilTheTabIsGone(t *testing.T) {
+	var wg sync.WaitGroup
+	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) {
+		c.Host.Tabs = lingeringTabs{countingTabs: c.Host.Tabs.(*countingTabs), wg: &wg}
+	}})
+	t.Cleanup(wg.Wait)
+	entry := e.run(t, "close.ts", `// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open("`+e.site.URL+`/p/1", { background: true });
+await tab.close();
+await context.result((await tabs.all()).some((t) => t.id === tab.id));
+`)
+	var listed bool
+	result(t, entry, &listed)
+	assert.False(t, listed, "tab.close resolved while the tab was still listed")
 }

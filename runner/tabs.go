@@ -154,6 +154,7 @@ type runTab struct {
 	opened     bool // the run opened it, so the run may close it
 	background bool // it holds one of the Manager's background slots
 	foreground bool // it holds one of the Manager's foreground slots
+	hidden     bool // the run opened it in the background
 
 	mu  sync.Mutex
 	cdp *cdp.Tab
@@ -177,6 +178,7 @@ func (r *Run) knowTab(info TabInfo, opened, background bool) map[string]any {
 	t.opened = t.opened || opened
 	t.background = t.background || (opened && background)
 	t.foreground = t.foreground || (opened && !background)
+	t.hidden = t.hidden || (opened && background)
 	return map[string]any{"id": info.ID, "url": info.URL, "title": info.Title}
 }
 
@@ -247,7 +249,7 @@ func (r *Run) releaseTabs() {
 }
 
 // dropTab detaches from t, closes it through the host when close is set,
-// and gives back its slot.
+// and gives back its slot once the tab is gone.
 func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
 	t.mu.Lock()
 	if t.cdp != nil {
@@ -257,6 +259,9 @@ func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
 	var err error
 	if close {
 		err = r.m.cfg.Host.Tabs.Close(ctx, r.Info(), t.id)
+		if err == nil {
+			err = r.awaitTabGone(ctx, t.id)
+		}
 	}
 	if t.background {
 		t.background = false
@@ -267,6 +272,34 @@ func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
 		r.m.fgTabs.release()
 	}
 	return err
+}
+
+// tabGonePoll is how often awaitTabGone asks the host for its tabs.
+const tabGonePoll = 10 * time.Millisecond
+
+// awaitTabGone returns once the host no longer lists tab id. A browser
+// may answer a close before the tab is gone; until it is, the tab still
+// counts against the slots, and a script would still see it in tabs.all.
+func (r *Run) awaitTabGone(ctx context.Context, id string) error {
+	for {
+		infos, err := r.m.cfg.Host.Tabs.All(ctx, r.Info())
+		if err != nil || !slices.ContainsFunc(infos, func(i TabInfo) bool { return i.ID == id }) {
+			return nil // a host that cannot list its tabs has nothing to wait for
+		}
+		select {
+		case <-time.After(tabGonePoll):
+		case <-ctx.Done():
+			return fmt.Errorf("closing tab %s: it is still open: %w", id, ctx.Err())
+		}
+	}
+}
+
+// hiddenTab reports whether the run opened tab id in the background.
+func (r *Run) hiddenTab(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.tabs[id]
+	return t != nil && t.hidden
 }
 
 // tabsAPI is tabs: resolving tabs.
@@ -731,8 +764,12 @@ type formsAPI struct{ r *Run }
 // options builds the cdp options for one action: the focus hook, a dry
 // run and custom parts. The sites= check and the log belong to the tab.
 func (a *formsAPI) options(id string, opts map[string]any) (cdp.FormOptions, error) {
-	fo := cdp.FormOptions{
-		Focus: func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) },
+	var fo cdp.FormOptions
+	// A tab the run opened in the background stays there: its session
+	// emulates focus, and focusing it through the host would show it,
+	// making it the user's active tab and so every other run's.
+	if !a.r.hiddenTab(id) {
+		fo.Focus = func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) }
 	}
 	fo.DryRun, _ = opts["dryRun"].(bool)
 	if parts, ok := opts["parts"].(map[string]any); ok {
