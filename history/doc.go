@@ -25,10 +25,19 @@
 // writes one entry; BenchmarkPut measures both (see bench/history).
 //
 // A file that does not decode — a bad header, a line failing its checksum
-// or its JSON, or unterminated bytes that are not a torn line — is corrupt.
-// It is moved aside to path.corrupt-<UTC timestamp>, reported through the
-// Store's logger, and the Store starts from the runs it already knew
-// (none, when opening).
+// or its JSON, or unterminated bytes that are not a torn line — is corrupt,
+// and so is one that cannot be read (a directory in its place, say). It is
+// moved aside whole to path.corrupt-<UTC timestamp> and reported through
+// the Store's logger; every entry line that still decodes is kept, with
+// the runs the Store already knew, and written to a new file at once. One
+// bad line hides no other run.
+//
+// A full disk does not lose a finished run: when its entry cannot be
+// written, Put stores it with less (the output cut to its tail, then
+// without output and action log, then without result) and returns an
+// error wrapping [ErrTrimmed]; its state, reason, exit and times are
+// stored. A rewrite that finds no room for the second copy it needs
+// appends instead.
 //
 // # Sharing
 //

@@ -222,6 +222,27 @@ func tornTail(b []byte) bool {
 	return true
 }
 
+// salvage returns the entry lines of a corrupt file that still decode, in
+// file order. A file whose header names another format or version gives
+// none: its lines may mean something else.
+func salvage(data []byte) []Entry {
+	var out []Entry
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if i == 0 {
+			if js, err := unframe(line); err == nil {
+				var h fileHeader
+				if json.Unmarshal(js, &h) == nil && h.Format != "" && (h.Format != fileFormat || h.Version != fileVersion) {
+					return nil
+				}
+			}
+		}
+		if e, err := decodeEntry(line); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // decodedFile is a whole file read back.
 type decodedFile struct {
 	gen     string

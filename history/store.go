@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/internal/atomicfile"
 	"github.com/tranquil/automation/internal/filelock"
@@ -26,6 +27,14 @@ const (
 
 // ErrClosed reports a Put on a closed Store.
 var ErrClosed = errors.New("history: store is closed")
+
+// ErrTrimmed reports a finished run stored without all of it: the full
+// entry could not be written (a full disk, say), so Put stored it again
+// with less (its output cut to the tail, then without output and action
+// log, then without result). Its state, reason, exit and times are stored:
+// an error wrapping ErrTrimmed means the run's outcome is safe, and Get
+// returns the entry as stored.
+var ErrTrimmed = errors.New("history: the run was stored without all of its output")
 
 // Options configures a Store. The zero value is usable.
 type Options struct {
@@ -150,7 +159,19 @@ func (s *Store) Put(e Entry) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	if err := s.putLocked(e, line); err != nil {
+	err = s.putLocked(e, line)
+	var trimmed error
+	if err != nil && e.State.Terminal() && writeFailed(err) {
+		// A finished run's outcome must outlive a disk too full for its
+		// output: store it again with less.
+		for _, t := range trims(e) {
+			if line, lerr := encodeEntry(t); lerr == nil && s.putLocked(t, line) == nil {
+				e, trimmed, err = t, fmt.Errorf("%w: %w", ErrTrimmed, err), nil
+				break
+			}
+		}
+	}
+	if err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -158,7 +179,54 @@ func (s *Store) Put(e Entry) error {
 	s.seq++
 	s.mu.Unlock()
 	s.notify(my, e)
-	return nil
+	return trimmed
+}
+
+// errWrite marks a failure to write the file, as opposed to taking the
+// lock or reading what others wrote: only such a failure is worth a
+// smaller retry.
+type errWrite struct{ err error }
+
+func (e *errWrite) Error() string { return e.err.Error() }
+func (e *errWrite) Unwrap() error { return e.err }
+
+func writeFailed(err error) bool {
+	var we *errWrite
+	return errors.As(err, &we)
+}
+
+// trimKeep is how much of a run's output the first trim keeps: its tail,
+// where a failure shows.
+const trimKeep = 8 << 10
+
+// trims are smaller forms of a finished run, each smaller than the one
+// before, for a disk with no room for the whole.
+func trims(e Entry) []Entry {
+	note := "[output not stored: there was no room for it]\n"
+	tail := e
+	if len(e.Output) > trimKeep {
+		cut := len(e.Output) - trimKeep
+		for cut < len(e.Output) && !utf8.RuneStart(e.Output[cut]) {
+			cut++
+		}
+		tail.Output, tail.OutputTruncated = "[output before this not stored: there was no room for it]\n"+e.Output[cut:], true
+	}
+	bare := e
+	bare.Output, bare.OutputTruncated, bare.Actions = note, e.Output != "", nil
+	least := bare
+	least.Result, least.Permissions = nil, ""
+	least.FirstError = truncateUTF8(e.FirstError, 1<<10)
+	return []Entry{tail, bare, least}
+}
+
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // notify calls the subscribers for the my-th stored Put, after those of
@@ -199,7 +267,12 @@ func (s *Store) putLocked(e Entry, line []byte) error {
 	next := s.runs.clone()
 	next.put(e)
 	if s.gen == "" || s.lines+1 > 2*next.capacity {
-		return s.rewriteLocked(next)
+		err := s.rewriteLocked(next)
+		if err == nil || s.gen == "" {
+			return err
+		}
+		// The rewrite needs room for a second copy of the file; the
+		// append needs room for one line. Compact another time.
 	}
 	if err := s.appendLocked(line); err != nil {
 		return err
@@ -217,20 +290,29 @@ func (s *Store) appendLocked(line []byte) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	_, err = f.Write(line)
+	if testWriteHook != nil {
+		err = testWriteHook(s.path, s.size, len(line))
+	}
+	if err == nil {
+		_, err = f.Write(line)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
 		f.Truncate(s.size)
 		f.Close()
-		return fmt.Errorf("history: appending run: %w", err)
+		return fmt.Errorf("history: appending run: %w", &errWrite{err})
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("history: appending run: %w", err)
+		return fmt.Errorf("history: appending run: %w", &errWrite{err})
 	}
 	return nil
 }
+
+// testWriteHook, when set by a test, runs before each write of n bytes at
+// offset off of the file at path; an error it returns is the write's.
+var testWriteHook func(path string, off int64, n int) error
 
 // rewriteLocked replaces the file with exactly the runs in next, under a
 // new generation.
@@ -242,8 +324,14 @@ func (s *Store) rewriteLocked(next *set) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
-		return fmt.Errorf("history: rewriting: %w", err)
+	if testWriteHook != nil {
+		err = testWriteHook(s.path, 0, len(data))
+	}
+	if err == nil {
+		err = atomicfile.WriteFile(s.path, data, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("history: rewriting: %w", &errWrite{err})
 	}
 	s.runs, s.gen, s.size, s.lines = next, gen, int64(len(data)), len(entries)
 	return nil
@@ -263,12 +351,15 @@ func (s *Store) syncLocked(writer bool) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		// A file that cannot be read (a directory in its place, say) is
+		// set aside like one that does not decode, as the consent store
+		// does.
+		return s.corrupt(writer, err, nil)
 	}
 	if incremental {
 		recs, n, err := decodeRecords(data, s.lines+2)
 		if err != nil {
-			return s.corrupt(writer, err)
+			return s.corrupt(writer, err, data)
 		}
 		for _, e := range recs {
 			s.runs.put(e)
@@ -282,7 +373,7 @@ func (s *Store) syncLocked(writer bool) error {
 	}
 	d, err := decodeFile(data)
 	if err != nil {
-		return s.corrupt(writer, err)
+		return s.corrupt(writer, err, data)
 	}
 	if d.gen == "" { // an empty file
 		s.gen = ""
@@ -314,6 +405,9 @@ func (s *Store) readNew() (data []byte, incremental bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, false, fmt.Errorf("history: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%w: %s is not a regular file (%s)", ErrCorrupt, s.path, fi.Mode().Type())
 	}
 	if s.gen != "" && fi.Size() >= s.size && s.sameGeneration(f) {
 		data = make([]byte, fi.Size()-s.size)
@@ -355,10 +449,12 @@ func (s *Store) cutTorn(size int64) error {
 	return nil
 }
 
-// corrupt handles a file that does not decode. A writer moves it aside and
-// marks the Store to rewrite what it knows with the next Put. A reader
-// leaves the file to the next writer, which checks again under the lock.
-func (s *Store) corrupt(writer bool, cause error) error {
+// corrupt handles a file that does not decode, data being what was read
+// of it. A writer keeps every entry line that still decodes (with the runs
+// it knew), moves the file aside whole, so nothing is lost, and writes the
+// kept runs to a new file at once. A reader leaves the file to the next
+// writer, which checks again under the lock.
+func (s *Store) corrupt(writer bool, cause error, data []byte) error {
 	if !writer {
 		return cause
 	}
@@ -366,9 +462,19 @@ func (s *Store) corrupt(writer bool, cause error) error {
 	if err := os.Rename(s.path, aside); err != nil {
 		return fmt.Errorf("%w, and it could not be moved aside: %v", cause, err)
 	}
-	s.log.Warn("history file was corrupt; moved it aside and starting from the runs this process knows",
-		"path", s.path, "moved_to", aside, "error", cause, "runs_kept", len(s.runs.byID))
+	salvaged := salvage(data)
+	for _, e := range salvaged {
+		s.runs.put(e)
+	}
+	s.log.Warn("history file was corrupt; moved it aside and keeping the runs still readable in it and those this process knows",
+		"path", s.path, "moved_to", aside, "error", cause, "runs_salvaged", len(salvaged), "runs_kept", len(s.runs.byID))
 	s.gen = ""
+	if len(s.runs.byID) > 0 {
+		if err := s.rewriteLocked(s.runs); err != nil {
+			// The next Put writes them all again.
+			s.log.Warn("history: could not write the runs kept from a corrupt file", "path", s.path, "error", err)
+		}
+	}
 	return nil
 }
 

@@ -3,13 +3,13 @@ package history
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -356,9 +356,9 @@ func TestCorruptFileMovedAside(t *testing.T) {
 	valid, err := encodeFile("0123456789abcdef", []Entry{want(t, fullEntry("kept", t0))})
 	require.NoError(t, err)
 	lines := strings.SplitAfter(string(valid), "\n")
-	flip := []byte(valid)
+	flip := bytes.Clone(valid)
 	flip[len(lines[0])+40] ^= 0x01 // inside the entry's JSON
-	newer := strings.Replace(lines[0], `"version":1`, `"version":2`, 1)
+	newer := string(frame([]byte(`{"format":"tranquil-history","version":2,"generation":"0123456789abcdef"}`)))
 
 	corruptions := map[string]string{
 		"binary garbage":           "\x89PNG\r\n\x1a\n\x00\x00garbage",
@@ -372,28 +372,64 @@ func TestCorruptFileMovedAside(t *testing.T) {
 		"valid crc, not json":      lines[0] + string(frame([]byte(`{{{`))),
 		"entry line before header": lines[1] + lines[0],
 	}
+	// Entry lines that still decode are kept: one bad line does not hide
+	// the runs around it.
+	salvaged := map[string]bool{"garbage line in middle": true, "unterminated garbage": true, "entry line before header": true}
 	for name, content := range corruptions {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "history.jsonl")
 			require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 			s, logs := open(t, path, 0)
-			assert.Empty(t, s.List(), "starts fresh")
+			var kept []string
+			if salvaged[name] {
+				kept = []string{"kept"}
+			}
+			assert.Equal(t, kept, ids(s.List()), "keeps what still reads")
 			assert.Contains(t, logs.String(), "moved it aside")
 			assert.Contains(t, logs.String(), "corrupt")
 			aside, err := filepath.Glob(path + ".corrupt-*")
 			require.NoError(t, err)
 			require.Len(t, aside, 1)
-			kept, err := os.ReadFile(aside[0])
+			whole, err := os.ReadFile(aside[0])
 			require.NoError(t, err)
-			assert.Equal(t, content, string(kept), "the corrupt file is kept, not lost")
+			assert.Equal(t, content, string(whole), "the corrupt file is kept, not lost")
+
+			s1, logs1 := open(t, path, 0)
+			assert.Equal(t, kept, ids(s1.List()), "what was kept is on disk already")
+			assert.Empty(t, logs1.String())
 
 			require.NoError(t, s.Put(Entry{ID: "new", State: StateQueued}))
 			s2, logs2 := open(t, path, 0)
-			require.Len(t, s2.List(), 1)
-			assert.Equal(t, "new", s2.List()[0].ID)
+			assert.Equal(t, append(kept, "new"), ids(s2.List()), "newest first; new has no start")
 			assert.Empty(t, logs2.String())
 		})
 	}
+}
+
+func ids(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// A directory where the file should be is set aside, as the consent store
+// does: the host still starts.
+func TestDirectoryInPlaceOfTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Join(path, "inside"), 0o700))
+	s, logs := open(t, path, 0)
+	assert.Empty(t, s.List())
+	assert.Contains(t, logs.String(), "moved it aside")
+	aside, err := filepath.Glob(path + ".corrupt-*")
+	require.NoError(t, err)
+	require.Len(t, aside, 1)
+	_, err = os.Stat(filepath.Join(aside[0], "inside"))
+	assert.NoError(t, err, "the directory is kept whole")
+	require.NoError(t, s.Put(Entry{ID: "a", State: StateSucceeded}))
+	s2, _ := open(t, path, 0)
+	assert.Equal(t, []string{"a"}, ids(s2.List()))
 }
 
 func TestTornLastWriteIgnored(t *testing.T) {
@@ -490,10 +526,98 @@ func TestOpenErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	_, err := Open(filepath.Join(blocker, "h"), Options{})
 	require.Error(t, err, "a parent that is a file")
-	// A directory where the file should be is not corruption to move aside.
-	d := filepath.Join(dir, "isdir")
-	require.NoError(t, os.Mkdir(d, 0o700))
-	_, err = Open(d, Options{Logger: slog.New(slog.DiscardHandler)})
-	require.Error(t, err)
-	assert.False(t, errors.Is(err, ErrCorrupt))
+	// A directory where the file should be is set aside instead: see
+	// TestDirectoryInPlaceOfTheFile.
+}
+
+// fullDisk makes every write of the history file past limit bytes fail
+// as a full disk does, for the test's duration.
+func fullDisk(t *testing.T, limit int64) {
+	t.Helper()
+	testWriteHook = func(_ string, off int64, n int) error {
+		if off+int64(n) > limit {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { testWriteHook = nil })
+}
+
+// A finished run whose entry does not fit on a full disk is stored with
+// less, never left live or lost: the early, small writes fit, the last
+// (with the output) would not.
+func TestFullDiskKeepsTheOutcome(t *testing.T) {
+	big := strings.Repeat("output line\n", 20000) // 240 KB
+	for name, tc := range map[string]struct {
+		limit      int64
+		wantOutput func(t *testing.T, out string)
+		wantResult bool
+	}{
+		"room for the tail": {64 << 10, func(t *testing.T, out string) {
+			assert.True(t, strings.HasPrefix(out, "[output before this not stored"), out[:80])
+			assert.True(t, strings.HasSuffix(out, "output line\n"))
+			assert.Less(t, len(out), 10<<10)
+		}, true},
+		"room for the outcome only": {3 << 10, func(t *testing.T, out string) {
+			assert.Equal(t, "[output not stored: there was no room for it]\n", out)
+		}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "history.jsonl")
+			s, _ := open(t, path, 0)
+			fullDisk(t, tc.limit)
+			e := Entry{ID: "r", State: StateRunning, Start: t0, Permissions: "none"}
+			require.NoError(t, s.Put(e), "the small early writes fit")
+			code := 0
+			e.State, e.End, e.ExitCode, e.Output, e.Result = StateSucceeded, t0.Add(time.Second), &code, big, json.RawMessage(`"done"`)
+			err := s.Put(e)
+			require.ErrorIs(t, err, ErrTrimmed)
+			assert.ErrorIs(t, err, syscall.ENOSPC, "it says why")
+			for _, st := range []*Store{s, func() *Store { s2, _ := open(t, path, 0); return s2 }()} {
+				got, ok := st.Get("r")
+				require.True(t, ok)
+				assert.Equal(t, StateSucceeded, got.State)
+				require.NotNil(t, got.ExitCode)
+				assert.True(t, got.OutputTruncated)
+				tc.wantOutput(t, got.Output)
+				assert.JSONEq(t, `"done"`, string(got.Result))
+			}
+		})
+	}
+	t.Run("no room at all", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		s, _ := open(t, path, 0)
+		require.NoError(t, s.Put(Entry{ID: "r", State: StateRunning, Start: t0}))
+		fullDisk(t, 0)
+		err := s.Put(Entry{ID: "r", State: StateSucceeded, Start: t0, Output: big})
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, ErrTrimmed)
+		got, _ := s.Get("r")
+		assert.Equal(t, StateRunning, got.State, "what Get says is what is stored")
+	})
+}
+
+// The whole-file rewrite needs room for a second copy; when there is none,
+// the entry is appended instead.
+func TestFullDiskAppendsWhenTheRewriteDoesNotFit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	s, _ := open(t, path, 2)
+	for i := range 4 {
+		require.NoError(t, s.Put(Entry{ID: fmt.Sprint(i), State: StateSucceeded, Start: t0.Add(time.Duration(i) * time.Second)}))
+	}
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	testWriteHook = func(_ string, off int64, n int) error {
+		if off == 0 {
+			return syscall.ENOSPC // every rewrite
+		}
+		return nil
+	}
+	t.Cleanup(func() { testWriteHook = nil })
+	require.NoError(t, s.Put(Entry{ID: "next", State: StateSucceeded, Start: t0.Add(time.Minute)}))
+	fi2, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Greater(t, fi2.Size(), fi.Size(), "appended")
+	s2, _ := open(t, path, 2)
+	assert.Equal(t, "next", s2.List()[0].ID)
 }
