@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/consent"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -214,4 +218,142 @@ await context.result((await tabs.all()).some((t) => t.id === tab.id));
 	var listed bool
 	result(t, entry, &listed)
 	assert.False(t, listed, "tab.close resolved while the tab was still listed")
+}
+
+// smallDisk mounts a tmpfs of size bytes for the test. It needs root;
+// without it the history package's injected-failure tests stand in.
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root; history's TestFullDiskKeepsTheOutcome injects the failure instead")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// fill takes every free byte of the filesystem at dir.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "filler")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	for len(chunk) > 0 {
+		if _, err := f.Write(chunk); err != nil {
+			chunk = chunk[:len(chunk)/2]
+		}
+	}
+	return p
+}
+
+// notes records what the host was told.
+type notes struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (n *notes) Notify(_ context.Context, _ runner.RunInfo, msg string, _ runner.Level) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.msgs = append(n.msgs, msg)
+	return nil
+}
+
+func (n *notes) Open(context.Context, runner.RunInfo, string, runner.OpenOptions) error { return nil }
+
+func (n *notes) saying(s string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := 0
+	for _, m := range n.msgs {
+		if strings.Contains(m, s) {
+			c++
+		}
+	}
+	return c
+}
+
+// After a full disk every succeeded run still reads succeeded, now and
+// after a restart, and the host is told what could not be saved.
+func TestFullDiskKeepsEveryOutcome(t *testing.T) {
+	small := smallDisk(t, 2<<20)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	scripts := filepath.Join(root, "scripts")
+	require.NoError(t, os.MkdirAll(scripts, 0o755))
+	store, err := consent.OpenStore(filepath.Join(small, "consent.json"), consent.StoreOptions{})
+	require.NoError(t, err)
+	gate := consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {
+		return consent.Approve, nil
+	}))
+	histPath := filepath.Join(small, "history.jsonl")
+	hist, err := history.Open(histPath, history.Options{})
+	require.NoError(t, err)
+	told := &notes{}
+	const runs = 8
+	m, err := runner.New(runner.Config{
+		DataDir: filepath.Join(root, "data"), CacheDir: testenv.DenoCacheDir(t), DenoPath: testenv.Deno(t),
+		Host: runner.Host{UI: told}, Gate: gate, History: hist, MaxConcurrent: runs,
+	})
+	require.NoError(t, err)
+	defer m.Close()
+	wait := func(r *runner.Run) history.Entry {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		entry, err := r.Wait(ctx)
+		require.NoError(t, err)
+		return entry
+	}
+	start := func(name, src string) *runner.Run {
+		p := filepath.Join(scripts, name)
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+		r, err := m.Start(context.Background(), runner.Request{Script: p})
+		require.NoError(t, err)
+		return r
+	}
+
+	// A disk with no room at all: neither the approval nor any entry can
+	// be saved, the run still runs, and the host hears of both.
+	filler := fill(t, small)
+	first := wait(start("first.ts", "// @permissions clipboard\nconsole.log('first');\n"))
+	require.Equal(t, history.StateSucceeded, first.State, first.Reason)
+	assert.Equal(t, 1, told.saying("the approval could not be saved"), told.msgs)
+	assert.Equal(t, 1, told.saying("could not save this run"), told.msgs)
+	require.NoError(t, os.Remove(filler))
+
+	// Room for the small early writes, not for every output: the last
+	// writes would not fit.
+	var started []*runner.Run
+	for i := range runs {
+		started = append(started, start(fmt.Sprintf("big%d.ts", i), `// @permissions none
+const line = "x".repeat(999);
+for (let i = 0; i < 400; i++) console.log(line);
+`))
+	}
+	var ids []string
+	for _, r := range started {
+		e := wait(r)
+		require.Equal(t, history.StateSucceeded, e.State, e.Reason)
+		ids = append(ids, e.ID)
+	}
+	assert.Positive(t, told.saying("kept this run's outcome but not all of its output"), told.msgs)
+	ids = append(ids, first.ID) // retried once there was room again
+	require.NoError(t, m.Close())
+
+	again, err := history.Open(histPath, history.Options{})
+	require.NoError(t, err)
+	for _, id := range ids {
+		e, ok := again.Get(id)
+		require.True(t, ok, "run %s is in the history", id)
+		assert.Equal(t, history.StateSucceeded, e.State, "run %s: %s", id, e.Reason)
+	}
 }

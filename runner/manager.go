@@ -163,6 +163,12 @@ type Manager struct {
 	mu     sync.Mutex
 	closed bool
 	runs   map[string]*Run
+
+	unsavedMu sync.Mutex
+	// unsaved holds the newest entry of each run the history could not
+	// store at all; each later successful Put retries them, and so does
+	// Close.
+	unsaved map[string]history.Entry
 }
 
 // New returns a Manager. It starts the bridge and removes selection files
@@ -247,6 +253,50 @@ func New(cfg Config) (*Manager, error) {
 	m.cleanSelections()
 	m.settleOrphanedEntries()
 	return m, nil
+}
+
+// record stores a run's entry. A failure is logged and told to the host
+// once per run: an entry stored trimmed (a full disk) kept its outcome; one
+// not stored at all is kept here and retried after the next Put that
+// succeeds, and at Close.
+func (m *Manager) record(r *Run, e history.Entry) {
+	err := m.hist.Put(e)
+	m.unsavedMu.Lock()
+	if err == nil || errors.Is(err, history.ErrTrimmed) {
+		delete(m.unsaved, e.ID)
+		m.retryUnsavedLocked()
+	} else {
+		if m.unsaved == nil {
+			m.unsaved = map[string]history.Entry{}
+		}
+		m.unsaved[e.ID] = e
+	}
+	m.unsavedMu.Unlock()
+	if err == nil {
+		return
+	}
+	m.log.Warn("runner: recording run history", "run", e.ID, "error", err)
+	r.mu.Lock()
+	told := r.historyTold
+	r.historyTold = true
+	r.mu.Unlock()
+	if told {
+		return
+	}
+	what := fmt.Sprintf("the run history could not save this run (it will be retried): %v", err)
+	if errors.Is(err, history.ErrTrimmed) {
+		what = fmt.Sprintf("the run history kept this run's outcome but not all of its output: %v", err)
+	}
+	r.tellHost(LevelWarning, what)
+}
+
+// retryUnsavedLocked stores again what earlier Puts could not.
+func (m *Manager) retryUnsavedLocked() {
+	for id, e := range m.unsaved {
+		if err := m.hist.Put(e); err == nil || errors.Is(err, history.ErrTrimmed) {
+			delete(m.unsaved, id)
+		}
+	}
 }
 
 // settleOrphanedEntries ends history entries a previous host left live:
@@ -456,6 +506,12 @@ func (m *Manager) Close() error {
 	m.stopRev()
 	m.browsers.close()
 	err := m.bridge.Close()
+	m.unsavedMu.Lock()
+	m.retryUnsavedLocked()
+	for id := range m.unsaved {
+		m.log.Error("runner: a run's history entry could not be saved", "run", id)
+	}
+	m.unsavedMu.Unlock()
 	m.closeHistory()
 	return err
 }

@@ -95,6 +95,7 @@ type Run struct {
 	killOn         bool
 	timedOut       bool
 	cancelWhy      string
+	historyTold    bool     // the host was told the history failed this run
 	cleanups       []func() // run by finish, before the run is reported done
 	header         *permissions.Header
 	tabs           map[string]*runTab
@@ -183,9 +184,7 @@ func (r *Run) setState(s history.State, reason string) {
 	r.entry.State, r.entry.Reason = s, reason
 	e := r.entry
 	r.mu.Unlock()
-	if err := r.m.hist.Put(e); err != nil {
-		r.m.log.Warn("runner: recording run history", "run", r.id, "error", err)
-	}
+	r.m.record(r, e)
 	r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventState, State: s, Line: reason})
 }
 
@@ -243,9 +242,15 @@ func (r *Run) execute(ctx context.Context) {
 	r.header = h
 	r.mu.Unlock()
 
-	if _, err := r.m.gate.Authorize(ctx, r.req.Script, h); err != nil {
+	d, err := r.m.gate.Authorize(ctx, r.req.Script, h)
+	if err != nil {
 		r.refuse(err.Error())
 		return
+	}
+	if d.Warning != nil {
+		// The run goes on, but the user will be asked again: say why.
+		r.m.log.Warn("runner: consent store", "run", r.id, "error", d.Warning)
+		r.tellHost(LevelWarning, fmt.Sprintf("the approval could not be saved, so it will be asked for again: %v", d.Warning))
 	}
 	sdk, err := r.m.prepare(ctx)
 	if err != nil {
@@ -519,15 +524,24 @@ func (r *Run) env(h *permissions.Header, entry, token string) []string {
 }
 
 func (r *Run) notifyFailure(reason string) {
+	r.notify(LevelError, fmt.Sprintf("%s failed (run %s): %s", filepath.Base(r.req.Script), r.id, reason))
+}
+
+// tellHost tells the host something about the run that is not its
+// outcome, such as what could not be saved.
+func (r *Run) tellHost(level Level, what string) {
+	r.notify(level, fmt.Sprintf("%s (run %s): %s", filepath.Base(r.req.Script), r.id, what))
+}
+
+func (r *Run) notify(level Level, msg string) {
 	ui := r.m.cfg.Host.UI
 	if ui == nil {
 		return
 	}
-	msg := fmt.Sprintf("%s failed (run %s): %s", filepath.Base(r.req.Script), r.id, reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := ui.Notify(ctx, r.Info(), msg, LevelError); err != nil {
-		r.m.log.Warn("runner: failure notification", "run", r.id, "error", err)
+	if err := ui.Notify(ctx, r.Info(), msg, level); err != nil {
+		r.m.log.Warn("runner: host notification", "run", r.id, "error", err)
 	}
 }
 
