@@ -312,7 +312,7 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 	if err := tk.wait(ctx); err != nil {
 		return nil, s.asRemote(err)
 	}
-	s.begin(tk, goroutineOf(ctx))
+	s.begin(tk, goroutineOf(ctx), o.callKey(name, self))
 	defer s.finish(tk)
 	var res any
 	var err error

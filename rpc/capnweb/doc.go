@@ -25,8 +25,46 @@
 // never sent), URL, Headers, exports, promises, imports, pipelines and
 // remap (.map()). An unknown form aborts the session with "unknown special
 // value". Object keys that JavaScript silently drops (the Object.prototype
-// names and toJSON) are refused: receiving one aborts, sending one fails the
-// call. Object keys are sent in sorted order.
+// names such as __proto__ and constructor, and toJSON) are dropped as it
+// drops them, both ways: a script that forwards JSON.parse of a page keeps
+// its session, and the values never reach Go code.
+//
+// # Values and key order
+//
+// Objects keep their key order both ways, as JavaScript orders them
+// (array-index keys first, then insertion order): [Object] is an object
+// in order, [DecodeJSON] decodes a JSON document into Go values with
+// *Object for its objects (Object's MarshalJSON writes them back in
+// order), and a method may return either. Go code that passes page values
+// on (an evaluate result, a row a reader scraped) should decode them with
+// DecodeJSON and return what it got, rather than json.Unmarshal into an
+// any, whose maps have no order.
+//
+// What Go code receives for an object depends on what it asks for, so
+// that existing code that type-asserts map[string]any keeps working: a
+// parameter of type any (and any inside a []any or map[string]any
+// parameter), a [Target] or [Func] argument, and the results of
+// [Stub.Await] and the calls built on it get map[string]any; a parameter
+// of type [Value] (or []Value, map[string]Value, …) gets *Object at every
+// depth; a parameter of type *Object or Object gets that object in order.
+// [Options.OrderedObjects] makes a whole session hand out *Object
+// wherever it would hand out a map. Sending, a map's keys go out sorted
+// (a Go map has no order), a struct's fields in declaration order.
+//
+// Nil slices and maps, whatever their type ([]float64, map[string]int,
+// []byte…), go out empty ([], {}, an empty Uint8Array), as JavaScript code
+// expects of a function that found nothing; a nil pointer goes out null.
+//
+// # Method results and stubs
+//
+// A Go method's result takes over the stubs in it, as a JavaScript
+// method's result does: return a stub you obtained and the peer gets it,
+// with nothing left exported once the peer is done. A stub the method
+// released while it ran (defer p.Release()) may still be returned: such
+// releases take effect once the result has been sent. A stub passed back
+// to us arrives as the Go value we exported, in arguments and results
+// alike. A stub received as an argument stays alive until the call is
+// done with it, whatever the peer releases meanwhile.
 //
 // # Exporting Go values
 //
@@ -34,13 +72,54 @@
 // [Target] for objects resolved at call time. A callable value is never
 // sent under the key "then", since JavaScript's await would call it.
 //
+// A blank field of type [Names] renames methods, so that a Go server can
+// offer exactly the names a JavaScript one does ("lastCounterId" for
+// LastCounterID).
+//
 // # Errors
 //
 // A Go error returned by a method reaches JavaScript as Error with the
 // error's text. Return an [*Error] to choose the JavaScript name (TypeError,
-// RangeError, …) and own properties such as code. Rejections from the peer
-// arrive as [*RemoteError]. Protocol violations abort the session with a
-// clear message and an [*AbortError] wrapping [ErrProtocol] or [ErrLimit].
+// RangeError, …) and own properties such as code, or a [*RemoteError]
+// with a Value to throw a value that is not an Error (throw 42). Rejections
+// from the peer arrive as [*RemoteError]. Protocol violations abort the
+// session with a clear message and an [*AbortError] wrapping [ErrProtocol]
+// or [ErrLimit]. Calls beyond [Options.MaxInFlight] wait their turn; only
+// a peer that outruns [Options.MaxQueued] as well is aborted.
+//
+// # Deliberate differences from the JavaScript implementation
+//
+// testdata/semantics.ts runs the same scenarios against a Go server and
+// the JavaScript one (TestSemanticsDifferential). What still differs is
+// meant to:
+//
+//   - Typed parameters refuse values of the wrong type with a TypeError
+//     naming the argument; JavaScript methods take anything. The type is
+//     the Go method's contract, and host code then needs no checks of its
+//     own. An any parameter takes anything.
+//   - Integers beyond ±(2⁵³−1) are not sent as numbers: JavaScript would
+//     round them. Send a *big.Int, which arrives as a bigint.
+//   - Streams (ReadableStream, WritableStream, Request, Response, Blob)
+//     and the stream and pipe messages are refused with an abort that
+//     names them: host capabilities need none, and each would need flow
+//     control of its own.
+//   - Thenables are refused: an object whose then is callable is never
+//     sent, since await would call it, and Go methods named Then or
+//     Dispose are never exposed.
+//   - Stacks are never sent, so a Go server does not leak its paths.
+//   - A Go map has no key order, so its keys go out sorted; send an
+//     *Object to choose. A received error's props are a map
+//     ([RemoteError.Props]), so their order is not kept.
+//   - A Go method has no visible await: a call lets the next call on its
+//     object start once it is seen blocked (within a few milliseconds),
+//     and a method seen blocking lets later calls start with it at once,
+//     where JavaScript switches at the exact await.
+//   - A typed *T parameter takes our own object passed back in this
+//     session; a stub for it from another session (which JavaScript
+//     would call through) is refused.
+//   - A .map() result is sent whole, where the JavaScript server sends
+//     promises inside it and resolves them later; the script sees the
+//     same value.
 //
 // # The delayed-ACK stall
 //

@@ -16,9 +16,9 @@ import (
 // (it blocks, or waits for something only a later frame brings), a new
 // reader takes over at once and the method is run on worker goroutines
 // from then on in this session; the old reader finishes its call and
-// ends. So no call waits behind another for longer than about
+// ends. So reading never waits behind a call for longer than about
 // inlineBudget, and a call that needs the peer cannot deadlock the
-// session.
+// session. (Calls on the same object still start in order: see turns.go.)
 
 // inlineBudget is how long a call may hold up the reader.
 const inlineBudget = time.Millisecond

@@ -23,8 +23,16 @@ import (
 // returns its ws:// URL. The process is killed when the test ends.
 func denoServer(t *testing.T) string {
 	t.Helper()
+	url, _ := denoServerScript(t, "server.ts")
+	return url
+}
+
+// denoServerScript starts a server script from testdata that prints
+// "LISTEN <port>", and returns its ws:// URL and port.
+func denoServerScript(t *testing.T, script string) (string, int) {
+	t.Helper()
 	deno := testenv.Deno(t)
-	path, err := filepath.Abs(filepath.Join("testdata", "server.ts"))
+	path, err := filepath.Abs(filepath.Join("testdata", script))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, deno, "run", "--no-prompt", "--quiet", "--allow-net=127.0.0.1", path)
@@ -56,11 +64,11 @@ func denoServer(t *testing.T) string {
 		var port int
 		_, err := fmt.Sscanf(l, "LISTEN %d", &port)
 		require.NoError(t, err, "unexpected first line %q", l)
-		return fmt.Sprintf("ws://127.0.0.1:%d/", port)
+		return fmt.Sprintf("ws://127.0.0.1:%d/", port), port
 	case <-time.After(30 * time.Second):
 		t.Fatalf("deno server did not start: %s", stderr.String())
 	}
-	return ""
+	return "", 0
 }
 
 // recorder is a Transport that logs frames in order, for checking what
@@ -96,12 +104,17 @@ func (r *recorder) frames() []string {
 
 func dialDeno(t *testing.T, url string, main any) (*Session, *recorder) {
 	t.Helper()
+	return dialDenoWith(t, url, main, nil)
+}
+
+func dialDenoWith(t *testing.T, url string, main any, opts *Options) (*Session, *recorder) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ws, err := DialWebSocket(ctx, url, 64<<20)
 	require.NoError(t, err)
 	rec := &recorder{Transport: ws}
-	s, err := NewSession(rec, main, nil)
+	s, err := NewSession(rec, main, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s, rec
@@ -358,6 +371,52 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 	t.Run("then is never callable", func(t *testing.T) {
 		_, err := api.CallMethod(ctx, "echo", map[string]any{"then": func() {}})
 		require.ErrorIs(t, err, ErrUnsupported)
+	})
+
+	t.Run("our own object comes back as the Go value", func(t *testing.T) {
+		l := &goListener{disposed: make(chan struct{})}
+		v, err := api.CallMethod(ctx, "giveBack", l)
+		require.NoError(t, err)
+		m := v.(map[string]any)
+		require.Same(t, l, m["s"])
+		require.Same(t, l, m["list"].([]any)[0])
+	})
+
+	t.Run("nil slices and maps go out empty", func(t *testing.T) {
+		v, err := api.CallMethod(ctx, "describe", map[string]any{
+			"floats": []float64(nil), "ints": map[string]int(nil), "anys": []any(nil), "bytes": []byte(nil),
+		})
+		require.NoError(t, err)
+		require.Equal(t, map[string]any{"floats": "Array", "ints": "object", "anys": "Array", "bytes": "Uint8Array"}, v)
+	})
+
+	t.Run("map after await runs here", func(t *testing.T) {
+		ids := api.Pipeline([]string{"getUserIds"}, []any{})
+		defer ids.Release()
+		_, err := ids.Await(ctx)
+		require.NoError(t, err)
+		m := ids.Map(func(m *Mapper, id MapValue) any {
+			return []any{id, m.Capture(api).CallMethod("getUserName", id)}
+		})
+		defer m.Release()
+		v, err := m.Await(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []any{[]any{1.0, "user1"}, []any{2.0, "user2"}, []any{3.0, "user3"}}, v)
+	})
+
+	t.Run("key order both ways", func(t *testing.T) {
+		s5, _ := dialDenoWith(t, url, nil, &Options{OrderedObjects: true})
+		m := s5.Main()
+		defer m.Release()
+		v, err := m.CallMethod(ctx, "echo", NewObject("b", 1, "a", 2, "10", 3, "2", 4, "in", NewObject("z", 1, "y", 2)))
+		require.NoError(t, err)
+		o := v.(*Object)
+		require.Equal(t, []string{"2", "10", "b", "a", "in"}, o.Keys())
+		in, _ := o.Get("in")
+		require.Equal(t, []string{"z", "y"}, in.(*Object).Keys())
+		v, err = m.CallMethod(ctx, "getUser")
+		require.NoError(t, err)
+		require.Equal(t, []string{"name", "age"}, v.(*Object).Keys())
 	})
 
 	t.Run("server abort", func(t *testing.T) {

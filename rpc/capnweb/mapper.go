@@ -1,6 +1,7 @@
 package capnweb
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 )
@@ -132,7 +133,15 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 		if sess.ended {
 			return sess.broken(sess.closedErr())
 		}
-		return sess.broken(fmt.Errorf("%w: Map needs a stub or a promise that has not resolved yet", ErrUnsupported))
+		if imp.fut == nil || !imp.fut.isSettled() {
+			return sess.broken(fmt.Errorf("%w: Map needs a stub or a promise that has not been released", ErrReleased))
+		}
+		if imp.fut.err != nil {
+			return sess.broken(imp.fut.err)
+		}
+		// Resolved already: replay the instructions here, as JavaScript
+		// maps a resolved promise locally.
+		return sess.mapLocal(imp.fut.val, caps, instrs)
 	}
 	b := []byte(`["push",["remap",`)
 	b = strconv.AppendInt(b, imp.id, 10)
@@ -207,4 +216,183 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 	sess.mu.Unlock()
 	sess.flush()
 	return &Stub{sess: sess, imp: ne}
+}
+
+// mapLocal applies recorded map instructions to val (borrowed), a value
+// that has already arrived: each call goes where its target lives (to the
+// peer for its stubs, here for plain data and Go objects), and the
+// per-element results are awaited together, as the peer would.
+func (s *Session) mapLocal(val any, caps []any, instrs []any) *Stub {
+	held := s.cloneTree(val)
+	capsHeld := s.cloneTree(caps).([]any)
+	instrsHeld := make([]any, len(instrs))
+	for i, in := range instrs {
+		if c, ok := in.(mapCall); ok {
+			c.args = s.cloneTree(c.args).([]any)
+			instrsHeld[i] = c
+		} else {
+			instrsHeld[i] = s.cloneTree(in)
+		}
+	}
+	f := newFuture()
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return s.broken(s.closedErr())
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.releaseTree(held)
+			s.releaseTree(capsHeld)
+			for _, in := range instrsHeld {
+				if c, ok := in.(mapCall); ok {
+					s.releaseTree(c.args)
+				} else {
+					s.releaseTree(in)
+				}
+			}
+		}()
+		switch x := held.(type) {
+		case nil, Undefined:
+			f.settle(x, nil)
+		case []any:
+			started := make([]*localVars, len(x))
+			for i, el := range x {
+				started[i] = s.startLocalMapper(el, capsHeld, instrsHeld)
+			}
+			out := make([]any, len(x))
+			var failed error
+			for i, r := range started {
+				v, err := s.finishLocalMapper(s.ctx, r, instrsHeld)
+				if err != nil && failed == nil {
+					failed = err
+				}
+				out[i] = v
+			}
+			if failed != nil {
+				s.releaseTree(out)
+				f.settle(nil, failed)
+				return
+			}
+			f.settle(out, nil)
+		default:
+			r := s.startLocalMapper(x, capsHeld, instrsHeld)
+			v, err := s.finishLocalMapper(s.ctx, r, instrsHeld)
+			f.settle(v, err)
+		}
+	}()
+	return &Stub{sess: s, imp: &importEntry{intro: 1, handles: 1, fut: f}}
+}
+
+// localVars is the private ID space of map instructions replayed here
+// (see mapVars): the element, the captures, earlier results.
+type localVars struct {
+	el      any
+	caps    []any
+	results []*Stub
+}
+
+func (v *localVars) get(id int64) any {
+	switch {
+	case id == 0:
+		return v.el
+	case id < 0 && -id <= int64(len(v.caps)):
+		return v.caps[-id-1]
+	case id > 0 && id <= int64(len(v.results)):
+		return v.results[id-1]
+	}
+	return Undefined{}
+}
+
+// startLocalMapper starts the recorded calls for one element: each goes
+// where its target lives, pipelined on the results before it.
+func (s *Session) startLocalMapper(el any, caps, instrs []any) *localVars {
+	vars := &localVars{el: el, caps: caps}
+	for _, in := range instrs[:len(instrs)-1] {
+		c := in.(mapCall)
+		args := asList(substMapValues(c.args, vars.get))
+		vars.results = append(vars.results, s.localPipeline(vars.get(c.target), c.path, args, c.hasArgs))
+	}
+	return vars
+}
+
+// finishLocalMapper builds the element's result from the last
+// instruction, awaiting the promises in it, and releases the promises.
+func (s *Session) finishLocalMapper(ctx context.Context, vars *localVars, instrs []any) (any, error) {
+	defer func() {
+		for _, r := range vars.results {
+			r.drop()
+		}
+	}()
+	tree := s.cloneTree(substMapValues(instrs[len(instrs)-1], vars.get))
+	out, err := s.awaitPromises(ctx, tree)
+	if err != nil {
+		s.releaseTree(tree)
+		return nil, err
+	}
+	return out, nil
+}
+
+// awaitPromises replaces the promise stubs in an owned tree by their
+// results.
+func (s *Session) awaitPromises(ctx context.Context, v any) (any, error) {
+	switch x := v.(type) {
+	case *Stub:
+		if !x.IsPromise() {
+			return x, nil
+		}
+		defer x.drop()
+		r, err := x.pull(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.cloneTree(r), nil
+	case []any:
+		for i := range x {
+			r, err := s.awaitPromises(ctx, x[i])
+			if err != nil {
+				return nil, err
+			}
+			x[i] = r
+		}
+	case *Object:
+		for i := range x.vals {
+			r, err := s.awaitPromises(ctx, x.vals[i])
+			if err != nil {
+				return nil, err
+			}
+			x.vals[i] = r
+		}
+	}
+	return v, nil
+}
+
+// substMapValues replaces the placeholders in a lowered tree (borrowed)
+// by what vars names, copying the containers.
+func substMapValues(v any, vars func(int64) any) any {
+	switch x := v.(type) {
+	case MapValue:
+		return vars(x.id)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = substMapValues(e, vars)
+		}
+		return out
+	case *Object:
+		out := &Object{keys: append([]string(nil), x.keys...), vals: make([]any, len(x.vals)), nidx: x.nidx}
+		for i, e := range x.vals {
+			out.vals[i] = substMapValues(e, vars)
+		}
+		return out
+	}
+	return v
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }

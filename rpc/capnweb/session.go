@@ -190,6 +190,7 @@ type Session struct {
 	pending  []pendingCall              // calls the reader runs after the current frame (the reader's)
 	handoff  *time.Timer                // fires overran when an inline call runs long
 	slow     sync.Map                   // *method → struct{}: overran inlineBudget here
+	blocking sync.Map                   // ticket keys → struct{}: seen blocked here (turns.go)
 
 	readerMu     sync.Mutex
 	readerGen    uint64    // bumped when a new reader takes over

@@ -15,8 +15,9 @@ import (
 // is released. Stubs that arrive as arguments of a Go method belong to the
 // call and are released when the method returns: Dup one to keep it.
 // Stubs inside results (of [Stub.Call], [Stub.Await] and so on) belong to
-// the caller. Values you pass to the library are never taken over: it
-// duplicates what it keeps.
+// the caller. A Go method's result takes over the stubs in it, as in
+// JavaScript (return a Dup of a stub you keep); other values you pass to
+// the library are never taken over: it duplicates what it keeps.
 //
 // All methods are safe for concurrent use. Methods that send (Release,
 // Pipeline, Await, Call and so on) may write the frame on the calling

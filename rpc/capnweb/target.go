@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"unicode"
 )
@@ -62,12 +63,16 @@ func methodsOf(t reflect.Type) map[string]*method {
 		return m.(map[string]*method)
 	}
 	var set map[string]*method
+	renames := methodNames(t)
 	for i := 0; i < t.NumMethod(); i++ {
 		rm := t.Method(i)
 		if !rm.IsExported() || rm.Name == "Dispose" {
 			continue
 		}
 		name := lowerCamel(rm.Name)
+		if n, ok := renames[rm.Name]; ok {
+			name = n
+		}
 		if name == "then" || reservedKeys[name] {
 			continue
 		}
@@ -83,6 +88,48 @@ func methodsOf(t reflect.Type) map[string]*method {
 	}
 	methodSets.Store(t, set)
 	return set
+}
+
+// Names, as the type of a blank field of an exported struct, renames its
+// methods for the peer. Its tag lists GoName=jsName pairs:
+//
+//	type API struct {
+//		_ capnweb.Names `capnweb:"LastCounterID=lastCounterId,URLFor=urlFor"`
+//	}
+//
+// A method renamed is reachable under its new name only. Without it a
+// method's name is its Go name in lowerCamel case, which a JavaScript
+// server's name ("lastCounterId") cannot always match.
+type Names struct{}
+
+var namesType = reflect.TypeFor[Names]()
+
+// methodNames reads the renames of t's Names fields.
+func methodNames(t reflect.Type) map[string]string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out map[string]string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type != namesType {
+			continue
+		}
+		for _, pair := range strings.Split(f.Tag.Get("capnweb"), ",") {
+			goName, jsName, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || goName == "" || jsName == "" {
+				continue
+			}
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[goName] = jsName
+		}
+	}
+	return out
 }
 
 // signature checks a function type against the calling rules: an optional
@@ -275,6 +322,26 @@ func taggedFields(t reflect.Type) map[string][]int {
 		fs[name] = f.Index
 	}
 	return fs
+}
+
+// dynKey names a member of a dynamic object, for the turns of its calls.
+type dynKey struct {
+	o    *localObj
+	name string
+}
+
+// callKey identifies what a call of name on o (o itself with self) runs,
+// for the turns of its calls.
+func (o *localObj) callKey(name string, self bool) any {
+	switch {
+	case self && o.fn != nil:
+		return o.fn
+	case !self && o.target == nil && o.methods[name] != nil:
+		return o.methods[name]
+	case !self && o.target != nil:
+		return dynKey{o, name}
+	}
+	return nil // a Func: made anew for each value, nothing to learn
 }
 
 func (o *localObj) dispose() {

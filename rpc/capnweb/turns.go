@@ -40,11 +40,13 @@ type turnQ struct {
 // while it runs.
 type ticket struct {
 	q      *turnQ
+	sess   *Session
 	prev   *ticket       // the turn ahead while this one waits (q.mu)
 	next   *ticket       // the turn behind (q.mu)
 	ready  chan struct{} // closed when this call may start; nil if it could at once
 	passed bool          // later calls may start (q.mu)
 	gid    atomic.Uint64 // the goroutine running the call, once it started
+	key    any           // what the call runs (a *method, or a name on a dynamic object)
 
 	// The rest belongs to the goroutine running the call.
 	deferred []*Stub         // stubs the method released while it ran
@@ -125,11 +127,11 @@ func (t *ticket) wait(ctx context.Context) error {
 		if g != 0 {
 			switch goroutineBlocked(g) {
 			case blockedWait:
-				p.pass()
+				t.yielded(p)
 			case blockedLock:
 				// A lock is often held for a moment only: look twice.
 				if seen++; seen >= 2 {
-					p.pass()
+					t.yielded(p)
 				}
 			default:
 				seen = 0
@@ -138,6 +140,17 @@ func (t *ticket) wait(ctx context.Context) error {
 		delay = min(2*delay, yieldCheckMax)
 		timer.Reset(delay)
 	}
+}
+
+// yielded lets the next call start past p, seen blocked, and remembers
+// that what p runs blocks: its later calls in the session let the next
+// call start as soon as they start, as a JavaScript async method does at
+// its first await, instead of holding it for a look.
+func (t *ticket) yielded(p *ticket) {
+	if p.key != nil && p.sess != nil {
+		p.sess.blocking.Store(p.key, struct{}{})
+	}
+	p.pass()
 }
 
 // takeStub gives the result of the call the handle x: the result takes
@@ -179,12 +192,19 @@ func (t *ticket) deferRelease(x *Stub) {
 
 // begin records that the call runs on goroutine gid, so that releases it
 // makes are put off until its result is sent.
-func (s *Session) begin(t *ticket, gid uint64) {
+func (s *Session) begin(t *ticket, gid uint64, key any) {
+	t.sess, t.key = s, key
 	t.gid.Store(gid)
 	s.runMu.Lock()
 	s.running = append(s.running, t)
 	s.runMu.Unlock()
 	s.nrunning.Add(1)
+	if key == nil {
+		return
+	}
+	if _, ok := s.blocking.Load(key); ok {
+		t.pass()
+	}
 }
 
 // finish ends what begin started and makes the releases the method put

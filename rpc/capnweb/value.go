@@ -17,13 +17,16 @@ package capnweb
 //	Headers             Headers
 //	Error / thrown      *RemoteError
 //	Array               []any
-//	plain object        map[string]any
+//	plain object        *Object inside the session; Go code gets
+//	                    map[string]any or *Object (see the package doc)
 //	stub or function    *Stub
 //
 // When sending, the same types are accepted plus Go conveniences: every
-// integer and float kind, slices, arrays, maps with string keys, structs
-// (their exported fields, named by their json tag or in lowerCamel case),
-// pointers, errors, and objects passed by reference (see [Session]).
+// integer and float kind, slices, arrays, maps with string keys (sent
+// with sorted keys), Object, structs (their exported fields in order,
+// named by their json tag or in lowerCamel case), pointers, errors, and
+// objects passed by reference (see [Session]). Nil slices and maps are
+// sent empty.
 
 // Undefined is JavaScript's undefined. It is distinct from null (nil).
 type Undefined struct{}
@@ -51,8 +54,8 @@ var byteTypes = map[string]bool{
 }
 
 // reservedKeys are the object keys JavaScript drops on receipt (they exist
-// on Object.prototype, plus toJSON). Sending them would silently lose data,
-// so they are refused in both directions.
+// on Object.prototype, plus toJSON). They are dropped here too, both ways:
+// the peer would never see them, and Go code never gets them.
 var reservedKeys = map[string]bool{
 	"constructor": true, "__proto__": true, "__defineGetter__": true, "__defineSetter__": true,
 	"__lookupGetter__": true, "__lookupSetter__": true, "hasOwnProperty": true,

@@ -76,6 +76,9 @@ class Api extends RpcTarget {
     throw e;
   }
   echo(v: unknown) { return v; }
+  // Returns the caller's own object: parameters are disposed after the
+  // call, so the result holds duplicates.
+  giveBack(s: any) { return { s: s.dup(), list: [s.dup()] }; }
   describe(v: Record<string, unknown>) {
     const out: Record<string, string> = {};
     for (const [k, x] of Object.entries(v)) {
