@@ -192,6 +192,14 @@ const profilePrefix = "tranquil-browser-"
 // profileTmp is the browser's TMPDIR, inside its profile directory.
 const profileTmp = "tmp"
 
+// singletonTail is what Chromium appends to TMPDIR for its singleton
+// socket; maxSocketPath the longest socket path every Unix takes (macOS's
+// sun_path holds 104 bytes with the terminating NUL, Linux's 108).
+const (
+	singletonTail = "/org.chromium.Chromium.XXXXXX/SingletonSocket"
+	maxSocketPath = 103
+)
+
 // ownerFile records, inside a profile directory, which host process created
 // it and which browser uses it.
 const ownerFile = "tranquil-owner"
@@ -224,17 +232,23 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 		os.RemoveAll(dataDir)
 		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}
-	// Chromium keeps its singleton socket in an org.chromium.Chromium.*
-	// directory under TMPDIR and never removes it; inside the profile it
-	// goes with the profile at Close or in a sweep.
-	tmp := filepath.Join(dataDir, profileTmp)
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		os.RemoveAll(dataDir)
-		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
-	}
 	cmd := exec.Command(s.path)
 	cmd.SysProcAttr = sysProcAttr()
-	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), s.env...)
+	cmd.Env = os.Environ()
+	// Chromium keeps its singleton socket in an org.chromium.Chromium.*
+	// directory under TMPDIR and never removes it; inside the profile it
+	// goes with the profile at Close or in a sweep. A socket's path is
+	// short (sun_path), so a profile too deep for one keeps the host's
+	// TMPDIR, and Close and Sweep remove the directory the profile's
+	// SingletonSocket link names.
+	if tmp := filepath.Join(dataDir, profileTmp); len(tmp)+len(singletonTail) <= maxSocketPath {
+		if err := os.Mkdir(tmp, 0o700); err != nil {
+			os.RemoveAll(dataDir)
+			return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+		}
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	cmd.Env = append(cmd.Env, s.env...)
 	args := []string{"--user-data-dir=" + dataDir}
 	var pp *pipePair
 	if s.pipe {

@@ -29,23 +29,36 @@ func chromiumTemps(t *testing.T, dir string) []string {
 }
 
 func TestLaunchLeavesNothingInTMPDIR(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
-	require.NoError(t, err)
-	tab, err := p.Browser().NewTab(ctx, "about:blank")
-	require.NoError(t, err)
-	require.NoError(t, tab.Detach(ctx))
-	// The singleton socket exists while the browser runs: in the profile.
-	link, err := os.Readlink(filepath.Join(p.DataDir(), "SingletonSocket"))
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(link, p.DataDir()+string(filepath.Separator)), "singleton socket at %s", link)
-	require.NoError(t, p.Close())
-	assert.Empty(t, chromiumTemps(t, tmp), "left in TMPDIR after launch and close")
-	_, err = os.Stat(p.DataDir())
-	assert.True(t, os.IsNotExist(err), "profile left: %v", err)
+	// A profile too deep for a socket path keeps the host's TMPDIR; Close
+	// removes what Chromium left there.
+	deep := filepath.Join(tempRoot, strings.Repeat("d", 80))
+	require.NoError(t, os.MkdirAll(deep, 0o700))
+	t.Cleanup(func() { os.RemoveAll(deep) })
+	for name, profiles := range map[string]string{"own TMPDIR": tempRoot, "profile too deep": deep} {
+		t.Run(name, func(t *testing.T) {
+			// Short, as a TMPDIR is: t.TempDir is too deep for the socket.
+			tmp, err := os.MkdirTemp(tempRoot, "tmp")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			t.Setenv("TMPDIR", tmp)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: profiles})
+			require.NoError(t, err)
+			tab, err := p.Browser().NewTab(ctx, "about:blank")
+			require.NoError(t, err)
+			require.NoError(t, tab.Detach(ctx))
+			link, err := os.Readlink(filepath.Join(p.DataDir(), "SingletonSocket"))
+			require.NoError(t, err)
+			if profiles == tempRoot {
+				assert.True(t, strings.HasPrefix(link, p.DataDir()+string(filepath.Separator)), "singleton socket at %s", link)
+			}
+			require.NoError(t, p.Close())
+			assert.Empty(t, chromiumTemps(t, tmp), "left in TMPDIR after launch and close")
+			_, err = os.Stat(p.DataDir())
+			assert.True(t, os.IsNotExist(err), "profile left: %v", err)
+		})
+	}
 }
 
 func TestSweepRemovesSingletonDirOfOrphanedProfile(t *testing.T) {
