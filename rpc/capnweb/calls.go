@@ -23,27 +23,35 @@ type pipeRef struct {
 // capture takes a reference to what base settles to, following path
 // through plain data at once (the rest of the path may run Go code).
 func (s *Session) capture(base *future, path []string) *pipeRef {
-	r := &pipeRef{path: path}
-	grab := func() {
-		if base.err != nil {
-			r.err = base.err
-			return
-		}
-		v, rest := walkData(base.val, path)
-		r.val, r.path = s.cloneTree(v), rest
-	}
+	r := &pipeRef{}
+	s.captureInto(r, base, path)
+	return r
+}
+
+// captureInto is capture into r, which the caller allocated.
+func (s *Session) captureInto(r *pipeRef, base *future, path []string) {
+	r.path = path
 	if base.isSettled() {
-		grab()
-		return r
+		r.grab(s, base)
+		return
 	}
 	// Callbacks run in the order they were added: this one before that of
 	// any release read after this frame.
 	r.f = newFuture()
 	base.onDone(func() {
-		grab()
+		r.grab(s, base)
 		r.f.settle(nil, nil)
 	})
-	return r
+}
+
+// grab takes the reference once base has settled.
+func (r *pipeRef) grab(s *Session, base *future) {
+	if base.err != nil {
+		r.err = base.err
+		return
+	}
+	v, rest := walkData(base.val, r.path)
+	r.val, r.path = s.cloneTree(v), rest
 }
 
 // take waits until r is captured and returns its base, which the caller
@@ -91,13 +99,15 @@ func walkData(v any, path []string) (any, []string) {
 	return v, nil
 }
 
-// turnFor reserves a turn on the object a call of path on target runs a
-// method of, or returns nil when the call does not reach one directly.
-func turnFor(target any, path []string) *ticket {
+// turnFor reserves a turn, into t, on the object a call of path on target
+// runs a method of, and reports false when the call does not reach one
+// directly.
+func turnFor(t *ticket, target any, path []string) bool {
 	if o, ok := target.(*localObj); ok && len(path) <= 1 {
-		return o.turns.reserve()
+		o.turns.reserveInto(t)
+		return true
 	}
-	return nil
+	return false
 }
 
 // hasPending reports whether an evaluated tree holds results still to
@@ -130,6 +140,18 @@ func hasPending(v any) bool {
 	return false
 }
 
+// call is one call started by startCall, with what it holds.
+type call struct {
+	s           *Session
+	f           *future // the result
+	tgt         pipeRef // the target, held since the frame was read
+	args        []any
+	pendingArgs bool
+	turn        ticket // its turn on a Go object, when hasTurn
+	hasTurn     bool
+	prev, mine  chan struct{} // arrival order on a pending target
+}
+
 // startCall starts a call of path on the value base settles to, with the
 // evaluated args (owned by the call). The returned future owns the result.
 //
@@ -138,89 +160,93 @@ func hasPending(v any) bool {
 // theirs one after the other, in arrival order, once it has. A call whose
 // arguments are still to come takes its turn once they have come.
 func (s *Session) startCall(base *future, path []string, args []any, onReader bool) *future {
-	f := newFuture()
-	tgt := s.capture(base, path)
-	var prev, mine chan struct{}
-	if tgt.f != nil {
-		mine = make(chan struct{})
+	c := &call{s: s, f: newFuture(), args: args}
+	s.captureInto(&c.tgt, base, path)
+	if c.tgt.f != nil {
+		c.mine = make(chan struct{})
 		s.mu.Lock()
-		prev, base.lastCall = base.lastCall, mine
+		c.prev, base.lastCall = base.lastCall, c.mine
 		s.mu.Unlock()
 	}
-	pendingArgs := hasPending(args)
-	var tk *ticket
+	c.pendingArgs = hasPending(args)
 	var quick *method
-	if tgt.f == nil && tgt.err == nil && !pendingArgs {
-		tk = turnFor(tgt.val, tgt.path)
-		if onReader && tk != nil && tk.isReady() {
-			quick = s.quickMethod(tgt.val, tgt.path, args)
+	if c.tgt.f == nil && c.tgt.err == nil && !c.pendingArgs {
+		c.hasTurn = turnFor(&c.turn, c.tgt.val, c.tgt.path)
+		if onReader && c.hasTurn && c.turn.isReady() {
+			quick = s.quickMethod(c.tgt.val, c.tgt.path, args)
 		}
 	}
-	if !s.start(quick, func(ctx context.Context) {
-		res, err := s.runCall(ctx, tgt, args, pendingArgs, tk, prev, mine)
-		f.settle(res, err)
-	}) {
-		if mine != nil {
-			close(mine)
-		}
-		if tk != nil {
-			tk.pass()
-		}
-		s.releaseTree(tgt)
+	if !s.start(quick, c.run) {
+		c.done()
+		s.releaseTree(&c.tgt)
 		s.releaseTree(args)
-		f.settle(nil, s.asRemote(s.closedErr()))
+		c.f.settle(nil, s.asRemote(s.closedErr()))
 	}
-	return f
+	return c.f
 }
 
-// runCall is the body of a call started by startCall.
-func (s *Session) runCall(ctx context.Context, tgt *pipeRef, args []any, pendingArgs bool, tk *ticket, prev, mine chan struct{}) (any, error) {
-	defer func() {
-		if mine != nil {
-			close(mine)
-		}
-		if tk != nil {
-			tk.pass()
-		}
-	}()
-	fail := func(err error) (any, error) {
-		s.releaseTree(tgt)
-		s.releaseTree(args)
-		return nil, s.asRemote(err)
+// done lets later calls past this one.
+func (c *call) done() {
+	if c.mine != nil {
+		close(c.mine)
+		c.mine = nil
 	}
-	if tgt.f != nil {
-		if _, err := tgt.f.wait(ctx); err != nil {
-			return fail(err)
+	if c.hasTurn {
+		c.turn.pass()
+	}
+}
+
+func (c *call) run(ctx context.Context) {
+	res, err := c.invoke(ctx)
+	c.done()
+	c.f.settle(res, err)
+}
+
+func (c *call) fail(err error) (any, error) {
+	c.s.releaseTree(&c.tgt)
+	c.s.releaseTree(c.args)
+	return nil, c.s.asRemote(err)
+}
+
+func (c *call) invoke(ctx context.Context) (any, error) {
+	s := c.s
+	if c.tgt.f != nil {
+		if _, err := c.tgt.f.wait(ctx); err != nil {
+			return c.fail(err)
 		}
-		if prev != nil {
+		if c.prev != nil {
 			select {
-			case <-prev:
+			case <-c.prev:
 			case <-ctx.Done():
-				return fail(ctx.Err())
+				return c.fail(ctx.Err())
 			}
 		}
-		if tgt.err == nil && !pendingArgs {
-			tk = turnFor(tgt.val, tgt.path)
+		if c.tgt.err == nil && !c.pendingArgs {
+			c.hasTurn = turnFor(&c.turn, c.tgt.val, c.tgt.path)
 		}
-		if tk != nil || pendingArgs {
+		if c.hasTurn || c.pendingArgs {
 			// The turn is taken, or the call waits for its arguments,
 			// which later calls need not wait for.
-			close(mine)
-			mine = nil
+			close(c.mine)
+			c.mine = nil
 		}
 	}
-	av, err := s.awaitTree(ctx, args)
+	av, err := s.awaitTree(ctx, c.args)
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	argv := av.([]any)
-	target, path, err := tgt.take(ctx)
+	target, path, err := c.tgt.take(ctx)
 	if err != nil {
 		s.releaseTree(argv)
 		return nil, s.asRemote(err)
 	}
-	if tk == nil {
-		tk = turnFor(target, path)
+	if !c.hasTurn {
+		c.hasTurn = turnFor(&c.turn, target, path)
+	}
+	var tk *ticket
+	if c.hasTurn {
+		tk = &c.turn
 	}
 	res, err := s.invoke(ctx, target, path, argv, true, tk)
 	// Parameters belong to the call: stubs in them are released now
@@ -306,7 +332,8 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 // a turn of its own, and converts what it returns into a result tree.
 func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self bool, args []any, tk *ticket) (any, error) {
 	if tk == nil {
-		tk = o.turns.reserve()
+		tk = &ticket{}
+		o.turns.reserveInto(tk)
 	}
 	defer tk.pass()
 	if err := tk.wait(ctx); err != nil {
@@ -336,8 +363,17 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 // Func) sees objects as maps unless the session keeps their order; a
 // method's parameters are converted by their types.
 func (s *Session) goArgs(args []any) []any {
-	u, _ := outward(args, true, true)
-	return u.([]any)
+	for i, a := range args {
+		if u, ch := outward(a, true, true); ch {
+			out := append([]any(nil), args...)
+			out[i] = u
+			for j := i + 1; j < len(args); j++ {
+				out[j], _ = outward(args[j], true, true)
+			}
+			return out
+		}
+	}
+	return args
 }
 
 // awaitTree replaces the placeholders in v (owned) by their values and

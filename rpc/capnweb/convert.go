@@ -355,19 +355,15 @@ func assign(v reflect.Value, a any, depth int, ordered bool) error {
 		return errors.New("value too deeply nested")
 	}
 	t := v.Type()
-	if a == nil || a == (Undefined{}) {
-		if t.Kind() == reflect.Interface && t.NumMethod() == 0 {
-			v.Set(reflect.ValueOf(&a).Elem())
-		}
-		return nil // zero value
-	}
 	if t.Kind() == reflect.Interface && t.NumMethod() == 0 {
-		a, _ = outward(a, ordered || t == valueType, true)
-		if a == nil {
-			return nil
+		if a != nil {
+			u, _ := outward(a, ordered || t == valueType, true)
+			v.Set(reflect.ValueOf(u))
 		}
-		v.Set(reflect.ValueOf(a))
 		return nil
+	}
+	if a == nil || a == (Undefined{}) {
+		return nil // zero value
 	}
 	av := reflect.ValueOf(a)
 	if t.Kind() == reflect.Interface {

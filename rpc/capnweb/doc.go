@@ -114,12 +114,15 @@
 //     object start once it is seen blocked (within a few milliseconds),
 //     and a method seen blocking lets later calls start with it at once,
 //     where JavaScript switches at the exact await.
-//   - A typed *T parameter takes our own object passed back in this
-//     session; a stub for it from another session (which JavaScript
-//     would call through) is refused.
 //   - A .map() result is sent whole, where the JavaScript server sends
 //     promises inside it and resolves them later; the script sees the
 //     same value.
+//
+// Not matched yet: a typed *T parameter takes our own object passed back
+// in this session, but refuses a stub for it that arrives through another
+// session (the peer re-exports it, and nothing on the wire says it is
+// ours); JavaScript would call through it. Declare the parameter *Stub to
+// accept both.
 //
 // # The delayed-ACK stall
 //

@@ -53,9 +53,9 @@ type ticket struct {
 	taken    map[*Stub]*Stub // stubs its result took over, to what they became
 }
 
-// reserve hands out the next turn.
-func (q *turnQ) reserve() *ticket {
-	t := &ticket{q: q}
+// reserveInto hands out the next turn, in t.
+func (q *turnQ) reserveInto(t *ticket) {
+	t.q = q
 	q.mu.Lock()
 	if p := q.tail; p != nil && !p.passed {
 		t.prev, p.next = p, t
@@ -63,7 +63,6 @@ func (q *turnQ) reserve() *ticket {
 	}
 	q.tail = t
 	q.mu.Unlock()
-	return t
 }
 
 // isReady reports whether the call may start now.
