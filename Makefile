@@ -103,6 +103,7 @@ BEGIN {
 	peer["Launch ratio"] = "bare deno run with capnweb echo";            target["Launch ratio"] = "<= 1.3"
 	peer["SDKCallLatency p50-ratio-vs-raw"] = "raw one-frame round trip"; target["SDKCallLatency p50-ratio-vs-raw"] = "<= 1.5"
 	peer["SDKCallLatency p50-ratio-vs-stock"] = "capnweb stock WebSocket session"; target["SDKCallLatency p50-ratio-vs-stock"] = "-"
+	peer["Soak heap-ratio"] = "heap halfway through 300 runs (leaks: all 0)"; target["Soak heap-ratio"] = "<= 1.2"
 	row("figure", "peer", "ratio", "target")
 	printf "|%s|%s|%s|%s|\n", "----------------------------------------------", "------------------------------------------", "--------", "----------"
 }
