@@ -456,15 +456,18 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 
 	api := newHostAPI(p, granted, b.cfg.Registry)
 	c.SetReadLimit(b.cfg.ReadLimit)
+	// Counted before the session serves: its first calls may be answered
+	// before NewSession returns.
+	b.started.Add(1)
 	sess, err := capnweb.NewSession(ws, api, &capnweb.Options{
 		MaxMessageSize: int(b.cfg.ReadLimit),
 		MaxInFlight:    b.cfg.MaxInFlight,
 	})
 	if err != nil {
+		b.started.Add(-1)
 		fail("starting session", "error", err)
 		return
 	}
-	b.started.Add(1)
 	if !b.start(l, sess, granted) {
 		sess.Abort(ErrRevoked)
 	} else if b.cfg.OnSession != nil {

@@ -497,26 +497,29 @@ func TestDenyWhenSDKLacksCapability(t *testing.T) {
 	r.nothingReachedCapnweb(t)
 }
 
-func TestSessionLimit(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 1, HandshakeTimeout: 500 * time.Millisecond})
+// oneSessionTaken is a bridge of one session, run1's, with run2's token
+// minted.
+func oneSessionTaken(t *testing.T, handshake time.Duration) (*rig, string) {
+	t.Helper()
+	r := newRig(t, Config{MaxSessions: 1, HandshakeTimeout: handshake})
 	t1, _ := r.b.Mint(principal("run1", permissions.CapUI))
 	t2, _ := r.b.Mint(principal("run2", permissions.CapUI))
 	reply, err := auth(t, dial(t, r.b, nil), t1, hello(allCaps...))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(reply, "OK "))
+	return r, t2
+}
+
+func TestSessionLimit(t *testing.T) {
+	r, t2 := oneSessionTaken(t, 500*time.Millisecond)
 	require.Eventually(t, func() bool { return r.b.Stats().Sessions == 1 }, time.Second, time.Millisecond)
-	_, err = auth(t, dial(t, r.b, nil), t2, hello(allCaps...))
+	_, err := auth(t, dial(t, r.b, nil), t2, hello(allCaps...))
 	assert.Equal(t, StatusBusy, websocket.CloseStatus(err))
 	assert.Equal(t, 1, r.b.Stats().Tokens, "a busy refusal does not burn the token")
 }
 
 func TestSessionLimitWaitsForASlot(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 1, HandshakeTimeout: 10 * time.Second})
-	t1, _ := r.b.Mint(principal("run1", permissions.CapUI))
-	t2, _ := r.b.Mint(principal("run2", permissions.CapUI))
-	reply, err := auth(t, dial(t, r.b, nil), t1, hello(allCaps...))
-	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(reply, "OK "))
+	r, t2 := oneSessionTaken(t, 10*time.Second)
 	second := make(chan error, 1)
 	go func() {
 		reply, err := auth(t, dial(t, r.b, nil), t2, hello(allCaps...))
