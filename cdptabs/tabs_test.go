@@ -18,16 +18,23 @@ import (
 	"github.com/tranquil/automation/runner"
 )
 
+// launch starts a browser for the test, with a context bounding it.
+func launch(t *testing.T) (context.Context, *Tabs) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	tabs, err := Launch(ctx, cdp.LaunchOptions{Path: testenv.Chromium(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { tabs.Shutdown() })
+	return ctx, tabs
+}
+
 func TestTabs(t *testing.T) {
 	srv := httptest.NewServer(testenv.LoopbackOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<title>page %s</title>", r.URL.Path)
 	})))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tabs, err := Launch(ctx, cdp.LaunchOptions{Path: testenv.Chromium(t)})
-	require.NoError(t, err)
-	defer tabs.Shutdown()
+	ctx, tabs := launch(t)
 	run := runner.RunInfo{ID: "r"}
 
 	first, err := tabs.Active(ctx, run)
@@ -118,11 +125,7 @@ func TestAttachRefusesNonLoopback(t *testing.T) {
 // shows the one shown before it. A closed tab is gone from All when Close
 // returns.
 func TestActiveIsTheShownTab(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tabs, err := Launch(ctx, cdp.LaunchOptions{Path: testenv.Chromium(t)})
-	require.NoError(t, err)
-	defer tabs.Shutdown()
+	ctx, tabs := launch(t)
 	run := runner.RunInfo{ID: "r"}
 	active := func() string {
 		t.Helper()

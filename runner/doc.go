@@ -57,7 +57,15 @@
 //     never times out). Then everything the run held goes: its session and
 //     token, its paneControls stubs, every process of its group. The
 //     history entry is written, and a failure or timeout notifies the host
-//     with the first line of the error and the run ID.
+//     with the first line of the error and the run ID. An entry the
+//     history cannot store whole (a full disk) is stored with its outcome
+//     and less output, one it cannot store at all is retried; either way,
+//     and when an approval could not be saved, the host is told.
+//
+// A deno that cannot be started (not executable, not a program, gone) is
+// the host's failure: [New] refuses a deno path that is not executable,
+// and a run it stops ends StateFailed with the fix in its reason
+// ([ErrDenoUnusable]), never StateRefused.
 //
 // # The browser
 //
@@ -73,7 +81,13 @@
 // closes only the tabs it opened; tabs it opened in the foreground and in
 // the background each take one of the Manager's slots
 // ([Config.MaxForegroundTabs], [Config.MaxBackgroundTabs]) and wait, in
-// order, for one. A run's action log keeps [MaxActions] entries.
+// order, for one. A slot is given back, and tab.close resolves, only once
+// the host no longer lists the tab. A tab opened in the background is
+// never focused through the host (its session emulates focus), so it
+// never becomes the tab the user sees, nor any run's tabs.active. A run's
+// action log keeps [MaxActions] entries. When the browser is gone, browser
+// calls fail with code closed; no message a script sees names a DevTools
+// endpoint.
 //
 // A run that succeeds copies what it wrote into the destination the user
 // chose for the script, when [Config.Mirrors] declares one (see package

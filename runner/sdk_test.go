@@ -374,7 +374,14 @@ func (a *fakeTabAPI) Close(id string) error {
 type fakePageJSAPI struct{ h *fakeSDKHost }
 
 func (a *fakePageJSAPI) Evaluate(id, source string, args []any) (any, error) {
-	a.h.record("evaluate %s %s %v", id, source, args)
+	shown := make([]any, len(args))
+	for i, v := range args {
+		if o, ok := v.(*capnweb.Object); ok { // objects arrive keeping their key order
+			v = o.Map()
+		}
+		shown[i] = v
+	}
+	a.h.record("evaluate %s %s %v", id, source, shown)
 	if strings.Contains(source, "throw") {
 		return nil, coded("eval_error", "TypeError: boom", "remoteName", "TypeError", "remoteMessage", "boom", "line", 1, "column", 7)
 	}
