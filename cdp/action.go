@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"sync"
 )
 
 // Every page action (evaluate, waitFor, screenshot, goto, the form actions
@@ -16,7 +17,8 @@ import (
 // scope is one running page action.
 type scope struct {
 	method string
-	site   string // host of the last document the action touched
+	mu     sync.Mutex // frames are searched in parallel
+	site   string     // host of the last document the action touched
 }
 
 type scopeKey struct{}
@@ -51,12 +53,16 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 	return err
 }
 
-// checkRealm applies the tab's sites to a realm about to run code, from
-// the origin the browser gave that realm.
+// checkRealm applies the tab's sites to a realm of the main frame about to
+// run code; see checkRealmIn.
 func (t *Tab) checkRealm(ctx context.Context, origin string) error {
-	t.mu.Lock()
-	doc := t.url
-	t.mu.Unlock()
+	return t.checkRealmIn(ctx, "", origin)
+}
+
+// checkRealmIn applies the tab's sites to a realm of frame fr about to run
+// code, from the origin the browser gave that realm.
+func (t *Tab) checkRealmIn(ctx context.Context, fr, origin string) error {
+	doc := t.frameURL(fr)
 	// A blank page's realm has an opaque or inherited origin; the page
 	// itself is judged by its address.
 	if doc == "about:blank" && (origin == "" || origin == "null" || origin == "://") {
@@ -68,10 +74,45 @@ func (t *Tab) checkRealm(ctx context.Context, origin string) error {
 // checkDocument applies the tab's sites to the main frame's committed
 // document, for actions that run in no realm (input, screenshots).
 func (t *Tab) checkDocument(ctx context.Context) error {
-	t.mu.Lock()
-	doc := t.url
-	t.mu.Unlock()
+	return t.checkFrame(ctx, "")
+}
+
+// checkFrame applies the tab's sites to frame fr's committed document, for
+// input that lands in it.
+func (t *Tab) checkFrame(ctx context.Context, fr string) error {
+	doc := t.frameURL(fr)
+	if fr != "" && doc == "about:srcdoc" && t.opts.Sites == nil {
+		return nil // a document its parent wrote
+	}
 	return t.checkSite(ctx, doc)
+}
+
+// checkSomeDocument lets a form action or a reader start when the main
+// frame's document, or the document of a frame below it, is allowed: a
+// target is looked for only in allowed frames (see searchFrames). When
+// none is, the main frame's refusal is the answer.
+func (t *Tab) checkSomeDocument(ctx context.Context) error {
+	err := t.checkDocument(ctx)
+	if err == nil || !refused(err) {
+		return err
+	}
+	if frames, _ := t.searchFrames(""); len(frames) > 0 {
+		return nil
+	}
+	return err
+}
+
+// frameURL is frame fr's committed address ("" for a frame gone).
+func (t *Tab) frameURL(fr string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fr == "" {
+		return t.url
+	}
+	if f := t.subframes[fr]; f != nil {
+		return f.url
+	}
+	return ""
 }
 
 func (t *Tab) checkSite(ctx context.Context, where string) error {
@@ -89,7 +130,9 @@ func (t *Tab) checkSite(ctx context.Context, where string) error {
 		}
 	}
 	if s != nil {
+		s.mu.Lock()
 		s.site = site
+		s.mu.Unlock()
 	}
 	if where == "about:blank" {
 		if t.opts.Sites == nil {

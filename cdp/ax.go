@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/accessibility"
 	"github.com/mafredri/cdp/protocol/dom"
+	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/runtime"
 )
 
@@ -55,18 +57,21 @@ func axTarget(t Target) bool {
 }
 
 // resolveAX resolves a {role[, name]} or {label} target through the
-// accessibility tree of the main frame's document.
-func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
-	uid, origin, err := t.realm(ctx, sdkWorld, "")
+// accessibility tree of frame fr's document ("" for the main frame's).
+// Each frame's tree is its own: the main frame's does not reach into
+// frames.
+func (t *Tab) resolveAX(ctx context.Context, fr string, target Target) (*Element, error) {
+	rm, err := t.realmIn(ctx, fr, sdkWorld, "")
 	if err != nil {
 		return nil, err
 	}
-	if err := t.checkRealm(ctx, origin); err != nil {
+	if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 		return nil, err
 	}
+	uid, worldID, c := rm.uid, rm.id, rm.s.c
 	t.mu.Lock()
-	worldID := t.worldID
-	ok := t.worldCtx == uid
+	cur, _, ok := t.realmLocked(fr, sdkWorld)
+	ok = ok && cur.uid == uid
 	t.mu.Unlock()
 	if !ok || worldID == 0 {
 		return nil, &TargetError{Code: "stale_ref", Target: target.String(), Message: "the page changed while the target was looked up; try again"}
@@ -78,7 +83,7 @@ func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
 		go func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
 			defer cancel()
-			_ = t.c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(group))
+			_ = c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(group))
 		}()
 	}()
 	roles, want := axQuery(target)
@@ -89,25 +94,29 @@ func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
 		// milliseconds on a page of 10,000 elements), so first ask it
 		// about the few elements whose text or attributes could hold the
 		// name, and walk the tree only when none of them has it.
-		objs, err = t.axFast(ctx, uid, group, roles, want, target.Exact)
+		objs, err = t.axFast(ctx, c, uid, group, roles, want, target.Exact)
 		if err != nil {
 			return nil, err
 		}
 	}
 	if len(objs) == 0 {
-		doc, err := t.c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
-		if err != nil {
-			return nil, t.fail(err)
-		}
-		nodes, err := t.queryAX(ctx, doc.Root.BackendNodeID, roles)
-		if err != nil {
+		var nodes []axNode
+		if fr == "" {
+			doc, err := c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
+			if err != nil {
+				return nil, t.fail(err)
+			}
+			if nodes, err = t.queryAX(ctx, c, doc.Root.BackendNodeID, roles); err != nil {
+				return nil, err
+			}
+		} else if nodes, err = t.frameAX(ctx, c, fr, roles); err != nil {
 			return nil, err
 		}
 		best, near := axMatch(nodes, want, target.Exact, named)
 		if len(best) == 0 {
 			return nil, axNotFound(target, near)
 		}
-		if objs, err = t.adoptables(ctx, worldID, group, best); err != nil {
+		if objs, err = t.adoptables(ctx, c, worldID, group, best); err != nil {
 			return nil, err
 		}
 	}
@@ -116,7 +125,7 @@ func (t *Tab) resolveAX(ctx context.Context, target Target) (*Element, error) {
 		args = append(args, runtime.CallArgument{ObjectID: &o})
 	}
 	adopt := func(wrapper string) (*runtime.CallFunctionOnReply, error) {
-		return t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(wrapper).
+		return c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(wrapper).
 			SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetArguments(args).SetReturnByValue(true).SetAwaitPromise(true))
 	}
 	// The runtime's source goes along only when the document lacks it.
@@ -188,9 +197,9 @@ const axCandidatesFn = `function (want, limit) {
 // axFast asks the tree about the elements axCandidatesFn finds and returns
 // those of the best tier that have one of roles, as objects of the world.
 // None means the whole tree has to be asked.
-func (t *Tab) axFast(ctx context.Context, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
+func (t *Tab) axFast(ctx context.Context, c *cdp.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
 	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(64)}}
-	r, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
+	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
 		SetArguments(args).SetObjectGroup(group))
 	if err != nil {
 		if contextGone(err) {
@@ -201,7 +210,7 @@ func (t *Tab) axFast(ctx context.Context, uid, group string, roles []string, wan
 	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
 		return nil, nil
 	}
-	props, err := t.c.Runtime.GetProperties(ctx, runtime.NewGetPropertiesArgs(*r.Result.ObjectID).SetOwnProperties(true))
+	props, err := c.Runtime.GetProperties(ctx, runtime.NewGetPropertiesArgs(*r.Result.ObjectID).SetOwnProperties(true))
 	if err != nil {
 		return nil, t.fail(err)
 	}
@@ -218,7 +227,7 @@ func (t *Tab) axFast(ctx context.Context, uid, group string, roles []string, wan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := t.c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(false))
+			p, err := c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(false))
 			if err != nil || len(p.Nodes) == 0 {
 				return
 			}
@@ -271,7 +280,7 @@ func axQuery(target Target) (roles []string, name string) {
 
 // queryAX asks the tree for each role at once and returns the nodes that
 // can be targets, in the tree's order for each role.
-func (t *Tab) queryAX(ctx context.Context, root dom.BackendNodeID, roles []string) ([]axNode, error) {
+func (t *Tab) queryAX(ctx context.Context, c *cdp.Client, root dom.BackendNodeID, roles []string) ([]axNode, error) {
 	results := make([][]axNode, len(roles))
 	errs := make([]error, len(roles))
 	var wg sync.WaitGroup
@@ -279,7 +288,7 @@ func (t *Tab) queryAX(ctx context.Context, root dom.BackendNodeID, roles []strin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := t.c.Accessibility.QueryAXTree(ctx, accessibility.NewQueryAXTreeArgs().SetBackendNodeID(root).SetRole(role))
+			r, err := c.Accessibility.QueryAXTree(ctx, accessibility.NewQueryAXTreeArgs().SetBackendNodeID(root).SetRole(role))
 			if err != nil {
 				errs[i] = err
 				return
@@ -310,6 +319,32 @@ func (t *Tab) queryAX(ctx context.Context, root dom.BackendNodeID, roles []strin
 				seen[n.backend] = true
 				out = append(out, n)
 			}
+		}
+	}
+	return out, nil
+}
+
+// frameAX is queryAX for a frame below the main one. It reads the
+// frame's whole tree: Accessibility.queryAXTree waits for a rendering
+// update, which an out-of-process frame scrolled out of view does not get
+// (it would wait until the frame is shown), while the whole tree is
+// served as it stands.
+func (t *Tab) frameAX(ctx context.Context, c *cdp.Client, fr string, roles []string) ([]axNode, error) {
+	r, err := c.Accessibility.GetFullAXTree(ctx, accessibility.NewGetFullAXTreeArgs().SetFrameID(page.FrameID(fr)))
+	if err != nil {
+		if protocolError(err) != nil {
+			return nil, &TargetError{Code: "stale_ref", Message: "the frame went away while it was searched; try again"}
+		}
+		return nil, t.fail(err)
+	}
+	var out []axNode
+	for _, n := range r.Nodes {
+		if n.Ignored || n.BackendDOMNodeID == nil || (n.FrameID != nil && string(*n.FrameID) != fr) {
+			continue
+		}
+		an := axNode{backend: *n.BackendDOMNodeID, role: axString(n.Role), name: norm(axString(n.Name))}
+		if !axSkip[an.role] && slices.Contains(roles, an.role) {
+			out = append(out, an)
 		}
 	}
 	return out, nil
@@ -399,7 +434,7 @@ func axNotFound(target Target, near []axNode) error {
 }
 
 // adoptables gives each node's element as an object of the isolated world.
-func (t *Tab) adoptables(ctx context.Context, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
+func (t *Tab) adoptables(ctx context.Context, c *cdp.Client, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
 	nodes = nodes[:min(len(nodes), 64)] // more is ambiguous anyway
 	objs := make([]runtime.RemoteObjectID, len(nodes))
 	errs := make([]error, len(nodes))
@@ -408,7 +443,7 @@ func (t *Tab) adoptables(ctx context.Context, worldID int, group string, nodes [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := t.c.DOM.ResolveNode(ctx, dom.NewResolveNodeArgs().SetBackendNodeID(n.backend).
+			r, err := c.DOM.ResolveNode(ctx, dom.NewResolveNodeArgs().SetBackendNodeID(n.backend).
 				SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetObjectGroup(group))
 			if err != nil {
 				errs[i] = err

@@ -73,7 +73,7 @@ func TestAXRolesAndNames(t *testing.T) {
 		{Target{Role: "textbox", Name: "Slotted name"}, "sl"},
 	}
 	for _, c := range cases {
-		el, err := tab.resolveAX(ctx, c.target)
+		el, err := tab.resolveAX(ctx, "", c.target)
 		if err != nil {
 			t.Errorf("%s: %v", c.target, err)
 			continue
@@ -87,7 +87,7 @@ func TestAXRolesAndNames(t *testing.T) {
 func TestAXMisses(t *testing.T) {
 	tab := newTabWith(t, serve("/accname", accnamePage), TabOptions{})
 	ctx := tctx(t, 30*time.Second)
-	_, err := tab.resolveAX(ctx, Target{Role: "button", Name: "Sav draft"})
+	_, err := tab.resolveAX(ctx, "", Target{Role: "button", Name: "Sav draft"})
 	var te *TargetError
 	if !errors.As(err, &te) || te.Code != "not_found" {
 		t.Fatalf("a name nobody has: %v", err)
@@ -95,20 +95,20 @@ func TestAXMisses(t *testing.T) {
 	if !strings.Contains(te.Error(), `"Save Draft"`) {
 		t.Errorf("the error names the candidates that came close: %s", te.Message)
 	}
-	_, err = tab.resolveAX(ctx, Target{Role: "button", Name: "save", Exact: true})
+	_, err = tab.resolveAX(ctx, "", Target{Role: "button", Name: "save", Exact: true})
 	if !errors.Is(err, ErrNotFound) {
 		t.Errorf("exact is case-sensitive: %v", err)
 	}
-	_, err = tab.resolveAX(ctx, Target{Role: "button", Name: "Shadow"})
+	_, err = tab.resolveAX(ctx, "", Target{Role: "button", Name: "Shadow"})
 	if err != nil {
 		t.Errorf("a part of one name: %v", err)
 	}
-	_, err = tab.resolveAX(ctx, Target{Role: "button"})
+	_, err = tab.resolveAX(ctx, "", Target{Role: "button"})
 	if !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("many buttons: %v", err)
 	}
 	other := attachWith(t, tab, TabOptions{Sites: []string{"example.com"}})
-	if _, err := other.resolveAX(ctx, Target{Role: "main"}); !errors.Is(err, ErrSiteNotAllowed) {
+	if _, err := other.resolveAX(ctx, "", Target{Role: "main"}); !errors.Is(err, ErrSiteNotAllowed) {
 		t.Errorf("sites apply to the lookup: %v", err)
 	}
 }

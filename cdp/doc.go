@@ -126,4 +126,22 @@
 // world, which checks and keeps them like any other match. Every action
 // waits until its target is actionable (see [Tab.ClickTarget]); picker
 // inputs are set through the element's own setter and read back.
+//
+// # Frames
+//
+// A tab tracks every frame of its page. Frames the page's renderer runs
+// report over the tab's own session; a cross-site frame runs in a renderer
+// of its own and is a target of its own, which the tab attaches
+// automatically (Target.setAutoAttach, flattened, paused until its domains
+// are on), and so on for the frames inside it. Each frame's documents get
+// the isolated world. Form actions, readers and [Tab.Resolve] look for a
+// target in the main frame and in every frame whose document the tab's
+// sites allow, judged by that frame's own address and, where code runs,
+// its realm's origin; a match in two frames is [ErrAmbiguous], and
+// [Target.Frame] narrows the search. The element is then operated in its
+// frame: runtime calls in that frame's world, keys through the page to the
+// frame the runtime focused, clicks at the element's point moved into the
+// page's viewport by each enclosing frame's content box, after checking
+// that the page shows that point and that nothing of the page lies in
+// front of the frame there. [Tab.Evaluate] runs in the main frame only.
 package cdp

@@ -89,24 +89,30 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 	return out, nil
 }
 
-// call runs fn in a realm of the current document, retrying in the next
-// document when a navigation destroys the realm under the call. Each realm
-// is checked against the tab's sites before fn runs in it; the call names
-// the realm by its unique id, so it cannot land in another document.
+// call runs fn in a realm of the main frame's current document; see callIn.
 func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallArgument) (json.RawMessage, error) {
+	return t.callIn(ctx, "", w, fn, args)
+}
+
+// callIn runs fn in a realm of frame fr's current document ("" is the
+// main frame), retrying in the next document when a navigation destroys
+// the realm under the call. Each realm is checked against the tab's sites
+// before fn runs in it; the call names the realm by its unique id, so it
+// cannot land in another document.
+func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []runtime.CallArgument) (json.RawMessage, error) {
 	stale := ""
 	for {
-		uid, origin, err := t.realm(ctx, w, stale)
+		rm, err := t.realmIn(ctx, fr, w, stale)
 		if err != nil {
 			return nil, err
 		}
-		if err := t.checkRealm(ctx, origin); err != nil {
+		if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 			return nil, err
 		}
-		r, err := t.callFunctionOn(ctx, uid, fn, args)
+		r, err := t.callFunctionOn(ctx, rm.s.route, rm.uid, fn, args)
 		if err != nil {
 			if contextGone(err) {
-				stale = uid
+				stale = rm.uid
 				continue
 			}
 			if ctx.Err() != nil {
@@ -124,13 +130,13 @@ func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallA
 // callFunctionOn is Runtime.callFunctionOn on the connection's direct path:
 // it is the call every evaluation, wait and form action makes, so it skips
 // rpcc's extra goroutine hops and second decode.
-func (t *Tab) callFunctionOn(ctx context.Context, uid, fn string, args []runtime.CallArgument) (*runtime.CallFunctionOnReply, error) {
+func (t *Tab) callFunctionOn(ctx context.Context, rt *route, uid, fn string, args []runtime.CallArgument) (*runtime.CallFunctionOnReply, error) {
 	params, err := json.Marshal(runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(uid).SetArguments(args).
 		SetReturnByValue(true).SetAwaitPromise(true))
 	if err != nil {
 		return nil, fmt.Errorf("cdp: encode call: %w", err)
 	}
-	data, err := t.b.m.invoke(ctx, t.route, "Runtime.callFunctionOn", params)
+	data, err := t.b.m.invoke(ctx, rt, "Runtime.callFunctionOn", params)
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +156,46 @@ func (t *Tab) callFunctionOn(ctx context.Context, uid, fn string, args []runtime
 	return resp.Result, nil
 }
 
-// realm returns the unique id of the realm w, waiting for one that is not
-// stale. A stale id is retried after a short while even without news,
-// because the error that marked it stale may have been transient.
+// realmRef is one JavaScript realm of a frame's document.
+type realmRef struct {
+	uid    string   // its unique id
+	origin string   // its origin, as the browser reports it
+	id     int      // its numeric id, which DOM.resolveNode takes (sdk world only)
+	s      *session // the session it is reached on
+}
+
+// realm returns the unique id of the main frame's realm w; see realmIn.
 func (t *Tab) realm(ctx context.Context, w world, stale string) (uid, origin string, err error) {
+	rm, err := t.realmIn(ctx, "", w, stale)
+	return rm.uid, rm.origin, err
+}
+
+// realmLocked reads frame fr's realm w; ok is false when the frame is
+// gone. Call with t.mu held.
+func (t *Tab) realmLocked(fr string, w world) (rm realmRef, main string, ok bool) {
+	if fr == "" {
+		rm = realmRef{uid: t.mainCtx, origin: t.mainOrigin, s: t.top}
+		if w == sdkWorld {
+			rm = realmRef{uid: t.worldCtx, origin: t.worldOrigin, id: t.worldID, s: t.top}
+		}
+		return rm, t.mainCtx, true
+	}
+	f := t.subframes[fr]
+	if f == nil {
+		return rm, "", false
+	}
+	rm = realmRef{uid: f.mainCtx, origin: f.mainOrigin, s: f.s}
+	if w == sdkWorld {
+		rm = realmRef{uid: f.worldCtx, origin: f.worldOrigin, id: f.worldID, s: f.s}
+	}
+	return rm, f.mainCtx, true
+}
+
+// realmIn returns frame fr's realm w, waiting for one that is not stale.
+// A stale id is retried after a short while even without news, because
+// the error that marked it stale may have been transient. A frame that
+// goes away while it waits is a stale ref.
+func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (realmRef, error) {
 	var retry <-chan time.Time
 	if stale != "" {
 		tm := time.NewTimer(250 * time.Millisecond)
@@ -163,35 +205,35 @@ func (t *Tab) realm(ctx context.Context, w world, stale string) (uid, origin str
 	asked := false
 	for {
 		t.mu.Lock()
-		uid, origin = t.mainCtx, t.mainOrigin
-		if w == sdkWorld {
-			uid, origin = t.worldCtx, t.worldOrigin
+		rm, main, ok := t.realmLocked(fr, w)
+		frame := fr
+		if fr == "" {
+			frame = t.frameID
 		}
-		main := t.mainCtx
 		ch := t.changed
 		t.mu.Unlock()
-		if uid != "" && uid != stale {
-			return uid, origin, nil
+		if !ok {
+			return realmRef{}, &TargetError{Code: "stale_ref", Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
 		}
-		if w == sdkWorld && uid == "" && main != "" && !asked {
+		if rm.uid != "" && rm.uid != stale {
+			return rm, nil
+		}
+		if w == sdkWorld && rm.uid == "" && main != "" && !asked {
 			// The document has a main world but no SDK world (it was made
 			// before attach, or the world was lost): ask for one.
 			asked = true
-			t.mu.Lock()
-			frame := t.frameID
-			t.mu.Unlock()
-			go func() { _ = t.isolatedWorld(ctx, frame) }()
+			go func() { _ = t.isolatedWorldOn(ctx, rm.s, frame) }()
 		}
 		select {
 		case <-ch:
 		case <-retry:
-			if uid != "" {
-				return uid, origin, nil
+			if rm.uid != "" {
+				return rm, nil
 			}
 		case <-ctx.Done():
-			return "", "", ctx.Err()
+			return realmRef{}, ctx.Err()
 		case <-t.route.gone:
-			return "", "", t.route.err
+			return realmRef{}, t.route.err
 		}
 	}
 }

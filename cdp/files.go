@@ -59,11 +59,12 @@ func (t *Tab) SetFiles(ctx context.Context, target Target, paths []string, opts 
 		if err != nil {
 			return err
 		}
+		fr := t.frameOfRef(ref)
 		var in struct {
 			Multiple bool
 			Count    int
 		}
-		if err := t.formCall(ctx, desc, &in, "fileInput", ref); err != nil {
+		if err := t.formCallIn(ctx, fr, desc, &in, "fileInput", ref); err != nil {
 			return err
 		}
 		if len(paths) > 1 && !in.Multiple {
@@ -72,10 +73,10 @@ func (t *Tab) SetFiles(ctx context.Context, target Target, paths []string, opts 
 		if opts.DryRun {
 			return nil
 		}
-		if err := t.setInputFiles(ctx, desc, ref, paths); err != nil {
+		if err := t.setInputFiles(ctx, fr, desc, ref, paths); err != nil {
 			return err
 		}
-		if err := t.formCall(ctx, desc, &in, "fileInput", ref); err != nil {
+		if err := t.formCallIn(ctx, fr, desc, &in, "fileInput", ref); err != nil {
 			return err
 		}
 		if in.Count != len(paths) {
@@ -88,19 +89,20 @@ func (t *Tab) SetFiles(ctx context.Context, target Target, paths []string, opts 
 // setInputFiles hands paths to the input behind ref: it fetches the
 // element as an object of the isolated world (checked against the tab's
 // sites like any call there) and gives that to DOM.setFileInputFiles.
-func (t *Tab) setInputFiles(ctx context.Context, desc, ref string, paths []string) error {
-	uid, origin, err := t.realm(ctx, sdkWorld, "")
+func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []string) error {
+	rm, err := t.realmIn(ctx, fr, sdkWorld, "")
 	if err != nil {
 		return err
 	}
-	if err := t.checkRealm(ctx, origin); err != nil {
+	if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 		return err
 	}
+	uid, c := rm.uid, rm.s.c
 	args, err := callArgs([]any{formsHash, ref})
 	if err != nil {
 		return err
 	}
-	r, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(elementFn).
+	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(elementFn).
 		SetUniqueContextID(uid).SetArguments(args))
 	if err != nil {
 		if contextGone(err) {
@@ -118,13 +120,13 @@ func (t *Tab) setInputFiles(ctx context.Context, desc, ref string, paths []strin
 		// The world would hold the element until its document goes.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
 		defer cancel()
-		_ = t.c.Runtime.ReleaseObject(cctx, runtime.NewReleaseObjectArgs(*r.Result.ObjectID))
+		_ = c.Runtime.ReleaseObject(cctx, runtime.NewReleaseObjectArgs(*r.Result.ObjectID))
 	}()
 	id := *r.Result.ObjectID
 	if len(paths) == 0 {
 		// DOM.setFileInputFiles leaves the files as they are when given
 		// none; clearing the value is what the picker's cancel does.
-		c, err := t.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(clearFilesFn).SetObjectID(id))
+		c, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(clearFilesFn).SetObjectID(id))
 		if err != nil {
 			return t.fail(err)
 		}
@@ -133,7 +135,7 @@ func (t *Tab) setInputFiles(ctx context.Context, desc, ref string, paths []strin
 		}
 		return nil
 	}
-	if err := t.c.DOM.SetFileInputFiles(ctx, dom.NewSetFileInputFilesArgs(paths).SetObjectID(id)); err != nil {
+	if err := c.DOM.SetFileInputFiles(ctx, dom.NewSetFileInputFilesArgs(paths).SetObjectID(id)); err != nil {
 		return t.fail(err)
 	}
 	return nil

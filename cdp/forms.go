@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -91,6 +93,9 @@ type Candidate struct {
 	Text     string `json:"text,omitempty"`
 	Hidden   bool   `json:"hidden,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
+	// Frame is the address (scheme and host) of the frame the element is
+	// in, when that is not the main frame.
+	Frame string `json:"frame,omitempty"`
 }
 
 func (c Candidate) String() string {
@@ -111,6 +116,9 @@ func (c Candidate) String() string {
 	}
 	if c.Disabled {
 		s += " (disabled)"
+	}
+	if c.Frame != "" {
+		s += " in a frame of " + c.Frame
 	}
 	return s
 }
@@ -185,6 +193,10 @@ type Target struct {
 	// (after whitespace is normalised); otherwise a case-insensitive
 	// substring matches, and a whole match is preferred.
 	Exact bool `json:"exact,omitempty"`
+	// Frame limits the search to the frames below the main one whose name
+	// attribute is Frame or whose address contains it. Empty searches the
+	// main frame and every frame in it.
+	Frame string `json:"frame,omitempty"`
 }
 
 // String describes the target for logs and errors. It never includes a
@@ -241,6 +253,8 @@ type Element struct {
 	// Skipped lists hidden or disabled elements that also matched and were
 	// passed over.
 	Skipped []Candidate `json:"skipped"`
+
+	frame string // the frame it is in; "" for the main frame
 }
 
 // FieldState is a field after commit.
@@ -280,8 +294,13 @@ type FormOptions struct {
 	Parts map[string]string
 }
 
-// formCall runs one runtime method in the isolated world.
+// formCall runs one runtime method in the main frame's isolated world.
 func (t *Tab) formCall(ctx context.Context, target string, out any, method string, args ...any) error {
+	return t.formCallIn(ctx, "", target, out, method, args...)
+}
+
+// formCallIn runs one runtime method in frame fr's isolated world.
+func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method string, args ...any) error {
 	if args == nil {
 		args = []any{}
 	}
@@ -289,9 +308,9 @@ func (t *Tab) formCall(ctx context.Context, target string, out any, method strin
 	if err != nil {
 		return err
 	}
-	raw, err := t.call(ctx, sdkWorld, formsShortWrapper, cargs)
+	raw, err := t.callIn(ctx, fr, sdkWorld, formsShortWrapper, cargs)
 	if err == nil && string(raw) == `{"ok":false,"code":"no_runtime"}` {
-		raw, err = t.call(ctx, sdkWorld, formsWrapper, cargs)
+		raw, err = t.callIn(ctx, fr, sdkWorld, formsWrapper, cargs)
 	}
 	if err != nil {
 		return err
@@ -322,24 +341,158 @@ func (t *Tab) formCall(ctx context.Context, target string, out any, method strin
 // match is ErrAmbiguous, listing the candidates. A native select a
 // component library hid behind its own combobox resolves to that
 // combobox. Resolve looks once; the actions wait for their target.
+//
+// The main frame and every frame below it whose document the tab's sites
+// allow are searched, same-site and cross-site (out-of-process) frames
+// alike; matches in two frames are ErrAmbiguous, and [Target.Frame]
+// narrows the search to some frames.
 func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 	if err := target.validate(); err != nil {
 		return nil, err
 	}
+	if target.Ref != "" {
+		return t.resolveIn(ctx, t.frameOfRef(target.Ref), target)
+	}
+	frames, skipped := t.searchFrames(target.Frame)
+	switch len(frames) {
+	case 0:
+		if err := t.checkDocument(ctx); err != nil && target.Frame == "" {
+			return nil, err
+		}
+		return nil, notInFrames(target, skipped)
+	case 1:
+		el, err := t.resolveIn(ctx, frames[0], target)
+		return el, withSkipped(err, skipped)
+	}
+	type found struct {
+		el  *Element
+		err error
+	}
+	res := make([]found, len(frames))
+	var wg sync.WaitGroup
+	for i, fr := range frames {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			el, err := t.resolveIn(ctx, fr, target)
+			res[i] = found{el, err}
+		}()
+	}
+	wg.Wait()
+	var els []*Element
+	var best *TargetError
+	rank := map[string]int{"not_found": 1, "hidden": 2, "disabled": 2, "ambiguous": 3}
+	for i, r := range res {
+		var te *TargetError
+		switch {
+		case r.err == nil:
+			els = append(els, r.el)
+		case errors.As(r.err, &te):
+			if best == nil || rank[te.Code] > rank[best.Code] {
+				best = te
+			} else if te.Code == best.Code && te.Code == "not_found" {
+				cp := *best
+				cp.Candidates = append(slices.Clip(cp.Candidates), te.Candidates...)
+				best = &cp
+			}
+		case i == 0 && frames[0] == "":
+			return nil, r.err // the main frame's own failure: the browser or the page
+		}
+	}
+	switch {
+	case len(els) == 1:
+		return els[0], nil
+	case len(els) > 1:
+		cands := make([]Candidate, 0, len(els))
+		for _, el := range els {
+			cands = append(cands, el.Element)
+		}
+		return nil, &TargetError{Code: "ambiguous", Target: target.String(), Candidates: cands,
+			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame)", len(els))}
+	case best != nil:
+		return nil, withSkipped(best, skipped)
+	}
+	return nil, withSkipped(res[0].err, skipped)
+}
+
+// resolveIn is Resolve in one frame.
+func (t *Tab) resolveIn(ctx context.Context, fr string, target Target) (*Element, error) {
+	el, err := t.resolveFrame(ctx, fr, target)
+	if err != nil {
+		return nil, t.inFrame(fr, err)
+	}
+	el.frame = fr
+	if fr != "" {
+		el.Element.Frame = addressOf(t.frameURL(fr))
+		t.noteRef(fr, el.Ref)
+	}
+	return el, nil
+}
+
+func (t *Tab) resolveFrame(ctx context.Context, fr string, target Target) (*Element, error) {
 	if axTarget(target) {
 		// Roles and names as the browser computes them; the runtime's own
 		// reading of labels stays as a fallback for what the tree does not
 		// name that way (a label that is not the control's accessible name).
-		el, err := t.resolveAX(ctx, target)
+		el, err := t.resolveAX(ctx, fr, target)
 		if !errors.Is(err, ErrNotFound) || target.Label == "" {
 			return el, err
 		}
 	}
 	var el Element
-	if err := t.formCall(ctx, target.String(), &el, "resolve", target); err != nil {
+	if err := t.formCallIn(ctx, fr, target.String(), &el, "resolve", target); err != nil {
 		return nil, err
 	}
 	return &el, nil
+}
+
+// named gives a TargetError made without a target the target's
+// description.
+func named(err error, desc string) error {
+	var te *TargetError
+	if !errors.As(err, &te) || te.Target != "" {
+		return err
+	}
+	cp := *te
+	cp.Target = desc
+	return &cp
+}
+
+// inFrame marks the candidates of a subframe's TargetError with the
+// frame's address.
+func (t *Tab) inFrame(fr string, err error) error {
+	var te *TargetError
+	if fr == "" || !errors.As(err, &te) || len(te.Candidates) == 0 {
+		return err
+	}
+	addr := addressOf(t.frameURL(fr))
+	cp := *te
+	cp.Candidates = slices.Clone(te.Candidates)
+	for i := range cp.Candidates {
+		cp.Candidates[i].Frame = addr
+	}
+	return &cp
+}
+
+// withSkipped adds to a not_found the frames that were not searched
+// because the tab's sites do not allow them.
+func withSkipped(err error, skipped []string) error {
+	var te *TargetError
+	if len(skipped) == 0 || !errors.As(err, &te) || te.Code != "not_found" {
+		return err
+	}
+	cp := *te
+	cp.Message += fmt.Sprintf("; frames on sites the script may not act on were not searched: %s", strings.Join(skipped, ", "))
+	return &cp
+}
+
+// notInFrames is the not_found of a search that had no frame to look in.
+func notInFrames(target Target, skipped []string) error {
+	msg := "no frame to search"
+	if target.Frame != "" {
+		msg = fmt.Sprintf("no frame named %q or at an address holding it", target.Frame)
+	}
+	return withSkipped(&TargetError{Code: "not_found", Target: target.String(), Message: msg}, skipped)
 }
 
 // action runs a form action through the page-action path: refused at once
@@ -347,7 +500,7 @@ func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 // realm each step runs in.
 func (t *Tab) action(ctx context.Context, method string, target Target, opts FormOptions, do func(ctx context.Context) error) error {
 	return t.act(ctx, method, target.String(), opts.DryRun, func(ctx context.Context) error {
-		if err := t.checkDocument(ctx); err != nil {
+		if err := t.checkSomeDocument(ctx); err != nil {
 			return err
 		}
 		return do(ctx)
@@ -487,18 +640,39 @@ func (t *Tab) waitReady(ctx context.Context, target Target, n need) (*ready, err
 	var r ready
 	err := t.until(ctx, target.Ref != "", func(ctx context.Context) error {
 		r = ready{}
-		tg := target
-		if axTarget(target) {
+		tg, fr := target, ""
+		switch {
+		case target.Ref != "":
+			fr = t.frameOfRef(target.Ref)
+		case axTarget(target) || target.Frame != "" || t.hasSubframes():
+			// Found first (in the tree, or in whichever frame holds it),
+			// then checked by ref in its frame.
 			el, err := t.Resolve(ctx, target)
 			if err != nil {
 				return err
 			}
-			tg = Target{Ref: el.Ref}
+			tg, fr = Target{Ref: el.Ref}, el.frame
 		}
-		return t.formCall(ctx, desc, &r, "actionable", tg, n)
+		r.frame = fr
+		if err := t.formCallIn(ctx, fr, desc, &r, "actionable", tg, n); err != nil || fr == "" {
+			return t.inFrame(fr, err)
+		}
+		if n.Act == "fill" || r.Mode == "native" || r.Mode == "datalist" {
+			return nil // nothing is clicked; keys go to the focused frame
+		}
+		// Clicks go to the page, so the point must be one the page shows.
+		x, y, err := t.pagePoint(ctx, fr, r.X, r.Y)
+		if err != nil {
+			return named(err, desc)
+		}
+		r.X, r.Y = x, y
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if r.frame != "" {
+		r.Element.Element.Frame = addressOf(t.frameURL(r.frame))
 	}
 	return &r, nil
 }
@@ -539,9 +713,9 @@ func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOp
 		case el.Mode == "set":
 			want = el.Want
 		case value == "":
-			err = t.Press(ctx, "Delete", 0) // insertText("") leaves the selection
+			err = t.pressIn(ctx, el.frame, "Delete", 0) // insertText("") leaves the selection
 		default:
-			err = t.InsertText(ctx, value)
+			err = t.insertTextIn(ctx, el.frame, value)
 		}
 		if err != nil {
 			return err
@@ -550,7 +724,7 @@ func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOp
 			FieldState
 			Committed bool `json:"committed"`
 		}
-		if err := t.formCall(ctx, desc, &got, "finish", el.Ref, want); err != nil {
+		if err := t.formCallIn(ctx, el.frame, desc, &got, "finish", el.Ref, want); err != nil {
 			return err
 		}
 		if !got.Committed {
@@ -584,13 +758,13 @@ func (t *Tab) Check(ctx context.Context, target Target, checked bool, opts FormO
 }
 
 func (t *Tab) clickCheck(ctx context.Context, desc string, el *ready, checked bool) error {
-	if err := t.Click(ctx, el.X, el.Y); err != nil {
+	if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 		return err
 	}
 	var got struct {
 		Value bool `json:"value"`
 	}
-	if err := t.formCall(ctx, desc, &got, "read", el.Ref); err != nil {
+	if err := t.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
 		return err
 	}
 	if got.Value != checked {
@@ -688,7 +862,7 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 	}
 	option := options[0]
 	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) {
-		if err := t.Click(ctx, el.X, el.Y); err != nil {
+		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 			return "", err
 		}
 	}
@@ -702,12 +876,12 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 	}
 	err = t.until(ctx, false, func(ctx context.Context) error {
 		at.Type = false
-		if err := t.formCall(ctx, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed); err != nil {
+		if err := t.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed); err != nil {
 			return err
 		}
 		if at.Type {
 			typed = true
-			if err := t.InsertText(ctx, option); err != nil {
+			if err := t.insertTextIn(ctx, el.frame, option); err != nil {
 				return err
 			}
 			return &TargetError{Code: "no_option", Target: desc, Message: "typed the option into the filter; waiting for it to show"}
@@ -717,7 +891,11 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 	if err != nil {
 		return "", err
 	}
-	if err := t.Click(ctx, at.X, at.Y); err != nil {
+	x, y, err := t.pagePoint(ctx, el.frame, at.X, at.Y)
+	if err == nil {
+		err = t.clickIn(ctx, el.frame, x, y)
+	}
+	if err != nil {
 		return "", err
 	}
 	// Widgets may show the choice a task or a render later.
@@ -727,7 +905,7 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	for i := 0; ; i++ {
-		if err := t.formCall(ctx, desc, &got, "shown", el.Ref, opts.Parts); err != nil {
+		if err := t.formCallIn(ctx, el.frame, desc, &got, "shown", el.Ref, opts.Parts); err != nil {
 			return "", err
 		}
 		if strings.Contains(strings.ToLower(got.Value), strings.ToLower(option)) {
@@ -766,7 +944,7 @@ func (t *Tab) ClickTarget(ctx context.Context, target Target, opts FormOptions) 
 		if err != nil || opts.DryRun {
 			return err
 		}
-		return t.Click(ctx, el.X, el.Y)
+		return t.clickIn(ctx, el.frame, el.X, el.Y)
 	})
 }
 
@@ -781,10 +959,10 @@ func (t *Tab) PressTarget(ctx context.Context, target Target, key string, mods M
 		if err != nil || opts.DryRun {
 			return err
 		}
-		if err := t.Click(ctx, el.X, el.Y); err != nil {
+		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 			return err
 		}
-		return t.Press(ctx, key, mods)
+		return t.pressIn(ctx, el.frame, key, mods)
 	})
 }
 

@@ -83,11 +83,17 @@ func keyOf(key string) (name string, d keyDef, err error) {
 // the tab's sites (see [TabOptions]); it is not logged on its own. For a
 // logged press that honours dry runs, see [Tab.PressKey].
 func (t *Tab) Press(ctx context.Context, key string, mods Modifier) error {
+	return t.pressIn(ctx, "", key, mods)
+}
+
+// pressIn is Press for a key meant for an element in frame fr, whose
+// document is the one checked.
+func (t *Tab) pressIn(ctx context.Context, fr, key string, mods Modifier) error {
 	name, d, err := keyOf(key)
 	if err != nil {
 		return err
 	}
-	if err := t.checkDocument(ctx); err != nil {
+	if err := t.checkFrame(ctx, fr); err != nil {
 		return err
 	}
 	text := d.text
@@ -123,7 +129,14 @@ func (t *Tab) Press(ctx context.Context, key string, mods Modifier) error {
 // InsertText types text into the focused element as one trusted input
 // event, the way an input method commits text.
 func (t *Tab) InsertText(ctx context.Context, text string) error {
-	if err := t.checkDocument(ctx); err != nil {
+	return t.insertTextIn(ctx, "", text)
+}
+
+// insertTextIn is InsertText for a field in frame fr, whose document is
+// the one checked; keys go to the frame with focus, which the form
+// runtime gave to that field.
+func (t *Tab) insertTextIn(ctx context.Context, fr, text string) error {
+	if err := t.checkFrame(ctx, fr); err != nil {
 		return err
 	}
 	if err := t.c.Input.InsertText(ctx, input.NewInsertTextArgs(text)); err != nil {
@@ -135,7 +148,14 @@ func (t *Tab) InsertText(ctx context.Context, text string) error {
 // Click sends a trusted left click at (x, y), in CSS pixels from the
 // viewport's top left: a move, a press and a release.
 func (t *Tab) Click(ctx context.Context, x, y float64) error {
-	if err := t.checkDocument(ctx); err != nil {
+	return t.clickIn(ctx, "", x, y)
+}
+
+// clickIn clicks at (x, y) in the page's viewport (see pagePoint) on an
+// element of frame fr, whose document is checked against the tab's sites;
+// the browser routes the click down to the frame.
+func (t *Tab) clickIn(ctx context.Context, fr string, x, y float64) error {
+	if err := t.checkFrame(ctx, fr); err != nil {
 		return err
 	}
 	steps := []*input.DispatchMouseEventArgs{

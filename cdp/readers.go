@@ -62,23 +62,38 @@ func (t *Tab) IsVisible(ctx context.Context, target Target) (bool, error) {
 }
 
 // Count returns how many elements the page's DOM holds for target, hidden
-// and disabled ones included (a {role} or {label} target is matched by the
-// runtime's own reading of roles and labels, not the accessibility tree).
+// and disabled ones included, over every frame Resolve searches (a {role}
+// or {label} target is matched by the runtime's own reading of roles and
+// labels, not the accessibility tree).
 func (t *Tab) Count(ctx context.Context, target Target) (int, error) {
 	if err := target.validate(); err != nil {
 		return 0, err
 	}
-	var res struct{ Count int }
+	total := 0
 	err := t.reader(ctx, "count", target, func(ctx context.Context) error {
-		return t.formCall(ctx, target.String(), &res, "countOf", target)
+		frames, _ := t.searchFrames(target.Frame)
+		if target.Ref != "" {
+			frames = []string{t.frameOfRef(target.Ref)}
+		}
+		for i, fr := range frames {
+			var res struct{ Count int }
+			if err := t.formCallIn(ctx, fr, target.String(), &res, "countOf", target); err != nil {
+				if i == 0 && fr == "" {
+					return err
+				}
+				continue // a frame that went or refused meanwhile holds none
+			}
+			total += res.Count
+		}
+		return nil
 	})
-	return res.Count, err
+	return total, err
 }
 
 // reader runs one reader as a page action.
 func (t *Tab) reader(ctx context.Context, method string, target Target, do func(ctx context.Context) error) error {
 	return t.act(ctx, method, target.String(), false, func(ctx context.Context) error {
-		if err := t.checkDocument(ctx); err != nil {
+		if err := t.checkSomeDocument(ctx); err != nil {
 			return err
 		}
 		return do(ctx)
@@ -94,7 +109,7 @@ func (t *Tab) readOne(ctx context.Context, method string, target Target, what, a
 			return err
 		}
 		var res struct{ Value json.RawMessage }
-		if err := t.formCall(ctx, target.String(), &res, "readOf", ref, what, arg); err != nil {
+		if err := t.formCallIn(ctx, t.frameOfRef(ref), target.String(), &res, "readOf", ref, what, arg); err != nil {
 			return err
 		}
 		return json.Unmarshal(res.Value, out)
@@ -112,11 +127,26 @@ func (t *Tab) pickRef(ctx context.Context, target Target) (string, error) {
 	if !errors.Is(err, ErrHidden) && !errors.Is(err, ErrDisabled) {
 		return "", err
 	}
-	var res struct{ Ref string }
-	if err := t.formCall(ctx, target.String(), &res, "pickAny", target); err != nil {
-		return "", err
+	frames, _ := t.searchFrames(target.Frame)
+	if target.Ref != "" {
+		frames = []string{t.frameOfRef(target.Ref)}
 	}
-	return res.Ref, nil
+	var first error
+	for _, fr := range frames {
+		var res struct{ Ref string }
+		if err := t.formCallIn(ctx, fr, target.String(), &res, "pickAny", target); err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		t.noteRef(fr, res.Ref)
+		return res.Ref, nil
+	}
+	if first == nil {
+		first = err
+	}
+	return "", first
 }
 
 // visible is IsVisible without the page action around it.

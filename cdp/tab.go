@@ -39,6 +39,7 @@ type Tab struct {
 	conn    *rpcc.Conn
 	route   *route
 	c       *cdp.Client
+	top     *session // the tab's own session: route, conn and c again
 	opts    TabOptions
 
 	axGroups atomic.Uint64 // numbers the object groups of accessibility lookups
@@ -62,6 +63,11 @@ type Tab struct {
 	subs      map[int]func(method string, params json.RawMessage)
 	nextSub   int
 	ext       tabExt // navigation responses and dialogs: response.go, dialogs.go
+	// Frames below the main one: frames.go.
+	subframes map[string]*subframe // by frame id
+	sessions  map[string]*session  // out-of-process frames' sessions, by session id
+	refDocs   map[string]string    // document id of a runtime ref → the subframe it was made in
+	frameSeq  int
 }
 
 // TabOptions configures a tab session. The zero value lets page actions
@@ -101,12 +107,15 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 		b: b, id: targetID, session: string(r.SessionID), frameID: targetID, opts: opts,
 		changed: make(chan struct{}), lifecycle: map[string]map[string]bool{},
 		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
+		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
 	}
+	t.top = &session{id: t.session, root: targetID}
 	conn, rt, err := b.m.open(ctx, t.session, t.observe)
 	if err != nil {
 		return nil, err
 	}
 	t.conn, t.route, t.c = conn, rt, cdp.NewClient(conn)
+	t.top.conn, t.top.route, t.top.c = conn, rt, t.c
 	if err := t.setup(ctx); err != nil {
 		t.detach()
 		return nil, err
@@ -136,12 +145,9 @@ func (t *Tab) setup(ctx context.Context) error {
 			return t.c.Page.SetLifecycleEventsEnabled(ctx, page.NewSetLifecycleEventsEnabledArgs(true))
 		},
 		func() error { return t.c.Runtime.Enable(ctx) },
-		func() error {
-			// Chromium then builds the world in every new document itself.
-			_, err := t.c.Page.AddScriptToEvaluateOnNewDocument(ctx,
-				page.NewAddScriptToEvaluateOnNewDocumentArgs("//# sourceURL=tranquil-sdk").SetWorldName(WorldName))
-			return err
-		},
+		func() error { return worldOnNewDocuments(ctx, t.c) },
+		// Cross-site frames are targets of their own (frames.go).
+		func() error { return autoAttach(ctx, t.c) },
 		func() error {
 			// Keeps background tabs behaving as focused for input and timers.
 			return t.c.Emulation.SetFocusEmulationEnabled(ctx, emulation.NewSetFocusEmulationEnabledArgs(true))
@@ -153,17 +159,7 @@ func (t *Tab) setup(ctx context.Context) error {
 			return t.isolatedWorld(ctx, t.id)
 		},
 	}
-	errs := make(chan error, len(calls))
-	for _, f := range calls {
-		go func() { errs <- f() }()
-	}
-	var first error
-	for range calls {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
+	if first := all(calls); first != nil {
 		return t.fail(first)
 	}
 	frame := string(tree.FrameTree.Frame.ID)
@@ -177,6 +173,19 @@ func (t *Tab) setup(ctx context.Context) error {
 	t.actionMark = t.navSeq
 	other := frame != t.frameID
 	t.frameID = frame
+	t.top.root = frame
+	// Frames the renderer made before attach: their realms are replayed,
+	// their addresses are not.
+	var walk func(fs []page.FrameTree)
+	walk = func(fs []page.FrameTree) {
+		for _, c := range fs {
+			if f := t.subframeLocked(t.top, string(c.Frame.ID)); f != nil && f.url == "" {
+				f.url, f.name = frameURL(c.Frame.URL, c.Frame.URLFragment), derefString(c.Frame.Name)
+			}
+			walk(c.ChildFrames)
+		}
+	}
+	walk(tree.FrameTree.ChildFrames)
 	t.mu.Unlock()
 	if other {
 		return t.isolatedWorld(ctx, frame)
@@ -184,14 +193,34 @@ func (t *Tab) setup(ctx context.Context) error {
 	return nil
 }
 
-// isolatedWorld creates the form runtime's world in a frame's current
-// document; a document already gone is not an error.
-func (t *Tab) isolatedWorld(ctx context.Context, frame string) error {
-	_, err := t.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(WorldName))
-	if err != nil && !contextGone(err) && protocolError(err) == nil {
-		return err
+// worldOnNewDocuments has Chromium build the form runtime's world in
+// every new document of a session itself.
+func worldOnNewDocuments(ctx context.Context, c *cdp.Client) error {
+	_, err := c.Page.AddScriptToEvaluateOnNewDocument(ctx,
+		page.NewAddScriptToEvaluateOnNewDocumentArgs("//# sourceURL=tranquil-sdk").SetWorldName(WorldName))
+	return err
+}
+
+// all runs calls at once, since each round trip counts, and returns the
+// first error.
+func all(calls []func() error) error {
+	errs := make(chan error, len(calls))
+	for _, f := range calls {
+		go func() { errs <- f() }()
 	}
-	return nil
+	var first error
+	for range calls {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// isolatedWorld creates the form runtime's world in a frame's current
+// document on the tab's own session.
+func (t *Tab) isolatedWorld(ctx context.Context, frame string) error {
+	return t.isolatedWorldOn(ctx, t.top, frame)
 }
 
 // ID is the tab's target ID.
@@ -288,57 +317,8 @@ func (t *Tab) broadcast() {
 // tracks realms and documents and feeds subscribers; it never blocks.
 func (t *Tab) observe(method string, params json.RawMessage) {
 	t.observeExt(method, params)
+	t.observeFrames(t.top, method, params)
 	switch method {
-	case "Runtime.executionContextCreated":
-		var ev struct {
-			Context struct {
-				ID       int    `json:"id"`
-				Name     string `json:"name"`
-				Origin   string `json:"origin"`
-				UniqueID string `json:"uniqueId"`
-				AuxData  struct {
-					IsDefault bool   `json:"isDefault"`
-					Type      string `json:"type"`
-					FrameID   string `json:"frameId"`
-				} `json:"auxData"`
-			} `json:"context"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			break
-		}
-		c := ev.Context
-		t.mu.Lock()
-		if c.AuxData.FrameID == t.frameID {
-			switch {
-			case c.AuxData.IsDefault:
-				t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
-			case c.AuxData.Type == "isolated" && c.Name == WorldName:
-				t.worldCtx, t.worldOrigin, t.worldID = c.UniqueID, c.Origin, c.ID
-			}
-			t.broadcast()
-		}
-		t.mu.Unlock()
-	case "Runtime.executionContextDestroyed":
-		var ev struct {
-			UniqueID string `json:"executionContextUniqueId"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			break
-		}
-		t.mu.Lock()
-		if t.mainCtx == ev.UniqueID {
-			t.mainCtx = ""
-		}
-		if t.worldCtx == ev.UniqueID {
-			t.worldCtx = ""
-		}
-		t.broadcast()
-		t.mu.Unlock()
-	case "Runtime.executionContextsCleared":
-		t.mu.Lock()
-		t.mainCtx, t.worldCtx = "", ""
-		t.broadcast()
-		t.mu.Unlock()
 	case "Page.lifecycleEvent":
 		var ev struct {
 			FrameID  string `json:"frameId"`
@@ -368,46 +348,6 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 			t.broadcast()
 		}
 		t.mu.Unlock()
-	case "Page.navigatedWithinDocument":
-		var ev struct {
-			FrameID string `json:"frameId"`
-			URL     string `json:"url"`
-		}
-		if json.Unmarshal(params, &ev) == nil {
-			t.mu.Lock()
-			if ev.FrameID == t.frameID {
-				t.navSeq++
-				t.url = ev.URL
-				t.broadcast()
-			}
-			t.mu.Unlock()
-		}
-	case "Page.frameNavigated":
-		var ev struct {
-			Frame struct {
-				ID          string  `json:"id"`
-				ParentID    string  `json:"parentId"`
-				URL         string  `json:"url"`
-				URLFragment *string `json:"urlFragment"`
-			} `json:"frame"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			break
-		}
-		f := ev.Frame
-		u := frameURL(f.URL, f.URLFragment)
-		t.mu.Lock()
-		if f.ParentID == "" {
-			t.url = u
-			t.broadcast()
-		}
-		if len(t.frames) < 1024 {
-			t.frames[f.ID] = true
-		}
-		t.mu.Unlock()
-		if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
-			t.refuseDocument(f.ID, u)
-		}
 	}
 	t.mu.Lock()
 	var subs []func(string, json.RawMessage)
@@ -431,12 +371,12 @@ func frameURL(u string, fragment *string) string {
 // committed without a request the gateway could stop, such as a history
 // entry of chrome: or data:) off the frame and logs the refusal. It runs on
 // the receive goroutine, so the navigation goes out on its own.
-func (t *Tab) refuseDocument(frame, u string) {
+func (t *Tab) refuseDocument(s *session, frame, u string) {
 	t.logRefusal("navigate", u, "navigation_blocked")
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
 		defer cancel()
-		_, _ = t.c.Page.Navigate(ctx, page.NewNavigateArgs("about:blank").SetFrameID(page.FrameID(frame)))
+		_, _ = s.c.Page.Navigate(ctx, page.NewNavigateArgs("about:blank").SetFrameID(page.FrameID(frame)))
 	}()
 }
 

@@ -24,16 +24,25 @@ import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
  * contains the one given, ignoring case, and a whole match wins over a
  * partial one; with `exact: true` only the whole name, case and all, after
  * runs of white space are made one space.
+ *
+ * Every target is looked for in the page and in its frames (iframes of the
+ * same site and of other sites alike) whose site the script may act on;
+ * a match in two frames is "ambiguous". `frame` narrows the search to the
+ * frames whose name attribute is `frame` or whose address contains it:
+ * `{ label: "Card number", frame: "checkout" }`.
  */
 export type Target =
-  | { label: string; exact?: boolean }
-  | { placeholder: string }
-  | { name: string }
-  | { role: string; name?: string; exact?: boolean }
-  | { text: string }
-  | { selector: string }
-  | { testId: string }
-  | { ref: string };
+  & (
+    | { label: string; exact?: boolean }
+    | { placeholder: string }
+    | { name: string }
+    | { role: string; name?: string; exact?: boolean }
+    | { text: string }
+    | { selector: string }
+    | { testId: string }
+    | { ref: string }
+  )
+  & { frame?: string };
 
 /** When a navigation counts as done. */
 export type WaitUntil = "load" | "domcontentloaded";
@@ -157,11 +166,17 @@ function checkTarget(api: string, target: unknown): Target {
   if (target === null || typeof target !== "object" || Array.isArray(target)) throw bad("not an object");
   const out: Record<string, string> = {};
   let exact: boolean | undefined;
+  let frame: string | undefined;
   for (const [k, v] of Object.entries(target)) {
     if (v === undefined) continue;
     if (k === "exact") {
       if (typeof v !== "boolean") throw bad(`"exact" must be true or false`);
       exact = v;
+      continue;
+    }
+    if (k === "frame") {
+      if (typeof v !== "string" || v === "") throw bad(`"frame" must be a non-empty string`);
+      frame = v;
       continue;
     }
     if (!(TARGET_KEYS as readonly string[]).includes(k)) throw bad(`unknown key "${k}"`);
@@ -173,9 +188,9 @@ function checkTarget(api: string, target: unknown): Target {
   if (ways !== 1) throw bad(ways === 0 ? "no way to find the element" : "more than one way to find the element");
   if (exact !== undefined) {
     if (!("role" in out) && !("label" in out)) throw bad(`"exact" goes with { role, name } or { label }`);
-    return { ...out, exact } as Target;
+    return { ...out, exact, ...(frame === undefined ? {} : { frame }) } as Target;
   }
-  return out as Target;
+  return (frame === undefined ? out : { ...out, frame }) as Target;
 }
 
 function checkTimeout(api: string, timeout: unknown): number | undefined {

@@ -1,0 +1,568 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mafredri/cdp"
+	"github.com/mafredri/cdp/protocol/dom"
+	"github.com/mafredri/cdp/protocol/page"
+	"github.com/mafredri/cdp/protocol/target"
+	"github.com/mafredri/cdp/rpcc"
+)
+
+// Frames. A page is a tree of frames: the main frame; frames the same
+// renderer runs (same-site iframes), whose realms and events come over the
+// tab's own session; and out-of-process frames (cross-site iframes), each
+// a target of its own, which the tab attaches automatically with a
+// flattened session of their own (and so on down: their cross-site frames
+// too). Every frame's documents get the isolated world. A target is
+// searched for in every frame whose document the tab's sites allow, and
+// an element found is operated in its own frame: runtime calls in that
+// frame's world, clicks at its position translated into the page's
+// viewport, keys through the page to the frame that has focus.
+
+// session is one protocol session of a tab: the tab's own, or an
+// out-of-process frame's.
+type session struct {
+	id     string
+	route  *route
+	conn   *rpcc.Conn
+	c      *cdp.Client
+	root   string   // the frame at its root: the main frame, or the out-of-process frame
+	parent *session // the session that attached it; nil for the tab's own
+}
+
+// subframe is a frame below the main one, as its session reports it.
+type subframe struct {
+	id          string
+	s           *session
+	url         string
+	name        string
+	seq         int // when it was first seen, for a stable search order
+	mainCtx     string
+	mainOrigin  string
+	worldCtx    string
+	worldOrigin string
+	worldID     int
+}
+
+// maxSubframes bounds the frames a tab tracks; a page with more is
+// searched in the first ones.
+const maxSubframes = 256
+
+// autoAttach makes s attach each out-of-process iframe below it, paused
+// until the tab has set it up.
+func autoAttach(ctx context.Context, c *cdp.Client) error {
+	return c.Target.SetAutoAttach(ctx, target.NewSetAutoAttachArgs(true, true).SetFlatten(true).
+		SetFilter(target.Filter{{Type: ptr("iframe")}}))
+}
+
+// subframeLocked returns the frame id's entry, making one for a frame of s
+// not seen before; nil when there are too many. Call with t.mu held.
+func (t *Tab) subframeLocked(s *session, id string) *subframe {
+	f := t.subframes[id]
+	if f == nil {
+		if len(t.subframes) >= maxSubframes {
+			return nil
+		}
+		t.frameSeq++
+		f = &subframe{id: id, s: s, seq: t.frameSeq}
+		t.subframes[id] = f
+	}
+	return f
+}
+
+// observeFrames tracks the tab's frames, their documents and realms, from
+// the events of session s (the main frame's in tab.go's fields, the others
+// in subframes). It runs on s's receive goroutine and never blocks.
+func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
+	switch method {
+	case "Runtime.executionContextCreated":
+		var ev struct {
+			Context struct {
+				ID       int    `json:"id"`
+				Name     string `json:"name"`
+				Origin   string `json:"origin"`
+				UniqueID string `json:"uniqueId"`
+				AuxData  struct {
+					IsDefault bool   `json:"isDefault"`
+					Type      string `json:"type"`
+					FrameID   string `json:"frameId"`
+				} `json:"auxData"`
+			} `json:"context"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		c := ev.Context
+		if c.AuxData.FrameID == "" {
+			return
+		}
+		t.mu.Lock()
+		if s == t.top && c.AuxData.FrameID == t.frameID {
+			switch {
+			case c.AuxData.IsDefault:
+				t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
+			case c.AuxData.Type == "isolated" && c.Name == WorldName:
+				t.worldCtx, t.worldOrigin, t.worldID = c.UniqueID, c.Origin, c.ID
+			}
+			t.broadcast()
+		} else if f := t.subframeLocked(s, c.AuxData.FrameID); f != nil {
+			f.s = s // a frame that moved to its own process reports from there
+			switch {
+			case c.AuxData.IsDefault:
+				f.mainCtx, f.mainOrigin = c.UniqueID, c.Origin
+			case c.AuxData.Type == "isolated" && c.Name == WorldName:
+				f.worldCtx, f.worldOrigin, f.worldID = c.UniqueID, c.Origin, c.ID
+			}
+			t.broadcast()
+		}
+		t.mu.Unlock()
+	case "Runtime.executionContextDestroyed":
+		var ev struct {
+			UniqueID string `json:"executionContextUniqueId"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.mu.Lock()
+		if t.mainCtx == ev.UniqueID {
+			t.mainCtx = ""
+		}
+		if t.worldCtx == ev.UniqueID {
+			t.worldCtx = ""
+		}
+		for _, f := range t.subframes {
+			if f.mainCtx == ev.UniqueID {
+				f.mainCtx = ""
+			}
+			if f.worldCtx == ev.UniqueID {
+				f.worldCtx = ""
+			}
+		}
+		t.broadcast()
+		t.mu.Unlock()
+	case "Runtime.executionContextsCleared":
+		t.mu.Lock()
+		if s == t.top {
+			t.mainCtx, t.worldCtx = "", ""
+		}
+		for _, f := range t.subframes {
+			if f.s == s {
+				f.mainCtx, f.worldCtx = "", ""
+			}
+		}
+		t.broadcast()
+		t.mu.Unlock()
+	case "Page.frameNavigated":
+		var ev struct {
+			Frame struct {
+				ID          string  `json:"id"`
+				ParentID    string  `json:"parentId"`
+				Name        string  `json:"name"`
+				URL         string  `json:"url"`
+				URLFragment *string `json:"urlFragment"`
+			} `json:"frame"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		fr := ev.Frame
+		u := frameURL(fr.URL, fr.URLFragment)
+		t.mu.Lock()
+		if s == t.top && fr.ParentID == "" {
+			t.url = u
+			t.broadcast()
+		} else if f := t.subframeLocked(s, fr.ID); f != nil {
+			f.s, f.url, f.name = s, u, fr.Name
+			t.broadcast()
+		}
+		if len(t.frames) < 1024 {
+			t.frames[fr.ID] = true // for the gateway's refusals, frames.go's too
+		}
+		t.mu.Unlock()
+		if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
+			t.refuseDocument(s, fr.ID, u)
+		}
+	case "Page.navigatedWithinDocument":
+		var ev struct {
+			FrameID string `json:"frameId"`
+			URL     string `json:"url"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.mu.Lock()
+		if s == t.top && ev.FrameID == t.frameID {
+			t.navSeq++
+			t.url = ev.URL
+			t.broadcast()
+		} else if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
+			f.url = ev.URL
+		}
+		t.mu.Unlock()
+	case "Page.frameDetached":
+		var ev struct {
+			FrameID string `json:"frameId"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.mu.Lock()
+		// A frame moving to its own process is detached here after its new
+		// session may have reported it: only this session's entry goes.
+		if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
+			delete(t.subframes, ev.FrameID)
+			t.broadcast()
+		}
+		t.mu.Unlock()
+	case "Target.attachedToTarget":
+		var ev struct {
+			SessionID  string `json:"sessionId"`
+			TargetInfo struct {
+				TargetID string `json:"targetId"`
+				Type     string `json:"type"`
+			} `json:"targetInfo"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.attachFrame(s, ev.SessionID, ev.TargetInfo.TargetID, ev.TargetInfo.Type)
+	case "Target.detachedFromTarget":
+		var ev struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.detachFrame(ev.SessionID, &DetachedError{Reason: ErrDetached, Detail: "frame detached"})
+	}
+}
+
+// attachFrame takes over the session of an out-of-process frame that s
+// attached. The frame waits, paused, until its domains are on and its
+// documents will get the isolated world; the setup runs on a goroutine of
+// its own, bounded by a timeout, and resumes the frame whatever happens.
+func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
+	resume := func(c *cdp.Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+		defer cancel()
+		_ = c.Runtime.RunIfWaitingForDebugger(ctx)
+	}
+	cs := &session{id: sessionID, root: targetID, parent: parent}
+	if typ != "iframe" {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+			defer cancel()
+			_ = parent.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(sessionID)))
+		}()
+		return
+	}
+	conn, rt, err := t.b.m.open(context.Background(), sessionID, func(method string, params json.RawMessage) {
+		t.observeFrames(cs, method, params)
+	})
+	if err != nil {
+		return // the connection is going; the frame goes with it
+	}
+	cs.route, cs.conn, cs.c = rt, conn, cdp.NewClient(conn)
+	t.mu.Lock()
+	gone := false
+	select {
+	case <-t.route.gone:
+		gone = true
+	default:
+	}
+	if !gone {
+		t.sessions[sessionID] = cs
+	}
+	t.mu.Unlock()
+	if gone {
+		t.b.m.drop(rt, ErrDetached)
+		return
+	}
+	go func() {
+		// A frame's session ends with the tab's.
+		select {
+		case <-t.route.gone:
+			t.detachFrame(sessionID, t.route.err)
+		case <-rt.gone:
+			t.detachFrame(sessionID, rt.err)
+		}
+	}()
+	go func() {
+		defer resume(cs.c)
+		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+		defer cancel()
+		calls := []func() error{
+			func() error { return cs.c.Page.Enable(ctx) },
+			func() error { return cs.c.Runtime.Enable(ctx) },
+			func() error { return worldOnNewDocuments(ctx, cs.c) },
+			func() error { return autoAttach(ctx, cs.c) },
+			func() error { return t.isolatedWorldOn(ctx, cs, targetID) },
+		}
+		_ = all(calls) // a frame that went meanwhile needs nothing more
+	}()
+}
+
+// detachFrame forgets an out-of-process frame's session, the sessions it
+// attached and their frames.
+func (t *Tab) detachFrame(sessionID string, why error) {
+	t.mu.Lock()
+	cs := t.sessions[sessionID]
+	var drop []*session
+	if cs != nil {
+		drop = append(drop, cs)
+		for i := 0; i < len(drop); i++ {
+			delete(t.sessions, drop[i].id)
+			for _, o := range t.sessions {
+				if o.parent == drop[i] {
+					drop = append(drop, o)
+				}
+			}
+		}
+		for id, f := range t.subframes {
+			for _, d := range drop {
+				if f.s == d {
+					delete(t.subframes, id)
+				}
+			}
+		}
+		t.broadcast()
+	}
+	t.mu.Unlock()
+	for _, d := range drop {
+		if why == nil {
+			why = ErrDetached
+		}
+		t.b.m.drop(d.route, why)
+	}
+}
+
+// isolatedWorldOn creates the form runtime's world in a frame's current
+// document over session s; a document already gone is not an error.
+func (t *Tab) isolatedWorldOn(ctx context.Context, s *session, frame string) error {
+	_, err := s.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(WorldName))
+	if err != nil && !contextGone(err) && protocolError(err) == nil {
+		return err
+	}
+	return nil
+}
+
+// searchFrames lists the frames a target is looked for in, main frame
+// first, then the others in the order they appeared: those with a
+// document whose address the tab's sites allow (see [TabOptions]), whose
+// name is want or whose address holds it when want is set. skipped counts
+// the frames passed over for their site.
+func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if want == "" {
+		if t.opts.Sites == nil || t.frameAllowedLocked(t.url) {
+			frames = append(frames, "")
+		} else if h := hostOf(t.url); h != "" {
+			skipped = append(skipped, h)
+		}
+	}
+	if len(t.subframes) == 0 {
+		return frames, skipped
+	}
+	subs := make([]*subframe, 0, len(t.subframes))
+	for _, f := range t.subframes {
+		if f.mainCtx != "" && f.url != "" {
+			subs = append(subs, f)
+		}
+	}
+	sort.Slice(subs, func(i, j int) bool { return subs[i].seq < subs[j].seq })
+	for _, f := range subs {
+		if want != "" && f.name != want && !strings.Contains(f.url, want) {
+			continue
+		}
+		if !t.frameAllowedLocked(f.url) {
+			if h := hostOf(f.url); h != "" && len(skipped) < 8 && !slices.Contains(skipped, h) {
+				skipped = append(skipped, h)
+			}
+			continue
+		}
+		frames = append(frames, f.id)
+	}
+	return frames, skipped
+}
+
+// frameAllowedLocked reports whether page actions may run in a frame at
+// u: with sites, a document on one of them; without, any web document or
+// a blank one. Call with t.mu held.
+func (t *Tab) frameAllowedLocked(u string) bool {
+	if t.opts.Sites != nil {
+		return SiteAllowed(u, t.opts.Sites)
+	}
+	return documentAllowed(u) || u == "about:srcdoc"
+}
+
+// hasSubframes reports whether the page has frames below the main one
+// that hold a document.
+func (t *Tab) hasSubframes() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.subframes {
+		if f.mainCtx != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// frameOfRef is the frame a ref of the form runtime was made in: refs
+// carry their document's id before the colon.
+func (t *Tab) frameOfRef(ref string) string {
+	doc, _, ok := strings.Cut(ref, ":")
+	if !ok {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refDocs[doc]
+}
+
+// noteRef records which frame made ref.
+func (t *Tab) noteRef(fr, ref string) {
+	if fr == "" {
+		return
+	}
+	doc, _, ok := strings.Cut(ref, ":")
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.refDocs) >= 4096 {
+		clear(t.refDocs) // refs of long-gone documents; new ones are made on demand
+	}
+	t.refDocs[doc] = fr
+}
+
+// sessionOf is the session frame fr's realms and nodes are reached on.
+func (t *Tab) sessionOf(fr string) *session {
+	if fr == "" {
+		return t.top
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f := t.subframes[fr]; f != nil {
+		return f.s
+	}
+	return nil
+}
+
+// pagePoint turns (x, y), in CSS pixels of frame fr's viewport, into the
+// page's viewport, where input is sent: it adds the position of each
+// enclosing frame's content box, as the browser lays it out. The point
+// must then be inside the page's viewport and reach the frame there: an
+// element of the page in front of the frame is ErrObscured. A point the
+// page does not show is scrolled into view, and errNotInPage asks the
+// caller to look again.
+func (t *Tab) pagePoint(ctx context.Context, fr string, x, y float64) (float64, float64, error) {
+	if fr == "" {
+		return x, y, nil
+	}
+	s := t.sessionOf(fr)
+	if s == nil {
+		return 0, 0, &TargetError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
+	}
+	// Box models come in the viewport of the session's root frame. top is
+	// the element of the main frame's session that holds the frame, or
+	// the frame that leads to it.
+	var top ownerBox
+	if fr != s.root {
+		o, err := t.ownerBoxOf(ctx, s, fr)
+		if err != nil {
+			return 0, 0, err
+		}
+		x, y, top = x+o.x, y+o.y, o
+	}
+	for ; s.parent != nil; s = s.parent {
+		o, err := t.ownerBoxOf(ctx, s.parent, s.root)
+		if err != nil {
+			return 0, 0, err
+		}
+		x, y, top = x+o.x, y+o.y, o
+	}
+	m, err := t.c.Page.GetLayoutMetrics(ctx)
+	if err != nil {
+		return 0, 0, t.fail(err)
+	}
+	if x < 0 || y < 0 || x >= float64(m.CSSLayoutViewport.ClientWidth) || y >= float64(m.CSSLayoutViewport.ClientHeight) {
+		// The frame shows the point, the page does not: scroll that part
+		// of the frame's element into the page's view.
+		const margin = 16
+		rect := dom.Rect{X: x - top.borderX - margin, Y: y - top.borderY - margin, Width: 2 * margin, Height: 2 * margin}
+		if err := t.c.DOM.ScrollIntoViewIfNeeded(ctx, dom.NewScrollIntoViewIfNeededArgs().
+			SetBackendNodeID(top.node).SetRect(rect)); err != nil && protocolError(err) == nil {
+			return 0, 0, t.fail(err)
+		}
+		return 0, 0, errNotInPage
+	}
+	// DOM.getNodeForLocation takes the point in the document, scrolled.
+	hit, err := t.c.DOM.GetNodeForLocation(ctx, dom.NewGetNodeForLocationArgs(int(x+float64(m.CSSLayoutViewport.PageX)), int(y+float64(m.CSSLayoutViewport.PageY))).
+		SetIncludeUserAgentShadowDOM(true).SetIgnorePointerEventsNone(true))
+	if err != nil {
+		if protocolError(err) != nil {
+			return 0, 0, errNotInPage
+		}
+		return 0, 0, t.fail(err)
+	}
+	// In the main frame's session the hit is the frame's own document (a
+	// frame of the same renderer) or the element holding the first frame
+	// of another renderer.
+	if (t.sessionOf(fr) == t.top && string(hit.FrameID) != fr) || (t.sessionOf(fr) != t.top && hit.BackendNodeID != top.node) {
+		return 0, 0, &TargetError{Code: "obscured", Message: "the page in front of the frame covers it"}
+	}
+	return x, y, nil
+}
+
+// errNotInPage is a point of a frame that the page around it did not
+// show; it has been scrolled into view, and is to be checked again.
+var errNotInPage = &TargetError{Code: "not_stable", Message: "the frame shows the element but the page around it does not; scrolling it into view"}
+
+// ownerBox is where the element holding a frame is, in the viewport of
+// its session's root frame: its content box's top left, where the
+// frame's viewport starts, and its border box's.
+type ownerBox struct {
+	node             dom.BackendNodeID
+	x, y             float64
+	borderX, borderY float64
+}
+
+func (t *Tab) ownerBoxOf(ctx context.Context, s *session, frame string) (ownerBox, error) {
+	gone := &TargetError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
+	o, err := s.c.DOM.GetFrameOwner(ctx, dom.NewGetFrameOwnerArgs(page.FrameID(frame)))
+	if err != nil {
+		if protocolError(err) != nil {
+			return ownerBox{}, gone
+		}
+		return ownerBox{}, t.fail(err)
+	}
+	hidden := &TargetError{Code: "hidden", Message: "the frame holding it is not rendered"}
+	bm, err := s.c.DOM.GetBoxModel(ctx, dom.NewGetBoxModelArgs().SetBackendNodeID(o.BackendNodeID))
+	if err != nil {
+		if protocolError(err) != nil {
+			return ownerBox{}, hidden
+		}
+		return ownerBox{}, t.fail(err)
+	}
+	c, b := bm.Model.Content, bm.Model.Border
+	if len(c) < 2 || len(b) < 2 {
+		return ownerBox{}, hidden
+	}
+	return ownerBox{node: o.BackendNodeID, x: c[0], y: c[1], borderX: b[0], borderY: b[1]}, nil
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,213 @@
+package cdp
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The frames pages: a main page on 127.0.0.1 holding a same-site frame
+// (same renderer) and, below the fold, a cross-site frame on localhost
+// (its own renderer, a target of its own), which holds a frame back on
+// 127.0.0.1 (cross-site again from its parent). Borders, margins and
+// padding move each frame's viewport away from its box.
+const framesOuter = `<!doctype html><title>shop</title><body style="margin:12px">
+<label>Full name <input id=name></label>
+<label>Notes <input id=notes-main></label>
+<iframe id=same name=shipping src="/frames/same" style="margin:30px;border:7px solid;width:420px;height:240px"></iframe>
+<div style="height:1400px"></div>
+<iframe id=cross name=pay src="%s/frames/pay" style="border:3px solid;padding:9px;width:460px;height:320px"></iframe>
+</body>`
+
+const framesSame = `<!doctype html><body style="margin:4px">
+<label>Street <input id=street></label>
+<input type=checkbox id=gift aria-label="Gift wrap">
+<select aria-label=Country><option>France<option>Spain</select>
+<button id=apply onclick="this.textContent='Applied'">Apply</button>
+</body>`
+
+const framesPay = `<!doctype html><body style="margin:20px">
+<label>Card number <input id=card></label>
+<label>Notes <input id=notes-pay></label>
+<button onclick="document.getElementById('out').textContent = 'paid ' + document.getElementById('card').value">Pay now</button>
+<div id=out></div>
+<iframe src="%s/frames/nested" style="margin-left:40px;width:300px;height:90px"></iframe>
+</body>`
+
+const framesNested = `<!doctype html><label>Security code <input id=code></label>`
+
+func framesPage() string {
+	serve("/frames/same", framesSame)
+	serve("/frames/nested", framesNested)
+	serve("/frames/pay", fmt.Sprintf(framesPay, site.URL))
+	return serve("/frames/outer", fmt.Sprintf(framesOuter, siteOther))
+}
+
+func TestFramesSearchedAndOperated(t *testing.T) {
+	tab := newTab(t, framesPage())
+	ctx := tctx(t, 60*time.Second)
+
+	// The cross-site frame: typing, a click below the fold, reading back.
+	st, err := tab.Fill(ctx, Target{Label: "Card number"}, "4242 4242", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "4242 4242", st.Value)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Pay now"}, FormOptions{}))
+	require.Eventually(t, func() bool {
+		s, err := tab.Text(ctx, Target{Selector: "#out"})
+		return err == nil && s == "paid 4242 4242"
+	}, 5*time.Second, 50*time.Millisecond)
+
+	// A frame inside the cross-site frame.
+	_, err = tab.Fill(ctx, Target{Label: "Security code"}, "123", FormOptions{})
+	require.NoError(t, err)
+	v, err := tab.Value(ctx, Target{Selector: "#code"})
+	require.NoError(t, err)
+	require.Equal(t, "123", v)
+
+	// The same-site frame: every kind of action.
+	_, err = tab.Fill(ctx, Target{Label: "Street"}, "1 Main St", FormOptions{})
+	require.NoError(t, err)
+	require.NoError(t, tab.Check(ctx, Target{Role: "checkbox", Name: "Gift wrap"}, true, FormOptions{}))
+	on, err := tab.Checked(ctx, Target{Selector: "#gift"})
+	require.NoError(t, err)
+	require.True(t, on)
+	shown, err := tab.Select(ctx, Target{Label: "Country"}, "Spain", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "Spain", shown)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Apply"}, FormOptions{}))
+	require.Eventually(t, func() bool {
+		s, err := tab.Text(ctx, Target{Selector: "#apply"})
+		return err == nil && s == "Applied"
+	}, 5*time.Second, 50*time.Millisecond)
+
+	// The main frame still works, and the page's own script sees the
+	// values where they were typed.
+	_, err = tab.Fill(ctx, Target{Label: "Full name"}, "Ada", FormOptions{})
+	require.NoError(t, err)
+	raw, err := tab.Evaluate(ctx, `() => [document.getElementById("name").value, document.getElementById("same").contentDocument.getElementById("street").value]`)
+	require.NoError(t, err)
+	require.JSONEq(t, `["Ada", "1 Main St"]`, string(raw))
+
+	// Counting adds up every frame: name, notes-main, street, gift, card,
+	// notes-pay, code.
+	n, err := tab.Count(ctx, Target{Selector: "input"})
+	require.NoError(t, err)
+	require.Equal(t, 7, n)
+}
+
+func TestFramesAmbiguityAndNarrowing(t *testing.T) {
+	tab := newTab(t, framesPage())
+	ctx := tctx(t, 60*time.Second)
+	_, err := tab.Fill(ctx, Target{Label: "Card number"}, "1", FormOptions{}) // waits for the frames
+	require.NoError(t, err)
+
+	_, err = tab.Fill(ctx, Target{Label: "Notes"}, "x", FormOptions{})
+	require.ErrorIs(t, err, ErrAmbiguous)
+	var te *TargetError
+	require.True(t, errors.As(err, &te))
+	require.Len(t, te.Candidates, 2)
+	require.Contains(t, err.Error(), "in a frame of http://localhost")
+
+	_, err = tab.Fill(ctx, Target{Label: "Notes", Frame: "pay"}, "by name", FormOptions{})
+	require.NoError(t, err)
+	_, err = tab.Fill(ctx, Target{Selector: "#notes-pay", Frame: "/frames/pay"}, "by address", FormOptions{})
+	require.NoError(t, err)
+	v, err := tab.Value(ctx, Target{Selector: "#notes-pay"})
+	require.NoError(t, err)
+	require.Equal(t, "by address", v)
+
+	_, err = tab.Resolve(ctx, Target{Label: "Notes", Frame: "no-such-frame"})
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// sites= is judged per frame, by the frame's own document.
+func TestFramesFollowSites(t *testing.T) {
+	outer := framesPage()
+	ctx := tctx(t, 60*time.Second)
+
+	t.Run("only the cross-site frame allowed", func(t *testing.T) {
+		tab := newTabWith(t, outer, TabOptions{Sites: []string{"localhost"}})
+		_, err := tab.Fill(ctx, Target{Label: "Card number"}, "4000", FormOptions{})
+		require.NoError(t, err)
+		_, err = tab.Resolve(ctx, Target{Label: "Full name"})
+		require.ErrorIs(t, err, ErrNotFound)
+		require.Contains(t, err.Error(), "not searched: 127.0.0.1")
+		_, err = tab.Resolve(ctx, Target{Label: "Security code"}) // 127.0.0.1 again, inside the allowed frame
+		require.ErrorIs(t, err, ErrNotFound)
+		_, err = tab.Evaluate(ctx, `() => 1`) // the main frame's world
+		require.True(t, refused(err), "%v", err)
+	})
+	t.Run("only the main site allowed", func(t *testing.T) {
+		tab := newTabWith(t, outer, TabOptions{Sites: []string{"127.0.0.1"}})
+		_, err := tab.Fill(ctx, Target{Label: "Full name"}, "Ada", FormOptions{})
+		require.NoError(t, err)
+		_, err = tab.Fill(ctx, Target{Label: "Street"}, "x", FormOptions{})
+		require.NoError(t, err)
+		// Wait until the cross-site frame is there, then see it refused.
+		require.Eventually(t, func() bool {
+			_, skipped := tab.searchFrames("")
+			return len(skipped) > 0
+		}, 10*time.Second, 50*time.Millisecond)
+		_, err = tab.Resolve(ctx, Target{Label: "Card number"})
+		require.ErrorIs(t, err, ErrNotFound)
+		require.Contains(t, err.Error(), "not searched: localhost")
+	})
+}
+
+// A frame the page adds after load is waited for like any late field.
+func TestFrameAddedLater(t *testing.T) {
+	serve("/frames/late-inner", `<!doctype html><label>Coupon <input></label>`)
+	url := serve("/frames/late", fmt.Sprintf(`<!doctype html><p>wait</p><script>
+setTimeout(() => { const f = document.createElement("iframe"); f.src = %q; document.body.append(f); }, 400);
+</script>`, siteOther+"/frames/late-inner"))
+	tab := newTab(t, url)
+	ctx := tctx(t, 30*time.Second)
+	st, err := tab.Fill(ctx, Target{Label: "Coupon"}, "SAVE10", FormOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "SAVE10", st.Value)
+}
+
+// A click into a frame waits while the page lays something over the
+// frame, and never lands on what covers it.
+func TestFrameUnderAnOverlay(t *testing.T) {
+	serve("/frames/covered-inner", `<!doctype html><button onclick="document.title='hit'; this.textContent='Hit'">Go</button>`)
+	url := serve("/frames/covered", fmt.Sprintf(`<!doctype html><body style="margin:0">
+<iframe id=f src=%q style="border:0;width:300px;height:120px"></iframe>
+<div id=cover onclick="window.coverClicks = (window.coverClicks || 0) + 1" style="position:fixed;left:0;top:0;width:400px;height:200px;background:rgba(0,0,0,.3)"></div>
+</body>`, siteOther+"/frames/covered-inner"))
+	tab := newTab(t, url)
+	ctx := tctx(t, 30*time.Second)
+
+	short := tctx(t, 1500*time.Millisecond)
+	err := tab.ClickTarget(short, Target{Role: "button", Name: "Go"}, FormOptions{})
+	require.ErrorIs(t, err, ErrObscured)
+	raw, err := tab.Evaluate(ctx, `() => window.coverClicks || 0`)
+	require.NoError(t, err)
+	require.Equal(t, "0", string(raw))
+
+	_, err = tab.Evaluate(ctx, `() => setTimeout(() => document.getElementById("cover").remove(), 300)`)
+	require.NoError(t, err)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Go"}, FormOptions{}))
+	require.Eventually(t, func() bool {
+		s, err := tab.Text(ctx, Target{Role: "button", Name: "Hit"})
+		return err == nil && s == "Hit"
+	}, 5*time.Second, 50*time.Millisecond)
+}
+
+// A dialog a cross-site frame opens is answered like the page's own.
+func TestFrameDialog(t *testing.T) {
+	serve("/frames/dialog-inner", `<!doctype html><button onclick="this.textContent = confirm('Really?') ? 'yes' : 'no'">Ask</button>`)
+	url := serve("/frames/dialog", fmt.Sprintf(`<!doctype html><iframe src=%q></iframe>`, siteOther+"/frames/dialog-inner"))
+	tab := newTab(t, url)
+	ctx := tctx(t, 20*time.Second)
+	start := time.Now()
+	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Ask"}, FormOptions{}))
+	require.Eventually(t, func() bool {
+		s, err := tab.Text(ctx, Target{Selector: "button"})
+		return err == nil && s == "no"
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Less(t, time.Since(start), 10*time.Second)
+}
