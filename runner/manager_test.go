@@ -670,10 +670,10 @@ func TestUnusableDenoFailsTheRun(t *testing.T) {
 			assert.Equal(t, history.StateFailed, entry.State, entry.Reason)
 			assert.Contains(t, entry.Reason, "point DenoPath at a working deno")
 			assert.Contains(t, entry.Reason, deno)
-			select {
+			select { // the host is told after the run is recorded
 			case msg := <-host.notified:
 				assert.Contains(t, msg, "point DenoPath at a working deno")
-			default:
+			case <-time.After(10 * time.Second):
 				t.Error("the host was not told")
 			}
 		})

@@ -281,6 +281,8 @@ const tabGonePoll = 10 * time.Millisecond
 // may answer a close before the tab is gone; until it is, the tab still
 // counts against the slots, and a script would still see it in tabs.all.
 func (r *Run) awaitTabGone(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, defaultTabWait)
+	defer cancel()
 	for {
 		infos, err := r.m.cfg.Host.Tabs.All(ctx, r.Info())
 		if err != nil || !slices.ContainsFunc(infos, func(i TabInfo) bool { return i.ID == id }) {
