@@ -341,12 +341,15 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 	}
 	s.begin(tk, goroutineOf(ctx), o.callKey(name, self))
 	defer s.finish(tk)
+	// A method's parameters convert objects by their types; a dynamic
+	// callee gets what an any would.
+	ordered := o.target == nil && o.dyn == nil || s.opts.OrderedObjects
 	var res any
 	var err error
 	if self {
-		res, err = o.callSelf(ctx, s.goArgs(args))
+		res, err = o.callSelf(ctx, goArgs(args, ordered))
 	} else {
-		res, err = o.callMember(ctx, name, s.goArgs(args))
+		res, err = o.callMember(ctx, name, goArgs(args, ordered))
 	}
 	if err != nil {
 		return nil, s.asRemote(err)
@@ -359,16 +362,15 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 }
 
 // goArgs shows a callee its arguments as Go code receives them: Go
-// objects rather than the session's wrappers. A dynamic callee (Target,
-// Func) sees objects as maps unless the session keeps their order; a
-// method's parameters are converted by their types.
-func (s *Session) goArgs(args []any) []any {
+// objects rather than the session's wrappers, and, unless ordered, maps
+// for objects.
+func goArgs(args []any, ordered bool) []any {
 	for i, a := range args {
-		if u, ch := outward(a, true, true); ch {
+		if u, ch := outward(a, ordered, true); ch {
 			out := append([]any(nil), args...)
 			out[i] = u
 			for j := i + 1; j < len(args); j++ {
-				out[j], _ = outward(args[j], true, true)
+				out[j], _ = outward(args[j], ordered, true)
 			}
 			return out
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -340,4 +341,27 @@ func TestObjectAndDecodeJSON(t *testing.T) {
 	x, ok := big.Get("s")
 	require.True(t, ok)
 	require.Equal(t, 18, x)
+}
+
+// argTarget is a Target that reports the Go type of its first argument.
+type argTarget struct{}
+
+func (argTarget) CallMethod(_ context.Context, _ string, args []any) (any, error) {
+	return fmt.Sprintf("%T", args[0]), nil
+}
+
+func (argTarget) GetProperty(context.Context, string) (any, error) { return nil, ErrNotFound }
+
+// TestDynamicCalleesGetMaps checks that a Target, like an any parameter,
+// gets objects as maps unless the session keeps their order.
+func TestDynamicCalleesGetMaps(t *testing.T) {
+	CheckLeaks(t)
+	for ordered, want := range map[bool]string{false: "map[string]interface {}", true: "*capnweb.Object"} {
+		_, main := sessionPair(t, argTarget{}, &Options{OrderedObjects: ordered})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		v, err := main.CallMethod(ctx, "take", NewObject("b", 1, "a", 2))
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, want, v)
+	}
 }
