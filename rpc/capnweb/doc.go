@@ -114,6 +114,10 @@
 //     object start once it is seen blocked (within a few milliseconds),
 //     and a method seen blocking lets later calls start with it at once,
 //     where JavaScript switches at the exact await.
+//   - A numeric path part on an array is followed as an index: the client
+//     sends api.list[1] as the string "1", which the JavaScript server
+//     follows on objects only (it yields undefined); Go gives the element
+//     the script asked for.
 //   - A .map() result is sent whole, where the JavaScript server sends
 //     promises inside it and resolves them later; the script sees the
 //     same value.

@@ -73,6 +73,33 @@ await scenario("error name and code", async () => {
   }
 }, "RangeError: out of range code=\"E_X\"");
 
+await scenario("property of a pending result", () => api.hello(api.getUser().name), '"Hello, Ada!"');
+
+await scenario("index into a pending array", () => api.ids(3)[1]);
+
+await scenario("map over null passes it through", () => api.echo(null).map((x: any) => api.add(x, 1)), "null");
+
+await scenario("map over an object runs once", () =>
+  api.getUser().map((u: any) => ({ who: u.name, next: api.add(u.age, 1) })), '{"who":"Ada","next":37}');
+
+await scenario("undefined argument and result", () => api.echo(undefined), "undefined");
+
+await scenario("missing method", async () => {
+  try {
+    await api.nonexistent(1);
+  } catch (e) {
+    return e;
+  }
+}, "TypeError: 'nonexistent' is not a function.");
+
+await scenario("a reserved name is not a method", async () => {
+  try {
+    await api.constructor();
+  } catch (e) {
+    return e instanceof TypeError;
+  }
+}, "true");
+
 await scenario("1 a stub argument outlives the caller's release", async () => {
   const c = await api.makeCounter(5);
   // The call waits for its first argument; the client drops its own

@@ -37,6 +37,7 @@ class Api extends RpcTarget {
   #store = new Store();
 
   add(a: number, b: number) { return a + b; }
+  hello(name: string) { return `Hello, ${name}!`; }
   echo(v: unknown) { return v; }
   keys(o: Record<string, unknown>) { return Object.keys(o); }
   getUser() { return { name: "Ada", age: 36 }; }
