@@ -7,7 +7,8 @@ DENO         := $(TOOLS)/node_modules/.bin/deno
 # Component libraries the browser tests build their pages from, served on
 # loopback (cdp/libs_test.go); pinned, installed from npm.
 TESTLIBS     := $(TOOLS)/testlibs
-TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1
+TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1 choices.js@11.2.4 select2@4.1.0 jquery@3.7.1 \
+                vue@3.5.45 quill@2.0.3 intl-tel-input@29.5.1 @shoelace-style/shoelace@2.20.1
 GO           ?= go
 GOFLAGS_TEST ?= -race -timeout 20m
 
@@ -19,7 +20,10 @@ all: test
 
 # tools is idempotent: it installs Deno from npm into .tools/ and, when no
 # chromium is on PATH and apt is usable, installs Debian's chromium.
-tools: $(DENO) $(TESTLIBS)/.installed
+# The stamp names the package list, so a changed list installs again.
+TESTLIB_STAMP = $(TESTLIBS)/.installed-$(shell echo '$(TESTLIB_PKGS)' | cksum | cut -d' ' -f1)
+
+tools: $(DENO) $(TESTLIB_STAMP)
 	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$TRANQUIL_CHROMIUM" ]; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			echo "installing chromium with apt-get"; \
@@ -29,7 +33,7 @@ tools: $(DENO) $(TESTLIBS)/.installed
 		fi; \
 	fi
 
-$(TESTLIBS)/.installed:
+$(TESTLIB_STAMP):
 	mkdir -p $(TESTLIBS)
 	cd $(TESTLIBS) && [ -f package.json ] || echo '{"private":true}' > $(TESTLIBS)/package.json
 	cd $(TESTLIBS) && npm install --no-audit --no-fund --ignore-scripts --save-exact $(TESTLIB_PKGS)

@@ -870,13 +870,28 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 	// holds some text: when none matches and the widget focused a filter
 	// field, option is typed there, once.
 	typed := false
+	opened := time.Now()
 	var at struct {
 		X, Y float64
 		Type bool `json:"type"`
 	}
 	err = t.until(ctx, false, func(ctx context.Context) error {
 		at.Type = false
-		if err := t.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed); err != nil {
+		err := t.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed)
+		if err != nil && el.Mode == "combobox" && time.Since(opened) > reopenAfter {
+			// A widget still settling from its last choice can let the
+			// opening click pass; a person seeing it stay shut clicks again.
+			var st struct {
+				Expanded bool `json:"expanded"`
+			}
+			if e := t.formCallIn(ctx, el.frame, desc, &st, "shown", el.Ref, opts.Parts); e == nil && !st.Expanded {
+				opened = time.Now()
+				if e := t.clickIn(ctx, el.frame, el.X, el.Y); e != nil {
+					return e
+				}
+			}
+		}
+		if err != nil {
 			return err
 		}
 		if at.Type {
@@ -918,6 +933,10 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 		}
 	}
 }
+
+// reopenAfter is how long Select waits for a combobox's options after
+// clicking it open before it checks the widget opened at all.
+const reopenAfter = 500 * time.Millisecond
 
 // ClickTarget clicks the element target names with a trusted click at the
 // centre of its visible part, scrolling it into view first.

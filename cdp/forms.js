@@ -317,12 +317,14 @@
   }
 
   // widgetFor is the combobox a component library shows in place of a
-  // native select it hid: Choices.js keeps the select inside its widget,
-  // Tom Select and Select2 put theirs right after it.
+  // native select it hid: Choices.js keeps the select inside its widget
+  // (where the select is the widget's, however its styles show it), Tom
+  // Select and Select2 put theirs right after it.
   function widgetFor(el) {
-    if (el.tagName !== "SELECT" || (visible(el) && !srOnly(el))) return null;
+    if (el.tagName !== "SELECT") return null;
     const up = el.parentElement && el.parentElement.closest("[role=combobox], [role=listbox]");
     if (up && visible(up)) return up;
+    if (visible(el) && !srOnly(el)) return null;
     const next = el.nextElementSibling;
     if (!next) return null;
     const ws = (next.matches("[role=combobox], [role=listbox]") ? [next] : Array.from(next.querySelectorAll("[role=combobox], [role=listbox]"))).filter(visible);
@@ -734,6 +736,12 @@
     const active = ad && byId(el, ad);
     if (active && active.getAttribute("aria-selected") === "true") return flatText(active);
     if (el.tagName === "INPUT" && el.value && el.getAttribute("aria-expanded") !== "true") return el.value;
+    if (el.getAttribute("aria-expanded") !== "true") {
+      // A closed widget that shows its choice as a selected option of its
+      // own (Choices.js): the options a person sees selected.
+      const sel = deepAll("[role=option][aria-selected=true]", el).filter((o) => visible(o) && !srOnly(o));
+      if (sel.length) return sel.map((o) => flatText(o)).join(", ");
+    }
     const skip = (e) => e === el || e.matches("label, [role=listbox], [role=option], [aria-live], script, style, template") ||
       !visible(e) || srOnly(e);
     const text = (n) => {
