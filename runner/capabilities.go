@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -109,14 +108,10 @@ func (a *configAPI) Get(ctx context.Context, key string) (any, error) {
 	if err != nil || !ok {
 		return capnweb.Undefined{}, err
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return capnweb.DecodeJSON(raw) // in the order the script stored it
 }
 
-func (a *configAPI) Set(ctx context.Context, key string, value any) error {
+func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) error {
 	raw, err := plainJSON(value)
 	if err != nil {
 		return capnweb.Errorf(capnweb.NameTypeError, nil, "%v", err)

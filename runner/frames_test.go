@@ -75,3 +75,21 @@ await context.result({ value: await tab.value({ selector: "#card" }), name });
 	assert.Equal(t, "5555", res2.Value)
 	assert.Equal(t, "not_found", res2.Name, "the shop's own page is not on sites=")
 }
+
+// Objects keep their key order from the page to the script, and through
+// the script's stored config.
+func TestObjectKeyOrderSurvivesTheHost(t *testing.T) {
+	e := newBrowserEnv(t)
+	entry := e.run(t, "order.ts", `// @permissions browser page-js
+import { config, context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+const row = await tab.evaluate((arg) => ({ zeta: 1, alpha: { y: 2, b: 3 }, mid: arg }), { k2: 1, k1: 2 });
+await config.set("row", { z: 1, a: [{ q: 1, c: 2 }], m: 3 });
+const stored = await config.get("row");
+await context.result({ page: JSON.stringify(row), stored: JSON.stringify(stored) });
+`)
+	var res struct{ Page, Stored string }
+	result(t, entry, &res)
+	assert.Equal(t, `{"zeta":1,"alpha":{"y":2,"b":3},"mid":{"k2":1,"k1":2}}`, res.Page)
+	assert.Equal(t, `{"z":1,"a":[{"q":1,"c":2}],"m":3}`, res.Stored)
+}

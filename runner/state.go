@@ -17,6 +17,7 @@ import (
 
 	"github.com/tranquil/automation/internal/atomicfile"
 	"github.com/tranquil/automation/internal/filelock"
+	"github.com/tranquil/automation/rpc/capnweb"
 )
 
 // Limits of per-script state.
@@ -168,6 +169,13 @@ func checkPlain(v any, depth int) error {
 		return nil
 	case map[string]any:
 		for _, e := range x {
+			if err := checkPlain(e, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *capnweb.Object:
+		for _, e := range x.All() {
 			if err := checkPlain(e, depth+1); err != nil {
 				return err
 			}

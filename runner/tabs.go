@@ -741,23 +741,26 @@ func (a *tabAPI) Close(ctx context.Context, id string) error {
 // pageJsAPI is pageJs: code in the page's main world.
 type pageJsAPI struct{ r *Run }
 
-func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []any) (any, error) {
+// Evaluate keeps the key order of objects both ways: arguments arrive as
+// ordered objects and results are decoded as JSON.parse would, so a
+// script's Object.keys sees the page's order.
+func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (any, error) {
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := t.Evaluate(ctx, source, args...)
+	vals := make([]any, len(args))
+	for i, v := range args {
+		vals[i] = v
+	}
+	raw, err := t.Evaluate(ctx, source, vals...)
 	if err != nil {
 		return nil, browserErr(err)
 	}
 	if raw == nil {
 		return capnweb.Undefined{}, nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return capnweb.DecodeJSON(raw)
 }
 
 // formsAPI is forms: trusted form actions through the form runtime.
