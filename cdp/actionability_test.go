@@ -139,3 +139,31 @@ func TestActionsFailAtDeadlineWithLastReason(t *testing.T) {
 	require.ErrorIs(t, err, ErrAmbiguous)
 	require.Less(t, time.Since(t0), 2*time.Second)
 }
+
+// A page that slips something under the pointer between the check and the
+// press (here on the pointer's arrival) never gets that press: the click is
+// held back and tried again once the target is clear.
+func TestClickHeldBackWhenThePageMovesFirst(t *testing.T) {
+	url := serve("/click-swap", `<!doctype html><body style="margin:0">
+<button id=del style="position:absolute;left:20px;top:20px;width:120px;height:40px" onclick="window.dels = (window.dels || 0) + 1">Delete draft</button>
+<script>
+window.buys = 0;
+document.getElementById("del").addEventListener("mousemove", () => {
+  if (document.getElementById("buy") || window.swapped) return;
+  window.swapped = true;
+  const b = document.createElement("button");
+  b.id = "buy"; b.textContent = "Buy now";
+  b.style.cssText = "position:absolute;left:0;top:0;width:200px;height:100px";
+  b.onclick = () => { window.buys++; };
+  b.onmousedown = () => { window.buyDowns = (window.buyDowns || 0) + 1; };
+  document.body.append(b);
+  setTimeout(() => b.remove(), 400);
+});
+</script>`)
+	tab := newTab(t, url)
+	ctx := tctx(t, 20*time.Second)
+	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Delete draft"}, FormOptions{}))
+	raw, err := tab.Evaluate(ctx, `() => [window.dels || 0, window.buys, window.buyDowns || 0, !!window.swapped]`)
+	require.NoError(t, err)
+	require.JSONEq(t, `[1, 0, 0, true]`, string(raw))
+}

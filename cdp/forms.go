@@ -617,6 +617,8 @@ type need struct {
 	Multiple bool              `json:"multiple,omitempty"`
 	Parts    map[string]string `json:"parts,omitempty"`
 	Dry      bool              `json:"dry,omitempty"`
+	// Guard arms the check of where the click lands (see clickLanded).
+	Guard bool `json:"guard,omitempty"`
 }
 
 // ready is a target found ready for an action, and where to click it.
@@ -743,34 +745,60 @@ func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOp
 func (t *Tab) Check(ctx context.Context, target Target, checked bool, opts FormOptions) error {
 	return t.action(ctx, "check", target, opts, func(ctx context.Context) error {
 		desc := target.String()
-		el, err := t.waitReady(ctx, target, need{Act: "check", Checked: &checked})
-		if err != nil {
+		el, err := t.clickReady(ctx, target, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
+			if el.Kind == "radio" && !checked {
+				return false, &TargetError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
+			}
+			return el.Checked != checked, nil
+		})
+		if err != nil || el == nil || opts.DryRun {
 			return err
 		}
-		if el.Kind == "radio" && !checked {
-			return &TargetError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
+		var got struct {
+			Value bool `json:"value"`
 		}
-		if el.Checked == checked || opts.DryRun {
-			return nil
+		if err := t.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
+			return err
 		}
-		return t.clickCheck(ctx, desc, el, checked)
+		if got.Value != checked {
+			return &NotCommittedError{Target: desc, Kept: fmt.Sprint(got.Value)}
+		}
+		return nil
 	})
 }
 
-func (t *Tab) clickCheck(ctx context.Context, desc string, el *ready, checked bool) error {
-	if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
-		return err
+// clickReady waits until target is ready for n and clicks it, unless
+// click (given the ready element) says no click is needed, or n is a dry
+// run; it returns the element clicked (nil when none was). The runtime
+// checks where the click lands: a click the page moved something into
+// is held back before the page sees it and the whole wait starts again.
+func (t *Tab) clickReady(ctx context.Context, target Target, n need, click func(*ready) (bool, error)) (*ready, error) {
+	desc := target.String()
+	n.Guard = !n.Dry
+	var el *ready
+	err := t.until(ctx, target.Ref != "", func(ctx context.Context) (err error) {
+		if el, err = t.waitReady(ctx, target, n); err != nil {
+			return err
+		}
+		if click != nil {
+			do, err := click(el)
+			if err != nil || !do {
+				el = nil
+				return err
+			}
+		}
+		if n.Dry {
+			return nil
+		}
+		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
+			return err
+		}
+		return t.formCallIn(ctx, el.frame, desc, nil, "clickLanded")
+	})
+	if err != nil {
+		return nil, err
 	}
-	var got struct {
-		Value bool `json:"value"`
-	}
-	if err := t.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
-		return err
-	}
-	if got.Value != checked {
-		return &NotCommittedError{Target: desc, Kept: fmt.Sprint(got.Value)}
-	}
-	return nil
+	return el, nil
 }
 
 // Select chooses option, waiting for the target as [Tab.ClickTarget]
@@ -959,11 +987,8 @@ const reopenAfter = 500 * time.Millisecond
 // icon.
 func (t *Tab) ClickTarget(ctx context.Context, target Target, opts FormOptions) error {
 	return t.action(ctx, "click", target, opts, func(ctx context.Context) error {
-		el, err := t.waitReady(ctx, target, need{Act: "click"})
-		if err != nil || opts.DryRun {
-			return err
-		}
-		return t.clickIn(ctx, el.frame, el.X, el.Y)
+		_, err := t.clickReady(ctx, target, need{Act: "click", Dry: opts.DryRun}, nil)
+		return err
 	})
 }
 
@@ -974,11 +999,8 @@ func (t *Tab) PressTarget(ctx context.Context, target Target, key string, mods M
 		return err
 	}
 	return t.action(ctx, "press", target, opts, func(ctx context.Context) error {
-		el, err := t.waitReady(ctx, target, need{Act: "click"})
+		el, err := t.clickReady(ctx, target, need{Act: "click", Dry: opts.DryRun}, nil)
 		if err != nil || opts.DryRun {
-			return err
-		}
-		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 			return err
 		}
 		return t.pressIn(ctx, el.frame, key, mods)

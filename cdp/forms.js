@@ -559,6 +559,7 @@
     if (!ready.ok) return ready;
     r.x = ready.x;
     r.y = ready.y;
+    if (need.guard && !need.dry) armClick(el, r.x, r.y);
     return r;
   }
 
@@ -908,5 +909,61 @@
     return byRef(ref);
   }
 
-  return { resolve, adopt, actionable, finish, read, optionAt, shown, pickAny, countOf, readOf, fileInput, elementOf };
+  // A click is checked where it lands. Once actionable finds a target
+  // ready for a click, it arms capturing listeners for the press at that
+  // point: when the press reaches something other than the element (the
+  // page moved it, or put something over it, after the check), that press,
+  // release and click are stopped before the page sees them, and
+  // clickLanded reports the miss, so the click is tried again on a fresh
+  // check. Presses elsewhere (a person's) are left alone; listeners the
+  // page registered before ours on the window still see the events.
+  const CLICK_EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick"];
+  let guard = null;
+
+  function disarm() {
+    if (!guard) return;
+    for (const type of CLICK_EVENTS) global.removeEventListener(type, guard.listener, true);
+    global.clearTimeout(guard.timer);
+  }
+
+  function armClick(el, x, y) {
+    disarm();
+    const g = { state: "armed", listener: null, timer: 0, missed: null };
+    g.listener = (ev) => {
+      if (g.state === "armed" && (ev.type === "pointerdown" || ev.type === "mousedown")) {
+        if (Math.abs(ev.clientX - x) > 1.5 || Math.abs(ev.clientY - y) > 1.5) return;
+        const path = ev.composedPath();
+        let on = path.includes(el) || (el.labels && Array.from(el.labels).some((l) => path.includes(l)));
+        // Inside a closed shadow root the path stops at a host: ask the
+        // element's own root what is under the point.
+        for (let r = el.getRootNode(); !on && r !== doc && r.host; r = r.host.getRootNode()) {
+          if (!path.includes(r.host)) continue;
+          const inner = el.getRootNode().elementsFromPoint(ev.clientX, ev.clientY)[0];
+          on = !!inner && (inner === el || el.contains(inner));
+          break;
+        }
+        g.state = on ? "hit" : "missed";
+        if (!on) g.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+      }
+      if (g.state === "missed") {
+        ev.stopImmediatePropagation();
+        ev.preventDefault();
+      }
+      if (ev.type === "click" && g.state !== "armed") disarm();
+    };
+    for (const type of CLICK_EVENTS) global.addEventListener(type, g.listener, true);
+    g.timer = global.setTimeout(disarm, 2000);
+    guard = g;
+  }
+
+  function clickLanded() {
+    const g = guard;
+    disarm();
+    guard = null;
+    if (!g || g.state === "armed") return { ok: true, seen: false };
+    if (g.state === "missed") return fail("obscured", "the click would have landed on another element, so it was held back", [g.missed]);
+    return { ok: true, seen: true };
+  }
+
+  return { resolve, adopt, actionable, finish, read, optionAt, shown, pickAny, countOf, readOf, fileInput, elementOf, clickLanded };
 })
