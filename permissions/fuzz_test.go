@@ -24,7 +24,7 @@ var fuzzSeeds = []string{
 
 // fuzzScript builds a script directory with symlinks that point at the
 // directory itself, its parent and elsewhere, so random paths meet them.
-func fuzzScript(f *testing.F) string {
+func fuzzScript(f testing.TB) string {
 	root, err := filepath.EvalSymlinks(f.TempDir())
 	if err != nil {
 		f.Fatal(err)

@@ -511,7 +511,7 @@ Deno.test("permissions map to capabilities as the app maps them", () => {
     "ui",
   ]);
   assertEquals(parsePermissions("browser").grant.includes("workspace"), true);
-  assertEquals(parsePermissions("page-js sites=a.example sites=*.b.example").sites, ["a.example", "*.b.example"]);
+  assertEquals(parsePermissions("page-js sites=a.example sites=*.b.example").sites, ["*.b.example", "a.example"]);
   assertEquals(parsePermissions("page-js").sites, undefined);
   for (const bad of ["brwoser", "cookies=all"]) {
     let threw = false;
@@ -559,7 +559,7 @@ Deno.test("goto resolves to the response's status and the address after redirect
 
 Deno.test("readers need only browser, are held to sites= and are recorded", async () => {
   using host = installFakeHost({
-    permissions: "browser sites=shop.example",
+    permissions: "browser forms sites=shop.example",
     tabs: [{ url: SHOP }],
     read: (_tab, reader, target, name) => {
       if (reader === "text") return `text of ${JSON.stringify(target)}`;

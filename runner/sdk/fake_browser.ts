@@ -4,6 +4,7 @@
 
 import type { DialogAnswer, DialogPolicy, DialogType, NavigationResponse, Target } from "./browser.ts";
 import { resolvePath } from "./path.ts";
+import { siteAllowed } from "./rules.ts";
 import { served } from "./served.ts";
 
 /** A tab the fake browser starts with. */
@@ -143,30 +144,6 @@ function hostError(init: FakeErrorInit): Error {
 function key(t: unknown): string {
   if (t === undefined) return "";
   return JSON.stringify(Object.entries(t as Record<string, unknown>).sort(([a], [b]) => a < b ? -1 : 1));
-}
-
-function normHost(h: string): string {
-  return h.trim().toLowerCase().replace(/\.$/, "");
-}
-
-/**
- * siteAllowed reports whether the page at url is on one of sites, as the
- * app checks sites=: "example.com" matches that host only, "*.example.com"
- * any subdomain. Only http and https pages match.
- */
-export function siteAllowed(url: string, sites: readonly string[]): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return false;
-  const host = normHost(u.hostname);
-  return sites.some((s) => {
-    s = normHost(s);
-    return s.startsWith("*.") ? host.endsWith(s.slice(1)) : host === s;
-  });
 }
 
 /** A tab of the fake browser. */

@@ -35,3 +35,10 @@ export function toFileUrl(path: string): URL {
   const segs = path.split(win ? /[\\/]/ : "/").map((s, i) => win && i === 0 ? s : encodeURIComponent(s));
   return new URL(`file://${win ? "/" : ""}${segs.join("/")}`);
 }
+
+/** fromFileUrl is the inverse of toFileUrl: the absolute path a file: URL names. */
+export function fromFileUrl(url: URL): string {
+  if (url.protocol !== "file:") throw new TypeError(`not a file: URL: ${url.href}`);
+  const p = decodeURIComponent(url.pathname);
+  return /^\/[A-Za-z]:\//.test(p) ? p.slice(1).replaceAll("/", "\\") : p;
+}

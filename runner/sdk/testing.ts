@@ -6,16 +6,25 @@
  * import { installFakeHost } from "tranquil/automation/testing";
  *
  * Deno.test("copies the greeting", async () => {
- *   using host = installFakeHost({ clipboard: "hello", config: { greeting: "hi" } });
- *   await import("./my_script.ts");
+ *   using host = installFakeHost({
+ *     script: import.meta.resolve("./my_script.ts"),
+ *     clipboard: "hello",
+ *     config: { greeting: "hi" },
+ *   });
+ *   await host.run();
  *   if (host.notifications[0]?.message !== "hi hello") throw new Error("wrong notification");
  * });
  * ```
  *
  * The fake host answers the same calls the app does, records what the
- * script asked for, and enforces the same grants: by default it grants
- * what a script with the clipboard permission gets; pass permissions (the
- * script's // @permissions line) to change that. Values cross it the way
+ * script asked for, and enforces the same grants. Given the script, it
+ * reads its header as the app does before a run, refuses (throws the
+ * app's HeaderError) where the app would, and grants what the header
+ * declares; host.run() runs the script, from the top at every call. The
+ * header rules are the app's own, checked against the Go code over its
+ * fuzz corpora. Without a script it grants what a script with the
+ * clipboard permission gets; pass permissions (a // @permissions line's
+ * keys) to change that. Values cross it the way
  * they cross the real connection, copied, so a value the app could not
  * receive fails here too.
  *
@@ -48,9 +57,12 @@
 
 import { FakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
 import { type Capability, install, type JournalEntry, Runtime } from "./runtime.ts";
+import { capabilities, decodeUTF8, type Header, parseHeader } from "./rules.ts";
 import { copy, served } from "./served.ts";
+import { fromFileUrl, resolvePath, toFileUrl } from "./path.ts";
 
-export { FakeBrowser, FakeTab, siteAllowed } from "./fake_browser.ts";
+export { FakeBrowser, FakeTab } from "./fake_browser.ts";
+export { capabilities, type Header, HeaderError, type HeaderErrorKind, parseHeader, siteAllowed } from "./rules.ts";
 export type {
   FakeAction,
   FakeBrowserOptions,
@@ -61,60 +73,35 @@ export type {
   FakeTabInit,
 } from "./fake_browser.ts";
 
-/** The keys that Deno enforces itself; the fake host accepts and ignores them. */
-const DENO_KEYS = new Set(["net", "import", "run", "read", "write", "env"]);
-
 /**
- * parsePermissions maps a // @permissions line's keys to the capabilities
- * and sites= the app derives from them, and lists its read= grants (as
- * declared), which the fake's setFiles is held to.
+ * parsePermissions reads a // @permissions line's keys as the app does (a
+ * line the app refuses throws its HeaderError) and returns the
+ * capabilities and sites= the run gets, and its read= grants, resolved
+ * against scriptDir (default: the working directory), which the fake's
+ * setFiles is held to.
  */
 export function parsePermissions(
   line: string,
+  scriptDir = defaultDir(),
 ): { grant: Capability[]; sites: string[] | undefined; read: string[] } {
-  const caps = new Set<Capability>(["ui", "config", "context", "paneControls"]);
-  let sites: string[] | undefined;
-  const read: string[] = [];
-  for (const word of line.trim().split(/\s+/).filter((w) => w !== "")) {
-    const eq = word.indexOf("=");
-    if (eq >= 0) {
-      const k = word.slice(0, eq);
-      if (k === "sites") {
-        sites = [...(sites ?? []), ...word.slice(eq + 1).split(",").filter((s) => s !== "")];
-      } else if (k === "read") {
-        read.push(...word.slice(eq + 1).split(",").filter((s) => s !== ""));
-      } else if (!DENO_KEYS.has(k)) {
-        throw new TypeError(`unknown permission "${k}=" in "${line}"`);
-      }
-      continue;
-    }
-    switch (word) {
-      case "none":
-        break;
-      case "browser":
-        caps.add("tabs").add("tab").add("workspace");
-        break;
-      case "forms":
-        caps.add("forms").add("tabs").add("tab");
-        break;
-      case "page-js":
-        caps.add("pageJs").add("tabs").add("tab");
-        break;
-      case "clipboard":
-        caps.add("clipboard");
-        break;
-      default:
-        throw new TypeError(`unknown permission "${word}" in "${line}"`);
-    }
-  }
-  return { grant: [...caps], sites, read };
+  const h = parseHeader(`// @permissions ${line}\n`, `${scriptDir}/script.ts`);
+  return { grant: capabilities(h), sites: h.sites.length > 0 ? h.sites : undefined, read: h.read };
 }
 
 /** Options of {@link installFakeHost}. */
 export interface FakeHostOptions extends FakeBrowserOptions {
   /** The run's ID. Default "test-run". */
   runId?: string;
-  /** The script's directory, for files and relative paths. Default: the working directory. */
+  /**
+   * The script under test: a file: URL (such as
+   * import.meta.resolve("./order.ts")) or a path. The fake host reads its
+   * header as the app does before a run: a header the app refuses throws
+   * the app's HeaderError here, and the header's permissions are the run's
+   * (so not together with permissions or grant). host.run() then runs it,
+   * again at each call.
+   */
+  script?: string | URL;
+  /** The script's directory, for files and relative paths. Default: the script's, else the working directory. */
   scriptDir?: string;
   /** context.trigger. Default undefined. */
   trigger?: string;
@@ -123,9 +110,10 @@ export interface FakeHostOptions extends FakeBrowserOptions {
    * such as "browser forms sites=shop.example": they choose the
    * capabilities the run gets, the sites= that page actions are limited
    * to, and the read= grants that setFiles may hand a page (relative to
-   * scriptDir). The other keys that Deno enforces itself (net=, write=, …)
-   * are accepted and ignored. Default "clipboard". Not together with
-   * grant.
+   * scriptDir). They are checked as the app checks them, so a line the app
+   * refuses (such as "none browser") throws its HeaderError. The keys that
+   * Deno enforces itself (net=, write=, …) are checked and otherwise
+   * ignored. Default "clipboard". Not together with grant or script.
    */
   permissions?: string;
   /** The capabilities the run gets, by the host's names, for a test that needs an exact set. Not together with permissions. */
@@ -179,18 +167,35 @@ export class FakeHost implements Disposable {
   clipboard: string;
   /** The fake browser: its tabs, the script's actions, scripted failures. */
   readonly browser: FakeBrowser;
+  /** The script's header as the app read it, when installFakeHost was given a script. */
+  readonly header: Header | undefined;
+  readonly #script: URL | undefined;
+  #runs = 0;
   readonly #rt: Runtime;
   readonly #uninstall: () => void;
 
   constructor(opts: FakeHostOptions = {}) {
     this.clipboard = opts.clipboard ?? "";
     this.config = new Map(Object.entries(copy(opts.config ?? {})));
-    const scriptDir = opts.scriptDir ?? defaultDir();
-    const projectDir = opts.projectDir ?? scriptDir;
-    if (opts.grant !== undefined && opts.permissions !== undefined) {
-      throw new TypeError("installFakeHost takes permissions or grant, not both");
+    if ([opts.grant, opts.permissions, opts.script].filter((o) => o !== undefined).length > 1) {
+      throw new TypeError("installFakeHost takes one of script, permissions or grant");
     }
-    const perms = parsePermissions(opts.permissions ?? "clipboard");
+    let perms: ReturnType<typeof parsePermissions>;
+    let scriptDir = opts.scriptDir ?? defaultDir();
+    if (opts.script !== undefined) {
+      this.#script = scriptUrl(opts.script);
+      const path = fromFileUrl(this.#script);
+      scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
+      this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
+      perms = {
+        grant: capabilities(this.header),
+        sites: this.header.sites.length > 0 ? this.header.sites : undefined,
+        read: this.header.read,
+      };
+    } else {
+      perms = parsePermissions(opts.permissions ?? "clipboard", scriptDir);
+    }
+    const projectDir = opts.projectDir ?? scriptDir;
     this.browser = new FakeBrowser(opts, perms.sites, { scriptDir, grants: perms.read });
     const main = {
       ...this.browser.api(),
@@ -246,6 +251,21 @@ export class FakeHost implements Disposable {
     this.#uninstall = install(this.#rt);
   }
 
+  /**
+   * run runs the script installFakeHost was given, as the app starts a
+   * run: from the top, every time it is called (an await import() of the
+   * same module runs it only once). The modules the script imports are
+   * not run again. It resolves when the script's top level has finished
+   * and its context.result and context.log calls are handled.
+   */
+  async run(): Promise<void> {
+    if (this.#script === undefined) throw new TypeError("installFakeHost was given no script to run");
+    const url = new URL(this.#script);
+    url.searchParams.set("fake-run", String(++this.#runs));
+    await import(url.href);
+    await this.settled();
+  }
+
   /** The last context.result value, or undefined. */
   get result(): unknown {
     return this.results.at(-1);
@@ -292,6 +312,12 @@ export class FakeHost implements Disposable {
   [Symbol.dispose](): void {
     this.uninstall();
   }
+}
+
+function scriptUrl(s: string | URL): URL {
+  if (s instanceof URL) return s;
+  if (s.startsWith("file:")) return new URL(s);
+  return toFileUrl(resolvePath(defaultDir(), s));
 }
 
 /** installFakeHost makes a new FakeHost the SDK's host until it is disposed. */
