@@ -3,7 +3,9 @@
 //
 //   - [OpenStore] opens the approvals file; [Store.List] and [Store.Revoke]
 //     let users see and withdraw approvals, and [Store.OnRevoke] lets the
-//     runner stop live runs of a revoked script.
+//     runner stop live runs of a revoked script, whichever Store or
+//     process revoked it: a Store with subscribers watches its file (see
+//     [StoreOptions.WatchInterval]).
 //   - [NewGate] and [Gate.Authorize] decide whether a run may start,
 //     asking the host's [Prompter] when needed.
 //

@@ -61,6 +61,12 @@ type StoreOptions struct {
 	// OS keychain; it must hold at least MinKeyLen bytes. Nil means the key
 	// in KeyFile.
 	Key []byte
+	// WatchInterval is how often a Store that has OnRevoke subscribers
+	// looks for revocations made through another Store or process, such
+	// as a second host on the same data directory or a command-line
+	// revoke. Zero means DefaultWatchInterval; negative turns watching
+	// off, so subscribers hear only of this Store's revocations.
+	WatchInterval time.Duration
 	// KeyFile holds the key when Key is nil. It is made on first use (32
 	// bytes from crypto/rand, hex, mode 0600) and read once, when the store
 	// opens. Empty means the store's path with the extension ".key"
@@ -73,8 +79,10 @@ type StoreOptions struct {
 // process that opens it. Writes take a lock file beside it, re-read the
 // file, change one entry and replace the file atomically, so concurrent
 // writers lose nothing; reads need no lock because the file is only ever
-// replaced whole. A Store is safe for concurrent use and starts no
-// goroutines.
+// replaced whole. A Store is safe for concurrent use. It starts one
+// goroutine, while it has OnRevoke subscribers, to notice revocations made
+// elsewhere (see StoreOptions.WatchInterval); unregistering the last
+// subscriber stops it.
 type Store struct {
 	path    string
 	keyFile string // empty when the host supplied the key
@@ -83,10 +91,17 @@ type Store struct {
 	now     func() time.Time
 	file    lockedfile.File[approvals]
 
-	mu       sync.Mutex // guards subs, next and reported
+	interval time.Duration
+
+	// watchMu orders the watcher's reload against this Store's own
+	// approvals, revocations and reads, so none of them is missed.
+	watchMu  sync.Mutex
+	mu       sync.Mutex // guards subs, next, reported, watch and known
 	subs     map[int]func(Revocation)
 	next     int
 	reported map[string]string // script → why its entry was rejected, as last logged
+	watch    *watcher
+	known    map[string]bool // approvals in force, while watching
 }
 
 // approvals is the store's content: the approvals that verified, and why
@@ -107,7 +122,8 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("consent: %w", err)
 	}
-	s := &Store{path: path, log: opts.Logger, now: opts.Now, subs: map[int]func(Revocation){}, reported: map[string]string{}}
+	s := &Store{path: path, log: opts.Logger, now: opts.Now, interval: opts.WatchInterval,
+		subs: map[int]func(Revocation){}, reported: map[string]string{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -190,11 +206,14 @@ func (s *Store) Get(ctx context.Context, script string) (Approval, bool, error) 
 	if err != nil {
 		return Approval{}, false, err
 	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
 	all, err := s.load(ctx)
 	if err != nil {
 		return Approval{}, false, err
 	}
 	if a, ok := all.ok[key]; ok {
+		s.note(key, true) // a run may start on it
 		return a, true, nil
 	}
 	if why, ok := all.rejected[key]; ok {
@@ -229,24 +248,30 @@ func (s *Store) Approve(ctx context.Context, script, header string) (Approval, e
 		return Approval{}, err
 	}
 	a := Approval{Script: key, Header: header, ApprovedAt: s.now().UTC().Truncate(time.Second)}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
 	err = s.update(ctx, func(all approvals) bool {
 		all.ok[key] = a
 		delete(all.rejected, key)
 		return true
 	})
+	if err == nil {
+		s.note(key, true)
+	}
 	return a, err
 }
 
 // Revoke withdraws script's approval and tells every subscriber. It reports
-// whether there was one. Subscribers hear only of revocations made through
-// this Store; another process's revocation takes effect at the next
-// authorization, which then asks the user again.
+// whether there was one. Subscribers of other Stores on the same file, in
+// this process or another, hear of it when their Store next looks (see
+// StoreOptions.WatchInterval).
 func (s *Store) Revoke(ctx context.Context, script string) (bool, error) {
 	key, err := ScriptKey(script)
 	if err != nil {
 		return false, err
 	}
 	found := false
+	s.watchMu.Lock()
 	err = s.update(ctx, func(all approvals) bool {
 		_, found = all.ok[key]
 		_, rejected := all.rejected[key]
@@ -254,14 +279,15 @@ func (s *Store) Revoke(ctx context.Context, script string) (bool, error) {
 		delete(all.rejected, key)
 		return found || rejected
 	})
+	if err == nil {
+		s.note(key, false) // told below, not again by the watcher
+	}
+	s.watchMu.Unlock()
 	if err != nil || !found {
 		return found, err
 	}
 	s.mu.Lock()
-	subs := make([]func(Revocation), 0, len(s.subs))
-	for _, f := range s.subs {
-		subs = append(subs, f)
-	}
+	subs := s.subscribers()
 	s.mu.Unlock()
 	for _, f := range subs {
 		f(Revocation{Script: key})
@@ -269,20 +295,37 @@ func (s *Store) Revoke(ctx context.Context, script string) (bool, error) {
 	return true, nil
 }
 
-// OnRevoke registers f to be called after each revocation made through this
-// Store, on the revoking goroutine; f must not block for long. The returned
-// function unregisters f.
+// OnRevoke registers f to be called after each revocation: one made
+// through this Store, on the revoking goroutine, and one made through
+// another Store or process on the same file, on the Store's watcher
+// goroutine, within about StoreOptions.WatchInterval. f must not block for
+// long and must not call the returned function, which unregisters f and,
+// for the last subscriber, waits for the watcher to stop.
 func (s *Store) OnRevoke(f func(Revocation)) (cancel func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.next
 	s.next++
 	s.subs[id] = f
+	s.watchLocked()
 	return func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		delete(s.subs, id)
+		wait := s.unwatchLocked()
+		s.mu.Unlock()
+		if wait != nil {
+			<-wait
+		}
 	}
+}
+
+// subscribers lists the revocation subscribers; s.mu is held.
+func (s *Store) subscribers() []func(Revocation) {
+	subs := make([]func(Revocation), 0, len(s.subs))
+	for _, f := range s.subs {
+		subs = append(subs, f)
+	}
+	return subs
 }
 
 // file is the on-disk form.
