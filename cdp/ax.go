@@ -337,9 +337,34 @@ func (t *Tab) frameAX(ctx context.Context, c *cdp.Client, fr string, roles []str
 		}
 		return nil, t.fail(err)
 	}
+	// Only the root of each document carries its frame; a frame inside
+	// this one is in the tree too, and is searched on its own.
+	byID := make(map[accessibility.AXNodeID]*accessibility.AXNode, len(r.Nodes))
+	for i := range r.Nodes {
+		byID[r.Nodes[i].NodeID] = &r.Nodes[i]
+	}
+	frameOf := map[accessibility.AXNodeID]string{}
+	var docOf func(n *accessibility.AXNode, depth int) string
+	docOf = func(n *accessibility.AXNode, depth int) string {
+		if f, ok := frameOf[n.NodeID]; ok {
+			return f
+		}
+		f := fr
+		switch {
+		case n.FrameID != nil:
+			f = string(*n.FrameID)
+		case n.ParentID != nil && depth < 4096:
+			if p := byID[*n.ParentID]; p != nil {
+				f = docOf(p, depth+1)
+			}
+		}
+		frameOf[n.NodeID] = f
+		return f
+	}
 	var out []axNode
-	for _, n := range r.Nodes {
-		if n.Ignored || n.BackendDOMNodeID == nil || (n.FrameID != nil && string(*n.FrameID) != fr) {
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Ignored || n.BackendDOMNodeID == nil || docOf(n, 0) != fr {
 			continue
 		}
 		an := axNode{backend: *n.BackendDOMNodeID, role: axString(n.Role), name: norm(axString(n.Name))}

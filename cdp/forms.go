@@ -981,6 +981,11 @@ const reopenAfter = 500 * time.Millisecond
 // set. ErrAmbiguous, an invalid target and a stale ref fail at once, as
 // waiting cannot mend them.
 //
+// Where the click lands is checked too: if the page slips something else
+// under the pointer after the check (on the pointer's arrival, say), that
+// press is stopped before the page sees it and the wait starts again, so
+// a click never lands on an element it was not aimed at.
+//
 // Typing and native selects send no click: for them an element is still
 // when no animation runs on it, and only an overlay from elsewhere on the
 // page counts as covering it, not the field's own floating label, mask or

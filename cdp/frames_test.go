@@ -3,6 +3,8 @@ package cdp
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,6 +29,7 @@ const framesSame = `<!doctype html><body style="margin:4px">
 <input type=checkbox id=gift aria-label="Gift wrap">
 <select aria-label=Country><option>France<option>Spain</select>
 <button id=apply onclick="this.textContent='Applied'">Apply</button>
+<iframe srcdoc="<label>Floor <input id=floor></label>" style="height:60px"></iframe>
 </body>`
 
 const framesPay = `<!doctype html><body style="margin:20px">
@@ -83,6 +86,14 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 		return err == nil && s == "Applied"
 	}, 5*time.Second, 50*time.Millisecond)
 
+	// A frame inside the same-site frame, written by its parent: found
+	// once, not once per enclosing tree.
+	_, err = tab.Fill(ctx, Target{Label: "Floor"}, "3", FormOptions{})
+	require.NoError(t, err)
+	el, err := tab.Resolve(ctx, Target{Role: "combobox"})
+	require.NoError(t, err, "the page's one combobox is the same-site frame's select")
+	require.Contains(t, el.Element.String(), "in a frame of")
+
 	// The main frame still works, and the page's own script sees the
 	// values where they were typed.
 	_, err = tab.Fill(ctx, Target{Label: "Full name"}, "Ada", FormOptions{})
@@ -91,11 +102,11 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `["Ada", "1 Main St"]`, string(raw))
 
-	// Counting adds up every frame: name, notes-main, street, gift, card,
-	// notes-pay, code.
+	// Counting adds up every frame: name, notes-main, street, gift, floor,
+	// card, notes-pay, code.
 	n, err := tab.Count(ctx, Target{Selector: "input"})
 	require.NoError(t, err)
-	require.Equal(t, 7, n)
+	require.Equal(t, 8, n)
 }
 
 func TestFramesAmbiguityAndNarrowing(t *testing.T) {
@@ -210,4 +221,31 @@ func TestFrameDialog(t *testing.T) {
 		return err == nil && s == "no"
 	}, 5*time.Second, 50*time.Millisecond)
 	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+// A role alone, answered from a frame's whole accessibility tree, and a
+// file input in a cross-site frame.
+func TestFrameRolesAndFiles(t *testing.T) {
+	framesPage() // the same-site frame's page
+	serve("/frames/upload", `<!doctype html><label>Receipt <input type=file id=receipt></label>`)
+	url := serve("/frames/roles", fmt.Sprintf(`<!doctype html><p>main</p>
+<iframe src="/frames/same"></iframe><iframe src=%q></iframe>`, siteOther+"/frames/upload"))
+	tab := newTab(t, url)
+	ctx := tctx(t, 30*time.Second)
+	// The only checkbox of the page is in the same-site frame.
+	require.NoError(t, tab.Check(ctx, Target{Role: "checkbox"}, true, FormOptions{}))
+	on, err := tab.Checked(ctx, Target{Selector: "#gift"})
+	require.NoError(t, err)
+	require.True(t, on)
+
+	f := filepath.Join(t.TempDir(), "receipt.txt")
+	require.NoError(t, os.WriteFile(f, []byte("paid"), 0o600))
+	require.Eventually(t, func() bool {
+		n, err := tab.Count(ctx, Target{Selector: "#receipt"})
+		return err == nil && n == 1
+	}, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, tab.SetFiles(ctx, Target{Label: "Receipt"}, []string{f}, FormOptions{}))
+	v, err := tab.Value(ctx, Target{Selector: "#receipt"})
+	require.NoError(t, err)
+	require.Contains(t, v, "receipt.txt")
 }
