@@ -1,4 +1,4 @@
-// Tranquil automation. How to write one: <SDK dir>/writing-automations.md
+// Tranquil automation. How to write one: ../../runner/sdk/writing-automations.md
 // @permissions browser forms sites=127.0.0.1,localhost
 //
 // Fills in the demo site's sign-up form by its labels, as a person would

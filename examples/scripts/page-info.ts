@@ -1,4 +1,4 @@
-// Tranquil automation. How to write one: <SDK dir>/writing-automations.md
+// Tranquil automation. How to write one: ../../runner/sdk/writing-automations.md
 // @permissions browser page-js write=page-info.txt
 //
 // Counts the links, images and headings of the page in the active tab,

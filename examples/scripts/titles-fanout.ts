@@ -1,4 +1,4 @@
-// Tranquil automation. How to write one: <SDK dir>/writing-automations.md
+// Tranquil automation. How to write one: ../../runner/sdk/writing-automations.md
 // @permissions browser page-js sites=127.0.0.1,localhost
 //
 // Reads the links of the page in the active tab, opens every page they

@@ -1,4 +1,4 @@
-// Tranquil automation. How to write one: <SDK dir>/writing-automations.md
+// Tranquil automation. How to write one: ../../runner/sdk/writing-automations.md
 // @permissions browser
 // @timeout none
 //
