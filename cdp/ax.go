@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mafredri/cdp"
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/accessibility"
 	"github.com/mafredri/cdp/protocol/dom"
 	"github.com/mafredri/cdp/protocol/page"
@@ -197,7 +197,7 @@ const axCandidatesFn = `function (want, limit) {
 // axFast asks the tree about the elements axCandidatesFn finds and returns
 // those of the best tier that have one of roles, as objects of the world.
 // None means the whole tree has to be asked.
-func (t *Tab) axFast(ctx context.Context, c *cdp.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
+func (t *Tab) axFast(ctx context.Context, c *devtools.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
 	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(64)}}
 	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
 		SetArguments(args).SetObjectGroup(group))
@@ -280,7 +280,7 @@ func axQuery(target Target) (roles []string, name string) {
 
 // queryAX asks the tree for each role at once and returns the nodes that
 // can be targets, in the tree's order for each role.
-func (t *Tab) queryAX(ctx context.Context, c *cdp.Client, root dom.BackendNodeID, roles []string) ([]axNode, error) {
+func (t *Tab) queryAX(ctx context.Context, c *devtools.Client, root dom.BackendNodeID, roles []string) ([]axNode, error) {
 	results := make([][]axNode, len(roles))
 	errs := make([]error, len(roles))
 	var wg sync.WaitGroup
@@ -329,7 +329,7 @@ func (t *Tab) queryAX(ctx context.Context, c *cdp.Client, root dom.BackendNodeID
 // update, which an out-of-process frame scrolled out of view does not get
 // (it would wait until the frame is shown), while the whole tree is
 // served as it stands.
-func (t *Tab) frameAX(ctx context.Context, c *cdp.Client, fr string, roles []string) ([]axNode, error) {
+func (t *Tab) frameAX(ctx context.Context, c *devtools.Client, fr string, roles []string) ([]axNode, error) {
 	r, err := c.Accessibility.GetFullAXTree(ctx, accessibility.NewGetFullAXTreeArgs().SetFrameID(page.FrameID(fr)))
 	if err != nil {
 		if protocolError(err) != nil {
@@ -459,7 +459,7 @@ func axNotFound(target Target, near []axNode) error {
 }
 
 // adoptables gives each node's element as an object of the isolated world.
-func (t *Tab) adoptables(ctx context.Context, c *cdp.Client, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
+func (t *Tab) adoptables(ctx context.Context, c *devtools.Client, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
 	nodes = nodes[:min(len(nodes), 64)] // more is ambiguous anyway
 	objs := make([]runtime.RemoteObjectID, len(nodes))
 	errs := make([]error, len(nodes))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mafredri/cdp"
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/devtool"
 	"github.com/mafredri/cdp/protocol/target"
 	"github.com/mafredri/cdp/rpcc"
@@ -36,7 +36,7 @@ type Browser struct {
 	m    *mux
 	url  string // the browser WebSocket URL; empty over a pipe
 	conn *rpcc.Conn
-	c    *cdp.Client
+	c    *devtools.Client
 
 	gmu     sync.Mutex
 	gateway *Gateway // the one page gateway of this connection, see Guard
@@ -90,7 +90,7 @@ func newBrowser(ctx context.Context, m *mux, url string) (*Browser, error) {
 		return nil, err
 	}
 	b.conn = conn
-	b.c = cdp.NewClient(conn)
+	b.c = devtools.NewClient(conn)
 	return b, nil
 }
 
@@ -145,7 +145,7 @@ func (b *Browser) observe(method string, params json.RawMessage) {
 
 // Client is the browser-level protocol client, for calls this package does
 // not wrap.
-func (b *Browser) Client() *cdp.Client { return b.c }
+func (b *Browser) Client() *devtools.Client { return b.c }
 
 // Done is closed when the connection is gone.
 func (b *Browser) Done() <-chan struct{} { return b.m.ctx.Done() }

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mafredri/cdp"
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/dom"
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/target"
@@ -31,7 +31,7 @@ type session struct {
 	id     string
 	route  *route
 	conn   *rpcc.Conn
-	c      *cdp.Client
+	c      *devtools.Client
 	root   string   // the frame at its root: the main frame, or the out-of-process frame
 	parent *session // the session that attached it; nil for the tab's own
 }
@@ -56,7 +56,7 @@ const maxSubframes = 256
 
 // autoAttach makes s attach each out-of-process iframe below it, paused
 // until the tab has set it up.
-func autoAttach(ctx context.Context, c *cdp.Client) error {
+func autoAttach(ctx context.Context, c *devtools.Client) error {
 	return c.Target.SetAutoAttach(ctx, target.NewSetAutoAttachArgs(true, true).SetFlatten(true).
 		SetFilter(target.Filter{{Type: ptr("iframe")}}))
 }
@@ -248,7 +248,7 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 // documents will get the isolated world; the setup runs on a goroutine of
 // its own, bounded by a timeout, and resumes the frame whatever happens.
 func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
-	resume := func(c *cdp.Client) {
+	resume := func(c *devtools.Client) {
 		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
 		defer cancel()
 		_ = c.Runtime.RunIfWaitingForDebugger(ctx)
@@ -268,7 +268,7 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 	if err != nil {
 		return // the connection is going; the frame goes with it
 	}
-	cs.route, cs.conn, cs.c = rt, conn, cdp.NewClient(conn)
+	cs.route, cs.conn, cs.c = rt, conn, devtools.NewClient(conn)
 	t.mu.Lock()
 	gone := false
 	select {

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mafredri/cdp"
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/emulation"
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/runtime"
@@ -38,7 +38,7 @@ type Tab struct {
 	session string
 	conn    *rpcc.Conn
 	route   *route
-	c       *cdp.Client
+	c       *devtools.Client
 	top     *session // the tab's own session: route, conn and c again
 	opts    TabOptions
 
@@ -114,7 +114,7 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	if err != nil {
 		return nil, err
 	}
-	t.conn, t.route, t.c = conn, rt, cdp.NewClient(conn)
+	t.conn, t.route, t.c = conn, rt, devtools.NewClient(conn)
 	t.top.conn, t.top.route, t.top.c = conn, rt, t.c
 	if err := t.setup(ctx); err != nil {
 		t.detach()
@@ -195,7 +195,7 @@ func (t *Tab) setup(ctx context.Context) error {
 
 // worldOnNewDocuments has Chromium build the form runtime's world in
 // every new document of a session itself.
-func worldOnNewDocuments(ctx context.Context, c *cdp.Client) error {
+func worldOnNewDocuments(ctx context.Context, c *devtools.Client) error {
 	_, err := c.Page.AddScriptToEvaluateOnNewDocument(ctx,
 		page.NewAddScriptToEvaluateOnNewDocumentArgs("//# sourceURL=tranquil-sdk").SetWorldName(WorldName))
 	return err
@@ -228,7 +228,7 @@ func (t *Tab) ID() string { return t.id }
 
 // Client is the tab session's protocol client, for calls this package does
 // not wrap. Events of the session can be subscribed to on it as usual.
-func (t *Tab) Client() *cdp.Client { return t.c }
+func (t *Tab) Client() *devtools.Client { return t.c }
 
 // Done is closed when the tab's session has ended.
 func (t *Tab) Done() <-chan struct{} { return t.route.gone }
