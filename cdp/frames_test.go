@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,4 +250,75 @@ func TestFrameRolesAndFiles(t *testing.T) {
 	v, err := tab.Value(ctx, Target{Selector: "#receipt"})
 	require.NoError(t, err)
 	require.Contains(t, v, "receipt.txt")
+}
+
+// A frame that navigates to another site moves to a renderer of its own
+// (and back): it is searched wherever it runs.
+func TestFrameChangesRenderer(t *testing.T) {
+	framesPage()
+	url := serve("/frames/swap", `<!doctype html><iframe id=f name=f src="/frames/same"></iframe>`)
+	tab := newTab(t, url)
+	ctx := tctx(t, 30*time.Second)
+	_, err := tab.Fill(ctx, Target{Label: "Street"}, "same site", FormOptions{})
+	require.NoError(t, err)
+	for _, to := range []string{siteOther + "/frames/nested", site.URL + "/frames/same", siteOther + "/frames/nested"} {
+		_, err := tab.Evaluate(ctx, `(u) => { document.getElementById("f").src = u; }`, to)
+		require.NoError(t, err)
+		label := "Street"
+		if strings.Contains(to, "nested") {
+			label = "Security code"
+		}
+		_, err = tab.Fill(ctx, Target{Label: label}, "typed", FormOptions{})
+		require.NoError(t, err, to)
+		n, err := tab.Count(ctx, Target{Selector: "input"})
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, n, 1, to)
+		_, err = tab.Resolve(ctx, Target{Label: label})
+		require.NoError(t, err, "one match for %s after the move to %s", label, to)
+	}
+}
+
+// Closing a tab ends the sessions of its frames and the goroutines that
+// watch them.
+func TestFrameSessionsEndWithTheTab(t *testing.T) {
+	// Chromium's idle connections to the test server keep goroutines of
+	// their own; only the tabs' and the sessions' count here.
+	ours := func() int {
+		buf := make([]byte, 1<<22)
+		n := 0
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "automation/cdp.(*Tab)") || strings.Contains(g, "mafredri/cdp/rpcc.") {
+				n++
+			}
+		}
+		return n
+	}
+	before := ours()
+	ctx := tctx(t, 30*time.Second)
+	tab, err := sharedConn.NewTabWith(ctx, framesPage(), TabOptions{})
+	require.NoError(t, err)
+	_, err = tab.Resolve(ctx, Target{Label: "Security code"}) // two levels of cross-site frames attached
+	for errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		_, err = tab.Resolve(ctx, Target{Label: "Security code"})
+	}
+	require.NoError(t, err)
+	tab.mu.Lock()
+	var routes []*route
+	for _, s := range tab.sessions {
+		routes = append(routes, s.route)
+	}
+	tab.mu.Unlock()
+	require.Len(t, routes, 2)
+	require.Greater(t, ours(), before)
+	require.NoError(t, tab.Close(ctx))
+	for _, r := range routes {
+		select {
+		case <-r.gone:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a frame's session outlived its tab")
+		}
+	}
+	require.Eventually(t, func() bool { return ours() <= before }, 5*time.Second, 50*time.Millisecond,
+		"goroutines of tabs and sessions: %d before, %d after", before, ours())
 }

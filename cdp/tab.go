@@ -226,7 +226,7 @@ func (t *Tab) isolatedWorld(ctx context.Context, frame string) error {
 // ID is the tab's target ID.
 func (t *Tab) ID() string { return t.id }
 
-// Client is the tab session's protocol client, for calls this package does
+// Client is the tab session's protocol client (github.com/mafredri/cdp), for calls this package does
 // not wrap. Events of the session can be subscribed to on it as usual.
 func (t *Tab) Client() *devtools.Client { return t.c }
 
