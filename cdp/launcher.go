@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -90,10 +91,11 @@ type LaunchSpec struct {
 	// Zero means DefaultLaunchTimeout; more than MaxLaunchTimeout is cut to
 	// it.
 	Timeout time.Duration
-	// Allow and Deny are policy lists of substrings matched against the
-	// app's name, bundle or desktop ID, app path and executable path. With
-	// Allow set, a target must match an entry; a target matching a Deny
-	// entry is refused even if it matches Allow. A refusal is
+	// Allow and Deny are policy lists of substrings matched, ignoring case,
+	// against the app's name, bundle or desktop ID, app path and
+	// executable path (so "1Password" stops /opt/1password/1password).
+	// With Allow set, a target must match an entry; a target matching a
+	// Deny entry is refused even if it matches Allow. A refusal is
 	// ErrPolicyBlocked.
 	Allow, Deny []string
 }
@@ -177,7 +179,7 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 		pipe: pipe, connect: l.opts.Connect,
 	})
 	if err != nil {
-		return nil, err
+		return nil, explainLaunchFailure(err, kind)
 	}
 	b := proc.Browser()
 	if !pipe {
@@ -212,6 +214,32 @@ func (l *Launcher) Attach(ctx context.Context, endpoint string) (*Instance, erro
 	}
 	l.add(inst)
 	return inst, nil
+}
+
+// singleInstanceHint is added to an Electron launch that timed out: the
+// commonest cause is an app already running, to which a single-instance
+// app hands the new invocation (dropping its debugging flag) and exits.
+const singleInstanceHint = "if the app is already running, quit it first: many Electron apps allow a single instance, " +
+	"which passes a second launch to the running copy and drops its --remote-debugging-port"
+
+// explainLaunchFailure completes a failed start's error: the process was
+// alive when the launch gave up unless it exited on its own (its Exit says
+// how), and an Electron launch that timed out, or whose process quit at
+// once with success (what a second instance does once it has handed over),
+// names the single-instance cause.
+func explainLaunchFailure(err error, kind Kind) error {
+	var le *LaunchError
+	if !errors.As(err, &le) {
+		return err
+	}
+	if d := le.Diagnostics; d != nil && d.Exit == "" {
+		d.PIDAlive = true // start ended it afterwards, but it was running
+	}
+	handedOver := le.Diagnostics != nil && le.Diagnostics.Exit == "exit status 0"
+	if kind == KindElectron && (errors.Is(le.Kind, ErrTimeout) || handedOver) && !strings.Contains(le.Msg, "single instance") {
+		le.Msg += "; " + singleInstanceHint
+	}
+	return err
 }
 
 // newID returns prefix and 128 random bits in hex.
@@ -292,7 +320,7 @@ func checkPolicy(app App, allow, deny []string) error {
 			return "", "", false
 		}
 		for _, f := range fields {
-			if f[1] != "" && strings.Contains(f[1], entry) {
+			if f[1] != "" && strings.Contains(strings.ToLower(f[1]), strings.ToLower(entry)) {
 				return f[0], f[1], true
 			}
 		}

@@ -286,6 +286,8 @@ func TestLauncherTimeout(t *testing.T) {
 	assert.GreaterOrEqual(t, d.Elapsed, time.Second)
 	assert.Equal(t, []string{"fake app: starting", "fake app: waiting forever"}, d.Stderr)
 	assert.Contains(t, err.Error(), "fake app: waiting forever")
+	assert.Contains(t, err.Error(), "single instance", "the commonest cause is named")
+	assert.True(t, d.PIDAlive, "the app was running when the launch gave up")
 	assert.Less(t, time.Since(start), 10*time.Second)
 
 	// The whole group is gone, and so is the profile.
@@ -309,6 +311,14 @@ func TestLauncherEarlyExit(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, []string{"env says hello"}, le.Diagnostics.Stderr)
 	assert.Equal(t, "exit status 3", le.Diagnostics.Exit)
+	assert.False(t, le.Diagnostics.PIDAlive)
+	assert.NotContains(t, err.Error(), "single instance", "a crash is not a hand-over")
+
+	// A second instance of a single-instance app hands over and exits 0.
+	exe = fakeElectron(t, t.TempDir(), "second", "#!/bin/sh\nexit 0\n")
+	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron})
+	assert.ErrorIs(t, err, ErrUpstream)
+	assert.Contains(t, err.Error(), "single instance")
 }
 
 func TestLaunchSpecValidation(t *testing.T) {
@@ -377,7 +387,8 @@ func TestPolicyMatrix(t *testing.T) {
 		{name: "both, deny wins", allow: []string{"Slack"}, deny: []string{"Slack"}, blocked: true, list: "deny", entry: "Slack"},
 		{name: "both, allowed", allow: []string{"Slack"}, deny: []string{"Bitwarden"}},
 		{name: "both, neither matches", allow: []string{"Code"}, deny: []string{"Bitwarden"}, blocked: true, list: "allow"},
-		{name: "matching is case sensitive", allow: []string{"SLACK"}, blocked: true, list: "allow"},
+		{name: "allow ignores case", allow: []string{"SLACK"}},
+		{name: "deny ignores case", deny: []string{"LIB/Slack"}, blocked: true, list: "deny", entry: "LIB/Slack"},
 		{name: "empty entries match nothing", allow: []string{""}, deny: []string{""}, blocked: true, list: "allow"},
 	}
 	for _, c := range cases {
