@@ -27,6 +27,13 @@ type App struct {
 	AppPath        string
 	ExecutablePath string
 	Platform       string
+	// Packaging is "flatpak" or "snap" for an app installed in such a
+	// sandbox, whose desktop file runs a launcher (flatpak run, /snap/bin)
+	// that fails the Electron check: ExecutablePath is then the app's
+	// own Electron binary inside the installation. Launching it runs the
+	// app outside its sandbox, which a Flatpak app whose libraries come
+	// from its runtime may not survive. Empty otherwise.
+	Packaging string
 	// Sensitive lists advisory categories of private data the app likely
 	// holds: "notes", "chat", "mail", "developer-workspace",
 	// "passwords-auth". It never blocks anything; use LaunchSpec.Deny for
@@ -46,7 +53,9 @@ type Discovery struct {
 // means 100). On Linux it reads the .desktop files in the XDG data
 // directories ($XDG_DATA_HOME, $XDG_DATA_DIRS) and the Flatpak and Snap
 // export directories, and keeps those whose Exec resolves to a binary that
-// passes [CheckElectron]. On macOS it reads the .app bundles in
+// passes [CheckElectron]; for a Flatpak or Snap app that is the Electron
+// binary inside its installation (see [App.Packaging]), found by a bounded
+// search. On macOS it reads the .app bundles in
 // /Applications and ~/Applications. Elsewhere the platform is
 // "unsupported" and the list empty. Unreadable or malformed entries are
 // skipped. Only ctx's end is an error.
@@ -59,6 +68,10 @@ type discoverEnv struct {
 	goos     string
 	appDirs  []string // Linux: …/applications; macOS: directories holding .app bundles
 	pathList string   // PATH, to resolve a bare Exec
+	// flatpakRoots are Flatpak installations (…/flatpak, holding app/<id>),
+	// snapRoot the directory holding each snap (/snap).
+	flatpakRoots []string
+	snapRoot     string
 }
 
 func hostEnv() discoverEnv {
@@ -78,8 +91,11 @@ func hostEnv() discoverEnv {
 		}
 		dirs = append(dirs, filepath.SplitList(dataDirs)...)
 		dirs = append(dirs, "/var/lib/flatpak/exports/share", "/var/lib/snapd/desktop")
+		e.flatpakRoots = []string{"/var/lib/flatpak"}
+		e.snapRoot = "/snap"
 		if home != "" {
 			dirs = append(dirs, filepath.Join(home, ".local", "share", "flatpak", "exports", "share"))
+			e.flatpakRoots = append(e.flatpakRoots, filepath.Join(home, ".local", "share", "flatpak"))
 		}
 		for _, d := range dirs {
 			if d != "" && filepath.IsAbs(d) {
@@ -109,7 +125,7 @@ func discover(ctx context.Context, env discoverEnv, query string, max int) (Disc
 	for _, dir := range env.appDirs {
 		var candidates []App
 		if env.goos == "linux" {
-			candidates = desktopApps(dir, env.pathList, seen)
+			candidates = desktopApps(dir, env, seen)
 		} else {
 			candidates = bundleApps(dir)
 		}
@@ -133,7 +149,7 @@ func discover(ctx context.Context, env discoverEnv, query string, max int) (Disc
 }
 
 // desktopApps reads the .desktop files under one applications directory.
-func desktopApps(dir, pathList string, seen map[string]bool) []App {
+func desktopApps(dir string, env discoverEnv, seen map[string]bool) []App {
 	var apps []App
 	_ = filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
 		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".desktop") {
@@ -149,7 +165,7 @@ func desktopApps(dir, pathList string, seen map[string]bool) []App {
 		if err != nil {
 			return nil
 		}
-		app, err := desktopApp(b, path, id, pathList)
+		app, err := desktopApp(b, path, id, env)
 		if err == nil {
 			apps = append(apps, app)
 		}
@@ -159,7 +175,7 @@ func desktopApps(dir, pathList string, seen map[string]bool) []App {
 }
 
 // desktopApp turns a desktop file into an App, resolving its Exec.
-func desktopApp(b []byte, path, id, pathList string) (App, error) {
+func desktopApp(b []byte, path, id string, env discoverEnv) (App, error) {
 	de, err := parseDesktop(b)
 	if err != nil {
 		return App{}, err
@@ -175,16 +191,120 @@ func desktopApp(b []byte, path, id, pathList string) (App, error) {
 	if prog == "" {
 		return App{}, errors.New("exec names no program")
 	}
-	exe, err := lookPathIn(prog, pathList)
+	exe, err := lookPathIn(prog, env.pathList)
 	if err != nil {
 		return App{}, err
+	}
+	packaging := ""
+	if real, kind := sandboxedBinary(argv, exe, env); real != "" {
+		exe, packaging = real, kind
 	}
 	if !strings.HasSuffix(id, ".desktop") {
 		id += ".desktop"
 	}
-	app := App{Name: de.Name, DesktopID: id, AppPath: path, ExecutablePath: exe, Platform: "linux"}
+	app := App{Name: de.Name, DesktopID: id, AppPath: path, ExecutablePath: exe, Platform: "linux", Packaging: packaging}
 	app.Sensitive = sensitivity(app.Name+" "+id+" "+exe, de.Categories)
 	return app, nil
+}
+
+// sandboxedBinary finds the Electron binary of a Flatpak app ("flatpak run
+// … [--command=X] ID") in its installation's files, or of a snap
+// (/snap/bin/NAME[.APP]) under /snap/NAME/current. It returns "" when
+// exe is no such launcher or nothing inside passes the Electron check.
+func sandboxedBinary(argv []string, exe string, env discoverEnv) (path, kind string) {
+	switch {
+	case filepath.Base(exe) == "flatpak":
+		id, command := flatpakRun(argv)
+		if id == "" {
+			return "", ""
+		}
+		for _, root := range env.flatpakRoots {
+			files := filepath.Join(root, "app", id, "current", "active", "files")
+			if p := findElectron(files, command); p != "" {
+				return p, "flatpak"
+			}
+		}
+	case env.snapRoot != "" && filepath.Dir(exe) == filepath.Join(env.snapRoot, "bin"):
+		name, app, _ := strings.Cut(filepath.Base(exe), ".")
+		if app == "" {
+			app = name
+		}
+		if p := findElectron(filepath.Join(env.snapRoot, name, "current"), app); p != "" {
+			return p, "snap"
+		}
+	}
+	return "", ""
+}
+
+// flatpakRun reads "flatpak run [options] ID …": the app ID and the
+// --command option's value.
+func flatpakRun(argv []string) (id, command string) {
+	i := slices.IndexFunc(argv, func(a string) bool { return a == "run" })
+	if i < 0 {
+		return "", ""
+	}
+	for _, a := range argv[i+1:] {
+		if c, ok := strings.CutPrefix(a, "--command="); ok {
+			command = c
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		return a, command
+	}
+	return "", ""
+}
+
+// maxElectronSearch bounds the entries findElectron looks at, since a
+// snap or Flatpak tree can hold a whole runtime.
+const (
+	maxElectronSearch = 20000
+	maxElectronDepth  = 6
+)
+
+// findElectron searches root for an executable that passes the Electron
+// check, preferring one named like name (a launcher script at bin/<name>
+// usually wraps the real binary elsewhere in the tree). Only directories
+// holding a resources folder are looked at closely; links are not
+// followed out of the tree.
+func findElectron(root, name string) string {
+	var found []string
+	seen := 0
+	_ = filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if seen++; seen > maxElectronSearch {
+			return filepath.SkipAll
+		}
+		if e.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			if rel != "." && strings.Count(rel, string(filepath.Separator)) >= maxElectronDepth {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := os.Stat(filepath.Join(filepath.Dir(p), "resources")); err != nil || !fi.IsDir() {
+			return nil
+		}
+		if _, err := checkElectron("linux", p); err == nil {
+			found = append(found, p)
+		}
+		return nil
+	})
+	for _, p := range found {
+		if filepath.Base(p) == name {
+			return p
+		}
+	}
+	if len(found) > 0 {
+		return found[0]
+	}
+	return ""
 }
 
 // programOf skips an "env VAR=value …" prefix, which snap exports use.

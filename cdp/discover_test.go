@@ -337,3 +337,40 @@ func deadPID(t *testing.T) int {
 	require.False(t, pidAlive(cmd.Process.Pid))
 	return cmd.Process.Pid
 }
+
+// TestDiscoverFlatpakAndSnap: a sandboxed app's desktop file runs a
+// launcher that is no Electron binary; discovery finds the app's own
+// binary inside its installation and lists it.
+func TestDiscoverFlatpakAndSnap(t *testing.T) {
+	root := t.TempDir()
+	flatpak := filepath.Join(root, "flatpak")
+	files := filepath.Join(flatpak, "app", "com.example.Chat", "current", "active", "files")
+	// bin/chat is the wrapper script the sandbox runs; the Electron
+	// binary is under extra/.
+	write(t, filepath.Join(files, "bin", "chat"), "#!/bin/sh\nexec /app/extra/chat/chat \"$@\"\n", 0o755)
+	chat := fakeElectron(t, filepath.Join(files, "extra", "chat"), "chat", "#!/bin/sh\n")
+	fakeElectron(t, filepath.Join(files, "extra", "helper"), "helper", "#!/bin/sh\n")
+	snap := filepath.Join(root, "snap")
+	code := fakeElectron(t, filepath.Join(snap, "code", "current", "usr", "share", "code"), "code", "#!/bin/sh\n")
+	write(t, filepath.Join(snap, "bin", "code"), "#!/bin/sh\n", 0o755)
+
+	apps := filepath.Join(root, "exports", "applications")
+	write(t, filepath.Join(apps, "com.example.Chat.desktop"), "[Desktop Entry]\nName=Chat\n"+
+		"Exec=/usr/bin/flatpak run --branch=stable --arch=x86_64 --command=chat --file-forwarding com.example.Chat @@u %U @@\nType=Application\n", 0o644)
+	write(t, filepath.Join(apps, "code_code.desktop"), "[Desktop Entry]\nName=Code\n"+
+		"Exec=env BAMF_DESKTOP_FILE_HINT=/var/lib/snapd/desktop/applications/code_code.desktop "+filepath.Join(snap, "bin", "code")+" --force-user-env %F\nType=Application\n", 0o644)
+	write(t, filepath.Join(apps, "gone.desktop"), "[Desktop Entry]\nName=Gone\nExec=/usr/bin/flatpak run org.example.Gone\nType=Application\n", 0o644)
+
+	env := discoverEnv{goos: "linux", appDirs: []string{apps}, flatpakRoots: []string{filepath.Join(root, "missing"), flatpak}, snapRoot: snap}
+	d, err := discover(context.Background(), env, "", 0)
+	require.NoError(t, err)
+	byName := map[string]App{}
+	for _, a := range d.Apps {
+		byName[a.Name] = a
+	}
+	require.Len(t, d.Apps, 2, "%+v", d.Apps)
+	assert.Equal(t, chat, byName["Chat"].ExecutablePath)
+	assert.Equal(t, "flatpak", byName["Chat"].Packaging)
+	assert.Equal(t, code, byName["Code"].ExecutablePath)
+	assert.Equal(t, "snap", byName["Code"].Packaging)
+}

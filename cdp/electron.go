@@ -214,7 +214,7 @@ func resolveAppPath(goos, path string) (App, error) {
 		if err != nil {
 			return App{}, &LaunchError{Kind: ErrValidation, Msg: "desktop file " + path, Err: err}
 		}
-		app, err := desktopApp(b, abs, strings.TrimSuffix(filepath.Base(abs), ".desktop"), os.Getenv("PATH"))
+		app, err := desktopApp(b, abs, strings.TrimSuffix(filepath.Base(abs), ".desktop"), hostEnv())
 		if err != nil {
 			return App{}, &LaunchError{Kind: ErrValidation, Msg: "desktop file " + path, Err: err}
 		}
