@@ -8,6 +8,9 @@
 //   - [NewLauncher] gives a [Launcher] that owns its launches: [Launcher.Launch] starts Chromium or an
 //     Electron app from a [LaunchSpec] and connects; [Launcher.Attach] tracks a browser the caller
 //     started; [Launcher.Status], [Launcher.Probe] and [Launcher.Cleanup] inspect and end them.
+//     A launch hands off ([LaunchSpec.Handoff]: a [Snapshot] of element refs, the targets, or just
+//     the connection) on the target its [TargetType] picks; Status and Probe report a Mismatch when
+//     that target is gone or drifted.
 //   - [Discover] lists installed Electron apps; [CheckElectron] tells an Electron binary from others.
 //   - [QA] runs a smoke check (text, selector, console errors, exceptions, screenshot) on a tab.
 //   - [Connect] opens a [Browser] from a ws:// URL, an http:// debugging address or a DevToolsActivePort file.

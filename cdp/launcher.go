@@ -98,7 +98,24 @@ type LaunchSpec struct {
 	// Deny entry is refused even if it matches Allow. A refusal is
 	// ErrPolicyBlocked.
 	Allow, Deny []string
+	// Handoff is what Launch does once connected: HandoffSnapshot (the
+	// zero value) picks the app's target, waits briefly for it to show
+	// something and fills Instance.Target, Targets and Snapshot;
+	// HandoffTabs fills Target and Targets; HandoffConnect only connects.
+	Handoff Handoff
+	// TargetType is the kind of target handed off and probed: TargetPage
+	// (the zero value), TargetWebview or TargetAny.
+	TargetType TargetType
 }
+
+// Handoff says what [Launcher.Launch] hands back besides the connection.
+type Handoff string
+
+const (
+	HandoffSnapshot Handoff = "snapshot"
+	HandoffTabs     Handoff = "tabs"
+	HandoffConnect  Handoff = "connect"
+)
 
 // Instance is one launch (or one attachment, see [Launcher.Attach]). Its
 // fields do not change after it is returned.
@@ -123,6 +140,22 @@ type Instance struct {
 	// Browser is the connection; Cleanup closes it.
 	Browser *Browser
 
+	// Handoff and TargetType are the launch's, defaults filled in.
+	Handoff    Handoff
+	TargetType TargetType
+	// Target is the target handed off: the first of TargetType when the
+	// launch connected, nil for HandoffConnect or when there was none.
+	// Status and Probe compare the app's targets against it.
+	Target *TargetInfo
+	// Targets are the app's page and webview targets at launch (not for
+	// HandoffConnect).
+	Targets []TargetInfo
+	// Snapshot is Target's element refs at launch (HandoffSnapshot).
+	Snapshot *Snapshot
+	// HandoffProblem says what the handoff could not do, such as "no
+	// webview target"; the launch itself succeeded.
+	HandoffProblem string
+
 	proc    *BrowserProcess
 	cleaned bool // guarded by the Launcher's mu
 }
@@ -144,6 +177,10 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return nil, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("environment entry %q is not KEY=VALUE", kv)}
 		}
+	}
+	handoff, targetType, err := handoffOf(spec)
+	if err != nil {
+		return nil, err
 	}
 	timeout := spec.Timeout
 	switch {
@@ -194,9 +231,120 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 		ID: newID("launch-"), Owned: true, Kind: kind, App: app,
 		PID: proc.Pid(), Port: proc.Port(), WebSocketURL: proc.Endpoint(),
 		ProfileDir: proc.DataDir(), Executable: app.ExecutablePath, Browser: b, proc: proc,
+		Handoff: handoff, TargetType: targetType,
 	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	inst.handOver(hctx)
 	l.add(inst)
 	return inst, nil
+}
+
+// handoffOf checks and defaults a spec's Handoff and TargetType.
+func handoffOf(spec LaunchSpec) (Handoff, TargetType, error) {
+	h, tt := spec.Handoff, spec.TargetType
+	switch h {
+	case "":
+		h = HandoffSnapshot
+	case HandoffSnapshot, HandoffTabs, HandoffConnect:
+	default:
+		return "", "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown handoff %q: use snapshot, tabs or connect", h)}
+	}
+	switch tt {
+	case "":
+		tt = TargetPage
+	case TargetPage, TargetWebview, TargetAny:
+	default:
+		return "", "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown target type %q: use page, webview or any", tt)}
+	}
+	return h, tt, nil
+}
+
+// snapshotSettle bounds how long a snapshot handoff waits for an app's
+// target to show anything to act on: an Electron window often renders a
+// moment after its endpoint is up.
+const snapshotSettle = 3 * time.Second
+
+// handOver does the launch's handoff; what fails is noted in
+// HandoffProblem, since the app itself is up.
+func (inst *Instance) handOver(ctx context.Context) {
+	if inst.Handoff == HandoffConnect {
+		return
+	}
+	deadline := time.Now().Add(snapshotSettle)
+	for {
+		targets, err := inst.Browser.Targets(ctx)
+		if err != nil {
+			inst.HandoffProblem = "list targets: " + err.Error()
+			return
+		}
+		inst.Targets = targets
+		inst.Target = inst.TargetType.pick(targets, "")
+		if inst.Target == nil {
+			inst.HandoffProblem = "no " + string(inst.TargetType) + " target yet"
+			if inst.TargetType != TargetAny {
+				inst.HandoffProblem += "; try TargetType any"
+			}
+		} else if inst.Handoff == HandoffTabs {
+			inst.HandoffProblem = ""
+			return
+		} else {
+			page, err := readPage(ctx, inst.Browser, inst.Target.ID)
+			if err == nil {
+				inst.Snapshot, inst.HandoffProblem = page.snapshot(), ""
+				if page.Count > 0 || page.URL == "about:blank" {
+					return // about:blank has nothing to wait for
+				}
+				inst.HandoffProblem = "the target shows no element to act on yet; probe again"
+			} else {
+				inst.HandoffProblem = "snapshot: " + err.Error()
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// handedOff is the handed-off target's ID, or "".
+func (inst *Instance) handedOff() string {
+	if inst.Target == nil {
+		return ""
+	}
+	return inst.Target.ID
+}
+
+// targetType is the instance's TargetType, a page for attachments.
+func (inst *Instance) targetType() TargetType {
+	if inst.TargetType == "" {
+		return TargetPage
+	}
+	return inst.TargetType
+}
+
+// mismatch says how the app's targets no longer match the handed-off
+// one: gone, or drifted to about:blank. Refs taken from it are then stale.
+func (inst *Instance) mismatch(targets []TargetInfo) string {
+	if inst.Target == nil {
+		return ""
+	}
+	for _, t := range targets {
+		if t.ID != inst.Target.ID {
+			continue
+		}
+		if t.URL == "about:blank" && inst.Target.URL != "about:blank" {
+			return fmt.Sprintf("the handed-off %s target %s now shows about:blank (it showed %s); probe again and use fresh refs",
+				inst.Target.Type, t.ID, inst.Target.URL)
+		}
+		return ""
+	}
+	return fmt.Sprintf("the handed-off %s target %s is gone; probe again and use fresh refs from the target it picks",
+		inst.Target.Type, inst.Target.ID)
 }
 
 // Attach connects to a browser the caller started (endpoint as for
@@ -411,6 +559,11 @@ type LaunchStatus struct {
 	Stale bool
 	// Cleaned marks a launch Cleanup finished.
 	Cleaned bool
+	// Mismatch, when set, says the launch no longer matches what it
+	// handed off: its target is gone or shows about:blank, or its
+	// connection is lost while the app still runs. Refs and tabs taken
+	// earlier are then stale.
+	Mismatch string
 }
 
 // Status reports on the launches named by ids, or on all of them when ids
@@ -444,8 +597,13 @@ func (l *Launcher) status(ctx context.Context, inst *Instance) LaunchStatus {
 	st.Connected = inst.Browser.Err() == nil
 	if st.Connected {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st.Targets, _ = inst.Browser.Targets(tctx)
+		var err error
+		if st.Targets, err = inst.Browser.Targets(tctx); err == nil {
+			st.Mismatch = inst.mismatch(st.Targets)
+		}
 		cancel()
+	} else if !st.Cleaned && (st.ProcessAlive || st.PortAlive) {
+		st.Mismatch = "the connection to the app is lost while it still runs; attach again (Launcher.Attach) before acting"
 	}
 	if !st.Cleaned {
 		gone := !st.PortAlive

@@ -424,3 +424,77 @@ func TestLaunchPolicyBlocksBeforeStart(t *testing.T) {
 	assert.ErrorIs(t, err, ErrPolicyBlocked)
 	assert.NoFileExists(t, mark, "a blocked app must not run")
 }
+
+// chromiumAsElectron lays out a fake Electron app that runs headless
+// Chromium on url, so the Electron path (a debugging port, the handoff)
+// runs against a real browser.
+func chromiumAsElectron(t *testing.T, url string) string {
+	t.Helper()
+	return fakeElectron(t, t.TempDir(), "app", "#!/bin/sh\nexec "+testenv.Chromium(t)+" --headless=new --disable-gpu \"$@\" "+url+"\n")
+}
+
+func TestLauncherElectronHandoff(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t, 90*time.Second)
+	url := serve("/launcher/handoff", `<title>App</title><button>Save</button><a href="/x">Docs</a>`+
+		`<input aria-label="Search"><button style="display:none">Hidden</button>`)
+	l := newLauncher(t)
+	exe := chromiumAsElectron(t, url)
+
+	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron})
+	require.NoError(t, err)
+	assert.Equal(t, HandoffSnapshot, inst.Handoff)
+	assert.Equal(t, TargetPage, inst.TargetType)
+	assert.Positive(t, inst.Port)
+	require.NotNil(t, inst.Target, inst.HandoffProblem)
+	assert.Equal(t, url, inst.Target.URL)
+	assert.NotEmpty(t, inst.Targets)
+	require.NotNil(t, inst.Snapshot, inst.HandoffProblem)
+	assert.Empty(t, inst.HandoffProblem)
+	assert.Equal(t, 3, inst.Snapshot.RefCount)
+	assert.Equal(t, []ElementRef{{"e1", "button", "Save"}, {"e2", "link", "Docs"}, {"e3", "textbox", "Search"}}, inst.Snapshot.Refs)
+	assert.Equal(t, Target{Role: "button", Name: "Save", Exact: true}, inst.Snapshot.Refs[0].Target())
+
+	st, err := l.Status(ctx, inst.ID)
+	require.NoError(t, err)
+	assert.Empty(t, st[0].Mismatch)
+	pr, err := l.Probe(ctx, inst.ID, 0)
+	require.NoError(t, err)
+	require.NotNil(t, pr.Snapshot)
+	assert.Equal(t, 3, pr.Snapshot.RefCount)
+	assert.Empty(t, pr.Mismatch)
+
+	// The app's page drifts to about:blank: status and probe say so.
+	tab, err := inst.Browser.Attach(ctx, inst.Target.ID)
+	require.NoError(t, err)
+	_, err = tab.Goto(ctx, "about:blank", Load)
+	require.NoError(t, err)
+	st, err = l.Status(ctx, inst.ID)
+	require.NoError(t, err)
+	assert.Contains(t, st[0].Mismatch, "about:blank")
+	pr, err = l.Probe(ctx, inst.ID, 0)
+	require.NoError(t, err)
+	assert.Contains(t, pr.Mismatch, "about:blank")
+	assert.Equal(t, 0, pr.Snapshot.RefCount)
+
+	// tabs lists without a snapshot; connect does neither; a webview
+	// target that is not there is a problem, not a failure.
+	tabs, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron, Handoff: HandoffTabs})
+	require.NoError(t, err)
+	assert.NotEmpty(t, tabs.Targets)
+	assert.NotNil(t, tabs.Target)
+	assert.Nil(t, tabs.Snapshot)
+	conn, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron, Handoff: HandoffConnect, TargetType: TargetWebview})
+	require.NoError(t, err)
+	assert.Nil(t, conn.Target)
+	assert.Empty(t, conn.Targets)
+	pr, err = l.Probe(ctx, conn.ID, 0)
+	require.NoError(t, err)
+	assert.Nil(t, pr.Active, "a page is no webview")
+	assert.Contains(t, pr.Errors, "no webview target")
+
+	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Handoff: "screenshot"})
+	assert.ErrorIs(t, err, ErrValidation)
+	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, TargetType: "iframe"})
+	assert.ErrorIs(t, err, ErrValidation)
+}
