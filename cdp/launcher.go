@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,22 +243,28 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 
 // handoffOf checks and defaults a spec's Handoff and TargetType.
 func handoffOf(spec LaunchSpec) (Handoff, TargetType, error) {
-	h, tt := spec.Handoff, spec.TargetType
-	switch h {
-	case "":
-		h = HandoffSnapshot
-	case HandoffSnapshot, HandoffTabs, HandoffConnect:
-	default:
-		return "", "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown handoff %q: use snapshot, tabs or connect", h)}
+	h, err := oneOf("handoff", spec.Handoff, HandoffSnapshot, HandoffTabs, HandoffConnect)
+	if err != nil {
+		return "", "", err
 	}
-	switch tt {
-	case "":
-		tt = TargetPage
-	case TargetPage, TargetWebview, TargetAny:
-	default:
-		return "", "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown target type %q: use page, webview or any", tt)}
+	tt, err := oneOf("target type", spec.TargetType, TargetPage, TargetWebview, TargetAny)
+	return h, tt, err
+}
+
+// oneOf returns v, or the first of allowed when v is empty; any other
+// value is ErrValidation.
+func oneOf[T ~string](what string, v T, allowed ...T) (T, error) {
+	if v == "" {
+		return allowed[0], nil
 	}
-	return h, tt, nil
+	if slices.Contains(allowed, v) {
+		return v, nil
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown %s %q: use %s", what, v, strings.Join(names, ", "))}
 }
 
 // snapshotSettle bounds how long a snapshot handoff waits for an app's
