@@ -87,6 +87,11 @@ type Entry struct {
 	// Its bytes are kept exactly as given.
 	Result json.RawMessage
 
+	// Warnings are things that went wrong without failing the run, such
+	// as host calls the script had not awaited when it ended (they were
+	// cut off), one per line.
+	Warnings []string
+
 	Actions []Action
 	// Permissions is the canonical permissions header the run had.
 	Permissions string
@@ -122,6 +127,9 @@ func normalize(e Entry) (Entry, error) {
 		*p = strings.ToValidUTF8(*p, "\uFFFD")
 	}
 	e = clone(e)
+	for i := range e.Warnings {
+		e.Warnings[i] = strings.ToValidUTF8(e.Warnings[i], "\uFFFD")
+	}
 	for i := range e.Actions {
 		a := &e.Actions[i]
 		a.At = a.At.UTC()
@@ -142,6 +150,11 @@ func clone(e Entry) Entry {
 		e.Result = nil
 	} else {
 		e.Result = slices.Clone(e.Result)
+	}
+	if len(e.Warnings) == 0 {
+		e.Warnings = nil
+	} else {
+		e.Warnings = slices.Clone(e.Warnings)
 	}
 	if len(e.Actions) == 0 {
 		e.Actions = nil

@@ -59,6 +59,7 @@ type fileEntry struct {
 	OutputTruncated bool         `json:"output_truncated,omitempty"`
 	FirstError      string       `json:"first_error,omitempty"`
 	Result          *string      `json:"result,omitempty"` // verbatim bytes: json.RawMessage would be compacted and re-escaped
+	Warnings        []string     `json:"warnings,omitempty"`
 	Actions         []fileAction `json:"actions,omitempty"`
 	Permissions     string       `json:"permissions,omitempty"`
 }
@@ -89,7 +90,7 @@ func encodeEntry(e Entry) ([]byte, error) {
 		State: e.State, ExitCode: e.ExitCode, Signal: e.Signal, Reason: e.Reason,
 		Start: e.Start, End: e.End, DurationNS: int64(e.Duration),
 		Output: e.Output, OutputTruncated: e.OutputTruncated, FirstError: e.FirstError,
-		Permissions: e.Permissions,
+		Warnings: e.Warnings, Permissions: e.Permissions,
 	}
 	if e.Result != nil {
 		r := string(e.Result)
@@ -172,7 +173,7 @@ func decodeEntry(line []byte) (Entry, error) {
 		State: fe.State, ExitCode: fe.ExitCode, Signal: fe.Signal, Reason: fe.Reason,
 		Start: fe.Start, End: fe.End, Duration: time.Duration(fe.DurationNS),
 		Output: fe.Output, OutputTruncated: fe.OutputTruncated, FirstError: fe.FirstError,
-		Permissions: fe.Permissions,
+		Warnings: fe.Warnings, Permissions: fe.Permissions,
 	}
 	if fe.Result != nil {
 		e.Result = json.RawMessage(*fe.Result)

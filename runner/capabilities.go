@@ -22,7 +22,7 @@ var ErrNoHost = errors.New("runner: the host does not provide this capability")
 func (m *Manager) registerCapabilities(reg *rpc.Registry) {
 	add := func(c permissions.Capability, build func(*Run) any) {
 		reg.Register(c, func(_ context.Context, p rpc.Principal) (any, error) {
-			r, ok := m.Run(p.RunID)
+			r, ok := m.Lookup(p.RunID)
 			if !ok {
 				return nil, fmt.Errorf("%w: %s", ErrUnknownRun, p.RunID)
 			}
@@ -69,6 +69,11 @@ func (a *uiAPI) Open(ctx context.Context, path string, opts map[string]any) erro
 		return noHost("ui")
 	}
 	split, _ := opts["split"].(string)
+	switch split {
+	case "", "left", "right", "up", "down":
+	default:
+		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeInvalid}, "ui.open: split must be left, right, up or down, not %q", split)
+	}
 	return a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, OpenOptions{Split: split})
 }
 
@@ -185,9 +190,56 @@ func (a *contextAPI) Result(ctx context.Context, value any) error {
 	return nil
 }
 
+// Log is a line of the run's log: an event, and a line of the output the
+// history keeps.
 func (a *contextAPI) Log(ctx context.Context, message string) {
+	a.r.mu.Lock()
+	out := a.r.out
+	a.r.mu.Unlock()
+	if out != nil {
+		out.Write([]byte(message + "\n"))
+	}
 	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: message})
 }
+
+// Payload is the trigger's payload, which the bootstrap reads once before
+// the script starts; undefined for none.
+func (a *contextAPI) Payload(ctx context.Context) (any, error) {
+	if len(a.r.req.TriggerPayload) == 0 {
+		return capnweb.Undefined{}, nil
+	}
+	return payloadValue(a.r.req.TriggerPayload)
+}
+
+// Step reports a step's phase as a run event. It is a display: a
+// malformed report is dropped rather than failing the script.
+func (a *contextAPI) Step(ctx context.Context, ev map[string]any) {
+	str := func(k string) string { v, _ := ev[k].(string); return truncate(v, maxEventText) }
+	st := &StepEvent{Name: str("name"), Kind: str("kind"), Phase: str("phase"), Error: str("error")}
+	if n, ok := ev["attempt"].(float64); ok && n >= 0 && n < 1<<31 {
+		st.Attempt = int(n)
+	}
+	st.OK, _ = ev["ok"].(bool)
+	switch st.Phase {
+	case "start", "retry", "end":
+	default:
+		return
+	}
+	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: st, Line: st.Name, Fraction: -1})
+}
+
+// Progress reports how far the run is as a run event.
+func (a *contextAPI) Progress(ctx context.Context, ev map[string]any) {
+	msg, _ := ev["message"].(string)
+	f := -1.0
+	if v, ok := ev["fraction"].(float64); ok && v >= 0 && v <= 1 {
+		f = v
+	}
+	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: truncate(msg, maxEventText), Fraction: f})
+}
+
+// maxEventText bounds the text of a step or progress event.
+const maxEventText = 1 << 10
 
 // PaneControl is an action a live run registered.
 type PaneControl struct {
@@ -218,7 +270,7 @@ func (m *Manager) PaneControls() []PaneControl {
 // InvokePaneControl calls a registered action of a live run, as when the
 // user clicks it, and returns what the action returned.
 func (m *Manager) InvokePaneControl(ctx context.Context, runID, name string, args ...any) (any, error) {
-	r, ok := m.Run(runID)
+	r, ok := m.Lookup(runID)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownRun, runID)
 	}

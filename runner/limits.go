@@ -27,6 +27,10 @@ const (
 	// that evaluates in a loop logs every call. The first MaxActions-1 are
 	// kept, then one entry saying how many more were not.
 	MaxActions = 1000
+	// MaxPayloadBytes bounds the JSON of an event's payload
+	// ([Run.SendEvent]) and of a trigger's ([Request.TriggerPayload]),
+	// which reaches the script through its environment.
+	MaxPayloadBytes = 64 << 10
 )
 
 // CodeLimitExceeded is the code of the RangeError a script gets for going

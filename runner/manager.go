@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,6 +47,11 @@ var (
 	ErrClosed = errors.New("runner: manager closed")
 	// ErrUnknownRun: no live run has that ID.
 	ErrUnknownRun = errors.New("runner: no such run")
+	// ErrRunEnded: the run is over, so it takes no more events.
+	ErrRunEnded = errors.New("runner: the run has ended")
+	// ErrPayloadTooLarge: an event's or trigger's payload is over
+	// MaxPayloadBytes.
+	ErrPayloadTooLarge = errors.New("runner: payload too large")
 )
 
 // Config configures a Manager. DataDir is required; every other zero value
@@ -438,12 +445,23 @@ func (m *Manager) Runs() []*Run {
 	return out
 }
 
-// Run returns the live run with this ID.
-func (m *Manager) Run(id string) (*Run, bool) {
+// Lookup returns the live (queued or executing) run with this ID; an
+// ended run is in the history instead.
+func (m *Manager) Lookup(id string) (*Run, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.runs[id]
 	return r, ok
+}
+
+// SendEvent sends the event called name, with payload, to the live run
+// with this ID; see [Run.SendEvent].
+func (m *Manager) SendEvent(ctx context.Context, runID, name string, payload any) error {
+	r, ok := m.Lookup(runID)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownRun, runID)
+	}
+	return r.SendEvent(ctx, name, payload)
 }
 
 // Start begins a run and returns at once; the run proceeds through
@@ -460,6 +478,17 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	req.Script = script
+	if len(req.TriggerPayload) > 0 {
+		// Checked here, so a bad one is the caller's error rather than a
+		// failed run.
+		if len(req.TriggerPayload) > MaxPayloadBytes {
+			return nil, fmt.Errorf("%w: the trigger payload is %d bytes; at most %d", ErrPayloadTooLarge, len(req.TriggerPayload), MaxPayloadBytes)
+		}
+		if !json.Valid(req.TriggerPayload) {
+			return nil, fmt.Errorf("runner: the trigger payload is not JSON")
+		}
+		req.TriggerPayload = slices.Clone(req.TriggerPayload)
+	}
 	r := newRun(m, uuid.NewString(), req)
 	m.mu.Lock()
 	if m.closed {
@@ -530,7 +559,7 @@ func (m *Manager) emit(e Event) {
 
 // onSession attaches a run's session as soon as the bridge starts it.
 func (m *Manager) onSession(p rpc.Principal, s *capnweb.Session) {
-	if r, ok := m.Run(p.RunID); ok {
+	if r, ok := m.Lookup(p.RunID); ok {
 		r.attach(s)
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
@@ -34,6 +36,10 @@ type Request struct {
 	// TriggerTab is the ID of the tab that triggered the run, if any; the
 	// script reaches it with tabs.triggered().
 	TriggerTab string
+	// TriggerPayload is what the trigger carried (JSON, at most
+	// MaxPayloadBytes; nil for none): the script reads it, parsed, as
+	// context.payload. The bootstrap fetches it before the script starts.
+	TriggerPayload json.RawMessage
 }
 
 // Selection is text selected in a script's editor.
@@ -57,6 +63,12 @@ const (
 	// EventPaneControls: the script registered (Stream "register") or
 	// unregistered (Stream "unregister") the pane control named by Line.
 	EventPaneControls EventKind = "paneControls"
+	// EventStep: a step of step.do, step.sleep or step.waitForEvent
+	// started, is being retried, or ended; Step says which.
+	EventStep EventKind = "step"
+	// EventProgress: the script called context.progress; Line holds its
+	// message and Fraction how far the run is.
+	EventProgress EventKind = "progress"
 )
 
 // Event is one thing that happened in a run.
@@ -67,6 +79,25 @@ type Event struct {
 	State  history.State
 	Stream string // "stdout" or "stderr", for EventOutput
 	Line   string
+	// Step is the step an EventStep reports.
+	Step *StepEvent
+	// Fraction is how far the run is, from 0 to 1, for EventProgress; it
+	// is negative when the script did not say.
+	Fraction float64
+}
+
+// StepEvent is a step's change, as the script's SDK reported it.
+type StepEvent struct {
+	Name string
+	// Kind is "do", "sleep" or "waitForEvent".
+	Kind string
+	// Phase is "start", "retry" (Attempt is the attempt about to run and
+	// Error why the last failed) or "end".
+	Phase   string
+	Attempt int
+	// OK reports, for "end", that the step succeeded; Error says why not.
+	OK    bool
+	Error string
 }
 
 // Run is one execution of a script. Its methods are safe for concurrent
@@ -78,6 +109,7 @@ type Run struct {
 	key string // consent key of the script (real path)
 
 	done     chan struct{}
+	ready    chan struct{} // closed when the script's session is attached
 	cancelCh chan struct{} // closed by Cancel
 	killCh   chan struct{} // closed by kill: no protocol grace
 
@@ -99,6 +131,8 @@ type Run struct {
 	cleanups       []func() // run by finish, before the run is reported done
 	header         *permissions.Header
 	tabs           map[string]*runTab
+	out            *history.Output // the output kept for history, while the process runs
+	consentWait    time.Duration   // time spent asking for consent, not part of the run's duration
 
 	openMu   sync.Mutex // orders background opens; see awaitOpenTurn
 	openNext int
@@ -106,7 +140,7 @@ type Run struct {
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
-	r := &Run{m: m, id: id, req: req, done: make(chan struct{}), cancelCh: make(chan struct{}), killCh: make(chan struct{}), panes: map[string]*capnweb.Stub{}}
+	r := &Run{m: m, id: id, req: req, done: make(chan struct{}), ready: make(chan struct{}), cancelCh: make(chan struct{}), killCh: make(chan struct{}), panes: map[string]*capnweb.Stub{}}
 	r.key, _ = consent.ScriptKey(req.Script)
 	r.entry = history.Entry{ID: id, Kind: history.KindScript, Script: req.Script, Trigger: req.Trigger, Start: time.Now().UTC()}
 	return r
@@ -175,7 +209,77 @@ func (r *Run) revoked() {
 func (r *Run) attach(s *capnweb.Session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.sess == nil {
+		close(r.ready)
+	}
 	r.sess = s
+}
+
+// SendEvent delivers the event called name, carrying payload (any value
+// JSON can encode, at most MaxPayloadBytes), to the script: the
+// step.waitForEvent waiting for that name gets it, or the script keeps it
+// until one asks. A run still queued or starting is waited for, up to
+// ctx. It fails with ErrRunEnded once the run is over.
+func (r *Run) SendEvent(ctx context.Context, name string, payload any) error {
+	if name == "" {
+		return fmt.Errorf("runner: an event needs a name")
+	}
+	v, err := payloadValue(payload)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-r.ready:
+	case <-r.done:
+		return fmt.Errorf("%w: run %s", ErrRunEnded, r.id)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	// A run that ends mid-call ends the call too.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-r.done:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	if _, err := sess.Main().CallMethod(ctx, "event", name, v); err != nil {
+		select {
+		case <-r.done:
+			return fmt.Errorf("%w: run %s", ErrRunEnded, r.id)
+		default:
+		}
+		return fmt.Errorf("runner: sending event %q to run %s: %w", name, r.id, err)
+	}
+	return nil
+}
+
+// payloadValue turns an event's or trigger's payload into what the
+// script receives, keeping the key order of a json.RawMessage.
+func payloadValue(payload any) (any, error) {
+	raw, ok := payload.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(payload); err != nil {
+			return nil, fmt.Errorf("runner: the payload is not JSON: %w", err)
+		}
+	}
+	if len(raw) > MaxPayloadBytes {
+		return nil, fmt.Errorf("%w: a payload takes at most %d bytes of JSON; this one is %d", ErrPayloadTooLarge, MaxPayloadBytes, len(raw))
+	}
+	v, err := capnweb.DecodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("runner: the payload is not JSON: %w", err)
+	}
+	if v == nil {
+		return capnweb.Undefined{}, nil
+	}
+	return v, nil
 }
 
 func (r *Run) setState(s history.State, reason string) {
@@ -195,7 +299,8 @@ func (r *Run) finish(s history.State, reason string) {
 	}
 	r.mu.Lock()
 	r.entry.End = time.Now().UTC()
-	r.entry.Duration = r.entry.End.Sub(r.entry.Start)
+	// The run's own time: a person reading the consent prompt is not it.
+	r.entry.Duration = r.entry.End.Sub(r.entry.Start) - r.consentWait
 	r.entry.Result = r.result
 	for _, p := range r.panes {
 		p.Release()
@@ -242,7 +347,11 @@ func (r *Run) execute(ctx context.Context) {
 	r.header = h
 	r.mu.Unlock()
 
+	asked := time.Now()
 	d, err := r.m.gate.Authorize(ctx, r.req.Script, h)
+	r.mu.Lock()
+	r.consentWait = time.Since(asked)
+	r.mu.Unlock()
 	if err != nil {
 		r.refuse(err.Error())
 		return
@@ -290,6 +399,10 @@ func (r *Run) execute(ctx context.Context) {
 func (r *Run) cancelReason() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.cancelReasonLocked()
+}
+
+func (r *Run) cancelReasonLocked() string {
 	if r.cancelWhy == "" {
 		return "cancelled"
 	}
@@ -354,6 +467,9 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 	r.setState(history.StateRunning, "")
 
 	out := history.NewOutput(m.cfg.OutputCap)
+	r.mu.Lock()
+	r.out = out
+	r.mu.Unlock()
 	budget := &eventBudget{left: m.cfg.OutputCap}
 	var stderrHead firstError
 	var readers sync.WaitGroup
@@ -409,6 +525,12 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 	r.mu.Lock()
 	r.entry.Output, r.entry.OutputTruncated = out.String(), out.Truncated()
 	r.entry.FirstError = stderrHead.String()
+	r.entry.Warnings = stderrHead.warningLines()
+	if r.cancelOn && !r.timedOut {
+		// The script's last words on cancellation are the reason itself,
+		// or a stack the reason explains better.
+		r.entry.FirstError = r.cancelReasonLocked()
+	}
 	code, sig := exitStatus(waitErr)
 	if code >= 0 {
 		r.entry.ExitCode = &code
@@ -604,6 +726,34 @@ type firstError struct {
 	frame string
 	lines int
 	oom   string // the first line saying the process ran out of memory
+	// warnings are the bootstrap's warning lines (calls the script left
+	// running at its end), for the history entry.
+	warnings []string
+}
+
+// The bootstrap prints its warnings on stderr under warningPrefix; a run
+// keeps at most maxWarnings of them, each cut at maxWarningLen bytes.
+const (
+	warningPrefix = "tranquil: warning: "
+	maxWarnings   = 20
+	maxWarningLen = 1 << 10
+)
+
+func (f *firstError) warningLines() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.warnings)
+}
+
+// truncate cuts s to at most n bytes, never inside a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (f *firstError) see(line string) {
@@ -614,6 +764,10 @@ func (f *firstError) see(line string) {
 		f.oom = line
 	}
 	switch {
+	case strings.HasPrefix(line, warningPrefix):
+		if len(f.warnings) < maxWarnings {
+			f.warnings = append(f.warnings, truncate(strings.TrimPrefix(line, warningPrefix), maxWarningLen))
+		}
 	case f.msg == "" && (strings.HasPrefix(line, "error: ") || strings.HasPrefix(line, "tranquil: ")):
 		f.msg = line
 	case f.msg != "" && f.frame == "" && strings.HasPrefix(strings.TrimSpace(line), "at "):
@@ -655,11 +809,23 @@ func exitStatus(err error) (code int, signal string) {
 	return -1, ""
 }
 
+// describeExit words how a process ended that neither the script nor the
+// runner explained: a signal the runner did not send came from outside
+// the app (a user's kill, the OOM killer, a shutdown).
 func describeExit(code int, sig string) string {
 	if sig != "" {
-		return "killed by " + sig
+		if name, ok := signalNames[sig]; ok {
+			sig = name
+		}
+		return fmt.Sprintf("the process was stopped from outside the app (signal %s)", sig)
 	}
 	return fmt.Sprintf("exited with code %d", code)
+}
+
+// signalNames gives the usual names of the signals Go describes in words.
+var signalNames = map[string]string{
+	"killed": "SIGKILL", "terminated": "SIGTERM", "interrupt": "SIGINT", "hangup": "SIGHUP",
+	"aborted": "SIGABRT", "segmentation fault": "SIGSEGV", "quit": "SIGQUIT",
 }
 
 func firstNonEmpty(s ...string) string {

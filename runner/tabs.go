@@ -755,6 +755,10 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capn
 	}
 	raw, err := t.Evaluate(ctx, source, vals...)
 	if err != nil {
+		if unserializable(err) {
+			return nil, codeErr(CodeNotSerializable, capnweb.NameTypeError,
+				"the function's result cannot be sent back as JSON (a DOM node, a window, a symbol or a circular object): return plain data, such as el.textContent")
+		}
 		return nil, browserErr(err)
 	}
 	if raw == nil {
@@ -1002,7 +1006,8 @@ func browserErr(err error) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	props := map[string]any{"code": errCode(err)}
+	code := errCode(err)
+	props := map[string]any{"code": code}
 	var nc *cdp.NotCommittedError
 	if errors.As(err, &nc) {
 		props["kept"] = nc.Kept
@@ -1011,7 +1016,7 @@ func browserErr(err error) error {
 	if errors.As(err, &ee) {
 		props["remoteName"], props["remoteMessage"], props["line"], props["column"] = ee.Name, ee.Message, ee.Line, ee.Column
 	}
-	return capnweb.Errorf(capnweb.NameError, props, "%s", scrubEndpoints(err.Error()))
+	return capnweb.Errorf(capnweb.NameError, props, "%s", scriptMessage(err, code))
 }
 
 // devtoolsURL matches a DevTools endpoint's URL (ws://127.0.0.1:9222/

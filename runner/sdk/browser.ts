@@ -414,7 +414,8 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
 async function hostCall<T>(cap: Capability, method: string, api: string, tab: string | undefined, ...args: unknown[]) {
   try {
     // The grant check names the script's API (tab.fill), not the host's (forms.fill).
-    return await (runtime().capability(cap, api)[method](...args) as Promise<T>);
+    const rt = runtime();
+    return await rt.watch(api, rt.capability(cap, api)[method](...args) as Promise<T>);
   } catch (e) {
     throw browserError(e, api, cap, tab);
   }

@@ -95,6 +95,8 @@ export class StepTimeoutError extends Error {
  * - hidden: the only matches are hidden
  * - disabled: the only matches are disabled
  * - no_option: a select has no such option
+ * - not_serializable: what tab.evaluate's function returned cannot travel
+ *   back as JSON (a DOM node, a window, a symbol, a circular object)
  */
 export type TabErrorCode =
   | "not_committed"
@@ -121,6 +123,7 @@ export type TabErrorCode =
   | "missing_part"
   | "not_select"
   | "limit_exceeded"
+  | "not_serializable"
   // deno-lint-ignore ban-types
   | (string & {});
 

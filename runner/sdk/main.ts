@@ -2,7 +2,9 @@
 // run's token, starts Cap'n Web, then imports the script. Exit codes:
 //
 //   0  the script finished
-//   1  the script threw (Deno prints the error with its file:line)
+//   1  the script threw (printed with the script's own file:line first,
+//      never the SDK's), or ended by an error after it was cancelled
+//      (printed as the reason it was cancelled)
 //   3  the host refused to run this script with this SDK (DENY)
 //   4  the host could not be reached, or the handshake failed
 //   5  the host closed the connection while the script ran
@@ -12,6 +14,7 @@
 
 import { RpcSession, RpcTarget } from "capnweb";
 import "./mod.ts";
+import { NotGrantedError, TabError } from "./errors.ts";
 import { IMPLEMENTED, install, Runtime } from "./runtime.ts";
 import { toFileUrl } from "./path.ts";
 import { CloseCode, connect } from "./transport.ts";
@@ -20,6 +23,10 @@ import { SDK_VERSION } from "./version.ts";
 const EXIT_DENIED = 3;
 const EXIT_CONNECT = 4;
 const EXIT_HOST_GONE = 5;
+/** The cut-off calls named one by one; the rest are counted. */
+const MAX_CUT_OFF = 10;
+/** Frames in here are the SDK's, never the script's. */
+const SDK_DIR = new URL(".", import.meta.url).href;
 
 function fail(code: number, message: string): never {
   console.error(`tranquil: ${message}`);
@@ -34,21 +41,28 @@ function env(name: string): string {
 
 /**
  * Control is the run's main object: what the host may call on the run. It
- * is created before the session and attached to the runtime right after,
- * in the same tick, so no call from the host can arrive in between.
+ * exists before the session, and the runtime only once the trigger's
+ * payload has been read, so a cancel or an event that arrives in between
+ * waits here for it.
  */
 class Control extends RpcTarget {
   #rt: Runtime | undefined;
+  #early: ((rt: Runtime) => void)[] = [];
   attach(rt: Runtime): void {
     this.#rt = rt;
+    for (const f of this.#early.splice(0)) f(rt);
+  }
+  #with(f: (rt: Runtime) => void): void {
+    if (this.#rt) f(this.#rt);
+    else this.#early.push(f);
   }
   /** cancel aborts context.signal with a CancelledError carrying reason. */
   cancel(reason: string): void {
-    this.#rt?.cancel(String(reason ?? ""));
+    this.#with((rt) => rt.cancel(String(reason ?? "")));
   }
   /** event delivers an event to step.waitForEvent. */
   event(type: string, payload?: unknown): void {
-    this.#rt?.deliver(String(type), payload);
+    this.#with((rt) => rt.deliver(String(type), payload));
   }
 }
 
@@ -58,6 +72,7 @@ const token = env("TRANQUIL_RPC_TOKEN");
 const runId = env("TRANQUIL_RUN_ID");
 const scriptDir = env("TRANQUIL_SCRIPT_DIR");
 const trigger = Deno.env.get("TRANQUIL_TRIGGER") || undefined;
+const entryUrl = toFileUrl(entry).href;
 // The token is single-use and claimed below; the script has no need for it.
 Deno.env.delete("TRANQUIL_RPC_TOKEN");
 
@@ -86,7 +101,12 @@ try {
 
 const control = new Control();
 const session = new RpcSession(transport, control);
-const rt = new Runtime({ runId, scriptDir, trigger, granted, main: session.getRemoteMain() });
+const main = session.getRemoteMain();
+// The trigger's payload is read before the script starts, so
+// context.payload is a plain value rather than a promise.
+// A host without the method (an older one, a test's) has no payload.
+const payload = await main.context.payload().catch(() => undefined);
+const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main });
 control.attach(rt);
 install(rt);
 
@@ -105,9 +125,85 @@ transport.closed.then((info) => {
 // as well gives the script a plain "caches is not defined".
 for (const name of ["caches", "CacheStorage", "Cache"]) Reflect.deleteProperty(globalThis, name);
 
-await import(toFileUrl(entry).href);
+// An uncaught error anywhere (the script's top level, a timer, a promise
+// nobody awaited) ends the run the same way: one report, then exit 1.
+globalThis.addEventListener("error", (ev) => {
+  ev.preventDefault();
+  report(ev.error);
+});
+globalThis.addEventListener("unhandledrejection", (ev) => {
+  ev.preventDefault();
+  report(ev.reason);
+});
+
+try {
+  await import(entryUrl);
+} catch (e) {
+  report(e);
+}
 
 await rt.settled();
+warnCutOff();
 finishing = true;
 await transport.close(CloseCode.normal, "done", 500);
 Deno.exit(0);
+
+/**
+ * report prints an error that ended the script the way its author needs
+ * it: the error's name, code and message, then the script's own frames
+ * (the SDK's and capnweb's say nothing about the script), then exits 1.
+ * A cancelled run prints only the reason it was cancelled.
+ */
+function report(e: unknown): never {
+  if (rt.signal.aborted) {
+    console.error(`tranquil: cancelled: ${(rt.signal.reason as Error)?.message ?? "the run was cancelled"}`);
+    warnCutOff();
+    Deno.exit(1);
+  }
+  const err = e instanceof Error ? e : undefined;
+  const code = typeof (e as { code?: unknown })?.code === "string" ? ` (${(e as { code: string }).code})` : "";
+  const message = err ? err.message : typeof e === "string" ? e : Deno.inspect(e, { colors: false });
+  console.error(`error: ${err?.name ?? "Uncaught"}${code}: ${message}`);
+  for (const f of scriptFrames(err?.stack ?? "")) console.error(`    at ${f}`);
+  // The host's own error is the cause of the SDK's typed ones: it repeats
+  // the message with capnweb's frames. Any other cause is the script's.
+  const cause = err?.cause;
+  if (cause instanceof Error && !(err instanceof TabError) && !(err instanceof NotGrantedError)) {
+    console.error(`Caused by: ${cause.name}: ${cause.message}`);
+    for (const f of scriptFrames(cause.stack ?? "")) console.error(`    at ${f}`);
+  }
+  warnCutOff();
+  Deno.exit(1);
+}
+
+/**
+ * scriptFrames picks the stack frames outside the SDK, capnweb and Deno's
+ * runtime, which name the script's lines. When there are none (an error
+ * thrown inside the SDK with no script frame), it keeps the first frame.
+ */
+function scriptFrames(stack: string): string[] {
+  const frames = stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim().replace(/^at (async )?/, ""));
+  const own = frames.filter((f) => !f.includes(SDK_DIR) && !/\bcapnweb\b|\bext:|node:internal/.test(f));
+  return own.length > 0 ? own : frames.slice(0, 1);
+}
+
+/**
+ * warnCutOff names every host call still running as the script ends: a
+ * call the script did not await (a forgotten await) is cut off, and
+ * would otherwise look as if it succeeded. The runner keeps these lines as
+ * the run's warnings.
+ */
+function warnCutOff(): void {
+  const calls = rt.inflight();
+  for (const c of calls.slice(0, MAX_CUT_OFF)) {
+    const at = scriptFrames(c.stack).find((f) => f.includes(entryUrl));
+    console.error(
+      `tranquil: warning: ${c.api} was still running when the script ended and was cut off${
+        at ? ` (${at})` : ""
+      }: await it`,
+    );
+  }
+  if (calls.length > MAX_CUT_OFF) {
+    console.error(`tranquil: warning: ${calls.length - MAX_CUT_OFF} more calls were cut off`);
+  }
+}

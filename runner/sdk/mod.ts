@@ -88,6 +88,8 @@ export type Level = "info" | "success" | "warning" | "error";
 /** Where ui.open shows a file relative to the current pane. */
 export type Split = "left" | "right" | "up" | "down";
 
+const SPLITS: readonly unknown[] = ["left", "right", "up", "down"];
+
 /** A value the host can store: anything JSON can express. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -104,6 +106,10 @@ export const context = {
   /** What started the run, as the app described it; undefined for a manual run. */
   get trigger(): string | undefined {
     return runtime().trigger;
+  },
+  /** What the trigger carried (a JSON value the app passed with it); undefined when it carried nothing. */
+  get payload(): JsonValue | undefined {
+    return runtime().payload as JsonValue | undefined;
   },
   /**
    * Aborts when the run is cancelled (by the user, a timeout or a revoked
@@ -127,6 +133,19 @@ export const context = {
    * like console.log's. It does not wait: the run sends every pending line
    * before it ends.
    */
+  /**
+   * progress tells the app how far the run is, for its runs panel: a short
+   * message and, when known, the fraction done (0 to 1). Like log, it
+   * does not wait.
+   */
+  progress(message: string, fraction?: number): void {
+    if (fraction !== undefined && !(Number.isFinite(fraction) && fraction >= 0 && fraction <= 1)) {
+      throw new RangeError(`context.progress: fraction must be a number from 0 to 1, got ${fraction}`);
+    }
+    const ev: Record<string, unknown> = { message: String(message) };
+    if (fraction !== undefined) ev.fraction = fraction;
+    runtime().report("progress", ev);
+  },
   log(...args: unknown[]): void {
     const rt = runtime();
     const line = args.map((a) => typeof a === "string" ? a : Deno.inspect(a, { colors: false })).join(" ");
@@ -149,7 +168,12 @@ export const ui = {
   open(path: string, opts: { split?: Split } = {}): Promise<void> {
     const rt = runtime();
     const o: { split?: Split } = {};
-    if (opts.split !== undefined) o.split = opts.split;
+    if (opts.split !== undefined) {
+      if (!SPLITS.includes(opts.split)) {
+        throw new RangeError(`ui.open: split must be left, right, up or down, not ${JSON.stringify(opts.split)}`);
+      }
+      o.split = opts.split;
+    }
     return rt.call("ui", "open", resolvePath(rt.scriptDir, path), o);
   },
 };

@@ -76,8 +76,16 @@ export interface RuntimeInit {
   runId: string;
   scriptDir: string;
   trigger?: string;
+  /** What the trigger carried, parsed; undefined for none. */
+  payload?: unknown;
   granted: Iterable<string>;
   main: HostMain;
+}
+
+/** A host call that has not settled, and where the script made it. */
+interface InFlight {
+  api: string;
+  at: Error;
 }
 
 /** Events kept for a waiter that has not asked yet; older ones are dropped beyond this. */
@@ -88,6 +96,7 @@ export class Runtime {
   readonly runId: string;
   readonly scriptDir: string;
   readonly trigger: string | undefined;
+  readonly payload: unknown;
   readonly granted: ReadonlySet<string>;
   readonly journal: Map<string, JournalEntry> = new Map();
   readonly #main: HostMain;
@@ -95,11 +104,13 @@ export class Runtime {
   readonly #pending = new Set<Promise<unknown>>();
   readonly #events: RunEvent[] = [];
   readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
+  readonly #inflight = new Set<InFlight>();
 
   constructor(init: RuntimeInit) {
     this.runId = init.runId;
     this.scriptDir = init.scriptDir;
     this.trigger = init.trigger;
+    this.payload = init.payload;
     this.granted = new Set(init.granted);
     this.#main = init.main;
   }
@@ -128,7 +139,42 @@ export class Runtime {
   /** call invokes method on a granted capability. */
   call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
     const obj = this.capability(cap, `${cap}.${method}`);
-    return Promise.resolve(obj[method](...args)) as Promise<T>;
+    return this.watch(`${cap}.${method}`, obj[method](...args) as PromiseLike<T>);
+  }
+
+  /**
+   * watch keeps a host call the script made as in flight until it settles,
+   * with where the script made it, so the bootstrap can say which calls a
+   * script that ended without awaiting them cut off.
+   */
+  watch<T>(api: string, p: PromiseLike<T>): Promise<T> {
+    // The stack is captured now, while the script's frame is on it; V8
+    // formats it only if it is read.
+    const call: InFlight = { api, at: new Error() };
+    this.#inflight.add(call);
+    // One then on the host's promise (an RPC promise pulls its result on
+    // each); everyone else waits on q.
+    const q = Promise.resolve(p);
+    const done = () => this.#inflight.delete(call);
+    q.then(done, done);
+    return q;
+  }
+
+  /** inflight lists the host calls that have not settled, oldest first. */
+  inflight(): { api: string; stack: string }[] {
+    return [...this.#inflight].map((c) => ({ api: c.api, stack: c.at.stack ?? "" }));
+  }
+
+  /**
+   * report sends a step or progress event to the host's run events, when
+   * the host takes them (a fake host may not). It never fails the script:
+   * progress is a display, not an outcome.
+   */
+  report(kind: "step" | "progress", event: Record<string, unknown>): void {
+    if (!this.granted.has("context")) return;
+    // Called as a method: on an RPC stub, send.call would name a remote
+    // method "call". A fake host without the method throws, caught here.
+    this.track(Promise.resolve().then(() => this.#main.context[kind](event))).catch(() => {});
   }
 
   /** track keeps p until it settles, so the run does not end before its messages left. */

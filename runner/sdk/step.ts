@@ -37,6 +37,23 @@ export interface WaitOptions {
   timeout?: number;
 }
 
+/**
+ * phase reports a step's start, retry or end to the app's run events, for
+ * its runs panel. Replayed steps report nothing: they do not run.
+ */
+function phase(
+  name: string,
+  kind: JournalEntry["kind"],
+  what: "start" | "retry" | "end",
+  attempt: number,
+  err?: unknown,
+): void {
+  const ev: Record<string, unknown> = { name, kind, phase: what, attempt };
+  if (err !== undefined) ev.error = err instanceof Error ? err.message : String(err);
+  if (what === "end") ev.ok = err === undefined;
+  runtime().report("step", ev);
+}
+
 function checkName(name: string): void {
   if (typeof name !== "string" || name === "") throw new TypeError("a step needs a non-empty name");
 }
@@ -140,14 +157,20 @@ export const step = {
     if (done) return structuredClone(done.value) as T;
     const rt = runtime();
     const startedAt = new Date();
+    phase(name, "do", "start", 1);
     for (let n = 1;; n++) {
-      rt.signal.throwIfAborted();
       try {
+        rt.signal.throwIfAborted();
         const value = await attempt(name, fn, n, opts.timeout, rt.signal);
         record(name, "do", n, value, startedAt);
+        phase(name, "do", "end", n);
         return value;
       } catch (e) {
-        if (e instanceof TerminalError || rt.signal.aborted || n > retries) throw e;
+        if (e instanceof TerminalError || rt.signal.aborted || n > retries) {
+          phase(name, "do", "end", n, e);
+          throw e;
+        }
+        phase(name, "do", "retry", n + 1, e);
       }
       await sleepFor(backoffDelay(opts, n), rt.signal);
     }
@@ -159,8 +182,15 @@ export const step = {
     checkMillis("ms", ms);
     if (replay(name, "sleep")) return;
     const startedAt = new Date();
-    await sleepFor(ms, runtime().signal);
+    phase(name, "sleep", "start", 1);
+    try {
+      await sleepFor(ms, runtime().signal);
+    } catch (e) {
+      phase(name, "sleep", "end", 1, e);
+      throw e;
+    }
     record(name, "sleep", 1, undefined, startedAt);
+    phase(name, "sleep", "end", 1);
   },
 
   /**
@@ -182,10 +212,15 @@ export const step = {
     const timer = opts.timeout === undefined
       ? undefined
       : setTimeout(() => ac.abort(new StepTimeoutError(name, opts.timeout!)), opts.timeout);
+    phase(name, "waitForEvent", "start", 1);
     try {
       const ev = await rt.nextEvent(opts.type ?? name, ac.signal);
       record(name, "waitForEvent", 1, ev, startedAt);
+      phase(name, "waitForEvent", "end", 1);
       return ev;
+    } catch (e) {
+      phase(name, "waitForEvent", "end", 1, e);
+      throw e;
     } finally {
       clearTimeout(timer);
       rt.signal.removeEventListener("abort", onRun);
