@@ -7,7 +7,10 @@
 //     down the embedded SDK and caches its dependency; [Manager.Close]
 //     stops everything.
 //   - [Manager.Start] begins a [Run]; [Run.Wait], [Run.Cancel] and the
-//     [Config.OnEvent] stream follow it.
+//     [Config.OnEvent] stream follow it ([Manager.Lookup] finds a live run
+//     by ID). [Run.SendEvent] (or [Manager.SendEvent]) delivers an event by
+//     name, with a payload, to the script's step.waitForEvent, and
+//     [Request.TriggerPayload] becomes its context.payload.
 //   - [Manager.Plan] previews a run: its exact deno arguments, approval and
 //     module-graph verdict, without running anything.
 //   - The host implements [UI], [Clipboard], [Workspace] and [Tabs] (a
@@ -50,11 +53,21 @@
 //     read there could read other runs' output.
 //  5. Output streams line by line as events; a line of any length cannot
 //     break the reader, and [Config.OutputCap] bounds what is kept and sent.
+//     context.log lines are events and output too; steps (start, retry,
+//     end) are [EventStep] events and context.progress [EventProgress]
+//     ones, for a host's runs panel. An uncaught error is printed by the
+//     bootstrap as its name, code and message followed by the script's
+//     own frames (never the SDK's or capnweb's), and browser errors reach
+//     the script in words it can act on, not Go's or the protocol's.
 //  6. The run ends by exiting, by [Run.Cancel] (the SDK's control stub gets
 //     cancel(reason) and context.signal aborts; after [Config.CancelGrace]
 //     the group gets SIGTERM, then after [Config.KillGrace] SIGKILL), or by
 //     timing out (@timeout, or [Config.DefaultTimeout]; "@timeout none"
-//     never times out). Then everything the run held goes: its session and
+//     never times out). A cancelled run's first error line is the reason
+//     it was cancelled. Host calls the script left running when it ended
+//     (a forgotten await) are cut off and kept as the entry's Warnings.
+//     The run's Duration leaves out the time spent asking for consent.
+//     Then everything the run held goes: its session and
 //     token, its paneControls stubs, every process of its group. The
 //     history entry is written, and a failure or timeout notifies the host
 //     with the first line of the error and the run ID. An entry the

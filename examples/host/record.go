@@ -26,6 +26,7 @@ type record struct {
 	OutputTruncated bool            `json:"outputTruncated,omitempty"`
 	FirstError      string          `json:"firstError,omitempty"`
 	Result          json.RawMessage `json:"result,omitempty"`
+	Warnings        []string        `json:"warnings,omitempty"`
 	Actions         []action        `json:"actions"`
 	Permissions     string          `json:"permissions,omitempty"`
 }
@@ -43,7 +44,7 @@ func toRecord(e history.Entry) record {
 		ID: e.ID, Script: e.Script, Trigger: e.Trigger, State: e.State, ExitCode: e.ExitCode,
 		Signal: e.Signal, Reason: e.Reason, Start: e.Start, End: e.End, DurationMS: e.Duration.Milliseconds(),
 		Output: e.Output, OutputTruncated: e.OutputTruncated, FirstError: e.FirstError, Result: e.Result,
-		Actions: []action{}, Permissions: e.Permissions,
+		Warnings: e.Warnings, Actions: []action{}, Permissions: e.Permissions,
 	}
 	for _, a := range e.Actions {
 		r.Actions = append(r.Actions, action{At: a.At, Method: a.Method, Target: a.Target, Site: a.Site, Outcome: a.Outcome})
@@ -83,6 +84,9 @@ func writeSummary(w io.Writer, e history.Entry) {
 	}
 	if len(e.Result) > 0 {
 		fmt.Fprintf(w, "result: %s\n", safe(compactJSON(e.Result)))
+	}
+	for _, warn := range e.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", safe(warn))
 	}
 	if len(e.Actions) > 0 {
 		fmt.Fprintln(w, "actions:")

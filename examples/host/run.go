@@ -213,6 +213,14 @@ func (h *runHost) event(ev runner.Event) {
 		h.printf(w, "%s\n", safeOutput(ev.Line))
 	case runner.EventLog:
 		h.printf(h.out, "log: %s\n", safe(ev.Line))
+	case runner.EventStep:
+		h.printf(h.errOut, "[%s] %s\n", short(ev.RunID), describeStep(ev.Step))
+	case runner.EventProgress:
+		if ev.Fraction >= 0 {
+			h.printf(h.errOut, "[%s] %3.0f%% %s\n", short(ev.RunID), ev.Fraction*100, safe(ev.Line))
+		} else {
+			h.printf(h.errOut, "[%s] … %s\n", short(ev.RunID), safe(ev.Line))
+		}
 	case runner.EventPaneControls:
 		h.paneMu.Lock()
 		h.paneEvents = append(h.paneEvents, ev)
@@ -359,6 +367,20 @@ func selectLines(path, spec string) (string, error) {
 		return "", fmt.Errorf("the script has %d lines, fewer than %d", len(all), b)
 	}
 	return strings.Join(all[a-1:b], ""), nil
+}
+
+// describeStep words a step event as a runs panel would show it.
+func describeStep(s *runner.StepEvent) string {
+	name := fmt.Sprintf("step %q", safe(s.Name))
+	switch {
+	case s.Phase == "start":
+		return name + " started"
+	case s.Phase == "retry":
+		return fmt.Sprintf("%s failed (%s); attempt %d", name, safe(s.Error), s.Attempt)
+	case s.OK:
+		return name + " done"
+	}
+	return fmt.Sprintf("%s failed: %s", name, safe(s.Error))
 }
 
 func short(id string) string {

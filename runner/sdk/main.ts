@@ -15,7 +15,7 @@
 import { RpcSession, RpcTarget } from "capnweb";
 import "./mod.ts";
 import { NotGrantedError, TabError } from "./errors.ts";
-import { IMPLEMENTED, install, Runtime } from "./runtime.ts";
+import { type HostMain, IMPLEMENTED, install, Runtime } from "./runtime.ts";
 import { toFileUrl } from "./path.ts";
 import { CloseCode, connect } from "./transport.ts";
 import { SDK_VERSION } from "./version.ts";
@@ -101,7 +101,8 @@ try {
 
 const control = new Control();
 const session = new RpcSession(transport, control);
-const main = session.getRemoteMain();
+// The host's main object, typed as the runtime uses it.
+const main = session.getRemoteMain() as unknown as HostMain;
 // The trigger's payload is read before the script starts, so
 // context.payload is a plain value rather than a promise.
 // A host without the method (an older one, a test's) has no payload.
