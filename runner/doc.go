@@ -38,7 +38,10 @@
 //     the run with a [GrantError] naming the grant and the link. The walk
 //     stops at [MaxGrantEntries] entries or after [MaxGrantWalk]; a tree it
 //     could not finish refuses the run ([ErrGrantTooLarge]), since what
-//     was not checked cannot be trusted.
+//     was not checked cannot be trusted. A run that may load no remote
+//     code (no import= grant, no [Config.DefaultImports]) is refused when
+//     its graph names any ([ErrRemoteImport]), an @std module included:
+//     deno would fail the import at run time.
 //  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
 //     once; the rest queue in FIFO order), gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own

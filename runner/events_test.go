@@ -195,3 +195,21 @@ func TestDurationExcludesConsent(t *testing.T) {
 }
 
 var _ = errors.New
+
+// An @std module (or any remote code) cannot load in a run that may load
+// no remote code: plan and the run refuse it up front, rather than the
+// import failing at run time while plan says the script is fine.
+func TestRemoteImportIsRefusedWhenRunsLoadNone(t *testing.T) {
+	e := newMgr(t, nil)
+	p := e.script(t, "fanout.ts", `// @permissions none
+import { pooledMap } from "@std/async";
+console.log(pooledMap);
+`)
+	plan, err := e.m.Plan(context.Background(), Request{Script: p})
+	require.NoError(t, err)
+	require.ErrorIs(t, plan.Refused, ErrRemoteImport)
+	assert.Contains(t, plan.Refused.Error(), "jsr:@std/async@^1 cannot be loaded")
+	_, entry := e.run(t, Request{Script: p})
+	assert.Equal(t, history.StateRefused, entry.State)
+	assert.Contains(t, entry.Reason, "jsr:@std/async@^1 cannot be loaded")
+}

@@ -24,6 +24,12 @@ import (
 // permission check, so the header alone would not stop them.
 var ErrUndeclaredImport = errors.New("runner: the script imports a file it did not declare")
 
+// ErrRemoteImport refuses a script whose module graph loads remote code
+// (a jsr: specifier such as an @std module, or an https: URL) when its run
+// may load none: no import= grant and no Config.DefaultImports, so deno
+// runs with --no-remote and the import could only fail at run time.
+var ErrRemoteImport = errors.New("runner: the script imports remote code its run may not load")
+
 // graphCache remembers passed checks. An entry stays valid while every
 // local file of the graph keeps its content (SHA-256) and the header is
 // unchanged. Size and modification time are no key: a script that may
@@ -66,9 +72,13 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 	if ok && e.header == canonical && e.fresh() {
 		return nil
 	}
-	files, err := moduleFiles(ctx, m, sdk, entry)
+	files, remote, err := moduleFiles(ctx, m, sdk, entry)
 	if err != nil {
 		return err
+	}
+	if len(remote) > 0 && len(h.Import) == 0 && len(m.cfg.DefaultImports) == 0 {
+		return fmt.Errorf("%w: %s cannot be loaded, since this app gives runs no remote code (the SDK bundles no @std modules); use Deno's own APIs instead, or add import= for its host to the // @permissions line if the app allows that",
+			ErrRemoteImport, strings.Join(remote, ", "))
 	}
 	// Hashing after deno info read the graph leaves a window in which a
 	// file could change unseen; the next check would see it, and deno's own
@@ -117,8 +127,9 @@ func allowedModule(file, entry, sdkDir string, reads []permissions.Path) error {
 }
 
 // moduleFiles lists the local files of entry's module graph with deno info,
-// which neither downloads (--no-remote, --no-npm) nor runs anything.
-func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([]string, error) {
+// which neither downloads (--no-remote, --no-npm) nor runs anything, and
+// the remote (jsr:, http:, https:) modules it names.
+func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (files, remote []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm", "--config="+sdk.Config, entry)
@@ -126,7 +137,7 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([
 	cmd.Dir = filepath.Dir(entry)
 	out, err := cmd.Output()
 	if derr := m.denoStartErr(err); derr != nil {
-		return nil, derr
+		return nil, nil, derr
 	}
 	if err != nil {
 		var ee *exec.ExitError
@@ -134,7 +145,7 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([
 		if errors.As(err, &ee) {
 			detail = lastLine(string(ee.Stderr))
 		}
-		return nil, fmt.Errorf("runner: reading the script's imports: %s", detail)
+		return nil, nil, fmt.Errorf("runner: reading the script's imports: %s", detail)
 	}
 	var info struct {
 		Modules []struct {
@@ -143,10 +154,13 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([
 		} `json:"modules"`
 	}
 	if err := json.Unmarshal(out, &info); err != nil {
-		return nil, fmt.Errorf("runner: reading the script's imports: %w", err)
+		return nil, nil, fmt.Errorf("runner: reading the script's imports: %w", err)
 	}
-	var files []string
 	for _, mod := range info.Modules {
+		if scheme, _, _ := strings.Cut(mod.Specifier, ":"); scheme == "jsr" || scheme == "http" || scheme == "https" {
+			remote = append(remote, mod.Specifier)
+			continue
+		}
 		if !strings.HasPrefix(mod.Specifier, "file:") {
 			continue
 		}
@@ -154,11 +168,11 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) ([
 		if p == "" {
 			u, err := url.Parse(mod.Specifier)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s", ErrUndeclaredImport, mod.Specifier)
+				return nil, nil, fmt.Errorf("%w: %s", ErrUndeclaredImport, mod.Specifier)
 			}
 			p = filepath.FromSlash(u.Path)
 		}
 		files = append(files, p)
 	}
-	return files, nil
+	return files, remote, nil
 }

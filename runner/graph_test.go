@@ -93,7 +93,7 @@ func BenchmarkGraphCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := moduleFiles(ctx, m, sdk, entry)
+	files, _, err := moduleFiles(ctx, m, sdk, entry)
 	if err != nil || len(files) != 50 {
 		b.Fatalf("graph of %d files, want 50: %v", len(files), err)
 	}
