@@ -1,4 +1,5 @@
 import { CancelledError, StepTimeoutError, TerminalError } from "./errors.ts";
+import { install, Runtime } from "./runtime.ts";
 import { step } from "./step.ts";
 import { installFakeHost } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
@@ -135,4 +136,29 @@ Deno.test("step.waitForEvent takes queued and later events by type", async () =>
   assert(e instanceof StepTimeoutError && e.step === "never", e.message);
   const other = await step.waitForEvent("other");
   assertEquals(other.payload, 0);
+});
+
+Deno.test("steps report their start, retries and end to the host", async () => {
+  const events: Record<string, unknown>[] = [];
+  const rt = new Runtime({
+    runId: "r",
+    scriptDir: "/",
+    granted: ["context"],
+    main: { context: { step: (ev: Record<string, unknown>) => events.push(ev) } },
+  });
+  const uninstall = install(rt);
+  try {
+    await step.do("fetch", ({ attempt }) => {
+      if (attempt === 1) throw new Error("flaky");
+      return attempt;
+    }, { retries: 1, delay: 1 });
+    await rt.settled();
+    assertEquals(events, [
+      { name: "fetch", kind: "do", phase: "start", attempt: 1 },
+      { name: "fetch", kind: "do", phase: "retry", attempt: 2, error: "flaky" },
+      { name: "fetch", kind: "do", phase: "end", attempt: 2, ok: true },
+    ]);
+  } finally {
+    uninstall();
+  }
 });
