@@ -111,7 +111,9 @@
 // changes the run's state.
 //
 // Revoking a script's approval (consent.Store.Revoke) kills its live runs at
-// once, with the reason "approval revoked".
+// once, with the reason "approval revoked"; a revocation made by another
+// Store or another process on the same data directory does too, within
+// consent.StoreOptions.WatchInterval.
 //
 // # Run-selection
 //

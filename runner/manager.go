@@ -383,6 +383,10 @@ func (m *Manager) prepare(ctx context.Context) (SDKPaths, error) {
 	if err != nil {
 		return SDKPaths{}, err
 	}
+	// The editor's config and the guide follow each new build.
+	if _, err := PublishSDK(paths); err != nil {
+		return SDKPaths{}, err
+	}
 	cmd := exec.CommandContext(ctx, m.deno, "cache", "--no-lock", "--config="+paths.Config, paths.Bootstrap)
 	cmd.Env = append(m.baseEnv(), downloadEnv()...)
 	cmd.Dir = paths.Dir
