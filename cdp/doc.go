@@ -27,6 +27,7 @@
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
 //     [Tab.Resolve]: the form runtime.
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
+//   - [CodeOf] and [Codes]: the one table of error codes scripts, hosts and the action log share.
 //
 // # Connection
 //

@@ -271,7 +271,7 @@ type Action struct {
 	Method  string // "fill", "check", "select", "click", "press"
 	Target  string // the target, described
 	Site    string // host of the page
-	Outcome string // "ok", "dry-run", "refused", or an error code such as "not_committed"
+	Outcome string // "ok", "dry-run", "refused", or an error code of [Codes] such as "not_committed"
 }
 
 // FormOptions configures a form action. The zero value acts as soon as the
@@ -507,27 +507,13 @@ func (t *Tab) action(ctx context.Context, method string, target Target, opts For
 	})
 }
 
+// outcomeOf is an action's outcome in the log: "refused" for the site
+// check's own refusal, else the error's code (see [CodeOf]).
 func outcomeOf(err error) string {
-	var te *TargetError
-	switch {
-	case refused(err):
+	if refused(err) {
 		return "refused"
-	case errors.Is(err, ErrNavigationBlocked):
-		return "navigation_blocked"
-	case errors.As(err, &te):
-		return te.Code
-	case errors.Is(err, ErrNotCommitted):
-		return "not_committed"
-	case errors.Is(err, ErrDetached):
-		return "detached"
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return "timeout"
 	}
-	var ee *EvalError
-	if errors.As(err, &ee) {
-		return "page_error"
-	}
-	return "error"
+	return CodeOf(err)
 }
 
 // DefaultFormWait bounds how long a form action waits for its target when

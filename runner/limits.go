@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -35,7 +36,7 @@ const (
 
 // CodeLimitExceeded is the code of the RangeError a script gets for going
 // past one of the limits above.
-const CodeLimitExceeded = "limit_exceeded"
+const CodeLimitExceeded = cdp.CodeLimitExceeded
 
 // ErrMemoryLimit reports a memory limit that cannot be applied: a
 // [Config.MemoryMB] too low for deno to start, or an operating system that

@@ -12,7 +12,7 @@ import (
 
 // CodeNotSerializable is the code of a tab.evaluate whose result cannot
 // travel back as JSON: a DOM node, a window, a symbol, a circular object.
-const CodeNotSerializable = "not_serializable"
+const CodeNotSerializable = cdp.CodeNotSerializable
 
 // goPrefix matches the prefixes Go packages put on their errors
 // ("cdp: ", "cdp.Input: DispatchMouseEvent: "): names a script author

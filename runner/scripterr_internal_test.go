@@ -40,7 +40,7 @@ func TestScriptMessageHidesGoWording(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := scriptMessage(tc.err, errCode(tc.err))
+			got := scriptMessage(tc.err, cdp.CodeOf(tc.err))
 			assert.Equal(t, tc.want, got)
 			for _, bad := range []string{"cdp", "context deadline", "Dispatch"} {
 				assert.NotContains(t, got, bad)

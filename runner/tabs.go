@@ -32,40 +32,28 @@ const (
 )
 
 // Error codes scripts receive on the code property of errors from browser
-// calls.
+// calls: the one table in package cdp (see [cdp.Codes]), named here too.
 const (
-	CodeNotCommitted   = "not_committed"
-	CodeStaleRef       = "stale_ref"
-	CodeNotGranted     = "not_granted"
-	CodeSiteNotAllowed = "site_not_allowed"
-	CodeTimeout        = "timeout"
-	CodeNavigation     = "navigation"
-	CodeNotFound       = "not_found"
-	CodeClosed         = "closed"
-	CodeAmbiguous      = "ambiguous"
-	CodeObscured       = "obscured"
-	CodeEvalError      = "eval_error"
-	CodeInvalid        = "invalid"
-	// CodeNavigationBlocked is a navigation or request the page policy
-	// refused: not http or https, or an endpoint of the host.
-	CodeNavigationBlocked = "navigation_blocked"
-	// CodeBadTarget is a target of the wrong kind for the call: checked on
-	// a text field, value on a link, setFiles on anything but a file
-	// input (or several files for a single one), an invalid selector.
-	CodeBadTarget = "bad_target"
-	// CodeHidden and CodeDisabled are targets whose only matches are
-	// hidden, or disabled, when the call needs a usable one.
-	CodeHidden   = "hidden"
-	CodeDisabled = "disabled"
-	// CodeNoOption is a select option that is not there.
-	CodeNoOption = "no_option"
-	// CodeReadonly is a field that does not take text (read-only, or not a
-	// text field); CodeNotStable a target that kept moving until the
-	// action's timeout.
-	CodeReadonly  = "readonly"
-	CodeNotStable = "not_stable"
-	// CodeMissingPart is a custom dropdown's part that is not there.
-	CodeMissingPart = "missing_part"
+	CodeNotCommitted      = cdp.CodeNotCommitted
+	CodeStaleRef          = cdp.CodeStaleRef
+	CodeNotGranted        = cdp.CodeNotGranted
+	CodeSiteNotAllowed    = cdp.CodeSiteNotAllowed
+	CodeTimeout           = cdp.CodeTimeout
+	CodeNavigation        = cdp.CodeNavigation
+	CodeNotFound          = cdp.CodeNotFound
+	CodeClosed            = cdp.CodeClosed
+	CodeAmbiguous         = cdp.CodeAmbiguous
+	CodeObscured          = cdp.CodeObscured
+	CodeEvalError         = cdp.CodeEvalError
+	CodeInvalid           = cdp.CodeInvalid
+	CodeNavigationBlocked = cdp.CodeNavigationBlocked
+	CodeBadTarget         = cdp.CodeBadTarget
+	CodeHidden            = cdp.CodeHidden
+	CodeDisabled          = cdp.CodeDisabled
+	CodeNoOption          = cdp.CodeNoOption
+	CodeReadonly          = cdp.CodeReadonly
+	CodeNotStable         = cdp.CodeNotStable
+	CodeMissingPart       = cdp.CodeMissingPart
 )
 
 // browsers shares one CDP connection per endpoint among all runs, and one
@@ -1006,7 +994,7 @@ func browserErr(err error) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	code := errCode(err)
+	code := cdp.CodeOf(err)
 	props := map[string]any{"code": code}
 	var nc *cdp.NotCommittedError
 	if errors.As(err, &nc) {
@@ -1027,41 +1015,6 @@ var devtoolsURL = regexp.MustCompile(`(?i)\b(?:wss?|https?)://[^\s"'<>]*/devtool
 // script that learnt one could ask to be granted it, or try it.
 func scrubEndpoints(msg string) string {
 	return devtoolsURL.ReplaceAllString(msg, "<devtools endpoint>")
-}
-
-func errCode(err error) string {
-	var te *cdp.TargetError
-	var ee *cdp.EvalError
-	var wt *cdp.WaitTimeoutError
-	switch {
-	case errors.Is(err, cdp.ErrNotCommitted):
-		return CodeNotCommitted
-	case errors.Is(err, cdp.ErrStaleRef):
-		return CodeStaleRef
-	case errors.Is(err, cdp.ErrSiteNotAllowed):
-		return CodeSiteNotAllowed
-	case errors.Is(err, cdp.ErrNavigationBlocked):
-		return CodeNavigationBlocked
-	case errors.As(err, &wt), errors.Is(err, context.DeadlineExceeded), errors.Is(err, cdp.ErrTimeout):
-		return CodeTimeout
-	case errors.Is(err, cdp.ErrNavigation):
-		return CodeNavigation
-	case errors.Is(err, cdp.ErrDetached), errors.Is(err, cdp.ErrBrowserClosed):
-		return CodeClosed
-	case errors.Is(err, cdp.ErrAmbiguous):
-		return CodeAmbiguous
-	case errors.Is(err, cdp.ErrObscured):
-		return CodeObscured
-	case errors.As(err, &ee):
-		return CodeEvalError
-	case errors.As(err, &te):
-		return te.Code
-	case errors.Is(err, cdp.ErrNotFound):
-		return CodeNotFound
-	case errors.Is(err, cdp.ErrNotAFile):
-		return CodeInvalid
-	}
-	return "error"
 }
 
 // dialogPolicy is how a run's tab answers dialogs: one answer for every
@@ -1207,5 +1160,5 @@ func errCodeOf(err error) string {
 			return c
 		}
 	}
-	return errCode(err)
+	return cdp.CodeOf(err)
 }

@@ -122,8 +122,10 @@ export type TabErrorCode =
   | "not_focusable"
   | "missing_part"
   | "not_select"
+  | "bad_parts"
   | "limit_exceeded"
   | "not_serializable"
+  | "error"
   // deno-lint-ignore ban-types
   | (string & {});
 
