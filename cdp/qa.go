@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mafredri/cdp"
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/protocol/target"
 )
@@ -216,7 +216,7 @@ func pageHistory(ctx context.Context, tab *Tab) (console, exceptions []string, e
 		b.m.drop(rt, &DetachedError{TargetID: tab.id, Reason: ErrDetached, Detail: "detached by client"})
 		<-conn.Context().Done()
 	}()
-	if err := cdp.NewClient(conn).Runtime.Enable(ctx); err != nil {
+	if err := devtools.NewClient(conn).Runtime.Enable(ctx); err != nil {
 		return nil, nil, tab.fail(err)
 	}
 	mu.Lock()
