@@ -81,8 +81,11 @@ func (t *Tab) checkDocument(ctx context.Context) error {
 // input that lands in it.
 func (t *Tab) checkFrame(ctx context.Context, fr string) error {
 	doc := t.frameURL(fr)
-	if fr != "" && doc == "about:srcdoc" && t.opts.Sites == nil {
-		return nil // a document its parent wrote
+	if fr != "" && (doc == "about:srcdoc" || doc == "about:blank") {
+		if t.opts.Sites == nil {
+			return nil // a document its parent wrote
+		}
+		doc = t.frameOrigin(fr) // judged by the origin it runs on
 	}
 	return t.checkSite(ctx, doc)
 }
@@ -100,6 +103,16 @@ func (t *Tab) checkSomeDocument(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// frameOrigin is the origin the browser gave frame fr's page realm.
+func (t *Tab) frameOrigin(fr string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f := t.subframes[fr]; f != nil {
+		return f.mainOrigin
+	}
+	return ""
 }
 
 // frameURL is frame fr's committed address ("" for a frame gone).

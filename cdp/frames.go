@@ -381,7 +381,13 @@ func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
 		if want != "" && f.name != want && !strings.Contains(f.url, want) {
 			continue
 		}
-		if !t.frameAllowedLocked(f.url) {
+		where := f.url
+		if (where == "about:srcdoc" || where == "about:blank") && t.opts.Sites != nil {
+			// A document its parent wrote runs on the parent's origin (or
+			// an opaque one, when sandboxed), which the browser reports.
+			where = f.mainOrigin
+		}
+		if !t.frameAllowedLocked(where) {
 			if h := hostOf(f.url); h != "" && len(skipped) < 8 && !slices.Contains(skipped, h) {
 				skipped = append(skipped, h)
 			}

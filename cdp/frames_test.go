@@ -150,6 +150,8 @@ func TestFramesFollowSites(t *testing.T) {
 		require.Contains(t, err.Error(), "not searched: 127.0.0.1")
 		_, err = tab.Resolve(ctx, Target{Label: "Security code"}) // 127.0.0.1 again, inside the allowed frame
 		require.ErrorIs(t, err, ErrNotFound)
+		_, err = tab.Resolve(ctx, Target{Label: "Floor"}) // written by a 127.0.0.1 frame
+		require.ErrorIs(t, err, ErrNotFound)
 		_, err = tab.Evaluate(ctx, `() => 1`) // the main frame's world
 		require.True(t, refused(err), "%v", err)
 	})
@@ -158,6 +160,9 @@ func TestFramesFollowSites(t *testing.T) {
 		_, err := tab.Fill(ctx, Target{Label: "Full name"}, "Ada", FormOptions{})
 		require.NoError(t, err)
 		_, err = tab.Fill(ctx, Target{Label: "Street"}, "x", FormOptions{})
+		require.NoError(t, err)
+		// A frame written by its allowed parent runs on the parent's origin.
+		_, err = tab.Fill(ctx, Target{Label: "Floor"}, "2", FormOptions{})
 		require.NoError(t, err)
 		// Wait until the cross-site frame is there, then see it refused.
 		require.Eventually(t, func() bool {
