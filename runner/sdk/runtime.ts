@@ -170,11 +170,16 @@ export class Runtime {
    * the host takes them (a fake host may not). It never fails the script:
    * progress is a display, not an outcome.
    */
+  #reports: Promise<unknown> = Promise.resolve();
+
   report(kind: "step" | "progress", event: Record<string, unknown>): void {
     if (!this.granted.has("context")) return;
-    // Called as a method: on an RPC stub, send.call would name a remote
-    // method "call". A fake host without the method throws, caught here.
-    this.track(Promise.resolve().then(() => this.#main.context[kind](event))).catch(() => {});
+    // One at a time, each after the last was taken: the host may run two
+    // calls on one object side by side, and a runs panel needs them in
+    // order. Called as a method: on an RPC stub, send.call would name a
+    // remote method "call". A fake host without the method throws, caught
+    // here.
+    this.#reports = this.track(this.#reports.then(() => this.#main.context[kind](event)).catch(() => {}));
   }
 
   /** track keeps p until it settles, so the run does not end before its messages left. */
