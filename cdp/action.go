@@ -53,12 +53,6 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 	return err
 }
 
-// checkRealm applies the tab's sites to a realm of the main frame about to
-// run code; see checkRealmIn.
-func (t *Tab) checkRealm(ctx context.Context, origin string) error {
-	return t.checkRealmIn(ctx, "", origin)
-}
-
 // checkRealmIn applies the tab's sites to a realm of frame fr about to run
 // code, from the origin the browser gave that realm.
 func (t *Tab) checkRealmIn(ctx context.Context, fr, origin string) error {
@@ -80,12 +74,9 @@ func (t *Tab) checkDocument(ctx context.Context) error {
 // checkFrame applies the tab's sites to frame fr's committed document, for
 // input that lands in it.
 func (t *Tab) checkFrame(ctx context.Context, fr string) error {
-	doc := t.frameURL(fr)
-	if fr != "" && (doc == "about:srcdoc" || doc == "about:blank") {
-		if t.opts.Sites == nil {
-			return nil // a document its parent wrote
-		}
-		doc = t.frameOrigin(fr) // judged by the origin it runs on
+	doc := t.frameAddress(fr)
+	if doc == "about:srcdoc" {
+		return nil // without sites, a document its parent wrote
 	}
 	return t.checkSite(ctx, doc)
 }
@@ -103,16 +94,6 @@ func (t *Tab) checkSomeDocument(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-// frameOrigin is the origin the browser gave frame fr's page realm.
-func (t *Tab) frameOrigin(fr string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if f := t.subframes[fr]; f != nil {
-		return f.mainOrigin
-	}
-	return ""
 }
 
 // frameURL is frame fr's committed address ("" for a frame gone).

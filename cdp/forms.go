@@ -446,44 +446,50 @@ func (t *Tab) resolveFrame(ctx context.Context, fr string, target Target) (*Elem
 	return &el, nil
 }
 
-// named gives a TargetError made without a target the target's
-// description.
-func named(err error, desc string) error {
+// editTarget returns err with its TargetError replaced by a copy that
+// edit changed, when err holds one that keep accepts; errors are shared,
+// so they are never changed in place.
+func editTarget(err error, keep func(*TargetError) bool, edit func(*TargetError)) error {
 	var te *TargetError
-	if !errors.As(err, &te) || te.Target != "" {
+	if !errors.As(err, &te) || !keep(te) {
 		return err
 	}
 	cp := *te
-	cp.Target = desc
+	edit(&cp)
 	return &cp
+}
+
+// named gives a TargetError made without a target the target's
+// description.
+func named(err error, desc string) error {
+	return editTarget(err, func(te *TargetError) bool { return te.Target == "" },
+		func(te *TargetError) { te.Target = desc })
 }
 
 // inFrame marks the candidates of a subframe's TargetError with the
 // frame's address.
 func (t *Tab) inFrame(fr string, err error) error {
-	var te *TargetError
-	if fr == "" || !errors.As(err, &te) || len(te.Candidates) == 0 {
+	if fr == "" {
 		return err
 	}
-	addr := addressOf(t.frameURL(fr))
-	cp := *te
-	cp.Candidates = slices.Clone(te.Candidates)
-	for i := range cp.Candidates {
-		cp.Candidates[i].Frame = addr
-	}
-	return &cp
+	return editTarget(err, func(te *TargetError) bool { return len(te.Candidates) > 0 }, func(te *TargetError) {
+		addr := addressOf(t.frameURL(fr))
+		te.Candidates = slices.Clone(te.Candidates)
+		for i := range te.Candidates {
+			te.Candidates[i].Frame = addr
+		}
+	})
 }
 
 // withSkipped adds to a not_found the frames that were not searched
 // because the tab's sites do not allow them.
 func withSkipped(err error, skipped []string) error {
-	var te *TargetError
-	if len(skipped) == 0 || !errors.As(err, &te) || te.Code != "not_found" {
+	if len(skipped) == 0 {
 		return err
 	}
-	cp := *te
-	cp.Message += fmt.Sprintf("; frames on sites the script may not act on were not searched: %s", strings.Join(skipped, ", "))
-	return &cp
+	return editTarget(err, func(te *TargetError) bool { return te.Code == CodeNotFound }, func(te *TargetError) {
+		te.Message += fmt.Sprintf("; frames on sites the script may not act on were not searched: %s", strings.Join(skipped, ", "))
+	})
 }
 
 // notInFrames is the not_found of a search that had no frame to look in.
@@ -588,9 +594,7 @@ func (t *Tab) until(ctx context.Context, byRef bool, f func(ctx context.Context)
 	if !errors.As(reason, &te) {
 		return last
 	}
-	cp := *te
-	cp.Waited = time.Since(start)
-	return &cp
+	return editTarget(reason, func(*TargetError) bool { return true }, func(te *TargetError) { te.Waited = time.Since(start) })
 }
 
 // need tells the runtime's actionable which action a target must be ready

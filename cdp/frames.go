@@ -381,13 +381,7 @@ func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
 		if want != "" && f.name != want && !strings.Contains(f.url, want) {
 			continue
 		}
-		where := f.url
-		if (where == "about:srcdoc" || where == "about:blank") && t.opts.Sites != nil {
-			// A document its parent wrote runs on the parent's origin (or
-			// an opaque one, when sandboxed), which the browser reports.
-			where = f.mainOrigin
-		}
-		if !t.frameAllowedLocked(where) {
+		if !t.frameAllowedLocked(t.addressLocked(f)) {
 			if h := hostOf(f.url); h != "" && len(skipped) < 8 && !slices.Contains(skipped, h) {
 				skipped = append(skipped, h)
 			}
@@ -396,6 +390,31 @@ func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
 		frames = append(frames, f.id)
 	}
 	return frames, skipped
+}
+
+// addressLocked is the address a subframe is judged by against the tab's
+// sites: its own, except that a document its parent wrote (srcdoc,
+// about:blank) runs on the parent's origin (or an opaque one, when
+// sandboxed), which the browser reports. Call with t.mu held.
+func (t *Tab) addressLocked(f *subframe) string {
+	if (f.url == "about:srcdoc" || f.url == "about:blank") && t.opts.Sites != nil {
+		return f.mainOrigin
+	}
+	return f.url
+}
+
+// frameAddress is the address frame fr is judged by: the main frame's
+// own for "", addressLocked for a subframe, "" for a frame gone.
+func (t *Tab) frameAddress(fr string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fr == "" {
+		return t.url
+	}
+	if f := t.subframes[fr]; f != nil {
+		return t.addressLocked(f)
+	}
+	return ""
 }
 
 // frameAllowedLocked reports whether page actions may run in a frame at
