@@ -356,13 +356,14 @@
   // deadline passes, so each failure here is a reason to wait.
 
   // A page that is not rendering runs no animation frames; a timer stands
-  // in for the frame so a check never hangs on one.
+  // in for the frame so a check never hangs on one. nextFrame resolves
+  // true after a frame, false after the timer.
   function nextFrame() {
     return new Promise((resolve) => {
       let done = false;
-      const go = () => { if (!done) { done = true; resolve(); } };
-      global.requestAnimationFrame(go);
-      global.setTimeout(go, 100);
+      const go = (framed) => { if (!done) { done = true; resolve(framed); } };
+      global.requestAnimationFrame(() => go(true));
+      global.setTimeout(() => go(false), 100);
     });
   }
 
@@ -450,8 +451,11 @@
       b = boxOf(el);
     }
     if (frames || moving(el)) {
-      await nextFrame();
+      const framed = await nextFrame();
       if (!el.isConnected) return fail("not_found", "the element was removed");
+      // Animations advance with rendered frames: with none rendered, an
+      // unchanged box says nothing about an animation still running.
+      if (!framed && moving(el)) return fail("not_stable", "the element is animating", [describe(el)]);
       const now = boxOf(el);
       if (!sameBox(b, now)) return fail("not_stable", "the element is moving", [describe(el)]);
       if (!visible(el)) return fail("hidden", "the element was hidden", [describe(el)]);
