@@ -52,7 +52,7 @@ type axNode struct {
 }
 
 // axTarget reports whether the accessibility tree resolves target.
-func axTarget(t Target) bool {
+func axTarget(t Locator) bool {
 	return t.Ref == "" && (t.Role != "" || t.Label != "")
 }
 
@@ -60,7 +60,7 @@ func axTarget(t Target) bool {
 // accessibility tree of frame fr's document ("" for the main frame's).
 // Each frame's tree is its own: the main frame's does not reach into
 // frames.
-func (t *Tab) resolveAX(ctx context.Context, fr string, target Target) (*Element, error) {
+func (t *Tab) resolveAX(ctx context.Context, fr string, target Locator) (*Element, error) {
 	rm, err := t.realmIn(ctx, fr, sdkWorld, "")
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, target Target) (*Element
 	ok = ok && cur.uid == uid
 	t.mu.Unlock()
 	if !ok || worldID == 0 {
-		return nil, &TargetError{Code: "stale_ref", Target: target.String(), Message: "the page changed while the target was looked up; try again"}
+		return nil, &LocatorError{Code: "stale_ref", Target: target.String(), Message: "the page changed while the target was looked up; try again"}
 	}
 	// Each lookup holds its objects in a group of its own, released after
 	// it without waiting, so a release never takes a later lookup's.
@@ -135,7 +135,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, target Target) (*Element
 	}
 	if err != nil {
 		if contextGone(err) {
-			return nil, &TargetError{Code: "stale_ref", Target: target.String(), Message: "the page navigated while the target was looked up; try again"}
+			return nil, &LocatorError{Code: "stale_ref", Target: target.String(), Message: "the page navigated while the target was looked up; try again"}
 		}
 		return nil, t.fail(err)
 	}
@@ -267,7 +267,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // axQuery is what to ask the tree: the roles, and the name to match.
-func axQuery(target Target) (roles []string, name string) {
+func axQuery(target Locator) (roles []string, name string) {
 	if target.Label != "" {
 		return labelRoles, target.Label
 	}
@@ -333,7 +333,7 @@ func (t *Tab) frameAX(ctx context.Context, c *devtools.Client, fr string, roles 
 	r, err := c.Accessibility.GetFullAXTree(ctx, accessibility.NewGetFullAXTreeArgs().SetFrameID(page.FrameID(fr)))
 	if err != nil {
 		if protocolError(err) != nil {
-			return nil, &TargetError{Code: "stale_ref", Message: "the frame went away while it was searched; try again"}
+			return nil, &LocatorError{Code: "stale_ref", Message: "the frame went away while it was searched; try again"}
 		}
 		return nil, t.fail(err)
 	}
@@ -441,7 +441,7 @@ func closeness(name, want string) int {
 	return best
 }
 
-func axNotFound(target Target, near []axNode) error {
+func axNotFound(target Locator, near []axNode) error {
 	msg := "no element with that role and name"
 	if target.Label != "" {
 		msg = "no control with that label"
@@ -455,7 +455,7 @@ func axNotFound(target Target, near []axNode) error {
 	if len(cands) > 0 {
 		msg += "; the closest are"
 	}
-	return &TargetError{Code: "not_found", Target: target.String(), Message: msg, Candidates: cands}
+	return &LocatorError{Code: "not_found", Target: target.String(), Message: msg, Candidates: cands}
 }
 
 // adoptables gives each node's element as an object of the isolated world.
@@ -496,7 +496,7 @@ func (t *Tab) adoptables(ctx context.Context, c *devtools.Client, worldID int, g
 }
 
 // elementOf reads the runtime's answer to adopt.
-func elementOf(target Target, raw json.RawMessage) (*Element, error) {
+func elementOf(target Locator, raw json.RawMessage) (*Element, error) {
 	var res struct {
 		OK         bool        `json:"ok"`
 		Code       string      `json:"code"`
@@ -508,7 +508,7 @@ func elementOf(target Target, raw json.RawMessage) (*Element, error) {
 		return nil, fmt.Errorf("cdp: form runtime adopt: %w", err)
 	}
 	if !res.OK {
-		return nil, &TargetError{Code: res.Code, Target: target.String(), Message: res.Message, Candidates: res.Candidates}
+		return nil, &LocatorError{Code: res.Code, Target: target.String(), Message: res.Message, Candidates: res.Candidates}
 	}
 	el := res.Element
 	return &el, nil

@@ -45,32 +45,32 @@ func TestAXRolesAndNames(t *testing.T) {
 	tab := newTabWith(t, serve("/accname", accnamePage), TabOptions{})
 	ctx := tctx(t, 60*time.Second)
 	cases := []struct {
-		target Target
+		target Locator
 		id     string
 	}{
-		{Target{Role: "textbox", Name: "Billing address"}, "labelledby"},
-		{Target{Label: "Billing address"}, "labelledby"},
-		{Target{Role: "textbox", Name: "not me", Exact: true}, "chain"}, // labelledby is not followed twice
-		{Target{Label: "Deliver every 3 days"}, "embedded"},
-		{Target{Role: "button", Name: "Generated button"}, "genbtn"},
-		{Target{Label: "Postcode label"}, "aftr"},
-		{Target{Role: "button", Name: "Visible", Exact: true}, "hiddenpart"},
-		{Target{Role: "textbox", Name: "Search the site"}, "titled"},
-		{Target{Role: "button", Name: "Submit"}, "submit"},
-		{Target{Role: "button", Name: "Reset"}, "reset"},
-		{Target{Role: "button", Name: "Upload a file"}, "file"},
-		{Target{Role: "navigation", Name: "Primary"}, "nav"},
-		{Target{Role: "main"}, "main"},
-		{Target{Role: "list"}, "list"},
-		{Target{Role: "table", Name: "prices"}, "table"},
-		{Target{Role: "img", Name: "Company logo"}, "logo"},
-		{Target{Role: "button", Name: "save draft"}, "case"}, // case-insensitive
-		{Target{Role: "button", Name: "Save"}, "caseother"},  // whole beats part
-		{Target{Role: "button", Name: "Save", Exact: true}, "caseother"},
-		{Target{Label: "Shadow email"}, "s"}, // open shadow root
-		{Target{Role: "button", Name: "Shadow send"}, "sb"},
-		{Target{Label: "Closed phone"}, "cs"}, // closed shadow root
-		{Target{Role: "textbox", Name: "Slotted name"}, "sl"},
+		{Locator{Role: "textbox", Name: "Billing address"}, "labelledby"},
+		{Locator{Label: "Billing address"}, "labelledby"},
+		{Locator{Role: "textbox", Name: "not me", Exact: true}, "chain"}, // labelledby is not followed twice
+		{Locator{Label: "Deliver every 3 days"}, "embedded"},
+		{Locator{Role: "button", Name: "Generated button"}, "genbtn"},
+		{Locator{Label: "Postcode label"}, "aftr"},
+		{Locator{Role: "button", Name: "Visible", Exact: true}, "hiddenpart"},
+		{Locator{Role: "textbox", Name: "Search the site"}, "titled"},
+		{Locator{Role: "button", Name: "Submit"}, "submit"},
+		{Locator{Role: "button", Name: "Reset"}, "reset"},
+		{Locator{Role: "button", Name: "Upload a file"}, "file"},
+		{Locator{Role: "navigation", Name: "Primary"}, "nav"},
+		{Locator{Role: "main"}, "main"},
+		{Locator{Role: "list"}, "list"},
+		{Locator{Role: "table", Name: "prices"}, "table"},
+		{Locator{Role: "img", Name: "Company logo"}, "logo"},
+		{Locator{Role: "button", Name: "save draft"}, "case"}, // case-insensitive
+		{Locator{Role: "button", Name: "Save"}, "caseother"},  // whole beats part
+		{Locator{Role: "button", Name: "Save", Exact: true}, "caseother"},
+		{Locator{Label: "Shadow email"}, "s"}, // open shadow root
+		{Locator{Role: "button", Name: "Shadow send"}, "sb"},
+		{Locator{Label: "Closed phone"}, "cs"}, // closed shadow root
+		{Locator{Role: "textbox", Name: "Slotted name"}, "sl"},
 	}
 	for _, c := range cases {
 		el, err := tab.resolveAX(ctx, "", c.target)
@@ -87,28 +87,28 @@ func TestAXRolesAndNames(t *testing.T) {
 func TestAXMisses(t *testing.T) {
 	tab := newTabWith(t, serve("/accname", accnamePage), TabOptions{})
 	ctx := tctx(t, 30*time.Second)
-	_, err := tab.resolveAX(ctx, "", Target{Role: "button", Name: "Sav draft"})
-	var te *TargetError
+	_, err := tab.resolveAX(ctx, "", Locator{Role: "button", Name: "Sav draft"})
+	var te *LocatorError
 	if !errors.As(err, &te) || te.Code != "not_found" {
 		t.Fatalf("a name nobody has: %v", err)
 	}
 	if !strings.Contains(te.Error(), `"Save Draft"`) {
 		t.Errorf("the error names the candidates that came close: %s", te.Message)
 	}
-	_, err = tab.resolveAX(ctx, "", Target{Role: "button", Name: "save", Exact: true})
+	_, err = tab.resolveAX(ctx, "", Locator{Role: "button", Name: "save", Exact: true})
 	if !errors.Is(err, ErrNotFound) {
 		t.Errorf("exact is case-sensitive: %v", err)
 	}
-	_, err = tab.resolveAX(ctx, "", Target{Role: "button", Name: "Shadow"})
+	_, err = tab.resolveAX(ctx, "", Locator{Role: "button", Name: "Shadow"})
 	if err != nil {
 		t.Errorf("a part of one name: %v", err)
 	}
-	_, err = tab.resolveAX(ctx, "", Target{Role: "button"})
+	_, err = tab.resolveAX(ctx, "", Locator{Role: "button"})
 	if !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("many buttons: %v", err)
 	}
 	other := attachWith(t, tab, TabOptions{Sites: []string{"example.com"}})
-	if _, err := other.resolveAX(ctx, "", Target{Role: "main"}); !errors.Is(err, ErrSiteNotAllowed) {
+	if _, err := other.resolveAX(ctx, "", Locator{Role: "main"}); !errors.Is(err, ErrSiteNotAllowed) {
 		t.Errorf("sites apply to the lookup: %v", err)
 	}
 }

@@ -81,7 +81,7 @@ func Codes() []CodeInfo {
 
 // CodeOf is the code of an error this package returned.
 func CodeOf(err error) string {
-	var te *TargetError
+	var te *LocatorError
 	var ee *EvalError
 	var wt *WaitTimeoutError
 	switch {

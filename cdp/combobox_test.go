@@ -137,61 +137,61 @@ func TestSelectCustomComboboxes(t *testing.T) {
 	state := func(js string) string { return evalJS(t, ctx, tab, js) }
 	// react-select: the input is emptied once the choice is made; what is
 	// read back is the single value shown beside it.
-	shown, err := tab.Select(ctx, Target{Label: "Flavour"}, "Vanilla", FormOptions{})
+	shown, err := tab.Select(ctx, Locator{Label: "Flavour"}, "Vanilla", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Vanilla", shown)
 	require.JSONEq(t, `["", "Vanilla"]`, state(`() => [document.getElementById("flavour-input").value, document.querySelector("#flavour .rs-single").textContent]`))
-	shown, err = tab.Select(ctx, Target{Label: "Flavour"}, "salted", FormOptions{}) // by part of its text
+	shown, err = tab.Select(ctx, Locator{Label: "Flavour"}, "salted", FormOptions{}) // by part of its text
 	require.NoError(t, err)
 	require.Equal(t, "Salted caramel", shown)
 
 	// Async options show only once the filter holds text: it is typed.
-	shown, err = tab.Select(ctx, Target{Label: "Author"}, "Grace Hopper", FormOptions{})
+	shown, err = tab.Select(ctx, Locator{Label: "Author"}, "Grace Hopper", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Grace Hopper", shown)
 
 	// Select2: the label names the hidden select; its widget is driven.
-	shown, err = tab.Select(ctx, Target{Label: "City"}, "Berlin", FormOptions{})
+	shown, err = tab.Select(ctx, Locator{Label: "City"}, "Berlin", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Berlin", shown)
 	require.Equal(t, `"ber"`, state(`() => document.getElementById("city").value`))
 
 	// Choices.js: the select is hidden inside the widget.
-	shown, err = tab.Select(ctx, Target{Label: "Size"}, "Medium", FormOptions{})
+	shown, err = tab.Select(ctx, Locator{Label: "Size"}, "Medium", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Medium", shown)
-	el, err := tab.Resolve(ctx, Target{Label: "Size"})
+	el, err := tab.Resolve(ctx, Locator{Label: "Size"})
 	require.NoError(t, err)
 	require.Equal(t, "size-widget", el.Element.ID, "the hidden select resolves to its widget")
 
 	// A listbox shows its selected options.
-	shown, err = tab.Select(ctx, Target{Role: "listbox", Name: "Colour"}, "Green", FormOptions{})
+	shown, err = tab.Select(ctx, Locator{Role: "listbox", Name: "Colour"}, "Green", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Green", shown)
 
 	// With parts, the value read back is still what the widget shows, not
 	// its emptied filter input.
-	shown, err = tab.Select(ctx, Target{Label: "Flavour"}, "Chocolate", FormOptions{Parts: map[string]string{"option": "[role=option]"}})
+	shown, err = tab.Select(ctx, Locator{Label: "Flavour"}, "Chocolate", FormOptions{Parts: map[string]string{"option": "[role=option]"}})
 	require.NoError(t, err)
 	require.Equal(t, "Chocolate", shown)
 
 	// A pick the widget ignores is not committed; an option that never
 	// shows is no_option at the deadline.
-	_, err = tab.Select(ctx, Target{Label: "Stuck"}, "Vanilla", FormOptions{})
+	_, err = tab.Select(ctx, Locator{Label: "Stuck"}, "Vanilla", FormOptions{})
 	require.ErrorIs(t, err, ErrNotCommitted)
-	_, err = tab.Select(tctx(t, 800*time.Millisecond), Target{Label: "Author"}, "Nobody Atall", FormOptions{})
+	_, err = tab.Select(tctx(t, 800*time.Millisecond), Locator{Label: "Author"}, "Nobody Atall", FormOptions{})
 	require.ErrorIs(t, err, ErrNoOption)
 
 	// A datalist's suggestions are the browser's own: the choice is typed.
-	shown, err = tab.Select(ctx, Target{Label: "Browser"}, "Google Chrome", FormOptions{})
+	shown, err = tab.Select(ctx, Locator{Label: "Browser"}, "Google Chrome", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "chrome", shown)
-	shown, err = tab.Select(ctx, Target{Label: "Browser"}, "Firefox", FormOptions{})
+	shown, err = tab.Select(ctx, Locator{Label: "Browser"}, "Firefox", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Firefox", shown)
 
 	// A dry run opens nothing.
-	_, err = tab.Select(ctx, Target{Label: "City"}, "Rome", FormOptions{DryRun: true})
+	_, err = tab.Select(ctx, Locator{Label: "City"}, "Rome", FormOptions{DryRun: true})
 	require.NoError(t, err)
 	require.JSONEq(t, `["ber", false]`, state(`() => [document.getElementById("city").value, !!document.querySelector(".s2-drop")]`))
 }

@@ -142,7 +142,7 @@
 // target in the main frame and in every frame whose document the tab's
 // sites allow, judged by that frame's own address and, where code runs,
 // its realm's origin; a match in two frames is [ErrAmbiguous], and
-// [Target.Frame] narrows the search. The element is then operated in its
+// [Locator.Frame] narrows the search. The element is then operated in its
 // frame: runtime calls in that frame's world, keys through the page to the
 // frame the runtime focused, clicks at the element's point moved into the
 // page's viewport by each enclosing frame's content box, after checking

@@ -213,7 +213,7 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 		ch := t.changed
 		t.mu.Unlock()
 		if !ok {
-			return realmRef{}, &TargetError{Code: "stale_ref", Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
+			return realmRef{}, &LocatorError{Code: "stale_ref", Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
 		}
 		if rm.uid != "" && rm.uid != stale {
 			return rm, nil

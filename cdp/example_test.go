@@ -48,7 +48,7 @@ func ExampleTab_Fill() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := tab.Fill(ctx, cdp.Target{Label: "Email"}, "ada@example.com", cdp.FormOptions{})
+	st, err := tab.Fill(ctx, cdp.Locator{Label: "Email"}, "ada@example.com", cdp.FormOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

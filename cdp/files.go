@@ -37,7 +37,7 @@ const elementFn = `function (h, ref) {
 // not now. It is a form action: checked against the tab's sites for the
 // realm the input is in, logged without the paths, and with opts.DryRun
 // checked but not done.
-func (t *Tab) SetFiles(ctx context.Context, target Target, paths []string, opts FormOptions) error {
+func (t *Tab) SetFiles(ctx context.Context, target Locator, paths []string, opts FormOptions) error {
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("%w: %q is not an absolute path", ErrNotAFile, p)
@@ -68,7 +68,7 @@ func (t *Tab) SetFiles(ctx context.Context, target Target, paths []string, opts 
 			return err
 		}
 		if len(paths) > 1 && !in.Multiple {
-			return &TargetError{Code: "bad_target", Target: desc, Message: fmt.Sprintf("the file input takes one file, not %d", len(paths))}
+			return &LocatorError{Code: "bad_target", Target: desc, Message: fmt.Sprintf("the file input takes one file, not %d", len(paths))}
 		}
 		if opts.DryRun {
 			return nil
@@ -106,7 +106,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		SetUniqueContextID(uid).SetArguments(args))
 	if err != nil {
 		if contextGone(err) {
-			return &TargetError{Code: "stale_ref", Target: desc, Message: "the page navigated; resolve the target again"}
+			return &LocatorError{Code: "stale_ref", Target: desc, Message: "the page navigated; resolve the target again"}
 		}
 		return t.fail(err)
 	}
@@ -114,7 +114,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		return evalErrorOf(r.ExceptionDetails)
 	}
 	if r.Result.ObjectID == nil {
-		return &TargetError{Code: "stale_ref", Target: desc, Message: "the element is gone (the page navigated or re-rendered); resolve the target again"}
+		return &LocatorError{Code: "stale_ref", Target: desc, Message: "the element is gone (the page navigated or re-rendered); resolve the target again"}
 	}
 	defer func() {
 		// The world would hold the element until its document goes.

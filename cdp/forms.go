@@ -123,8 +123,8 @@ func (c Candidate) String() string {
 	return s
 }
 
-// TargetError reports why a target could not be used.
-type TargetError struct {
+// LocatorError reports why a target could not be used.
+type LocatorError struct {
 	Code       string // the runtime's code, e.g. "ambiguous"
 	Target     string // the target, described
 	Message    string
@@ -134,7 +134,7 @@ type TargetError struct {
 	Waited time.Duration
 }
 
-func (e *TargetError) Error() string {
+func (e *LocatorError) Error() string {
 	s := fmt.Sprintf("cdp: %s: %s", e.Target, e.Message)
 	if len(e.Candidates) > 0 {
 		parts := make([]string, len(e.Candidates))
@@ -150,7 +150,7 @@ func (e *TargetError) Error() string {
 }
 
 // Is matches the sentinel for the error's code.
-func (e *TargetError) Is(target error) bool { return codeErrors[e.Code] == target }
+func (e *LocatorError) Is(target error) bool { return codeErrors[e.Code] == target }
 
 // NotCommittedError reports a value the page did not keep (truncated,
 // reformatted, rejected). It matches ErrNotCommitted.
@@ -166,7 +166,7 @@ func (e *NotCommittedError) Error() string {
 
 func (e *NotCommittedError) Is(target error) bool { return target == ErrNotCommitted }
 
-// Target names an element for the form actions. Set exactly one way of
+// Locator names an element for the form actions. Set exactly one way of
 // finding it; Role may be combined with Name, which then means the
 // accessible name rather than the name attribute.
 //
@@ -180,7 +180,7 @@ func (e *NotCommittedError) Is(target error) bool { return target == ErrNotCommi
 // in the element's own root first. Closed shadow roots are out of
 // script's reach; {role, name} and {label} targets reach them through
 // the accessibility tree.
-type Target struct {
+type Locator struct {
 	Label       string `json:"label,omitempty"`       // <label for>, wrapping <label>, aria-label, aria-labelledby
 	Placeholder string `json:"placeholder,omitempty"` // placeholder attribute
 	Name        string `json:"name,omitempty"`        // name attribute; with Role, the accessible name
@@ -201,7 +201,7 @@ type Target struct {
 
 // String describes the target for logs and errors. It never includes a
 // value being typed.
-func (t Target) String() string {
+func (t Locator) String() string {
 	switch {
 	case t.Ref != "":
 		return fmt.Sprintf("ref %q", t.Ref)
@@ -225,7 +225,7 @@ func (t Target) String() string {
 	return "empty target"
 }
 
-func (t Target) validate() error {
+func (t Locator) validate() error {
 	n := 0
 	for _, s := range []string{t.Label, t.Placeholder, t.Text, t.Selector, t.TestID, t.Ref} {
 		if s != "" {
@@ -236,14 +236,14 @@ func (t Target) validate() error {
 		n++
 	}
 	if n != 1 {
-		return &TargetError{Code: "bad_target", Target: t.String(), Message: "set exactly one way to find the element"}
+		return &LocatorError{Code: "bad_target", Target: t.String(), Message: "set exactly one way to find the element"}
 	}
 	return nil
 }
 
 // Element is a resolved target.
 type Element struct {
-	// Ref names the element in later calls (Target{Ref: …}) until the page
+	// Ref names the element in later calls (Locator{Ref: …}) until the page
 	// navigates or removes it.
 	Ref string `json:"ref"`
 	// Kind is "text", "checkbox", "radio", "select" or "other".
@@ -325,7 +325,7 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 		return fmt.Errorf("cdp: form runtime %s: %w", method, err)
 	}
 	if !res.OK {
-		return &TargetError{Code: res.Code, Target: target, Message: res.Message, Candidates: res.Candidates}
+		return &LocatorError{Code: res.Code, Target: target, Message: res.Message, Candidates: res.Candidates}
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
@@ -344,9 +344,9 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 //
 // The main frame and every frame below it whose document the tab's sites
 // allow are searched, same-site and cross-site (out-of-process) frames
-// alike; matches in two frames are ErrAmbiguous, and [Target.Frame]
+// alike; matches in two frames are ErrAmbiguous, and [Locator.Frame]
 // narrows the search to some frames.
-func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
+func (t *Tab) Resolve(ctx context.Context, target Locator) (*Element, error) {
 	if err := target.validate(); err != nil {
 		return nil, err
 	}
@@ -380,10 +380,10 @@ func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 	}
 	wg.Wait()
 	var els []*Element
-	var best *TargetError
+	var best *LocatorError
 	rank := map[string]int{"not_found": 1, "hidden": 2, "disabled": 2, "ambiguous": 3}
 	for i, r := range res {
-		var te *TargetError
+		var te *LocatorError
 		switch {
 		case r.err == nil:
 			els = append(els, r.el)
@@ -407,7 +407,7 @@ func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 		for _, el := range els {
 			cands = append(cands, el.Element)
 		}
-		return nil, &TargetError{Code: "ambiguous", Target: target.String(), Candidates: cands,
+		return nil, &LocatorError{Code: "ambiguous", Target: target.String(), Candidates: cands,
 			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame)", len(els))}
 	case best != nil:
 		return nil, withSkipped(best, skipped)
@@ -416,7 +416,7 @@ func (t *Tab) Resolve(ctx context.Context, target Target) (*Element, error) {
 }
 
 // resolveIn is Resolve in one frame.
-func (t *Tab) resolveIn(ctx context.Context, fr string, target Target) (*Element, error) {
+func (t *Tab) resolveIn(ctx context.Context, fr string, target Locator) (*Element, error) {
 	el, err := t.resolveFrame(ctx, fr, target)
 	if err != nil {
 		return nil, t.inFrame(fr, err)
@@ -429,7 +429,7 @@ func (t *Tab) resolveIn(ctx context.Context, fr string, target Target) (*Element
 	return el, nil
 }
 
-func (t *Tab) resolveFrame(ctx context.Context, fr string, target Target) (*Element, error) {
+func (t *Tab) resolveFrame(ctx context.Context, fr string, target Locator) (*Element, error) {
 	if axTarget(target) {
 		// Roles and names as the browser computes them; the runtime's own
 		// reading of labels stays as a fallback for what the tree does not
@@ -449,8 +449,8 @@ func (t *Tab) resolveFrame(ctx context.Context, fr string, target Target) (*Elem
 // editTarget returns err with its TargetError replaced by a copy that
 // edit changed, when err holds one that keep accepts; errors are shared,
 // so they are never changed in place.
-func editTarget(err error, keep func(*TargetError) bool, edit func(*TargetError)) error {
-	var te *TargetError
+func editTarget(err error, keep func(*LocatorError) bool, edit func(*LocatorError)) error {
+	var te *LocatorError
 	if !errors.As(err, &te) || !keep(te) {
 		return err
 	}
@@ -462,8 +462,8 @@ func editTarget(err error, keep func(*TargetError) bool, edit func(*TargetError)
 // named gives a TargetError made without a target the target's
 // description.
 func named(err error, desc string) error {
-	return editTarget(err, func(te *TargetError) bool { return te.Target == "" },
-		func(te *TargetError) { te.Target = desc })
+	return editTarget(err, func(te *LocatorError) bool { return te.Target == "" },
+		func(te *LocatorError) { te.Target = desc })
 }
 
 // inFrame marks the candidates of a subframe's TargetError with the
@@ -472,7 +472,7 @@ func (t *Tab) inFrame(fr string, err error) error {
 	if fr == "" {
 		return err
 	}
-	return editTarget(err, func(te *TargetError) bool { return len(te.Candidates) > 0 }, func(te *TargetError) {
+	return editTarget(err, func(te *LocatorError) bool { return len(te.Candidates) > 0 }, func(te *LocatorError) {
 		addr := addressOf(t.frameURL(fr))
 		te.Candidates = slices.Clone(te.Candidates)
 		for i := range te.Candidates {
@@ -487,24 +487,24 @@ func withSkipped(err error, skipped []string) error {
 	if len(skipped) == 0 {
 		return err
 	}
-	return editTarget(err, func(te *TargetError) bool { return te.Code == CodeNotFound }, func(te *TargetError) {
+	return editTarget(err, func(te *LocatorError) bool { return te.Code == CodeNotFound }, func(te *LocatorError) {
 		te.Message += fmt.Sprintf("; frames on sites the script may not act on were not searched: %s", strings.Join(skipped, ", "))
 	})
 }
 
 // notInFrames is the not_found of a search that had no frame to look in.
-func notInFrames(target Target, skipped []string) error {
+func notInFrames(target Locator, skipped []string) error {
 	msg := "no frame to search"
 	if target.Frame != "" {
 		msg = fmt.Sprintf("no frame named %q or at an address holding it", target.Frame)
 	}
-	return withSkipped(&TargetError{Code: "not_found", Target: target.String(), Message: msg}, skipped)
+	return withSkipped(&LocatorError{Code: "not_found", Target: target.String(), Message: msg}, skipped)
 }
 
 // action runs a form action through the page-action path: refused at once
 // when the current document is not allowed, and checked again for the
 // realm each step runs in.
-func (t *Tab) action(ctx context.Context, method string, target Target, opts FormOptions, do func(ctx context.Context) error) error {
+func (t *Tab) action(ctx context.Context, method string, target Locator, opts FormOptions, do func(ctx context.Context) error) error {
 	return t.act(ctx, method, target.String(), opts.DryRun, func(ctx context.Context) error {
 		if err := t.checkSomeDocument(ctx); err != nil {
 			return err
@@ -537,7 +537,7 @@ var formBackoff = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecon
 // get the option asked for. A ref that went stale stays stale, but the
 // fresh ref a lookup made for this very check may fall to a re-render.
 func waitable(err error, byRef bool) bool {
-	var te *TargetError
+	var te *LocatorError
 	if !errors.As(err, &te) {
 		return false
 	}
@@ -590,11 +590,11 @@ func (t *Tab) until(ctx context.Context, byRef bool, f func(ctx context.Context)
 			break
 		}
 	}
-	var te *TargetError
+	var te *LocatorError
 	if !errors.As(reason, &te) {
 		return last
 	}
-	return editTarget(reason, func(*TargetError) bool { return true }, func(te *TargetError) { te.Waited = time.Since(start) })
+	return editTarget(reason, func(*LocatorError) bool { return true }, func(te *LocatorError) { te.Waited = time.Since(start) })
 }
 
 // need tells the runtime's actionable which action a target must be ready
@@ -627,7 +627,7 @@ type ready struct {
 // waitReady waits until target is ready for n. A {role, name} or {label}
 // target is looked up in the accessibility tree on each try and then
 // checked by its ref; other targets are found and checked in one call.
-func (t *Tab) waitReady(ctx context.Context, target Target, n need) (*ready, error) {
+func (t *Tab) waitReady(ctx context.Context, target Locator, n need) (*ready, error) {
 	desc := target.String()
 	var r ready
 	err := t.until(ctx, target.Ref != "", func(ctx context.Context) error {
@@ -643,7 +643,7 @@ func (t *Tab) waitReady(ctx context.Context, target Target, n need) (*ready, err
 			if err != nil {
 				return err
 			}
-			tg, fr = Target{Ref: el.Ref}, el.frame
+			tg, fr = Locator{Ref: el.Ref}, el.frame
 		}
 		r.frame = fr
 		if err := t.formCallIn(ctx, fr, desc, &r, "actionable", tg, n); err != nil || fr == "" {
@@ -683,7 +683,7 @@ func (t *Tab) waitReady(ctx context.Context, target Target, n need) (*ready, err
 // events) and read back as the input reads it ("2024-03-05",
 // "#ff8800"; a number for range, within its min, max and step). Number
 // and range values are strings of numbers and compare as numbers.
-func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOptions) (FieldState, error) {
+func (t *Tab) Fill(ctx context.Context, target Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
 	err := t.action(ctx, "fill", target, opts, func(ctx context.Context) error {
 		n := need{Act: "fill"}
@@ -732,12 +732,12 @@ func (t *Tab) Fill(ctx context.Context, target Target, value string, opts FormOp
 // with a trusted click, then reads the state back; a state the page did not
 // keep is ErrNotCommitted. A box already in the wanted state is left alone
 // at once; otherwise it waits as [Tab.ClickTarget] does.
-func (t *Tab) Check(ctx context.Context, target Target, checked bool, opts FormOptions) error {
+func (t *Tab) Check(ctx context.Context, target Locator, checked bool, opts FormOptions) error {
 	return t.action(ctx, "check", target, opts, func(ctx context.Context) error {
 		desc := target.String()
 		el, err := t.clickReady(ctx, target, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
 			if el.Kind == "radio" && !checked {
-				return false, &TargetError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
+				return false, &LocatorError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
 			}
 			return el.Checked != checked, nil
 		})
@@ -762,7 +762,7 @@ func (t *Tab) Check(ctx context.Context, target Target, checked bool, opts FormO
 // run; it returns the element clicked (nil when none was). The runtime
 // checks where the click lands: a click the page moved something into
 // is held back before the page sees it and the whole wait starts again.
-func (t *Tab) clickReady(ctx context.Context, target Target, n need, click func(*ready) (bool, error)) (*ready, error) {
+func (t *Tab) clickReady(ctx context.Context, target Locator, n need, click func(*ready) (bool, error)) (*ready, error) {
 	desc := target.String()
 	n.Guard = !n.Dry
 	var el *ready
@@ -815,7 +815,7 @@ func (t *Tab) clickReady(ctx context.Context, target Target, n need, click func(
 // With opts.Parts the dropdown is custom markup: a trusted click on the
 // trigger, then on the option whose text matches, and the value part (or
 // else what the target shows) is read back.
-func (t *Tab) Select(ctx context.Context, target Target, option string, opts FormOptions) (string, error) {
+func (t *Tab) Select(ctx context.Context, target Locator, option string, opts FormOptions) (string, error) {
 	var shown string
 	err := t.action(ctx, "select", target, opts, func(ctx context.Context) (err error) {
 		shown, err = t.choose(ctx, target, []string{option}, false, opts)
@@ -828,7 +828,7 @@ func (t *Tab) Select(ctx context.Context, target Target, option string, opts For
 // native <select multiple>, unselecting the rest, and returns the labels
 // of the options selected afterwards; a different set is ErrNotCommitted.
 // It waits as [Tab.Select] does.
-func (t *Tab) SelectAll(ctx context.Context, target Target, options []string, opts FormOptions) ([]string, error) {
+func (t *Tab) SelectAll(ctx context.Context, target Locator, options []string, opts FormOptions) ([]string, error) {
 	var shown []string
 	err := t.action(ctx, "select", target, opts, func(ctx context.Context) error {
 		n := need{Act: "select", Options: options, Multiple: true, Dry: opts.DryRun}
@@ -841,7 +841,7 @@ func (t *Tab) SelectAll(ctx context.Context, target Target, options []string, op
 		}
 		desc := target.String()
 		if el.Mode != "native" {
-			return &TargetError{Code: "not_select", Target: desc, Message: "not a native select", Candidates: []Candidate{el.Element.Element}}
+			return &LocatorError{Code: "not_select", Target: desc, Message: "not a native select", Candidates: []Candidate{el.Element.Element}}
 		}
 		shown = el.Values
 		if !opts.DryRun && !el.Committed {
@@ -852,7 +852,7 @@ func (t *Tab) SelectAll(ctx context.Context, target Target, options []string, op
 	return shown, err
 }
 
-func (t *Tab) choose(ctx context.Context, target Target, options []string, multiple bool, opts FormOptions) (string, error) {
+func (t *Tab) choose(ctx context.Context, target Locator, options []string, multiple bool, opts FormOptions) (string, error) {
 	desc := target.String()
 	n := need{Act: "select", Options: options, Multiple: multiple, Dry: opts.DryRun, Parts: opts.Parts}
 	el, err := t.waitReady(ctx, target, n)
@@ -863,7 +863,7 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 		if opts.DryRun {
 			return "", nil
 		}
-		st, err := t.Fill(ctx, Target{Ref: el.Ref}, el.Want, opts)
+		st, err := t.Fill(ctx, Locator{Ref: el.Ref}, el.Want, opts)
 		return st.Value, err
 	}
 	if el.Mode == "native" {
@@ -917,7 +917,7 @@ func (t *Tab) choose(ctx context.Context, target Target, options []string, multi
 			if err := t.insertTextIn(ctx, el.frame, option); err != nil {
 				return err
 			}
-			return &TargetError{Code: "no_option", Target: desc, Message: "typed the option into the filter; waiting for it to show"}
+			return &LocatorError{Code: "no_option", Target: desc, Message: "typed the option into the filter; waiting for it to show"}
 		}
 		return nil
 	})
@@ -967,7 +967,7 @@ const reopenAfter = 500 * time.Millisecond
 // backoff and cost one round trip when the element is ready at once. When
 // ctx ends first, the error is the last reason the target was not ready
 // (ErrNotFound, ErrHidden, ErrDisabled, ErrObscured naming what covers
-// it, ErrNotEditable for a read-only field), with [TargetError.Waited]
+// it, ErrNotEditable for a read-only field), with [LocatorError.Waited]
 // set. ErrAmbiguous, an invalid target and a stale ref fail at once, as
 // waiting cannot mend them.
 //
@@ -980,7 +980,7 @@ const reopenAfter = 500 * time.Millisecond
 // when no animation runs on it, and only an overlay from elsewhere on the
 // page counts as covering it, not the field's own floating label, mask or
 // icon.
-func (t *Tab) ClickTarget(ctx context.Context, target Target, opts FormOptions) error {
+func (t *Tab) ClickTarget(ctx context.Context, target Locator, opts FormOptions) error {
 	return t.action(ctx, "click", target, opts, func(ctx context.Context) error {
 		_, err := t.clickReady(ctx, target, need{Act: "click", Dry: opts.DryRun}, nil)
 		return err
@@ -989,7 +989,7 @@ func (t *Tab) ClickTarget(ctx context.Context, target Target, opts FormOptions) 
 
 // PressTarget clicks the element target names, waiting for it as
 // [Tab.ClickTarget] does, and presses key on it.
-func (t *Tab) PressTarget(ctx context.Context, target Target, key string, mods Modifier, opts FormOptions) error {
+func (t *Tab) PressTarget(ctx context.Context, target Locator, key string, mods Modifier, opts FormOptions) error {
 	if _, _, err := keyOf(key); err != nil {
 		return err
 	}

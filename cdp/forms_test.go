@@ -30,73 +30,73 @@ func TestResolveTargets(t *testing.T) {
 	tab := newTab(t, serve("/labels", labelsPage))
 	ctx := tctx(t, 20*time.Second)
 	cases := []struct {
-		target Target
+		target Locator
 		id     string
 	}{
-		{Target{Label: "Email"}, "email"}, // exact wins over "Email confirmation"
-		{Target{Label: "email"}, "email"},
-		{Target{Label: "confirmation"}, "e2"}, // substring when nothing is exact
-		{Target{Label: "Phone"}, "phone"},     // wrapping label
-		{Target{Label: "Search site"}, "search"},
-		{Target{Label: "Zip code"}, "zip"}, // aria-labelledby
-		{Target{Placeholder: "city"}, "city"},
-		{Target{Name: "nick"}, "nick"}, // the hidden twin is skipped, and reported
-		{Target{Role: "button", Name: "Save"}, "save"},
-		{Target{Role: "textbox", Name: "Nickname"}, "nick"},
-		{Target{Text: "Saved now"}, "msg"},
-		{Target{TestID: "msg"}, "msg"},
-		{Target{Selector: "#city"}, "city"},
+		{Locator{Label: "Email"}, "email"}, // exact wins over "Email confirmation"
+		{Locator{Label: "email"}, "email"},
+		{Locator{Label: "confirmation"}, "e2"}, // substring when nothing is exact
+		{Locator{Label: "Phone"}, "phone"},     // wrapping label
+		{Locator{Label: "Search site"}, "search"},
+		{Locator{Label: "Zip code"}, "zip"}, // aria-labelledby
+		{Locator{Placeholder: "city"}, "city"},
+		{Locator{Name: "nick"}, "nick"}, // the hidden twin is skipped, and reported
+		{Locator{Role: "button", Name: "Save"}, "save"},
+		{Locator{Role: "textbox", Name: "Nickname"}, "nick"},
+		{Locator{Text: "Saved now"}, "msg"},
+		{Locator{TestID: "msg"}, "msg"},
+		{Locator{Selector: "#city"}, "city"},
 	}
 	for _, c := range cases {
 		el, err := tab.Resolve(ctx, c.target)
 		require.NoError(t, err, c.target.String())
 		require.Equal(t, c.id, el.Element.ID, c.target.String())
 		require.NotEmpty(t, el.Ref)
-		again, err := tab.Resolve(ctx, Target{Ref: el.Ref})
+		again, err := tab.Resolve(ctx, Locator{Ref: el.Ref})
 		require.NoError(t, err)
 		require.Equal(t, c.id, again.Element.ID)
 	}
-	el, err := tab.Resolve(ctx, Target{Name: "nick"})
+	el, err := tab.Resolve(ctx, Locator{Name: "nick"})
 	require.NoError(t, err)
 	require.Len(t, el.Skipped, 1)
 	require.True(t, el.Skipped[0].Hidden)
 
-	_, err = tab.Resolve(ctx, Target{Label: "Name"})
+	_, err = tab.Resolve(ctx, Locator{Label: "Name"})
 	require.ErrorIs(t, err, ErrAmbiguous)
-	var te *TargetError
+	var te *LocatorError
 	require.ErrorAs(t, err, &te)
 	require.Len(t, te.Candidates, 2)
 	require.Contains(t, err.Error(), `id="n1"`)
 	require.Contains(t, err.Error(), `id="n2"`)
 
-	_, err = tab.Resolve(ctx, Target{Label: "Hidden one"})
+	_, err = tab.Resolve(ctx, Locator{Label: "Hidden one"})
 	require.ErrorIs(t, err, ErrHidden)
-	_, err = tab.Resolve(ctx, Target{Label: "Disabled one"})
+	_, err = tab.Resolve(ctx, Locator{Label: "Disabled one"})
 	require.ErrorIs(t, err, ErrDisabled)
-	_, err = tab.Resolve(ctx, Target{Label: "No such field"})
+	_, err = tab.Resolve(ctx, Locator{Label: "No such field"})
 	require.ErrorIs(t, err, ErrNotFound)
-	_, err = tab.Resolve(ctx, Target{Label: "Email", Selector: "#x"})
+	_, err = tab.Resolve(ctx, Locator{Label: "Email", Selector: "#x"})
 	require.ErrorIs(t, err, ErrBadTarget)
-	_, err = tab.Resolve(ctx, Target{})
+	_, err = tab.Resolve(ctx, Locator{})
 	require.ErrorIs(t, err, ErrBadTarget)
-	_, err = tab.Resolve(ctx, Target{Selector: "##"})
+	_, err = tab.Resolve(ctx, Locator{Selector: "##"})
 	require.ErrorIs(t, err, ErrBadTarget)
 
 	// Re-render: the element is replaced, its ref goes stale.
-	el, err = tab.Resolve(ctx, Target{Label: "Going away"})
+	el, err = tab.Resolve(ctx, Locator{Label: "Going away"})
 	require.NoError(t, err)
 	_, err = tab.Evaluate(ctx, `() => { document.getElementById("box").innerHTML = '<input id=gone aria-label="Going away">' }`)
 	require.NoError(t, err)
-	_, err = tab.Fill(ctx, Target{Ref: el.Ref}, "x", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Ref: el.Ref}, "x", FormOptions{})
 	require.ErrorIs(t, err, ErrStaleRef)
 	require.Contains(t, err.Error(), "resolve the target again")
 
 	// Navigation: even a same-looking document does not accept old refs.
-	el, err = tab.Resolve(ctx, Target{Label: "Email"})
+	el, err = tab.Resolve(ctx, Locator{Label: "Email"})
 	require.NoError(t, err)
 	_, err = tab.Goto(ctx, site.URL+"/labels?again", Load)
 	require.NoError(t, err)
-	_, err = tab.Resolve(ctx, Target{Ref: el.Ref})
+	_, err = tab.Resolve(ctx, Locator{Ref: el.Ref})
 	require.ErrorIs(t, err, ErrStaleRef)
 }
 
@@ -128,7 +128,7 @@ func TestFillTrustedOnlyInput(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `["", ""]`, string(v))
 
-	st, err := tab.Fill(ctx, Target{Label: "Card holder"}, "Ada Lovelace", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Card holder"}, "Ada Lovelace", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Ada Lovelace", st.Value)
 	v, err = tab.Evaluate(ctx, `() => [document.getElementById("f").value, stateOf(), document.activeElement.id]`)
@@ -136,10 +136,10 @@ func TestFillTrustedOnlyInput(t *testing.T) {
 	require.JSONEq(t, `["Ada Lovelace", "Ada Lovelace", ""]`, string(v), "value kept, state updated, field left")
 
 	// Refilling replaces the old text, quotes and all.
-	st, err = tab.Fill(ctx, Target{Label: "Card holder"}, `O'Brien "x" </script>`, FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Card holder"}, `O'Brien "x" </script>`, FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, `O'Brien "x" </script>`, st.Value)
-	st, err = tab.Fill(ctx, Target{Label: "Card holder"}, "", FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Card holder"}, "", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "", st.Value)
 }
@@ -147,7 +147,7 @@ func TestFillTrustedOnlyInput(t *testing.T) {
 func TestFillMaxLengthNotCommitted(t *testing.T) {
 	tab := newTab(t, serve("/maxlength", `<label for=z>Zip</label><input id=z maxlength=5>`))
 	ctx := tctx(t, 20*time.Second)
-	_, err := tab.Fill(ctx, Target{Label: "Zip"}, "1234567", FormOptions{})
+	_, err := tab.Fill(ctx, Locator{Label: "Zip"}, "1234567", FormOptions{})
 	require.ErrorIs(t, err, ErrNotCommitted)
 	var nc *NotCommittedError
 	require.ErrorAs(t, err, &nc)
@@ -173,22 +173,22 @@ age.addEventListener("blur", () => {
 });
 </script>`))
 	ctx := tctx(t, 20*time.Second)
-	st, err := tab.Fill(ctx, Target{Label: "Email"}, "not-an-email", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Email"}, "not-an-email", FormOptions{})
 	require.NoError(t, err)
 	require.True(t, st.Invalid)
 	require.NotEmpty(t, st.ValidationMessage)
 	require.Equal(t, "Enter a valid email", st.ErrorText)
 
-	st, err = tab.Fill(ctx, Target{Label: "Email"}, "ada@example.com", FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Email"}, "ada@example.com", FormOptions{})
 	require.NoError(t, err)
 	require.False(t, st.Invalid)
 	require.Empty(t, st.ErrorText)
 
-	st, err = tab.Fill(ctx, Target{Label: "Age"}, "forty", FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Age"}, "forty", FormOptions{})
 	require.NoError(t, err)
 	require.True(t, st.Invalid)
 	require.Equal(t, "Age must be a number", st.ErrorText)
-	st, err = tab.Fill(ctx, Target{Label: "Age"}, "40", FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Age"}, "40", FormOptions{})
 	require.NoError(t, err)
 	require.False(t, st.Invalid)
 }
@@ -212,10 +212,10 @@ JSON.stringify = function () { return "{}" };
 	var ee *EvalError
 	require.ErrorAs(t, err, &ee)
 
-	st, err := tab.Fill(ctx, Target{Label: "Query"}, "hello", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Query"}, "hello", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "hello", st.Value)
-	shown, err := tab.Select(ctx, Target{Label: "Size"}, "Large", FormOptions{})
+	shown, err := tab.Select(ctx, Locator{Label: "Size"}, "Large", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Large", shown)
 }
@@ -248,43 +248,43 @@ func TestCheckAndSelect(t *testing.T) {
 		require.NoError(t, err)
 		return string(v)
 	}
-	require.NoError(t, tab.Check(ctx, Target{Label: "I accept the terms"}, true, FormOptions{}))
-	require.NoError(t, tab.Check(ctx, Target{Label: "I accept the terms"}, true, FormOptions{})) // already so
-	require.NoError(t, tab.Check(ctx, Target{Label: "Newsletter"}, false, FormOptions{}))
+	require.NoError(t, tab.Check(ctx, Locator{Label: "I accept the terms"}, true, FormOptions{}))
+	require.NoError(t, tab.Check(ctx, Locator{Label: "I accept the terms"}, true, FormOptions{})) // already so
+	require.NoError(t, tab.Check(ctx, Locator{Label: "Newsletter"}, false, FormOptions{}))
 	require.Equal(t, `[true,false]`, state(`() => [terms.checked, news.checked]`))
-	require.ErrorIs(t, tab.Check(ctx, Target{Label: "Locked"}, true, FormOptions{}), ErrNotCommitted)
+	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Locked"}, true, FormOptions{}), ErrNotCommitted)
 
-	require.NoError(t, tab.Check(ctx, Target{Role: "radio", Name: "Pro"}, true, FormOptions{}))
+	require.NoError(t, tab.Check(ctx, Locator{Role: "radio", Name: "Pro"}, true, FormOptions{}))
 	require.Equal(t, `[false,true]`, state(`() => [free.checked, pro.checked]`))
-	require.ErrorIs(t, tab.Check(ctx, Target{Label: "Pro"}, false, FormOptions{}), ErrBadTarget)
-	require.ErrorIs(t, tab.Check(ctx, Target{Label: "Country"}, true, FormOptions{}), ErrBadTarget)
+	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Pro"}, false, FormOptions{}), ErrBadTarget)
+	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Country"}, true, FormOptions{}), ErrBadTarget)
 
-	shown, err := tab.Select(ctx, Target{Label: "Country"}, "Germany", FormOptions{})
+	shown, err := tab.Select(ctx, Locator{Label: "Country"}, "Germany", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Germany", shown)
-	shown, err = tab.Select(ctx, Target{Label: "Country"}, "fr", FormOptions{}) // by value
+	shown, err = tab.Select(ctx, Locator{Label: "Country"}, "fr", FormOptions{}) // by value
 	require.NoError(t, err)
 	require.Equal(t, "France", shown)
 	require.Equal(t, `"fr"`, state(`() => document.getElementById("country").value`))
 	// A missing option, a disabled one or a missing part may yet come: each
 	// is waited for until the deadline.
-	_, err = tab.Select(tctx(t, 300*time.Millisecond), Target{Label: "Country"}, "Spain", FormOptions{})
+	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Label: "Country"}, "Spain", FormOptions{})
 	require.ErrorIs(t, err, ErrNoOption)
-	_, err = tab.Select(tctx(t, 300*time.Millisecond), Target{Label: "Country"}, "Closed", FormOptions{})
+	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Label: "Country"}, "Closed", FormOptions{})
 	require.ErrorIs(t, err, ErrDisabled)
-	_, err = tab.Select(ctx, Target{Label: "I accept the terms"}, "x", FormOptions{})
+	_, err = tab.Select(ctx, Locator{Label: "I accept the terms"}, "x", FormOptions{})
 	require.ErrorIs(t, err, ErrBadTarget)
 
 	parts := map[string]string{"trigger": ".trigger", "option": ".opt", "value": ".value"}
-	shown, err = tab.Select(ctx, Target{Selector: "#dd"}, "Green", FormOptions{Parts: parts})
+	shown, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Green", FormOptions{Parts: parts})
 	require.NoError(t, err)
 	require.Equal(t, "Green", shown)
-	_, err = tab.Select(tctx(t, 300*time.Millisecond), Target{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"trigger": ".nope", "option": ".opt"}})
+	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"trigger": ".nope", "option": ".opt"}})
 	require.ErrorIs(t, err, ErrMissingPart)
-	_, err = tab.Select(ctx, Target{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"option": "]]bad"}})
+	_, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"option": "]]bad"}})
 	require.ErrorIs(t, err, ErrBadTarget)
 
-	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Pick a colour"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Pick a colour"}, FormOptions{}))
 	require.Equal(t, `false`, state(`() => document.getElementById("menu").hidden`))
 }
 
@@ -305,30 +305,30 @@ func TestDryRunAndActionLog(t *testing.T) {
 
 	dry := opts
 	dry.DryRun = true
-	_, err := tab.Fill(ctx, Target{Label: "Password"}, secret, dry)
+	_, err := tab.Fill(ctx, Locator{Label: "Password"}, secret, dry)
 	require.NoError(t, err)
-	_, err = tab.Select(ctx, Target{Selector: "#dd"}, "Green", FormOptions{DryRun: true,
+	_, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Green", FormOptions{DryRun: true,
 		Parts: map[string]string{"trigger": ".trigger", "option": ".opt", "value": ".value"}})
 	require.NoError(t, err)
-	require.NoError(t, tab.Check(ctx, Target{Label: "I accept the terms"}, true, dry))
+	require.NoError(t, tab.Check(ctx, Locator{Label: "I accept the terms"}, true, dry))
 	v, err := tab.Evaluate(ctx, `() => [pw.value, document.getElementById("menu").hidden, terms.checked]`)
 	require.NoError(t, err)
 	require.JSONEq(t, `["", true, false]`, string(v), "a dry run changes nothing")
 
-	_, err = tab.Fill(ctx, Target{Label: "Password"}, secret, opts) // too long: not committed
+	_, err = tab.Fill(ctx, Locator{Label: "Password"}, secret, opts) // too long: not committed
 	require.ErrorIs(t, err, ErrNotCommitted)
-	_, err = tab.Fill(ctx, Target{Label: "Password"}, "short", opts)
+	_, err = tab.Fill(ctx, Locator{Label: "Password"}, "short", opts)
 	require.NoError(t, err)
 	sites := logged
 	sites.Sites = []string{"example.com", "*.example.org"}
 	elsewhere := attachWith(t, tab, sites)
-	_, err = elsewhere.Fill(ctx, Target{Label: "Password"}, secret, opts)
+	_, err = elsewhere.Fill(ctx, Locator{Label: "Password"}, secret, opts)
 	require.ErrorIs(t, err, ErrSiteNotAllowed)
 	v, err = tab.Evaluate(ctx, `() => pw.value`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"short"`, string(v), "a refused site is not touched")
 	sites.Sites = []string{"127.0.0.1"}
-	_, err = attachWith(t, tab, sites).Fill(tctx(t, 300*time.Millisecond), Target{Label: "Nope"}, secret, opts)
+	_, err = attachWith(t, tab, sites).Fill(tctx(t, 300*time.Millisecond), Locator{Label: "Nope"}, secret, opts)
 	require.ErrorIs(t, err, ErrNotFound)
 
 	mu.Lock()
@@ -353,11 +353,11 @@ func TestFocusHookRunsBeforeTyping(t *testing.T) {
 		order = append(order, string(v))
 		return err
 	}}
-	_, err := tab.Fill(ctx, Target{Label: "A"}, "typed", opts)
+	_, err := tab.Fill(ctx, Locator{Label: "A"}, "typed", opts)
 	require.NoError(t, err)
 	require.Equal(t, []string{`["a",""]`}, order, "focus hook runs after prepareText, before typing")
 	opts.Focus = func(context.Context) error { return fmt.Errorf("window is minimised") }
-	_, err = tab.Fill(ctx, Target{Label: "A"}, "again", opts)
+	_, err = tab.Fill(ctx, Locator{Label: "A"}, "again", opts)
 	require.ErrorContains(t, err, "window is minimised")
 }
 

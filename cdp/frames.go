@@ -495,7 +495,7 @@ func (t *Tab) pagePoint(ctx context.Context, fr string, x, y float64) (float64, 
 	}
 	s := t.sessionOf(fr)
 	if s == nil {
-		return 0, 0, &TargetError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
+		return 0, 0, &LocatorError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
 	}
 	// Box models come in the viewport of the session's root frame. top is
 	// the element of the main frame's session that holds the frame, or
@@ -543,14 +543,14 @@ func (t *Tab) pagePoint(ctx context.Context, fr string, x, y float64) (float64, 
 	// frame of the same renderer) or the element holding the first frame
 	// of another renderer.
 	if (t.sessionOf(fr) == t.top && string(hit.FrameID) != fr) || (t.sessionOf(fr) != t.top && hit.BackendNodeID != top.node) {
-		return 0, 0, &TargetError{Code: "obscured", Message: "the page in front of the frame covers it"}
+		return 0, 0, &LocatorError{Code: "obscured", Message: "the page in front of the frame covers it"}
 	}
 	return x, y, nil
 }
 
 // errNotInPage is a point of a frame that the page around it did not
 // show; it has been scrolled into view, and is to be checked again.
-var errNotInPage = &TargetError{Code: "not_stable", Message: "the frame shows the element but the page around it does not; scrolling it into view"}
+var errNotInPage = &LocatorError{Code: "not_stable", Message: "the frame shows the element but the page around it does not; scrolling it into view"}
 
 // ownerBox is where the element holding a frame is, in the viewport of
 // its session's root frame: its content box's top left, where the
@@ -562,7 +562,7 @@ type ownerBox struct {
 }
 
 func (t *Tab) ownerBoxOf(ctx context.Context, s *session, frame string) (ownerBox, error) {
-	gone := &TargetError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
+	gone := &LocatorError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
 	o, err := s.c.DOM.GetFrameOwner(ctx, dom.NewGetFrameOwnerArgs(page.FrameID(frame)))
 	if err != nil {
 		if protocolError(err) != nil {
@@ -570,7 +570,7 @@ func (t *Tab) ownerBoxOf(ctx context.Context, s *session, frame string) (ownerBo
 		}
 		return ownerBox{}, t.fail(err)
 	}
-	hidden := &TargetError{Code: "hidden", Message: "the frame holding it is not rendered"}
+	hidden := &LocatorError{Code: "hidden", Message: "the frame holding it is not rendered"}
 	bm, err := s.c.DOM.GetBoxModel(ctx, dom.NewGetBoxModelArgs().SetBackendNodeID(o.BackendNodeID))
 	if err != nil {
 		if protocolError(err) != nil {

@@ -56,49 +56,49 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 	ctx := tctx(t, 60*time.Second)
 
 	// The cross-site frame: typing, a click below the fold, reading back.
-	st, err := tab.Fill(ctx, Target{Label: "Card number"}, "4242 4242", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Card number"}, "4242 4242", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "4242 4242", st.Value)
-	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Pay now"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Pay now"}, FormOptions{}))
 	require.Eventually(t, func() bool {
-		s, err := tab.Text(ctx, Target{Selector: "#out"})
+		s, err := tab.Text(ctx, Locator{Selector: "#out"})
 		return err == nil && s == "paid 4242 4242"
 	}, 5*time.Second, 50*time.Millisecond)
 
 	// A frame inside the cross-site frame.
-	_, err = tab.Fill(ctx, Target{Label: "Security code"}, "123", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Label: "Security code"}, "123", FormOptions{})
 	require.NoError(t, err)
-	v, err := tab.Value(ctx, Target{Selector: "#code"})
+	v, err := tab.Value(ctx, Locator{Selector: "#code"})
 	require.NoError(t, err)
 	require.Equal(t, "123", v)
 
 	// The same-site frame: every kind of action.
-	_, err = tab.Fill(ctx, Target{Label: "Street"}, "1 Main St", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Label: "Street"}, "1 Main St", FormOptions{})
 	require.NoError(t, err)
-	require.NoError(t, tab.Check(ctx, Target{Role: "checkbox", Name: "Gift wrap"}, true, FormOptions{}))
-	on, err := tab.Checked(ctx, Target{Selector: "#gift"})
+	require.NoError(t, tab.Check(ctx, Locator{Role: "checkbox", Name: "Gift wrap"}, true, FormOptions{}))
+	on, err := tab.Checked(ctx, Locator{Selector: "#gift"})
 	require.NoError(t, err)
 	require.True(t, on)
-	shown, err := tab.Select(ctx, Target{Label: "Country"}, "Spain", FormOptions{})
+	shown, err := tab.Select(ctx, Locator{Label: "Country"}, "Spain", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Spain", shown)
-	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Apply"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Apply"}, FormOptions{}))
 	require.Eventually(t, func() bool {
-		s, err := tab.Text(ctx, Target{Selector: "#apply"})
+		s, err := tab.Text(ctx, Locator{Selector: "#apply"})
 		return err == nil && s == "Applied"
 	}, 5*time.Second, 50*time.Millisecond)
 
 	// A frame inside the same-site frame, written by its parent: found
 	// once, not once per enclosing tree.
-	_, err = tab.Fill(ctx, Target{Label: "Floor"}, "3", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Label: "Floor"}, "3", FormOptions{})
 	require.NoError(t, err)
-	el, err := tab.Resolve(ctx, Target{Role: "combobox"})
+	el, err := tab.Resolve(ctx, Locator{Role: "combobox"})
 	require.NoError(t, err, "the page's one combobox is the same-site frame's select")
 	require.Contains(t, el.Element.String(), "in a frame of")
 
 	// The main frame still works, and the page's own script sees the
 	// values where they were typed.
-	_, err = tab.Fill(ctx, Target{Label: "Full name"}, "Ada", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Label: "Full name"}, "Ada", FormOptions{})
 	require.NoError(t, err)
 	raw, err := tab.Evaluate(ctx, `() => [document.getElementById("name").value, document.getElementById("same").contentDocument.getElementById("street").value]`)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 
 	// Counting adds up every frame: name, notes-main, street, gift, floor,
 	// card, notes-pay, code.
-	n, err := tab.Count(ctx, Target{Selector: "input"})
+	n, err := tab.Count(ctx, Locator{Selector: "input"})
 	require.NoError(t, err)
 	require.Equal(t, 8, n)
 }
@@ -114,25 +114,25 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 func TestFramesAmbiguityAndNarrowing(t *testing.T) {
 	tab := newTab(t, framesPage())
 	ctx := tctx(t, 60*time.Second)
-	_, err := tab.Fill(ctx, Target{Label: "Card number"}, "1", FormOptions{}) // waits for the frames
+	_, err := tab.Fill(ctx, Locator{Label: "Card number"}, "1", FormOptions{}) // waits for the frames
 	require.NoError(t, err)
 
-	_, err = tab.Fill(ctx, Target{Label: "Notes"}, "x", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Label: "Notes"}, "x", FormOptions{})
 	require.ErrorIs(t, err, ErrAmbiguous)
-	var te *TargetError
+	var te *LocatorError
 	require.True(t, errors.As(err, &te))
 	require.Len(t, te.Candidates, 2)
 	require.Contains(t, err.Error(), "in a frame of http://localhost")
 
-	_, err = tab.Fill(ctx, Target{Label: "Notes", Frame: "pay"}, "by name", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Label: "Notes", Frame: "pay"}, "by name", FormOptions{})
 	require.NoError(t, err)
-	_, err = tab.Fill(ctx, Target{Selector: "#notes-pay", Frame: "/frames/pay"}, "by address", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Selector: "#notes-pay", Frame: "/frames/pay"}, "by address", FormOptions{})
 	require.NoError(t, err)
-	v, err := tab.Value(ctx, Target{Selector: "#notes-pay"})
+	v, err := tab.Value(ctx, Locator{Selector: "#notes-pay"})
 	require.NoError(t, err)
 	require.Equal(t, "by address", v)
 
-	_, err = tab.Resolve(ctx, Target{Label: "Notes", Frame: "no-such-frame"})
+	_, err = tab.Resolve(ctx, Locator{Label: "Notes", Frame: "no-such-frame"})
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -143,33 +143,33 @@ func TestFramesFollowSites(t *testing.T) {
 
 	t.Run("only the cross-site frame allowed", func(t *testing.T) {
 		tab := newTabWith(t, outer, TabOptions{Sites: []string{"localhost"}})
-		_, err := tab.Fill(ctx, Target{Label: "Card number"}, "4000", FormOptions{})
+		_, err := tab.Fill(ctx, Locator{Label: "Card number"}, "4000", FormOptions{})
 		require.NoError(t, err)
-		_, err = tab.Resolve(ctx, Target{Label: "Full name"})
+		_, err = tab.Resolve(ctx, Locator{Label: "Full name"})
 		require.ErrorIs(t, err, ErrNotFound)
 		require.Contains(t, err.Error(), "not searched: 127.0.0.1")
-		_, err = tab.Resolve(ctx, Target{Label: "Security code"}) // 127.0.0.1 again, inside the allowed frame
+		_, err = tab.Resolve(ctx, Locator{Label: "Security code"}) // 127.0.0.1 again, inside the allowed frame
 		require.ErrorIs(t, err, ErrNotFound)
-		_, err = tab.Resolve(ctx, Target{Label: "Floor"}) // written by a 127.0.0.1 frame
+		_, err = tab.Resolve(ctx, Locator{Label: "Floor"}) // written by a 127.0.0.1 frame
 		require.ErrorIs(t, err, ErrNotFound)
 		_, err = tab.Evaluate(ctx, `() => 1`) // the main frame's world
 		require.True(t, refused(err), "%v", err)
 	})
 	t.Run("only the main site allowed", func(t *testing.T) {
 		tab := newTabWith(t, outer, TabOptions{Sites: []string{"127.0.0.1"}})
-		_, err := tab.Fill(ctx, Target{Label: "Full name"}, "Ada", FormOptions{})
+		_, err := tab.Fill(ctx, Locator{Label: "Full name"}, "Ada", FormOptions{})
 		require.NoError(t, err)
-		_, err = tab.Fill(ctx, Target{Label: "Street"}, "x", FormOptions{})
+		_, err = tab.Fill(ctx, Locator{Label: "Street"}, "x", FormOptions{})
 		require.NoError(t, err)
 		// A frame written by its allowed parent runs on the parent's origin.
-		_, err = tab.Fill(ctx, Target{Label: "Floor"}, "2", FormOptions{})
+		_, err = tab.Fill(ctx, Locator{Label: "Floor"}, "2", FormOptions{})
 		require.NoError(t, err)
 		// Wait until the cross-site frame is there, then see it refused.
 		require.Eventually(t, func() bool {
 			_, skipped := tab.searchFrames("")
 			return len(skipped) > 0
 		}, 10*time.Second, 50*time.Millisecond)
-		_, err = tab.Resolve(ctx, Target{Label: "Card number"})
+		_, err = tab.Resolve(ctx, Locator{Label: "Card number"})
 		require.ErrorIs(t, err, ErrNotFound)
 		require.Contains(t, err.Error(), "not searched: localhost")
 	})
@@ -183,7 +183,7 @@ setTimeout(() => { const f = document.createElement("iframe"); f.src = %q; docum
 </script>`, siteOther+"/frames/late-inner"))
 	tab := newTab(t, url)
 	ctx := tctx(t, 30*time.Second)
-	st, err := tab.Fill(ctx, Target{Label: "Coupon"}, "SAVE10", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Coupon"}, "SAVE10", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "SAVE10", st.Value)
 }
@@ -200,7 +200,7 @@ func TestFrameUnderAnOverlay(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 
 	short := tctx(t, 1500*time.Millisecond)
-	err := tab.ClickTarget(short, Target{Role: "button", Name: "Go"}, FormOptions{})
+	err := tab.ClickTarget(short, Locator{Role: "button", Name: "Go"}, FormOptions{})
 	require.ErrorIs(t, err, ErrObscured)
 	raw, err := tab.Evaluate(ctx, `() => window.coverClicks || 0`)
 	require.NoError(t, err)
@@ -208,9 +208,9 @@ func TestFrameUnderAnOverlay(t *testing.T) {
 
 	_, err = tab.Evaluate(ctx, `() => setTimeout(() => document.getElementById("cover").remove(), 300)`)
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Go"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Go"}, FormOptions{}))
 	require.Eventually(t, func() bool {
-		s, err := tab.Text(ctx, Target{Role: "button", Name: "Hit"})
+		s, err := tab.Text(ctx, Locator{Role: "button", Name: "Hit"})
 		return err == nil && s == "Hit"
 	}, 5*time.Second, 50*time.Millisecond)
 }
@@ -222,9 +222,9 @@ func TestFrameDialog(t *testing.T) {
 	tab := newTab(t, url)
 	ctx := tctx(t, 20*time.Second)
 	start := time.Now()
-	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Ask"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Ask"}, FormOptions{}))
 	require.Eventually(t, func() bool {
-		s, err := tab.Text(ctx, Target{Selector: "button"})
+		s, err := tab.Text(ctx, Locator{Selector: "button"})
 		return err == nil && s == "no"
 	}, 5*time.Second, 50*time.Millisecond)
 	require.Less(t, time.Since(start), 10*time.Second)
@@ -240,19 +240,19 @@ func TestFrameRolesAndFiles(t *testing.T) {
 	tab := newTab(t, url)
 	ctx := tctx(t, 30*time.Second)
 	// The only checkbox of the page is in the same-site frame.
-	require.NoError(t, tab.Check(ctx, Target{Role: "checkbox"}, true, FormOptions{}))
-	on, err := tab.Checked(ctx, Target{Selector: "#gift"})
+	require.NoError(t, tab.Check(ctx, Locator{Role: "checkbox"}, true, FormOptions{}))
+	on, err := tab.Checked(ctx, Locator{Selector: "#gift"})
 	require.NoError(t, err)
 	require.True(t, on)
 
 	f := filepath.Join(t.TempDir(), "receipt.txt")
 	require.NoError(t, os.WriteFile(f, []byte("paid"), 0o600))
 	require.Eventually(t, func() bool {
-		n, err := tab.Count(ctx, Target{Selector: "#receipt"})
+		n, err := tab.Count(ctx, Locator{Selector: "#receipt"})
 		return err == nil && n == 1
 	}, 10*time.Second, 50*time.Millisecond)
-	require.NoError(t, tab.SetFiles(ctx, Target{Label: "Receipt"}, []string{f}, FormOptions{}))
-	v, err := tab.Value(ctx, Target{Selector: "#receipt"})
+	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Receipt"}, []string{f}, FormOptions{}))
+	v, err := tab.Value(ctx, Locator{Selector: "#receipt"})
 	require.NoError(t, err)
 	require.Contains(t, v, "receipt.txt")
 }
@@ -264,7 +264,7 @@ func TestFrameChangesRenderer(t *testing.T) {
 	url := serve("/frames/swap", `<!doctype html><iframe id=f name=f src="/frames/same"></iframe>`)
 	tab := newTab(t, url)
 	ctx := tctx(t, 30*time.Second)
-	_, err := tab.Fill(ctx, Target{Label: "Street"}, "same site", FormOptions{})
+	_, err := tab.Fill(ctx, Locator{Label: "Street"}, "same site", FormOptions{})
 	require.NoError(t, err)
 	for _, to := range []string{siteOther + "/frames/nested", site.URL + "/frames/same", siteOther + "/frames/nested"} {
 		_, err := tab.Evaluate(ctx, `(u) => { document.getElementById("f").src = u; }`, to)
@@ -273,12 +273,12 @@ func TestFrameChangesRenderer(t *testing.T) {
 		if strings.Contains(to, "nested") {
 			label = "Security code"
 		}
-		_, err = tab.Fill(ctx, Target{Label: label}, "typed", FormOptions{})
+		_, err = tab.Fill(ctx, Locator{Label: label}, "typed", FormOptions{})
 		require.NoError(t, err, to)
-		n, err := tab.Count(ctx, Target{Selector: "input"})
+		n, err := tab.Count(ctx, Locator{Selector: "input"})
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, 1, to)
-		_, err = tab.Resolve(ctx, Target{Label: label})
+		_, err = tab.Resolve(ctx, Locator{Label: label})
 		require.NoError(t, err, "one match for %s after the move to %s", label, to)
 	}
 }
@@ -302,10 +302,10 @@ func TestFrameSessionsEndWithTheTab(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 	tab, err := sharedConn.NewTabWith(ctx, framesPage(), TabOptions{})
 	require.NoError(t, err)
-	_, err = tab.Resolve(ctx, Target{Label: "Security code"}) // two levels of cross-site frames attached
+	_, err = tab.Resolve(ctx, Locator{Label: "Security code"}) // two levels of cross-site frames attached
 	for errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		_, err = tab.Resolve(ctx, Target{Label: "Security code"})
+		_, err = tab.Resolve(ctx, Locator{Label: "Security code"})
 	}
 	require.NoError(t, err)
 	tab.mu.Lock()

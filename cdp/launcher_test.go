@@ -453,7 +453,7 @@ func TestLauncherElectronHandoff(t *testing.T) {
 	assert.Empty(t, inst.HandoffProblem)
 	assert.Equal(t, 3, inst.Snapshot.RefCount)
 	assert.Equal(t, []ElementRef{{"e1", "button", "Save"}, {"e2", "link", "Docs"}, {"e3", "textbox", "Search"}}, inst.Snapshot.Refs)
-	assert.Equal(t, Target{Role: "button", Name: "Save", Exact: true}, inst.Snapshot.Refs[0].Target())
+	assert.Equal(t, Locator{Role: "button", Name: "Save", Exact: true}, inst.Snapshot.Refs[0].Locator())
 
 	st, err := l.Status(ctx, inst.ID)
 	require.NoError(t, err)

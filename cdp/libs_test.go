@@ -67,7 +67,7 @@ func TestRealLibraryWidgets(t *testing.T) {
 		tab := newTabWith(t, libPage("/lib-tomselect", []string{"tom-select/dist/css/tom-select.css", "tom-select/dist/js/tom-select.complete.min.js"},
 			`<label for=ts>Fruit</label><select id=ts><option value="">Pick one</option><option value=a>Apple</option><option value=b>Banana</option><option value=c>Cherry</option></select>`,
 			`new TomSelect("#ts", {});`), TabOptions{})
-		got, err := tab.Select(ctx, Target{Label: "Fruit"}, "Banana", FormOptions{})
+		got, err := tab.Select(ctx, Locator{Label: "Fruit"}, "Banana", FormOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestRealLibraryWidgets(t *testing.T) {
 		tab := newTabWith(t, libPage("/lib-flatpickr", []string{"flatpickr/dist/flatpickr.min.css", "flatpickr/dist/flatpickr.min.js"},
 			`<label for=d>Arrival</label><input id=d>`,
 			`window.fp = flatpickr("#d", { allowInput: true });`), TabOptions{})
-		st, err := tab.Fill(ctx, Target{Label: "Arrival"}, "2024-03-05", FormOptions{})
+		st, err := tab.Fill(ctx, Locator{Label: "Arrival"}, "2024-03-05", FormOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestRealLibraryWidgets(t *testing.T) {
 		tab := newTabWith(t, libPage("/lib-imask", []string{"imask/dist/imask.min.js"},
 			`<label for=p>Phone</label><input id=p>`,
 			`window.mask = IMask(document.getElementById("p"), { mask: "+{7}(000)000-00-00" });`), TabOptions{})
-		_, err := tab.Fill(ctx, Target{Label: "Phone"}, "9991234567", FormOptions{})
+		_, err := tab.Fill(ctx, Locator{Label: "Phone"}, "9991234567", FormOptions{})
 		var nc *NotCommittedError
 		if !errors.As(err, &nc) {
 			t.Fatalf("a mask reformats what is typed, which fill reports: %v", err)
@@ -133,7 +133,7 @@ func TestRealLibraryWidgetsMore(t *testing.T) {
 			`window.choices = new Choices("#c", { shouldSort: false });`), TabOptions{})
 		ctx := tctx(t, 30*time.Second)
 		for _, want := range []string{"Green", "Blue", "Red"} {
-			got, err := tab.Select(ctx, Target{Label: "Colour"}, want, FormOptions{})
+			got, err := tab.Select(ctx, Locator{Label: "Colour"}, want, FormOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestRealLibraryWidgetsMore(t *testing.T) {
 			`<label for=s>City</label><select id=s style="width:200px"><option value=par>Paris</option><option value=ber>Berlin</option><option value=rom>Rome</option></select>`,
 			`$("#s").select2();`), TabOptions{})
 		ctx := tctx(t, 30*time.Second)
-		got, err := tab.Select(ctx, Target{Label: "City"}, "Berlin", FormOptions{})
+		got, err := tab.Select(ctx, Locator{Label: "City"}, "Berlin", FormOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,19 +173,19 @@ createApp({ render: () => h("form", [
   h("p", { id: "echo" }, state.name + "/" + state.agree + "/" + state.plan),
 ]) }).mount("#app");`), TabOptions{})
 		ctx := tctx(t, 30*time.Second)
-		if _, err := tab.Fill(ctx, Target{Label: "Your name"}, "Ada", FormOptions{}); err != nil {
+		if _, err := tab.Fill(ctx, Locator{Label: "Your name"}, "Ada", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tab.Check(ctx, Target{Label: "I agree"}, true, FormOptions{}); err != nil {
+		if err := tab.Check(ctx, Locator{Label: "I agree"}, true, FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tab.Select(ctx, Target{Label: "Plan"}, "Pro", FormOptions{}); err != nil {
+		if _, err := tab.Select(ctx, Locator{Label: "Plan"}, "Pro", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if v := eval(t, tab, `() => [state.name, state.agree, state.plan]`); v != `["Ada",true,"pro"]` {
 			t.Errorf("Vue's state is %s", v)
 		}
-		if s, err := tab.Text(ctx, Target{Selector: "#echo"}); err != nil || s != "Ada/true/pro" {
+		if s, err := tab.Text(ctx, Locator{Selector: "#echo"}); err != nil || s != "Ada/true/pro" {
 			t.Errorf("the page shows %q (%v)", s, err)
 		}
 	})
@@ -194,7 +194,7 @@ createApp({ render: () => h("form", [
 			`<div id=editor></div>`, `window.quill = new Quill("#editor", { theme: "snow" });
 document.querySelector(".ql-editor").setAttribute("aria-label", "Message");`), TabOptions{})
 		ctx := tctx(t, 30*time.Second)
-		if _, err := tab.Fill(ctx, Target{Label: "Message"}, "Hello from a script", FormOptions{}); err != nil {
+		if _, err := tab.Fill(ctx, Locator{Label: "Message"}, "Hello from a script", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if v := eval(t, tab, `() => window.quill.getText()`); v != `"Hello from a script\n"` {
@@ -206,7 +206,7 @@ document.querySelector(".ql-editor").setAttribute("aria-label", "Message");`), T
 			`<label for=ph>Phone</label><input id=ph type=tel>`,
 			`window.iti = intlTelInput(document.getElementById("ph"), { initialCountry: "gb" });`), TabOptions{})
 		ctx := tctx(t, 30*time.Second)
-		if _, err := tab.Fill(ctx, Target{Label: "Phone"}, "7400 123456", FormOptions{}); err != nil {
+		if _, err := tab.Fill(ctx, Locator{Label: "Phone"}, "7400 123456", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if v := eval(t, tab, `() => [window.iti.getSelectedCountry().iso2, document.getElementById("ph").value]`); v != `["gb","7400 123456"]` {
@@ -221,16 +221,16 @@ document.querySelector(".ql-editor").setAttribute("aria-label", "Message");`), T
 <sl-button id=go>Send</sl-button><p id=sent></p>`,
 			`document.getElementById("go").addEventListener("click", () => { document.getElementById("sent").textContent = "sent"; });`), TabOptions{})
 		ctx := tctx(t, 30*time.Second)
-		if _, err := tab.Fill(ctx, Target{Label: "Email"}, "ada@example.com", FormOptions{}); err != nil {
+		if _, err := tab.Fill(ctx, Locator{Label: "Email"}, "ada@example.com", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tab.Check(ctx, Target{Role: "checkbox", Name: "Newsletter"}, true, FormOptions{}); err != nil {
+		if err := tab.Check(ctx, Locator{Role: "checkbox", Name: "Newsletter"}, true, FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tab.Select(ctx, Target{Role: "combobox", Name: "Size"}, "Medium", FormOptions{}); err != nil {
+		if _, err := tab.Select(ctx, Locator{Role: "combobox", Name: "Size"}, "Medium", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tab.ClickTarget(ctx, Target{Role: "button", Name: "Send"}, FormOptions{}); err != nil {
+		if err := tab.ClickTarget(ctx, Locator{Role: "button", Name: "Send"}, FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		v := eval(t, tab, `() => [document.getElementById("em").value, document.getElementById("nl").checked, document.getElementById("sz").value, document.getElementById("sent").textContent]`)

@@ -59,7 +59,7 @@ func TestFillEveryInputType(t *testing.T) {
 		{"Story", "Once upon a time", "Once upon a time"},
 	}
 	for _, c := range cases {
-		st, err := tab.Fill(ctx, Target{Label: c.label}, c.value, FormOptions{})
+		st, err := tab.Fill(ctx, Locator{Label: c.label}, c.value, FormOptions{})
 		require.NoError(t, err, c.label)
 		require.Equal(t, c.kept, st.Value, c.label)
 	}
@@ -74,15 +74,15 @@ func TestFillEveryInputType(t *testing.T) {
 	// Values the control does not take are not committed: a malformed
 	// date, a volume off its step, text in a number field.
 	for _, c := range []struct{ label, value string }{{"Day", "5 March"}, {"Day", "2024-02-30"}, {"Volume", "7.5"}, {"Volume", "11"}, {"Count", "forty"}} {
-		_, err := tab.Fill(ctx, Target{Label: c.label}, c.value, FormOptions{})
+		_, err := tab.Fill(ctx, Locator{Label: c.label}, c.value, FormOptions{})
 		require.ErrorIs(t, err, ErrNotCommitted, c.label+" "+c.value)
 	}
 	// Numbers are strings that compare as numbers.
-	st, err := tab.Fill(ctx, Target{Label: "Volume"}, "3.0", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Volume"}, "3.0", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "3", st.Value)
 	// Filling again replaces, and "" clears, a picker input too.
-	st, err = tab.Fill(ctx, Target{Label: "Day"}, "", FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Day"}, "", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "", st.Value)
 }
@@ -95,37 +95,37 @@ func TestSelectAllMultiple(t *testing.T) {
 		require.NoError(t, err)
 		return string(v)
 	}
-	got, err := tab.SelectAll(ctx, Target{Label: "Toppings"}, []string{"Cheese", "Olives"}, FormOptions{})
+	got, err := tab.SelectAll(ctx, Locator{Label: "Toppings"}, []string{"Cheese", "Olives"}, FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"Cheese", "Olives"}, got)
 	require.JSONEq(t, `["ch","Olives"]`, selected())
 
 	// Exactly the options given: the earlier ones are unselected.
-	got, err = tab.SelectAll(ctx, Target{Label: "Toppings"}, []string{"Ham", "ch"}, FormOptions{})
+	got, err = tab.SelectAll(ctx, Locator{Label: "Toppings"}, []string{"Ham", "ch"}, FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"Cheese", "Ham"}, got)
 	require.JSONEq(t, `["ch","Ham"]`, selected())
 
 	// Select picks one, alone.
-	shown, err := tab.Select(ctx, Target{Label: "Toppings"}, "Olives", FormOptions{})
+	shown, err := tab.Select(ctx, Locator{Label: "Toppings"}, "Olives", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Olives", shown)
 	require.JSONEq(t, `["Olives"]`, selected())
 
-	got, err = tab.SelectAll(ctx, Target{Label: "Toppings"}, nil, FormOptions{})
+	got, err = tab.SelectAll(ctx, Locator{Label: "Toppings"}, nil, FormOptions{})
 	require.NoError(t, err)
 	require.Empty(t, got)
 	require.JSONEq(t, `[]`, selected())
 
-	got, err = tab.SelectAll(ctx, Target{Label: "Toppings"}, []string{"Ham"}, FormOptions{DryRun: true})
+	got, err = tab.SelectAll(ctx, Locator{Label: "Toppings"}, []string{"Ham"}, FormOptions{DryRun: true})
 	require.NoError(t, err)
 	require.JSONEq(t, `[]`, selected(), "a dry run changes nothing")
 
-	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Target{Label: "Toppings"}, []string{"Ham", "Anchovies"}, FormOptions{})
+	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Locator{Label: "Toppings"}, []string{"Ham", "Anchovies"}, FormOptions{})
 	require.ErrorIs(t, err, ErrDisabled)
-	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Target{Label: "Toppings"}, []string{"Ham", "Pineapple"}, FormOptions{})
+	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Locator{Label: "Toppings"}, []string{"Ham", "Pineapple"}, FormOptions{})
 	require.ErrorIs(t, err, ErrNoOption)
-	_, err = tab.SelectAll(ctx, Target{Label: "Text"}, []string{"Ham"}, FormOptions{})
+	_, err = tab.SelectAll(ctx, Locator{Label: "Text"}, []string{"Ham"}, FormOptions{})
 	require.ErrorIs(t, err, ErrBadTarget)
 	v, err := tab.Evaluate(ctx, `() => events.filter(e => e === "toppings:change").length`)
 	require.NoError(t, err)

@@ -101,9 +101,9 @@ type ElementRef struct {
 	Name string
 }
 
-// Target returns the form-action target that finds the element again:
+// Locator returns the form-action target that finds the element again:
 // its role and exact accessible name.
-func (r ElementRef) Target() Target { return Target{Role: r.Role, Name: r.Name, Exact: true} }
+func (r ElementRef) Locator() Locator { return Locator{Role: r.Role, Name: r.Name, Exact: true} }
 
 // probeJS reads the page in one call.
 const probeJS = `(max) => {

@@ -15,7 +15,7 @@ import (
 
 // Text returns the text target's element shows (its innerText: rendered
 // text, with the line breaks a person sees).
-func (t *Tab) Text(ctx context.Context, target Target) (string, error) {
+func (t *Tab) Text(ctx context.Context, target Locator) (string, error) {
 	var s string
 	err := t.readOne(ctx, "text", target, "text", "", &s)
 	return s, err
@@ -24,7 +24,7 @@ func (t *Tab) Text(ctx context.Context, target Target) (string, error) {
 // Value returns what target's field holds: an input's or textarea's
 // value, a select's chosen label (the first, for a multiple select), the
 // text of a contenteditable element. Other elements are ErrBadTarget.
-func (t *Tab) Value(ctx context.Context, target Target) (string, error) {
+func (t *Tab) Value(ctx context.Context, target Locator) (string, error) {
 	var s string
 	err := t.readOne(ctx, "value", target, "value", "", &s)
 	return s, err
@@ -32,7 +32,7 @@ func (t *Tab) Value(ctx context.Context, target Target) (string, error) {
 
 // Attribute returns the named attribute of target's element, and whether
 // the element has it.
-func (t *Tab) Attribute(ctx context.Context, target Target, name string) (string, bool, error) {
+func (t *Tab) Attribute(ctx context.Context, target Locator, name string) (string, bool, error) {
 	var s *string
 	err := t.readOne(ctx, "attribute", target, "attribute", name, &s)
 	if err != nil || s == nil {
@@ -43,7 +43,7 @@ func (t *Tab) Attribute(ctx context.Context, target Target, name string) (string
 
 // Checked reports whether target's checkbox, switch or radio button is
 // checked; any other element is ErrBadTarget.
-func (t *Tab) Checked(ctx context.Context, target Target) (bool, error) {
+func (t *Tab) Checked(ctx context.Context, target Locator) (bool, error) {
 	var b bool
 	err := t.readOne(ctx, "checked", target, "checked", "", &b)
 	return b, err
@@ -52,7 +52,7 @@ func (t *Tab) Checked(ctx context.Context, target Target) (bool, error) {
 // IsVisible reports whether an element target names is visible: false
 // when none matches or every match is hidden, true when one or more are
 // shown (disabled ones too).
-func (t *Tab) IsVisible(ctx context.Context, target Target) (bool, error) {
+func (t *Tab) IsVisible(ctx context.Context, target Locator) (bool, error) {
 	var vis bool
 	err := t.reader(ctx, "visible", target, func(ctx context.Context) (err error) {
 		vis, err = t.visible(ctx, target)
@@ -65,7 +65,7 @@ func (t *Tab) IsVisible(ctx context.Context, target Target) (bool, error) {
 // and disabled ones included, over every frame Resolve searches (a {role}
 // or {label} target is matched by the runtime's own reading of roles and
 // labels, not the accessibility tree).
-func (t *Tab) Count(ctx context.Context, target Target) (int, error) {
+func (t *Tab) Count(ctx context.Context, target Locator) (int, error) {
 	if err := target.validate(); err != nil {
 		return 0, err
 	}
@@ -91,7 +91,7 @@ func (t *Tab) Count(ctx context.Context, target Target) (int, error) {
 }
 
 // reader runs one reader as a page action.
-func (t *Tab) reader(ctx context.Context, method string, target Target, do func(ctx context.Context) error) error {
+func (t *Tab) reader(ctx context.Context, method string, target Locator, do func(ctx context.Context) error) error {
 	return t.act(ctx, method, target.String(), false, func(ctx context.Context) error {
 		if err := t.checkSomeDocument(ctx); err != nil {
 			return err
@@ -102,7 +102,7 @@ func (t *Tab) reader(ctx context.Context, method string, target Target, do func(
 
 // readOne reads one thing (what, with arg) from the element target names
 // into out.
-func (t *Tab) readOne(ctx context.Context, method string, target Target, what, arg string, out any) error {
+func (t *Tab) readOne(ctx context.Context, method string, target Locator, what, arg string, out any) error {
 	return t.reader(ctx, method, target, func(ctx context.Context) error {
 		ref, err := t.pickRef(ctx, target)
 		if err != nil {
@@ -119,7 +119,7 @@ func (t *Tab) readOne(ctx context.Context, method string, target Target, what, a
 // pickRef resolves target as the form actions do, and when its only
 // matches are hidden or disabled, takes one of those: what they hold can
 // still be read (and a file input is often hidden behind its label).
-func (t *Tab) pickRef(ctx context.Context, target Target) (string, error) {
+func (t *Tab) pickRef(ctx context.Context, target Locator) (string, error) {
 	el, err := t.Resolve(ctx, target)
 	if err == nil {
 		return el.Ref, nil
@@ -150,7 +150,7 @@ func (t *Tab) pickRef(ctx context.Context, target Target) (string, error) {
 }
 
 // visible is IsVisible without the page action around it.
-func (t *Tab) visible(ctx context.Context, target Target) (bool, error) {
+func (t *Tab) visible(ctx context.Context, target Locator) (bool, error) {
 	_, err := t.Resolve(ctx, target)
 	switch {
 	case err == nil, errors.Is(err, ErrAmbiguous), errors.Is(err, ErrDisabled):
@@ -166,7 +166,7 @@ func (t *Tab) visible(ctx context.Context, target Target) (bool, error) {
 // [Tab.IsVisible] reports it, or ctx ends (a *WaitTimeoutError). It is a
 // page action, logged as a waitFor, and survives navigations: each check
 // looks at the document shown then.
-func (t *Tab) WaitVisible(ctx context.Context, target Target) error {
+func (t *Tab) WaitVisible(ctx context.Context, target Locator) error {
 	if err := target.validate(); err != nil {
 		return err
 	}

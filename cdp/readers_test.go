@@ -37,11 +37,11 @@ func TestReaders(t *testing.T) {
 	tab := readersTab(t, TabOptions{Log: log.add})
 	ctx := tctx(t, 20*time.Second)
 
-	s, err := tab.Text(ctx, Target{TestID: "msg"})
+	s, err := tab.Text(ctx, Locator{TestID: "msg"})
 	require.NoError(t, err)
 	require.Equal(t, "Hello world", s)
 
-	for target, want := range map[Target]string{
+	for target, want := range map[Locator]string{
 		{Label: "Name"}:     "Ada",
 		{Label: "Locked"}:   "kept",         // disabled: read all the same
 		{Label: "Secret"}:   "hidden value", // hidden too
@@ -58,24 +58,24 @@ func TestReaders(t *testing.T) {
 		require.Equal(t, want, got, target.String())
 	}
 
-	b, err := tab.Checked(ctx, Target{Label: "Agree"})
+	b, err := tab.Checked(ctx, Locator{Label: "Agree"})
 	require.NoError(t, err)
 	require.True(t, b)
-	b, err = tab.Checked(ctx, Target{Role: "switch", Name: "Wi-Fi"})
+	b, err = tab.Checked(ctx, Locator{Role: "switch", Name: "Wi-Fi"})
 	require.NoError(t, err)
 	require.True(t, b)
-	_, err = tab.Checked(ctx, Target{Label: "Name"})
+	_, err = tab.Checked(ctx, Locator{Label: "Name"})
 	require.ErrorIs(t, err, ErrBadTarget)
 
-	v, ok, err := tab.Attribute(ctx, Target{Selector: "#link"}, "href")
+	v, ok, err := tab.Attribute(ctx, Locator{Selector: "#link"}, "href")
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "/x", v)
-	_, ok, err = tab.Attribute(ctx, Target{Selector: "#link"}, "data-none")
+	_, ok, err = tab.Attribute(ctx, Locator{Selector: "#link"}, "data-none")
 	require.NoError(t, err)
 	require.False(t, ok)
 
-	for target, want := range map[Target]bool{
+	for target, want := range map[Locator]bool{
 		{Label: "Name"}:         true,
 		{Label: "Locked"}:       true, // shown, if disabled
 		{Label: "Secret"}:       false,
@@ -88,17 +88,17 @@ func TestReaders(t *testing.T) {
 		require.Equal(t, want, got, target.String())
 	}
 
-	n, err := tab.Count(ctx, Target{Selector: ".item"})
+	n, err := tab.Count(ctx, Locator{Selector: ".item"})
 	require.NoError(t, err)
 	require.Equal(t, 3, n, "hidden ones count")
 
-	_, err = tab.Value(ctx, Target{Selector: ".item"})
+	_, err = tab.Value(ctx, Locator{Selector: ".item"})
 	require.ErrorIs(t, err, ErrAmbiguous)
 
-	require.NoError(t, tab.WaitVisible(ctx, Target{Role: "button", Name: "Late"}))
+	require.NoError(t, tab.WaitVisible(ctx, Locator{Role: "button", Name: "Late"}))
 	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	err = tab.WaitVisible(wctx, Target{Label: "Secret"})
+	err = tab.WaitVisible(wctx, Locator{Label: "Secret"})
 	var wt *WaitTimeoutError
 	require.ErrorAs(t, err, &wt)
 
@@ -118,11 +118,11 @@ func TestReadersOffSites(t *testing.T) {
 	tab := readersTab(t, TabOptions{Log: log.add, Sites: []string{"example.com"}})
 	ctx := tctx(t, 20*time.Second)
 	for name, f := range map[string]func() error{
-		"text":    func() error { _, err := tab.Text(ctx, Target{TestID: "msg"}); return err },
-		"value":   func() error { _, err := tab.Value(ctx, Target{Label: "Name"}); return err },
-		"visible": func() error { _, err := tab.IsVisible(ctx, Target{Label: "Name"}); return err },
-		"count":   func() error { _, err := tab.Count(ctx, Target{Selector: "li"}); return err },
-		"waitFor": func() error { return tab.WaitVisible(ctx, Target{Label: "Name"}) },
+		"text":    func() error { _, err := tab.Text(ctx, Locator{TestID: "msg"}); return err },
+		"value":   func() error { _, err := tab.Value(ctx, Locator{Label: "Name"}); return err },
+		"visible": func() error { _, err := tab.IsVisible(ctx, Locator{Label: "Name"}); return err },
+		"count":   func() error { _, err := tab.Count(ctx, Locator{Selector: "li"}); return err },
+		"waitFor": func() error { return tab.WaitVisible(ctx, Locator{Label: "Name"}) },
 	} {
 		require.ErrorIs(t, f(), ErrSiteNotAllowed, name)
 	}
@@ -149,25 +149,25 @@ func TestSetFiles(t *testing.T) {
 		return string(v)
 	}
 
-	require.NoError(t, tab.SetFiles(ctx, Target{Label: "Upload"}, paths[:1], FormOptions{}), "a hidden input behind its label")
+	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Upload"}, paths[:1], FormOptions{}), "a hidden input behind its label")
 	require.Equal(t, `"one.txt"`, names("#f"))
-	require.NoError(t, tab.SetFiles(ctx, Target{Label: "Many"}, paths, FormOptions{}))
+	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Many"}, paths, FormOptions{}))
 	require.Equal(t, `"one.txt,two.txt"`, names("#fm"))
 	changed, err := tab.Evaluate(ctx, `() => window.changed`)
 	require.NoError(t, err)
 	require.Equal(t, "2", string(changed), "the page saw change events")
 
-	err = tab.SetFiles(ctx, Target{Label: "Upload"}, paths, FormOptions{})
+	err = tab.SetFiles(ctx, Locator{Label: "Upload"}, paths, FormOptions{})
 	require.ErrorIs(t, err, ErrBadTarget, "two files for a single input")
-	err = tab.SetFiles(ctx, Target{Label: "Name"}, paths[:1], FormOptions{})
+	err = tab.SetFiles(ctx, Locator{Label: "Name"}, paths[:1], FormOptions{})
 	require.ErrorIs(t, err, ErrBadTarget, "not a file input")
-	require.NoError(t, tab.SetFiles(ctx, Target{Label: "Many"}, nil, FormOptions{}))
+	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Many"}, nil, FormOptions{}))
 	require.Equal(t, `""`, names("#fm"), "no paths clear it")
-	require.NoError(t, tab.SetFiles(ctx, Target{Label: "Many"}, paths, FormOptions{DryRun: true}))
+	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Many"}, paths, FormOptions{DryRun: true}))
 	require.Equal(t, `""`, names("#fm"), "a dry run sets nothing")
 
 	for _, bad := range []string{"one.txt", filepath.Join(dir, "missing.txt"), dir} {
-		err := tab.SetFiles(ctx, Target{Label: "Upload"}, []string{bad}, FormOptions{})
+		err := tab.SetFiles(ctx, Locator{Label: "Upload"}, []string{bad}, FormOptions{})
 		require.True(t, errors.Is(err, ErrNotAFile), "%s: %v", bad, err)
 		require.False(t, strings.Contains(names("#f"), "missing"))
 	}

@@ -48,7 +48,7 @@ func BenchmarkRoleLookup(b *testing.B) {
 	defer tab.Close(ctx)
 	const n = 50
 	var ours, theirs []float64
-	target := Target{Role: "button", Name: "Checkout now"}
+	target := Locator{Role: "button", Name: "Checkout now"}
 	for b.Loop() {
 		for i := 0; i < n; i++ {
 			t0 := time.Now()

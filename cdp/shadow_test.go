@@ -58,7 +58,7 @@ cover.innerHTML = '<button id=covered>Covered</button>';
 func TestShadowFinders(t *testing.T) {
 	tab := newTab(t, serve("/shadow", shadowPage))
 	ctx := tctx(t, 30*time.Second)
-	id := func(target Target) string {
+	id := func(target Locator) string {
 		t.Helper()
 		el, err := tab.Resolve(ctx, target)
 		require.NoError(t, err, target.String())
@@ -66,21 +66,21 @@ func TestShadowFinders(t *testing.T) {
 	}
 	// Through the runtime's own finders (selector, testId, placeholder,
 	// name, text) and the label fallback.
-	require.Equal(t, "i/input/email", id(Target{Label: "Email"}))     // a slotted label text inside the component's <label for>
-	require.Equal(t, "/input/", id(Target{Label: "Phone"}))           // a light-DOM <label> slotted into a one-field component
-	require.Equal(t, "/input/", id(Target{Label: "Zip code"}))        // <label for> naming the host
-	require.Equal(t, "city/input/", id(Target{Label: "City"}))        // aria-labelledby resolved in the field's own root
-	require.Equal(t, "city/input/", id(Target{Placeholder: "town"}))  //
-	require.Equal(t, "city/input/", id(Target{TestID: "city-field"})) //
-	require.Equal(t, "deep/input/deep-field", id(Target{Name: "deep-field"}))
-	require.Equal(t, "deep/input/deep-field", id(Target{Selector: "input#deep"}))
-	require.Equal(t, "deep-text/p/", id(Target{Text: "Deep inside"}))
-	require.Equal(t, "save/x-button/", id(Target{Text: "Save"})) // slotted text stays on the host
-	require.Equal(t, "b/button/", id(Target{Role: "button", Name: "Save"}))
+	require.Equal(t, "i/input/email", id(Locator{Label: "Email"}))     // a slotted label text inside the component's <label for>
+	require.Equal(t, "/input/", id(Locator{Label: "Phone"}))           // a light-DOM <label> slotted into a one-field component
+	require.Equal(t, "/input/", id(Locator{Label: "Zip code"}))        // <label for> naming the host
+	require.Equal(t, "city/input/", id(Locator{Label: "City"}))        // aria-labelledby resolved in the field's own root
+	require.Equal(t, "city/input/", id(Locator{Placeholder: "town"}))  //
+	require.Equal(t, "city/input/", id(Locator{TestID: "city-field"})) //
+	require.Equal(t, "deep/input/deep-field", id(Locator{Name: "deep-field"}))
+	require.Equal(t, "deep/input/deep-field", id(Locator{Selector: "input#deep"}))
+	require.Equal(t, "deep-text/p/", id(Locator{Text: "Deep inside"}))
+	require.Equal(t, "save/x-button/", id(Locator{Text: "Save"})) // slotted text stays on the host
+	require.Equal(t, "b/button/", id(Locator{Role: "button", Name: "Save"}))
 
 	// The runtime's own label and role readings (the fallback for what the
 	// accessibility tree does not name) see the same.
-	for target, want := range map[Target]string{
+	for target, want := range map[Locator]string{
 		{Label: "Email"}: "i", {Label: "City"}: "city", {Role: "button", Name: "Save"}: "b", {Role: "textbox", Name: "City"}: "city",
 	} {
 		var el Element
@@ -88,25 +88,25 @@ func TestShadowFinders(t *testing.T) {
 		require.Equal(t, want, el.Element.ID, target.String())
 	}
 	var city Element
-	require.NoError(t, tab.formCall(ctx, "", &city, "resolve", Target{Label: "City"}))
+	require.NoError(t, tab.formCall(ctx, "", &city, "resolve", Locator{Label: "City"}))
 	require.Equal(t, "City", city.Element.Label, "the id is looked up in the field's own root, not the document")
 
 	// A selector is matched in each tree on its own: no combinator
 	// crosses into a shadow root.
-	_, err := tab.Resolve(ctx, Target{Selector: "x-outer input"})
+	_, err := tab.Resolve(ctx, Locator{Selector: "x-outer input"})
 	require.ErrorIs(t, err, ErrNotFound)
-	_, err = tab.Resolve(ctx, Target{Selector: "input"})
+	_, err = tab.Resolve(ctx, Locator{Selector: "input"})
 	require.ErrorIs(t, err, ErrAmbiguous)
 
 	// Fill, click and check work on fields inside shadow roots: focus,
 	// read-back and the hit test look in the element's own tree.
-	st, err := tab.Fill(ctx, Target{Label: "Email"}, "ada@example.com", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Label: "Email"}, "ada@example.com", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "ada@example.com", st.Value)
-	_, err = tab.Fill(ctx, Target{Name: "deep-field"}, "nested", FormOptions{})
+	_, err = tab.Fill(ctx, Locator{Name: "deep-field"}, "nested", FormOptions{})
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Save"}, FormOptions{}))
-	require.NoError(t, tab.ClickTarget(ctx, Target{Text: "Save"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Save"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Save"}, FormOptions{}))
 	v, err := tab.Evaluate(ctx, `() => [document.getElementById("save").dataset.clicks,
 		document.getElementById("email-host").shadowRoot.getElementById("i").value,
 		document.querySelector("x-outer").shadowRoot.querySelector("x-inner").shadowRoot.getElementById("deep").value]`)
@@ -115,7 +115,7 @@ func TestShadowFinders(t *testing.T) {
 
 	// A closed root is out of the runtime's sight; the accessibility tree
 	// finds it (see ax.go), and its elements, once adopted, are acted on.
-	_, err = tab.Resolve(ctx, Target{Selector: "#secret"})
+	_, err = tab.Resolve(ctx, Locator{Selector: "#secret"})
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -125,15 +125,15 @@ func TestShadowHitTest(t *testing.T) {
 	tab := newTab(t, serve("/shadow-cover", shadowPage+`<div id=veil style="position:fixed;inset:0;background:rgba(0,0,0,.2)"></div>`))
 	ctx := tctx(t, 30*time.Second)
 	short := tctx(t, 400*time.Millisecond)
-	err := tab.ClickTarget(short, Target{Role: "button", Name: "Covered"}, FormOptions{})
+	err := tab.ClickTarget(short, Locator{Role: "button", Name: "Covered"}, FormOptions{})
 	require.ErrorIs(t, err, ErrObscured)
 	require.Contains(t, err.Error(), `id="veil"`)
-	var te *TargetError
+	var te *LocatorError
 	require.ErrorAs(t, err, &te)
 	require.Greater(t, te.Waited, 300*time.Millisecond)
 	_, err = tab.Evaluate(ctx, `() => document.getElementById("veil").remove()`)
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Target{Role: "button", Name: "Covered"}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Covered"}, FormOptions{}))
 }
 
 // TestClosedShadowAdopt hands adopt an element inside a closed shadow root,
@@ -141,7 +141,7 @@ func TestShadowHitTest(t *testing.T) {
 func TestClosedShadowAdopt(t *testing.T) {
 	tab := newTab(t, serve("/shadow-closed", shadowPage))
 	ctx := tctx(t, 30*time.Second)
-	_, err := tab.Resolve(ctx, Target{Selector: "x-closed"}) // the world exists
+	_, err := tab.Resolve(ctx, Locator{Selector: "x-closed"}) // the world exists
 	require.NoError(t, err)
 	tab.mu.Lock()
 	world := tab.worldID
@@ -168,27 +168,27 @@ func TestClosedShadowAdopt(t *testing.T) {
 	require.NotNil(t, secret)
 	obj, err := tab.c.DOM.ResolveNode(ctx, dom.NewResolveNodeArgs().SetBackendNodeID(secret.BackendNodeID).SetExecutionContextID(runtime.ExecutionContextID(world)))
 	require.NoError(t, err)
-	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(Target{Label: "Closed field"})}, {ObjectID: obj.Object.ObjectID}}
+	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(Locator{Label: "Closed field"})}, {ObjectID: obj.Object.ObjectID}}
 	r, err := tab.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
 		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
 	require.NoError(t, err)
 	require.Nil(t, r.ExceptionDetails)
-	el, err := elementOf(Target{Label: "Closed field"}, r.Result.Value)
+	el, err := elementOf(Locator{Label: "Closed field"}, r.Result.Value)
 	require.NoError(t, err)
 	require.Equal(t, "secret", el.Element.ID)
 	require.Equal(t, "Closed field", el.Element.Label)
 
-	st, err := tab.Fill(ctx, Target{Ref: el.Ref}, "hidden away", FormOptions{})
+	st, err := tab.Fill(ctx, Locator{Ref: el.Ref}, "hidden away", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "hidden away", st.Value)
-	require.NoError(t, tab.ClickTarget(ctx, Target{Ref: el.Ref}, FormOptions{}))
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Ref: el.Ref}, FormOptions{}))
 	v, err := tab.Evaluate(ctx, `() => closedRoot.getElementById("secret").value`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"hidden away"`, string(v))
 
 	// End to end: the accessibility tree finds the closed field by its
 	// label, and the action waits, hit-tests and types in its root.
-	st, err = tab.Fill(ctx, Target{Label: "Closed field"}, "found by name", FormOptions{})
+	st, err = tab.Fill(ctx, Locator{Label: "Closed field"}, "found by name", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "found by name", st.Value)
 
@@ -197,6 +197,6 @@ func TestClosedShadowAdopt(t *testing.T) {
 	r, err = tab.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
 		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
 	require.NoError(t, err)
-	_, err = elementOf(Target{Label: "Closed field"}, r.Result.Value)
+	_, err = elementOf(Locator{Label: "Closed field"}, r.Result.Value)
 	require.ErrorIs(t, err, ErrNotFound)
 }

@@ -31,7 +31,7 @@ func TestScriptMessageHidesGoWording(t *testing.T) {
 			"fill refused on shop.example, which is not on this script's sites= (pay.example): add shop.example to sites= in its // @permissions line if it should act there, or check the tab's address",
 		},
 		"target": {
-			&cdp.TargetError{Code: "not_found", Target: `label "Email"`, Message: "no element matches", Waited: 300 * time.Millisecond},
+			&cdp.LocatorError{Code: "not_found", Target: `label "Email"`, Message: "no element matches", Waited: 300 * time.Millisecond},
 			`label "Email": no element matches (waited 300ms)`,
 		},
 		"browser gone": {

@@ -593,7 +593,7 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[stri
 // WaitFor waits for a CSS selector to match, or for a target to resolve
 // to a visible element.
 func (a *tabAPI) WaitFor(ctx context.Context, id string, what any, opts map[string]any) error {
-	var tg *cdp.Target
+	var tg *cdp.Locator
 	switch w := what.(type) {
 	case string:
 	case map[string]any:
@@ -620,7 +620,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what any, opts map[stri
 // read runs one reader on target. Readers need only the browser grant:
 // they run in the isolated world, never the page's code, and the tab's
 // sites= still applies to the document they read.
-func (a *tabAPI) read(ctx context.Context, id string, target map[string]any, f func(context.Context, *cdp.Tab, cdp.Target) error) error {
+func (a *tabAPI) read(ctx context.Context, id string, target map[string]any, f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
 	tg, err := toTarget(target)
 	if err != nil {
 		return err
@@ -635,7 +635,7 @@ func (a *tabAPI) read(ctx context.Context, id string, target map[string]any, f f
 }
 
 func (a *tabAPI) Text(ctx context.Context, id string, target map[string]any) (s string, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Text(ctx, tg)
 		return err
 	})
@@ -643,7 +643,7 @@ func (a *tabAPI) Text(ctx context.Context, id string, target map[string]any) (s 
 }
 
 func (a *tabAPI) Value(ctx context.Context, id string, target map[string]any) (s string, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Value(ctx, tg)
 		return err
 	})
@@ -657,7 +657,7 @@ func (a *tabAPI) Attribute(ctx context.Context, id string, target map[string]any
 		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
 	var v any
-	err := a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) error {
+	err := a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
 		s, ok, err := t.Attribute(ctx, tg, name)
 		if ok {
 			v = s
@@ -668,7 +668,7 @@ func (a *tabAPI) Attribute(ctx context.Context, id string, target map[string]any
 }
 
 func (a *tabAPI) Checked(ctx context.Context, id string, target map[string]any) (b bool, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.Checked(ctx, tg)
 		return err
 	})
@@ -676,7 +676,7 @@ func (a *tabAPI) Checked(ctx context.Context, id string, target map[string]any) 
 }
 
 func (a *tabAPI) Visible(ctx context.Context, id string, target map[string]any) (b bool, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.IsVisible(ctx, tg)
 		return err
 	})
@@ -684,7 +684,7 @@ func (a *tabAPI) Visible(ctx context.Context, id string, target map[string]any) 
 }
 
 func (a *tabAPI) Count(ctx context.Context, id string, target map[string]any) (n int, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Target) (err error) {
+	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		n, err = t.Count(ctx, tg)
 		return err
 	})
@@ -796,7 +796,7 @@ func (a *formsAPI) begin(ctx context.Context, id string, opts map[string]any) (c
 }
 
 // act runs one form action on target: the options, the timeout, then f.
-func (a *formsAPI) act(ctx context.Context, id string, target, opts map[string]any, f func(context.Context, *cdp.Tab, cdp.Target, cdp.FormOptions) error) error {
+func (a *formsAPI) act(ctx context.Context, id string, target, opts map[string]any, f func(context.Context, *cdp.Tab, cdp.Locator, cdp.FormOptions) error) error {
 	tg, err := toTarget(target)
 	if err != nil {
 		return err
@@ -811,7 +811,7 @@ func (a *formsAPI) act(ctx context.Context, id string, target, opts map[string]a
 
 func (a *formsAPI) Fill(ctx context.Context, id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
 	var st cdp.FieldState
-	err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+	err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) (err error) {
 		st, err = t.Fill(ctx, tg, value, fo)
 		return err
 	})
@@ -822,7 +822,7 @@ func (a *formsAPI) Fill(ctx context.Context, id string, target map[string]any, v
 }
 
 func (a *formsAPI) Check(ctx context.Context, id string, target map[string]any, checked bool, opts map[string]any) error {
-	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) error {
+	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) error {
 		return t.Check(ctx, tg, checked, fo)
 	})
 }
@@ -834,7 +834,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any,
 	switch o := option.(type) {
 	case string:
 		var label string
-		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) (err error) {
 			label, err = t.Select(ctx, tg, o, fo)
 			return err
 		})
@@ -849,7 +849,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any,
 			options[i] = s
 		}
 		var labels []string
-		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) (err error) {
+		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) (err error) {
 			labels, err = t.SelectAll(ctx, tg, options, fo)
 			return err
 		})
@@ -878,7 +878,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target map[string]an
 		}
 		real = append(real, rp)
 	}
-	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) error {
+	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) error {
 		return t.SetFiles(ctx, tg, real, fo)
 	})
 }
@@ -904,7 +904,7 @@ func (a *formsAPI) OnDialog(ctx context.Context, id string, answer any) error {
 }
 
 func (a *formsAPI) Click(ctx context.Context, id string, target map[string]any, opts map[string]any) error {
-	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Target, fo cdp.FormOptions) error {
+	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) error {
 		return t.ClickTarget(ctx, tg, fo)
 	})
 }
@@ -944,15 +944,15 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts map[string]an
 	return browserErr(t.PressKey(ctx, key, mods, fo))
 }
 
-func toTarget(m map[string]any) (cdp.Target, error) {
-	var t cdp.Target
+func toTarget(m map[string]any) (cdp.Locator, error) {
+	var t cdp.Locator
 	raw, err := json.Marshal(m)
 	if err == nil {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		err = dec.Decode(&t)
 	}
-	if err != nil || t == (cdp.Target{}) {
+	if err != nil || t == (cdp.Locator{}) {
 		return t, codeErr(CodeInvalid, capnweb.NameTypeError,
 			"a target is one of {label}, {placeholder}, {name}, {role, name}, {text}, {selector}, {testId} or {ref}")
 	}

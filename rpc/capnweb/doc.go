@@ -43,7 +43,7 @@
 // What Go code receives for an object depends on what it asks for, so
 // that existing code that type-asserts map[string]any keeps working: a
 // parameter of type any (and any inside a []any or map[string]any
-// parameter), a [Target] or [Func] argument, and the results of
+// parameter), a [Handler] or [Func] argument, and the results of
 // [Stub.Await] and the calls built on it get map[string]any; a parameter
 // of type [Value] (or []Value, map[string]Value, …) gets *Object at every
 // depth; a parameter of type *Object or Object gets that object in order.
@@ -69,7 +69,7 @@
 // # Exporting Go values
 //
 // See [Session] for the rules that make a struct's methods callable, and
-// [Target] for objects resolved at call time. A callable value is never
+// [Handler] for objects resolved at call time. A callable value is never
 // sent under the key "then", since JavaScript's await would call it.
 //
 // A blank field of type [Names] renames methods, so that a Go server can

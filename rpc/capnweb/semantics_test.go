@@ -360,7 +360,7 @@ func TestObjectAndDecodeJSON(t *testing.T) {
 	require.Equal(t, 18, x)
 }
 
-// argTarget is a Target that reports the Go type of its first argument.
+// argTarget is a Handler that reports the Go type of its first argument.
 type argTarget struct{}
 
 func (argTarget) CallMethod(_ context.Context, _ string, args []any) (any, error) {
@@ -369,7 +369,7 @@ func (argTarget) CallMethod(_ context.Context, _ string, args []any) (any, error
 
 func (argTarget) GetProperty(context.Context, string) (any, error) { return nil, ErrNotFound }
 
-// TestDynamicCalleesGetMaps checks that a Target, like an any parameter,
+// TestDynamicCalleesGetMaps checks that a Handler, like an any parameter,
 // gets objects as maps unless the session keeps their order.
 func TestDynamicCalleesGetMaps(t *testing.T) {
 	CheckLeaks(t)

@@ -43,7 +43,7 @@ type Options struct {
 	MaxQueued int
 	// OrderedObjects makes JavaScript objects reach Go code as *Object,
 	// keys in the peer's order, wherever the Go side asks for any: method
-	// parameters of type any, the arguments of a [Target] or [Func], and
+	// parameters of type any, the arguments of a [Handler] or [Func], and
 	// the results of [Stub.Await] and the calls built on it. Without it
 	// they arrive as map[string]any, except in parameters of type [Value]
 	// or [Object]. Objects are always sent in their order.
@@ -121,7 +121,7 @@ type importEntry struct {
 // # Exporting Go values
 //
 // The main object, and any value returned or passed that is a struct
-// pointer with callable methods, a func, a [Func] or a [Target], is passed
+// pointer with callable methods, a func, a [Func] or a [Handler], is passed
 // by reference: the peer gets a stub. A struct's exported methods are
 // reachable by their lowerCamel names ("AddUser" → "addUser"). A callable
 // method takes an optional leading context.Context, then its arguments, and

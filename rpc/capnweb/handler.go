@@ -10,7 +10,7 @@ import (
 	"unicode"
 )
 
-// Target is an object exported by reference whose members are resolved at
+// Handler is an object exported by reference whose members are resolved at
 // call time. Use it for dynamic objects; for a fixed API, export a struct
 // pointer and let its exported methods be found by reflection.
 //
@@ -18,7 +18,7 @@ import (
 // an error wrapping [ErrNotFound] for an unknown name: a call then rejects
 // with TypeError "'name' is not a function." and a property read yields
 // undefined, as they do against a JavaScript server.
-type Target interface {
+type Handler interface {
 	CallMethod(ctx context.Context, name string, args []any) (any, error)
 	GetProperty(ctx context.Context, name string) (any, error)
 }
@@ -251,7 +251,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 // that contain it. Dispose runs when the count returns to zero.
 type localObj struct {
 	val     reflect.Value // the object (for methods) or the func
-	target  Target        // set for Target implementations
+	target  Handler       // set for Handler implementations
 	fn      *method       // set for callable funcs
 	dyn     Func          // set for Func values
 	methods map[string]*method
@@ -267,7 +267,7 @@ type localObj struct {
 // when v is passed by value.
 func newLocalObj(v any) *localObj {
 	switch x := v.(type) {
-	case Target:
+	case Handler:
 		return &localObj{target: x, val: reflect.ValueOf(v)}
 	case Func:
 		return &localObj{val: reflect.ValueOf(v), dyn: x}
