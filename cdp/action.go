@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Every page action (evaluate, waitFor, screenshot, goto, the form actions
+// Every page action (evaluate, waitFor, holds, screenshot, goto, the form actions
 // and key presses) goes through act: it marks where navigation waits
 // start, runs the action, and logs it once with the site of the document
 // it actually ran in. The site check itself sits lower, in call and

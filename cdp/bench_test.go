@@ -22,7 +22,7 @@ func BenchmarkGotoPolicy(b *testing.B) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	p, err := Launch(ctx, LaunchOptions{Path: chromium, TempDir: tempRoot})
+	p, err := startChromium(ctx, chromium, true, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/mafredri/cdp/devtool"
 	"github.com/mafredri/cdp/protocol/target"
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/internal/browserproc"
 )
 
 // Options configures [Connect]. The zero value is ready to use.
@@ -29,7 +32,7 @@ type Options struct {
 }
 
 // Browser is one connection to a browser, over a WebSocket ([Connect]) or
-// the debugging pipe of a launched browser ([BrowserProcess.Browser]). All
+// the debugging pipe of a launched browser ([ConnectPipe]). All
 // its tabs share it. It is safe for concurrent use. When the connection is
 // lost, every tab fails with ErrBrowserClosed and Done is closed.
 type Browser struct {
@@ -129,6 +132,16 @@ func resolveEndpoint(ctx context.Context, endpoint string) (string, error) {
 	}
 }
 
+// parseActivePort turns the two lines of DevToolsActivePort (port, then
+// browser path) into a browser WebSocket URL on loopback.
+func parseActivePort(b []byte) (string, error) {
+	port, path, err := browserproc.ActivePort(b)
+	if err != nil {
+		return "", err
+	}
+	return "ws://127.0.0.1:" + strconv.Itoa(port) + path, nil
+}
+
 // observe runs on the browser session's receive goroutine.
 func (b *Browser) observe(method string, params json.RawMessage) {
 	if method != "Target.detachedFromTarget" {
@@ -142,6 +155,10 @@ func (b *Browser) observe(method string, params json.RawMessage) {
 		b.m.detached(ev.SessionID, ev.TargetID)
 	}
 }
+
+// WebSocketURL is the browser WebSocket URL the connection was made to
+// (what [Connect] resolved its endpoint to); empty over a pipe.
+func (b *Browser) WebSocketURL() string { return b.url }
 
 // Client is the browser-level protocol client, for calls this package does
 // not wrap.

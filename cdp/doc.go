@@ -3,25 +3,17 @@
 //
 // Entry points:
 //
-//   - [Launch] starts headless Chromium with a temporary profile, connected over a pipe
-//     ([BrowserProcess.Browser]); [BrowserProcess.Close] ends it.
-//   - [NewLauncher] gives a [Launcher] that owns its launches: [Launcher.Launch] starts Chromium or an
-//     Electron app from a [LaunchSpec] and connects; [Launcher.Attach] tracks a browser the caller
-//     started; [Launcher.Status], [Launcher.Probe] and [Launcher.Cleanup] inspect and end them.
-//     A launch hands off ([LaunchSpec.Handoff]: a [Snapshot] of element refs, the targets, or just
-//     the connection) on the target its [TargetType] picks; Status and Probe report a Mismatch when
-//     that target is gone or drifted.
-//   - [Discover] lists installed Electron apps; [CheckElectron] tells an Electron binary from others.
-//   - [QA] runs a smoke check (text, selector, console errors, exceptions, screenshot) on a tab.
-//   - [Connect] opens a [Browser] from a ws:// URL, an http:// debugging address or a DevToolsActivePort file.
+//   - [Connect] opens a [Browser] from a ws:// URL, an http:// debugging address or a DevToolsActivePort file;
+//     [ConnectPipe] opens one over the debugging pipes of a browser started with --remote-debugging-pipe.
 //   - [Guard] puts a [Gateway] on a connection: the page policy every request of every page obeys.
 //   - [Browser.AttachWith] and [Browser.NewTabWith] give a [Tab] whose page actions are checked
 //     against its [TabOptions] (sites, log); [Browser.Attach] and [Browser.NewTab] use the zero
 //     options; [Browser.Targets] lists pages.
 //   - [Tab.Evaluate], [Tab.Goto] (with the document's [Response]), [Tab.WaitForNavigation], [Tab.WaitNavigated],
-//     [Tab.WaitFor], [Tab.Screenshot].
+//     [Tab.WaitFor], [Tab.Holds], [Tab.Screenshot].
 //   - [Tab.Text], [Tab.Value], [Tab.Attribute], [Tab.Checked], [Tab.IsVisible], [Tab.Count], [Tab.WaitVisible]:
 //     readers in the isolated world; [Tab.SetFiles] fills a file input.
+//   - [Tab.OnConsole], [Tab.OnPageError] and [Tab.ConsoleHistory]: the page's console and uncaught exceptions.
 //   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default).
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
@@ -29,49 +21,28 @@
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
 //   - [CodeOf] and [Codes]: the one table of error codes scripts, hosts and the action log share.
 //
+// Starting browsers and Electron apps, and probing and cleaning them up, is
+// package github.com/tranquil/automation/launch.
+//
 // # Connection
 //
 // All tabs of a [Browser] share one connection using flattened sessions:
-// the debugging pipe of a browser this package launched, or a WebSocket to
-// one it attached to. One reader goroutine routes messages by their
+// the debugging pipe of a launched browser, or a WebSocket to one started
+// with a debugging port. One reader goroutine routes messages by their
 // sessionId and writers share one lock; each session is an rpcc.Conn, so
 // the generated clients of github.com/mafredri/cdp ([Tab.Client]) work
 // unchanged. Messages up to [Options.MaxMessageSize] (256 MiB by default)
 // go both ways; a bigger reply fails only its own call.
 //
+// Over the pipe (fds 3 and 4 of the browser, or two inherited handles on
+// Windows; each message is JSON and a NUL byte) only the process that
+// started the browser can reach it, since the browser opens no port: such a
+// connection has no [Browser.WebSocketURL].
+//
 // A session that ends fails every call, pending or later, with a
 // [*DetachedError] matching [ErrDetached] and one of [ErrTargetClosed],
 // [ErrTargetCrashed] or [ErrBrowserClosed]. Nothing waits forever on a dead
 // tab or browser.
-//
-// # Launching and cleaning up
-//
-// Every launch gets a fresh temporary profile (--user-data-dir) and
-// --no-first-run, --no-default-browser-check and --disable-extensions;
-// Chromium also gets [DefaultFlags], which keep it off the network except
-// for the pages it is sent to. The process runs in its own process group
-// (on Linux with a parent-death signal, so a host that dies takes its
-// browsers with it).
-//
-// Chromium is started with --remote-debugging-pipe: it speaks CDP on two
-// pipes only the launching process holds (fds 3 and 4; on Windows two
-// inherited handles named by --remote-debugging-io-pipes) and opens no
-// port, so no other process, and no page it shows, can reach the
-// DevTools endpoint. The launch is ready when the browser answers
-// Browser.getVersion on the pipe, and [BrowserProcess.Browser] is its
-// only connection: its Port and Endpoint are 0 and "". Chromium exits when
-// its pipe closes. Electron apps cannot be driven over a pipe; they get
-// --remote-debugging-port=0, their port is read from DevToolsActivePort,
-// and [Launcher.Attach] and [Connect] reach user-started browsers over a
-// WebSocket as before. A [Launcher] never touches what it did not start:
-// cleanup of an attachment only closes the connection, and the profile
-// sweep in [NewLauncher] removes only this package's profile directories
-// whose host and browser are both dead.
-//
-// Failures fall in categories matched with errors.Is: [ErrValidation],
-// [ErrPolicyBlocked], [ErrTimeout], [ErrUpstream], [ErrTabDrift],
-// [ErrCleanupFailed] and [ErrStaleRef]. [*LaunchError], [*PolicyError] and
-// [*CleanupError] carry the details.
 //
 // # The page policy
 //
@@ -95,9 +66,9 @@
 // [*NavigationBlockedError]s and go to the tab's log.
 //
 // The page-action path works per tab session. Every page action
-// (evaluate, waitFor, screenshot, goto, the form actions, key presses)
-// runs through one function that logs it once with the site it ran on,
-// never a value. The sites check sits under it, where code runs: each
+// (evaluate, waitFor, holds, screenshot, goto, the form actions, key
+// presses) runs through one function that logs it once with the site it
+// ran on, never a value. The sites check sits under it, where code runs: each
 // realm carries the origin the browser gave it, and a call into a realm
 // whose origin is not an allowed http or https site is a [*SiteError]
 // (matching [ErrSiteNotAllowed]), for the first attempt and for every

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/mafredri/cdp/rpcc"
 )
@@ -31,7 +30,8 @@ var (
 	// ErrMessageTooLarge reports a request or reply larger than
 	// Options.MaxMessageSize.
 	ErrMessageTooLarge = errors.New("cdp: message too large")
-	// ErrEndpoint reports an endpoint Connect cannot use.
+	// ErrEndpoint reports an endpoint Connect cannot use, or a
+	// [PagePolicy] deny entry that is not a loopback endpoint.
 	ErrEndpoint = errors.New("cdp: bad endpoint")
 	// ErrNavigation reports a navigation the browser refused or failed.
 	ErrNavigation = errors.New("cdp: navigation failed")
@@ -127,117 +127,14 @@ func contextGone(err error) bool {
 		strings.Contains(m, "uniqueContextId not found")
 }
 
-// ErrLaunch matches every error of [Launch] and [Launcher.Launch]: a
-// browser or app that could not be started or did not publish its DevTools
-// endpoint in time.
-var ErrLaunch = errors.New("cdp: launch failed")
-
-// Failure categories of the launcher, [Tab.QA] and probes. Each error the
-// launcher returns matches exactly one of them with errors.Is; the typed
-// errors below carry the details.
-var (
-	// ErrValidation reports a request that cannot be carried out as given:
-	// a missing or doubled target, a flag the launcher owns, a target that
-	// is not an Electron app, an unknown launch ID.
-	ErrValidation = errors.New("cdp: invalid request")
-	// ErrPolicyBlocked reports a target refused by the caller's Allow or
-	// Deny list; a *PolicyError names the list and entry.
-	ErrPolicyBlocked = errors.New("cdp: blocked by policy")
-	// ErrTimeout reports a bounded wait that ran out: a browser that did
-	// not publish its endpoint in time, or a condition that did not hold.
-	ErrTimeout = errors.New("cdp: timed out")
-	// ErrUpstream reports a failure of the browser or app itself: it could
-	// not be started, exited early, or refused the connection.
-	ErrUpstream = errors.New("cdp: browser failure")
-	// ErrTabDrift reports a launch whose process or debugging port is gone
-	// although it was never cleaned up.
-	ErrTabDrift = errors.New("cdp: launch is no longer live")
-	// ErrCleanupFailed reports a cleanup with a step that failed; a
-	// *CleanupError lists the steps. Retrying with the same ID is safe.
-	ErrCleanupFailed = errors.New("cdp: cleanup incomplete")
-)
+// ErrTimeout matches a bounded wait that ran out: a condition that did not
+// hold in time ([*WaitTimeoutError]). Package launch reports a browser that
+// did not come up in time with this same error (as launch.ErrTimeout), so
+// [CodeOf] gives both CodeTimeout.
+var ErrTimeout = errors.New("cdp: timed out")
 
 // Is lets a wait that ran out match ErrTimeout as well as the context error.
 func (e *WaitTimeoutError) Is(target error) bool { return target == ErrTimeout }
-
-// LaunchError is a failed launch. It matches ErrLaunch and its Kind
-// (ErrValidation, ErrTimeout or ErrUpstream).
-type LaunchError struct {
-	Kind error
-	Msg  string
-	// Err is the underlying cause, if any.
-	Err error
-	// Diagnostics describe the process when it was started; nil when the
-	// launch failed before that.
-	Diagnostics *LaunchDiagnostics
-}
-
-// LaunchDiagnostics describe a process that did not become ready.
-type LaunchDiagnostics struct {
-	Executable string
-	PID        int
-	// PIDAlive tells whether the process was still running when the launch
-	// gave up. The launcher then ends it, so it is never left running.
-	PIDAlive bool
-	// Exit is how the process ended, when it did so on its own.
-	Exit            string
-	ProfileDir      string
-	PortFile        string
-	PortFilePresent bool
-	Elapsed         time.Duration
-	Timeout         time.Duration
-	// Stderr holds the last lines the process wrote to stderr.
-	Stderr []string
-}
-
-func (e *LaunchError) Error() string {
-	s := "cdp: launch: " + e.Msg
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	if d := e.Diagnostics; d != nil {
-		s += fmt.Sprintf(" (pid %d alive=%t, port file present=%t, elapsed %s of %s",
-			d.PID, d.PIDAlive, d.PortFilePresent, d.Elapsed.Round(time.Millisecond), d.Timeout)
-		if d.Exit != "" {
-			s += ", " + d.Exit
-		}
-		if len(d.Stderr) > 0 {
-			s += ", stderr: " + strings.Join(d.Stderr, " | ")
-		}
-		s += ")"
-	}
-	return s
-}
-
-func (e *LaunchError) Unwrap() []error {
-	errs := []error{ErrLaunch, e.Kind}
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	return errs
-}
-
-// PolicyError names the policy entry that refused a launch. It matches
-// ErrPolicyBlocked and ErrLaunch.
-type PolicyError struct {
-	// List is "deny" or "allow".
-	List string
-	// Entry is the deny entry that matched; empty for an allow list that
-	// nothing matched.
-	Entry string
-	// Field and Value say what the entry matched (name, id, app path or
-	// executable path).
-	Field, Value string
-}
-
-func (e *PolicyError) Error() string {
-	if e.Entry == "" {
-		return "cdp: launch: blocked by policy: matches no allow entry"
-	}
-	return fmt.Sprintf("cdp: launch: blocked by policy: %s entry %q matches %s %q", e.List, e.Entry, e.Field, e.Value)
-}
-
-func (e *PolicyError) Unwrap() []error { return []error{ErrLaunch, ErrPolicyBlocked} }
 
 // ErrNavigationBlocked matches every navigation or request the page policy
 // refused: an address that is not http or https, or an endpoint of the host.

@@ -364,6 +364,28 @@ func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 	})
 }
 
+// Holds checks cond once, in the current document, where [Tab.WaitFor]
+// waits for it: it reports whether cond holds now. An exception thrown by a
+// predicate, or an invalid selector, is an *EvalError.
+//
+// It is a page action, checked like [Tab.Evaluate] and logged as "holds".
+func (t *Tab) Holds(ctx context.Context, cond Condition) (bool, error) {
+	if cond.fn == "" {
+		return false, fmt.Errorf("cdp: holds: empty condition")
+	}
+	cargs, err := callArgs(cond.args)
+	if err != nil {
+		return false, err
+	}
+	var ok bool
+	err = t.act(ctx, "holds", cond.what, false, func(ctx context.Context) error {
+		v, err := t.call(ctx, cond.world, cond.fn, cargs)
+		ok = string(v) == "true"
+		return err
+	})
+	return ok, err
+}
+
 func (t *Tab) waitFor(ctx context.Context, cond Condition, cargs []runtime.CallArgument) error {
 	for i := 0; ; i++ {
 		v, err := t.call(ctx, cond.world, cond.fn, cargs)

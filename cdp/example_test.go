@@ -2,7 +2,6 @@ package cdp_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/launch"
 )
 
 func loopbackServer(html string) *httptest.Server {
@@ -35,7 +35,7 @@ func ExampleTab_Fill() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{})
+	proc, err := launch.Chromium(ctx, launch.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func ExampleTab_Evaluate() {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{})
+	proc, err := launch.Chromium(ctx, launch.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -84,112 +84,4 @@ func ExampleTab_Evaluate() {
 	}
 	fmt.Println(string(v))
 	// Output: "Hi, Hello"
-}
-
-// A Launcher starts a browser, reads its state and removes every trace of
-// it again.
-func ExampleLauncher() {
-	srv := loopbackServer(`<title>Inbox</title><h1>3 unread</h1><input id=search autofocus>`)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	l := cdp.NewLauncher(cdp.LauncherOptions{})
-	inst, err := l.Launch(ctx, cdp.LaunchSpec{ExecutablePath: "/usr/bin/chromium", Kind: cdp.KindChromium})
-	if err != nil {
-		log.Fatal(err)
-	}
-	targets, err := inst.Browser.Targets(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	tab, err := inst.Browser.Attach(ctx, targets[0].ID)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
-		log.Fatal(err)
-	}
-	p, err := l.Probe(ctx, inst.ID, 5*time.Second)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(p.Title, "|", p.Text, "|", p.Focused)
-
-	reports, err := l.Cleanup(ctx, inst.ID)
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, s := range reports[0].Steps {
-		fmt.Println(s.Name, s.Outcome)
-	}
-	// Output:
-	// Inbox | 3 unread | input#search
-	// connection ok
-	// process ok
-	// port skipped
-	// profile ok
-}
-
-// A policy refusal names the list and the entry.
-func ExampleLauncher_Launch_policy() {
-	l := cdp.NewLauncher(cdp.LauncherOptions{})
-	_, err := l.Launch(context.Background(), cdp.LaunchSpec{
-		ExecutablePath: "/usr/bin/chromium",
-		Allow:          []string{"chromium"},
-		Deny:           []string{"/usr/bin"},
-	})
-	fmt.Println(errors.Is(err, cdp.ErrPolicyBlocked))
-	var pe *cdp.PolicyError
-	if errors.As(err, &pe) {
-		fmt.Println(pe.List, pe.Entry, pe.Field)
-	}
-	// Output:
-	// true
-	// deny /usr/bin app path
-}
-
-// QA checks a page the way a release smoke test would.
-func ExampleQA() {
-	srv := loopbackServer(`<title>App</title><nav id=explorer>Explorer</nav><script>console.error("oops")</script>`)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer proc.Close()
-	browser := proc.Browser() // the browser's one connection, over its pipe
-	tab, err := browser.NewTab(ctx, "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := tab.Goto(ctx, srv.URL, cdp.Load); err != nil {
-		log.Fatal(err)
-	}
-	r, err := cdp.QA(ctx, tab, cdp.QAOptions{ExpectedText: "Explorer", ExpectedSelector: "#explorer", CheckConsole: true})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("pass:", r.Pass)
-	for _, c := range r.Checks {
-		fmt.Printf("%s %t %q\n", c.Name, c.Pass, c.Detail)
-	}
-	// Output:
-	// pass: false
-	// text true ""
-	// selector true ""
-	// console false "1 console error(s): oops"
-}
-
-// Discover lists the Electron apps installed for this user.
-func ExampleDiscover() {
-	d, err := cdp.Discover(context.Background(), "code", 10)
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, app := range d.Apps {
-		fmt.Println(app.Name, app.ExecutablePath, app.Sensitive)
-	}
 }

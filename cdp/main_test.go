@@ -18,7 +18,7 @@ import (
 
 // One browser serves the whole package; each test opens its own tab.
 var (
-	shared     *BrowserProcess
+	shared     *testBrowser
 	sharedConn *Browser
 	tempRoot   string
 	pages      = http.NewServeMux()
@@ -27,9 +27,6 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(orphanHelperEnv) != "" {
-		os.Exit(orphanHelper())
-	}
 	os.Exit(runMain(m))
 }
 
@@ -58,7 +55,7 @@ func runMain(m *testing.M) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	shared, err = Launch(ctx, LaunchOptions{Path: chromium, TempDir: tempRoot})
+	shared, err = startChromium(ctx, chromium, true, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

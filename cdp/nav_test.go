@@ -2,7 +2,6 @@ package cdp
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tranquil/automation/internal/testenv"
 )
 
 func init() {
@@ -149,6 +147,7 @@ func TestConnectEndpoints(t *testing.T) {
 	} {
 		b, err := Connect(ctx, ep, nil)
 		require.NoError(t, err, ep)
+		require.Equal(t, withPort.Endpoint(), b.WebSocketURL(), ep)
 		infos, err := b.Targets(ctx)
 		require.NoError(t, err, ep)
 		require.NotEmpty(t, infos)
@@ -187,33 +186,4 @@ func TestAttachDetach(t *testing.T) {
 
 	_, err = sharedConn.Attach(ctx, "NO-SUCH-TARGET")
 	require.Error(t, err)
-}
-
-func TestLaunchRefusesLifecycleFlags(t *testing.T) {
-	for _, a := range []string{"--user-data-dir=/tmp/x", "--remote-debugging-port=9222", "--remote-debugging-pipe"} {
-		_, err := Launch(context.Background(), LaunchOptions{Path: testenv.Chromium(t), Args: []string{a}, TempDir: tempRoot})
-		require.ErrorIs(t, err, ErrLaunch, a)
-	}
-	_, err := Launch(context.Background(), LaunchOptions{Path: "/nonexistent/chromium", TempDir: tempRoot})
-	require.ErrorIs(t, err, ErrLaunch)
-}
-
-func TestLaunchCloseCleansUp(t *testing.T) {
-	testenv.CheckGoroutines(t) // waiter, stderr drain and the pipe's reader
-	ctx := tctx(t, 30*time.Second)
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
-	require.NoError(t, err)
-	dir := p.DataDir()
-	require.DirExists(t, dir)
-	tab, err := p.Browser().NewTab(ctx, "")
-	require.NoError(t, err)
-	require.NoError(t, p.Close())
-	require.NoError(t, p.Close())
-	require.NoDirExists(t, dir)
-	<-p.Done()
-	<-p.Browser().Done()
-	require.ErrorIs(t, tab.Err(), ErrBrowserClosed)
-	_, err = os.Stat(fmt.Sprintf("/proc/%d", p.Pid()))
-	require.True(t, os.IsNotExist(err), "browser process still present")
-	require.False(t, groupHasLive(p.Pid()), "a process of the browser's group still runs")
 }

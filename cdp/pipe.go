@@ -24,6 +24,18 @@ type pipeTransport struct {
 	closeErr error
 }
 
+// ConnectPipe opens a browser connection over the debugging pipes of a
+// browser started with --remote-debugging-pipe: in is what the browser
+// writes (its fd 4), out what it reads (its fd 3). The connection owns both
+// files and Close closes them; Chromium exits when its pipe closes. It
+// returns once the browser-level session is open, without asking the
+// browser anything: a caller that must know the browser serves commands
+// asks it one. Package launch starts browsers this way.
+func ConnectPipe(ctx context.Context, in, out *os.File, opts *Options) (*Browser, error) {
+	o := opts.withDefaults()
+	return newBrowser(ctx, newMux(newPipeTransport(in, out, o.MaxMessageSize), o.MaxMessageSize), "")
+}
+
 func newPipeTransport(in, out *os.File, maxSize int64) *pipeTransport {
 	return &pipeTransport{in: in, out: out, nr: newNULReader(in, maxSize, 64<<10)}
 }

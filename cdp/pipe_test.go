@@ -17,6 +17,7 @@ import (
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -31,14 +32,14 @@ type fakePipeBrowser struct {
 // on their other ends.
 func newFakePipe(t *testing.T, maxSize int64) (*Browser, *fakePipeBrowser) {
 	t.Helper()
-	pp, err := newPipePair()
+	pp, err := browserproc.NewPipes()
 	require.NoError(t, err)
-	t.Cleanup(pp.closeAll) // closing twice is harmless
-	m := newMux(newPipeTransport(pp.fromBrowser, pp.toBrowser, maxSize), maxSize)
+	t.Cleanup(pp.CloseAll) // closing twice is harmless
+	m := newMux(newPipeTransport(pp.FromBrowser, pp.ToBrowser, maxSize), maxSize)
 	b, err := newBrowser(context.Background(), m, "")
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
-	return b, &fakePipeBrowser{in: bufio.NewReader(pp.browserReads), out: pp.browserWrites}
+	return b, &fakePipeBrowser{in: bufio.NewReader(pp.BrowserReads), out: pp.BrowserWrites}
 }
 
 // serve answers requests until the pipe closes.
@@ -128,30 +129,6 @@ func TestPipeCloseEndsSilentReader(t *testing.T) {
 	require.ErrorIs(t, b.Err(), ErrBrowserClosed)
 }
 
-// TestLaunchListensOnNoPort: a launched Chromium is reachable only through
-// its pipe. The check is shown to work on a browser that does listen.
-func TestLaunchListensOnNoPort(t *testing.T) {
-	t.Parallel()
-	ctx := tctx(t, 60*time.Second)
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
-	require.NoError(t, err)
-	defer p.Close()
-	// Pages load, so the network service and renderers are up too.
-	tab, err := p.Browser().NewTab(ctx, serve("/no-port", `<title>no port</title>`))
-	require.NoError(t, err)
-	title, err := tab.Title(ctx)
-	require.NoError(t, err)
-	require.Equal(t, "no port", title)
-	assert.Zero(t, p.Port())
-	assert.Empty(t, p.Endpoint())
-	_, err = os.Stat(p.DataDir() + "/DevToolsActivePort")
-	assert.True(t, os.IsNotExist(err), "a pipe launch writes no DevToolsActivePort")
-	assertNoListener(t, p.Pid())
-
-	withPort := launchWithPort(t)
-	assert.Contains(t, listeners(t, withPort.Pid()), withPort.Port(), "the listener check misses a real DevTools port")
-}
-
 // TestOversizedReplies: over the pipe and over a WebSocket alike, a reply
 // or event over MaxMessageSize costs the call it answers, not the
 // connection.
@@ -159,7 +136,7 @@ func TestOversizedReplies(t *testing.T) {
 	t.Parallel()
 	const limit = 256 << 10
 	ctx := tctx(t, 60*time.Second)
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot, Connect: &Options{MaxMessageSize: limit}})
+	p, err := startChromium(ctx, testenv.Chromium(t), true, &Options{MaxMessageSize: limit})
 	require.NoError(t, err)
 	defer p.Close()
 	withPort := launchWithPort(t)
@@ -225,7 +202,7 @@ func TestScreenshotNearLimit(t *testing.T) {
 	perRow := float64(len(shot)) / 200 * 4 / 3 // base64 on the wire
 	rows := func(fraction float64) float64 { return float64(int(fraction * limit / perRow)) }
 
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot, Connect: &Options{MaxMessageSize: limit}})
+	p, err := startChromium(ctx, testenv.Chromium(t), true, &Options{MaxMessageSize: limit})
 	require.NoError(t, err)
 	defer p.Close()
 	tab, err := p.Browser().NewTab(ctx, url)
@@ -247,36 +224,6 @@ func TestScreenshotNearLimit(t *testing.T) {
 	require.NoError(t, err, "the connection lives on")
 	_, err = png.Decode(bytes.NewReader(shot))
 	require.NoError(t, err)
-}
-
-// TestPipeLaunchDiagnostics: a "browser" that never answers on the pipe
-// times out with diagnostics, and one that exits says so; neither leaves
-// anything behind.
-func TestPipeLaunchDiagnostics(t *testing.T) {
-	t.Parallel()
-	ctx := tctx(t, 30*time.Second)
-	dir := t.TempDir()
-	silent := dir + "/silent"
-	require.NoError(t, os.WriteFile(silent, []byte("#!/bin/sh\necho 'silent: up' >&2\nexec sleep 600\n"), 0o755))
-	quits := dir + "/quits"
-	require.NoError(t, os.WriteFile(quits, []byte("#!/bin/sh\necho 'quits: bye' >&2\nexit 4\n"), 0o755))
-
-	_, err := Launch(ctx, LaunchOptions{Path: silent, TempDir: tempRoot, StartTimeout: 500 * time.Millisecond})
-	require.ErrorIs(t, err, ErrTimeout)
-	var le *LaunchError
-	require.ErrorAs(t, err, &le)
-	require.NotNil(t, le.Diagnostics)
-	assert.Equal(t, []string{"silent: up"}, le.Diagnostics.Stderr)
-	assert.Empty(t, le.Diagnostics.PortFile, "a pipe launch has no port file")
-	assert.False(t, pidAlive(le.Diagnostics.PID))
-	assert.NoDirExists(t, le.Diagnostics.ProfileDir)
-
-	_, err = Launch(ctx, LaunchOptions{Path: quits, TempDir: tempRoot})
-	require.ErrorIs(t, err, ErrUpstream)
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, "exit status 4", le.Diagnostics.Exit)
-	assert.Contains(t, err.Error(), "exited before answering")
-	assert.NoDirExists(t, le.Diagnostics.ProfileDir)
 }
 
 // chunkReader returns at most n bytes per Read, to split messages across

@@ -51,7 +51,8 @@ type Gateway struct {
 // Guard starts enforcing p on b and returns once the browser pauses every
 // request for it. A connection has one gateway: guarding it again adds p's
 // denials to the running one and returns it. Each Guard needs its own
-// Close; the last one stops the gateway.
+// Close; the last one stops the gateway. A deny entry that is not a
+// loopback endpoint is ErrEndpoint.
 func Guard(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, error) {
 	b.gmu.Lock()
 	defer b.gmu.Unlock()
@@ -171,7 +172,7 @@ func denyPort(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(p)
 	if err != nil || n < 1 || n > 65535 {
-		return 0, fmt.Errorf("%w: deny entry %q is not a loopback host:port", ErrValidation, s)
+		return 0, fmt.Errorf("%w: deny entry %q is not a loopback host:port", ErrEndpoint, s)
 	}
 	return n, nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mafredri/cdp/protocol/page"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
 )
@@ -49,6 +51,16 @@ func attachWith(t *testing.T, tab *Tab, opts TabOptions) *Tab {
 		_ = other.Detach(ctx)
 	})
 	return other
+}
+
+func TestDenyEntryMustBeAnEndpoint(t *testing.T) {
+	ports, err := denyPorts(PagePolicy{Deny: []string{"127.0.0.1:9222", "localhost:80", "[::1]:443", "8080"}})
+	require.NoError(t, err)
+	assert.Equal(t, map[int]bool{9222: true, 80: true, 443: true, 8080: true}, ports)
+	for _, bad := range []string{"", "127.0.0.1:x", "0", "70000"} {
+		_, err := denyPorts(PagePolicy{Deny: []string{bad}})
+		require.ErrorIs(t, err, ErrEndpoint, bad)
+	}
 }
 
 func TestCheckNavigation(t *testing.T) {
@@ -108,7 +120,7 @@ func TestGuardBlocksEveryRequestKind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
 	}
-	p, err := Launch(ctx, LaunchOptions{Path: chromium, TempDir: tempRoot})
+	p, err := startChromium(ctx, chromium, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ type TabOptions struct {
 	// for the realm the action actually runs in, from the origin the browser
 	// reports for it, at the moment it runs.
 	Sites []string
-	// Log receives one Action per page action (evaluate, waitFor,
+	// Log receives one Action per page action (evaluate, waitFor, holds,
 	// screenshot, goto, form actions, key presses) and per refusal. It runs
 	// on the calling goroutine, or on the connection's for refusals the
 	// page policy made; it must not block. Nil logs nothing.

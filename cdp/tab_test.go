@@ -171,7 +171,7 @@ func TestTargetClosedMidCall(t *testing.T) {
 func TestBrowserKilledFailsPendingCalls(t *testing.T) {
 	testenv.CheckGoroutines(t) // the connection's reader and sessions all stop
 	ctx := tctx(t, 30*time.Second)
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot})
+	p, err := startChromium(ctx, testenv.Chromium(t), true, nil)
 	require.NoError(t, err)
 	defer p.Close()
 	b := p.Browser() // the pipe: its end is the browser's death
@@ -251,7 +251,7 @@ func TestLargeRequests(t *testing.T) {
 	require.Len(t, v, 8<<20+2)
 
 	// A connection with a small limit refuses to send, typed, and lives on.
-	p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: tempRoot, Connect: &Options{MaxMessageSize: 64 << 10}})
+	p, err := startChromium(ctx, testenv.Chromium(t), true, &Options{MaxMessageSize: 64 << 10})
 	require.NoError(t, err)
 	defer p.Close()
 	small, err := p.Browser().NewTab(ctx, "")

@@ -15,6 +15,7 @@ import (
 	"github.com/mafredri/cdp/protocol/target"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -26,9 +27,9 @@ var ErrNoTab = errors.New("cdptabs: no such tab")
 // which Shutdown ends (with the browser, when Launch started it).
 type Tabs struct {
 	conn     *cdp.Browser
-	proc     *cdp.BrowserProcess // nil when attached to a running browser
-	endpoint string              // empty for a launched browser
-	devtools string              // loopback host:port; empty for a launched browser
+	proc     *launch.Process // nil when attached to a running browser
+	endpoint string          // empty for a launched browser
+	devtools string          // loopback host:port; empty for a launched browser
 
 	mu sync.Mutex
 	// shown lists the tabs the browser was made to show, most recent last:
@@ -40,11 +41,11 @@ type Tabs struct {
 	background map[string]bool
 }
 
-// Launch starts a browser (see cdp.LaunchOptions) and returns its tabs,
+// Launch starts a browser (see launch.Chromium) and returns its tabs,
 // with one blank page active. The browser speaks CDP over a pipe and opens
 // no DevTools port, so there is none for a script to reach.
-func Launch(ctx context.Context, opts cdp.LaunchOptions) (*Tabs, error) {
-	p, err := cdp.Launch(ctx, opts)
+func Launch(ctx context.Context, opts launch.Options) (*Tabs, error) {
+	p, err := launch.Chromium(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (t *Tabs) Browser() *cdp.Browser { return t.conn }
 
 // Process returns the browser Launch started, for hosts that watch it; nil
 // for an attached browser.
-func (t *Tabs) Process() *cdp.BrowserProcess { return t.proc }
+func (t *Tabs) Process() *launch.Process { return t.proc }
 
 // Shutdown ends the connection, and the browser if Launch started it.
 // (Close is the runner.Tabs method that closes one tab.)

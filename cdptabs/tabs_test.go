@@ -13,17 +13,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 )
 
-// launch starts a browser for the test, with a context bounding it.
-func launch(t *testing.T) (context.Context, *Tabs) {
+// launchTabs starts a browser for the test, with a context bounding it.
+func launchTabs(t *testing.T) (context.Context, *Tabs) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	tabs, err := Launch(ctx, cdp.LaunchOptions{Path: testenv.Chromium(t)})
+	tabs, err := Launch(ctx, launch.Options{Path: testenv.Chromium(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { tabs.Shutdown() })
 	return ctx, tabs
@@ -34,7 +34,7 @@ func TestTabs(t *testing.T) {
 		fmt.Fprintf(w, "<title>page %s</title>", r.URL.Path)
 	})))
 	defer srv.Close()
-	ctx, tabs := launch(t)
+	ctx, tabs := launchTabs(t)
 	run := runner.RunInfo{ID: "r"}
 
 	first, err := tabs.Active(ctx, run)
@@ -125,7 +125,7 @@ func TestAttachRefusesNonLoopback(t *testing.T) {
 // shows the one shown before it. A closed tab is gone from All when Close
 // returns.
 func TestActiveIsTheShownTab(t *testing.T) {
-	ctx, tabs := launch(t)
+	ctx, tabs := launchTabs(t)
 	run := runner.RunInfo{ID: "r"}
 	active := func() string {
 		t.Helper()

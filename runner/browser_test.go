@@ -21,6 +21,7 @@ import (
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -168,7 +169,7 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	if o.devtoolsPort {
 		bt, err = cdptabs.Attach(ctx, testenv.ChromiumWithPort(t))
 	} else {
-		bt, err = cdptabs.Launch(ctx, cdp.LaunchOptions{Path: chromium})
+		bt, err = cdptabs.Launch(ctx, launch.Options{Path: chromium})
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { bt.Shutdown() })

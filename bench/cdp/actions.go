@@ -29,14 +29,14 @@ var actions = []string{"fill", "check", "select", "click"}
 // ourActions runs each action the way a script names its target: by label
 // (the button by role and name), and by test id.
 func ourActions(ctx context.Context, tab *cdp.Tab) map[string]func(i int) error {
-	byLabel := map[string]cdp.Target{
+	byLabel := map[string]cdp.Locator{
 		"fill": {Label: "Email"}, "check": {Label: "I agree"}, "select": {Label: "Country"}, "click": {Role: "button", Name: "Save"},
 	}
-	byID := map[string]cdp.Target{
+	byID := map[string]cdp.Locator{
 		"fill": {TestID: "email"}, "check": {TestID: "agree"}, "select": {TestID: "country"}, "click": {TestID: "save"},
 	}
 	out := map[string]func(int) error{}
-	for finder, targets := range map[string]map[string]cdp.Target{"label": byLabel, "testId": byID} {
+	for finder, targets := range map[string]map[string]cdp.Locator{"label": byLabel, "testId": byID} {
 		out["fill "+finder] = func(i int) error {
 			v := []string{"grace@example.org", "ada@example.com"}[i%2]
 			st, err := tab.Fill(ctx, targets["fill"], v, cdp.FormOptions{})

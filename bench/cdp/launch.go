@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/launch"
 )
 
 // benchFlags are the flags every browser of the benchmark gets, besides
 // headless mode, which each launcher spells its own way.
 func benchFlags() []string {
-	flags := append([]string{}, cdp.DefaultFlags...)
+	flags := append([]string{}, launch.DefaultFlags...)
 	if os.Geteuid() == 0 {
 		flags = append(flags, "--no-sandbox")
 	}
@@ -65,14 +65,14 @@ func benchLaunch(ctx context.Context, chromium string, n int) {
 		}
 	}
 
-	l := cdp.NewLauncher(cdp.LauncherOptions{})
+	l := launch.NewLauncher(launch.LauncherOptions{})
 	oursOnce := func() time.Duration {
 		t0 := time.Now()
-		inst, err := l.Launch(ctx, cdp.LaunchSpec{ExecutablePath: chromium, Kind: cdp.KindChromium})
+		inst, err := l.Launch(ctx, launch.Spec{ExecutablePath: chromium, Kind: launch.KindChromium})
 		check(err)
-		targets, err := inst.Browser.Targets(ctx)
+		targets, err := inst.Browser().Targets(ctx)
 		check(err)
-		_, err = inst.Browser.Attach(ctx, targets[0].ID)
+		_, err = inst.Browser().Attach(ctx, targets[0].ID)
 		check(err)
 		d := time.Since(t0)
 		_, err = l.Cleanup(ctx, inst.ID)

@@ -10,7 +10,7 @@
 //     Playwright's locator fill, setChecked, selectOption and click, each
 //     on a browser it launched over a pipe, targets found by label (or
 //     role) and by test id;
-//   - launch to the first attached tab: our Launcher over the pipe vs
+//   - launch to the first attached tab: our launch.Launcher over the pipe vs
 //     chromedp's ExecAllocator.
 //
 // Every browser gets the same flags.
@@ -34,6 +34,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 	"github.com/coder/websocket"
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/launch"
 )
 
 func main() {
@@ -62,7 +63,7 @@ func main() {
 		benchLaunch(ctx, *chromium, *launches)
 		return
 	}
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Path: *chromium})
+	proc, err := launch.Chromium(ctx, launch.Options{Path: *chromium})
 	check(err)
 	defer proc.Close()
 	tab, err := proc.Browser().NewTab(ctx, srv.URL)

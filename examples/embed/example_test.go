@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/cdptabs"
 	"github.com/tranquil/automation/consent"
+	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -61,7 +61,7 @@ func Example() {
 
 	// The browser. This one is a headless Chromium of its own; a host whose
 	// tabs live elsewhere implements runner.Tabs over them.
-	tabs, err := cdptabs.Launch(ctx, cdp.LaunchOptions{Path: os.Getenv("TRANQUIL_CHROMIUM")})
+	tabs, err := cdptabs.Launch(ctx, launch.Options{Path: os.Getenv("TRANQUIL_CHROMIUM")})
 	if err != nil {
 		log.Fatal(err)
 	}

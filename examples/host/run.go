@@ -18,6 +18,7 @@ import (
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/cdptabs"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/mirror"
 	"github.com/tranquil/automation/runner"
 )
@@ -120,7 +121,7 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 
 	launchCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	tabs, err := cdptabs.Launch(launchCtx, cdp.LaunchOptions{Path: chromium, Headful: f.headed})
+	tabs, err := cdptabs.Launch(launchCtx, launch.Options{Path: chromium, Headful: f.headed})
 	if err != nil {
 		return 0, history.Entry{}, fmt.Errorf("starting the browser %s: %w", chromium, err)
 	}

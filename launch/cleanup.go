@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (e *CleanupError) Error() string {
 			}
 		}
 	}
-	return "cdp: cleanup incomplete: " + strings.Join(parts, "; ")
+	return "launch: cleanup incomplete: " + strings.Join(parts, "; ")
 }
 
 func (e *CleanupError) Unwrap() error { return ErrCleanupFailed }
@@ -105,12 +105,12 @@ func (l *Launcher) Close(ctx context.Context) error {
 	return err
 }
 
-func (l *Launcher) cleanup(ctx context.Context, inst *Instance) CleanupReport {
+func (l *Launcher) cleanup(ctx context.Context, inst *Process) CleanupReport {
 	r := CleanupReport{ID: inst.ID, Owned: inst.Owned}
 	add := func(name, outcome, detail string) {
 		r.Steps = append(r.Steps, CleanupStep{Name: name, Outcome: outcome, Detail: detail})
 	}
-	_ = inst.Browser.Close()
+	_ = inst.browser.Close()
 	add(StepConnection, StepOK, "")
 	if !inst.Owned {
 		for _, s := range []string{StepProcess, StepPort, StepProfile} {
@@ -119,7 +119,7 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Instance) CleanupReport {
 		return r
 	}
 
-	p := inst.proc
+	p := inst
 	if err := p.stop(stopGrace); err != nil {
 		add(StepProcess, StepFailed, err.Error())
 	} else {
@@ -131,7 +131,7 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Instance) CleanupReport {
 	portFree := false
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if !portAnswers(ctx, inst.Port) {
+		if !portAnswers(ctx, inst.port) {
 			portFree = true
 			break
 		}
@@ -141,12 +141,12 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Instance) CleanupReport {
 		time.Sleep(50 * time.Millisecond)
 	}
 	switch {
-	case inst.Port == 0:
+	case inst.port == 0:
 		add(StepPort, StepSkipped, "no debugging port: launched with a pipe")
 	case portFree:
 		add(StepPort, StepOK, "")
 	default:
-		add(StepPort, StepFailed, fmt.Sprintf("127.0.0.1:%d still answers /json/version", inst.Port))
+		add(StepPort, StepFailed, fmt.Sprintf("127.0.0.1:%d still answers /json/version", inst.port))
 	}
 
 	switch {

@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"context"
@@ -7,10 +7,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tranquil/automation/cdp"
 )
 
 // DefaultProbeTimeout bounds a [Launcher.Probe] given no timeout.
 const DefaultProbeTimeout = 5 * time.Second
+
+// detachTimeout bounds the detach of a session opened for a read, which
+// runs even when the read's own context has ended.
+const detachTimeout = 5 * time.Second
 
 // TargetType chooses the kind of target a launch hands off and Probe
 // reads. Some Electron apps show their useful UI in a <webview> guest
@@ -28,7 +34,7 @@ const (
 
 // pick returns the first target of type tt, skipping DevTools' own pages;
 // prefer, when still listed, wins.
-func (tt TargetType) pick(targets []TargetInfo, prefer string) *TargetInfo {
+func (tt TargetType) pick(targets []cdp.TargetInfo, prefer string) *cdp.TargetInfo {
 	types := []string{"page"}
 	switch tt {
 	case TargetWebview:
@@ -36,7 +42,7 @@ func (tt TargetType) pick(targets []TargetInfo, prefer string) *TargetInfo {
 	case TargetAny:
 		types = []string{"page", "webview"}
 	}
-	ok := func(t TargetInfo) bool {
+	ok := func(t cdp.TargetInfo) bool {
 		return !strings.HasPrefix(t.URL, "devtools://") && slices.Contains(types, t.Type)
 	}
 	for i := range targets {
@@ -60,8 +66,8 @@ type ProbeResult struct {
 	// Active is the target the page fields describe: the target the
 	// launch handed off while it is still listed, else the first of the
 	// launch's TargetType (a page by default).
-	Active  *TargetInfo
-	Targets []TargetInfo
+	Active  *cdp.TargetInfo
+	Targets []cdp.TargetInfo
 	Title   string
 	URL     string
 	// Focused describes document.activeElement, such as `input#email`.
@@ -71,7 +77,7 @@ type ProbeResult struct {
 	// Snapshot lists the elements a person can act on, compactly.
 	Snapshot *Snapshot
 	// Mismatch, when set, says the launch's handed-off target is no longer
-	// the one read (see [LaunchStatus.Mismatch]).
+	// the one read (see [Status.Mismatch]).
 	Mismatch string
 	// Errors are the parts that could not be read; the rest is still
 	// filled in.
@@ -103,7 +109,9 @@ type ElementRef struct {
 
 // Locator returns the form-action target that finds the element again:
 // its role and exact accessible name.
-func (r ElementRef) Locator() Locator { return Locator{Role: r.Role, Name: r.Name, Exact: true} }
+func (r ElementRef) Locator() cdp.Locator {
+	return cdp.Locator{Role: r.Role, Name: r.Name, Exact: true}
+}
 
 // probeJS reads the page in one call.
 const probeJS = `(max) => {
@@ -176,7 +184,7 @@ func (l *Launcher) Probe(ctx context.Context, id string, timeout time.Duration) 
 		return r, fmt.Errorf("%w: %s: process alive %t, port alive %t, connected %t, cleaned up %t",
 			ErrTabDrift, id, st.ProcessAlive, st.PortAlive, st.Connected, st.Cleaned)
 	}
-	targets, err := inst.Browser.Targets(ctx)
+	targets, err := inst.browser.Targets(ctx)
 	if err != nil {
 		return r, fmt.Errorf("%w: targets: %w", ErrUpstream, err)
 	}
@@ -187,7 +195,7 @@ func (l *Launcher) Probe(ctx context.Context, id string, timeout time.Duration) 
 		r.Errors = append(r.Errors, "no "+string(inst.targetType())+" target")
 		return r, nil
 	}
-	page, err := readPage(ctx, inst.Browser, r.Active.ID)
+	page, err := readPage(ctx, inst.browser, r.Active.ID)
 	if err != nil {
 		r.Errors = append(r.Errors, err.Error())
 		r.Title, r.URL = r.Active.Title, r.Active.URL
@@ -209,13 +217,13 @@ func (p pageState) snapshot() *Snapshot {
 }
 
 // readPage attaches to a target, reads it with probeJS and detaches.
-func readPage(ctx context.Context, b *Browser, targetID string) (pageState, error) {
+func readPage(ctx context.Context, b *cdp.Browser, targetID string) (pageState, error) {
 	tab, err := b.Attach(ctx, targetID)
 	if err != nil {
 		return pageState{}, fmt.Errorf("attach: %w", err)
 	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachTimeout)
 		defer cancel()
 		_ = tab.Detach(dctx)
 	}()

@@ -1,12 +1,12 @@
 //go:build unix && !linux
 
-package cdp
+package browserproc
 
 import "syscall"
 
-// sysProcAttr puts the browser in its own process group so Close can end
-// every helper process with one signal.
-func sysProcAttr() *syscall.SysProcAttr {
+// Attr puts the browser in its own process group so that one signal ends
+// every helper process.
+func Attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 

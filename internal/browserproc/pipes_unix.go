@@ -1,16 +1,16 @@
 //go:build !windows
 
-package cdp
+package browserproc
 
 import (
 	"os"
 	"os/exec"
 )
 
-// passPipes hands the browser its ends of the debugging pipes as fds 3
+// PassPipes hands the browser its ends of the debugging pipes as fds 3
 // (it reads) and 4 (it writes), where --remote-debugging-pipe looks for
 // them.
-func passPipes(cmd *exec.Cmd, browserReads, browserWrites *os.File) ([]string, error) {
+func PassPipes(cmd *exec.Cmd, browserReads, browserWrites *os.File) ([]string, error) {
 	cmd.ExtraFiles = []*os.File{browserReads, browserWrites}
 	return []string{"--remote-debugging-pipe"}, nil
 }

@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Kind says what a [LaunchSpec] starts.
+// Kind says what a [Spec] starts.
 type Kind string
 
 const (
@@ -102,29 +102,29 @@ func checkElectron(goos, executable string) (*ElectronEvidence, error) {
 }
 
 func notElectron(exe, missing string) error {
-	return &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("%s is not an Electron app: no %s", exe, missing)}
+	return &Error{Kind: ErrValidation, Msg: fmt.Sprintf("%s is not an Electron app: no %s", exe, missing)}
 }
 
 // checkExecutable resolves symlinks and insists on a regular file that may
 // be executed.
 func checkExecutable(goos, path string) (string, error) {
 	if path == "" {
-		return "", &LaunchError{Kind: ErrValidation, Msg: "empty executable path"}
+		return "", &Error{Kind: ErrValidation, Msg: "empty executable path"}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", &LaunchError{Kind: ErrValidation, Msg: "executable path", Err: err}
+		return "", &Error{Kind: ErrValidation, Msg: "executable path", Err: err}
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", &LaunchError{Kind: ErrValidation, Msg: "executable " + path, Err: err}
+		return "", &Error{Kind: ErrValidation, Msg: "executable " + path, Err: err}
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", &LaunchError{Kind: ErrValidation, Msg: "executable " + path, Err: err}
+		return "", &Error{Kind: ErrValidation, Msg: "executable " + path, Err: err}
 	}
 	if !fi.Mode().IsRegular() || (goos != "windows" && fi.Mode().Perm()&0o111 == 0) {
-		return "", &LaunchError{Kind: ErrValidation, Msg: path + " is not an executable file"}
+		return "", &Error{Kind: ErrValidation, Msg: path + " is not an executable file"}
 	}
 	return real, nil
 }
@@ -160,7 +160,7 @@ var helperNames = []string{"chrome-sandbox", "chrome_crashpad_handler", "crashpa
 func appDirExecutable(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return "", &LaunchError{Kind: ErrValidation, Msg: "app path " + dir, Err: err}
+		return "", &Error{Kind: ErrValidation, Msg: "app path " + dir, Err: err}
 	}
 	var found []string
 	for _, e := range entries {
@@ -179,9 +179,9 @@ func appDirExecutable(dir string) (string, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return "", &LaunchError{Kind: ErrValidation, Msg: "app path " + dir + " holds no executable; pass ExecutablePath"}
+		return "", &Error{Kind: ErrValidation, Msg: "app path " + dir + " holds no executable; pass ExecutablePath"}
 	default:
-		return "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("app path %s holds several executables %v; pass ExecutablePath", dir, found)}
+		return "", &Error{Kind: ErrValidation, Msg: fmt.Sprintf("app path %s holds several executables %v; pass ExecutablePath", dir, found)}
 	}
 }
 
@@ -190,17 +190,17 @@ func appDirExecutable(dir string) (string, error) {
 func resolveAppPath(goos, path string) (App, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return App{}, &LaunchError{Kind: ErrValidation, Msg: "app path", Err: err}
+		return App{}, &Error{Kind: ErrValidation, Msg: "app path", Err: err}
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return App{}, &LaunchError{Kind: ErrValidation, Msg: "app path " + path, Err: err}
+		return App{}, &Error{Kind: ErrValidation, Msg: "app path " + path, Err: err}
 	}
 	switch {
 	case fi.IsDir() && strings.HasSuffix(abs, ".app"):
 		app, err := readBundle(abs)
 		if err != nil {
-			return App{}, &LaunchError{Kind: ErrValidation, Msg: "app bundle " + path, Err: err}
+			return App{}, &Error{Kind: ErrValidation, Msg: "app bundle " + path, Err: err}
 		}
 		return app, nil
 	case fi.IsDir():
@@ -212,11 +212,11 @@ func resolveAppPath(goos, path string) (App, error) {
 	case strings.HasSuffix(abs, ".desktop"):
 		b, err := readLimited(abs)
 		if err != nil {
-			return App{}, &LaunchError{Kind: ErrValidation, Msg: "desktop file " + path, Err: err}
+			return App{}, &Error{Kind: ErrValidation, Msg: "desktop file " + path, Err: err}
 		}
 		app, err := desktopApp(b, abs, strings.TrimSuffix(filepath.Base(abs), ".desktop"), hostEnv())
 		if err != nil {
-			return App{}, &LaunchError{Kind: ErrValidation, Msg: "desktop file " + path, Err: err}
+			return App{}, &Error{Kind: ErrValidation, Msg: "desktop file " + path, Err: err}
 		}
 		return app, nil
 	default:

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cdp
+package browserproc
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"syscall"
 )
 
-// sysProcAttr puts the browser in its own process group and asks the kernel
-// to kill it if the launching thread dies, so a crashed host leaves no
-// browser behind.
-func sysProcAttr() *syscall.SysProcAttr {
+// Attr puts the browser in its own process group, so that one signal ends
+// every helper process, and asks the kernel to kill it if the launching
+// thread dies, so a crashed host leaves no browser behind.
+func Attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 

@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"bytes"
@@ -12,46 +12,20 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/browserproc"
 )
 
-// safeFlags go to every launch, Chromium and Electron alike.
-var safeFlags = []string{
-	"--no-first-run",
-	"--no-default-browser-check",
-	"--disable-extensions",
-}
-
-// DefaultFlags are the flags every Chromium launch gets. They switch off
-// background work that slows or destabilises automation (updates, sync,
-// throttling of hidden tabs, crash reporting) and the browser's own network
-// traffic (component updates, safe-browsing lists, metrics, pings), without
-// touching site isolation, so cross-site navigations swap renderers exactly
-// as they do for users.
-var DefaultFlags = append(append([]string{}, safeFlags...),
-	// Closed network: the browser talks only to the pages it is sent to.
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-	"--disable-client-side-phishing-detection",
-	"--disable-domain-reliability",
-	"--safebrowsing-disable-auto-update",
-	"--no-pings",
-	"--metrics-recording-only",
-	// Stability.
-	"--disable-background-timer-throttling",
-	"--disable-backgrounding-occluded-windows",
-	"--disable-renderer-backgrounding",
-	"--disable-breakpad",
-	"--disable-default-apps",
-	"--disable-dev-shm-usage",
-	"--disable-hang-monitor",
-	"--disable-ipc-flooding-protection",
-	"--disable-popup-blocking",
-	"--disable-prompt-on-repost",
-	"--password-store=basic",
-	"--use-mock-keychain",
-	"--force-color-profile=srgb",
-)
+// DefaultFlags are the flags every Chromium launch gets, after
+// --no-first-run, --no-default-browser-check and --disable-extensions
+// (which Electron apps get too). They switch off background work that
+// slows or destabilises automation (updates, sync, throttling of hidden
+// tabs, crash reporting, popup blocking) and the browser's own network
+// traffic (component updates, safe-browsing lists, metrics, pings),
+// without touching site isolation, so cross-site navigations swap
+// renderers exactly as they do for users.
+var DefaultFlags = browserproc.DefaultFlags
 
 // lifecycleFlags are owned by the launcher; callers may not pass them
 // because they would break endpoint discovery or cleanup.
@@ -65,20 +39,20 @@ var lifecycleFlags = []string{
 func checkArgs(args []string) error {
 	for _, a := range args {
 		if a == "--" {
-			return &LaunchError{Kind: ErrValidation, Msg: `a bare "--" is not allowed in the arguments`}
+			return &Error{Kind: ErrValidation, Msg: `a bare "--" is not allowed in the arguments`}
 		}
 		for _, f := range lifecycleFlags {
 			if a == f || strings.HasPrefix(a, f+"=") {
-				return &LaunchError{Kind: ErrValidation, Msg: "flag " + f + " is owned by the launcher"}
+				return &Error{Kind: ErrValidation, Msg: "flag " + f + " is owned by the launcher"}
 			}
 		}
 	}
 	return nil
 }
 
-// LaunchOptions configures [Launch]. The zero value launches headless
+// Options configures [Chromium]. The zero value launches headless
 // Chromium found on PATH with a fresh temporary profile.
-type LaunchOptions struct {
+type Options struct {
 	// Path is the browser executable. Empty means the first of chromium,
 	// chromium-browser, google-chrome found on PATH.
 	Path string
@@ -97,24 +71,62 @@ type LaunchOptions struct {
 	// Stderr receives the browser's stderr. Nil discards it; it is always
 	// drained, because a full pipe can stall the browser.
 	Stderr io.Writer
-	// Connect configures the connection ([BrowserProcess.Browser]); nil
-	// means the defaults of [Connect].
-	Connect *Options
+	// Connect configures the connection ([Process.Browser]); nil means
+	// the defaults of [cdp.Connect].
+	Connect *cdp.Options
 }
 
-// BrowserProcess is a browser started by [Launch] or a [Launcher]. It owns
-// the process (and its process group where the OS has one), the temporary
-// profile directory and, for a Chromium launch, the one connection to it;
-// [BrowserProcess.Close] ends all three. One goroutine waits for the
-// process and one drains stderr; both end when the process exits.
-type BrowserProcess struct {
-	cmd      *exec.Cmd
-	path     string
+// Process is one browser or Electron app this package started, or, from
+// [Launcher.Attach], one the caller started that a Launcher tracks. Both
+// ways in return it: [Chromium] a plain headless Chromium for the host's
+// own use, [Launcher.Launch] a browser or desktop app named by a [Spec].
+// [Process.Browser] is its connection, a [cdp.Browser]; the package doc
+// says why the noun is Process.
+//
+// A Process owns what it started: the process (and its process group
+// where the OS has one), the temporary profile directory and the
+// connection; [Process.Close] ends all three. One goroutine waits for the
+// process and one drains stderr; both end when the process exits. An
+// attachment (Owned false) owns only its connection.
+//
+// The methods report the process and its connection. The fields are what
+// a Launcher made of the launch; a process from [Chromium] is Owned and of
+// KindChromium, with the other fields zero. They do not change after the
+// Process is returned.
+type Process struct {
+	// ID names the process in its Launcher's Status, Probe and Cleanup:
+	// "launch-…" or "attach-…"; empty for [Chromium]'s.
+	ID string
+	// Owned is true for launches, false for attachments: only an owned
+	// process is stopped and its profile removed.
+	Owned bool
+	Kind  Kind
+	// App is what the Launcher resolved the Spec's target to.
+	App App
+
+	// Handoff and TargetType are the launch's, defaults filled in.
+	Handoff    Handoff
+	TargetType TargetType
+	// Target is the target handed off: the first of TargetType when the
+	// launch connected, nil for HandoffConnect or when there was none.
+	// Status and Probe compare the app's targets against it.
+	Target *cdp.TargetInfo
+	// Targets are the app's page and webview targets at launch (not for
+	// HandoffConnect).
+	Targets []cdp.TargetInfo
+	// Snapshot is Target's element refs at launch (HandoffSnapshot).
+	Snapshot *Snapshot
+	// HandoffProblem says what the handoff could not do, such as "no
+	// webview target"; the launch itself succeeded.
+	HandoffProblem string
+
+	cmd      *exec.Cmd // nil for an attachment
+	exe      string
 	dataDir  string
 	endpoint string
 	port     int
 	pipe     bool
-	browser  *Browser // the pipe connection; nil for port launches
+	browser  *cdp.Browser
 	started  time.Time
 	stderr   *stderrTail
 
@@ -123,16 +135,19 @@ type BrowserProcess struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	l       *Launcher // the Launcher tracking it; nil for Chromium's
+	cleaned bool      // guarded by l.mu
 }
 
-// Launch starts Chromium with a temporary profile and
+// Chromium starts Chromium with a temporary profile and
 // --remote-debugging-pipe, and returns once the browser has answered over
-// the pipe; [BrowserProcess.Browser] is the connection. The browser opens
-// no debugging port, so no other process (nor a page it shows) can reach
-// it. The caller must call Close. Errors match ErrLaunch and one of
-// ErrValidation, ErrTimeout or ErrUpstream; a *LaunchError carries
+// the pipe; [Process.Browser] is the connection. The browser opens no
+// debugging port, so no other process (nor a page it shows) can reach it.
+// The caller must call Close. Errors match ErrLaunch and one of
+// ErrValidation, ErrTimeout or ErrUpstream; an *Error carries
 // diagnostics.
-func Launch(ctx context.Context, opts LaunchOptions) (*BrowserProcess, error) {
+func Chromium(ctx context.Context, opts Options) (*Process, error) {
 	if err := checkArgs(opts.Args); err != nil {
 		return nil, err
 	}
@@ -147,11 +162,16 @@ func Launch(ctx context.Context, opts LaunchOptions) (*BrowserProcess, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return start(ctx, startSpec{
+	p, err := start(ctx, startSpec{
 		path: path, args: chromiumArgs(!opts.Headful, opts.Args),
 		tempDir: opts.TempDir, timeout: timeout, stderr: opts.Stderr,
 		pipe: true, connect: opts.Connect,
 	})
+	if err != nil {
+		return nil, err
+	}
+	p.Kind = KindChromium
+	return p, nil
 }
 
 func findChromium() (string, error) {
@@ -160,7 +180,7 @@ func findChromium() (string, error) {
 			return p, nil
 		}
 	}
-	return "", &LaunchError{Kind: ErrValidation, Msg: "no chromium on PATH"}
+	return "", &Error{Kind: ErrValidation, Msg: "no chromium on PATH"}
 }
 
 // chromiumArgs is the command line of a Chromium launch after the
@@ -170,19 +190,10 @@ func chromiumArgs(headless bool, extra []string) []string {
 	if headless {
 		args = append(args, "--headless=new")
 	}
-	args = append(args, sandboxArgs()...)
+	args = append(args, browserproc.SandboxArgs()...)
 	args = append(args, DefaultFlags...)
 	args = append(args, extra...)
 	return append(args, "about:blank")
-}
-
-// sandboxArgs: Chromium and Electron refuse to start as root with their
-// sandbox on.
-func sandboxArgs() []string {
-	if os.Geteuid() == 0 {
-		return []string{"--no-sandbox"}
-	}
-	return nil
 }
 
 // profilePrefix names every profile directory this package creates; with
@@ -215,7 +226,7 @@ type startSpec struct {
 	// pipe speaks CDP over a pipe pair (--remote-debugging-pipe) instead
 	// of a port, connecting with the connect options.
 	pipe    bool
-	connect *Options
+	connect *cdp.Options
 }
 
 // start creates the profile, starts the process in its own group with
@@ -223,17 +234,17 @@ type startSpec struct {
 // --remote-debugging-port=0 first, and waits until the browser answers on
 // the pipe or names its port in DevToolsActivePort. On failure nothing is
 // left behind.
-func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
+func start(ctx context.Context, s startSpec) (*Process, error) {
 	dataDir, err := os.MkdirTemp(s.tempDir, profilePrefix)
 	if err != nil {
-		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+		return nil, &Error{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}
 	if err := writeOwner(dataDir, 0); err != nil {
 		os.RemoveAll(dataDir)
-		return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+		return nil, &Error{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}
 	cmd := exec.Command(s.path)
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = browserproc.Attr()
 	cmd.Env = os.Environ()
 	// Chromium keeps its singleton socket in an org.chromium.Chromium.*
 	// directory under TMPDIR and never removes it; inside the profile it
@@ -244,23 +255,23 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 	if tmp := filepath.Join(dataDir, profileTmp); len(tmp)+len(singletonTail) <= maxSocketPath {
 		if err := os.Mkdir(tmp, 0o700); err != nil {
 			os.RemoveAll(dataDir)
-			return nil, &LaunchError{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+			return nil, &Error{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 		}
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}
 	cmd.Env = append(cmd.Env, s.env...)
 	args := []string{"--user-data-dir=" + dataDir}
-	var pp *pipePair
+	var pp *browserproc.Pipes
 	if s.pipe {
-		if pp, err = newPipePair(); err != nil {
+		if pp, err = browserproc.NewPipes(); err != nil {
 			os.RemoveAll(dataDir)
-			return nil, &LaunchError{Kind: ErrUpstream, Msg: "debugging pipe", Err: err}
+			return nil, &Error{Kind: ErrUpstream, Msg: "debugging pipe", Err: err}
 		}
-		flags, err := passPipes(cmd, pp.browserReads, pp.browserWrites)
+		flags, err := browserproc.PassPipes(cmd, pp.BrowserReads, pp.BrowserWrites)
 		if err != nil {
-			pp.closeAll()
+			pp.CloseAll()
 			os.RemoveAll(dataDir)
-			return nil, &LaunchError{Kind: ErrUpstream, Msg: "debugging pipe", Err: err}
+			return nil, &Error{Kind: ErrUpstream, Msg: "debugging pipe", Err: err}
 		}
 		args = append(args, flags...)
 	} else {
@@ -269,20 +280,20 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 	cmd.Args = append(append(cmd.Args, args...), s.args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		pp.closeAll()
+		pp.CloseAll()
 		os.RemoveAll(dataDir)
-		return nil, &LaunchError{Kind: ErrUpstream, Msg: "stderr pipe", Err: err}
+		return nil, &Error{Kind: ErrUpstream, Msg: "stderr pipe", Err: err}
 	}
-	p := &BrowserProcess{cmd: cmd, path: s.path, dataDir: dataDir, pipe: s.pipe, done: make(chan struct{}), stderr: newStderrTail()}
+	p := &Process{Owned: true, cmd: cmd, exe: s.path, dataDir: dataDir, pipe: s.pipe, done: make(chan struct{}), stderr: newStderrTail()}
 	p.started = time.Now()
 	err = cmd.Start()
 	// The browser holds its own copies of its ends now; ours would keep
 	// the pipes open after it died, hiding its death from the reader.
-	pp.closeBrowserEnds()
+	pp.CloseBrowserEnds()
 	if err != nil {
-		pp.closeAll()
+		pp.CloseAll()
 		os.RemoveAll(dataDir)
-		return nil, &LaunchError{Kind: ErrUpstream, Msg: "start " + s.path, Err: err}
+		return nil, &Error{Kind: ErrUpstream, Msg: "start " + s.path, Err: err}
 	}
 	_ = writeOwner(dataDir, cmd.Process.Pid)
 	sink := s.stderr
@@ -310,7 +321,7 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 	}
 	if err != nil {
 		_ = p.Close()
-		if le, ok := err.(*LaunchError); ok && le.Diagnostics != nil {
+		if le, ok := err.(*Error); ok && le.Diagnostics != nil {
 			// Now that the group is gone, say so.
 			le.Diagnostics.PIDAlive = false
 		}
@@ -319,57 +330,18 @@ func start(ctx context.Context, s startSpec) (*BrowserProcess, error) {
 	return p, nil
 }
 
-// pipePair is the two pipes of a debugging-pipe launch, named from the
-// browser's side.
-type pipePair struct {
-	browserReads, browserWrites *os.File // the browser's ends
-	toBrowser, fromBrowser      *os.File // ours
-}
-
-func newPipePair() (*pipePair, error) {
-	r1, w1, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	r2, w2, err := os.Pipe()
-	if err != nil {
-		r1.Close()
-		w1.Close()
-		return nil, err
-	}
-	return &pipePair{browserReads: r1, toBrowser: w1, fromBrowser: r2, browserWrites: w2}, nil
-}
-
-// closeBrowserEnds is safe on a nil pair, as is closeAll.
-func (pp *pipePair) closeBrowserEnds() {
-	if pp != nil {
-		pp.browserReads.Close()
-		pp.browserWrites.Close()
-	}
-}
-
-func (pp *pipePair) closeAll() {
-	if pp != nil {
-		pp.closeBrowserEnds()
-		pp.toBrowser.Close()
-		pp.fromBrowser.Close()
-	}
-}
-
 // connectPipe puts a connection on the pipes and waits until the browser
 // answers Browser.getVersion on it: the handler is up and commands are
 // served. The connection then belongs to p.
-func (p *BrowserProcess) connectPipe(ctx context.Context, pp *pipePair, opts *Options, timeout time.Duration) error {
-	o := opts.withDefaults()
-	m := newMux(newPipeTransport(pp.fromBrowser, pp.toBrowser, o.MaxMessageSize), o.MaxMessageSize)
-	b, err := newBrowser(ctx, m, "")
+func (p *Process) connectPipe(ctx context.Context, pp *browserproc.Pipes, opts *cdp.Options, timeout time.Duration) error {
+	b, err := cdp.ConnectPipe(ctx, pp.FromBrowser, pp.ToBrowser, opts)
 	if err != nil {
-		return &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
+		return &Error{Kind: ErrUpstream, Msg: "connect", Err: err}
 	}
 	p.browser = b
 	answered := make(chan error, 1)
 	go func() {
-		_, err := b.c.Browser.GetVersion(ctx)
+		_, err := b.Client().Browser.GetVersion(ctx)
 		answered <- err
 	}()
 	select {
@@ -390,7 +362,7 @@ func (p *BrowserProcess) connectPipe(ctx context.Context, pp *pipePair, opts *Op
 	}
 	select {
 	case <-p.done:
-		return &LaunchError{Kind: ErrUpstream, Msg: "process exited before answering on the debugging pipe",
+		return &Error{Kind: ErrUpstream, Msg: "process exited before answering on the debugging pipe",
 			Err: p.waitErr, Diagnostics: p.diagnostics(timeout)}
 	default:
 	}
@@ -399,9 +371,9 @@ func (p *BrowserProcess) connectPipe(ctx context.Context, pp *pipePair, opts *Op
 		if ctx.Err() == context.Canceled {
 			kind = ErrUpstream
 		}
-		return &LaunchError{Kind: kind, Msg: "no answer on the debugging pipe", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
+		return &Error{Kind: kind, Msg: "no answer on the debugging pipe", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
 	}
-	return &LaunchError{Kind: ErrUpstream, Msg: "no answer on the debugging pipe", Err: err, Diagnostics: p.diagnostics(timeout)}
+	return &Error{Kind: ErrUpstream, Msg: "no answer on the debugging pipe", Err: err, Diagnostics: p.diagnostics(timeout)}
 }
 
 // writeOwner records the host's pid and the browser's (0 before start).
@@ -413,7 +385,7 @@ func writeOwner(dir string, browserPID int) error {
 // waitEndpoint polls DevToolsActivePort. The stderr line the browser prints
 // at the same moment wakes the poll early; the file stays the only source
 // of truth, since app output may imitate that line.
-func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration) error {
+func (p *Process) waitEndpoint(ctx context.Context, timeout time.Duration) error {
 	file := filepath.Join(p.dataDir, "DevToolsActivePort")
 	interval := 25 * time.Millisecond
 	tick := time.NewTimer(interval)
@@ -422,7 +394,7 @@ func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration
 	fast := 0 // quick looks left after the stderr line
 	for {
 		if b, err := os.ReadFile(file); err == nil {
-			if port, path, err := activePort(b); err == nil {
+			if port, path, err := browserproc.ActivePort(b); err == nil {
 				p.port = port
 				p.endpoint = "ws://127.0.0.1:" + strconv.Itoa(port) + path
 				return nil
@@ -430,14 +402,14 @@ func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration
 		}
 		select {
 		case <-p.done:
-			return &LaunchError{Kind: ErrUpstream, Msg: "process exited before publishing its endpoint",
+			return &Error{Kind: ErrUpstream, Msg: "process exited before publishing its endpoint",
 				Err: p.waitErr, Diagnostics: p.diagnostics(timeout)}
 		case <-ctx.Done():
 			kind := ErrTimeout
 			if ctx.Err() == context.Canceled {
 				kind = ErrUpstream
 			}
-			return &LaunchError{Kind: kind, Msg: "no DevToolsActivePort", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
+			return &Error{Kind: kind, Msg: "no DevToolsActivePort", Err: ctx.Err(), Diagnostics: p.diagnostics(timeout)}
 		case <-wake:
 			// The file is written around the same moment: look closely now.
 			wake, interval, fast = nil, 2*time.Millisecond, 100
@@ -452,9 +424,9 @@ func (p *BrowserProcess) waitEndpoint(ctx context.Context, timeout time.Duration
 }
 
 // diagnostics describes the process while the launch is still waiting.
-func (p *BrowserProcess) diagnostics(timeout time.Duration) *LaunchDiagnostics {
-	d := &LaunchDiagnostics{
-		Executable: p.path,
+func (p *Process) diagnostics(timeout time.Duration) *Diagnostics {
+	d := &Diagnostics{
+		Executable: p.exe,
 		PID:        p.cmd.Process.Pid,
 		ProfileDir: p.dataDir,
 		Elapsed:    time.Since(p.started),
@@ -481,66 +453,62 @@ func (p *BrowserProcess) diagnostics(timeout time.Duration) *LaunchDiagnostics {
 	return d
 }
 
-// parseActivePort turns the two lines of DevToolsActivePort (port, then
-// browser path) into a browser WebSocket URL on loopback.
-func parseActivePort(b []byte) (string, error) {
-	port, path, err := activePort(b)
-	if err != nil {
-		return "", err
+// Browser is the connection: for a Chromium launch its debugging pipe,
+// the only one it can have; for an Electron app or an attachment a
+// WebSocket to its port. The process owns it: Close closes it, and closing
+// a pipe early makes the browser exit, because Chromium ends when its pipe
+// does.
+func (p *Process) Browser() *cdp.Browser { return p.browser }
+
+// Endpoint is the browser-level WebSocket URL, ready for [cdp.Connect]. It
+// is empty for a browser launched with a debugging pipe, which has none:
+// use [Process.Browser].
+func (p *Process) Endpoint() string { return p.endpoint }
+
+// Port is the debugging port the browser chose or was attached on; 0 for
+// a browser launched with a debugging pipe, which opens no port.
+func (p *Process) Port() int { return p.port }
+
+// DataDir is the temporary profile directory (--user-data-dir), removed
+// by Close; empty for an attachment.
+func (p *Process) DataDir() string { return p.dataDir }
+
+// Executable is the program started; empty for an attachment.
+func (p *Process) Executable() string { return p.exe }
+
+// Pid is the browser's process id; 0 for an attachment.
+func (p *Process) Pid() int {
+	if p.cmd == nil {
+		return 0
 	}
-	return "ws://127.0.0.1:" + strconv.Itoa(port) + path, nil
+	return p.cmd.Process.Pid
 }
 
-func activePort(b []byte) (int, string, error) {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) < 2 {
-		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: want 2 lines, got %d", len(lines))
-	}
-	port := strings.TrimSpace(lines[0])
-	path := strings.TrimSpace(lines[1])
-	if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" || !strings.HasPrefix(path, "/devtools/browser/") {
-		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: malformed content")
-	}
-	n, _ := strconv.Atoi(port)
-	if n < 1 || n > 65535 {
-		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: port %s out of range", port)
-	}
-	return n, path, nil
-}
-
-// Endpoint is the browser-level WebSocket URL, ready for [Connect]. It is
-// empty for a browser launched with a debugging pipe, which has none: use
-// [BrowserProcess.Browser].
-func (p *BrowserProcess) Endpoint() string { return p.endpoint }
-
-// Port is the debugging port the browser chose; 0 for a browser launched
-// with a debugging pipe, which opens no port.
-func (p *BrowserProcess) Port() int { return p.port }
-
-// Browser is the connection to a browser launched with a debugging pipe,
-// the only one it can have; nil for a port launch. The process owns it:
-// Close closes it, and closing it early makes the browser exit, because
-// Chromium ends when its pipe does.
-func (p *BrowserProcess) Browser() *Browser { return p.browser }
-
-// DataDir is the temporary profile directory; it is removed by Close.
-func (p *BrowserProcess) DataDir() string { return p.dataDir }
-
-// Pid is the browser's process id.
-func (p *BrowserProcess) Pid() int { return p.cmd.Process.Pid }
-
-// Done is closed once the process has exited and been reaped.
-func (p *BrowserProcess) Done() <-chan struct{} { return p.done }
+// Done is closed once the process has exited and been reaped. It is nil
+// for an attachment, whose process this package does not watch.
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Kill ends the browser at once, without a graceful phase, and does not
-// wait. It is for simulating a crash; use Close for an orderly end.
-func (p *BrowserProcess) Kill() error { return killTree(p.cmd.Process, true) }
+// wait. It is for simulating a crash; use Close for an orderly end. An
+// attachment's process is not this package's to kill: ErrValidation.
+func (p *Process) Kill() error {
+	if p.cmd == nil {
+		return fmt.Errorf("%w: %s was not started by this package", ErrValidation, p.ID)
+	}
+	return browserproc.KillTree(p.cmd.Process, true)
+}
 
-// Close stops the browser: it closes the pipe connection, if any, sends a
-// polite signal to the process group, a forced kill after three seconds,
-// then it reaps the process and removes the profile directory. It is safe
-// to call more than once.
-func (p *BrowserProcess) Close() error {
+// Close stops the browser: it closes the connection, sends a polite
+// signal to the process group, a forced kill after three seconds, then it
+// reaps the process and removes the profile directory. A Launcher's
+// process is closed by [Launcher.Cleanup] of its ID, which it then no
+// longer lists, and Close of an attachment closes only the connection. It
+// is safe to call more than once.
+func (p *Process) Close() error {
+	if p.l != nil {
+		_, err := p.l.Cleanup(context.Background(), p.ID)
+		return err
+	}
 	p.closeOnce.Do(func() {
 		if p.browser != nil {
 			_ = p.browser.Close()
@@ -558,25 +526,25 @@ func (p *BrowserProcess) Close() error {
 // until the process is reaped. It never signals after the reap, when the
 // pid may belong to someone else, except for the group members the leader
 // left behind, which still hold the group id.
-func (p *BrowserProcess) stop(grace time.Duration) error {
+func (p *Process) stop(grace time.Duration) error {
 	select {
 	case <-p.done:
 		return nil
 	default:
 	}
-	_ = killTree(p.cmd.Process, false)
+	_ = browserproc.KillTree(p.cmd.Process, false)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
-		_ = killTree(p.cmd.Process, true)
+		_ = browserproc.KillTree(p.cmd.Process, true)
 		select {
 		case <-p.done:
 		case <-time.After(5 * time.Second):
-			return fmt.Errorf("cdp: process %d did not exit after SIGKILL", p.Pid())
+			return fmt.Errorf("launch: process %d did not exit after SIGKILL", p.Pid())
 		}
 	}
-	if groupAlive(p.Pid()) {
-		_ = killTree(p.cmd.Process, true)
+	if browserproc.GroupAlive(p.Pid()) {
+		_ = browserproc.KillTree(p.cmd.Process, true)
 	}
 	return nil
 }
@@ -584,7 +552,7 @@ func (p *BrowserProcess) stop(grace time.Duration) error {
 // removeProfile removes the profile directory. Children of the group may
 // hold files in it briefly after the leader is reaped, so it retries for a
 // second. A directory already gone is success.
-func (p *BrowserProcess) removeProfile() error {
+func (p *Process) removeProfile() error {
 	removeSingletonDir(p.dataDir)
 	var err error
 	for i := 0; i < 20; i++ {
@@ -593,7 +561,7 @@ func (p *BrowserProcess) removeProfile() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("cdp: remove profile: %w", err)
+	return fmt.Errorf("launch: remove profile: %w", err)
 }
 
 // removeSingletonDir removes the directory the profile's singleton socket

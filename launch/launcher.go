@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"bufio"
@@ -18,12 +18,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/browserproc"
 )
 
-// Launch timeouts: the default, and the most a LaunchSpec may ask for.
+// Launch timeouts of a [Launcher]: the default, and the most a Spec may
+// ask for.
 const (
-	DefaultLaunchTimeout = 15 * time.Second
-	MaxLaunchTimeout     = 120 * time.Second
+	DefaultTimeout = 15 * time.Second
+	MaxTimeout     = 120 * time.Second
 )
 
 // LauncherOptions configures [NewLauncher]. The zero value is ready to use.
@@ -32,12 +36,13 @@ type LauncherOptions struct {
 	// means os.TempDir().
 	TempDir string
 	// Connect configures the connection to each launched browser; nil
-	// means the defaults of [Connect].
-	Connect *Options
+	// means the defaults of [cdp.Connect].
+	Connect *cdp.Options
 }
 
 // Launcher starts browsers and Electron apps and owns what it started:
-// each launch's process group, profile directory and connection. There is
+// each [Process], with its process group, profile directory and
+// connection. There is
 // no global registry; a launch belongs to the Launcher that made it, and
 // Status, Probe and Cleanup see only its own launches. A Launcher is safe
 // for concurrent use and runs no goroutines of its own; each launched
@@ -47,7 +52,7 @@ type Launcher struct {
 	opts LauncherOptions
 
 	mu       sync.Mutex
-	launches map[string]*Instance
+	launches map[string]*Process
 	order    []string // launch IDs in creation order
 	swept    []string
 }
@@ -56,14 +61,14 @@ type Launcher struct {
 // earlier launchers in TempDir left behind when their host process died
 // (see [Launcher.Sweep]).
 func NewLauncher(opts LauncherOptions) *Launcher {
-	l := &Launcher{opts: opts, launches: map[string]*Instance{}}
+	l := &Launcher{opts: opts, launches: map[string]*Process{}}
 	l.swept, _ = l.Sweep()
 	return l
 }
 
-// LaunchSpec describes one launch. Exactly one of ExecutablePath, AppPath,
-// AppName and BundleID names the target.
-type LaunchSpec struct {
+// Spec describes one launch of a [Launcher]. Exactly one of
+// ExecutablePath, AppPath, AppName and BundleID names the target.
+type Spec struct {
 	// ExecutablePath is the program to run.
 	ExecutablePath string
 	// AppPath is a .app bundle, a .desktop file, an unpacked app directory
@@ -89,8 +94,7 @@ type LaunchSpec struct {
 	Env []string
 	// Timeout bounds the wait for the DevTools endpoint, and then the
 	// connection.
-	// Zero means DefaultLaunchTimeout; more than MaxLaunchTimeout is cut to
-	// it.
+	// Zero means DefaultTimeout; more than MaxTimeout is cut to it.
 	Timeout time.Duration
 	// Allow and Deny are policy lists of substrings matched, ignoring case,
 	// against the app's name, bundle or desktop ID, app path and
@@ -101,7 +105,7 @@ type LaunchSpec struct {
 	Allow, Deny []string
 	// Handoff is what Launch does once connected: HandoffSnapshot (the
 	// zero value) picks the app's target, waits briefly for it to show
-	// something and fills Instance.Target, Targets and Snapshot;
+	// something and fills Process.Target, Targets and Snapshot;
 	// HandoffTabs fills Target and Targets; HandoffConnect only connects.
 	Handoff Handoff
 	// TargetType is the kind of target handed off and probed: TargetPage
@@ -118,49 +122,6 @@ const (
 	HandoffConnect  Handoff = "connect"
 )
 
-// Instance is one launch (or one attachment, see [Launcher.Attach]). Its
-// fields do not change after it is returned.
-type Instance struct {
-	// ID names the launch in Status, Probe and Cleanup.
-	ID string
-	// Owned is true for launches, false for attachments: the Launcher
-	// stops processes and removes profiles only for owned instances.
-	Owned bool
-	Kind  Kind
-	App   App
-	// PID is the process id; zero for attachments.
-	PID int
-	// Port and WebSocketURL are the DevTools endpoint: the port an
-	// Electron app or attached browser listens on. A Chromium launch talks
-	// over a pipe and has neither (0 and "").
-	Port         int
-	WebSocketURL string
-	// ProfileDir is the temporary --user-data-dir; empty for attachments.
-	ProfileDir string
-	Executable string
-	// Browser is the connection; Cleanup closes it.
-	Browser *Browser
-
-	// Handoff and TargetType are the launch's, defaults filled in.
-	Handoff    Handoff
-	TargetType TargetType
-	// Target is the target handed off: the first of TargetType when the
-	// launch connected, nil for HandoffConnect or when there was none.
-	// Status and Probe compare the app's targets against it.
-	Target *TargetInfo
-	// Targets are the app's page and webview targets at launch (not for
-	// HandoffConnect).
-	Targets []TargetInfo
-	// Snapshot is Target's element refs at launch (HandoffSnapshot).
-	Snapshot *Snapshot
-	// HandoffProblem says what the handoff could not do, such as "no
-	// webview target"; the launch itself succeeded.
-	HandoffProblem string
-
-	proc    *BrowserProcess
-	cleaned bool // guarded by the Launcher's mu
-}
-
 // Launch resolves and checks the target, starts it with a fresh temporary
 // profile in its own process group and connects. Chromium gets
 // --remote-debugging-pipe and is ready once it answers over the pipe: it
@@ -168,15 +129,15 @@ type Instance struct {
 // --remote-debugging-port=0 (Electron has no pipe), its port is read from
 // DevToolsActivePort and the connection is a WebSocket. Errors match
 // ErrLaunch and one of ErrValidation, ErrPolicyBlocked, ErrTimeout or
-// ErrUpstream; a timeout is a *LaunchError with diagnostics, and leaves no
+// ErrUpstream; a timeout is an *Error with diagnostics, and leaves no
 // process or profile behind.
-func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, error) {
+func (l *Launcher) Launch(ctx context.Context, spec Spec) (*Process, error) {
 	if err := checkArgs(spec.AppArgs); err != nil {
 		return nil, err
 	}
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("environment entry %q is not KEY=VALUE", kv)}
+			return nil, &Error{Kind: ErrValidation, Msg: fmt.Sprintf("environment entry %q is not KEY=VALUE", kv)}
 		}
 	}
 	handoff, targetType, err := handoffOf(spec)
@@ -186,11 +147,11 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 	timeout := spec.Timeout
 	switch {
 	case timeout < 0:
-		return nil, &LaunchError{Kind: ErrValidation, Msg: "negative timeout"}
+		return nil, &Error{Kind: ErrValidation, Msg: "negative timeout"}
 	case timeout == 0:
-		timeout = DefaultLaunchTimeout
-	case timeout > MaxLaunchTimeout:
-		timeout = MaxLaunchTimeout
+		timeout = DefaultTimeout
+	case timeout > MaxTimeout:
+		timeout = MaxTimeout
 	}
 	app, err := resolveTarget(ctx, spec)
 	if err != nil {
@@ -209,9 +170,9 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 	if pipe {
 		args = chromiumArgs(!spec.Headful, spec.AppArgs)
 	} else {
-		args = append(append(append([]string{}, safeFlags...), sandboxArgs()...), spec.AppArgs...)
+		args = append(append(append([]string{}, browserproc.SafeFlags...), browserproc.SandboxArgs()...), spec.AppArgs...)
 	}
-	proc, err := start(ctx, startSpec{
+	p, err := start(ctx, startSpec{
 		path: app.ExecutablePath, args: args, env: spec.Env,
 		tempDir: l.opts.TempDir, timeout: timeout,
 		pipe: pipe, connect: l.opts.Connect,
@@ -219,30 +180,25 @@ func (l *Launcher) Launch(ctx context.Context, spec LaunchSpec) (*Instance, erro
 	if err != nil {
 		return nil, explainLaunchFailure(err, kind)
 	}
-	b := proc.Browser()
 	if !pipe {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		if b, err = Connect(wctx, proc.Endpoint(), l.opts.Connect); err != nil {
-			_ = proc.Close()
-			return nil, &LaunchError{Kind: ErrUpstream, Msg: "connect", Err: err}
+		if p.browser, err = cdp.Connect(wctx, p.Endpoint(), l.opts.Connect); err != nil {
+			_ = p.Close()
+			return nil, &Error{Kind: ErrUpstream, Msg: "connect", Err: err}
 		}
 	}
-	inst := &Instance{
-		ID: newID("launch-"), Owned: true, Kind: kind, App: app,
-		PID: proc.Pid(), Port: proc.Port(), WebSocketURL: proc.Endpoint(),
-		ProfileDir: proc.DataDir(), Executable: app.ExecutablePath, Browser: b, proc: proc,
-		Handoff: handoff, TargetType: targetType,
-	}
+	p.ID, p.Kind, p.App = newID("launch-"), kind, app
+	p.Handoff, p.TargetType = handoff, targetType
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	inst.handOver(hctx)
-	l.add(inst)
-	return inst, nil
+	p.handOver(hctx)
+	l.add(p)
+	return p, nil
 }
 
 // handoffOf checks and defaults a spec's Handoff and TargetType.
-func handoffOf(spec LaunchSpec) (Handoff, TargetType, error) {
+func handoffOf(spec Spec) (Handoff, TargetType, error) {
 	h, err := oneOf("handoff", spec.Handoff, HandoffSnapshot, HandoffTabs, HandoffConnect)
 	if err != nil {
 		return "", "", err
@@ -264,7 +220,7 @@ func oneOf[T ~string](what string, v T, allowed ...T) (T, error) {
 	for i, a := range allowed {
 		names[i] = string(a)
 	}
-	return "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown %s %q: use %s", what, v, strings.Join(names, ", "))}
+	return "", &Error{Kind: ErrValidation, Msg: fmt.Sprintf("unknown %s %q: use %s", what, v, strings.Join(names, ", "))}
 }
 
 // snapshotSettle bounds how long a snapshot handoff waits for an app's
@@ -274,13 +230,13 @@ const snapshotSettle = 3 * time.Second
 
 // handOver does the launch's handoff; what fails is noted in
 // HandoffProblem, since the app itself is up.
-func (inst *Instance) handOver(ctx context.Context) {
+func (inst *Process) handOver(ctx context.Context) {
 	if inst.Handoff == HandoffConnect {
 		return
 	}
 	deadline := time.Now().Add(snapshotSettle)
 	for {
-		targets, err := inst.Browser.Targets(ctx)
+		targets, err := inst.browser.Targets(ctx)
 		if err != nil {
 			inst.HandoffProblem = "list targets: " + err.Error()
 			return
@@ -296,7 +252,7 @@ func (inst *Instance) handOver(ctx context.Context) {
 			inst.HandoffProblem = ""
 			return
 		} else {
-			page, err := readPage(ctx, inst.Browser, inst.Target.ID)
+			page, err := readPage(ctx, inst.browser, inst.Target.ID)
 			if err == nil {
 				inst.Snapshot, inst.HandoffProblem = page.snapshot(), ""
 				if page.Count > 0 || page.URL == "about:blank" {
@@ -319,7 +275,7 @@ func (inst *Instance) handOver(ctx context.Context) {
 }
 
 // handedOff is the handed-off target's ID, or "".
-func (inst *Instance) handedOff() string {
+func (inst *Process) handedOff() string {
 	if inst.Target == nil {
 		return ""
 	}
@@ -327,7 +283,7 @@ func (inst *Instance) handedOff() string {
 }
 
 // targetType is the instance's TargetType, a page for attachments.
-func (inst *Instance) targetType() TargetType {
+func (inst *Process) targetType() TargetType {
 	if inst.TargetType == "" {
 		return TargetPage
 	}
@@ -336,7 +292,7 @@ func (inst *Instance) targetType() TargetType {
 
 // mismatch says how the app's targets no longer match the handed-off
 // one: gone, or drifted to about:blank. Refs taken from it are then stale.
-func (inst *Instance) mismatch(targets []TargetInfo) string {
+func (inst *Process) mismatch(targets []cdp.TargetInfo) string {
 	if inst.Target == nil {
 		return ""
 	}
@@ -355,20 +311,21 @@ func (inst *Instance) mismatch(targets []TargetInfo) string {
 }
 
 // Attach connects to a browser the caller started (endpoint as for
-// [Connect], such as "http://127.0.0.1:9222") and tracks it for Status and
-// Probe. The Launcher does not own it: Cleanup only closes the connection.
-func (l *Launcher) Attach(ctx context.Context, endpoint string) (*Instance, error) {
-	b, err := Connect(ctx, endpoint, l.opts.Connect)
+// [cdp.Connect], such as "http://127.0.0.1:9222") and tracks it for Status
+// and Probe as a [Process] that is not Owned. The Launcher does not own
+// it: Cleanup only closes the connection.
+func (l *Launcher) Attach(ctx context.Context, endpoint string) (*Process, error) {
+	b, err := cdp.Connect(ctx, endpoint, l.opts.Connect)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
-	ws := b.url
-	inst := &Instance{ID: newID("attach-"), WebSocketURL: ws, Browser: b}
+	ws := b.WebSocketURL()
+	p := &Process{ID: newID("attach-"), endpoint: ws, browser: b}
 	if u, err := url.Parse(ws); err == nil {
-		inst.Port, _ = strconv.Atoi(u.Port())
+		p.port, _ = strconv.Atoi(u.Port())
 	}
-	l.add(inst)
-	return inst, nil
+	l.add(p)
+	return p, nil
 }
 
 // singleInstanceHint is added to an Electron launch that timed out: the
@@ -383,7 +340,7 @@ const singleInstanceHint = "if the app is already running, quit it first: many E
 // once with success (what a second instance does once it has handed over),
 // names the single-instance cause.
 func explainLaunchFailure(err error, kind Kind) error {
-	var le *LaunchError
+	var le *Error
 	if !errors.As(err, &le) {
 		return err
 	}
@@ -404,10 +361,11 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-func (l *Launcher) add(inst *Instance) {
+func (l *Launcher) add(p *Process) {
 	l.mu.Lock()
-	l.launches[inst.ID] = inst
-	l.order = append(l.order, inst.ID)
+	p.l = l
+	l.launches[p.ID] = p
+	l.order = append(l.order, p.ID)
 	l.mu.Unlock()
 }
 
@@ -415,7 +373,7 @@ func (l *Launcher) add(inst *Instance) {
 func (l *Launcher) Swept() []string { return l.swept }
 
 // resolveTarget turns the one target of spec into an App.
-func resolveTarget(ctx context.Context, spec LaunchSpec) (App, error) {
+func resolveTarget(ctx context.Context, spec Spec) (App, error) {
 	n := 0
 	for _, s := range []string{spec.ExecutablePath, spec.AppPath, spec.AppName, spec.BundleID} {
 		if s != "" {
@@ -423,7 +381,7 @@ func resolveTarget(ctx context.Context, spec LaunchSpec) (App, error) {
 		}
 	}
 	if n != 1 {
-		return App{}, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("exactly one of ExecutablePath, AppPath, AppName, BundleID must be set, got %d", n)}
+		return App{}, &Error{Kind: ErrValidation, Msg: fmt.Sprintf("exactly one of ExecutablePath, AppPath, AppName, BundleID must be set, got %d", n)}
 	}
 	switch {
 	case spec.ExecutablePath != "":
@@ -437,7 +395,7 @@ func resolveTarget(ctx context.Context, spec LaunchSpec) (App, error) {
 	}
 	d, err := Discover(ctx, "", 1<<20)
 	if err != nil {
-		return App{}, &LaunchError{Kind: ErrUpstream, Msg: "discover", Err: err}
+		return App{}, &Error{Kind: ErrUpstream, Msg: "discover", Err: err}
 	}
 	var found []App
 	for _, a := range d.Apps {
@@ -454,13 +412,13 @@ func resolveTarget(ctx context.Context, spec LaunchSpec) (App, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return App{}, &LaunchError{Kind: ErrValidation, Msg: "no installed Electron " + what}
+		return App{}, &Error{Kind: ErrValidation, Msg: "no installed Electron " + what}
 	default:
 		var paths []string
 		for _, a := range found {
 			paths = append(paths, a.AppPath)
 		}
-		return App{}, &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("several installed Electron apps match %s: %v; pass AppPath", what, paths)}
+		return App{}, &Error{Kind: ErrValidation, Msg: fmt.Sprintf("several installed Electron apps match %s: %v; pass AppPath", what, paths)}
 	}
 }
 
@@ -517,16 +475,16 @@ func kindOf(k Kind, exe string) (Kind, error) {
 		}
 		return "", err
 	default:
-		return "", &LaunchError{Kind: ErrValidation, Msg: fmt.Sprintf("unknown kind %q", k)}
+		return "", &Error{Kind: ErrValidation, Msg: fmt.Sprintf("unknown kind %q", k)}
 	}
 }
 
 // lookup returns the instances named by ids, or every instance not yet
 // cleaned up when ids is empty.
-func (l *Launcher) lookup(ids []string) ([]*Instance, error) {
+func (l *Launcher) lookup(ids []string) ([]*Process, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []*Instance
+	var out []*Process
 	if len(ids) == 0 {
 		for _, id := range l.order {
 			if inst := l.launches[id]; inst != nil {
@@ -545,8 +503,8 @@ func (l *Launcher) lookup(ids []string) ([]*Instance, error) {
 	return out, nil
 }
 
-// LaunchStatus is what [Launcher.Status] found.
-type LaunchStatus struct {
+// Status is what [Launcher.Status] found of one launch.
+type Status struct {
 	ID    string
 	Owned bool
 	PID   int
@@ -559,7 +517,7 @@ type LaunchStatus struct {
 	PortAlive bool
 	// Connected is whether the launcher's connection is still up.
 	Connected bool
-	Targets   []TargetInfo
+	Targets   []cdp.TargetInfo
 	// Stale marks a launch whose process or port is gone (for a Chromium
 	// launch: whose process or pipe connection is gone), or an attachment
 	// whose port is gone, without a cleanup.
@@ -576,36 +534,36 @@ type LaunchStatus struct {
 // Status reports on the launches named by ids, or on all of them when ids
 // is empty: process and port liveness, the page targets, and whether the
 // record is stale. An unknown ID is ErrValidation.
-func (l *Launcher) Status(ctx context.Context, ids ...string) ([]LaunchStatus, error) {
+func (l *Launcher) Status(ctx context.Context, ids ...string) ([]Status, error) {
 	insts, err := l.lookup(ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]LaunchStatus, 0, len(insts))
+	out := make([]Status, 0, len(insts))
 	for _, inst := range insts {
 		out = append(out, l.status(ctx, inst))
 	}
 	return out, nil
 }
 
-func (l *Launcher) status(ctx context.Context, inst *Instance) LaunchStatus {
-	st := LaunchStatus{ID: inst.ID, Owned: inst.Owned, PID: inst.PID, Port: inst.Port}
+func (l *Launcher) status(ctx context.Context, inst *Process) Status {
+	st := Status{ID: inst.ID, Owned: inst.Owned, PID: inst.Pid(), Port: inst.port}
 	l.mu.Lock()
 	st.Cleaned = inst.cleaned
 	l.mu.Unlock()
-	if inst.proc != nil {
+	if inst.cmd != nil {
 		select {
-		case <-inst.proc.Done():
+		case <-inst.done:
 		default:
 			st.ProcessAlive = true
 		}
 	}
-	st.PortAlive = portAnswers(ctx, inst.Port)
-	st.Connected = inst.Browser.Err() == nil
+	st.PortAlive = portAnswers(ctx, inst.port)
+	st.Connected = inst.browser.Err() == nil
 	if st.Connected {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		var err error
-		if st.Targets, err = inst.Browser.Targets(tctx); err == nil {
+		if st.Targets, err = inst.browser.Targets(tctx); err == nil {
 			st.Mismatch = inst.mismatch(st.Targets)
 		}
 		cancel()
@@ -614,7 +572,7 @@ func (l *Launcher) status(ctx context.Context, inst *Instance) LaunchStatus {
 	}
 	if !st.Cleaned {
 		gone := !st.PortAlive
-		if inst.Port == 0 {
+		if inst.port == 0 {
 			gone = !st.Connected // a pipe launch has only its connection
 		}
 		st.Stale = gone || inst.Owned && !st.ProcessAlive
@@ -671,7 +629,7 @@ func (l *Launcher) Sweep() ([]string, error) {
 			continue
 		}
 		host, browser, ok := parseOwner(b)
-		if !ok || host == os.Getpid() || pidAlive(host) || pidAlive(browser) {
+		if !ok || host == os.Getpid() || browserproc.Alive(host) || browserproc.Alive(browser) {
 			continue
 		}
 		removeSingletonDir(p)

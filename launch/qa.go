@@ -1,18 +1,14 @@
-package cdp
+package launch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
-	devtools "github.com/mafredri/cdp"
-	"github.com/mafredri/cdp/protocol/runtime"
-	"github.com/mafredri/cdp/protocol/target"
+	"github.com/tranquil/automation/cdp"
 )
 
 // QAOptions are the checks of [QA]. At least one of ExpectedText and
@@ -54,14 +50,14 @@ type QAResult struct {
 	Screenshot string
 }
 
-// QA runs a smoke check on a tab without navigating it: the expected text
-// and selector, optionally the page's console errors and uncaught
-// exceptions since the document loaded (the browser keeps them; they are
-// read from a second, short-lived session so the tab is not disturbed), and
+// QA runs a smoke check on a tab of a launched app without navigating it:
+// the expected text and selector, optionally the page's console errors and
+// uncaught exceptions since the document loaded (the browser keeps them:
+// [cdp.Tab.ConsoleHistory] reads them without disturbing the tab), and
 // optionally a screenshot. A failed check is reported in the result, not as
 // an error; the error is for bad options (ErrValidation) and a tab that can
 // no longer be read.
-func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
+func QA(ctx context.Context, tab *cdp.Tab, opts QAOptions) (QAResult, error) {
 	var res QAResult
 	if opts.ExpectedText == "" && opts.ExpectedSelector == "" {
 		return res, fmt.Errorf("%w: qa needs ExpectedText or ExpectedSelector", ErrValidation)
@@ -71,7 +67,7 @@ func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
 	}
 	if opts.ExpectedSelector != "" {
 		_, err := tab.Evaluate(ctx, `(s) => { document.createDocumentFragment().querySelector(s); }`, opts.ExpectedSelector)
-		var ee *EvalError
+		var ee *cdp.EvalError
 		if errors.As(err, &ee) {
 			return res, fmt.Errorf("%w: selector %q: %s", ErrValidation, opts.ExpectedSelector, ee.Message)
 		}
@@ -79,7 +75,7 @@ func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
 			return res, err
 		}
 	}
-	check := func(name string, cond Condition, detail string) error {
+	check := func(name string, cond cdp.Condition, detail string) error {
 		var err error
 		if opts.Wait > 0 {
 			wctx, cancel := context.WithTimeout(ctx, opts.Wait)
@@ -91,7 +87,7 @@ func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
 			}
 		} else {
 			var ok bool
-			ok, err = tab.holds(ctx, cond)
+			ok, err = tab.Holds(ctx, cond)
 			if err == nil && !ok {
 				res.Checks = append(res.Checks, QACheck{Name: name, Detail: detail})
 				return nil
@@ -104,13 +100,13 @@ func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
 		return nil
 	}
 	if opts.ExpectedText != "" {
-		cond := Predicate(`(t) => !!document.body && document.body.innerText.includes(t)`, opts.ExpectedText)
+		cond := cdp.Predicate(`(t) => !!document.body && document.body.innerText.includes(t)`, opts.ExpectedText)
 		if err := check("text", cond, fmt.Sprintf("text %q not found", opts.ExpectedText)); err != nil {
 			return res, err
 		}
 	}
 	if opts.ExpectedSelector != "" {
-		if err := check("selector", Selector(opts.ExpectedSelector), fmt.Sprintf("no element matches %q", opts.ExpectedSelector)); err != nil {
+		if err := check("selector", cdp.Selector(opts.ExpectedSelector), fmt.Sprintf("no element matches %q", opts.ExpectedSelector)); err != nil {
 			return res, err
 		}
 	}
@@ -129,7 +125,7 @@ func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
 	}
 	if opts.ScreenshotPath != "" {
 		c := QACheck{Name: "screenshot"}
-		png, err := tab.Screenshot(ctx, ScreenshotOptions{})
+		png, err := tab.Screenshot(ctx, cdp.ScreenshotOptions{})
 		if err == nil {
 			err = os.WriteFile(opts.ScreenshotPath, png, 0o644)
 		}
@@ -149,16 +145,6 @@ func QA(ctx context.Context, tab *Tab, opts QAOptions) (QAResult, error) {
 	return res, nil
 }
 
-// holds checks cond once.
-func (t *Tab) holds(ctx context.Context, cond Condition) (bool, error) {
-	cargs, err := callArgs(cond.args)
-	if err != nil {
-		return false, err
-	}
-	v, err := t.call(ctx, cond.world, cond.fn, cargs)
-	return string(v) == "true", err
-}
-
 func listCheck(name string, items []string, what string) QACheck {
 	c := QACheck{Name: name, Pass: len(items) == 0}
 	if !c.Pass {
@@ -167,59 +153,20 @@ func listCheck(name string, items []string, what string) QACheck {
 	return c
 }
 
-// pageHistory reads the console errors and uncaught exceptions the browser
-// stored for the tab's current document. Enabling the Runtime domain on a
-// new session makes the browser replay them before it answers, so a short
-// session sees the whole history without touching the tab's own.
-func pageHistory(ctx context.Context, tab *Tab) (console, exceptions []string, err error) {
-	b := tab.b
-	r, err := b.c.Target.AttachToTarget(ctx, target.NewAttachToTargetArgs(target.ID(tab.id)).SetFlatten(true))
-	if err != nil {
-		return nil, nil, b.fail(err)
-	}
-	var mu sync.Mutex
-	observe := func(method string, params json.RawMessage) {
-		switch method {
-		case "Runtime.consoleAPICalled":
-			var ev runtime.ConsoleAPICalledReply
-			if json.Unmarshal(params, &ev) != nil || (ev.Type != "error" && ev.Type != "assert") {
-				return
-			}
-			parts := make([]string, 0, len(ev.Args))
-			for _, a := range ev.Args {
-				parts = append(parts, renderObject(a))
-			}
-			mu.Lock()
-			console = append(console, strings.Join(parts, " "))
-			mu.Unlock()
-		case "Runtime.exceptionThrown":
-			var ev struct {
-				ExceptionDetails runtime.ExceptionDetails `json:"exceptionDetails"`
-			}
-			if json.Unmarshal(params, &ev) != nil {
-				return
-			}
-			e := evalErrorOf(&ev.ExceptionDetails)
-			mu.Lock()
-			exceptions = append(exceptions, strings.TrimSpace(e.Name+": "+e.Message))
-			mu.Unlock()
-		}
-	}
-	conn, rt, err := b.m.open(ctx, string(r.SessionID), observe)
+// pageHistory reads the console errors (and failed asserts) and the
+// uncaught exceptions the browser stored for the tab's current document.
+func pageHistory(ctx context.Context, tab *cdp.Tab) (console, exceptions []string, err error) {
+	messages, thrown, err := tab.ConsoleHistory(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
-		defer cancel()
-		_ = b.c.Target.DetachFromTarget(dctx, target.NewDetachFromTargetArgs().SetSessionID(r.SessionID))
-		b.m.drop(rt, &DetachedError{TargetID: tab.id, Reason: ErrDetached, Detail: "detached by client"})
-		<-conn.Context().Done()
-	}()
-	if err := devtools.NewClient(conn).Runtime.Enable(ctx); err != nil {
-		return nil, nil, tab.fail(err)
+	for _, m := range messages {
+		if m.Type == "error" || m.Type == "assert" {
+			console = append(console, m.Text)
+		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	for _, e := range thrown {
+		exceptions = append(exceptions, strings.TrimSpace(e.Name+": "+e.Message))
+	}
 	return console, exceptions, nil
 }

@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/cdp"
 )
 
 func checksByName(r QAResult) map[string]QACheck {
@@ -58,7 +60,7 @@ func TestQAFails(t *testing.T) {
 		console.assert(1 === 2, "math broke");
 		setTimeout(() => { throw new TypeError("boom") }, 0);
 	</script>`))
-	require.NoError(t, tab.WaitFor(ctx, Predicate(`() => new Promise(r => setTimeout(() => r(true), 50))`)))
+	require.NoError(t, tab.WaitFor(ctx, cdp.Predicate(`() => new Promise(r => setTimeout(() => r(true), 50))`)))
 	r, err := QA(ctx, tab, QAOptions{
 		ExpectedText: "Explorer", ExpectedSelector: "#missing",
 		CheckConsole: true, CheckErrors: true,

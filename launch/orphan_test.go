@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -28,12 +29,12 @@ func orphanHelper() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	l := NewLauncher(LauncherOptions{TempDir: os.Getenv(orphanHelperEnv)})
-	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: chromium, Kind: KindChromium})
+	inst, err := l.Launch(ctx, Spec{ExecutablePath: chromium, Kind: KindChromium})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("%d %s\n", inst.PID, inst.ProfileDir)
+	fmt.Printf("%d %s\n", inst.Pid(), inst.DataDir())
 	time.Sleep(time.Hour) // until the test kills this process
 	return 0
 }
@@ -61,12 +62,12 @@ func TestOrphanedBrowserDies(t *testing.T) {
 	var profile string
 	_, err = fmt.Sscanf(strings.TrimSpace(line), "%d %s", &pid, &profile)
 	require.NoError(t, err, line)
-	require.True(t, pidAlive(pid))
+	require.True(t, browserproc.Alive(pid))
 
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	killed := time.Now()
-	require.Eventually(t, func() bool { return !pidAlive(pid) && !groupHasLive(pid) }, 2*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return !browserproc.Alive(pid) && !groupHasLive(pid) }, 2*time.Second, 20*time.Millisecond,
 		"browser outlived its host by more than 2s")
 	t.Logf("browser gone %s after its host was killed", time.Since(killed).Round(time.Millisecond))
 

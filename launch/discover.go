@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ type App struct {
 	Packaging string
 	// Sensitive lists advisory categories of private data the app likely
 	// holds: "notes", "chat", "mail", "developer-workspace",
-	// "passwords-auth". It never blocks anything; use LaunchSpec.Deny for
+	// "passwords-auth". It never blocks anything; use Spec.Deny for
 	// that.
 	Sensitive []string
 }
@@ -523,7 +523,7 @@ func readBundle(bundle string) (App, error) {
 	}
 	exe := pl["CFBundleExecutable"]
 	if exe == "" || strings.ContainsAny(exe, `/\`) || exe == "." || exe == ".." {
-		return App{}, errors.New("cdp: Info.plist: bad or missing CFBundleExecutable")
+		return App{}, errors.New("launch: Info.plist: bad or missing CFBundleExecutable")
 	}
 	name := pl["CFBundleDisplayName"]
 	if name == "" {
@@ -544,7 +544,7 @@ func readBundle(bundle string) (App, error) {
 // property list. Binary plists are refused.
 func parsePlist(b []byte) (map[string]string, error) {
 	if bytes.HasPrefix(b, []byte("bplist")) {
-		return nil, errors.New("cdp: Info.plist: binary property lists are not read")
+		return nil, errors.New("launch: Info.plist: binary property lists are not read")
 	}
 	dec := xml.NewDecoder(bytes.NewReader(b))
 	dec.Strict = true
@@ -559,14 +559,14 @@ func parsePlist(b []byte) (map[string]string, error) {
 			if err == io.EOF && dictAt >= 0 && depth == 0 {
 				return out, nil
 			}
-			return nil, fmt.Errorf("cdp: Info.plist: %w", err)
+			return nil, fmt.Errorf("launch: Info.plist: %w", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			depth++
 			if dictAt < 0 && t.Name.Local == "dict" {
 				if depth != 2 {
-					return nil, errors.New("cdp: Info.plist: top-level dict expected")
+					return nil, errors.New("launch: Info.plist: top-level dict expected")
 				}
 				dictAt = depth + 1
 			}
@@ -591,7 +591,7 @@ func parsePlist(b []byte) (map[string]string, error) {
 			}
 			depth--
 			if depth < 0 {
-				return nil, errors.New("cdp: Info.plist: unbalanced")
+				return nil, errors.New("launch: Info.plist: unbalanced")
 			}
 		}
 	}

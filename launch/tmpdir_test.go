@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func TestLaunchLeavesNothingInTMPDIR(t *testing.T) {
 			t.Setenv("TMPDIR", tmp)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			p, err := Launch(ctx, LaunchOptions{Path: testenv.Chromium(t), TempDir: profiles})
+			p, err := Chromium(ctx, Options{Path: testenv.Chromium(t), TempDir: profiles})
 			require.NoError(t, err)
 			tab, err := p.Browser().NewTab(ctx, "about:blank")
 			require.NoError(t, err)

@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -230,11 +231,11 @@ func TestDiscoverDesktopFiles(t *testing.T) {
 	// Launch by name and by desktop ID resolves through discovery; a deny
 	// entry on the resolved binary proves it without starting anything.
 	l := newLauncher(t)
-	_, err = l.Launch(ctx, LaunchSpec{AppName: "slack", Deny: []string{slack}})
+	_, err = l.Launch(ctx, Spec{AppName: "slack", Deny: []string{slack}})
 	var pe *PolicyError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "executable path", pe.Field)
-	_, err = l.Launch(ctx, LaunchSpec{BundleID: "vendor-code", Deny: []string{"vendor-code.desktop"}})
+	_, err = l.Launch(ctx, Spec{BundleID: "vendor-code", Deny: []string{"vendor-code.desktop"}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "desktop id", pe.Field)
 }
@@ -334,7 +335,7 @@ func deadPID(t *testing.T) int {
 	t.Helper()
 	cmd := exec.Command("/bin/true")
 	require.NoError(t, cmd.Run())
-	require.False(t, pidAlive(cmd.Process.Pid))
+	require.False(t, browserproc.Alive(cmd.Process.Pid))
 	return cmd.Process.Pid
 }
 

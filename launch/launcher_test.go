@@ -1,4 +1,4 @@
-package cdp
+package launch
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -20,8 +22,8 @@ import (
 // group, nothing on its port, no profile directory.
 func assertGone(t *testing.T, pid, port int, profile string) {
 	t.Helper()
-	assert.False(t, pidAlive(pid), "browser pid %d still runs", pid)
-	assert.False(t, groupAlive(pid) && groupHasLive(pid), "process group %d still has members", pid)
+	assert.False(t, browserproc.Alive(pid), "browser pid %d still runs", pid)
+	assert.False(t, browserproc.GroupAlive(pid) && groupHasLive(pid), "process group %d still has members", pid)
 	if port > 0 {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
 		if err == nil {
@@ -52,29 +54,29 @@ func TestLauncherLaunchProbeCleanup(t *testing.T) {
 	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	l := newLauncher(t)
-	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: testenv.Chromium(t)})
+	inst, err := l.Launch(ctx, Spec{ExecutablePath: testenv.Chromium(t)})
 	require.NoError(t, err)
 	assert.True(t, inst.Owned)
 	assert.Equal(t, KindChromium, inst.Kind, "auto picks chromium by name")
 	assert.True(t, strings.HasPrefix(inst.ID, "launch-"))
-	assert.Positive(t, inst.PID)
-	assert.Zero(t, inst.Port, "a Chromium launch talks over a pipe")
-	assert.Empty(t, inst.WebSocketURL)
-	assertNoListener(t, inst.PID)
-	assert.DirExists(t, inst.ProfileDir)
-	assert.Equal(t, tempRoot, filepath.Dir(inst.ProfileDir))
-	assert.NotEmpty(t, inst.Executable)
+	assert.Positive(t, inst.Pid())
+	assert.Zero(t, inst.Port(), "a Chromium launch talks over a pipe")
+	assert.Empty(t, inst.Endpoint())
+	assertNoListener(t, inst.Pid())
+	assert.DirExists(t, inst.DataDir())
+	assert.Equal(t, tempRoot, filepath.Dir(inst.DataDir()))
+	assert.NotEmpty(t, inst.Executable())
 
 	// Attached: drive the page through the launch's own connection.
-	targets, err := inst.Browser.Targets(ctx)
+	targets, err := inst.Browser().Targets(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, targets)
-	tab, err := inst.Browser.Attach(ctx, targets[0].ID)
+	tab, err := inst.Browser().Attach(ctx, targets[0].ID)
 	require.NoError(t, err)
 	url := serve("/launcher/probe", `<title>Probe me</title><p>Hello from the probe page</p><input id=q name=query autofocus>`)
-	_, err = tab.Goto(ctx, url, Load)
+	_, err = tab.Goto(ctx, url, cdp.Load)
 	require.NoError(t, err)
-	require.NoError(t, tab.WaitFor(ctx, Predicate(`() => document.activeElement && document.activeElement.id === "q"`)))
+	require.NoError(t, tab.WaitFor(ctx, cdp.Predicate(`() => document.activeElement && document.activeElement.id === "q"`)))
 
 	st, err := l.Status(ctx, inst.ID)
 	require.NoError(t, err)
@@ -110,14 +112,14 @@ func TestLauncherLaunchProbeCleanup(t *testing.T) {
 		assert.Equal(t, want, s.Outcome, s.Name)
 	}
 	assert.Equal(t, []string{StepConnection, StepProcess, StepPort, StepProfile}, names)
-	assertGone(t, inst.PID, inst.Port, inst.ProfileDir)
-	assert.ErrorIs(t, tab.Err(), ErrBrowserClosed)
+	assertGone(t, inst.Pid(), inst.Port(), inst.DataDir())
+	assert.ErrorIs(t, tab.Err(), cdp.ErrBrowserClosed)
 
 	// Cleanup again: safe, and still all ok.
 	reports, err = l.Cleanup(ctx, inst.ID)
 	require.NoError(t, err)
 	assert.True(t, reports[0].OK())
-	assertGone(t, inst.PID, inst.Port, inst.ProfileDir)
+	assertGone(t, inst.Pid(), inst.Port(), inst.DataDir())
 
 	st, err = l.Status(ctx, inst.ID)
 	require.NoError(t, err)
@@ -140,13 +142,13 @@ func TestLauncherTwoAtOnce(t *testing.T) {
 	ctx := tctx(t, 60*time.Second)
 	l := newLauncher(t)
 	var wg sync.WaitGroup
-	insts := make([]*Instance, 2)
+	insts := make([]*Process, 2)
 	errs := make([]error, 2)
 	for i := range insts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			insts[i], errs[i] = l.Launch(ctx, LaunchSpec{ExecutablePath: testenv.Chromium(t), Kind: KindChromium})
+			insts[i], errs[i] = l.Launch(ctx, Spec{ExecutablePath: testenv.Chromium(t), Kind: KindChromium})
 		}()
 	}
 	wg.Wait()
@@ -154,9 +156,9 @@ func TestLauncherTwoAtOnce(t *testing.T) {
 	require.NoError(t, errs[1])
 	a, b := insts[0], insts[1]
 	assert.NotEqual(t, a.ID, b.ID)
-	assert.NotEqual(t, a.PID, b.PID)
-	assert.NotSame(t, a.Browser, b.Browser)
-	assert.NotEqual(t, a.ProfileDir, b.ProfileDir)
+	assert.NotEqual(t, a.Pid(), b.Pid())
+	assert.NotSame(t, a.Browser(), b.Browser())
+	assert.NotEqual(t, a.DataDir(), b.DataDir())
 	for _, inst := range insts {
 		pr, err := l.Probe(ctx, inst.ID, 0)
 		require.NoError(t, err)
@@ -170,7 +172,7 @@ func TestLauncherTwoAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, reports, 2)
 	for _, inst := range insts {
-		assertGone(t, inst.PID, inst.Port, inst.ProfileDir)
+		assertGone(t, inst.Pid(), inst.Port(), inst.DataDir())
 	}
 }
 
@@ -178,15 +180,15 @@ func TestLauncherStatusAfterOutsideKill(t *testing.T) {
 	t.Parallel()
 	ctx := tctx(t, 60*time.Second)
 	l := newLauncher(t)
-	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: testenv.Chromium(t), Kind: KindChromium})
+	inst, err := l.Launch(ctx, Spec{ExecutablePath: testenv.Chromium(t), Kind: KindChromium})
 	require.NoError(t, err)
 
 	// Someone else kills the browser.
-	p, err := os.FindProcess(inst.PID)
+	p, err := os.FindProcess(inst.Pid())
 	require.NoError(t, err)
 	require.NoError(t, p.Signal(os.Kill))
 
-	var st LaunchStatus
+	var st Status
 	require.Eventually(t, func() bool {
 		s, err := l.Status(ctx, inst.ID)
 		require.NoError(t, err)
@@ -207,7 +209,7 @@ func TestLauncherStatusAfterOutsideKill(t *testing.T) {
 	reports, err := l.Cleanup(ctx, inst.ID)
 	require.NoError(t, err)
 	assert.True(t, reports[0].OK())
-	assertGone(t, inst.PID, inst.Port, inst.ProfileDir)
+	assertGone(t, inst.Pid(), inst.Port(), inst.DataDir())
 }
 
 func TestLauncherAttachIsManual(t *testing.T) {
@@ -219,8 +221,8 @@ func TestLauncherAttachIsManual(t *testing.T) {
 	inst, err := l.Attach(ctx, "http://127.0.0.1:"+strconv.Itoa(p.Port()))
 	require.NoError(t, err)
 	assert.False(t, inst.Owned)
-	assert.Equal(t, p.Port(), inst.Port)
-	assert.Equal(t, p.Endpoint(), inst.WebSocketURL)
+	assert.Equal(t, p.Port(), inst.Port())
+	assert.Equal(t, p.Endpoint(), inst.Endpoint())
 
 	st, err := l.Status(ctx, inst.ID)
 	require.NoError(t, err)
@@ -250,6 +252,37 @@ func TestLauncherAttachIsManual(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUpstream)
 }
 
+// TestLauncherProcessClose: a Launcher's Process is the same noun as
+// Chromium's, and its Close is the Launcher's Cleanup of its ID; an
+// attachment's Close only closes the connection, and it cannot be killed.
+func TestLauncherProcessClose(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t, 60*time.Second)
+	l := newLauncher(t)
+	p, err := l.Launch(ctx, Spec{ExecutablePath: testenv.Chromium(t), Kind: KindChromium, Handoff: HandoffConnect})
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(), "closing again is safe")
+	assertGone(t, p.Pid(), p.Port(), p.DataDir())
+	<-p.Done()
+	st, err := l.Status(ctx, p.ID)
+	require.NoError(t, err)
+	assert.True(t, st[0].Cleaned)
+	all, err := l.Status(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, all, "a closed launch leaves the list")
+
+	withPort := launchWithPort(t)
+	a, err := l.Attach(ctx, withPort.Endpoint())
+	require.NoError(t, err)
+	assert.Zero(t, a.Pid())
+	assert.Nil(t, a.Done())
+	assert.ErrorIs(t, a.Kill(), ErrValidation)
+	require.NoError(t, a.Close())
+	<-a.Browser().Done()
+	assert.True(t, portAnswers(ctx, withPort.Port()), "closing an attachment leaves the browser running")
+}
+
 // fakeElectron lays out an app that passes the Linux Electron evidence
 // check, with script as its executable.
 func fakeElectron(t *testing.T, dir, name, script string) string {
@@ -271,12 +304,12 @@ func TestLauncherTimeout(t *testing.T) {
 	exe := fakeElectron(t, t.TempDir(), "stuck", "#!/bin/sh\ntrap '' TERM\necho 'fake app: starting' >&2\necho 'fake app: waiting forever' >&2\nsleep 600 &\nwhile :; do sleep 1; done\n")
 	l := newLauncher(t)
 	start := time.Now()
-	_, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Timeout: time.Second, Env: []string{"FAKE_APP=1"}})
+	_, err := l.Launch(ctx, Spec{ExecutablePath: exe, Timeout: time.Second, Env: []string{"FAKE_APP=1"}})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrTimeout)
 	assert.ErrorIs(t, err, ErrLaunch)
 	assert.NotErrorIs(t, err, ErrUpstream)
-	var le *LaunchError
+	var le *Error
 	require.ErrorAs(t, err, &le)
 	d := le.Diagnostics
 	require.NotNil(t, d)
@@ -292,7 +325,7 @@ func TestLauncherTimeout(t *testing.T) {
 
 	// The whole group is gone, and so is the profile.
 	assert.False(t, groupHasLive(d.PID), "fake app's process group survived")
-	assert.False(t, pidAlive(d.PID))
+	assert.False(t, browserproc.Alive(d.PID))
 	_, serr := os.Stat(d.ProfileDir)
 	assert.True(t, os.IsNotExist(serr))
 	st, err := l.Status(ctx)
@@ -305,9 +338,9 @@ func TestLauncherEarlyExit(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 	exe := fakeElectron(t, t.TempDir(), "quits", "#!/bin/sh\necho \"env says $FAKE_APP\" >&2\nexit 3\n")
 	l := newLauncher(t)
-	_, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron, Env: []string{"FAKE_APP=hello"}})
+	_, err := l.Launch(ctx, Spec{ExecutablePath: exe, Kind: KindElectron, Env: []string{"FAKE_APP=hello"}})
 	assert.ErrorIs(t, err, ErrUpstream)
-	var le *LaunchError
+	var le *Error
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, []string{"env says hello"}, le.Diagnostics.Stderr)
 	assert.Equal(t, "exit status 3", le.Diagnostics.Exit)
@@ -316,7 +349,7 @@ func TestLauncherEarlyExit(t *testing.T) {
 
 	// A second instance of a single-instance app hands over and exits 0.
 	exe = fakeElectron(t, t.TempDir(), "second", "#!/bin/sh\nexit 0\n")
-	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron})
+	_, err = l.Launch(ctx, Spec{ExecutablePath: exe, Kind: KindElectron})
 	assert.ErrorIs(t, err, ErrUpstream)
 	assert.Contains(t, err.Error(), "single instance")
 }
@@ -325,7 +358,7 @@ func TestLaunchSpecValidation(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 	l := newLauncher(t)
 	chromium := testenv.Chromium(t)
-	cases := map[string]LaunchSpec{
+	cases := map[string]Spec{
 		"no target":                 {},
 		"two targets":               {ExecutablePath: chromium, AppName: "x"},
 		"user data dir":             {ExecutablePath: chromium, AppArgs: []string{"--user-data-dir=/tmp/x"}},
@@ -360,13 +393,13 @@ func TestLaunchTimeoutClamp(t *testing.T) {
 	// exits at once, so the launch ends long before either.
 	exe := fakeElectron(t, t.TempDir(), "quits", "#!/bin/sh\nexit 0\n")
 	l := newLauncher(t)
-	_, err := l.Launch(tctx(t, 30*time.Second), LaunchSpec{ExecutablePath: exe, Timeout: time.Hour})
-	var le *LaunchError
+	_, err := l.Launch(tctx(t, 30*time.Second), Spec{ExecutablePath: exe, Timeout: time.Hour})
+	var le *Error
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, MaxLaunchTimeout, le.Diagnostics.Timeout)
-	_, err = l.Launch(tctx(t, 30*time.Second), LaunchSpec{ExecutablePath: exe})
+	assert.Equal(t, MaxTimeout, le.Diagnostics.Timeout)
+	_, err = l.Launch(tctx(t, 30*time.Second), Spec{ExecutablePath: exe})
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, DefaultLaunchTimeout, le.Diagnostics.Timeout)
+	assert.Equal(t, DefaultTimeout, le.Diagnostics.Timeout)
 }
 
 func TestPolicyMatrix(t *testing.T) {
@@ -413,14 +446,14 @@ func TestLaunchPolicyBlocksBeforeStart(t *testing.T) {
 	exe := fakeElectron(t, dir, "bitwarden", "#!/bin/sh\necho started > \"$MARK\"\n")
 	mark := filepath.Join(t.TempDir(), "mark")
 	l := newLauncher(t)
-	_, err := l.Launch(ctx, LaunchSpec{AppPath: dir, Deny: []string{"Bitwarden"}, Env: []string{"MARK=" + mark}})
+	_, err := l.Launch(ctx, Spec{AppPath: dir, Deny: []string{"Bitwarden"}, Env: []string{"MARK=" + mark}})
 	assert.ErrorIs(t, err, ErrPolicyBlocked)
 	var pe *PolicyError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "deny", pe.List)
 	assert.Equal(t, "name", pe.Field)
 	assert.Contains(t, err.Error(), `deny entry "Bitwarden"`)
-	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Allow: []string{"Slack"}, Env: []string{"MARK=" + mark}})
+	_, err = l.Launch(ctx, Spec{ExecutablePath: exe, Allow: []string{"Slack"}, Env: []string{"MARK=" + mark}})
 	assert.ErrorIs(t, err, ErrPolicyBlocked)
 	assert.NoFileExists(t, mark, "a blocked app must not run")
 }
@@ -441,11 +474,11 @@ func TestLauncherElectronHandoff(t *testing.T) {
 	l := newLauncher(t)
 	exe := chromiumAsElectron(t, url)
 
-	inst, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron})
+	inst, err := l.Launch(ctx, Spec{ExecutablePath: exe, Kind: KindElectron})
 	require.NoError(t, err)
 	assert.Equal(t, HandoffSnapshot, inst.Handoff)
 	assert.Equal(t, TargetPage, inst.TargetType)
-	assert.Positive(t, inst.Port)
+	assert.Positive(t, inst.Port())
 	require.NotNil(t, inst.Target, inst.HandoffProblem)
 	assert.Equal(t, url, inst.Target.URL)
 	assert.NotEmpty(t, inst.Targets)
@@ -453,7 +486,7 @@ func TestLauncherElectronHandoff(t *testing.T) {
 	assert.Empty(t, inst.HandoffProblem)
 	assert.Equal(t, 3, inst.Snapshot.RefCount)
 	assert.Equal(t, []ElementRef{{"e1", "button", "Save"}, {"e2", "link", "Docs"}, {"e3", "textbox", "Search"}}, inst.Snapshot.Refs)
-	assert.Equal(t, Locator{Role: "button", Name: "Save", Exact: true}, inst.Snapshot.Refs[0].Locator())
+	assert.Equal(t, cdp.Locator{Role: "button", Name: "Save", Exact: true}, inst.Snapshot.Refs[0].Locator())
 
 	st, err := l.Status(ctx, inst.ID)
 	require.NoError(t, err)
@@ -465,9 +498,9 @@ func TestLauncherElectronHandoff(t *testing.T) {
 	assert.Empty(t, pr.Mismatch)
 
 	// The app's page drifts to about:blank: status and probe say so.
-	tab, err := inst.Browser.Attach(ctx, inst.Target.ID)
+	tab, err := inst.Browser().Attach(ctx, inst.Target.ID)
 	require.NoError(t, err)
-	_, err = tab.Goto(ctx, "about:blank", Load)
+	_, err = tab.Goto(ctx, "about:blank", cdp.Load)
 	require.NoError(t, err)
 	st, err = l.Status(ctx, inst.ID)
 	require.NoError(t, err)
@@ -479,12 +512,12 @@ func TestLauncherElectronHandoff(t *testing.T) {
 
 	// tabs lists without a snapshot; connect does neither; a webview
 	// target that is not there is a problem, not a failure.
-	tabs, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron, Handoff: HandoffTabs})
+	tabs, err := l.Launch(ctx, Spec{ExecutablePath: exe, Kind: KindElectron, Handoff: HandoffTabs})
 	require.NoError(t, err)
 	assert.NotEmpty(t, tabs.Targets)
 	assert.NotNil(t, tabs.Target)
 	assert.Nil(t, tabs.Snapshot)
-	conn, err := l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Kind: KindElectron, Handoff: HandoffConnect, TargetType: TargetWebview})
+	conn, err := l.Launch(ctx, Spec{ExecutablePath: exe, Kind: KindElectron, Handoff: HandoffConnect, TargetType: TargetWebview})
 	require.NoError(t, err)
 	assert.Nil(t, conn.Target)
 	assert.Empty(t, conn.Targets)
@@ -493,8 +526,8 @@ func TestLauncherElectronHandoff(t *testing.T) {
 	assert.Nil(t, pr.Active, "a page is no webview")
 	assert.Contains(t, pr.Errors, "no webview target")
 
-	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, Handoff: "screenshot"})
+	_, err = l.Launch(ctx, Spec{ExecutablePath: exe, Handoff: "screenshot"})
 	assert.ErrorIs(t, err, ErrValidation)
-	_, err = l.Launch(ctx, LaunchSpec{ExecutablePath: exe, TargetType: "iframe"})
+	_, err = l.Launch(ctx, Spec{ExecutablePath: exe, TargetType: "iframe"})
 	assert.ErrorIs(t, err, ErrValidation)
 }

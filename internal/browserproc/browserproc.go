@@ -1,0 +1,127 @@
+// Package browserproc is what starting a browser process takes, shared by
+// package launch, which starts browsers, and package cdp, whose own tests
+// start Chromium without importing launch (launch imports cdp) and whose
+// [Connect] reads DevToolsActivePort:
+//
+//   - [SafeFlags] and [DefaultFlags], the flags a launch passes;
+//     [SandboxArgs], what a root process needs besides.
+//   - [Attr] starts the browser in a process group of its own (on Linux
+//     with a parent-death signal); [KillTree] signals that group;
+//     [Alive] and [GroupAlive] tell whether anything of it still runs.
+//   - [NewPipes] and [PassPipes] give a browser its ends of the
+//     --remote-debugging-pipe pair.
+//   - [ActivePort] reads a DevToolsActivePort file.
+package browserproc
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// SafeFlags go to every launch, Chromium and Electron alike.
+var SafeFlags = []string{
+	"--no-first-run",
+	"--no-default-browser-check",
+	"--disable-extensions",
+}
+
+// DefaultFlags are the flags every Chromium launch gets: SafeFlags, then
+// the ones that switch off background work that slows or destabilises
+// automation and the browser's own network traffic. Package launch
+// documents them as launch.DefaultFlags.
+var DefaultFlags = append(append([]string{}, SafeFlags...),
+	// Closed network: the browser talks only to the pages it is sent to.
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--disable-client-side-phishing-detection",
+	"--disable-domain-reliability",
+	"--safebrowsing-disable-auto-update",
+	"--no-pings",
+	"--metrics-recording-only",
+	// Stability.
+	"--disable-background-timer-throttling",
+	"--disable-backgrounding-occluded-windows",
+	"--disable-renderer-backgrounding",
+	"--disable-breakpad",
+	"--disable-default-apps",
+	"--disable-dev-shm-usage",
+	"--disable-hang-monitor",
+	"--disable-ipc-flooding-protection",
+	"--disable-popup-blocking",
+	"--disable-prompt-on-repost",
+	"--password-store=basic",
+	"--use-mock-keychain",
+	"--force-color-profile=srgb",
+)
+
+// SandboxArgs: Chromium and Electron refuse to start as root with their
+// sandbox on.
+func SandboxArgs() []string {
+	if os.Geteuid() == 0 {
+		return []string{"--no-sandbox"}
+	}
+	return nil
+}
+
+// Pipes are the two pipes of a debugging-pipe launch, named from the
+// browser's side.
+type Pipes struct {
+	BrowserReads, BrowserWrites *os.File // the browser's ends
+	ToBrowser, FromBrowser      *os.File // ours
+}
+
+// NewPipes makes the pair.
+func NewPipes() (*Pipes, error) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		r1.Close()
+		w1.Close()
+		return nil, err
+	}
+	return &Pipes{BrowserReads: r1, ToBrowser: w1, FromBrowser: r2, BrowserWrites: w2}, nil
+}
+
+// CloseBrowserEnds closes the browser's ends, which a started browser holds
+// copies of: ours would keep the pipes open after it died, hiding its
+// death from the reader. It is safe on a nil Pipes, as is CloseAll.
+func (pp *Pipes) CloseBrowserEnds() {
+	if pp != nil {
+		pp.BrowserReads.Close()
+		pp.BrowserWrites.Close()
+	}
+}
+
+// CloseAll closes all four ends.
+func (pp *Pipes) CloseAll() {
+	if pp != nil {
+		pp.CloseBrowserEnds()
+		pp.ToBrowser.Close()
+		pp.FromBrowser.Close()
+	}
+}
+
+// ActivePort reads the two lines of DevToolsActivePort: the port, then the
+// browser's WebSocket path (/devtools/browser/…).
+func ActivePort(b []byte) (port int, path string, err error) {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 2 {
+		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: want 2 lines, got %d", len(lines))
+	}
+	p := strings.TrimSpace(lines[0])
+	path = strings.TrimSpace(lines[1])
+	if p == "" || len(p) > 5 || strings.Trim(p, "0123456789") != "" || !strings.HasPrefix(path, "/devtools/browser/") {
+		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: malformed content")
+	}
+	n, _ := strconv.Atoi(p)
+	if n < 1 || n > 65535 {
+		return 0, "", fmt.Errorf("cdp: DevToolsActivePort: port %s out of range", p)
+	}
+	return n, path, nil
+}

@@ -1,0 +1,138 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/testenv"
+)
+
+// One browser serves the tests that need a page; each opens its own tab.
+var (
+	shared   *Process
+	tempRoot string
+	pages    = http.NewServeMux()
+	site     *httptest.Server // 127.0.0.1
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(orphanHelperEnv) != "" {
+		os.Exit(orphanHelper())
+	}
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	chromium, err := testenv.LookChromium()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chromium is required for the launch tests and was not found (%v).\ninstall it with: %s\n", err, testenv.ChromiumInstall)
+		return 1
+	}
+	tempRoot, err = os.MkdirTemp("", "launch-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tempRoot)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	site = &httptest.Server{Listener: ln, Config: &http.Server{Handler: testenv.LoopbackOnly(pages)}}
+	site.Start()
+	defer site.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	shared, err = Chromium(ctx, Options{Path: chromium, TempDir: tempRoot})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := shared.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if code == 0 {
+		if err := checkLeaks(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// checkLeaks fails the run if a launched browser left a process or a
+// profile directory behind.
+func checkLeaks() error {
+	entries, _ := os.ReadDir(tempRoot)
+	if len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return fmt.Errorf("leak: profile directories left in %s: %v", tempRoot, names)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), tempRoot) {
+			// Zombies have an empty cmdline, so a match is a live process.
+			return fmt.Errorf("leak: browser process still running: %s: %s", p, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return nil
+}
+
+var registerOnce sync.Map
+
+// serve registers an HTML page on the shared server (once per path) and
+// returns its URL on 127.0.0.1.
+func serve(path, html string) string {
+	if _, loaded := registerOnce.LoadOrStore(path, true); !loaded {
+		pages.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, html)
+		})
+	}
+	return site.URL + path
+}
+
+// newTab opens a tab on the shared browser at url, closed when the test
+// ends.
+func newTab(t *testing.T, url string) *cdp.Tab {
+	t.Helper()
+	ctx := tctx(t, 20*time.Second)
+	tab, err := shared.Browser().NewTab(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tab.Close(ctx)
+	})
+	return tab
+}
+
+func tctx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
