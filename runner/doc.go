@@ -41,7 +41,10 @@
 //     was not checked cannot be trusted. A run that may load no remote
 //     code (no import= grant, no [Config.DefaultImports]) is refused when
 //     its graph names any ([ErrRemoteImport]), an @std module included:
-//     deno would fail the import at run time.
+//     deno would fail the import at run time. With [Config.JSR], jsr:
+//     modules are allowed when they load from the module cache (a deno
+//     start with --cached-only checks it); Prepare caches the SDK's @std
+//     packages there.
 //  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
 //     once; the rest queue in FIFO order), gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own
