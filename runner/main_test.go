@@ -16,6 +16,11 @@ import (
 // under -race on a busy machine that moment can reach seconds.
 const leakGrace = 10 * time.Second
 
+// leakPoll is how often the gate looks again within leakGrace: often
+// enough to add little to a clean run, rarely enough not to slow what it
+// waits for.
+const leakPoll = 50 * time.Millisecond
+
 // TestMain runs the package's tests and then fails the binary when any of
 // them left something running: a goroutine of the module's code or of
 // os/exec (a Cmd started and not waited for), or a deno process below
@@ -57,7 +62,7 @@ func checkLeftovers() error {
 			}
 			return fmt.Errorf("%d goroutines and %d deno processes after %s:\n%s", len(goroutines), len(procs), leakGrace, b.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(leakPoll)
 	}
 }
 

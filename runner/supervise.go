@@ -52,13 +52,21 @@ func (s *supervisor) run() (expired string) {
 // the run is killed, it skips to SIGKILL of the group.
 //
 // Its worst case, from a cancel to an exited child whose output is
-// drained, is Config.CancelGrace + Config.KillGrace (DefaultCancelGrace +
-// DefaultKillGrace = 3 s by default): at the end of the WaitDelay the
-// process is killed and its pipes are closed at once, even where a
-// process that left the group still holds them. With now it is
-// Config.KillGrace: the group dies at once, and pipes such a process
-// holds are read for at most WaitDelay. A process the kernel cannot kill
-// (stuck in the kernel) is waited for all the same.
+// drained, is
+//
+//	Config.CancelGrace + Config.KillGrace   (DefaultCancelGrace + DefaultKillGrace = 3 s)
+//
+// since at the end of the WaitDelay the process is killed and its pipes
+// are closed at once, even where a process that left the group still
+// holds them. With now it is Config.KillGrace: the group dies at once,
+// and pipes such a process holds are read for at most the WaitDelay. The
+// run is then settled: closing the tabs it opened takes at most the 10 s
+// releaseTabs allows the host, so a cancelled run is Done within
+// CancelGrace + KillGrace + 10 s (13 s by default), a killed one within
+// KillGrace + 10 s, plus the history's writes. A timed-out run's
+// goroutine then notifies the host, within notifyTimeout (5 s) more. A
+// process the kernel cannot kill (stuck in the kernel) is waited for all
+// the same.
 func (s *supervisor) stop(ctx context.Context, reason string, now bool) {
 	if !now {
 		s.cancelScript(ctx, reason)
