@@ -69,8 +69,14 @@
 //     cancel(reason) and context.signal aborts; after [Config.CancelGrace]
 //     the group gets SIGTERM, then after [Config.KillGrace] SIGKILL), or by
 //     timing out (@timeout, or [Config.DefaultTimeout]; "@timeout none"
-//     never times out). A cancelled run's first error line is the reason
-//     it was cancelled. Host calls the script left running when it ended
+//     never times out). [Manager.Close] and a revoked approval skip to
+//     SIGKILL. Once deno has exited, its output is read for at most
+//     KillGrace more, in case a process it started still holds it, and
+//     then whatever is left of its group is killed. So a cancel stops the
+//     process within CancelGrace + KillGrace (3 s by default), and the run
+//     is done within that plus the 10 s the host gets to close the run's
+//     tabs; a kill takes KillGrace plus the tabs. A cancelled run's first
+//     error line is the reason it was cancelled. Host calls the script left running when it ended
 //     (a forgotten await) are cut off and kept as the entry's Warnings.
 //     The run's Duration leaves out the time spent asking for consent.
 //     Then everything the run held goes: its session and
