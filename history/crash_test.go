@@ -153,7 +153,16 @@ func TestCrashMidWriteLosesNoFinishedRun(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	const capacity, kills = 12, 40
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	// The seed is logged so a failing sequence of kills can be replayed:
+	// CRASH_SEED=<seed> go test -run TestCrashMidWriteLosesNoFinishedRun ./history
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CRASH_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "CRASH_SEED")
+	}
+	t.Logf("seed %d (CRASH_SEED=%d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(1, seed))
 	var done []reported
 	torn := 0
 	for k := range kills {

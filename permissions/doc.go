@@ -42,7 +42,11 @@
 // run and import access exist only when declared (imports may also come
 // from [FlagConfig.DefaultImports]; with neither, --no-remote switches
 // remote imports off and --cached-only keeps npm: packages, which no deno
-// permission governs, from being downloaded at run time).
+// permission governs, from being downloaded at run time; a host that
+// names a JSR registry ([FlagConfig.Registry]) gets --allow-import for it
+// alone with --cached-only instead, so modules it cached load and nothing
+// downloads). [RunArgs] ends with the bootstrap as --preload and the
+// script as deno's main module.
 //
 // Deny rules ride along on every run:
 //

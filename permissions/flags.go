@@ -40,10 +40,12 @@ var privateRanges = []netip.Prefix{
 type FlagConfig struct {
 	// BridgeAddr is the bridge listener, "127.0.0.1:<port>". Required.
 	BridgeAddr string
-	// Bootstrap is the module deno runs; it imports the entry. Required.
+	// Bootstrap is the SDK module deno preloads (--preload): it connects
+	// to the host before the entry runs. Required.
 	Bootstrap string
-	// Entry is the script module the bootstrap loads. Empty means the
-	// header's ScriptPath.
+	// Entry is the script module deno runs as its main module, so the
+	// script sees import.meta.main true. Empty means the header's
+	// ScriptPath.
 	Entry string
 	// SDKDir holds the SDK the script imports. Required.
 	SDKDir string
@@ -66,16 +68,35 @@ type FlagConfig struct {
 	// also removes deno's built-in list of import hosts) and npm: packages
 	// load only from the module cache (--cached-only).
 	DefaultImports []string
+	// Registry is the host[:port] of the JSR registry whose modules (the
+	// SDK's @std names) every run may load, from the module cache only.
+	// Empty means none. With no import= hosts either, a run gets
+	// --allow-import=<Registry> and --cached-only instead of --no-remote:
+	// jsr: modules the host cached load, and nothing is ever downloaded.
+	// With import= hosts, Registry joins their --allow-import list (and
+	// downloads from all of them are allowed, as for any declared host).
+	Registry string
 }
 
 // RunArgs returns the complete argument list for deno: "run", the flags,
-// then the bootstrap module.
+// then the bootstrap as a preload and the entry as the main module.
 func RunArgs(h *Header, c FlagConfig) ([]string, error) {
 	flags, err := Flags(h, c)
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]string{"run"}, flags...), c.Bootstrap), nil
+	return append(append([]string{"run"}, flags...), EntryArgs(h, c)...), nil
+}
+
+// EntryArgs are the last arguments of a run: the bootstrap preloaded, then
+// the entry. The bootstrap connects to the host and installs the SDK's
+// runtime before deno evaluates the entry, which is the main module.
+func EntryArgs(h *Header, c FlagConfig) []string {
+	entry := c.Entry
+	if entry == "" {
+		entry = h.ScriptPath
+	}
+	return []string{"--preload=" + c.Bootstrap, entry}
 }
 
 // Flags computes the deno permission flags for a run of h, in a fixed order
@@ -89,6 +110,11 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 	entry := c.Entry
 	if entry == "" {
 		entry = h.ScriptPath
+	}
+	if c.Registry != "" {
+		if norm, msg := parseHost(c.Registry, "import", true); msg != "" || norm != c.Registry || strings.Contains(norm, "*") {
+			return nil, fmt.Errorf("%w: registry %q is not a host[:port] (%s)", ErrFlagConfig, c.Registry, msg)
+		}
 	}
 	machinery := []string{c.Bootstrap, entry, c.SDKDir, c.ConfigPath}
 	for i, p := range machinery {
@@ -146,9 +172,19 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 	if len(h.Run) > 0 {
 		flags = append(flags, "--allow-run="+strings.Join(h.Run, ","))
 	}
-	if imports := dedupe(append(slices.Clone(c.DefaultImports), h.Import...)); len(imports) > 0 {
+	imports := dedupe(append(slices.Clone(c.DefaultImports), h.Import...))
+	switch {
+	case len(imports) > 0:
+		if c.Registry != "" {
+			imports = dedupe(append(imports, c.Registry))
+		}
 		flags = append(flags, "--allow-import="+strings.Join(imports, ","))
-	} else {
+	case c.Registry != "":
+		// Cached registry modules only: the explicit list replaces deno's
+		// built-in import hosts, and --cached-only makes every specifier,
+		// npm: ones included, load from the cache or fail.
+		flags = append(flags, "--allow-import="+c.Registry, "--cached-only")
+	default:
 		// No remote code at all: --no-remote stops https: and jsr:, and
 		// --cached-only stops npm: specifiers, which no permission governs,
 		// from being fetched (a download is a channel out of the sandbox).

@@ -84,6 +84,16 @@ func TestFlagsMatrix(t *testing.T) {
 			"--allow-net=127.0.0.1:40123,[::1]:8080,[::]",
 			"--deny-net="+privateDeny,
 			env, read, "--no-remote", "--cached-only")},
+		// A JSR registry: its cached modules only, never a download, and
+		// never deno's built-in import hosts.
+		{"none", func(c *FlagConfig) { c.Registry = "127.0.0.1:4873" }, base(
+			"--allow-net=127.0.0.1:40123",
+			"--deny-net="+privateDeny+",[::1],[::]",
+			env, read, "--allow-import=127.0.0.1:4873", "--cached-only")},
+		{"import=esm.sh", func(c *FlagConfig) { c.Registry = "jsr.io" }, base(
+			"--allow-net=127.0.0.1:40123",
+			"--deny-net="+privateDeny+",[::1],[::]",
+			env, read, "--allow-import=esm.sh,jsr.io")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.header, func(t *testing.T) {
@@ -101,7 +111,8 @@ func TestFlagsMatrix(t *testing.T) {
 			args, err := RunArgs(h, cfg)
 			require.NoError(t, err)
 			assert.Equal(t, "run", args[0])
-			assert.Equal(t, cfg.Bootstrap, args[len(args)-1])
+			// The bootstrap is preloaded; the script is the main module.
+			assert.Equal(t, []string{"--preload=" + cfg.Bootstrap, script}, args[len(args)-2:])
 			assert.NoError(t, CheckFlags(got))
 		})
 	}
@@ -163,6 +174,9 @@ func TestFlagsErrors(t *testing.T) {
 		{"deny not loopback", func(c *FlagConfig) { c.DenyLoopback = []string{"192.168.1.1:9222"} }},
 		{"deny no port", func(c *FlagConfig) { c.DenyLoopback = []string{"127.0.0.1"} }},
 		{"deny bridge", func(c *FlagConfig) { c.DenyLoopback = []string{"127.0.0.1:40123"} }},
+		{"registry as a URL", func(c *FlagConfig) { c.Registry = "https://jsr.io/" }},
+		{"registry list", func(c *FlagConfig) { c.Registry = "jsr.io,esm.sh" }},
+		{"registry wildcard", func(c *FlagConfig) { c.Registry = "*.jsr.io" }},
 	}
 	for _, b := range bad {
 		cfg := good

@@ -148,7 +148,7 @@ func checkHeader(t *testing.T, h *Header) {
 		}
 	}
 	for _, e := range h.Env {
-		if _, msg := checkEnv(e); msg != "" {
+		if msg, _ := checkEnv(e); msg != "" {
 			t.Fatalf("env %q: %s", e, msg)
 		}
 	}

@@ -356,7 +356,7 @@ func (p *parser) value(l line, key string, v value) error {
 		}
 		p.h.Sites = append(p.h.Sites, norm)
 	case "env":
-		kind, msg := checkEnv(v.text)
+		msg, kind := checkEnv(v.text)
 		if msg != "" {
 			return fail(kind, msg)
 		}
@@ -370,7 +370,7 @@ func (p *parser) value(l line, key string, v value) error {
 			p.h.Run[len(p.h.Run)-1] = v.text
 		}
 	case "read", "write":
-		path, kind, msg := p.resolvePath(key, v.text)
+		path, msg, kind := p.resolvePath(key, v.text)
 		if msg != "" {
 			return fail(kind, msg)
 		}

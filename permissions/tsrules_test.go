@@ -151,9 +151,7 @@ func TestTypeScriptRulesAgree(t *testing.T) {
 	for _, vals := range corpus(t, filepath.Join(root, "cdp", "testdata", "fuzz", "FuzzSiteAllowed")) {
 		sites = append(sites, [2]string{vals[0], vals[1]})
 	}
-	for _, c := range siteCases {
-		sites = append(sites, c)
-	}
+	sites = append(sites, siteCases...)
 
 	in := map[string]any{"script": script, "parse": srcs, "sites": sites}
 	body, err := json.Marshal(in)

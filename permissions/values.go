@@ -189,29 +189,31 @@ var (
 		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "NODE_OPTIONS", "NODE_TLS_REJECT_UNAUTHORIZED"}
 )
 
-func checkEnv(name string) (error, string) {
+// checkEnv returns what is wrong with an env= value and the kind of
+// error it is, or "" and nil.
+func checkEnv(name string) (string, error) {
 	if name == "*" {
-		return ErrBadValue, "env=* would expose every variable; name them, or use a prefix such as AWS_*"
+		return "env=* would expose every variable; name them, or use a prefix such as AWS_*", ErrBadValue
 	}
 	prefix, wildcard := strings.CutSuffix(name, "*")
 	if !validEnvName(prefix) {
 		if strings.Contains(prefix, "*") {
-			return ErrBadValue, fmt.Sprintf("%q: only a trailing * is allowed, as in AWS_*", name)
+			return fmt.Sprintf("%q: only a trailing * is allowed, as in AWS_*", name), ErrBadValue
 		}
-		return ErrBadValue, fmt.Sprintf("%q is not a variable name: use letters, digits and _, not starting with a digit", name)
+		return fmt.Sprintf("%q is not a variable name: use letters, digits and _, not starting with a digit", name), ErrBadValue
 	}
 	up := strings.ToUpper(prefix)
 	for _, r := range reservedEnvPrefixes {
 		if strings.HasPrefix(up, r) || (wildcard && strings.HasPrefix(r, up)) {
-			return ErrReserved, reservedEnvMsg(name, r+"*")
+			return reservedEnvMsg(name, r+"*"), ErrReserved
 		}
 	}
 	for _, r := range reservedEnvNames {
 		if up == r || (wildcard && strings.HasPrefix(r, up)) {
-			return ErrReserved, reservedEnvMsg(name, r)
+			return reservedEnvMsg(name, r), ErrReserved
 		}
 	}
-	return nil, ""
+	return "", nil
 }
 
 func reservedEnvMsg(name, reserved string) string {
@@ -268,23 +270,23 @@ func checkRun(v string) string {
 // never get; a grant there could only fail or mislead.
 var specialRoots = []string{"/proc", "/sys", "/dev"}
 
-func (p *parser) resolvePath(key, v string) (Path, error, string) {
+func (p *parser) resolvePath(key, v string) (Path, string, error) {
 	switch {
 	case strings.ContainsRune(v, 0):
-		return Path{}, ErrBadValue, "the path contains a NUL byte"
+		return Path{}, "the path contains a NUL byte", ErrBadValue
 	case strings.Contains(v, ","):
-		return Path{}, ErrBadValue, "deno cannot grant a path that contains a comma; rename the file or folder"
+		return Path{}, "deno cannot grant a path that contains a comma; rename the file or folder", ErrBadValue
 	case v == "~" || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, `~\`):
-		return Path{}, ErrBadValue, fmt.Sprintf("~ is not expanded; write the absolute path instead of %s=%s", key, v)
+		return Path{}, fmt.Sprintf("~ is not expanded; write the absolute path instead of %s=%s", key, v), ErrBadValue
 	case strings.HasPrefix(v, `\\`) || strings.HasPrefix(v, "//") || strings.HasPrefix(v, `\/`) || strings.HasPrefix(v, `/\`):
 		// Looking up a network path can reach out to a server (and on
 		// Windows send the user's credentials) before anything is approved.
-		return Path{}, ErrBadValue, fmt.Sprintf("%s=%s is a network path; grant local files only", key, v)
+		return Path{}, fmt.Sprintf("%s=%s is a network path; grant local files only", key, v), ErrBadValue
 	case hasVariable(v):
-		return Path{}, ErrBadValue, fmt.Sprintf("variables are not expanded in %s=%s; write the path itself", key, v)
+		return Path{}, fmt.Sprintf("variables are not expanded in %s=%s; write the path itself", key, v), ErrBadValue
 	}
 	if v == "." || v == "./" || v == `.\` {
-		return Path{}, ErrBlanketPath, fmt.Sprintf("%s=%s would grant the script's whole folder and everything in it, because deno grants folders recursively; name the files or a subfolder, like %s=%s", key, v, key, example(key)[len(key)+1:])
+		return Path{}, fmt.Sprintf("%s=%s would grant the script's whole folder and everything in it, because deno grants folders recursively; name the files or a subfolder, like %s=%s", key, v, key, example(key)[len(key)+1:]), ErrBlanketPath
 	}
 	abs := v
 	if !filepath.IsAbs(abs) {
@@ -292,18 +294,18 @@ func (p *parser) resolvePath(key, v string) (Path, error, string) {
 	}
 	lexical, real, err := pathguard.Resolve(abs)
 	if err != nil {
-		return Path{}, ErrBadValue, fmt.Sprintf("cannot resolve %q: %v", v, errors.Unwrap(err))
+		return Path{}, fmt.Sprintf("cannot resolve %q: %v", v, errors.Unwrap(err)), ErrBadValue
 	}
 	if pathguard.Contains(lexical, p.lexDir) || pathguard.Contains(lexical, p.h.ScriptDir) {
-		return Path{}, ErrBlanketPath, fmt.Sprintf("%s=%s is the script's own folder or one of its parents; deno grants folders recursively, so it would cover every file beside the script; name the files or a subfolder", key, v)
+		return Path{}, fmt.Sprintf("%s=%s is the script's own folder or one of its parents; deno grants folders recursively, so it would cover every file beside the script; name the files or a subfolder", key, v), ErrBlanketPath
 	}
 	if pathguard.Contains(real, p.h.ScriptDir) || pathguard.Contains(real, p.lexDir) {
-		return Path{}, ErrBlanketPath, fmt.Sprintf("%s=%s leads through a symlink to %s, the script's own folder or one of its parents; name the files or a subfolder", key, v, real)
+		return Path{}, fmt.Sprintf("%s=%s leads through a symlink to %s, the script's own folder or one of its parents; name the files or a subfolder", key, v, real), ErrBlanketPath
 	}
 	if runtime.GOOS != "windows" {
 		for _, root := range specialRoots {
 			if pathguard.Contains(root, real) || pathguard.Contains(root, lexical) {
-				return Path{}, ErrBadValue, fmt.Sprintf("%s=%s is under %s, which deno opens only to scripts with full access; it cannot be granted", key, v, root)
+				return Path{}, fmt.Sprintf("%s=%s is under %s, which deno opens only to scripts with full access; it cannot be granted", key, v, root), ErrBadValue
 			}
 		}
 	}
@@ -314,9 +316,9 @@ func (p *parser) resolvePath(key, v string) (Path, error, string) {
 			kind = Dir
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Path{}, ErrBadValue, fmt.Sprintf("cannot inspect %s: %v", real, errors.Unwrap(err))
+		return Path{}, fmt.Sprintf("cannot inspect %s: %v", real, errors.Unwrap(err)), ErrBadValue
 	}
-	return Path{Declared: v, Lexical: lexical, Resolved: real, Kind: kind}, nil, ""
+	return Path{Declared: v, Lexical: lexical, Resolved: real, Kind: kind}, "", nil
 }
 
 // hasVariable reports whether a path looks like it relies on shell or

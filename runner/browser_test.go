@@ -419,22 +419,19 @@ await context.result({ title: await tab.title(), arrived: await tab.evaluate(() 
 		require.NoError(t, os.WriteFile(p, []byte(`// @permissions browser
 import { tabs } from "tranquil/automation";
 const tab = await tabs.open("`+e.site.URL+`/p/9", { background: true });
-console.log("opened " + tab.id);
-await tab.waitFor("#never", { timeout: 600000 });
+const waiting = tab.waitFor("#never", { timeout: 600000 });
+// Calls reach the host in the order they were made: once this one is
+// answered, the host has the waitFor made before it.
+await tab.url();
+console.log("waiting on " + tab.id);
+await waiting;
 `), 0o644))
 		r, err := e.m.Start(context.Background(), runner.Request{Script: p})
 		require.NoError(t, err)
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			e.tabs.mu.Lock()
-			n := len(e.tabs.openBG)
-			e.tabs.mu.Unlock()
-			if n == 1 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(200 * time.Millisecond)
+		e.waitLine(t, r, "waiting on ")
+		e.tabs.mu.Lock()
+		assert.Len(t, e.tabs.openBG, 1, "the run opened its tab")
+		e.tabs.mu.Unlock()
 		r.Cancel("stop waiting")
 		entry, err := r.Wait(context.Background())
 		require.NoError(t, err)

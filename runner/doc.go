@@ -41,7 +41,10 @@
 //     was not checked cannot be trusted. A run that may load no remote
 //     code (no import= grant, no [Config.DefaultImports]) is refused when
 //     its graph names any ([ErrRemoteImport]), an @std module included:
-//     deno would fail the import at run time.
+//     deno would fail the import at run time. With [Config.JSR], jsr:
+//     modules are allowed when they load from the module cache (a deno
+//     start with --cached-only checks it); Prepare caches the SDK's @std
+//     packages there.
 //  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
 //     once; the rest queue in FIFO order), gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own
@@ -66,8 +69,14 @@
 //     cancel(reason) and context.signal aborts; after [Config.CancelGrace]
 //     the group gets SIGTERM, then after [Config.KillGrace] SIGKILL), or by
 //     timing out (@timeout, or [Config.DefaultTimeout]; "@timeout none"
-//     never times out). A cancelled run's first error line is the reason
-//     it was cancelled. Host calls the script left running when it ended
+//     never times out). [Manager.Close] and a revoked approval skip to
+//     SIGKILL. Once deno has exited, its output is read for at most
+//     KillGrace more, in case a process it started still holds it, and
+//     then whatever is left of its group is killed. So a cancel stops the
+//     process within CancelGrace + KillGrace (3 s by default), and the run
+//     is done within that plus the 10 s the host gets to close the run's
+//     tabs; a kill takes KillGrace plus the tabs. A cancelled run's first
+//     error line is the reason it was cancelled. Host calls the script left running when it ended
 //     (a forgotten await) are cut off and kept as the entry's Warnings.
 //     The run's Duration leaves out the time spent asking for consent.
 //     Then everything the run held goes: its session and

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,9 +26,11 @@ import (
 var ErrUndeclaredImport = errors.New("runner: the script imports a file it did not declare")
 
 // ErrRemoteImport refuses a script whose module graph loads remote code
-// (a jsr: specifier such as an @std module, or an https: URL) when its run
-// may load none: no import= grant and no Config.DefaultImports, so deno
-// runs with --no-remote and the import could only fail at run time.
+// (a jsr: specifier such as an @std module, or an https: URL) its run
+// could only fail to load: with no import= grant and no
+// Config.DefaultImports, deno runs with --no-remote, or, with Config.JSR,
+// loads jsr: modules from the module cache alone and the module is not
+// there.
 var ErrRemoteImport = errors.New("runner: the script imports remote code its run may not load")
 
 // graphCache remembers passed checks. An entry stays valid while every
@@ -77,8 +80,15 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 		return err
 	}
 	if len(remote) > 0 && len(h.Import) == 0 && len(m.cfg.DefaultImports) == 0 {
-		return fmt.Errorf("%w: %s cannot be loaded, since this app gives runs no remote code (the SDK bundles no @std modules); use Deno's own APIs instead, or add import= for its host to the // @permissions line if the app allows that",
-			ErrRemoteImport, strings.Join(remote, ", "))
+		if m.jsr.host == "" || slices.ContainsFunc(remote, func(s string) bool { return !strings.HasPrefix(s, "jsr:") }) {
+			return fmt.Errorf("%w: %s cannot be loaded, since this app gives runs no remote code%s; use Deno's own APIs instead, or add import= for its host to the // @permissions line if the app allows that",
+				ErrRemoteImport, strings.Join(remote, ", "), m.remoteNote())
+		}
+		// The run loads jsr: modules from the cache only: check they are
+		// there now rather than fail mid-run.
+		if err := m.probeCached(ctx, remote); err != nil {
+			return err
+		}
 	}
 	// Hashing after deno info read the graph leaves a window in which a
 	// file could change unseen; the next check would see it, and deno's own
@@ -97,6 +107,14 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 	c.entries[entry] = graphEntry{header: canonical, files: sums}
 	c.mu.Unlock()
 	return nil
+}
+
+// remoteNote says what this app offers instead of remote code.
+func (m *Manager) remoteNote() string {
+	if m.jsr.host != "" {
+		return " beyond the cached @std packages its SDK maps"
+	}
+	return " (the SDK bundles no @std modules)"
 }
 
 func (e graphEntry) fresh() bool {

@@ -129,6 +129,14 @@ type Config struct {
 	// DefaultImports are hosts every run may import code from (see
 	// permissions.FlagConfig).
 	DefaultImports []string
+	// JSR is the JSR registry runs may load the SDK's @std modules from,
+	// as a URL ("https://jsr.io/" for the public one). Empty means none:
+	// an @std import is refused before the run starts ([ErrRemoteImport]).
+	// When set, Prepare downloads every @std package the SDK's import map
+	// names into the module cache (the host's own act, with its proxies and
+	// certificates), and runs load them from the cache only: they never
+	// download, so the registry learns nothing of what a run does.
+	JSR string
 	// Logger receives the manager's diagnostics. Nil means slog.Default().
 	Logger *slog.Logger
 	// OnEvent, if set, receives every run event. It is called
@@ -142,6 +150,7 @@ type Config struct {
 // bridge. All methods are safe for concurrent use.
 type Manager struct {
 	cfg    Config
+	jsr    jsrRegistry
 	log    *slog.Logger
 	gate   *consent.Gate
 	hist   *history.Store
@@ -150,7 +159,10 @@ type Manager struct {
 	deno   string
 
 	prepMu sync.Mutex
-	sdk    *SDKPaths
+	// stdMu guards stdCached: whether Prepare cached the @std packages.
+	stdMu     sync.Mutex
+	stdCached bool
+	sdk       *SDKPaths
 
 	graphs   graphCache
 	browsers browsers
@@ -209,7 +221,11 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, deno: deno, runs: map[string]*Run{}, gate: cfg.Gate, hist: cfg.History}
+	jsr, err := parseJSR(cfg.JSR)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, jsr: jsr, log: cfg.Logger, deno: deno, runs: map[string]*Run{}, gate: cfg.Gate, hist: cfg.History}
 	for _, p := range []string{cfg.DataDir, cfg.CacheDir} {
 		_, real, err := pathguard.Resolve(p)
 		if err != nil {
@@ -366,11 +382,26 @@ func (m *Manager) History() *history.Store { return m.hist }
 func (m *Manager) Gate() *consent.Gate { return m.gate }
 
 // Prepare materialises the embedded SDK and caches its npm dependency, so
-// that no run downloads anything. It is idempotent and safe to call
-// concurrently; Start calls it when needed.
+// that no run downloads anything; with Config.JSR it also caches the @std
+// packages the SDK's import map names (an error wrapping [ErrRegistry] if
+// that fails: runs still start, and the next Prepare tries again). It is
+// idempotent and safe to call concurrently; Start calls it when needed,
+// without the @std step.
 func (m *Manager) Prepare(ctx context.Context) error {
-	_, err := m.prepare(ctx)
-	return err
+	sdk, err := m.prepare(ctx)
+	if err != nil || m.jsr.host == "" {
+		return err
+	}
+	m.stdMu.Lock()
+	defer m.stdMu.Unlock()
+	if m.stdCached {
+		return nil
+	}
+	if err := m.cacheStd(ctx, sdk); err != nil {
+		return err
+	}
+	m.stdCached = true
+	return nil
 }
 
 func (m *Manager) prepare(ctx context.Context) (SDKPaths, error) {
@@ -414,12 +445,18 @@ func (m *Manager) denoStartErr(err error) error {
 // baseEnv is the environment every deno process gets: built from scratch,
 // never the host's.
 func (m *Manager) baseEnv() []string {
-	return []string{
+	env := []string{
 		"DENO_DIR=" + m.cfg.CacheDir,
 		"DENO_NO_UPDATE_CHECK=1",
 		"DENO_NO_PROMPT=1",
 		"NO_COLOR=1",
 	}
+	if m.jsr.url != "" {
+		// The cache is keyed by the registry's URL: Prepare and every run
+		// must name the same one.
+		env = append(env, "JSR_URL="+m.jsr.url)
+	}
+	return env
 }
 
 // downloadVars configure how the host itself reaches package registries:

@@ -273,6 +273,14 @@ func TestTimeoutAndNoTimeout(t *testing.T) {
 		c.DefaultTimeout = 500 * time.Millisecond
 		c.CancelGrace, c.KillGrace = 200*time.Millisecond, 200*time.Millisecond
 	})
+	// @timeout none outlives the default timeout and runs until
+	// cancelled: it is still running when a run that started after it
+	// times out after twice the default.
+	p := e.script(t, "watch.ts", "// @permissions none\n// @timeout none\nconsole.log(\"watching\");\nawait new Promise(() => {});\n")
+	r, err := e.m.Start(context.Background(), Request{Script: p})
+	require.NoError(t, err)
+	waitOutput(t, e, r.ID(), "watching")
+
 	entry := e.runScript(t, "slow.ts", "// @permissions none\n// @timeout 1s\nawait new Promise(() => {});\n")
 	assert.Equal(t, history.StateTimedOut, entry.State)
 	assert.Contains(t, entry.Reason, "timed out after 1s")
@@ -283,12 +291,6 @@ func TestTimeoutAndNoTimeout(t *testing.T) {
 		t.Fatal("no notification for the timeout")
 	}
 
-	// @timeout none outlives the default timeout and runs until cancelled.
-	p := e.script(t, "watch.ts", "// @permissions none\n// @timeout none\nconsole.log(\"watching\");\nawait new Promise(() => {});\n")
-	r, err := e.m.Start(context.Background(), Request{Script: p})
-	require.NoError(t, err)
-	waitOutput(t, e, r.ID(), "watching")
-	time.Sleep(1200 * time.Millisecond)
 	assert.Equal(t, history.StateRunning, r.State())
 	r.Cancel("done watching")
 	entry, err = r.Wait(context.Background())

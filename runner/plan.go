@@ -16,22 +16,24 @@ import (
 
 // denoArgs is the exact deno command line of a run: the flags
 // permissions.Flags computes for this manager, the V8 heap cap, then the
-// bootstrap. Start and Plan both use it.
+// bootstrap preloaded and the entry. Start and Plan both use it.
 func (m *Manager) denoArgs(h *permissions.Header, sdk SDKPaths, entry string) ([]string, error) {
 	deny := m.cfg.DenyLoopback
 	if d, ok := m.cfg.Host.Tabs.(DevToolsEndpoints); ok {
 		deny = append(slices.Clone(deny), d.DevToolsEndpoints()...)
 	}
-	flags, err := permissions.Flags(h, permissions.FlagConfig{
+	fc := permissions.FlagConfig{
 		BridgeAddr: m.bridge.Addr(), Bootstrap: sdk.Bootstrap, Entry: entry, SDKDir: sdk.Dir,
 		ConfigPath: sdk.Config, DenyLoopback: deny, DefaultImports: m.cfg.DefaultImports,
-		Protected: m.protected,
-	})
+		Protected: m.protected, Registry: m.jsr.host,
+	}
+	flags, err := permissions.Flags(h, fc)
 	if err != nil {
 		return nil, err
 	}
 	args := append([]string{"run"}, flags...)
-	return append(args, "--v8-flags=--max-old-space-size="+strconv.Itoa(m.cfg.HeapMB), sdk.Bootstrap), nil
+	args = append(args, "--v8-flags=--max-old-space-size="+strconv.Itoa(m.cfg.HeapMB))
+	return append(args, permissions.EntryArgs(h, fc)...), nil
 }
 
 // Plan is what a run of a script would get, computed without running it.

@@ -3,12 +3,14 @@
 package runner
 
 import (
+	"errors"
 	"log/slog"
+	"os"
 	"os/exec"
 	"syscall"
 )
 
-// isolate puts the child in its own process group, so that a cancel
+// isolate puts the child in its own process group, so that a stop
 // reaches everything it started (run= grants spawn children), and on
 // Linux asks the kernel to kill it if the host dies.
 func isolate(cmd *exec.Cmd) {
@@ -16,27 +18,38 @@ func isolate(cmd *exec.Cmd) {
 	setPdeathsig(cmd.SysProcAttr)
 }
 
-// signalGroup sends sig to the child's whole process group.
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
-	if cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, sig)
-}
+// processGroup is the process group isolate gave a started child: its
+// ID is the child's PID.
+type processGroup struct{ pgid int }
 
-func terminate(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGTERM) }
-
-// contain limits the started child's memory to memoryMB (none when it is
-// not positive), where the system can (see limitMemory). The process
-// group from isolate already holds everything the child starts, and kill
-// signals it, so there is nothing to end.
-func contain(cmd *exec.Cmd, memoryMB int, _ *slog.Logger) (end func(), err error) {
+// contain returns the started child's group and limits the child's memory
+// to memoryMB (none when it is not positive), where the system can (see
+// limitMemory). The group already holds everything the child starts.
+func contain(cmd *exec.Cmd, memoryMB int, _ *slog.Logger) (*processGroup, error) {
+	g := &processGroup{pgid: cmd.Process.Pid}
 	if memoryMB > 0 {
 		if err := limitMemory(cmd.Process.Pid, memoryMB); err != nil {
-			return func() {}, err
+			return g, err
 		}
 	}
-	return func() {}, nil
+	return g, nil
 }
 
-func kill(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGKILL) }
+// signal sends sig to every process of the group; a group with no
+// process left reports os.ErrProcessDone.
+func (g *processGroup) signal(sig syscall.Signal) error {
+	err := syscall.Kill(-g.pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// terminate asks every process of the group to stop (SIGTERM).
+func (g *processGroup) terminate() error { return g.signal(syscall.SIGTERM) }
+
+// kill stops every process of the group at once (SIGKILL).
+func (g *processGroup) kill() error { return g.signal(syscall.SIGKILL) }
+
+// close releases the group; a process group needs no release.
+func (g *processGroup) close() {}

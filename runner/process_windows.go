@@ -5,6 +5,7 @@ package runner
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"unsafe"
 
@@ -18,8 +19,15 @@ func isolate(*exec.Cmd) {}
 // memoryEnforced says whether Config.MemoryMB is enforced on this system.
 const memoryEnforced = true
 
+// processGroup is a started child and the job object holding it and what
+// it starts; job is zero when none could be made (see contain).
+type processGroup struct {
+	proc *os.Process
+	job  windows.Handle
+}
+
 // contain places the started child in a job object that kills every process
-// in it when the job is closed: at the end of the run (end), or when the
+// in it when the job is closed: at the end of the run (close), or when the
 // host itself dies and Windows closes its handles. That covers the commands
 // a run= grant starts, which a plain process kill would leave behind. A
 // child that spawns before it is assigned escapes the job; deno does not
@@ -29,13 +37,14 @@ const memoryEnforced = true
 // its processes together (JOB_OBJECT_LIMIT_JOB_MEMORY); an allocation past
 // it fails. A job that cannot be set up then fails the run, since the
 // limit would be missing; without a limit it is only logged.
-func contain(cmd *exec.Cmd, memoryMB int, log *slog.Logger) (end func(), err error) {
-	fail := func(err error) (func(), error) {
+func contain(cmd *exec.Cmd, memoryMB int, log *slog.Logger) (*processGroup, error) {
+	g := &processGroup{proc: cmd.Process}
+	fail := func(err error) (*processGroup, error) {
 		if memoryMB > 0 {
-			return func() {}, fmt.Errorf("%w: job object: %w", ErrMemoryLimit, err)
+			return g, fmt.Errorf("%w: job object: %w", ErrMemoryLimit, err)
 		}
 		log.Warn("runner: no job object for the run", "error", err)
-		return func() {}, nil
+		return g, nil
 	}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
@@ -62,18 +71,27 @@ func contain(cmd *exec.Cmd, memoryMB int, log *slog.Logger) (end func(), err err
 		windows.CloseHandle(job)
 		return fail(err)
 	}
-	return func() {
-		windows.TerminateJobObject(job, 1)
-		windows.CloseHandle(job)
-	}, nil
+	g.job = job
+	return g, nil
 }
 
 // terminate has no graceful signal to send on Windows; the protocol cancel
 // is the graceful phase there, so it goes straight to kill.
-func terminate(cmd *exec.Cmd) { kill(cmd) }
+func (g *processGroup) terminate() error { return g.kill() }
 
-func kill(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = cmd.Process.Kill()
+// kill ends every process of the job, or the child alone without one.
+func (g *processGroup) kill() error {
+	if g.job != 0 {
+		windows.TerminateJobObject(g.job, 1)
+	}
+	return g.proc.Kill()
+}
+
+// close ends what is left in the job and releases it. The group is
+// not used after.
+func (g *processGroup) close() {
+	if g.job != 0 {
+		windows.TerminateJobObject(g.job, 1)
+		windows.CloseHandle(g.job)
 	}
 }

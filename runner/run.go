@@ -1,20 +1,15 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
@@ -102,45 +97,83 @@ type StepEvent struct {
 
 // Run is one execution of a script. Its methods are safe for concurrent
 // use. A Run's goroutines belong to its Manager.
+//
+// Its fields fall in groups by what guards them: fixed at creation, the
+// signals (channels closed once), what mu guards (the record, what the
+// run holds on the host, how it is being stopped), and openMu's order of
+// background opens. The process itself is a child, watched by a
+// supervisor, and its end is settled by settle; none of them is kept here.
 type Run struct {
 	m   *Manager
 	id  string
 	req Request
 	key string // consent key of the script (real path)
 
-	done     chan struct{}
+	runSignals
+
+	// mu guards runRecord, runHoldings and runStop.
+	mu sync.Mutex
+	runRecord
+	runHoldings
+	runStop
+
+	runOpenOrder
+}
+
+// runSignals are closed once each, and need no lock.
+type runSignals struct {
+	done     chan struct{} // closed when the run has ended and its entry is written
 	ready    chan struct{} // closed when the script's session is attached
 	cancelCh chan struct{} // closed by Cancel
 	killCh   chan struct{} // closed by kill: no protocol grace
+}
 
-	mu     sync.Mutex
+// runRecord is what the run is and what its history entry says (guarded
+// by Run.mu).
+type runRecord struct {
 	state  history.State
 	reason string
 	entry  history.Entry
 	// actionsDropped counts actions past MaxActions, summed up in the
 	// log's last entry.
 	actionsDropped int
-	sess           *capnweb.Session
-	panes          map[string]*capnweb.Stub
 	result         json.RawMessage
-	cancelOn       bool
-	killOn         bool
-	timedOut       bool
-	cancelWhy      string
-	historyTold    bool     // the host was told the history failed this run
-	cleanups       []func() // run by finish, before the run is reported done
 	header         *permissions.Header
-	tabs           map[string]*runTab
 	out            *history.Output // the output kept for history, while the process runs
 	consentWait    time.Duration   // time spent asking for consent, not part of the run's duration
+	historyTold    bool            // the host was told the history failed this run
+}
 
-	openMu   sync.Mutex // orders background opens; see awaitOpenTurn
+// runHoldings is what the run holds on the host, given back when it ends
+// (guarded by Run.mu).
+type runHoldings struct {
+	sess  *capnweb.Session
+	panes map[string]*capnweb.Stub
+	tabs  map[string]*runTab
+	// cleanups are run by finish, before the run is reported done; only
+	// the run's own goroutine touches them.
+	cleanups []func()
+}
+
+// runStop says how the run was asked to stop (guarded by Run.mu).
+type runStop struct {
+	cancelOn  bool
+	killOn    bool
+	cancelWhy string
+}
+
+// runOpenOrder orders background opens; see awaitOpenTurn.
+type runOpenOrder struct {
+	openMu   sync.Mutex // guards openNext and openTurn
 	openNext int
 	openTurn chan struct{}
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
-	r := &Run{m: m, id: id, req: req, done: make(chan struct{}), ready: make(chan struct{}), cancelCh: make(chan struct{}), killCh: make(chan struct{}), panes: map[string]*capnweb.Stub{}}
+	r := &Run{m: m, id: id, req: req,
+		runSignals:  runSignals{done: make(chan struct{}), ready: make(chan struct{}), cancelCh: make(chan struct{}), killCh: make(chan struct{})},
+		runHoldings: runHoldings{panes: map[string]*capnweb.Stub{}},
+	}
 	r.key, _ = consent.ScriptKey(req.Script)
 	r.entry = history.Entry{ID: id, Kind: history.KindScript, Script: req.Script, Trigger: req.Trigger, Start: time.Now().UTC()}
 	return r
@@ -282,54 +315,6 @@ func payloadValue(payload any) (any, error) {
 	return v, nil
 }
 
-func (r *Run) setState(s history.State, reason string) {
-	r.mu.Lock()
-	r.state, r.reason = s, reason
-	r.entry.State, r.entry.Reason = s, reason
-	e := r.entry
-	r.mu.Unlock()
-	r.m.record(r, e)
-	r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventState, State: s, Line: reason})
-}
-
-// finish writes the final entry and closes done.
-func (r *Run) finish(s history.State, reason string) {
-	for _, f := range r.cleanups {
-		f()
-	}
-	r.mu.Lock()
-	r.entry.End = time.Now().UTC()
-	// The run's own time: a person reading the consent prompt is not it.
-	r.entry.Duration = r.entry.End.Sub(r.entry.Start) - r.consentWait
-	r.entry.Result = r.result
-	for _, p := range r.panes {
-		p.Release()
-	}
-	clear(r.panes)
-	r.mu.Unlock()
-	r.setState(s, reason)
-	r.m.forget(r.id)
-	close(r.done)
-}
-
-// fail ends a run the host could not carry out (its deno is unusable, the
-// SDK could not be laid down), and tells the host.
-func (r *Run) fail(reason string) {
-	r.mu.Lock()
-	r.entry.FirstError = reason
-	r.mu.Unlock()
-	r.finish(history.StateFailed, reason)
-	r.notifyFailure(reason)
-}
-
-// refuse ends a run that never started a process.
-func (r *Run) refuse(reason string) {
-	r.mu.Lock()
-	r.entry.FirstError = reason
-	r.mu.Unlock()
-	r.finish(history.StateRefused, reason)
-}
-
 // execute is the whole life of the run, on a goroutine the Manager owns.
 func (r *Run) execute(ctx context.Context) {
 	src, err := os.ReadFile(r.req.Script)
@@ -393,7 +378,7 @@ func (r *Run) execute(ctx context.Context) {
 	}
 	defer r.m.queue.release()
 	r.setState(history.StateStarting, "")
-	r.spawn(ctx, sdk, h, entry)
+	r.spawn(sdk, h, entry)
 }
 
 func (r *Run) cancelReason() string {
@@ -409,8 +394,9 @@ func (r *Run) cancelReasonLocked() string {
 	return r.cancelWhy
 }
 
-// spawn starts deno under the computed flags and supervises it to the end.
-func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, entry string) {
+// spawn starts deno under the computed flags, supervises it to its end
+// and settles the run.
+func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	m := r.m
 	tok, err := m.bridge.Mint(rpc.Principal{RunID: r.id, ScriptPath: r.req.Script, ScriptDir: h.ScriptDir, Permitted: h.Capabilities()})
 	if err != nil {
@@ -427,182 +413,42 @@ func (r *Run) spawn(ctx context.Context, sdk SDKPaths, h *permissions.Header, en
 		r.finish(history.StateFailed, err.Error())
 		return
 	}
-
-	cmd := exec.Command(m.deno, args...)
-	cmd.Dir = h.ScriptDir
-	cmd.Env = r.env(h, entry, tok)
-	isolate(cmd)
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		r.finish(history.StateFailed, err.Error())
+	out := newOutput(r, m.cfg.OutputCap)
+	stdout, stderr := out.writer("stdout"), out.writer("stderr")
+	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: r.env(h, entry, tok),
+		stdout: stdout, stderr: stderr, memoryMB: m.cfg.MemoryMB, killGrace: m.cfg.KillGrace, log: m.log})
+	var notStarted *startError
+	switch {
+	case errors.As(err, &notStarted):
+		r.fail(m.denoStartErr(notStarted.err).Error()) // Start never reports an exit
 		return
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		r.finish(history.StateFailed, err.Error())
-		return
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		r.fail(m.denoStartErr(err).Error()) // Start never reports an exit
-		return
-	}
-	endGroup, err := contain(cmd, m.cfg.MemoryMB, m.log)
-	if err != nil {
+	case err != nil:
 		// Fail closed: a run without the limit it was promised does not run.
-		kill(cmd)
-		cmd.Wait()
-		outR.Close()
-		errR.Close()
 		r.finish(history.StateFailed, err.Error())
 		return
 	}
+	r.mu.Lock()
+	r.out = out.kept
+	r.mu.Unlock()
 	r.setState(history.StateRunning, "")
 
-	out := history.NewOutput(m.cfg.OutputCap)
-	r.mu.Lock()
-	r.out = out
-	r.mu.Unlock()
-	budget := &eventBudget{left: m.cfg.OutputCap}
-	var stderrHead firstError
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); r.pump(outR, "stdout", out, budget, nil) }()
-	go func() { defer readers.Done(); r.pump(errR, "stderr", out, budget, &stderrHead) }()
-
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
-	timeout := m.cfg.DefaultTimeout
-	if h.TimeoutDeclared {
-		timeout = h.Timeout
-	}
-	var timer <-chan time.Time
+	sv := &supervisor{r: r, c: c, grace: m.cfg.CancelGrace}
 	if !h.NoTimeout {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
-	}
-
-	var waitErr error
-	select {
-	case waitErr = <-exited:
-	case <-timer:
-		r.mu.Lock()
-		r.timedOut = true
-		r.mu.Unlock()
-		waitErr = r.stop(cmd, exited, fmt.Sprintf("timed out after %s", timeout), false)
-	case <-r.cancelCh:
-		waitErr = r.stop(cmd, exited, r.cancelReason(), r.isKilled())
-	}
-	// The run is over: nothing it started may outlive it.
-	kill(cmd)
-	endGroup()
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(2 * time.Second):
-		// A process that left the group still holds a pipe; stop reading.
-		outR.Close()
-		errR.Close()
-		<-drained
-	}
-	outR.Close()
-	errR.Close()
-	// Process death revokes everything: the session and token, then the
-	// tabs the run opened.
-	m.bridge.Revoke(r.id)
-	r.releaseTabs()
-
-	r.mu.Lock()
-	r.entry.Output, r.entry.OutputTruncated = out.String(), out.Truncated()
-	r.entry.FirstError = stderrHead.String()
-	r.entry.Warnings = stderrHead.warningLines()
-	if r.cancelOn && !r.timedOut {
-		// The script's last words on cancellation are the reason itself,
-		// or a stack the reason explains better.
-		r.entry.FirstError = r.cancelReasonLocked()
-	}
-	code, sig := exitStatus(waitErr)
-	if code >= 0 {
-		r.entry.ExitCode = &code
-	}
-	r.entry.Signal = sig
-	timedOut, cancelled := r.timedOut, r.cancelOn
-	r.mu.Unlock()
-
-	switch {
-	case timedOut:
-		r.finish(history.StateTimedOut, fmt.Sprintf("timed out after %s", timeout))
-		r.notifyFailure("timed out after " + timeout.String())
-	case cancelled:
-		r.finish(history.StateCancelled, r.cancelReason())
-	case code == 0:
-		r.mirrorOutputs(h) // its failure stays in the mirror's state
-		r.finish(history.StateSucceeded, "")
-	case code == exitDenied:
-		r.finish(history.StateRefused, firstNonEmpty(stderrHead.raw(), "the SDK could not provide a capability this script needs"))
-	default:
-		reason := firstNonEmpty(r.entryFirstError(), describeExit(code, sig))
-		if oom := stderrHead.outOfMemory(); oom != "" {
-			reason = m.oomReason(oom)
+		sv.timeout = m.cfg.DefaultTimeout
+		if h.TimeoutDeclared {
+			sv.timeout = h.Timeout
 		}
-		r.finish(history.StateFailed, reason)
-		r.notifyFailure(reason)
 	}
+	expired := sv.run()
+	stdout.flush()
+	stderr.flush()
+	r.settle(c, out, h, expired)
 }
 
 func (r *Run) isKilled() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.killOn
-}
-
-func (r *Run) entryFirstError() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.entry.FirstError
-}
-
-// stop ends a running process: the protocol cancel, then after the grace
-// SIGTERM to the group, then SIGKILL. With now, it skips to SIGKILL.
-func (r *Run) stop(cmd *exec.Cmd, exited <-chan error, reason string, now bool) error {
-	m := r.m
-	if !now {
-		r.mu.Lock()
-		sess := r.sess
-		r.mu.Unlock()
-		if sess != nil {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), m.cfg.CancelGrace)
-				defer cancel()
-				sess.Main().CallMethod(ctx, "cancel", reason)
-			}()
-		}
-		select {
-		case err := <-exited:
-			return err
-		case <-time.After(m.cfg.CancelGrace):
-		case <-r.killCh:
-		}
-		terminate(cmd)
-		select {
-		case err := <-exited:
-			return err
-		case <-time.After(m.cfg.KillGrace):
-		case <-r.killCh:
-		}
-	}
-	kill(cmd)
-	return <-exited
 }
 
 // env builds the child's environment from scratch: the runner's own
@@ -655,186 +501,22 @@ func (r *Run) tellHost(level Level, what string) {
 	r.notify(level, fmt.Sprintf("%s (run %s): %s", filepath.Base(r.req.Script), r.id, what))
 }
 
+// notifyTimeout bounds one notification to the host. A notification is
+// one call the host answers at once (a toast, a log line); 5 s is far past
+// that, and short enough that a host that hangs cannot hold the end of a
+// run (notifications come after its entry is written) for long.
+const notifyTimeout = 5 * time.Second
+
 func (r *Run) notify(level Level, msg string) {
 	ui := r.m.cfg.Host.UI
 	if ui == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	if err := ui.Notify(ctx, r.Info(), msg, level); err != nil {
 		r.m.log.Warn("runner: host notification", "run", r.id, "error", err)
 	}
-}
-
-// maxEventLine bounds one output event; longer lines arrive in pieces.
-const maxEventLine = 64 << 10
-
-// eventBudget bounds the output bytes sent as events across both streams.
-type eventBudget struct {
-	mu   sync.Mutex
-	left int
-	told bool
-}
-
-// take reports whether n more bytes may be sent, and whether this is the
-// moment to say the budget ran out.
-func (b *eventBudget) take(n int) (ok, announce bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.left >= n {
-		b.left -= n
-		return true, false
-	}
-	b.left = 0
-	if !b.told {
-		b.told = true
-		return false, true
-	}
-	return false, false
-}
-
-// pump reads one stream to its end, line by line; a line longer than the
-// buffer arrives in pieces, so no line can break the reader.
-func (r *Run) pump(rd io.Reader, stream string, out *history.Output, budget *eventBudget, errs *firstError) {
-	br := bufio.NewReaderSize(rd, maxEventLine)
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			out.Write(line)
-			text := strings.TrimRight(string(line), "\r\n")
-			if errs != nil {
-				errs.see(text)
-			}
-			if ok, announce := budget.take(len(line)); ok {
-				r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventOutput, Stream: stream, Line: text})
-			} else if announce {
-				r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventOutput, Stream: stream, Line: "[output limit reached; further output is kept only in part]"})
-			}
-		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
-	}
-}
-
-// firstError remembers the first "error: …" line deno prints for an
-// uncaught exception and the first stack frame after it.
-type firstError struct {
-	mu    sync.Mutex
-	msg   string
-	frame string
-	lines int
-	oom   string // the first line saying the process ran out of memory
-	// warnings are the bootstrap's warning lines (calls the script left
-	// running at its end), for the history entry.
-	warnings []string
-}
-
-// The bootstrap prints its warnings on stderr under warningPrefix; a run
-// keeps at most maxWarnings of them, each cut at maxWarningLen bytes.
-const (
-	warningPrefix = "tranquil: warning: "
-	maxWarnings   = 20
-	maxWarningLen = 1 << 10
-)
-
-func (f *firstError) warningLines() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.warnings)
-}
-
-// truncate cuts s to at most n bytes, never inside a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func (f *firstError) see(line string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.lines++
-	if f.oom == "" && outOfMemory(line) {
-		f.oom = line
-	}
-	switch {
-	case strings.HasPrefix(line, warningPrefix):
-		if len(f.warnings) < maxWarnings {
-			f.warnings = append(f.warnings, truncate(strings.TrimPrefix(line, warningPrefix), maxWarningLen))
-		}
-	case f.msg == "" && (strings.HasPrefix(line, "error: ") || strings.HasPrefix(line, "tranquil: ")):
-		f.msg = line
-	case f.msg != "" && f.frame == "" && strings.HasPrefix(strings.TrimSpace(line), "at "):
-		f.frame = strings.TrimSpace(line)
-	}
-}
-
-func (f *firstError) raw() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.msg
-}
-
-// String gives the error line with the first stack frame after it; for an
-// uncaught error thrown by the script, that frame is the script's file:line.
-func (f *firstError) String() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.msg == "" {
-		return ""
-	}
-	if f.frame == "" {
-		return f.msg
-	}
-	return f.msg + " " + f.frame
-}
-
-func exitStatus(err error) (code int, signal string) {
-	if err == nil {
-		return 0, ""
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if sig := signalOf(ee); sig != "" {
-			return -1, sig
-		}
-		return ee.ExitCode(), ""
-	}
-	return -1, ""
-}
-
-// describeExit words how a process ended that neither the script nor the
-// runner explained: a signal the runner did not send came from outside
-// the app (a user's kill, the OOM killer, a shutdown).
-func describeExit(code int, sig string) string {
-	if sig != "" {
-		if name, ok := signalNames[sig]; ok {
-			sig = name
-		}
-		return fmt.Sprintf("the process was stopped from outside the app (signal %s)", sig)
-	}
-	return fmt.Sprintf("exited with code %d", code)
-}
-
-// signalNames gives the usual names of the signals Go describes in words.
-var signalNames = map[string]string{
-	"killed": "SIGKILL", "terminated": "SIGTERM", "interrupt": "SIGINT", "hangup": "SIGHUP",
-	"aborted": "SIGABRT", "segmentation fault": "SIGSEGV", "quit": "SIGQUIT",
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func splitLines(s string) []string { return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") }

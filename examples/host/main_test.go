@@ -115,19 +115,60 @@ func (e *hostEnv) runJSON(t *testing.T, wantCode int, args ...string) (record, r
 	return rec, res
 }
 
+// hostRuns holds what subtests of TestHostProgram need done before them,
+// each done once, by whichever subtest needs it first: so that every
+// subtest also runs alone (-run 'TestHostProgram/history').
+type hostRuns struct {
+	e       *hostEnv
+	reports string // where page-info.ts is mirrored
+	mirror  bool   // the mirror of page-info.ts is set
+	runs    map[string]ranScript
+	ids     []string // every run so far, in order
+}
+
+type ranScript struct {
+	rec record
+	res result
+}
+
+// setMirror mirrors page-info.ts into r.reports, once.
+func (r *hostRuns) setMirror(t *testing.T) {
+	t.Helper()
+	if r.mirror {
+		return
+	}
+	res := r.e.host(t, "", "mirror", "set", r.e.script("page-info.ts"), r.reports)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "to "+r.reports)
+	r.mirror = true
+}
+
+// ran runs the example script name with --approve --json, once, and
+// returns that run; page-info.ts runs with its mirror set.
+func (r *hostRuns) ran(t *testing.T, name string) (record, result) {
+	t.Helper()
+	if got, ok := r.runs[name]; ok {
+		return got.rec, got.res
+	}
+	if name == "page-info.ts" {
+		r.setMirror(t)
+	}
+	rec, res := r.e.runJSON(t, exitOK, r.e.script(name))
+	r.runs[name] = ranScript{rec, res}
+	r.ids = append(r.ids, rec.ID)
+	return rec, res
+}
+
 func TestHostProgram(t *testing.T) {
 	e := newHostEnv(t)
-	var ids []string
-
 	// The mirror is declared before page-info first runs, so that its
 	// run copies the file it writes.
 	reports := filepath.Join(filepath.Dir(e.scripts), "reports")
-	t.Run("mirror set, never synced", func(t *testing.T) {
-		res := e.host(t, "", "mirror", "set", e.script("page-info.ts"), reports)
-		require.Equal(t, exitOK, res.code, res.stderr)
-		assert.Contains(t, res.stdout, "to "+reports)
+	runs := &hostRuns{e: e, reports: reports, runs: map[string]ranScript{}}
 
-		res = e.host(t, "", "mirror", "status")
+	t.Run("mirror set, never synced", func(t *testing.T) {
+		runs.setMirror(t)
+		res := e.host(t, "", "mirror", "status")
 		require.Equal(t, exitOK, res.code, res.stderr)
 		assert.Contains(t, res.stdout, "mirror of "+e.script("page-info.ts")+"\n  to:        "+reports+"\n  last sync: never synced\n")
 
@@ -154,7 +195,7 @@ func TestHostProgram(t *testing.T) {
 	})
 
 	t.Run("run page-info", func(t *testing.T) {
-		rec, res := e.runJSON(t, exitOK, e.script("page-info.ts"))
+		rec, res := runs.ran(t, "page-info.ts")
 		assert.Equal(t, "succeeded", string(rec.State))
 		var got struct {
 			Title                   string
@@ -176,14 +217,14 @@ func TestHostProgram(t *testing.T) {
 		mirrored, err := os.ReadFile(filepath.Join(reports, "page-info.txt"))
 		require.NoError(t, err)
 		assert.Equal(t, string(data), string(mirrored))
-		ids = append(ids, rec.ID)
 	})
 
 	t.Run("mirror status, sync and remove", func(t *testing.T) {
+		pageInfo, _ := runs.ran(t, "page-info.ts")
 		res := e.host(t, "", "mirror", "status", e.script("page-info.ts"))
 		require.Equal(t, exitOK, res.code, res.stderr)
 		assert.Contains(t, res.stdout, "last sync: copied 1 at ")
-		assert.Contains(t, res.stdout, "(run "+ids[0]+")")
+		assert.Contains(t, res.stdout, "(run "+pageInfo.ID+")")
 
 		res = e.host(t, "", "mirror", "sync", e.script("page-info.ts"))
 		require.Equal(t, exitOK, res.code, res.stderr)
@@ -207,7 +248,7 @@ func TestHostProgram(t *testing.T) {
 	})
 
 	t.Run("run fill-signup", func(t *testing.T) {
-		rec, _ := e.runJSON(t, exitOK, e.script("fill-signup.ts"))
+		rec, _ := runs.ran(t, "fill-signup.ts")
 		var got struct {
 			Rejected struct {
 				Invalid   bool
@@ -235,18 +276,16 @@ func TestHostProgram(t *testing.T) {
 		}
 		raw, _ := json.Marshal(rec.Actions)
 		assert.NotContains(t, string(raw), "analytical-engine", "the action log never holds a typed value")
-		ids = append(ids, rec.ID)
 	})
 
 	t.Run("run titles-fanout", func(t *testing.T) {
-		rec, _ := e.runJSON(t, exitOK, e.script("titles-fanout.ts"))
+		rec, _ := runs.ran(t, "titles-fanout.ts")
 		var rows []struct{ URL, Title string }
 		require.NoError(t, json.Unmarshal(rec.Result, &rows))
 		require.Len(t, rows, 4)
 		assert.Equal(t, "Sign up", rows[0].Title)
 		assert.Equal(t, "/articles/consent.html", rows[3].URL)
 		assert.Equal(t, "Asking before acting", rows[3].Title)
-		ids = append(ids, rec.ID)
 	})
 
 	t.Run("run selection-demo, whole and selected", func(t *testing.T) {
@@ -284,6 +323,7 @@ func TestHostProgram(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("// @permissions browser\n// @timeout 5 minutes\nconsole.log(1);\n"), 0o644))
 
 	t.Run("plan", func(t *testing.T) {
+		runs.ran(t, "fill-signup.ts") // approved by its run
 		res := e.host(t, "", "plan", e.script("fill-signup.ts"))
 		require.Equal(t, exitOK, res.code, res.stderr)
 		assert.Contains(t, res.stdout, "grants:       browser forms sites=127.0.0.1 sites=localhost")
@@ -329,7 +369,7 @@ func TestHostProgram(t *testing.T) {
 		rec, _ := e.runJSON(t, exitRefused, bad)
 		assert.Equal(t, "refused", string(rec.State))
 		assert.Contains(t, rec.Reason, "line 2")
-		ids = append(ids, rec.ID)
+		runs.ids = append(runs.ids, rec.ID)
 	})
 
 	t.Run("consent on the terminal", func(t *testing.T) {
@@ -354,6 +394,8 @@ func TestHostProgram(t *testing.T) {
 	})
 
 	t.Run("history and show", func(t *testing.T) {
+		pageInfo, _ := runs.ran(t, "page-info.ts")
+		signup, _ := runs.ran(t, "fill-signup.ts")
 		res := e.host(t, "", "history", "--json", "-n", "50")
 		require.Equal(t, exitOK, res.code, res.stderr)
 		var recs []record
@@ -362,26 +404,27 @@ func TestHostProgram(t *testing.T) {
 		for _, r := range recs {
 			have[r.ID] = string(r.State)
 		}
-		for _, id := range ids {
+		for _, id := range runs.ids {
 			assert.Contains(t, have, id)
 		}
 		res = e.host(t, "", "history", "-n", "2")
 		require.Equal(t, exitOK, res.code)
 		assert.Len(t, strings.Split(strings.TrimSpace(res.stdout), "\n"), 3, "a heading and two runs")
 
-		res = e.host(t, "", "show", ids[1][:8])
+		res = e.host(t, "", "show", signup.ID[:8])
 		require.Equal(t, exitOK, res.code, res.stderr)
 		assert.Contains(t, res.stdout, "signed up; now on /welcome.html")
 		assert.Contains(t, res.stdout, "result: {")
-		res = e.host(t, "", "show", "--json", ids[0])
+		res = e.host(t, "", "show", "--json", pageInfo.ID)
 		require.Equal(t, exitOK, res.code)
 		var rec record
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &rec))
-		assert.Equal(t, ids[0], rec.ID)
+		assert.Equal(t, pageInfo.ID, rec.ID)
 		assert.Equal(t, exitFailed, e.host(t, "", "show", "no-such-run").code)
 	})
 
 	t.Run("approvals and revoke", func(t *testing.T) {
+		runs.ran(t, "page-info.ts") // approved by its run
 		res := e.host(t, "", "approvals")
 		require.Equal(t, exitOK, res.code)
 		assert.Contains(t, res.stdout, e.script("page-info.ts"))
@@ -396,6 +439,7 @@ func TestHostProgram(t *testing.T) {
 	})
 
 	t.Run("doctor", func(t *testing.T) {
+		runs.ran(t, "titles-fanout.ts") // a run fills the cache
 		res := e.host(t, "", "doctor", "--json")
 		require.Equal(t, exitOK, res.code, res.stdout+res.stderr)
 		var d doctorOut

@@ -1,5 +1,9 @@
-// The bootstrap every run starts in. It connects to the host, proves the
-// run's token, starts Cap'n Web, then imports the script. Exit codes:
+// The bootstrap every run starts with, preloaded (deno run --preload) before
+// the script, which is deno's main module (so import.meta.main is true in
+// it). It connects to the host, proves the run's token, starts Cap'n Web and
+// installs the SDK's runtime; deno then evaluates the script, and once it
+// has (the "load" event), the bootstrap settles the run and exits. Exit
+// codes:
 //
 //   0  the script finished
 //   1  the script threw (printed with the script's own file:line first,
@@ -11,6 +15,7 @@
 //
 // The SDK is imported statically, so the script's own import of
 // "tranquil/automation" resolves to the same, already loaded module.
+// TRANQUIL_ENTRY names the script, whose frames error reports keep.
 
 import { RpcSession, RpcTarget } from "capnweb";
 import "./mod.ts";
@@ -137,17 +142,29 @@ globalThis.addEventListener("unhandledrejection", (ev) => {
   report(ev.reason);
 });
 
-try {
-  await import(entryUrl);
-} catch (e) {
-  report(e);
-}
+// Deno runs the script only once this module's work is done and nothing
+// keeps the event loop busy; the open connection must not count. While
+// the script's top level is being evaluated, deno waits for it whatever
+// holds it up, so a call waiting on the host still gets its answer.
+transport.unref();
 
-await rt.settled();
-warnCutOff();
-finishing = true;
-await transport.close(CloseCode.normal, "done", 500);
-Deno.exit(0);
+// "load" follows the script's evaluation, top-level awaits included. From
+// then on deno would end the program as soon as nothing but the
+// connection is left, with the last reports unanswered: it counts again.
+// An error that ended the evaluation is dispatched as a rejection right
+// after, so the settling waits one turn to let report() take over.
+globalThis.addEventListener("load", () => {
+  transport.ref();
+  setTimeout(finish, 0);
+});
+
+async function finish(): Promise<never> {
+  await rt.settled();
+  warnCutOff();
+  finishing = true;
+  await transport.close(CloseCode.normal, "done", 500);
+  Deno.exit(0);
+}
 
 /**
  * report prints an error that ended the script the way its author needs

@@ -390,6 +390,19 @@ export class SocketTransport implements RpcTransport {
     this.#readLoop();
   }
 
+  /**
+   * unref lets deno end the program while the connection is open and
+   * idle; a read in progress still keeps a waiting script alive.
+   */
+  unref(): void {
+    this.#conn.unref();
+  }
+
+  /** ref makes the open connection keep deno running again. */
+  ref(): void {
+    this.#conn.ref();
+  }
+
   /** send queues one text message. It throws once the connection is closing. */
   send(message: string): void {
     if (this.#error || this.#closeSent) throw this.#error ?? new WebSocketError("connection closed");

@@ -1,0 +1,134 @@
+package automation_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/tranquil/automation"
+
+// pkg is what go list says about one package of the module.
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Name       string
+	Doc        string
+	Imports    []string
+	Deps       []string
+	GoFiles    []string
+}
+
+func listPackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "-deps=false", "./...")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		pkgs[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")] = p
+	}
+	require.NoError(t, cmd.Wait())
+	require.Contains(t, pkgs, "runner", "go list ran in the module")
+	return pkgs
+}
+
+// A rule says what a package must not depend on, and why.
+type rule struct {
+	pkg    string   // the package, relative to the module ("" is the root)
+	direct bool     // only its own imports count, not what they import
+	banned []string // import paths or prefixes ending in "/"
+	why    string
+}
+
+// rules are the package boundaries of CONTRIBUTING.md, enforced.
+var rules = []rule{
+	{pkg: "permissions", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner", module + "/consent"},
+		why: "permissions only computes: it parses headers and flags and starts nothing, serves nothing"},
+	{pkg: "display", banned: []string{"net/http", "os/exec", module + "/"},
+		why: "display is a leaf: text rules only"},
+	{pkg: "consent", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner"},
+		why: "consent stores approvals and asks the host's prompter; it knows nothing of runs or browsers"},
+	{pkg: "history", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner", module + "/permissions"},
+		why: "history is storage only"},
+	{pkg: "mirror", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner"},
+		why: "mirror copies files; it runs nothing"},
+	{pkg: "runner", direct: true, banned: []string{"github.com/mafredri/", "github.com/coder/websocket"},
+		why: "runner drives browsers through package cdp and talks to scripts through package rpc, never the protocols underneath"},
+	{pkg: "cdp", banned: []string{module + "/runner", module + "/rpc", module + "/permissions", module + "/consent", module + "/history"},
+		why: "cdp is a browser client; scripts, grants and runs are the runner's business"},
+	{pkg: "rpc", banned: []string{module + "/cdp", module + "/runner", module + "/consent", module + "/history"},
+		why: "the bridge authenticates and carries calls; what the calls do is the runner's"},
+}
+
+// TestPackageRules fails when a package gains an import its rule forbids.
+func TestPackageRules(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, r := range rules {
+		p, ok := pkgs[r.pkg]
+		require.True(t, ok, "rule for a package that does not exist: %s", r.pkg)
+		deps := p.Deps
+		if r.direct {
+			deps = p.Imports
+		}
+		for _, d := range deps {
+			for _, b := range r.banned {
+				if d == b || strings.HasSuffix(b, "/") && strings.HasPrefix(d, b) || d != b && strings.HasPrefix(d, b+"/") {
+					t.Errorf("%s imports %s (through its dependencies unless it is its own import): %s", r.pkg, d, r.why)
+				}
+			}
+		}
+	}
+}
+
+// TestOnePackageDocPerDirectory: every package has a doc.go holding its
+// package comment, and no other file holds one.
+func TestOnePackageDocPerDirectory(t *testing.T) {
+	for rel, p := range listPackages(t) {
+		if !slices.Contains(p.GoFiles, "doc.go") {
+			t.Errorf("%s (%s) has no doc.go", rel, p.Dir)
+			continue
+		}
+		assert.NotEmpty(t, p.Doc, "%s: doc.go holds no package comment", rel)
+		for _, f := range p.GoFiles {
+			if f == "doc.go" {
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			require.NoError(t, err)
+			if hasPackageComment(string(src)) {
+				t.Errorf("%s: %s holds a package comment too; keep it in doc.go", rel, f)
+			}
+		}
+	}
+}
+
+// hasPackageComment reports whether a line comment ends right above the
+// package clause (a build constraint and its blank line do not count).
+func hasPackageComment(src string) bool {
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "package ") {
+			return i > 0 && strings.HasPrefix(lines[i-1], "//") && !strings.HasPrefix(lines[i-1], "//go:build")
+		}
+	}
+	return false
+}
