@@ -217,8 +217,42 @@ func sdkDenoDir(t testing.TB, deno string) string {
 	return info.DenoDir
 }
 
-// TestSDKDenoToolchain runs deno check, lint, fmt --check and the SDK's own
-// tests on the SDK exactly as it is materialised for runs.
+// sdkTestOnly reports whether a file of runner/sdk is one of the SDK's own
+// tests, which runs never need and the library does not ship.
+func sdkTestOnly(name string) bool {
+	return strings.HasSuffix(name, "_test.ts") || name == "test_helpers.ts" || name == "contract.json"
+}
+
+// TestSDKEmbedsOnlyWhatRunsNeed holds the embed list to the source tree:
+// every file of runner/sdk is shipped unless it is one of the SDK's own
+// tests, and none of those is.
+func TestSDKEmbedsOnlyWhatRunsNeed(t *testing.T) {
+	entries, err := os.ReadDir("sdk")
+	require.NoError(t, err)
+	files, err := sdkFiles()
+	require.NoError(t, err)
+	shipped := map[string]bool{}
+	for _, f := range files {
+		shipped[f.name] = true
+	}
+	var kept, left int
+	for _, e := range entries {
+		info, err := e.Info()
+		require.NoError(t, err)
+		if sdkTestOnly(e.Name()) {
+			assert.False(t, shipped[e.Name()], "%s is one of the SDK's tests: runs do not need it", e.Name())
+			left += int(info.Size())
+			continue
+		}
+		assert.True(t, shipped[e.Name()], "%s is not embedded: add it to sdkFS's go:embed lines in sdk.go", e.Name())
+		kept += int(info.Size())
+	}
+	t.Logf("the SDK ships %d bytes in %d files; its tests (%d bytes) stay in the source tree", kept, len(files), left)
+}
+
+// TestSDKDenoToolchain runs deno check on the SDK exactly as it is
+// materialised for runs (so a shipped module never needs a test file),
+// then lint, fmt --check and the SDK's own tests on its source tree.
 func TestSDKDenoToolchain(t *testing.T) {
 	deno := testenv.Deno(t)
 	p, err := MaterializeSDK(t.TempDir())
@@ -231,26 +265,33 @@ func TestSDKDenoToolchain(t *testing.T) {
 			modules = append(modules, e.Name())
 		}
 	}
+	src, err := filepath.Abs("sdk")
+	require.NoError(t, err)
+	srcConfig := filepath.Join(src, "deno.json")
 	scratch := t.TempDir()
-	for _, args := range [][]string{
-		append([]string{"check", "--config=" + p.Config, "--no-lock"}, modules...),
-		{"lint", "--config=" + p.Config},
-		{"fmt", "--check", "--config=" + p.Config},
-		// The tests need a scratch directory for files and loopback for a
-		// WebSocket server of their own; nothing else.
-		{"test", "--config=" + p.Config, "--no-lock", "--no-prompt",
-			"--allow-read=" + scratch, "--allow-write=" + scratch, "--allow-net=127.0.0.1",
-			"--allow-env=TMPDIR,TMP,TEMP"},
+	for _, c := range []struct {
+		dir  string
+		args []string
+	}{
+		{p.Dir, append([]string{"check", "--config=" + p.Config, "--no-lock"}, modules...)},
+		{src, []string{"lint", "--config=" + srcConfig}},
+		{src, []string{"fmt", "--check", "--config=" + srcConfig}},
+		// The tests read the source tree (the contract test reads the
+		// SDK's modules) and need a scratch directory for files and
+		// loopback for a WebSocket server of their own; nothing else.
+		{src, []string{"test", "--config=" + srcConfig, "--no-lock", "--no-prompt",
+			"--allow-read=" + scratch + "," + src, "--allow-write=" + scratch, "--allow-net=127.0.0.1",
+			"--allow-env=TMPDIR,TMP,TEMP"}},
 	} {
-		t.Run(args[0], func(t *testing.T) {
+		t.Run(c.args[0], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, deno, args...)
-			cmd.Dir = p.Dir
+			cmd := exec.CommandContext(ctx, deno, c.args...)
+			cmd.Dir = c.dir
 			cmd.Env = sdkEnv(t, deno, "TMPDIR="+scratch, "TMP="+scratch, "TEMP="+scratch)
 			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "deno %s:\n%s", strings.Join(args, " "), out)
-			if args[0] == "test" {
+			require.NoError(t, err, "deno %s:\n%s", strings.Join(c.args, " "), out)
+			if c.args[0] == "test" {
 				assert.Regexp(t, `ok \| [1-9][0-9]* passed \| 0 failed`, string(out))
 			}
 		})
