@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -1263,4 +1264,81 @@ func BenchmarkSDKCallLatency(b *testing.B) {
 	if l.CallP99 > 30 {
 		b.Errorf("a 40 ms mode: p99 %.3f ms", l.CallP99)
 	}
+}
+
+// TestFakeHostRefusesImportsAsTheAppDoes plans the same scripts with a
+// real Manager and installs the SDK's fake host for each: the fake refuses
+// a script's imports exactly when the app refuses the run for them. (The
+// fake refuses more than the plan only where deno, not the plan, refuses
+// the run: an npm: package not in its cache, a host import= does not
+// name; testing_test.ts covers those.)
+func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
+	e := newMgr(t, nil)
+	scripts := map[string]struct {
+		src   string
+		files map[string]string
+	}{
+		"std":       {src: "// @permissions none\nimport { assert } from \"@std/assert\";\nconsole.log(assert);\n"},
+		"jsr":       {src: "// @permissions none\nimport \"jsr:@std/fmt@^1/colors\";\n"},
+		"https":     {src: "// @permissions none\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+		"typeOnly":  {src: "// @permissions none\nimport type { T } from \"https://esm.sh/t@1\";\nconst t: T | undefined = undefined;\nconsole.log(t);\n"},
+		"dynamic":   {src: "// @permissions none\nconst m = await import(\"jsr:@std/path@^1\");\nconsole.log(m);\n"},
+		"reexport":  {src: "// @permissions none\nexport { join } from \"@std/path\";\n"},
+		"viaHelper": {src: "// @permissions read=helper.ts\nimport { join } from \"./helper.ts\";\nconsole.log(join);\n", files: map[string]string{"helper.ts": "export { join } from \"@std/path/join\";\n"}},
+		"sdk":       {src: "// @permissions none\nimport { ui } from \"tranquil/automation\";\nimport { RpcTarget } from \"capnweb\";\nconsole.log(ui, RpcTarget);\n"},
+		"node":      {src: "// @permissions none\nimport { join } from \"node:path\";\nconsole.log(join);\n"},
+		"comment":   {src: "// @permissions none\n// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n"},
+		"granted":   {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+	}
+	var paths []string
+	app := map[string]string{}
+	ctx := context.Background()
+	for name, s := range scripts {
+		p := e.script(t, name+"/script.ts", s.src)
+		for f, src := range s.files {
+			e.script(t, name+"/"+f, src)
+		}
+		paths = append(paths, p)
+		plan, err := e.m.Plan(ctx, Request{Script: p})
+		require.NoError(t, err, name)
+		switch {
+		case plan.Refused == nil:
+			app[p] = "ok"
+		case errors.Is(plan.Refused, ErrRemoteImport):
+			app[p] = "refused"
+		default:
+			t.Fatalf("%s: the app refused the run for another reason: %v", name, plan.Refused)
+		}
+	}
+
+	deno := testenv.Deno(t)
+	sdk, err := MaterializeSDK(t.TempDir())
+	require.NoError(t, err)
+	driver := filepath.Join(t.TempDir(), "driver.ts")
+	require.NoError(t, os.WriteFile(driver, []byte(`import { installFakeHost, RemoteImportError } from "tranquil/automation/testing";
+const out: Record<string, string> = {};
+for (const p of Deno.args) {
+  try {
+    using _host = installFakeHost({ script: p });
+    out[p] = "ok";
+  } catch (e) {
+    out[p] = e instanceof RemoteImportError ? "refused" : String(e);
+  }
+}
+console.log(JSON.stringify(out));
+`), 0o644))
+	args := append([]string{"run", "--config=" + sdk.Config, "--no-lock", "--no-prompt", "--cached-only",
+		"--allow-read=" + e.dir + "," + sdk.Dir, driver}, paths...)
+	cmd := exec.Command(deno, args...)
+	cmd.Env = sdkEnv(t, deno)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var fake map[string]string
+	require.NoError(t, json.Unmarshal(out, &fake), "%s", out)
+	for name := range scripts {
+		p := filepath.Join(e.dir, name, "script.ts")
+		assert.Equal(t, app[p], fake[p], "%s: the app says %s, the fake host %s", name, app[p], fake[p])
+	}
+	t.Logf("verdicts: %v", app)
+	assert.Equal(t, "refused", app[filepath.Join(e.dir, "std", "script.ts")], "the test sees refusals at all")
 }
