@@ -20,25 +20,34 @@ var ErrNoHost = errors.New("runner: the host does not provide this capability")
 // registered for the runner audience only; the bridge gives a session only
 // those its header granted.
 func (m *Manager) registerCapabilities(reg *rpc.Registry) {
-	add := func(c permissions.Capability, build func(*Run) any) {
-		reg.Register(c, func(_ context.Context, p rpc.Principal) (any, error) {
+	for _, c := range hostAPI {
+		reg.Register(c.cap, func(_ context.Context, p rpc.Principal) (any, error) {
 			r, ok := m.Lookup(p.RunID)
 			if !ok {
 				return nil, fmt.Errorf("%w: %s", ErrUnknownRun, p.RunID)
 			}
-			return build(r), nil
+			return c.build(r), nil
 		}, rpc.AudienceRunner)
 	}
-	add(permissions.CapUI, func(r *Run) any { return &uiAPI{r} })
-	add(permissions.CapClipboard, func(r *Run) any { return &clipboardAPI{r} })
-	add(permissions.CapWorkspace, func(r *Run) any { return &workspaceAPI{r} })
-	add(permissions.CapConfig, func(r *Run) any { return &configAPI{r} })
-	add(permissions.CapPaneControls, func(r *Run) any { return &paneAPI{r} })
-	add(permissions.CapContext, func(r *Run) any { return &contextAPI{r} })
-	add(permissions.CapTabs, func(r *Run) any { return &tabsAPI{r} })
-	add(permissions.CapTab, func(r *Run) any { return &tabAPI{r} })
-	add(permissions.CapPageJS, func(r *Run) any { return &pageJsAPI{r} })
-	add(permissions.CapForms, func(r *Run) any { return &formsAPI{r} })
+}
+
+// hostAPI is every capability's object, built for the calling run. The
+// contract test describes the same objects, by reflection, into
+// runner/sdk/contract.json.
+var hostAPI = []struct {
+	cap   permissions.Capability
+	build func(*Run) any
+}{
+	{permissions.CapUI, func(r *Run) any { return &uiAPI{r} }},
+	{permissions.CapClipboard, func(r *Run) any { return &clipboardAPI{r} }},
+	{permissions.CapWorkspace, func(r *Run) any { return &workspaceAPI{r} }},
+	{permissions.CapConfig, func(r *Run) any { return &configAPI{r} }},
+	{permissions.CapPaneControls, func(r *Run) any { return &paneAPI{r} }},
+	{permissions.CapContext, func(r *Run) any { return &contextAPI{r} }},
+	{permissions.CapTabs, func(r *Run) any { return &tabsAPI{r} }},
+	{permissions.CapTab, func(r *Run) any { return &tabAPI{r} }},
+	{permissions.CapPageJS, func(r *Run) any { return &pageJsAPI{r} }},
+	{permissions.CapForms, func(r *Run) any { return &formsAPI{r} }},
 }
 
 func noHost(what string) error { return fmt.Errorf("%w: %s", ErrNoHost, what) }
@@ -46,14 +55,18 @@ func noHost(what string) error { return fmt.Errorf("%w: %s", ErrNoHost, what) }
 // uiAPI is ui: notify and open.
 type uiAPI struct{ r *Run }
 
-// Notify shows message; opts.level is info, warning or error.
-func (a *uiAPI) Notify(ctx context.Context, message string, opts map[string]any) error {
+// Notify shows message at opts.level.
+func (a *uiAPI) Notify(ctx context.Context, message string, opts objArg[NotifyOptions]) error {
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
 	}
-	level := LevelInfo
-	if l, _ := opts["level"].(string); l != "" {
-		level = Level(l)
+	o, err := opts.decode("ui.notify", "options")
+	if err != nil {
+		return err
+	}
+	level := o.Level
+	if level == "" {
+		level = LevelInfo
 	}
 	switch level {
 	case LevelInfo, LevelSuccess, LevelWarning, LevelError:
@@ -64,17 +77,20 @@ func (a *uiAPI) Notify(ctx context.Context, message string, opts map[string]any)
 }
 
 // Open shows a file in the host; opts.split places it.
-func (a *uiAPI) Open(ctx context.Context, path string, opts map[string]any) error {
+func (a *uiAPI) Open(ctx context.Context, path string, opts objArg[OpenOptions]) error {
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
 	}
-	split, _ := opts["split"].(string)
-	switch split {
+	o, err := opts.decode("ui.open", "options")
+	if err != nil {
+		return err
+	}
+	switch o.Split {
 	case "", "left", "right", "up", "down":
 	default:
-		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeInvalid}, "ui.open: split must be left, right, up or down, not %q", split)
+		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeInvalid}, "ui.open: split must be left, right, up or down, not %q", o.Split)
 	}
-	return a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, OpenOptions{Split: split})
+	return a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, o)
 }
 
 // clipboardAPI is clipboard: read and write.
@@ -213,29 +229,35 @@ func (a *contextAPI) Payload(ctx context.Context) (any, error) {
 
 // Step reports a step's phase as a run event. It is a display: a
 // malformed report is dropped rather than failing the script.
-func (a *contextAPI) Step(ctx context.Context, ev map[string]any) {
-	str := func(k string) string { v, _ := ev[k].(string); return truncate(v, maxEventText) }
-	st := &StepEvent{Name: str("name"), Kind: str("kind"), Phase: str("phase"), Error: str("error")}
-	if n, ok := ev["attempt"].(float64); ok && n >= 0 && n < 1<<31 {
-		st.Attempt = int(n)
+func (a *contextAPI) Step(ctx context.Context, ev objArg[StepEvent]) {
+	st, err := ev.decode("context.step", "the report")
+	if err != nil {
+		return
 	}
-	st.OK, _ = ev["ok"].(bool)
 	switch st.Phase {
 	case "start", "retry", "end":
 	default:
 		return
 	}
-	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: st, Line: st.Name, Fraction: -1})
+	st.Name, st.Kind, st.Phase, st.Error = truncate(st.Name, maxEventText), truncate(st.Kind, maxEventText), truncate(st.Phase, maxEventText), truncate(st.Error, maxEventText)
+	if st.Attempt < 0 || st.Attempt >= 1<<31 {
+		st.Attempt = 0
+	}
+	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: &st, Line: st.Name, Fraction: -1})
 }
 
-// Progress reports how far the run is as a run event.
-func (a *contextAPI) Progress(ctx context.Context, ev map[string]any) {
-	msg, _ := ev["message"].(string)
-	f := -1.0
-	if v, ok := ev["fraction"].(float64); ok && v >= 0 && v <= 1 {
-		f = v
+// Progress reports how far the run is as a run event. Like Step, it drops
+// a malformed report.
+func (a *contextAPI) Progress(ctx context.Context, ev objArg[ProgressEvent]) {
+	p, err := ev.decode("context.progress", "the report")
+	if err != nil {
+		return
 	}
-	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: truncate(msg, maxEventText), Fraction: f})
+	f := -1.0
+	if p.Fraction != nil && *p.Fraction >= 0 && *p.Fraction <= 1 {
+		f = *p.Fraction
+	}
+	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: truncate(p.Message, maxEventText), Fraction: f})
 }
 
 // maxEventText bounds the text of a step or progress event.

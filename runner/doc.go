@@ -92,6 +92,18 @@
 // and a run it stops ends StateFailed with the fix in its reason
 // ([ErrDenoUnusable]), never StateRefused.
 //
+// # The script API
+//
+// The capabilities' methods, their parameters and results are listed in
+// runner/sdk/contract.json, which a test regenerates from the objects the
+// runner serves and the SDK's tests hold its calls and its fake host to.
+// The objects a script passes (options, targets, step and progress
+// reports) are the request types of this package ([NavigationOptions],
+// [FormOptions], [PressOptions], [OpenTabOptions], [NotifyOptions], …) or
+// a [cdp.Locator]; a key the type does not name, or a value of the wrong
+// type, is refused with code invalid and a message naming the key, and a
+// key set to undefined or null counts as absent.
+//
 // # The browser
 //
 // A run drives only tabs it resolved (tabs.active, find, all, open,

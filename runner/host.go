@@ -22,7 +22,8 @@ const (
 	LevelError   Level = "error"
 )
 
-// OpenOptions says how UI.Open shows a file.
+// OpenOptions says how UI.Open shows a file. It is ui.open's options
+// object too, as a script sends it ({split}).
 type OpenOptions struct {
 	Split string // "", "left", "right", "up" or "down"
 }
@@ -46,7 +47,8 @@ type Workspace interface {
 }
 
 // TabInfo describes a browser tab. ID is stable for the tab's lifetime and
-// never derived from its URL.
+// never derived from its URL. It is what a script is told of a tab, too:
+// {id, url, title}.
 type TabInfo struct {
 	ID    string
 	URL   string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -24,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
@@ -216,8 +218,42 @@ func sdkDenoDir(t testing.TB, deno string) string {
 	return info.DenoDir
 }
 
-// TestSDKDenoToolchain runs deno check, lint, fmt --check and the SDK's own
-// tests on the SDK exactly as it is materialised for runs.
+// sdkTestOnly reports whether a file of runner/sdk is one of the SDK's own
+// tests, which runs never need and the library does not ship.
+func sdkTestOnly(name string) bool {
+	return strings.HasSuffix(name, "_test.ts") || name == "test_helpers.ts" || name == "contract.json"
+}
+
+// TestSDKEmbedsOnlyWhatRunsNeed holds the embed list to the source tree:
+// every file of runner/sdk is shipped unless it is one of the SDK's own
+// tests, and none of those is.
+func TestSDKEmbedsOnlyWhatRunsNeed(t *testing.T) {
+	entries, err := os.ReadDir("sdk")
+	require.NoError(t, err)
+	files, err := sdkFiles()
+	require.NoError(t, err)
+	shipped := map[string]bool{}
+	for _, f := range files {
+		shipped[f.name] = true
+	}
+	var kept, left int
+	for _, e := range entries {
+		info, err := e.Info()
+		require.NoError(t, err)
+		if sdkTestOnly(e.Name()) {
+			assert.False(t, shipped[e.Name()], "%s is one of the SDK's tests: runs do not need it", e.Name())
+			left += int(info.Size())
+			continue
+		}
+		assert.True(t, shipped[e.Name()], "%s is not embedded: add it to sdkFS's go:embed lines in sdk.go", e.Name())
+		kept += int(info.Size())
+	}
+	t.Logf("the SDK ships %d bytes in %d files; its tests (%d bytes) stay in the source tree", kept, len(files), left)
+}
+
+// TestSDKDenoToolchain runs deno check on the SDK exactly as it is
+// materialised for runs (so a shipped module never needs a test file),
+// then lint, fmt --check and the SDK's own tests on its source tree.
 func TestSDKDenoToolchain(t *testing.T) {
 	deno := testenv.Deno(t)
 	p, err := MaterializeSDK(t.TempDir())
@@ -230,26 +266,33 @@ func TestSDKDenoToolchain(t *testing.T) {
 			modules = append(modules, e.Name())
 		}
 	}
+	src, err := filepath.Abs("sdk")
+	require.NoError(t, err)
+	srcConfig := filepath.Join(src, "deno.json")
 	scratch := t.TempDir()
-	for _, args := range [][]string{
-		append([]string{"check", "--config=" + p.Config, "--no-lock"}, modules...),
-		{"lint", "--config=" + p.Config},
-		{"fmt", "--check", "--config=" + p.Config},
-		// The tests need a scratch directory for files and loopback for a
-		// WebSocket server of their own; nothing else.
-		{"test", "--config=" + p.Config, "--no-lock", "--no-prompt",
-			"--allow-read=" + scratch, "--allow-write=" + scratch, "--allow-net=127.0.0.1",
-			"--allow-env=TMPDIR,TMP,TEMP"},
+	for _, c := range []struct {
+		dir  string
+		args []string
+	}{
+		{p.Dir, append([]string{"check", "--config=" + p.Config, "--no-lock"}, modules...)},
+		{src, []string{"lint", "--config=" + srcConfig}},
+		{src, []string{"fmt", "--check", "--config=" + srcConfig}},
+		// The tests read the source tree (the contract test reads the
+		// SDK's modules) and need a scratch directory for files and
+		// loopback for a WebSocket server of their own; nothing else.
+		{src, []string{"test", "--config=" + srcConfig, "--no-lock", "--no-prompt",
+			"--allow-read=" + scratch + "," + src, "--allow-write=" + scratch, "--allow-net=127.0.0.1",
+			"--allow-env=TMPDIR,TMP,TEMP"}},
 	} {
-		t.Run(args[0], func(t *testing.T) {
+		t.Run(c.args[0], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, deno, args...)
-			cmd.Dir = p.Dir
+			cmd := exec.CommandContext(ctx, deno, c.args...)
+			cmd.Dir = c.dir
 			cmd.Env = sdkEnv(t, deno, "TMPDIR="+scratch, "TMP="+scratch, "TEMP="+scratch)
 			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "deno %s:\n%s", strings.Join(args, " "), out)
-			if args[0] == "test" {
+			require.NoError(t, err, "deno %s:\n%s", strings.Join(c.args, " "), out)
+			if c.args[0] == "test" {
 				assert.Regexp(t, `ok \| [1-9][0-9]* passed \| 0 failed`, string(out))
 			}
 		})
@@ -282,13 +325,6 @@ type fakeSDKHost struct {
 	browser   []string // browser calls, as "method args…"
 }
 
-// sdkTabInfo is a tab as the browser capabilities describe it.
-type sdkTabInfo struct {
-	ID    string `json:"id"`
-	URL   string `json:"url"`
-	Title string `json:"title"`
-}
-
 // coded is a browser error as the host sends it: an Error with a code
 // and more own properties.
 func coded(code, message string, props ...any) error {
@@ -305,28 +341,40 @@ func (h *fakeSDKHost) record(format string, args ...any) {
 	h.browser = append(h.browser, fmt.Sprintf(format, args...))
 }
 
+// The fake's objects take and return the host's own request and result
+// types, so that TestContractGoFake can hold them to the contract, and so
+// that what the SDK sends is decoded under the host's rules.
+
 // fakeTabsAPI knows one tab, "t1"; it opens "t2".
 type fakeTabsAPI struct{ h *fakeSDKHost }
 
-func (a *fakeTabsAPI) Active() sdkTabInfo {
-	return sdkTabInfo{ID: "t1", URL: "https://shop.example/cart", Title: "Cart"}
+func (a *fakeTabsAPI) Active() TabInfo {
+	return TabInfo{ID: "t1", URL: "https://shop.example/cart", Title: "Cart"}
 }
 
-func (a *fakeTabsAPI) Find(pattern string) []sdkTabInfo {
+func (a *fakeTabsAPI) Find(pattern string) []TabInfo {
 	if strings.Contains("https://shop.example/cart", pattern) {
-		return []sdkTabInfo{a.Active()}
+		return []TabInfo{a.Active()}
 	}
-	return []sdkTabInfo{}
+	return []TabInfo{}
 }
 
-func (a *fakeTabsAPI) All() []sdkTabInfo { return []sdkTabInfo{a.Active()} }
+func (a *fakeTabsAPI) All() []TabInfo { return []TabInfo{a.Active()} }
 
-func (a *fakeTabsAPI) Open(url string, opts map[string]any) sdkTabInfo {
-	a.h.record("open %s %v", url, opts)
-	return sdkTabInfo{ID: "t2", URL: url, Title: url}
+func (a *fakeTabsAPI) Open(url string, opts objArg[OpenTabOptions]) (TabInfo, error) {
+	o, err := opts.decode("tabs.open", "options")
+	if err != nil {
+		return TabInfo{}, err
+	}
+	seq := "none"
+	if o.Seq != nil {
+		seq = fmt.Sprint(*o.Seq)
+	}
+	a.h.record("open %s background=%v seq=%s timeout=%v", url, o.Background, seq, o.Timeout)
+	return TabInfo{ID: "t2", URL: url, Title: url}, nil
 }
 
-func (a *fakeTabsAPI) Triggered() *sdkTabInfo { return nil }
+func (a *fakeTabsAPI) Triggered() any { return capnweb.Undefined{} }
 
 type fakeTabAPI struct{ h *fakeSDKHost }
 
@@ -343,26 +391,94 @@ func (a *fakeTabAPI) URL(id string) (string, error) {
 
 func (a *fakeTabAPI) Title(id string) (string, error) { return "Cart", a.known(id) }
 
-func (a *fakeTabAPI) Goto(id, url string, opts map[string]any) (map[string]any, error) {
-	a.h.record("goto %s %s %v", id, url, opts)
-	if strings.Contains(url, "down.example") {
-		return nil, coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
+func (a *fakeTabAPI) Goto(id, url string, opts objArg[NavigationOptions]) (cdp.Response, error) {
+	o, err := opts.decode("tab.goto", "options")
+	if err != nil {
+		return cdp.Response{}, err
 	}
-	return map[string]any{"status": 200, "url": url}, a.known(id)
+	a.h.record("goto %s %s %+v", id, url, o)
+	if strings.Contains(url, "down.example") {
+		return cdp.Response{}, coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
+	}
+	return cdp.Response{Status: 200, URL: url}, a.known(id)
 }
 
-func (a *fakeTabAPI) WaitForNavigation(id string, opts map[string]any) error {
-	a.h.record("waitForNavigation %s %v", id, opts)
+func (a *fakeTabAPI) WaitForNavigation(id string, opts objArg[NavigationOptions]) error {
+	o, err := opts.decode("tab.waitForNavigation", "options")
+	if err != nil {
+		return err
+	}
+	a.h.record("waitForNavigation %s %+v", id, o)
 	return coded("timeout", "no navigation")
 }
 
-func (a *fakeTabAPI) WaitFor(id, selector string, opts map[string]any) error {
-	a.h.record("waitFor %s %s %v", id, selector, opts)
+func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, opts objArg[WaitForOptions]) error {
+	o, err := opts.decode("tab.waitFor", "options")
+	if err != nil {
+		return err
+	}
+	if obj, ok := what.(*capnweb.Object); ok {
+		var tg cdp.Locator
+		if err := decodeRequest("tab.waitFor", "target", obj, &tg); err != nil {
+			return err
+		}
+		what = tg.String()
+	}
+	a.h.record("waitFor %s %v %+v", id, what, o)
 	return a.known(id)
 }
 
-func (a *fakeTabAPI) Screenshot(id string, opts map[string]any) ([]byte, error) {
-	a.h.record("screenshot %s %v", id, opts)
+// read answers a reader with the target it was given.
+func (a *fakeTabAPI) read(api, id string, target objArg[cdp.Locator]) (string, error) {
+	tg, err := locatorOf(api, target)
+	if err != nil {
+		return "", err
+	}
+	if tg.Frame != "" {
+		a.h.record("%s %s %s in frame %q", api, id, tg, tg.Frame)
+	} else {
+		a.h.record("%s %s %s", api, id, tg)
+	}
+	return tg.String(), a.known(id)
+}
+
+func (a *fakeTabAPI) Text(id string, target objArg[cdp.Locator]) (string, error) {
+	return a.read("tab.text", id, target)
+}
+
+func (a *fakeTabAPI) Value(id string, target objArg[cdp.Locator]) (string, error) {
+	return a.read("tab.value", id, target)
+}
+
+func (a *fakeTabAPI) Attribute(id string, target objArg[cdp.Locator], name string) (*string, error) {
+	s, err := a.read("tab.attribute", id, target)
+	if name == "missing" {
+		return nil, err
+	}
+	return &s, err
+}
+
+func (a *fakeTabAPI) Checked(id string, target objArg[cdp.Locator]) (bool, error) {
+	_, err := a.read("tab.checked", id, target)
+	return true, err
+}
+
+func (a *fakeTabAPI) Visible(id string, target objArg[cdp.Locator]) (bool, error) {
+	_, err := a.read("tab.visible", id, target)
+	return false, err
+}
+
+func (a *fakeTabAPI) Count(id string, target objArg[cdp.Locator]) (int, error) {
+	_, err := a.read("tab.count", id, target)
+	return 3, err
+}
+
+func (a *fakeTabAPI) Screenshot(id string, opts objArg[ScreenshotOptions]) ([]byte, error) {
+	o, err := opts.decode("tab.screenshot", "options")
+	if err != nil {
+		return nil, err
+	}
+	a.h.record("screenshot %s %+v", id, o)
 	return []byte("\x89PNG\r\n\x1a\n"), a.known(id)
 }
 
@@ -373,7 +489,7 @@ func (a *fakeTabAPI) Close(id string) error {
 
 type fakePageJSAPI struct{ h *fakeSDKHost }
 
-func (a *fakePageJSAPI) Evaluate(id, source string, args []any) (any, error) {
+func (a *fakePageJSAPI) Evaluate(id, source string, args []capnweb.Value) (any, error) {
 	shown := make([]any, len(args))
 	for i, v := range args {
 		if o, ok := v.(*capnweb.Object); ok { // objects arrive keeping their key order
@@ -390,44 +506,97 @@ func (a *fakePageJSAPI) Evaluate(id, source string, args []any) (any, error) {
 
 type fakeFormsAPI struct{ h *fakeSDKHost }
 
-func (a *fakeFormsAPI) Fill(id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
-	a.h.record("fill %s %v %s %v", id, target, value, opts)
-	switch target["label"] {
-	case "Qty":
-		return nil, coded("not_committed", "the page did not keep the value", "kept", "10")
-	case "Elsewhere":
-		return nil, coded("site_not_allowed", "evil.example is not allowed")
-	case "Revoked":
-		return nil, coded("not_granted", "forms is not granted")
+// action decodes a form action's target and options as the host does and
+// records them.
+func (a *fakeFormsAPI) action(api, id string, target objArg[cdp.Locator], opts objArg[FormOptions], what string) (cdp.Locator, error) {
+	tg, err := locatorOf(api, target)
+	if err != nil {
+		return tg, err
 	}
-	return map[string]any{"value": value, "invalid": false, "validationMessage": "", "errorText": ""}, nil
+	o, err := opts.decode(api, "options")
+	if err != nil {
+		return tg, err
+	}
+	a.h.record("%s %s %s %s %+v", api, id, tg, what, o)
+	return tg, nil
 }
 
-func (a *fakeFormsAPI) Check(id string, target map[string]any, checked bool, opts map[string]any) {
-	a.h.record("check %s %v %v %v", id, target, checked, opts)
+func (a *fakeFormsAPI) Fill(id string, target objArg[cdp.Locator], value string, opts objArg[FormOptions]) (cdp.FieldState, error) {
+	tg, err := a.action("tab.fill", id, target, opts, value)
+	if err != nil {
+		return cdp.FieldState{}, err
+	}
+	switch tg.Label {
+	case "Qty":
+		return cdp.FieldState{}, coded("not_committed", "the page did not keep the value", "kept", "10")
+	case "Elsewhere":
+		return cdp.FieldState{}, coded("site_not_allowed", "evil.example is not allowed")
+	case "Revoked":
+		return cdp.FieldState{}, coded("not_granted", "forms is not granted")
+	}
+	return cdp.FieldState{Value: value}, nil
 }
 
-func (a *fakeFormsAPI) Select(id string, target map[string]any, option string, opts map[string]any) {
-	a.h.record("select %s %v %s %v", id, target, option, opts)
+func (a *fakeFormsAPI) Check(id string, target objArg[cdp.Locator], checked bool, opts objArg[FormOptions]) error {
+	_, err := a.action("tab.check", id, target, opts, fmt.Sprint(checked))
+	return err
 }
 
-func (a *fakeFormsAPI) Click(id string, target map[string]any, opts map[string]any) {
-	a.h.record("click %s %v %v", id, target, opts)
+func (a *fakeFormsAPI) Select(id string, target objArg[cdp.Locator], option capnweb.Value, opts objArg[FormOptions]) (any, error) {
+	_, err := a.action("tab.select", id, target, opts, fmt.Sprint(option))
+	return option, err
 }
 
-func (a *fakeFormsAPI) Press(id, key string, opts map[string]any) {
-	a.h.record("press %s %s %v", id, key, opts)
+func (a *fakeFormsAPI) SetFiles(id string, target objArg[cdp.Locator], paths []string, opts objArg[FormOptions]) error {
+	_, err := a.action("tab.setFiles", id, target, opts, fmt.Sprint(paths))
+	return err
+}
+
+func (a *fakeFormsAPI) OnDialog(id string, answer capnweb.Value) error {
+	_, err := dialogPolicyOf(answer)
+	a.h.record("onDialog %s %v", id, err)
+	return err
+}
+
+func (a *fakeFormsAPI) Click(id string, target objArg[cdp.Locator], opts objArg[FormOptions]) error {
+	_, err := a.action("tab.click", id, target, opts, "")
+	return err
+}
+
+func (a *fakeFormsAPI) Press(id, key string, opts objArg[PressOptions]) error {
+	o, err := opts.decode("tab.press", "options")
+	if err != nil {
+		return err
+	}
+	tg := "focused"
+	if o.Target != nil {
+		tg = o.Target.String()
+	}
+	a.h.record("tab.press %s %s %s %v %+v", id, key, tg, o.Modifiers, o.FormOptions)
+	return nil
 }
 
 type fakeUIAPI struct{ h *fakeSDKHost }
 
-func (u *fakeUIAPI) Notify(message string, opts map[string]any) {
+func (u *fakeUIAPI) Notify(message string, opts objArg[NotifyOptions]) error {
+	o, err := opts.decode("ui.notify", "options")
+	if err != nil {
+		return err
+	}
 	u.h.mu.Lock()
 	defer u.h.mu.Unlock()
-	u.h.notes = append(u.h.notes, fmt.Sprintf("%v:%s", opts["level"], message))
+	u.h.notes = append(u.h.notes, fmt.Sprintf("%s:%s", o.Level, message))
+	return nil
 }
 
-func (u *fakeUIAPI) Open(path string, opts map[string]any) {}
+func (u *fakeUIAPI) Open(path string, opts objArg[OpenOptions]) error {
+	_, err := opts.decode("ui.open", "options")
+	return err
+}
+
+type fakeWorkspaceAPI struct{ h *fakeSDKHost }
+
+func (w *fakeWorkspaceAPI) ProjectDir() string { return "/projects/demo" }
 
 type fakeConfigAPI struct{ h *fakeSDKHost }
 
@@ -467,6 +636,12 @@ func (c *fakeContextAPI) Result(v any) {
 	defer c.h.mu.Unlock()
 	c.h.results = append(c.h.results, v)
 }
+
+func (c *fakeContextAPI) Payload() any { return capnweb.Undefined{} }
+
+func (c *fakeContextAPI) Step(ev objArg[StepEvent]) {}
+
+func (c *fakeContextAPI) Progress(ev objArg[ProgressEvent]) {}
 
 func (c *fakeContextAPI) Log(line string) {
 	c.h.mu.Lock()
@@ -509,6 +684,22 @@ func (p *fakePaneAPI) Unregister(name string) {
 	}
 }
 
+// apis is the fake's object for every capability.
+func (h *fakeSDKHost) apis() map[permissions.Capability]any {
+	return map[permissions.Capability]any{
+		permissions.CapUI:           &fakeUIAPI{h},
+		permissions.CapConfig:       &fakeConfigAPI{h},
+		permissions.CapContext:      &fakeContextAPI{h},
+		permissions.CapClipboard:    &fakeClipboardAPI{h},
+		permissions.CapWorkspace:    &fakeWorkspaceAPI{h},
+		permissions.CapPaneControls: &fakePaneAPI{h},
+		permissions.CapTabs:         &fakeTabsAPI{h},
+		permissions.CapTab:          &fakeTabAPI{h},
+		permissions.CapPageJS:       &fakePageJSAPI{h},
+		permissions.CapForms:        &fakeFormsAPI{h},
+	}
+}
+
 func newSDKRig(t testing.TB) *sdkRig {
 	t.Helper()
 	testenv.CheckGoroutines(t) // registered first, so it runs after every other cleanup
@@ -521,17 +712,7 @@ func newSDKRig(t testing.TB) *sdkRig {
 		defer h.mu.Unlock()
 		h.sessions[p.RunID] = capnweb.SessionFromContext(ctx)
 	}
-	for name, obj := range map[permissions.Capability]any{
-		permissions.CapUI:           &fakeUIAPI{h},
-		permissions.CapConfig:       &fakeConfigAPI{h},
-		permissions.CapContext:      &fakeContextAPI{h},
-		permissions.CapClipboard:    &fakeClipboardAPI{h},
-		permissions.CapPaneControls: &fakePaneAPI{h},
-		permissions.CapTabs:         &fakeTabsAPI{h},
-		permissions.CapTab:          &fakeTabAPI{h},
-		permissions.CapPageJS:       &fakePageJSAPI{h},
-		permissions.CapForms:        &fakeFormsAPI{h},
-	} {
+	for name, obj := range h.apis() {
 		require.NoError(t, reg.Register(name, func(ctx context.Context, p rpc.Principal) (any, error) {
 			keep(ctx, p)
 			return obj, nil
@@ -725,6 +906,19 @@ await tab.click({ text: "Go" });
 await tab.press("Enter", { target: { testId: "q" }, modifiers: ["Shift"] });
 await tab.waitFor("#done", { timeout: 100 });
 const png = await tab.screenshot({ fullPage: true });
+await tab.waitFor({ role: "dialog", name: "Pay" });
+out.read = [
+  await tab.text({ label: "Total" }),
+  await tab.value({ name: "q" }),
+  await tab.attribute({ testId: "link" }, "href"),
+  await tab.attribute({ testId: "link" }, "missing"),
+  await tab.checked({ role: "checkbox" }),
+  await tab.visible({ text: "Gone" }),
+  await tab.count({ selector: "li", frame: "cart" }),
+];
+await tab.setFiles({ label: "Upload" }, ["a.txt", "b.txt"], { dryRun: true });
+await tab.select({ name: "tags" }, ["a", "b"]);
+await tab.onDialog({ confirm: "accept", prompt: { accept: true, promptText: "Ada" } });
 out.png = png instanceof Uint8Array ? [...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join("") : typeof png;
 out.evaluated = await tab.evaluate((a: number, b: { s: string }) => a + b.s.length, 1, { s: "xy" });
 const errs: Record<string, unknown> = {};
@@ -772,6 +966,7 @@ await context.result(out as never);
 	assert.Equal(t, true, res["triggered"])
 	assert.Equal(t, map[string]any{"value": "ada@example.com", "invalid": false, "validationMessage": "", "errorText": ""}, res["state"])
 	assert.Equal(t, "PNG", res["png"], "bytes arrive as a Uint8Array")
+	assert.Equal(t, []any{`label "Total"`, `name "q"`, `testId "link"`, nil, true, false, float64(3)}, res["read"])
 	assert.Equal(t, map[string]any{"args": []any{float64(1), map[string]any{"s": "xy"}}}, res["evaluated"])
 	assert.Equal(t, "t2", res["opened"])
 	errs := res["errs"].(map[string]any)
@@ -793,22 +988,33 @@ await context.result(out as never);
 		}
 	}
 	assert.Equal(t, []string{
-		"goto t1 https://shop.example/pay map[timeout:5000 waitUntil:domcontentloaded]",
-		"fill t1 map[label:Email] ada@example.com map[dryRun:true]",
-		"check t1 map[name:Remember role:checkbox] false map[]",
-		"select t1 map[name:country] NO map[parts:map[trigger:.dd]]",
-		"click t1 map[text:Go] map[]",
-		"press t1 Enter map[modifiers:[Shift] target:map[testId:q]]",
-		"waitFor t1 #done map[timeout:100]",
-		"screenshot t1 map[fullPage:true]",
+		"goto t1 https://shop.example/pay {WaitUntil:domcontentloaded Timeout:5000}",
+		`tab.fill t1 label "Email" ada@example.com {DryRun:true Parts:map[] Timeout:0}`,
+		`tab.check t1 role "checkbox" name "Remember" false {DryRun:false Parts:map[] Timeout:0}`,
+		`tab.select t1 name "country" NO {DryRun:false Parts:map[trigger:.dd] Timeout:0}`,
+		`tab.click t1 text "Go"  {DryRun:false Parts:map[] Timeout:0}`,
+		`tab.press t1 Enter testId "q" [Shift] {DryRun:false Parts:map[] Timeout:0}`,
+		"waitFor t1 #done {Timeout:100}",
+		"screenshot t1 {FullPage:true}",
+		`waitFor t1 role "dialog" name "Pay" {Timeout:0}`,
+		`tab.text t1 label "Total"`,
+		`tab.value t1 name "q"`,
+		`tab.attribute t1 testId "link"`,
+		`tab.attribute t1 testId "link"`,
+		`tab.checked t1 role "checkbox"`,
+		`tab.visible t1 text "Gone"`,
+		`tab.count t1 selector "li" in frame "cart"`,
+		`tab.setFiles t1 label "Upload" [a.txt b.txt] {DryRun:true Parts:map[] Timeout:0}`,
+		`tab.select t1 name "tags" [a b] {DryRun:false Parts:map[] Timeout:0}`,
+		"onDialog t1 <nil>",
 		"evaluate t1 (a, b)=>a + b.s.length [1 map[s:xy]]",
-		"fill t1 map[label:Qty] 12 map[]",
-		"fill t1 map[label:Elsewhere] x map[]",
-		"fill t1 map[label:Revoked] x map[]",
+		`tab.fill t1 label "Qty" 12 {DryRun:false Parts:map[] Timeout:0}`,
+		`tab.fill t1 label "Elsewhere" x {DryRun:false Parts:map[] Timeout:0}`,
+		`tab.fill t1 label "Revoked" x {DryRun:false Parts:map[] Timeout:0}`,
 		"evaluate t1 ()=>{\n    throw new TypeError(\"boom\");\n  } []",
-		"goto t1 https://down.example/ map[]",
-		"waitForNavigation t1 map[timeout:50]",
-		"open https://shop.example/new map[background:true seq:0]",
+		"goto t1 https://down.example/ {WaitUntil: Timeout:0}",
+		"waitForNavigation t1 {WaitUntil: Timeout:50}",
+		"open https://shop.example/new background=true seq=0 timeout=0",
 		"close t2",
 	}, h.browser)
 	assert.Empty(t, run.stderr.String())
@@ -1058,4 +1264,81 @@ func BenchmarkSDKCallLatency(b *testing.B) {
 	if l.CallP99 > 30 {
 		b.Errorf("a 40 ms mode: p99 %.3f ms", l.CallP99)
 	}
+}
+
+// TestFakeHostRefusesImportsAsTheAppDoes plans the same scripts with a
+// real Manager and installs the SDK's fake host for each: the fake refuses
+// a script's imports exactly when the app refuses the run for them. (The
+// fake refuses more than the plan only where deno, not the plan, refuses
+// the run: an npm: package not in its cache, a host import= does not
+// name; testing_test.ts covers those.)
+func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
+	e := newMgr(t, nil)
+	scripts := map[string]struct {
+		src   string
+		files map[string]string
+	}{
+		"std":       {src: "// @permissions none\nimport { assert } from \"@std/assert\";\nconsole.log(assert);\n"},
+		"jsr":       {src: "// @permissions none\nimport \"jsr:@std/fmt@^1/colors\";\n"},
+		"https":     {src: "// @permissions none\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+		"typeOnly":  {src: "// @permissions none\nimport type { T } from \"https://esm.sh/t@1\";\nconst t: T | undefined = undefined;\nconsole.log(t);\n"},
+		"dynamic":   {src: "// @permissions none\nconst m = await import(\"jsr:@std/path@^1\");\nconsole.log(m);\n"},
+		"reexport":  {src: "// @permissions none\nexport { join } from \"@std/path\";\n"},
+		"viaHelper": {src: "// @permissions read=helper.ts\nimport { join } from \"./helper.ts\";\nconsole.log(join);\n", files: map[string]string{"helper.ts": "export { join } from \"@std/path/join\";\n"}},
+		"sdk":       {src: "// @permissions none\nimport { ui } from \"tranquil/automation\";\nimport { RpcTarget } from \"capnweb\";\nconsole.log(ui, RpcTarget);\n"},
+		"node":      {src: "// @permissions none\nimport { join } from \"node:path\";\nconsole.log(join);\n"},
+		"comment":   {src: "// @permissions none\n// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n"},
+		"granted":   {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+	}
+	var paths []string
+	app := map[string]string{}
+	ctx := context.Background()
+	for name, s := range scripts {
+		p := e.script(t, name+"/script.ts", s.src)
+		for f, src := range s.files {
+			e.script(t, name+"/"+f, src)
+		}
+		paths = append(paths, p)
+		plan, err := e.m.Plan(ctx, Request{Script: p})
+		require.NoError(t, err, name)
+		switch {
+		case plan.Refused == nil:
+			app[p] = "ok"
+		case errors.Is(plan.Refused, ErrRemoteImport):
+			app[p] = "refused"
+		default:
+			t.Fatalf("%s: the app refused the run for another reason: %v", name, plan.Refused)
+		}
+	}
+
+	deno := testenv.Deno(t)
+	sdk, err := MaterializeSDK(t.TempDir())
+	require.NoError(t, err)
+	driver := filepath.Join(t.TempDir(), "driver.ts")
+	require.NoError(t, os.WriteFile(driver, []byte(`import { installFakeHost, RemoteImportError } from "tranquil/automation/testing";
+const out: Record<string, string> = {};
+for (const p of Deno.args) {
+  try {
+    using _host = installFakeHost({ script: p });
+    out[p] = "ok";
+  } catch (e) {
+    out[p] = e instanceof RemoteImportError ? "refused" : String(e);
+  }
+}
+console.log(JSON.stringify(out));
+`), 0o644))
+	args := append([]string{"run", "--config=" + sdk.Config, "--no-lock", "--no-prompt", "--cached-only",
+		"--allow-read=" + e.dir + "," + sdk.Dir, driver}, paths...)
+	cmd := exec.Command(deno, args...)
+	cmd.Env = sdkEnv(t, deno)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var fake map[string]string
+	require.NoError(t, json.Unmarshal(out, &fake), "%s", out)
+	for name := range scripts {
+		p := filepath.Join(e.dir, name, "script.ts")
+		assert.Equal(t, app[p], fake[p], "%s: the app says %s, the fake host %s", name, app[p], fake[p])
+	}
+	t.Logf("verdicts: %v", app)
+	assert.Equal(t, "refused", app[filepath.Join(e.dir, "std", "script.ts")], "the test sees refusals at all")
 }

@@ -1,15 +1,14 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -152,7 +151,8 @@ type runTab struct {
 }
 
 // knowTab records a tab the run resolved; only such tabs can be driven.
-func (r *Run) knowTab(info TabInfo, opened, background bool) map[string]any {
+// It returns info, which is what a script is told of the tab.
+func (r *Run) knowTab(info TabInfo, opened, background bool) TabInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.tabs == nil {
@@ -167,7 +167,7 @@ func (r *Run) knowTab(info TabInfo, opened, background bool) map[string]any {
 	t.background = t.background || (opened && background)
 	t.foreground = t.foreground || (opened && !background)
 	t.hidden = t.hidden || (opened && background)
-	return map[string]any{"id": info.ID, "url": info.URL, "title": info.Title}
+	return info
 }
 
 // tab returns the attached tab id names. The session is the run's own: its
@@ -302,19 +302,19 @@ func (a *tabsAPI) host() (Tabs, error) {
 	return a.r.m.cfg.Host.Tabs, nil
 }
 
-func (a *tabsAPI) Active(ctx context.Context) (map[string]any, error) {
+func (a *tabsAPI) Active(ctx context.Context) (TabInfo, error) {
 	h, err := a.host()
 	if err != nil {
-		return nil, err
+		return TabInfo{}, err
 	}
 	info, err := h.Active(ctx, a.r.Info())
 	if err != nil {
-		return nil, browserErr(err)
+		return TabInfo{}, browserErr(err)
 	}
 	return a.r.knowTab(info, false, false), nil
 }
 
-func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]any, error) {
+func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]TabInfo, error) {
 	h, err := a.host()
 	if err != nil {
 		return nil, err
@@ -323,7 +323,7 @@ func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]any, error) {
 	return a.list(infos, err)
 }
 
-func (a *tabsAPI) All(ctx context.Context) ([]any, error) {
+func (a *tabsAPI) All(ctx context.Context) ([]TabInfo, error) {
 	h, err := a.host()
 	if err != nil {
 		return nil, err
@@ -332,11 +332,11 @@ func (a *tabsAPI) All(ctx context.Context) ([]any, error) {
 	return a.list(infos, err)
 }
 
-func (a *tabsAPI) list(infos []TabInfo, err error) ([]any, error) {
+func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 	if err != nil {
 		return nil, browserErr(err)
 	}
-	out := make([]any, 0, len(infos))
+	out := make([]TabInfo, 0, len(infos))
 	for _, info := range infos {
 		out = append(out, a.r.knowTab(info, false, false))
 	}
@@ -347,47 +347,49 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]any, error) {
 // slots (background and foreground tabs have their own), in FIFO order.
 // The host opens the tab blank; the run's own session then takes it to url
 // under the page policy, so the first request is already guarded.
-func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) (map[string]any, error) {
+func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts objArg[OpenTabOptions]) (TabInfo, error) {
 	h, err := a.host()
 	if err != nil {
-		return nil, err
+		return TabInfo{}, err
+	}
+	o, err := opts.decode("tabs.open", "options")
+	if err != nil {
+		return TabInfo{}, err
 	}
 	if err := cdp.CheckNavigation(rawURL); err != nil {
 		a.r.logAction(cdp.Action{Method: "open", Outcome: CodeNavigationBlocked})
-		return nil, codeErr(CodeNavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
+		return TabInfo{}, codeErr(CodeNavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
 	}
-	if _, ok := opts["timeout"].(float64); ok {
+	if o.Timeout != 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = withTimeoutOpt(ctx, opts)
+		ctx, cancel = withTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	background, _ := opts["background"].(bool)
 	slots, order := &a.r.m.fgTabs, &a.r.m.fgOrder
-	if background {
+	if o.Background {
 		slots, order = &a.r.m.bgTabs, &a.r.m.bgOrder
 	}
-	seq, hasSeq := opts["seq"].(float64)
-	if hasSeq {
-		a.r.awaitOpenTurn(ctx, int(seq))
+	if o.Seq != nil {
+		a.r.awaitOpenTurn(ctx, *o.Seq)
 	}
 	place, ticket := order.enter(slots)
-	if hasSeq {
+	if o.Seq != nil {
 		a.r.openTurnDone()
 	}
 	if !slots.wait(place, ctx.Done()) {
 		order.done(ticket)
-		return nil, codeErr(CodeTimeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", slots.size(), ctx.Err())
+		return TabInfo{}, codeErr(CodeTimeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", slots.size(), ctx.Err())
 	}
 	// Tabs open in the order they were queued, not in whatever order
 	// the goroutines that got slots happen to run.
 	order.await(ctx, ticket)
-	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: background})
+	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: o.Background})
 	order.done(ticket)
 	if err != nil {
 		slots.release()
-		return nil, browserErr(err)
+		return TabInfo{}, browserErr(err)
 	}
-	tab := a.r.knowTab(info, true, background)
+	tab := a.r.knowTab(info, true, o.Background)
 	_, t, err := a.r.tab(ctx, info.ID)
 	if err == nil && rawURL != "about:blank" {
 		_, err = t.Goto(ctx, rawURL, cdp.Load)
@@ -400,9 +402,9 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts map[string]any) 
 		if rt != nil {
 			_ = a.r.dropTab(context.WithoutCancel(ctx), rt, true)
 		}
-		return nil, browserErr(err)
+		return TabInfo{}, browserErr(err)
 	}
-	tab["url"] = rawURL
+	tab.URL = rawURL
 	return tab, nil
 }
 
@@ -545,43 +547,68 @@ func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
 	return s, browserErr(err)
 }
 
-// navigation resolves the tab and the navigation options every
-// navigation call takes: waitUntil, and a timeout bounding ctx.
-func (a *tabAPI) navigation(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *cdp.Tab, cdp.WaitUntil, error) {
-	_, t, err := a.r.tab(ctx, id)
+// tabCall is a call on one of the run's tabs: its attached session and the
+// call's context, bounded by the call's timeout. end releases the context.
+type tabCall struct {
+	ctx context.Context
+	end context.CancelFunc
+	tab *cdp.Tab
+}
+
+// startCall attaches tab id for a call bounded by timeout (milliseconds;
+// 0 for the host's default).
+func (r *Run) startCall(ctx context.Context, id string, timeout float64) (tabCall, error) {
+	_, t, err := r.tab(ctx, id)
 	if err != nil {
-		return nil, nil, nil, "", err
+		return tabCall{}, err
 	}
-	until, err := waitUntilOpt(opts)
+	ctx, cancel := withTimeout(ctx, timeout)
+	return tabCall{ctx: ctx, end: cancel, tab: t}, nil
+}
+
+// navCall is a navigation under way: the tab call and when the
+// navigation counts as done.
+type navCall struct {
+	tabCall
+	until cdp.WaitUntil
+}
+
+// navigation decodes a navigation's options and attaches tab id for it.
+func (a *tabAPI) navigation(ctx context.Context, api, id string, opts objArg[NavigationOptions]) (navCall, error) {
+	o, err := opts.decode(api, "options")
 	if err != nil {
-		return nil, nil, nil, "", err
+		return navCall{}, err
 	}
-	ctx, cancel := withTimeoutOpt(ctx, opts)
-	return ctx, cancel, t, until, nil
+	until, err := o.waitUntil()
+	if err != nil {
+		return navCall{}, err
+	}
+	c, err := a.r.startCall(ctx, id, o.Timeout)
+	return navCall{tabCall: c, until: until}, err
 }
 
 // Goto loads rawURL and returns the document's response: {status, url},
 // status 0 when there was none (about:blank, a #fragment).
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts map[string]any) (map[string]any, error) {
-	ctx, cancel, t, until, err := a.navigation(ctx, id, opts)
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts objArg[NavigationOptions]) (cdp.Response, error) {
+	c, err := a.navigation(ctx, "tab.goto", id, opts)
 	if err != nil {
-		return nil, err
+		return cdp.Response{}, err
 	}
-	defer cancel()
-	resp, err := t.Goto(ctx, rawURL, until)
+	defer c.end()
+	resp, err := c.tab.Goto(c.ctx, rawURL, c.until)
 	if err != nil {
-		return nil, browserErr(err)
+		return cdp.Response{}, browserErr(err)
 	}
-	return map[string]any{"status": resp.Status, "url": resp.URL}, nil
+	return *resp, nil
 }
 
-func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[string]any) error {
-	ctx, cancel, t, until, err := a.navigation(ctx, id, opts)
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts objArg[NavigationOptions]) error {
+	c, err := a.navigation(ctx, "tab.waitForNavigation", id, opts)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	if err := t.WaitNavigated(ctx, until); err != nil {
+	defer c.end()
+	if err := c.tab.WaitNavigated(c.ctx, c.until); err != nil {
 		if errors.Is(err, cdp.ErrTimeout) {
 			return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
 		}
@@ -592,58 +619,64 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts map[stri
 
 // WaitFor waits for a CSS selector to match, or for a target to resolve
 // to a visible element.
-func (a *tabAPI) WaitFor(ctx context.Context, id string, what any, opts map[string]any) error {
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts objArg[WaitForOptions]) error {
+	const api = "tab.waitFor"
 	var tg *cdp.Locator
 	switch w := what.(type) {
 	case string:
-	case map[string]any:
-		t, err := toTarget(w)
-		if err != nil {
+	case *capnweb.Object:
+		var l cdp.Locator
+		if err := decodeRequest(api, "target", w, &l); err != nil {
 			return err
 		}
-		tg = &t
+		if err := checkLocator(api, l); err != nil {
+			return err
+		}
+		tg = &l
 	default:
 		return codeErr(CodeInvalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
-	_, t, err := a.r.tab(ctx, id)
+	o, err := opts.decode(api, "options")
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withTimeoutOpt(ctx, opts)
-	defer cancel()
-	if tg != nil {
-		return browserErr(t.WaitVisible(ctx, *tg))
+	c, err := a.r.startCall(ctx, id, o.Timeout)
+	if err != nil {
+		return err
 	}
-	return browserErr(t.WaitFor(ctx, cdp.Selector(what.(string))))
+	defer c.end()
+	if tg != nil {
+		return browserErr(c.tab.WaitVisible(c.ctx, *tg))
+	}
+	return browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(what.(string))))
 }
 
 // read runs one reader on target. Readers need only the browser grant:
 // they run in the isolated world, never the page's code, and the tab's
 // sites= still applies to the document they read.
-func (a *tabAPI) read(ctx context.Context, id string, target map[string]any, f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
-	tg, err := toTarget(target)
+func (a *tabAPI) read(ctx context.Context, api, id string, target objArg[cdp.Locator], f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
+	tg, err := locatorOf(api, target)
 	if err != nil {
 		return err
 	}
-	_, t, err := a.r.tab(ctx, id)
+	c, err := a.r.startCall(ctx, id, 0)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withTimeoutOpt(ctx, nil)
-	defer cancel()
-	return browserErr(f(ctx, t, tg))
+	defer c.end()
+	return browserErr(f(c.ctx, c.tab, tg))
 }
 
-func (a *tabAPI) Text(ctx context.Context, id string, target map[string]any) (s string, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Text(ctx context.Context, id string, target objArg[cdp.Locator]) (s string, err error) {
+	err = a.read(ctx, "tab.text", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Text(ctx, tg)
 		return err
 	})
 	return s, err
 }
 
-func (a *tabAPI) Value(ctx context.Context, id string, target map[string]any) (s string, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Value(ctx context.Context, id string, target objArg[cdp.Locator]) (s string, err error) {
+	err = a.read(ctx, "tab.value", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Value(ctx, tg)
 		return err
 	})
@@ -652,52 +685,55 @@ func (a *tabAPI) Value(ctx context.Context, id string, target map[string]any) (s
 
 // Attribute returns the attribute's value, or null when the element has
 // none.
-func (a *tabAPI) Attribute(ctx context.Context, id string, target map[string]any, name string) (any, error) {
+func (a *tabAPI) Attribute(ctx context.Context, id string, target objArg[cdp.Locator], name string) (*string, error) {
 	if name == "" {
 		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
-	var v any
-	err := a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
+	var v *string
+	err := a.read(ctx, "tab.attribute", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
 		s, ok, err := t.Attribute(ctx, tg, name)
 		if ok {
-			v = s
+			v = &s
 		}
 		return err
 	})
 	return v, err
 }
 
-func (a *tabAPI) Checked(ctx context.Context, id string, target map[string]any) (b bool, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Checked(ctx context.Context, id string, target objArg[cdp.Locator]) (b bool, err error) {
+	err = a.read(ctx, "tab.checked", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.Checked(ctx, tg)
 		return err
 	})
 	return b, err
 }
 
-func (a *tabAPI) Visible(ctx context.Context, id string, target map[string]any) (b bool, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Visible(ctx context.Context, id string, target objArg[cdp.Locator]) (b bool, err error) {
+	err = a.read(ctx, "tab.visible", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.IsVisible(ctx, tg)
 		return err
 	})
 	return b, err
 }
 
-func (a *tabAPI) Count(ctx context.Context, id string, target map[string]any) (n int, err error) {
-	err = a.read(ctx, id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Count(ctx context.Context, id string, target objArg[cdp.Locator]) (n int, err error) {
+	err = a.read(ctx, "tab.count", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		n, err = t.Count(ctx, tg)
 		return err
 	})
 	return n, err
 }
 
-func (a *tabAPI) Screenshot(ctx context.Context, id string, opts map[string]any) ([]byte, error) {
+func (a *tabAPI) Screenshot(ctx context.Context, id string, opts objArg[ScreenshotOptions]) ([]byte, error) {
+	o, err := opts.decode("tab.screenshot", "options")
+	if err != nil {
+		return nil, err
+	}
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	so := cdp.ScreenshotOptions{}
-	so.FullPage, _ = opts["fullPage"].(bool)
+	so := cdp.ScreenshotOptions{FullPage: o.FullPage}
 	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
 		so.Capture = func(ctx context.Context) ([]byte, error) {
 			return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
@@ -758,84 +794,74 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capn
 // formsAPI is forms: trusted form actions through the form runtime.
 type formsAPI struct{ r *Run }
 
-// options builds the cdp options for one action: the focus hook, a dry
-// run and custom parts. The sites= check and the log belong to the tab.
-func (a *formsAPI) options(id string, opts map[string]any) (cdp.FormOptions, error) {
-	var fo cdp.FormOptions
+// formCall is a form action under way: the tab call and the cdp options
+// of the action.
+type formCall struct {
+	tabCall
+	opts cdp.FormOptions
+}
+
+// start attaches tab id for one action and builds its cdp options: the
+// focus hook, a dry run and custom parts. The sites= check and the log
+// belong to the tab.
+func (a *formsAPI) start(ctx context.Context, id string, o FormOptions) (formCall, error) {
+	c, err := a.r.startCall(ctx, id, o.Timeout)
+	if err != nil {
+		return formCall{}, err
+	}
+	fc := formCall{tabCall: c, opts: cdp.FormOptions{DryRun: o.DryRun, Parts: o.Parts}}
 	// A tab the run opened in the background stays there: its session
 	// emulates focus, and focusing it through the host would show it,
 	// making it the user's active tab and so every other run's.
 	if !a.r.hiddenTab(id) {
-		fo.Focus = func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) }
+		fc.opts.Focus = func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) }
 	}
-	fo.DryRun, _ = opts["dryRun"].(bool)
-	if parts, ok := opts["parts"].(map[string]any); ok {
-		fo.Parts = map[string]string{}
-		for k, v := range parts {
-			s, ok := v.(string)
-			if !ok {
-				return fo, codeErr(CodeInvalid, capnweb.NameTypeError, "parts.%s must be a selector string", k)
-			}
-			fo.Parts[k] = s
-		}
-	}
-	return fo, nil
-}
-
-func (a *formsAPI) begin(ctx context.Context, id string, opts map[string]any) (context.Context, context.CancelFunc, *cdp.Tab, cdp.FormOptions, error) {
-	_, t, err := a.r.tab(ctx, id)
-	if err != nil {
-		return nil, nil, nil, cdp.FormOptions{}, err
-	}
-	fo, err := a.options(id, opts)
-	if err != nil {
-		return nil, nil, nil, fo, err
-	}
-	ctx, cancel := withTimeoutOpt(ctx, opts)
-	return ctx, cancel, t, fo, nil
+	return fc, nil
 }
 
 // act runs one form action on target: the options, the timeout, then f.
-func (a *formsAPI) act(ctx context.Context, id string, target, opts map[string]any, f func(context.Context, *cdp.Tab, cdp.Locator, cdp.FormOptions) error) error {
-	tg, err := toTarget(target)
+func (a *formsAPI) act(ctx context.Context, api, id string, target objArg[cdp.Locator], opts objArg[FormOptions], f func(formCall, cdp.Locator) error) error {
+	tg, err := locatorOf(api, target)
 	if err != nil {
 		return err
 	}
-	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+	o, err := opts.decode(api, "options")
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	return browserErr(f(ctx, t, tg, fo))
+	c, err := a.start(ctx, id, o)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	return browserErr(f(c, tg))
 }
 
-func (a *formsAPI) Fill(ctx context.Context, id string, target map[string]any, value string, opts map[string]any) (map[string]any, error) {
+func (a *formsAPI) Fill(ctx context.Context, id string, target objArg[cdp.Locator], value string, opts objArg[FormOptions]) (cdp.FieldState, error) {
 	var st cdp.FieldState
-	err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) (err error) {
-		st, err = t.Fill(ctx, tg, value, fo)
+	err := a.act(ctx, "tab.fill", id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
+		st, err = c.tab.Fill(c.ctx, tg, value, c.opts)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"value": st.Value, "invalid": st.Invalid, "validationMessage": st.ValidationMessage, "errorText": st.ErrorText}, nil
+	return st, err
 }
 
-func (a *formsAPI) Check(ctx context.Context, id string, target map[string]any, checked bool, opts map[string]any) error {
-	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) error {
-		return t.Check(ctx, tg, checked, fo)
+func (a *formsAPI) Check(ctx context.Context, id string, target objArg[cdp.Locator], checked bool, opts objArg[FormOptions]) error {
+	return a.act(ctx, "tab.check", id, target, opts, func(c formCall, tg cdp.Locator) error {
+		return c.tab.Check(c.ctx, tg, checked, c.opts)
 	})
 }
 
 // Select chooses one option (a string) and returns the label shown, or
 // exactly the options of a list in a <select multiple> and returns their
 // labels.
-func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any, option any, opts map[string]any) (any, error) {
+func (a *formsAPI) Select(ctx context.Context, id string, target objArg[cdp.Locator], option capnweb.Value, opts objArg[FormOptions]) (any, error) {
+	const api = "tab.select"
 	switch o := option.(type) {
 	case string:
 		var label string
-		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) (err error) {
-			label, err = t.Select(ctx, tg, o, fo)
+		err := a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
+			label, err = c.tab.Select(c.ctx, tg, o, c.opts)
 			return err
 		})
 		return label, err
@@ -849,8 +875,8 @@ func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any,
 			options[i] = s
 		}
 		var labels []string
-		err := a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) (err error) {
-			labels, err = t.SelectAll(ctx, tg, options, fo)
+		err := a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
+			labels, err = c.tab.SelectAll(c.ctx, tg, options, c.opts)
 			return err
 		})
 		if labels == nil {
@@ -864,13 +890,14 @@ func (a *formsAPI) Select(ctx context.Context, id string, target map[string]any,
 // SetFiles puts files into a file input. Each path is resolved against
 // the script's folder, as its read= grants are, and must be a file under
 // one of them: a page gets only what the script could read itself.
-func (a *formsAPI) SetFiles(ctx context.Context, id string, target map[string]any, paths []string, opts map[string]any) error {
+func (a *formsAPI) SetFiles(ctx context.Context, id string, target objArg[cdp.Locator], paths []string, opts objArg[FormOptions]) error {
+	const api = "tab.setFiles"
 	real := make([]string, 0, len(paths))
 	for _, p := range paths {
 		rp, err := a.r.grantedFile(p)
 		if err != nil {
 			desc := ""
-			if tg, terr := toTarget(target); terr == nil {
+			if tg, terr := locatorOf(api, target); terr == nil {
 				desc = tg.String()
 			}
 			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: errCodeOf(err)})
@@ -878,8 +905,8 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target map[string]an
 		}
 		real = append(real, rp)
 	}
-	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) error {
-		return t.SetFiles(ctx, tg, real, fo)
+	return a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) error {
+		return c.tab.SetFiles(c.ctx, tg, real, c.opts)
 	})
 }
 
@@ -888,7 +915,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target map[string]an
 // type ({confirm: "accept", beforeunload: "accept"}; types left out are
 // dismissed). Accepting is acting on the page as the user would, so it
 // needs the forms grant; without it every dialog is dismissed.
-func (a *formsAPI) OnDialog(ctx context.Context, id string, answer any) error {
+func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) error {
 	p, err := dialogPolicyOf(answer)
 	if err != nil {
 		return err
@@ -903,78 +930,56 @@ func (a *formsAPI) OnDialog(ctx context.Context, id string, answer any) error {
 	return nil
 }
 
-func (a *formsAPI) Click(ctx context.Context, id string, target map[string]any, opts map[string]any) error {
-	return a.act(ctx, id, target, opts, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator, fo cdp.FormOptions) error {
-		return t.ClickTarget(ctx, tg, fo)
+func (a *formsAPI) Click(ctx context.Context, id string, target objArg[cdp.Locator], opts objArg[FormOptions]) error {
+	return a.act(ctx, "tab.click", id, target, opts, func(c formCall, tg cdp.Locator) error {
+		return c.tab.ClickTarget(c.ctx, tg, c.opts)
 	})
 }
 
 // Press presses key, on opts.target when given (focusing it first), else on
 // whatever has focus; opts.modifiers lists held keys.
-func (a *formsAPI) Press(ctx context.Context, id, key string, opts map[string]any) error {
-	var mods cdp.Modifier
-	if list, ok := opts["modifiers"].([]any); ok {
-		for _, m := range list {
-			switch m {
-			case "Alt":
-				mods |= cdp.Alt
-			case "Control", "Ctrl":
-				mods |= cdp.Ctrl
-			case "Meta":
-				mods |= cdp.Meta
-			case "Shift":
-				mods |= cdp.Shift
-			default:
-				return codeErr(CodeInvalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
-			}
-		}
-	}
-	ctx, cancel, t, fo, err := a.begin(ctx, id, opts)
+func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressOptions]) error {
+	const api = "tab.press"
+	o, err := opts.decode(api, "options")
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	if tm, ok := opts["target"].(map[string]any); ok {
-		tg, err := toTarget(tm)
-		if err != nil {
+	var mods cdp.Modifier
+	for _, m := range o.Modifiers {
+		switch m {
+		case "Alt":
+			mods |= cdp.Alt
+		case "Control", "Ctrl":
+			mods |= cdp.Ctrl
+		case "Meta":
+			mods |= cdp.Meta
+		case "Shift":
+			mods |= cdp.Shift
+		default:
+			return codeErr(CodeInvalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
+		}
+	}
+	if o.Target != nil {
+		if err := checkLocator(api, *o.Target); err != nil {
 			return err
 		}
-		return browserErr(t.PressTarget(ctx, tg, key, mods, fo))
 	}
-	return browserErr(t.PressKey(ctx, key, mods, fo))
+	c, err := a.start(ctx, id, o.FormOptions)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	if o.Target != nil {
+		return browserErr(c.tab.PressTarget(c.ctx, *o.Target, key, mods, c.opts))
+	}
+	return browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts))
 }
 
-func toTarget(m map[string]any) (cdp.Locator, error) {
-	var t cdp.Locator
-	raw, err := json.Marshal(m)
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&t)
-	}
-	if err != nil || t == (cdp.Locator{}) {
-		return t, codeErr(CodeInvalid, capnweb.NameTypeError,
-			"a target is one of {label}, {placeholder}, {name}, {role, name}, {text}, {selector}, {testId} or {ref}")
-	}
-	return t, nil
-}
-
-func waitUntilOpt(opts map[string]any) (cdp.WaitUntil, error) {
-	switch v, _ := opts["waitUntil"].(string); v {
-	case "", "load":
-		return cdp.Load, nil
-	case "domcontentloaded":
-		return cdp.DOMContentLoaded, nil
-	default:
-		return "", codeErr(CodeInvalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", v)
-	}
-}
-
-// withTimeoutOpt bounds a browser wait by opts.timeout (milliseconds), or
-// by a default so that nothing waits forever.
-func withTimeoutOpt(ctx context.Context, opts map[string]any) (context.Context, context.CancelFunc) {
+// withTimeout bounds a browser wait by ms milliseconds, or by a default
+// when ms is not positive, so that nothing waits forever.
+func withTimeout(ctx context.Context, ms float64) (context.Context, context.CancelFunc) {
 	d := defaultTabWait
-	if ms, ok := opts["timeout"].(float64); ok && ms > 0 {
+	if ms > 0 {
 		d = time.Duration(ms * float64(time.Millisecond))
 	}
 	return context.WithTimeout(ctx, d)
@@ -1024,9 +1029,6 @@ type dialogPolicy struct {
 	byType map[string]cdp.DialogAnswer
 }
 
-// dialogTypes are the dialogs a page can open.
-var dialogTypes = []string{"alert", "confirm", "prompt", "beforeunload"}
-
 // answerDialog is the tab's cdp.DialogHandler. The cdp layer dismisses
 // whatever it answers on a document outside sites=.
 func (t *runTab) answerDialog(d cdp.Dialog) cdp.DialogAnswer {
@@ -1042,23 +1044,29 @@ func (t *runTab) answerDialog(d cdp.Dialog) cdp.DialogAnswer {
 }
 
 // dialogPolicyOf reads tab.onDialog's argument.
-func dialogPolicyOf(v any) (dialogPolicy, error) {
+func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 	bad := func(format string, args ...any) (dialogPolicy, error) {
 		return dialogPolicy{}, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.onDialog: "+format+
 			`; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`, args...)
 	}
-	if m, ok := v.(map[string]any); ok && len(m) > 0 {
-		if _, isAnswer := m["accept"]; !isAnswer {
+	if o, ok := v.(*capnweb.Object); ok && o.Len() > 0 {
+		if _, isAnswer := o.Get("accept"); !isAnswer {
+			var by DialogAnswers
+			bv := reflect.ValueOf(&by).Elem()
+			if err := decodeValue(bv, o, "the answers by type"); err != nil {
+				return bad("%v", err)
+			}
 			p := dialogPolicy{byType: map[string]cdp.DialogAnswer{}}
-			for k, x := range m {
-				if !slices.Contains(dialogTypes, k) {
-					return bad("%q is not a dialog type (alert, confirm, prompt, beforeunload)", k)
+			for _, f := range requestFields(bv.Type()) {
+				x := bv.FieldByIndex(f.Index).Interface()
+				if x == nil {
+					continue
 				}
 				a, err := dialogAnswerOf(x)
 				if err != nil {
-					return bad("%s: %v", k, err)
+					return bad("%s: %v", f.Name, err)
 				}
-				p.byType[k] = a
+				p.byType[f.Name] = a
 			}
 			return p, nil
 		}
@@ -1070,7 +1078,8 @@ func dialogPolicyOf(v any) (dialogPolicy, error) {
 	return dialogPolicy{all: &a}, nil
 }
 
-func dialogAnswerOf(v any) (cdp.DialogAnswer, error) {
+// dialogAnswerOf reads one answer.
+func dialogAnswerOf(v capnweb.Value) (cdp.DialogAnswer, error) {
 	switch x := v.(type) {
 	case string:
 		switch x {
@@ -1080,32 +1089,17 @@ func dialogAnswerOf(v any) (cdp.DialogAnswer, error) {
 			return cdp.DialogAnswer{}, nil
 		}
 		return cdp.DialogAnswer{}, fmt.Errorf("unknown answer %q", x)
-	case map[string]any:
-		var a cdp.DialogAnswer
-		for k, y := range x {
-			switch k {
-			case "accept":
-				b, ok := y.(bool)
-				if !ok {
-					return a, errors.New("accept must be true or false")
-				}
-				a.Accept = b
-			case "promptText":
-				s, ok := y.(string)
-				if !ok {
-					return a, errors.New("promptText must be a string")
-				}
-				a.PromptText = s
-			default:
-				return a, fmt.Errorf("unknown key %q", k)
-			}
+	case *capnweb.Object:
+		var a DialogAnswer
+		if err := decodeValue(reflect.ValueOf(&a).Elem(), x, "answer"); err != nil {
+			return cdp.DialogAnswer{}, err
 		}
-		if _, ok := x["accept"]; !ok {
-			return a, errors.New("an answer object needs accept")
+		if a.Accept == nil {
+			return cdp.DialogAnswer{}, errors.New("an answer object needs accept")
 		}
-		return a, nil
+		return cdp.DialogAnswer{Accept: *a.Accept, PromptText: a.PromptText}, nil
 	}
-	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %T", v)
+	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %s", jsKind(v))
 }
 
 // grantedFile resolves a path a script gave tab.setFiles: relative to the

@@ -566,7 +566,8 @@ export class Tab implements AsyncDisposable {
    * the script's sites= it rejects with "site_not_allowed".
    */
   async text(target: Target): Promise<string> {
-    return await this.#read<string>("tab.text", "text", target);
+    const api = "tab.text";
+    return await hostCall<string>("tab", "text", api, this.id, this.id, checkTarget(api, target));
   }
 
   /**
@@ -576,7 +577,8 @@ export class Tab implements AsyncDisposable {
    * be read too.
    */
   async value(target: Target): Promise<string> {
-    return await this.#read<string>("tab.value", "value", target);
+    const api = "tab.value";
+    return await hostCall<string>("tab", "value", api, this.id, this.id, checkTarget(api, target));
   }
 
   /** attribute returns the named attribute of the target's element, or null when it has none. */
@@ -584,13 +586,15 @@ export class Tab implements AsyncDisposable {
     const api = "tab.attribute";
     checkString(api, "the attribute name", name);
     if (name === "") throw new TypeError(`${api}: the attribute name is empty`);
-    const v = await this.#read<string | null | undefined>(api, "attribute", target, name);
+    const t = checkTarget(api, target);
+    const v = await hostCall<string | null | undefined>("tab", "attribute", api, this.id, this.id, t, name);
     return v ?? null;
   }
 
   /** checked reports whether the target's checkbox, switch or radio button is checked ("bad_target" for anything else). */
   async checked(target: Target): Promise<boolean> {
-    return await this.#read<boolean>("tab.checked", "checked", target);
+    const api = "tab.checked";
+    return await hostCall<boolean>("tab", "checked", api, this.id, this.id, checkTarget(api, target));
   }
 
   /**
@@ -599,17 +603,14 @@ export class Tab implements AsyncDisposable {
    * (disabled ones included).
    */
   async visible(target: Target): Promise<boolean> {
-    return await this.#read<boolean>("tab.visible", "visible", target);
+    const api = "tab.visible";
+    return await hostCall<boolean>("tab", "visible", api, this.id, this.id, checkTarget(api, target));
   }
 
   /** count returns how many elements the target matches, hidden ones included. */
   async count(target: Target): Promise<number> {
-    return await this.#read<number>("tab.count", "count", target);
-  }
-
-  async #read<T>(api: string, method: string, target: unknown, ...args: unknown[]): Promise<T> {
-    const t = checkTarget(api, target);
-    return await hostCall<T>("tab", method, api, this.id, this.id, t, ...args);
+    const api = "tab.count";
+    return await hostCall<number>("tab", "count", api, this.id, this.id, checkTarget(api, target));
   }
 
   /**
@@ -781,15 +782,15 @@ export class Tab implements AsyncDisposable {
   }
 }
 
-/**
- * The browser's tabs. Needs the browser permission (forms and page-js
- * include it). Each method returns Tab handles.
- */
 // openSeq numbers background opens in the order the script made them: the
 // host runs calls concurrently, so it uses this number to keep its queue of
 // background tabs in the script's order.
 let openSeq = 0;
 
+/**
+ * The browser's tabs. Needs the browser permission (forms and page-js
+ * include it). Each method returns Tab handles.
+ */
 export const tabs = {
   /** active returns the tab the user is looking at. */
   async active(): Promise<Tab> {

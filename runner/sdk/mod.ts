@@ -129,11 +129,6 @@ export const context = {
     return rt.track(rt.call<void>("context", "result", value));
   },
   /**
-   * log adds a line to the run's log in the app. Arguments are formatted
-   * like console.log's. It does not wait: the run sends every pending line
-   * before it ends.
-   */
-  /**
    * progress tells the app how far the run is, for its runs panel: a short
    * message and, when known, the fraction done (0 to 1). Like log, it
    * does not wait.
@@ -146,6 +141,11 @@ export const context = {
     if (fraction !== undefined) ev.fraction = fraction;
     runtime().report("progress", ev);
   },
+  /**
+   * log adds a line to the run's log in the app. Arguments are formatted
+   * like console.log's. It does not wait: the run sends every pending line
+   * before it ends.
+   */
   log(...args: unknown[]): void {
     const rt = runtime();
     const line = args.map((a) => typeof a === "string" ? a : Deno.inspect(a, { colors: false })).join(" ");

@@ -2,6 +2,9 @@
 // TypeScript statement of what permissions.Parse and cdp.SiteAllowed decide
 // in Go. The Go test TestTypeScriptRulesAgree runs both over the committed
 // fuzz corpora and fails on any disagreement, so change them together.
+// importRefusal states which imports a run may load (the runner's
+// module-graph check and the deno flags it computes);
+// TestFakeHostRefusesImportsAsTheAppDoes holds it to the app.
 
 import type { Capability } from "./runtime.ts";
 
@@ -912,4 +915,74 @@ function unescape(s: string, mode: "other" | "host" | "zone"): string | undefine
     if (c >= 0xd800 && c <= 0xdbff) i++;
   }
   return decodeUTF8(Uint8Array.from(bytes));
+}
+
+/**
+ * RemoteImportError is the app's refusal of a script whose modules import
+ * code its run may not load (runner.ErrRemoteImport, or deno's own
+ * refusal under the flags the app computes): each refused specifier, as
+ * the SDK's import map resolves it, and why.
+ */
+export class RemoteImportError extends TypeError {
+  override name = "RemoteImportError";
+  readonly code = "refused";
+  /** The refused specifiers, resolved, in the order the modules name them. */
+  readonly specifiers: string[];
+  constructor(refused: { specifier: string; why: string }[]) {
+    super(`the script imports remote code its run may not load: ${refused.map((r) => r.why).join("; ")}`);
+    this.specifiers = refused.map((r) => r.specifier);
+  }
+}
+
+/**
+ * importRefusal says why a run cannot load the module specifier (already
+ * resolved through the SDK's import map), or returns undefined when it
+ * can. imports are the hosts the run may import code from: its import=
+ * grants and the app's defaults (runner.Config.DefaultImports). cached
+ * are the npm: packages of the SDK's import map, which deno's cache holds.
+ *
+ * With no such host the run may load no remote code: the app refuses a
+ * module graph that names an http:, https: or jsr: module before the run
+ * starts, and deno runs with --no-remote and --cached-only, so an npm:
+ * package loads only when it is one of the SDK's own. With hosts, deno's
+ * --allow-import takes http: and https: modules from those hosts only
+ * ("*.example.com" covering its subdomains), jsr: ones when jsr.io is one
+ * of them, and fetches npm: packages. Every other specifier (a local
+ * file, node:, data:) is not remote.
+ */
+export function importRefusal(
+  specifier: string,
+  imports: readonly string[],
+  cached: readonly string[] = [],
+): string | undefined {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(specifier)?.[1].toLowerCase();
+  if (scheme === "npm") {
+    if (imports.length > 0 || cached.includes(specifier)) return undefined;
+    return `${specifier} cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache, which holds the SDK's own; add import= to the // @permissions line if the app allows that`;
+  }
+  if (scheme !== "http" && scheme !== "https" && scheme !== "jsr") return undefined;
+  if (imports.length === 0) {
+    return `${specifier} cannot be loaded, since this app gives runs no remote code (the SDK bundles no @std modules); use Deno's own APIs instead, or add import= for its host to the // @permissions line if the app allows that`;
+  }
+  let host: string, port: string;
+  if (scheme === "jsr") {
+    [host, port] = ["jsr.io", ""];
+  } else {
+    try {
+      const u = new URL(specifier);
+      [host, port] = [u.hostname.toLowerCase(), u.port];
+    } catch {
+      return `${specifier} cannot be loaded: it is not a URL`;
+    }
+  }
+  const allowed = imports.some((i) => {
+    const v = i.toLowerCase();
+    if (v.startsWith("*.")) return host.endsWith(v.slice(1));
+    return v === host || (port !== "" && v === `${host}:${port}`);
+  });
+  if (allowed) return undefined;
+  const from = scheme === "jsr" ? " (jsr: modules come from jsr.io)" : "";
+  return `${specifier} cannot be loaded: ${host}${from} is not one of the hosts the run may import from (${
+    imports.join(", ")
+  })`;
 }

@@ -16,13 +16,16 @@
  * });
  * ```
  *
- * The fake host answers the same calls the app does, records what the
- * script asked for, and enforces the same grants. Given the script, it
- * reads its header as the app does before a run, refuses (throws the
- * app's HeaderError) where the app would, and grants what the header
- * declares; host.run() runs the script, from the top at every call. The
- * header rules are the app's own, checked against the Go code over its
- * fuzz corpora. Without a script it grants what a script with the
+ * The fake host answers the same calls the app does (the two are held to
+ * one list of the host's methods), records what the script asked for, and
+ * enforces the same grants. Given the script, it reads its header as the
+ * app does before a run, refuses (throws the app's HeaderError) where the
+ * app would, and grants what the header declares; it refuses remote
+ * imports the run could not load (a RemoteImportError: an @std module,
+ * say, when the header has no import=) as the app refuses the run;
+ * host.run() runs the script, from the top at every call. The header
+ * rules are the app's own, checked against the Go code over its fuzz
+ * corpora. Without a script it grants what a script with the
  * clipboard permission gets; pass permissions (a // @permissions line's
  * keys) to change that. Values cross it the way
  * they cross the real connection, copied, so a value the app could not
@@ -57,12 +60,22 @@
 
 import { FakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
 import { type Capability, install, type JournalEntry, Runtime } from "./runtime.ts";
-import { capabilities, decodeUTF8, type Header, parseHeader } from "./rules.ts";
+import { capabilities, decodeUTF8, type Header, importRefusal, parseHeader, RemoteImportError } from "./rules.ts";
 import { copy, served } from "./served.ts";
 import { fromFileUrl, resolvePath, toFileUrl } from "./path.ts";
+import sdkConfig from "./deno.json" with { type: "json" };
 
 export { FakeBrowser, FakeTab } from "./fake_browser.ts";
-export { capabilities, type Header, HeaderError, type HeaderErrorKind, parseHeader, siteAllowed } from "./rules.ts";
+export {
+  capabilities,
+  type Header,
+  HeaderError,
+  type HeaderErrorKind,
+  importRefusal,
+  parseHeader,
+  RemoteImportError,
+  siteAllowed,
+} from "./rules.ts";
 export type {
   FakeAction,
   FakeBrowserOptions,
@@ -97,14 +110,27 @@ export interface FakeHostOptions extends FakeBrowserOptions {
    * import.meta.resolve("./order.ts")) or a path. The fake host reads its
    * header as the app does before a run: a header the app refuses throws
    * the app's HeaderError here, and the header's permissions are the run's
-   * (so not together with permissions or grant). host.run() then runs it,
-   * again at each call.
+   * (so not together with permissions or grant). It reads the modules the
+   * script imports too (its local ones, in turn), and throws a
+   * RemoteImportError for remote code the run could not load: any http:,
+   * https: or jsr: module (an @std one included) when neither the header's
+   * import= nor defaultImports name a host, one from a host they do not
+   * name otherwise, and an npm: package other than the SDK's own when no
+   * host is named. host.run() then runs it, again at each call.
    */
   script?: string | URL;
+  /**
+   * The hosts the app lets every run import code from
+   * (runner.Config.DefaultImports), on top of the script's import=.
+   * Default none, as in an app that sets none.
+   */
+  defaultImports?: string[];
   /** The script's directory, for files and relative paths. Default: the script's, else the working directory. */
   scriptDir?: string;
   /** context.trigger. Default undefined. */
   trigger?: string;
+  /** context.payload: what the trigger carried, a JSON value. Default undefined. */
+  payload?: unknown;
   /**
    * The script's permissions, as its // @permissions line would give them,
    * such as "browser forms sites=shop.example": they choose the
@@ -130,6 +156,26 @@ export interface FakeHostOptions extends FakeBrowserOptions {
 export interface Notification {
   message: string;
   level: string;
+}
+
+/** A step's start, retry or end, as the app's run events get it. */
+export interface StepReport {
+  name: string;
+  kind: "do" | "sleep" | "waitForEvent";
+  phase: "start" | "retry" | "end";
+  /** The attempt starting (for start and retry) or the last one (for end). */
+  attempt: number;
+  /** For end: whether the step succeeded. */
+  ok?: boolean;
+  /** For retry and a failed end: why the attempt failed. */
+  error?: string;
+}
+
+/** A context.progress report. */
+export interface ProgressReport {
+  message: string;
+  /** How much is done, from 0 to 1, when the script said. */
+  fraction?: number;
 }
 
 /** A file the script asked the app to open. */
@@ -159,6 +205,10 @@ export class FakeHost implements Disposable {
   readonly results: unknown[] = [];
   /** context.log lines, in order. */
   readonly logs: string[] = [];
+  /** The steps' reports (start, retry, end), in order. */
+  readonly stepReports: StepReport[] = [];
+  /** context.progress reports, in order. */
+  readonly progress: ProgressReport[] = [];
   /** The script's config as the app would store it. */
   readonly config: Map<string, unknown>;
   /** Registered pane controls by name. */
@@ -187,6 +237,7 @@ export class FakeHost implements Disposable {
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
       this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
+      checkImports(this.#script, [...this.header.import, ...(opts.defaultImports ?? [])]);
       perms = {
         grant: capabilities(this.header),
         sites: this.header.sites.length > 0 ? this.header.sites : undefined,
@@ -239,12 +290,20 @@ export class FakeHost implements Disposable {
         log: served((line: string) => {
           this.logs.push(line);
         }),
+        payload: served(() => opts.payload),
+        step: served((report: StepReport) => {
+          this.stepReports.push(report);
+        }),
+        progress: served((report: ProgressReport) => {
+          this.progress.push(report);
+        }),
       },
     };
     this.#rt = new Runtime({
       runId: opts.runId ?? "test-run",
       scriptDir,
       trigger: opts.trigger,
+      payload: copy(opts.payload),
       granted: opts.grant ?? perms.grant,
       main,
     });
@@ -312,6 +371,70 @@ export class FakeHost implements Disposable {
   [Symbol.dispose](): void {
     this.uninstall();
   }
+}
+
+/** The SDK's import map, as deno reads it: the keys a script may import by name. */
+const IMPORT_MAP: Readonly<Record<string, string>> = sdkConfig.imports;
+const SDK_URL = new URL(".", import.meta.url).href;
+
+/** resolveSpecifier resolves a specifier a module at base names, through the SDK's import map as deno would. */
+function resolveSpecifier(spec: string, base: URL): string | undefined {
+  if (/^(\.{1,2}\/|\/)/.test(spec)) return new URL(spec, base).href;
+  let target = IMPORT_MAP[spec];
+  if (target === undefined) {
+    const prefix = Object.keys(IMPORT_MAP).filter((k) => k.endsWith("/") && spec.startsWith(k))
+      .sort((a, b) => b.length - a.length)[0];
+    if (prefix !== undefined) target = IMPORT_MAP[prefix] + spec.slice(prefix.length);
+  }
+  if (target !== undefined) return target.startsWith("./") ? new URL(target, SDK_URL).href : target;
+  return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec) ? spec : undefined; // a bare name deno cannot resolve either
+}
+
+/**
+ * specifiersOf lists the modules a source file names: static imports and
+ * re-exports (type-only ones included, as the app's module graph has them)
+ * and dynamic imports of a string literal. Comments are left out.
+ */
+function specifiersOf(src: string): string[] {
+  const code = src.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const re = /\b(?:import|export)\s*(?:[\w$*{}\s,]*?\bfrom\s*)?["']([^"'\n]+)["']|\bimport\s*\(\s*["']([^"'\n]+)["']/g;
+  return [...code.matchAll(re)].map((m) => m[1] ?? m[2]);
+}
+
+/**
+ * checkImports throws a RemoteImportError when the script at url, or a
+ * local module it imports, names remote code a run with these import
+ * hosts could not load. Modules it cannot read are not followed; the
+ * SDK's own are not checked.
+ */
+function checkImports(url: URL, imports: readonly string[]): void {
+  const cached = Object.values(IMPORT_MAP).filter((v) => v.startsWith("npm:"));
+  const refused: { specifier: string; why: string }[] = [];
+  const seen = new Set<string>();
+  const visit = (file: URL) => {
+    if (seen.has(file.href) || file.href.startsWith(SDK_URL)) return;
+    seen.add(file.href);
+    let src: string;
+    try {
+      src = Deno.readTextFileSync(file);
+    } catch {
+      return;
+    }
+    for (const spec of specifiersOf(src)) {
+      const resolved = resolveSpecifier(spec, file);
+      if (resolved === undefined) continue;
+      if (resolved.startsWith("file:")) {
+        if (/\.[cm]?[jt]sx?$/.test(new URL(resolved).pathname)) visit(new URL(resolved));
+        continue;
+      }
+      const why = importRefusal(resolved, imports, cached);
+      if (why !== undefined && !refused.some((r) => r.specifier === resolved)) {
+        refused.push({ specifier: resolved, why });
+      }
+    }
+  };
+  visit(url);
+  if (refused.length > 0) throw new RemoteImportError(refused);
 }
 
 function scriptUrl(s: string | URL): URL {

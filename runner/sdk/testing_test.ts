@@ -1,12 +1,31 @@
 import { context, NotGrantedError, tabs, ui } from "./mod.ts";
-import { HeaderError, installFakeHost, parsePermissions } from "./testing.ts";
+import { HeaderError, installFakeHost, parsePermissions, RemoteImportError } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
-function script(text: string): string {
+function script(text: string, files: Record<string, string> = {}): string {
   const dir = Deno.makeTempDirSync();
   const path = `${dir}/job.ts`;
   Deno.writeTextFileSync(path, text);
+  for (const [name, src] of Object.entries(files)) Deno.writeTextFileSync(`${dir}/${name}`, src);
   return path;
+}
+
+/** refusedImports installs a fake host for a script and returns the specifiers it refused ([] for none). */
+function refusedImports(
+  header: string,
+  body: string,
+  opts: { files?: Record<string, string>; defaultImports?: string[] } = {},
+): string[] {
+  try {
+    using _host = installFakeHost({
+      script: script(`${header}\n${body}`, opts.files),
+      defaultImports: opts.defaultImports,
+    });
+  } catch (e) {
+    if (e instanceof RemoteImportError) return e.specifiers;
+    throw e;
+  }
+  return [];
 }
 
 const BODY = `
@@ -71,4 +90,64 @@ Deno.test("a host given no script cannot run one", async () => {
   await context.result(2);
   await host.settled();
   assertEquals(host.results, [2]);
+});
+
+Deno.test("the fake host refuses remote imports a run without import= could not load", () => {
+  const none = "// @permissions none";
+  assertEquals(refusedImports(none, `import { assert } from "@std/assert";`), ["jsr:@std/assert@^1"]);
+  assertEquals(refusedImports(none, `import { red } from "@std/fmt/colors";`), ["jsr:/@std/fmt@^1/colors"]);
+  assertEquals(refusedImports(none, `import x from "https://esm.sh/x@1";\nimport "http://cdn.example/y.js";`), [
+    "https://esm.sh/x@1",
+    "http://cdn.example/y.js",
+  ]);
+  assertEquals(refusedImports(none, `import type { T } from "jsr:@scope/t";\nexport * from "npm:left-pad@1";`), [
+    "jsr:@scope/t",
+    "npm:left-pad@1",
+  ]);
+  assertEquals(refusedImports(none, `const m = await import("jsr:@std/path");`), ["jsr:@std/path"]);
+  // Through a local module, in turn.
+  assertEquals(
+    refusedImports(none, `import "./helper.ts";`, { files: { "helper.ts": `export { join } from "@std/path";\n` } }),
+    ["jsr:@std/path@^1"],
+  );
+  // What every run may load: the SDK, its own npm package, Deno's built-ins, local files; and comments.
+  assertEquals(
+    refusedImports(
+      none,
+      [
+        `import { ui } from "tranquil/automation";`,
+        `import { RpcTarget } from "capnweb";`,
+        `import "npm:capnweb@0.12.0";`,
+        `import { readFileSync } from "node:fs";`,
+        `import data from "./data.json" with { type: "json" };`,
+        `// import "jsr:@std/assert";`,
+        `/* import "https://esm.sh/x"; */`,
+      ].join("\n"),
+      { files: { "data.json": "{}" } },
+    ),
+    [],
+  );
+  const e = (() => {
+    try {
+      installFakeHost({ script: script(`${none}\nimport "@std/assert";`) });
+    } catch (e) {
+      return e;
+    }
+  })();
+  assert(e instanceof RemoteImportError && e.code === "refused", String(e));
+  assert(
+    e.message.includes("jsr:@std/assert@^1 cannot be loaded, since this app gives runs no remote code"),
+    e.message,
+  );
+});
+
+Deno.test("the fake host lets a run import from its import= hosts only", () => {
+  const header = "// @permissions import=esm.sh,*.example.com";
+  assertEquals(refusedImports(header, `import "https://esm.sh/x@1";\nimport "https://cdn.example.com/y.js";`), []);
+  assertEquals(refusedImports(header, `import "npm:left-pad@1";`), [], "npm: packages are fetched once any host is");
+  assertEquals(refusedImports(header, `import "https://deno.land/x/z.ts";\nimport "@std/assert";`), [
+    "https://deno.land/x/z.ts",
+    "jsr:@std/assert@^1",
+  ]);
+  assertEquals(refusedImports("// @permissions none", `import "@std/assert";`, { defaultImports: ["jsr.io"] }), []);
 });

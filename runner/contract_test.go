@@ -1,0 +1,481 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+var updateContract = flag.Bool("update", false, "rewrite "+contractPath+" from the host's capability objects")
+
+// contractPath is the description of the host API that the SDK's own
+// tests hold the TypeScript side to.
+const contractPath = "sdk/contract.json"
+
+// contractRegen is how to rewrite the contract once the host API changed.
+const contractRegen = "go test ./runner -run TestContractIsCurrent -update"
+
+// contractUnions spells out the parameters and results that a Go type
+// cannot: what a capnweb.Value (or any) slot takes, keyed by
+// "capability.method#n" for the n-th parameter (from 1) or
+// "capability.method#result". The types it names are described too. The
+// test fails on an any slot missing here, and on an entry no slot uses.
+var contractUnions = map[string]struct {
+	shape string
+	types []reflect.Type
+}{
+	"config.get#result":      {shape: "any"},
+	"config.set#2":           {shape: "any"},
+	"context.result#1":       {shape: "any"},
+	"context.payload#result": {shape: "any"},
+	"pageJs.evaluate#3":      {shape: "any[]"},
+	"pageJs.evaluate#result": {shape: "any"},
+	"tabs.triggered#result":  {shape: "TabInfo | undefined"},
+	"tab.waitFor#2":          {shape: "string | Locator"},
+	"forms.select#3":         {shape: "string | string[]"},
+	"forms.select#result":    {shape: "string | string[]"},
+	"forms.onDialog#2": {shape: `"accept" | "dismiss" | DialogAnswer | DialogAnswers`,
+		types: []reflect.Type{reflect.TypeFor[DialogAnswer](), reflect.TypeFor[DialogAnswers]()}},
+	"DialogAnswers.alert":        {shape: dialogAnswerShape},
+	"DialogAnswers.confirm":      {shape: dialogAnswerShape},
+	"DialogAnswers.prompt":       {shape: dialogAnswerShape},
+	"DialogAnswers.beforeunload": {shape: dialogAnswerShape},
+}
+
+const dialogAnswerShape = `"accept" | "dismiss" | DialogAnswer`
+
+// contractDoc is runner/sdk/contract.json: every capability's methods,
+// each with its parameters' and result's shapes, and the object types
+// they name. Shapes are written as TypeScript types: a struct by its Go
+// name, described under types; "bytes" is a Uint8Array, "function" a
+// function passed by reference, "void" no result.
+type contractDoc struct {
+	Comment      string                               `json:"//"`
+	Capabilities map[string]map[string]contractMethod `json:"capabilities"`
+	// Types lists each object type's keys in order with their shapes.
+	// In a request every key is optional (absent is the zero value); in a
+	// result every key is present.
+	Types map[string]*capnweb.Object `json:"types"`
+}
+
+type contractMethod struct {
+	Params []string `json:"params"`
+	Result string   `json:"result"`
+}
+
+// describer builds a contractDoc by reflection.
+type describer struct {
+	doc   contractDoc
+	named map[string]reflect.Type // type name → the type, to catch two types of one name
+	used  map[string]bool         // contractUnions entries used
+	errs  []string
+}
+
+func newDescriber() *describer {
+	return &describer{
+		doc: contractDoc{
+			Comment:      "The host API scripts call, generated from runner's capability objects by " + contractRegen + "; do not edit. See contractDoc in runner/contract_test.go.",
+			Capabilities: map[string]map[string]contractMethod{},
+			Types:        map[string]*capnweb.Object{},
+		},
+		named: map[string]reflect.Type{},
+		used:  map[string]bool{},
+	}
+}
+
+var (
+	ctxType  = reflect.TypeFor[context.Context]()
+	errType  = reflect.TypeFor[error]()
+	stubType = reflect.TypeFor[*capnweb.Stub]()
+	reqArg   = reflect.TypeFor[interface{ RequestType() reflect.Type }]()
+)
+
+// capability describes obj's methods as capnweb exposes them: exported,
+// named in lowerCamel case, an optional leading context.
+func (d *describer) capability(cap string, obj any) {
+	t := reflect.TypeOf(obj)
+	methods := map[string]contractMethod{}
+	for i := range t.NumMethod() {
+		m := t.Method(i)
+		name := lowerCamel(m.Name)
+		key := cap + "." + name
+		ft := m.Type
+		var cm contractMethod
+		cm.Params = []string{}
+		for j := 1; j < ft.NumIn(); j++ {
+			in := ft.In(j)
+			if j == 1 && in == ctxType {
+				continue
+			}
+			cm.Params = append(cm.Params, d.shape(fmt.Sprintf("%s#%d", key, len(cm.Params)+1), in, false))
+		}
+		switch {
+		case ft.NumOut() == 0, ft.NumOut() == 1 && ft.Out(0) == errType:
+			cm.Result = "void"
+		case ft.NumOut() == 1, ft.NumOut() == 2 && ft.Out(1) == errType:
+			cm.Result = d.shape(key+"#result", ft.Out(0), true)
+		default:
+			d.errs = append(d.errs, fmt.Sprintf("%s: results %v are not (), (error), (T) or (T, error): scripts cannot call it", key, ft))
+		}
+		methods[name] = cm
+	}
+	d.doc.Capabilities[cap] = methods
+}
+
+// shape writes t as a TypeScript type; slot names it for contractUnions.
+func (d *describer) shape(slot string, t reflect.Type, result bool) string {
+	if t.Implements(reqArg) {
+		t = reflect.Zero(t).Interface().(interface{ RequestType() reflect.Type }).RequestType()
+	}
+	if t.Kind() == reflect.Interface && t.NumMethod() == 0 {
+		u, ok := contractUnions[slot]
+		if !ok {
+			d.errs = append(d.errs, fmt.Sprintf("%s takes any value: say what in contractUnions", slot))
+			return "any"
+		}
+		d.used[slot] = true
+		for _, ut := range u.types {
+			d.shape("", ut, result)
+		}
+		return u.shape
+	}
+	switch t {
+	case stubType:
+		return "function"
+	case reflect.TypeFor[[]byte]():
+		return "bytes"
+	}
+	if t.Kind() == reflect.Slice {
+		if e := t.Elem(); e.Kind() == reflect.Interface && e.NumMethod() == 0 {
+			return d.shape(slot, e, result) // a list of anything: the union says
+		}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		return d.shape("", t.Elem(), result) + "[]"
+	case reflect.Map:
+		return "Record<string, " + d.shape("", t.Elem(), result) + ">"
+	case reflect.Pointer:
+		if result {
+			return d.shape(slot, t.Elem(), result) + " | null" // nil goes out null
+		}
+		return d.shape(slot, t.Elem(), result) // absent, in a request
+	case reflect.Struct:
+		name := t.Name()
+		if prev, ok := d.named[name]; ok && prev != t {
+			d.errs = append(d.errs, fmt.Sprintf("two types are called %s (%s and %s): the contract names types by name", name, prev, t))
+			return name
+		}
+		if _, ok := d.named[name]; !ok {
+			d.named[name] = t
+			fields := &capnweb.Object{}
+			for _, f := range requestFields(t) {
+				fields.Set(f.Name, d.shape(name+"."+f.Name, f.Type, result))
+			}
+			d.doc.Types[name] = fields
+		}
+		return name
+	}
+	d.errs = append(d.errs, fmt.Sprintf("%s: no shape for %s", slot, t))
+	return t.String()
+}
+
+// describe describes every capability object of objs, and writes that as
+// the contract file.
+func describe(objs map[permissions.Capability]any) (*describer, []byte) {
+	d := newDescriber()
+	caps := slices.Sorted(func(yield func(permissions.Capability) bool) {
+		for c := range objs {
+			if !yield(c) {
+				return
+			}
+		}
+	})
+	for _, c := range caps {
+		d.capability(string(c), objs[c])
+	}
+	return d, d.doc.marshal()
+}
+
+// marshal writes the contract one method and one key per line, sorted,
+// as deno fmt leaves it.
+func (c contractDoc) marshal() []byte {
+	str := func(s string) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\n  \"//\": %s,\n  \"capabilities\": {\n", str(c.Comment))
+	caps := slices.Sorted(maps.Keys(c.Capabilities))
+	for i, cap := range caps {
+		fmt.Fprintf(&b, "    %s: {\n", str(cap))
+		names := slices.Sorted(maps.Keys(c.Capabilities[cap]))
+		for j, name := range names {
+			m := c.Capabilities[cap][name]
+			params := make([]string, len(m.Params))
+			for k, p := range m.Params {
+				params[k] = str(p)
+			}
+			fmt.Fprintf(&b, "      %s: { \"params\": [%s], \"result\": %s }%s\n", str(name), strings.Join(params, ", "), str(m.Result), comma(j, len(names)))
+		}
+		fmt.Fprintf(&b, "    }%s\n", comma(i, len(caps)))
+	}
+	b.WriteString("  },\n  \"types\": {\n")
+	types := slices.Sorted(maps.Keys(c.Types))
+	for i, name := range types {
+		fmt.Fprintf(&b, "    %s: {\n", str(name))
+		keys := c.Types[name].Keys()
+		for j, k := range keys {
+			v, _ := c.Types[name].Get(k)
+			fmt.Fprintf(&b, "      %s: %s%s\n", str(k), str(fmt.Sprint(v)), comma(j, len(keys)))
+		}
+		fmt.Fprintf(&b, "    }%s\n", comma(i, len(types)))
+	}
+	b.WriteString("  }\n}\n")
+	return []byte(b.String())
+}
+
+func comma(i, n int) string {
+	if i < n-1 {
+		return ","
+	}
+	return ""
+}
+
+// hostObjects is every capability object a run gets.
+func hostObjects() map[permissions.Capability]any {
+	out := map[permissions.Capability]any{}
+	for _, c := range hostAPI {
+		out[c.cap] = c.build(nil)
+	}
+	return out
+}
+
+// TestContractIsCurrent describes the host's capability objects by
+// reflection and compares that with the committed contract, which the
+// SDK's deno tests hold the TypeScript fake host and the SDK's calls to.
+// -update rewrites it.
+func TestContractIsCurrent(t *testing.T) {
+	d, got := describe(hostObjects())
+	require.Empty(t, d.errs)
+	for slot := range contractUnions {
+		assert.True(t, d.used[slot], "contractUnions has %s, which is no any slot of the host API", slot)
+	}
+	if *updateContract {
+		require.NoError(t, os.WriteFile(contractPath, got, 0o644))
+		return
+	}
+	raw, err := os.ReadFile(contractPath)
+	require.NoError(t, err)
+	var committed contractDoc
+	require.NoError(t, json.Unmarshal(raw, &committed), "%s is not a contract; rewrite it with\n\t%s", contractPath, contractRegen)
+	if want := committed.marshal(); !bytes.Equal(want, got) {
+		t.Fatalf("%s is stale: the host API changed:\n\t%s\nrewrite it with\n\t%s\nthen make the SDK, its fake host (testing.ts) and the Go fake (sdk_test.go) agree",
+			contractPath, strings.Join(contractDiff(committed, d.doc, "the committed file", "the host"), "\n\t"), contractRegen)
+	}
+}
+
+// contractDiff lists how got differs from want, a line per method or
+// type; wantName and gotName name the two in it.
+func contractDiff(want, got contractDoc, wantName, gotName string) []string {
+	var out []string
+	for _, cap := range slices.Sorted(maps.Keys(mergeKeys(want.Capabilities, got.Capabilities))) {
+		w, g := want.Capabilities[cap], got.Capabilities[cap]
+		for _, name := range slices.Sorted(maps.Keys(mergeKeys(w, g))) {
+			wm, inW := w[name]
+			gm, inG := g[name]
+			switch {
+			case !inG:
+				out = append(out, fmt.Sprintf("%s.%s is in %s, not in %s", cap, name, wantName, gotName))
+			case !inW:
+				out = append(out, fmt.Sprintf("%s.%s is in %s, not in %s: %v → %s", cap, name, gotName, wantName, gm.Params, gm.Result))
+			case !slices.Equal(wm.Params, gm.Params) || wm.Result != gm.Result:
+				out = append(out, fmt.Sprintf("%s.%s is %v → %s in %s, %v → %s in %s", cap, name, wm.Params, wm.Result, wantName, gm.Params, gm.Result, gotName))
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(mergeKeys(want.Types, got.Types))) {
+		w, g := want.Types[name], got.Types[name]
+		if wj, gj := mustJSON(w), mustJSON(g); wj != gj {
+			out = append(out, fmt.Sprintf("type %s is %s in %s, %s in %s", name, wj, wantName, gj, gotName))
+		}
+	}
+	return out
+}
+
+func mergeKeys[V any](a, b map[string]V) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// TestContractGoFake holds the fake host of the SDK tests to the contract:
+// the same capabilities, methods and shapes as the real one.
+func TestContractGoFake(t *testing.T) {
+	h := &fakeSDKHost{}
+	d, _ := describe(h.apis())
+	require.Empty(t, d.errs)
+	want, err := os.ReadFile(contractPath)
+	require.NoError(t, err)
+	var w contractDoc
+	require.NoError(t, json.Unmarshal(want, &w))
+	g := d.doc
+	assert.Empty(t, contractDiff(w, g, contractPath, "the Go fake of sdk_test.go"))
+}
+
+// TestContractResultKeys checks that the objects a script receives have
+// the keys the contract says: capnweb sends a struct by the same names.
+func TestContractResultKeys(t *testing.T) {
+	for _, v := range []any{TabInfo{}, cdp.Response{}, cdp.FieldState{}} {
+		var names []string
+		for _, f := range requestFields(reflect.TypeOf(v)) {
+			names = append(names, f.Name)
+		}
+		switch v.(type) {
+		case TabInfo:
+			assert.Equal(t, []string{"id", "url", "title"}, names)
+		case cdp.Response:
+			assert.Equal(t, []string{"status", "url"}, names)
+		case cdp.FieldState:
+			assert.Equal(t, []string{"value", "invalid", "validationMessage", "errorText"}, names)
+		}
+	}
+}
+
+// A request object with a key the host does not take, or a value of the
+// wrong type, is refused with code invalid and a message naming the key;
+// undefined and null count as absent.
+func TestRequestsRefuseBadKeys(t *testing.T) {
+	m := &Manager{}
+	m.cfg.Host = Host{UI: newFakeHost(), Tabs: struct{ Tabs }{}}
+	r := newRun(m, "run-1", Request{Script: "/s.ts"})
+	ctx := context.Background()
+	tab, forms, tabs, ui := &tabAPI{r}, &formsAPI{r}, &tabsAPI{r}, &uiAPI{r}
+	label := objArg[cdp.Locator]{"label": "Email"}
+	for _, c := range []struct {
+		call func() error
+		want string
+	}{
+		{func() error {
+			_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"waitUntil": "load", "wait": 5.0})
+			return err
+		}, `tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`},
+		{func() error {
+			_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"timeout": "5000"})
+			return err
+		}, "tab.goto: options.timeout must be a number, not a string"},
+		{func() error {
+			return tab.WaitFor(ctx, "t1", capnweb.NewObject("label", "x", "exactly", true), nil)
+		}, `tab.waitFor: unknown key "exactly" in target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame); a target is one of`},
+		{func() error {
+			_, err := tab.Text(ctx, "t1", objArg[cdp.Locator]{"lable": "Email"})
+			return err
+		}, `tab.text: unknown key "lable" in target`},
+		{func() error {
+			_, err := forms.Fill(ctx, "t1", objArg[cdp.Locator]{"label": 5.0}, "x", nil)
+			return err
+		}, "tab.fill: target.label must be a string, not a number; a target is one of"},
+		{func() error {
+			_, err := forms.Fill(ctx, "t1", objArg[cdp.Locator]{}, "x", nil)
+			return err
+		}, "tab.fill: the target names no element; a target is one of"},
+		{func() error {
+			return forms.Click(ctx, "t1", label, objArg[FormOptions]{"parts": map[string]any{"trigger": 3.0}})
+		}, "tab.click: options.parts.trigger must be a string, not a number"},
+		{func() error {
+			return forms.Click(ctx, "t1", label, objArg[FormOptions]{"dryrun": true})
+		}, `tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout)`},
+		{func() error {
+			return forms.Press(ctx, "t1", "Enter", objArg[PressOptions]{"target": map[string]any{"label": "x", "bogus": "y"}})
+		}, `tab.press: unknown key "bogus" in options.target`},
+		{func() error {
+			return forms.Press(ctx, "t1", "Enter", objArg[PressOptions]{"modifiers": []any{"Shift", 1.0}})
+		}, "tab.press: options.modifiers[1] must be a string, not a number"},
+		{func() error {
+			return forms.Press(ctx, "t1", "Enter", objArg[PressOptions]{"target": map[string]any{}})
+		}, "tab.press: the target names no element"},
+		{func() error {
+			return forms.OnDialog(ctx, "t1", capnweb.NewObject("confirm", "accept", "bogus", "accept"))
+		}, `tab.onDialog: unknown key "bogus" in the answers by type (it takes alert, confirm, prompt, beforeunload)`},
+		{func() error {
+			return forms.OnDialog(ctx, "t1", capnweb.NewObject("accept", true, "text", "x"))
+		}, `tab.onDialog: unknown key "text" in answer (it takes accept, promptText)`},
+		{func() error {
+			_, err := tabs.Open(ctx, "https://x.example/", objArg[OpenTabOptions]{"background": "yes"})
+			return err
+		}, "tabs.open: options.background must be true or false, not a string"},
+		{func() error {
+			_, err := tabs.Open(ctx, "https://x.example/", objArg[OpenTabOptions]{"seq": 1.5})
+			return err
+		}, "tabs.open: options.seq must be a whole number, not a number"},
+		{func() error {
+			return ui.Notify(ctx, "hi", objArg[NotifyOptions]{"level": 3.0})
+		}, "ui.notify: options.level must be a string, not a number"},
+		{func() error {
+			return ui.Open(ctx, "/notes.md", objArg[OpenOptions]{"pane": "left"})
+		}, `ui.open: unknown key "pane" in options (it takes split)`},
+	} {
+		err := c.call()
+		var ce *capnweb.Error
+		if assert.ErrorAs(t, err, &ce, c.want) {
+			assert.Equal(t, CodeInvalid, ce.Props["code"], c.want)
+			assert.Equal(t, capnweb.NameTypeError, ce.Name, c.want)
+			assert.Contains(t, ce.Message, c.want)
+		}
+	}
+
+	// Absent keys: the call goes on to the tab, which the run never resolved.
+	_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"timeout": capnweb.Undefined{}, "bogus": nil})
+	assert.Equal(t, CodeNotFound, errCodeOf(err), "%v", err)
+	_, err = forms.Fill(ctx, "t1", objArg[cdp.Locator]{"label": "Email", "frame": nil}, "x", objArg[FormOptions]{"parts": nil})
+	assert.Equal(t, CodeNotFound, errCodeOf(err), "%v", err)
+}
+
+// The messages name keys the way scripts write them.
+func TestRequestFieldNames(t *testing.T) {
+	var names []string
+	for _, f := range requestFields(reflect.TypeFor[PressOptions]()) {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"dryRun", "parts", "timeout", "target", "modifiers"}, names, "embedded fields are flattened")
+	assert.Equal(t, "urlFor", lowerCamel("URLFor"))
+	assert.Equal(t, "id", lowerCamel("ID"))
+	assert.Equal(t, "ok", lowerCamel("OK"))
+	assert.True(t, strings.HasPrefix(targetHint, "a target is one of"))
+}
