@@ -24,6 +24,7 @@ import (
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 // uiCap is a test capability: notify answers at once, wait blocks until
@@ -161,7 +162,7 @@ func TestHandshakeOK(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `OK {"protocol":1,"granted":["clipboard","config","ui"]}`, reply)
 
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, 0), nil, nil)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	defer sess.Close()
 	ctx := context.Background()
@@ -565,7 +566,7 @@ func TestRevokeEndsLiveCallOnBothSides(t *testing.T) {
 	c := dial(t, r.b, nil)
 	_, err := auth(t, c, tok, hello(allCaps...))
 	require.NoError(t, err)
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, 0), nil, nil)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	defer sess.Close()
 	callErr := make(chan error, 1)
@@ -607,7 +608,7 @@ func TestCloseEndsEverythingAndWaits(t *testing.T) {
 	_, err = auth(t, c, tok, hello(allCaps...))
 	require.NoError(t, err)
 	idle := dial(t, b, nil)
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, 0), nil, nil)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	go sess.Main().Pipeline([]string{"ui", "wait"}, []any{}).Await(context.Background())
 	time.Sleep(50 * time.Millisecond)

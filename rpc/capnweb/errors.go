@@ -126,10 +126,11 @@ func limitErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrLimit}, args...)...)
 }
 
-// wireMessage returns the text sent to the peer for a local error: the
+// WireMessage returns the text the peer is told for a local error: the
 // message without this package's "capnweb: ..." prefixes, which mean nothing
-// to a script.
-func wireMessage(err error) string {
+// to a script. A transport that reports the reason of an abort in its own
+// close (as a WebSocket close frame does) uses it too.
+func WireMessage(err error) string {
 	msg := err.Error()
 	for _, s := range []error{ErrProtocol, ErrLimit, ErrUnsupported, ErrNotFound, ErrClosed, ErrReleased} {
 		msg = strings.TrimPrefix(msg, s.Error()+": ")

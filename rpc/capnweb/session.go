@@ -255,8 +255,8 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 		s.exports[0] = &exportEntry{refs: 1, fut: settledFuture(nil, &Error{Message: "This connection has no main object."})}
 	}
 	s.imports[0] = &importEntry{id: 0, intro: 1, handles: 1, inTable: true}
-	if b, ok := t.(ioBinder); ok {
-		b.bindIO(s.ioCtx)
+	if b, ok := t.(IOBinder); ok {
+		b.BindIO(s.ioCtx)
 	}
 	s.handoff = time.AfterFunc(time.Hour, s.overran)
 	s.handoff.Stop()
@@ -465,7 +465,7 @@ func (s *Session) flush() {
 	}
 	s.writing = true
 	if s.inReader.Load() {
-		nw, ok := s.t.(noWaitSender)
+		nw, ok := s.t.(NoWaitSender)
 		if !ok {
 			s.writing = false
 			s.mu.Unlock()
@@ -475,7 +475,7 @@ func (s *Session) flush() {
 		batch := s.outq
 		s.outq = nil
 		s.mu.Unlock()
-		sent, flushed, err := nw.sendNoWait(s.ioCtx, batch)
+		sent, flushed, err := nw.SendNoWait(s.ioCtx, batch)
 		s.mu.Lock()
 		if !sent {
 			s.outq = append(batch, s.outq...)
@@ -510,10 +510,10 @@ func (s *Session) drainLocked() {
 		s.outq = nil
 		s.mu.Unlock()
 		var err error
-		bt, batched := s.t.(batcher)
+		bt, batched := s.t.(Batcher)
 		batched = batched && len(batch) > 1
 		if batched {
-			bt.beginBatch()
+			bt.BeginBatch()
 		}
 		for _, b := range batch {
 			if err = s.t.Send(s.ioCtx, b); err != nil {
@@ -521,7 +521,7 @@ func (s *Session) drainLocked() {
 			}
 		}
 		if batched {
-			if ferr := bt.endBatch(); err == nil {
+			if ferr := bt.EndBatch(); err == nil {
 				err = ferr
 			}
 		}
@@ -537,7 +537,7 @@ func (s *Session) drainLocked() {
 
 func (s *Session) writeLoop() {
 	defer s.wg.Done()
-	bt, batched := s.t.(batcher)
+	bt, batched := s.t.(Batcher)
 	for range s.wake {
 		s.mu.Lock()
 		if s.writing {
@@ -551,7 +551,7 @@ func (s *Session) writeLoop() {
 		var err error
 		if batched {
 			// The reader may have left part of its last batch unwritten.
-			err = bt.endBatch()
+			err = bt.EndBatch()
 		}
 		s.mu.Lock()
 		s.writing = false
@@ -963,7 +963,7 @@ func (s *Session) sendResolutionLocked(id int64, e *exportEntry) {
 		b, err = frame("resolve", e.fut.val)
 	}
 	if err != nil {
-		b, _ = frame("reject", &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true})
+		b, _ = frame("reject", &RemoteError{Name: NameError, Message: WireMessage(err), IsError: true})
 	}
 	s.enqueueLocked(b)
 }
@@ -972,7 +972,7 @@ func (s *Session) sendResolutionLocked(id int64, e *exportEntry) {
 // it drops props that hold objects or stubs, which would need the lock.
 func (s *Session) lowerErrorLocked(err error) *RemoteError {
 	var ce *Error
-	out := &RemoteError{Name: NameError, Message: wireMessage(err), IsError: true}
+	out := &RemoteError{Name: NameError, Message: WireMessage(err), IsError: true}
 	if errors.As(err, &ce) {
 		if ce.Name != "" {
 			out.Name = ce.Name
