@@ -195,7 +195,9 @@ func TestHandshakeRejections(t *testing.T) {
 			return err
 		}},
 		{"expired token", Config{TokenTTL: 30 * time.Millisecond}, func(t *testing.T, r *rig, tok string) error {
-			time.Sleep(60 * time.Millisecond)
+			r.b.tokens.mu.Lock()
+			r.b.tokens.now = func() time.Time { return time.Now().Add(time.Minute) } // past the TTL
+			r.b.tokens.mu.Unlock()
 			_, err := auth(t, dial(t, r.b, nil), tok, hello(allCaps...))
 			return err
 		}},
@@ -206,7 +208,8 @@ func TestHandshakeRejections(t *testing.T) {
 		}},
 		{"late AUTH", Config{HandshakeTimeout: 150 * time.Millisecond}, func(t *testing.T, r *rig, tok string) error {
 			c := dial(t, r.b, nil)
-			time.Sleep(300 * time.Millisecond)
+			// The bridge gives up on the silent handshake.
+			require.Eventually(t, func() bool { return r.b.Stats().Pending == 0 }, 5*time.Second, time.Millisecond)
 			_, err := auth(t, c, tok, hello(allCaps...))
 			require.Error(t, err)
 			return nil
@@ -272,8 +275,9 @@ func TestReplayedToken(t *testing.T) {
 	require.True(t, strings.HasPrefix(reply, "OK "))
 	_, err = auth(t, dial(t, r.b, nil), tok, hello(allCaps...))
 	refused(t, err)
+	// The replay was refused before any session could start, so once the
+	// first session has started the count is final.
 	require.Eventually(t, func() bool { return r.b.Stats().SessionsStarted == 1 }, time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond)
 	assert.Equal(t, int64(1), r.b.Stats().SessionsStarted, "only the first claim reached capnweb")
 }
 
@@ -529,10 +533,15 @@ func TestSessionLimitWaitsForASlot(t *testing.T) {
 		}
 		second <- err
 	}()
+	require.Eventually(t, func() bool {
+		r.b.mu.Lock()
+		defer r.b.mu.Unlock()
+		return r.b.freed != nil // made by a handshake that waits for a slot
+	}, 5*time.Second, time.Millisecond, "the second run never waited for a slot")
 	select {
 	case err := <-second:
 		t.Fatalf("the second run did not wait for the first to end: %v", err)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	// The first run ends: its slot goes to the one waiting.
 	r.b.Revoke("run1")
@@ -597,8 +606,11 @@ func TestCloseEndsEverythingAndWaits(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	r := &rig{}
 	reg := &Registry{}
+	built := make(chan *uiCap, 1)
 	require.NoError(t, reg.Register(permissions.CapUI, func(_ context.Context, p Principal) (any, error) {
-		return &uiCap{p: p, waiting: make(chan struct{}), ended: make(chan error, 1)}, nil
+		u := &uiCap{p: p, waiting: make(chan struct{}), ended: make(chan error, 1)}
+		built <- u
+		return u, nil
 	}, AudienceRunner))
 	b, err := New(Config{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
@@ -611,7 +623,7 @@ func TestCloseEndsEverythingAndWaits(t *testing.T) {
 	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	go sess.Main().Pipeline([]string{"ui", "wait"}, []any{}).Await(context.Background())
-	time.Sleep(50 * time.Millisecond)
+	<-(<-built).waiting // the call is running on the host
 	require.NoError(t, b.Close())
 	require.NoError(t, b.Close(), "idempotent")
 	<-sess.Done()

@@ -456,10 +456,19 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		m := s4.Main()
 		p := m.Pipeline([]string{"abortMe"}, []any{"never"}) // a call that never returns
 		p.Release()
-		p = m.Pipeline([]string{"dropWhileCalling"}, []any{func() {}})
+		called := make(chan struct{})
+		var once sync.Once
+		p = m.Pipeline([]string{"dropWhileCalling"}, []any{func() { once.Do(func() { close(called) }) }})
 		done := make(chan error, 1)
 		go func() { _, err := p.Await(ctx); done <- err }()
-		time.Sleep(50 * time.Millisecond)
+		// The server has the calls: it calls back from dropWhileCalling,
+		// or the abortMe before it has already ended the session.
+		select {
+		case <-called:
+		case <-s4.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the calls never reached the server")
+		}
 		require.NoError(t, s4.Close())
 		select {
 		case err := <-done:

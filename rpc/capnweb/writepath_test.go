@@ -2,6 +2,9 @@ package capnweb
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,7 +119,12 @@ func TestCloseWhileTheReaderWrites(t *testing.T) {
 	// A push, then its pull once it has settled: the reader writes the
 	// resolution itself.
 	require.NoError(t, b.Send(ctx, []byte(`["push",["pipeline",0,["echo"],["x"]]]`)))
-	time.Sleep(20 * time.Millisecond)
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		e := s.exports[1]
+		s.mu.Unlock()
+		return e != nil && e.fut.isSettled()
+	}, 5*time.Second, time.Millisecond, "the push never settled")
 	require.NoError(t, b.Send(ctx, []byte(`["pull",1]`)))
 	select {
 	case <-g.entered:
@@ -125,7 +133,12 @@ func TestCloseWhileTheReaderWrites(t *testing.T) {
 	}
 	closed := make(chan struct{})
 	go func() { s.Close(); close(closed) }()
-	time.Sleep(50 * time.Millisecond) // the writer takes its wake-up and skips it
+	// The session has ended (its context is cancelled once the writer was
+	// signalled), the writer took the wake-up and, finding the reader
+	// writing, skipped it and waits again.
+	require.Eventually(t, func() bool {
+		return s.ctx.Err() != nil && len(s.wake) == 0 && writerWaiting(s)
+	}, 5*time.Second, time.Millisecond, "the writer never skipped its wake-up")
 	close(g.release)
 	select {
 	case <-closed:
@@ -133,4 +146,18 @@ func TestCloseWhileTheReaderWrites(t *testing.T) {
 		t.Fatal("Close did not return after the reader's write")
 	}
 	b.Close(nil)
+}
+
+// writerWaiting reports whether the writer goroutine of s is parked
+// waiting for a wake-up.
+func writerWaiting(s *Session) bool {
+	frame := fmt.Sprintf("capnweb.(*Session).writeLoop(%p", s)
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, frame) {
+			header, _, _ := strings.Cut(g, "\n")
+			return strings.Contains(header, "[chan receive")
+		}
+	}
+	return false
 }

@@ -172,14 +172,20 @@ func TestCloseDuringTraffic(t *testing.T) {
 		require.NoError(t, err)
 		main := client.Main()
 		var wg sync.WaitGroup
+		answered := make(chan struct{}, 16)
 		for range 16 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				main.CallMethod(ctx, "echo", strings.Repeat("x", 4096)) // may fail once closed
+				answered <- struct{}{}
 			}()
 		}
-		time.Sleep(time.Duration(round%8) * 100 * time.Microsecond)
+		// Each round closes at another point of the traffic: once
+		// round%8 of its calls have been answered.
+		for range round % 8 {
+			<-answered
+		}
 		closed := make(chan struct{})
 		go func() { client.Close(); close(closed) }()
 		select {
