@@ -53,6 +53,7 @@ type Error struct {
 	Err error
 }
 
+// Error returns "Name: Message", as JavaScript prints an Error.
 func (e *Error) Error() string {
 	name := e.Name
 	if name == "" {
@@ -61,6 +62,7 @@ func (e *Error) Error() string {
 	return name + ": " + e.Message
 }
 
+// Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an [*Error] with the given JavaScript name and props and a
@@ -83,6 +85,7 @@ type RemoteError struct {
 	IsError bool
 }
 
+// Error returns "Name: Message", or describes the thrown value.
 func (e *RemoteError) Error() string {
 	if !e.IsError {
 		return fmt.Sprintf("capnweb: peer threw %s", describe(e.Value))
@@ -103,6 +106,7 @@ type AbortError struct {
 	Cause  error
 }
 
+// Error says who aborted, and why.
 func (e *AbortError) Error() string {
 	if e.Remote {
 		return "capnweb: session aborted by peer: " + e.Cause.Error()
@@ -110,6 +114,7 @@ func (e *AbortError) Error() string {
 	return "capnweb: session aborted: " + e.Cause.Error()
 }
 
+// Unwrap returns ErrClosed and Cause, so that errors.Is finds either.
 func (e *AbortError) Unwrap() []error { return []error{ErrClosed, e.Cause} }
 
 func protoErrorf(format string, args ...any) error {
