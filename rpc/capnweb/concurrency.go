@@ -77,13 +77,13 @@ import (
 //
 // Bounds:
 //
-// 12. Every call counts against Options.MaxInFlight while it runs, inline
-//     or on a worker, and so does every wait for a value's missing results
-//     (admit). Beyond it calls queue in arrival order; a finishing call
-//     hands its slot to the first one queued, on its own goroutine (run),
-//     except on the reader, which hands it to a worker since it may block
-//     (runPending). So the goroutines running calls number at most
-//     MaxInFlight, plus readers finishing an overrun call.
+// 12. Every call of the peer's counts against Options.MaxInFlight while it
+//     runs, inline or on a worker, and so does every wait for a value's
+//     missing results (admit). Beyond it calls queue in arrival order; a
+//     finishing call hands its slot to the first one queued, on its own
+//     goroutine (run), except on the reader, which hands it to a worker
+//     since it may block (runPending). So at most MaxInFlight goroutines
+//     run calls at once, blocked ones included.
 // 13. More than Options.MaxQueued calls queued aborts the session with
 //     ErrLimit: that bounds the memory a peer that never stops calling can
 //     take.
