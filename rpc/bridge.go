@@ -22,6 +22,7 @@ import (
 
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 // Defaults of [Config].
@@ -197,7 +198,7 @@ func New(cfg Config) (*Bridge, error) {
 		defer b.wg.Done()
 		// Every connection re-arms TCP_QUICKACK after reads on Linux: the
 		// stock client's small frames otherwise stall 40 ms per call.
-		b.srv.Serve(capnweb.QuickAckListener(ln))
+		b.srv.Serve(wsconn.QuickAckListener(ln))
 	}()
 	return b, nil
 }
@@ -379,9 +380,9 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	pc := b.addPending(&pendingConn{cancel: cancel, route: rt, routed: routed})
 	defer b.removePending(pc)
 
-	// AcceptWebSocket keeps the listener's TCP_QUICKACK fix and lets the
+	// wsconn.Accept keeps the listener's TCP_QUICKACK fix and lets the
 	// session write queued frames with one system call.
-	ws, err := capnweb.AcceptWebSocket(w, r, &websocket.AcceptOptions{}, b.cfg.ReadLimit)
+	ws, err := wsconn.Accept(w, r, &websocket.AcceptOptions{}, b.cfg.ReadLimit)
 	if err != nil {
 		b.refuse.warn("rpc: upgrade failed", "error", err, "remote", r.RemoteAddr)
 		return

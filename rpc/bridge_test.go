@@ -24,6 +24,7 @@ import (
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 // uiCap is a test capability: notify answers at once, wait blocks until
@@ -161,7 +162,7 @@ func TestHandshakeOK(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `OK {"protocol":1,"granted":["clipboard","config","ui"]}`, reply)
 
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, 0), nil, nil)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	defer sess.Close()
 	ctx := context.Background()
@@ -194,7 +195,9 @@ func TestHandshakeRejections(t *testing.T) {
 			return err
 		}},
 		{"expired token", Config{TokenTTL: 30 * time.Millisecond}, func(t *testing.T, r *rig, tok string) error {
-			time.Sleep(60 * time.Millisecond)
+			r.b.tokens.mu.Lock()
+			r.b.tokens.now = func() time.Time { return time.Now().Add(time.Minute) } // past the TTL
+			r.b.tokens.mu.Unlock()
 			_, err := auth(t, dial(t, r.b, nil), tok, hello(allCaps...))
 			return err
 		}},
@@ -205,7 +208,8 @@ func TestHandshakeRejections(t *testing.T) {
 		}},
 		{"late AUTH", Config{HandshakeTimeout: 150 * time.Millisecond}, func(t *testing.T, r *rig, tok string) error {
 			c := dial(t, r.b, nil)
-			time.Sleep(300 * time.Millisecond)
+			// The bridge gives up on the silent handshake.
+			require.Eventually(t, func() bool { return r.b.Stats().Pending == 0 }, 5*time.Second, time.Millisecond)
 			_, err := auth(t, c, tok, hello(allCaps...))
 			require.Error(t, err)
 			return nil
@@ -271,8 +275,9 @@ func TestReplayedToken(t *testing.T) {
 	require.True(t, strings.HasPrefix(reply, "OK "))
 	_, err = auth(t, dial(t, r.b, nil), tok, hello(allCaps...))
 	refused(t, err)
+	// The replay was refused before any session could start, so once the
+	// first session has started the count is final.
 	require.Eventually(t, func() bool { return r.b.Stats().SessionsStarted == 1 }, time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond)
 	assert.Equal(t, int64(1), r.b.Stats().SessionsStarted, "only the first claim reached capnweb")
 }
 
@@ -528,10 +533,15 @@ func TestSessionLimitWaitsForASlot(t *testing.T) {
 		}
 		second <- err
 	}()
+	require.Eventually(t, func() bool {
+		r.b.mu.Lock()
+		defer r.b.mu.Unlock()
+		return r.b.freed != nil // made by a handshake that waits for a slot
+	}, 5*time.Second, time.Millisecond, "the second run never waited for a slot")
 	select {
 	case err := <-second:
 		t.Fatalf("the second run did not wait for the first to end: %v", err)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	// The first run ends: its slot goes to the one waiting.
 	r.b.Revoke("run1")
@@ -565,7 +575,7 @@ func TestRevokeEndsLiveCallOnBothSides(t *testing.T) {
 	c := dial(t, r.b, nil)
 	_, err := auth(t, c, tok, hello(allCaps...))
 	require.NoError(t, err)
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, 0), nil, nil)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	defer sess.Close()
 	callErr := make(chan error, 1)
@@ -596,8 +606,11 @@ func TestCloseEndsEverythingAndWaits(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	r := &rig{}
 	reg := &Registry{}
+	built := make(chan *uiCap, 1)
 	require.NoError(t, reg.Register(permissions.CapUI, func(_ context.Context, p Principal) (any, error) {
-		return &uiCap{p: p, waiting: make(chan struct{}), ended: make(chan error, 1)}, nil
+		u := &uiCap{p: p, waiting: make(chan struct{}), ended: make(chan error, 1)}
+		built <- u
+		return u, nil
 	}, AudienceRunner))
 	b, err := New(Config{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
@@ -607,10 +620,10 @@ func TestCloseEndsEverythingAndWaits(t *testing.T) {
 	_, err = auth(t, c, tok, hello(allCaps...))
 	require.NoError(t, err)
 	idle := dial(t, b, nil)
-	sess, err := capnweb.NewSession(capnweb.NewWebSocket(c, 0), nil, nil)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
 	require.NoError(t, err)
 	go sess.Main().Pipeline([]string{"ui", "wait"}, []any{}).Await(context.Background())
-	time.Sleep(50 * time.Millisecond)
+	<-(<-built).waiting // the call is running on the host
 	require.NoError(t, b.Close())
 	require.NoError(t, b.Close(), "idempotent")
 	<-sess.Done()

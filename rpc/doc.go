@@ -63,9 +63,9 @@
 //
 // # Latency
 //
-// On Linux every connection re-arms TCP_QUICKACK after each read, so a
-// client that leaves Nagle's algorithm on (Deno's WebSocket) does not stall
-// 40 ms per call. The bridge speaks plain RFC 6455 framing: an SDK that
+// On Linux every connection re-arms TCP_QUICKACK after each read (package
+// rpc/wsconn), so a client that leaves Nagle's algorithm on (Deno's
+// WebSocket) does not stall 40 ms per call. The bridge speaks plain RFC 6455 framing: an SDK that
 // sets TCP_NODELAY on its own socket and frames WebSocket messages itself
 // needs nothing else from the bridge.
 package rpc

@@ -30,6 +30,7 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 func TestMaterializeSDKWritesEveryFile(t *testing.T) {
@@ -1166,7 +1167,7 @@ func measureSDKLatency(tb testing.TB, n int) sdkLatency {
 		}
 	})}
 	// The bridge re-arms TCP_QUICKACK too: both sides get the same server.
-	go func() { _ = echo.Serve(capnweb.QuickAckListener(ln)) }()
+	go func() { _ = echo.Serve(wsconn.QuickAckListener(ln)) }()
 	tb.Cleanup(func() { _ = echo.Close() })
 
 	stockToken, err := r.b.Mint(rpc.Principal{RunID: "run-latency-stock", Permitted: []permissions.Capability{permissions.CapUI}, Audience: rpc.AudienceRunner})

@@ -3,83 +3,15 @@ package capnweb
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/coder/websocket"
 )
 
 type benchAPI struct{}
 
 func (benchAPI) Add(a, b float64) float64 { return a + b }
 func (benchAPI) Echo(s string) string     { return s }
-
-// BenchmarkCallWebSocket measures sequential add calls from a Go client
-// to a Go server over a loopback WebSocket.
-func BenchmarkCallWebSocket(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		Serve(r.Context(), NewWebSocket(c, 1<<20), benchAPI{}, nil)
-	}))
-	defer srv.Close()
-	ctx := context.Background()
-	ws, err := DialWebSocket(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), 1<<20)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := NewSession(ws, nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	main := s.Main()
-	defer main.Release()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := main.CallMethod(ctx, "add", 1, 2); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkEchoWebSocket is the floor for BenchmarkCallWebSocket: one
-// frame each way on the same kind of connection.
-func BenchmarkEchoWebSocket(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		for {
-			typ, m, err := c.Read(context.Background())
-			if err != nil {
-				return
-			}
-			c.Write(context.Background(), typ, m)
-		}
-	}))
-	defer srv.Close()
-	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.CloseNow()
-	msg := []byte(`["push",["pipeline",0,["add"],[1,2]]]`)
-	b.ReportAllocs()
-	for b.Loop() {
-		c.Write(ctx, websocket.MessageText, msg)
-		if _, _, err := c.Read(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // frameTransport is a bare in-memory Transport for benchmarks: the
 // benchmark plays the peer with raw frames.

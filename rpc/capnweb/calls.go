@@ -99,17 +99,6 @@ func walkData(v any, path []string) (any, []string) {
 	return v, nil
 }
 
-// turnFor reserves a turn, into t, on the object a call of path on target
-// runs a method of, and reports false when the call does not reach one
-// directly.
-func turnFor(t *ticket, target any, path []string) bool {
-	if o, ok := target.(*localObj); ok && len(path) <= 1 {
-		o.turns.reserveInto(t)
-		return true
-	}
-	return false
-}
-
 // hasPending reports whether an evaluated tree holds results still to
 // come.
 func hasPending(v any) bool {
@@ -155,7 +144,7 @@ type call struct {
 // startCall starts a call of path on the value base settles to, with the
 // evaluated args (owned by the call). The returned future owns the result.
 //
-// A call on a settled object takes its turn (see turns.go) now, in
+// A call on a settled object takes its turn (see concurrency.go) now, in
 // arrival order. Calls pipelined on a result that has not settled yet take
 // theirs one after the other, in arrival order, once it has. A call whose
 // arguments are still to come takes its turn once they have come.

@@ -295,7 +295,7 @@ func (s *Session) lowerError(err error, depth int) *RemoteError {
 		if lerr == nil {
 			return out.(*RemoteError)
 		}
-		return &RemoteError{Name: NameError, Message: wireMessage(lerr), IsError: true}
+		return &RemoteError{Name: NameError, Message: WireMessage(lerr), IsError: true}
 	}
 	out := &RemoteError{Name: NameError, Message: err.Error(), IsError: true}
 	var ce *Error
@@ -310,7 +310,7 @@ func (s *Session) lowerError(err error, depth int) *RemoteError {
 			out.Props = s.lowerProps(ce.Props, depth)
 		}
 	} else {
-		out.Message = wireMessage(err)
+		out.Message = WireMessage(err)
 	}
 	return out
 }

@@ -4,17 +4,14 @@
 // Entry points:
 //
 //   - [NewSession] starts a session over any [Transport], exporting a main
-//     object; [Serve] runs one until it ends.
-//   - [AcceptWebSocket] accepts a WebSocket as a Transport with an explicit
-//     read limit; [NewWebSocket] wraps a github.com/coder/websocket
-//     connection you already have; [DialWebSocket] dials one.
+//     object; [Serve] runs one until it ends. Package rpc/wsconn provides
+//     the WebSocket transport, server and client.
 //   - [Session.Main] returns a [Stub] for the peer's main object; [Stub.Call],
 //     [Stub.CallMethod], [Stub.Get] call through it, [Stub.Pipeline] pipelines
 //     calls on results that have not arrived, [Stub.Map] runs .map() on the
 //     peer.
-//   - [QuickAckListener] and [QuickAckConn] remove a 40 ms stall per
-//     sequential call on Linux servers and let sessions batch their writes
-//     (see below).
+//   - A transport may implement [IOBinder], [Batcher] and [NoWaitSender]
+//     to spare the session work on every call.
 //
 // # Protocol coverage
 //
@@ -127,18 +124,4 @@
 // session (the peer re-exports it, and nothing on the wire says it is
 // ours); JavaScript would call through it. Declare the parameter *Stub to
 // accept both.
-//
-// # The delayed-ACK stall
-//
-// Deno's WebSocket client leaves Nagle's algorithm on, and the JavaScript
-// client sends small frames the server does not answer at once (pull,
-// release). With Linux's delayed ACK every sequential call then waits about
-// 40 ms. A Go server avoids it by re-arming TCP_QUICKACK after every read:
-// serve HTTP on QuickAckListener(ln), or wrap connections with QuickAckConn
-// before they reach the HTTP server. A server that runs its own handshake
-// first accepts with AcceptWebSocket, reads and writes its frames on
-// [WebSocket.Conn], then calls NewSession with the same WebSocket: the
-// hijacked connection is the wrapped one, so the fix holds, and the session
-// writes the frames it has queued with one system call. On other systems
-// QUICKACK is a no-op, and the client must set TCP_NODELAY instead.
 package capnweb

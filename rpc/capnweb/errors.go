@@ -53,6 +53,7 @@ type Error struct {
 	Err error
 }
 
+// Error returns "Name: Message", as JavaScript prints an Error.
 func (e *Error) Error() string {
 	name := e.Name
 	if name == "" {
@@ -61,6 +62,7 @@ func (e *Error) Error() string {
 	return name + ": " + e.Message
 }
 
+// Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an [*Error] with the given JavaScript name and props and a
@@ -83,6 +85,7 @@ type RemoteError struct {
 	IsError bool
 }
 
+// Error returns "Name: Message", or describes the thrown value.
 func (e *RemoteError) Error() string {
 	if !e.IsError {
 		return fmt.Sprintf("capnweb: peer threw %s", describe(e.Value))
@@ -103,6 +106,7 @@ type AbortError struct {
 	Cause  error
 }
 
+// Error says who aborted, and why.
 func (e *AbortError) Error() string {
 	if e.Remote {
 		return "capnweb: session aborted by peer: " + e.Cause.Error()
@@ -110,6 +114,7 @@ func (e *AbortError) Error() string {
 	return "capnweb: session aborted: " + e.Cause.Error()
 }
 
+// Unwrap returns ErrClosed and Cause, so that errors.Is finds either.
 func (e *AbortError) Unwrap() []error { return []error{ErrClosed, e.Cause} }
 
 func protoErrorf(format string, args ...any) error {
@@ -126,10 +131,11 @@ func limitErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrLimit}, args...)...)
 }
 
-// wireMessage returns the text sent to the peer for a local error: the
+// WireMessage returns the text the peer is told for a local error: the
 // message without this package's "capnweb: ..." prefixes, which mean nothing
-// to a script.
-func wireMessage(err error) string {
+// to a script. A transport that reports the reason of an abort in its own
+// close (as a WebSocket close frame does) uses it too.
+func WireMessage(err error) string {
 	msg := err.Error()
 	for _, s := range []error{ErrProtocol, ErrLimit, ErrUnsupported, ErrNotFound, ErrClosed, ErrReleased} {
 		msg = strings.TrimPrefix(msg, s.Error()+": ")

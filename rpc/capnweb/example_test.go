@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 // Calculator is exported to the peer: its methods are callable as add,
@@ -37,8 +35,8 @@ func (c *Counter) Increment(ctx context.Context, by float64) float64 { c.n += by
 // Dispose runs when the peer has released every reference.
 func (c *Counter) Dispose() {}
 
-// serve runs main on a loopback WebSocket server, the way a host does, and
-// returns the URL and a stop function.
+// serve runs main on a loopback WebSocket server (package rpc/wsconn), the
+// way a host does, and returns the URL and a stop function.
 func serve(main any) (string, func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,14 +44,14 @@ func serve(main any) (string, func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := capnweb.AcceptWebSocket(w, r, nil, 1<<20)
+		ws, err := wsconn.Accept(w, r, nil, 1<<20)
 		if err != nil {
 			return
 		}
 		capnweb.Serve(ctx, ws, main, nil)
 	})}
 	// QuickAckListener: no 40 ms stall per call from Deno clients on Linux.
-	go srv.Serve(capnweb.QuickAckListener(ln))
+	go srv.Serve(wsconn.QuickAckListener(ln))
 	return "ws://" + ln.Addr().String() + "/", func() { cancel(); srv.Close() }
 }
 
@@ -61,7 +59,7 @@ func serve(main any) (string, func()) {
 // function that closes everything.
 func connect(main any) (*capnweb.Stub, func()) {
 	url, stop := serve(main)
-	ws, err := capnweb.DialWebSocket(context.Background(), url, 1<<20)
+	ws, err := wsconn.Dial(context.Background(), url, 1<<20)
 	if err != nil {
 		panic(err)
 	}
@@ -123,41 +121,4 @@ func ExampleError() {
 		fmt.Println(re.Name, re.Message, re.Props["code"])
 	}
 	// Output: RangeError division by zero E_DIV_ZERO
-}
-
-// A server that authenticates the connection with a first frame of its own
-// before Cap'n Web starts on it. The connection came from QuickAckListener,
-// so the session keeps the TCP_QUICKACK fix and batched writes.
-func ExampleAcceptWebSocket() {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := capnweb.AcceptWebSocket(w, r, nil, 256)
-		if err != nil {
-			return
-		}
-		// Not r.Context(): the request is over once the connection is hijacked.
-		actx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, hello, err := ws.Conn().Read(actx)
-		if err != nil || string(hello) != "AUTH secret" {
-			ws.Conn().Close(websocket.StatusPolicyViolation, "bad token")
-			return
-		}
-		// From here on the connection speaks Cap'n Web only, with a larger limit.
-		ws.Conn().SetReadLimit(1 << 20)
-		capnweb.Serve(context.Background(), ws, Calculator{}, nil)
-	})}
-	go srv.Serve(capnweb.QuickAckListener(ln))
-	defer srv.Close()
-
-	ctx := context.Background()
-	c, _, _ := websocket.Dial(ctx, "ws://"+ln.Addr().String()+"/", nil)
-	c.Write(ctx, websocket.MessageText, []byte("AUTH secret"))
-	s, _ := capnweb.NewSession(capnweb.NewWebSocket(c, 1<<20), nil, nil)
-	defer s.Close()
-	api := s.Main()
-	defer api.Release()
-	v, err := api.CallMethod(ctx, "add", 20, 22)
-	fmt.Println(v, err)
-	// Output: 42 <nil>
 }

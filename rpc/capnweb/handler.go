@@ -219,7 +219,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 		}
 		v := reflect.New(pt).Elem()
 		if err := assign(v, a, 0, ordered); err != nil {
-			return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, wireMessage(err)), Err: err}
+			return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Err: err}
 		}
 		in = append(in, v)
 	}
@@ -228,7 +228,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 		for i := len(fixed); i < len(args); i++ {
 			v := reflect.New(et).Elem()
 			if err := assign(v, args[i], 0, ordered); err != nil {
-				return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, wireMessage(err)), Err: err}
+				return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Err: err}
 			}
 			in = append(in, v)
 		}

@@ -11,11 +11,17 @@ import (
 
 // latchAPI has a call that waits for another call of the same session.
 type latchAPI struct {
-	once sync.Once
-	ch   chan struct{}
+	once    sync.Once
+	ch      chan struct{}
+	started chan string // the names of Wait and Sleep as they start
+}
+
+func newLatchAPI() *latchAPI {
+	return &latchAPI{ch: make(chan struct{}), started: make(chan string, 16)}
 }
 
 func (l *latchAPI) Wait(ctx context.Context) (string, error) {
+	l.started <- "wait"
 	select {
 	case <-l.ch:
 		return "released", nil
@@ -26,9 +32,23 @@ func (l *latchAPI) Wait(ctx context.Context) (string, error) {
 
 func (l *latchAPI) Release() { l.once.Do(func() { close(l.ch) }) }
 
-func (l *latchAPI) Sleep(ms float64) { time.Sleep(time.Duration(ms) * time.Millisecond) }
+func (l *latchAPI) Sleep(ms float64) {
+	l.started <- "sleep"
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+}
 
 func (l *latchAPI) Add(a, b float64) float64 { return a + b }
+
+// await returns once the method name has started.
+func (l *latchAPI) await(t *testing.T, name string) {
+	t.Helper()
+	select {
+	case got := <-l.started:
+		require.Equal(t, name, got)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s never started", name)
+	}
+}
 
 func inlinePair(t *testing.T, api any) (*Session, *Stub) {
 	t.Helper()
@@ -48,7 +68,7 @@ func inlinePair(t *testing.T, api any) (*Session, *Stub) {
 // never wake a worker goroutine.
 func TestQuickCallsStayOnTheReader(t *testing.T) {
 	CheckLeaks(t)
-	server, main := inlinePair(t, &latchAPI{ch: make(chan struct{})})
+	server, main := inlinePair(t, newLatchAPI())
 	ctx := context.Background()
 	for i := range 200 {
 		v, err := main.CallMethod(ctx, "add", i, 1)
@@ -63,7 +83,7 @@ func TestQuickCallsStayOnTheReader(t *testing.T) {
 // over, and the method must leave the reader from then on.
 func TestCallWaitingForALaterFrameDoesNotDeadlock(t *testing.T) {
 	CheckLeaks(t)
-	api := &latchAPI{ch: make(chan struct{})}
+	api := newLatchAPI()
 	server, main := inlinePair(t, api)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -75,7 +95,7 @@ func TestCallWaitingForALaterFrameDoesNotDeadlock(t *testing.T) {
 		}
 		waited <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // the wait is running on the reader
+	api.await(t, "wait") // the wait is running on the reader
 	start := time.Now()
 	_, err := main.CallMethod(ctx, "release")
 	require.NoError(t, err)
@@ -93,14 +113,15 @@ func TestCallWaitingForALaterFrameDoesNotDeadlock(t *testing.T) {
 // delays other calls by about inlineBudget, not by its whole length.
 func TestSlowCallDoesNotHoldOthers(t *testing.T) {
 	CheckLeaks(t)
-	_, main := inlinePair(t, &latchAPI{ch: make(chan struct{})})
+	api := newLatchAPI()
+	_, main := inlinePair(t, api)
 	ctx := context.Background()
 	slept := make(chan error, 1)
 	go func() {
 		_, err := main.CallMethod(ctx, "sleep", 500)
 		slept <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	api.await(t, "sleep") // the sleep holds the reader
 	start := time.Now()
 	v, err := main.CallMethod(ctx, "add", 1, 2)
 	require.NoError(t, err)

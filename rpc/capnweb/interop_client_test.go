@@ -1,4 +1,4 @@
-package capnweb
+package capnweb_test
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 // denoServer starts testdata/server.ts (the capnweb JavaScript server) and
@@ -74,7 +76,7 @@ func denoServerScript(t *testing.T, script string) (string, int) {
 // recorder is a Transport that logs frames in order, for checking what
 // travelled on the wire.
 type recorder struct {
-	Transport
+	capnweb.Transport
 	mu  sync.Mutex
 	log []string
 }
@@ -102,19 +104,19 @@ func (r *recorder) frames() []string {
 	return append([]string(nil), r.log...)
 }
 
-func dialDeno(t *testing.T, url string, main any) (*Session, *recorder) {
+func dialDeno(t *testing.T, url string, main any) (*capnweb.Session, *recorder) {
 	t.Helper()
 	return dialDenoWith(t, url, main, nil)
 }
 
-func dialDenoWith(t *testing.T, url string, main any, opts *Options) (*Session, *recorder) {
+func dialDenoWith(t *testing.T, url string, main any, opts *capnweb.Options) (*capnweb.Session, *recorder) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, err := DialWebSocket(ctx, url, 64<<20)
+	ws, err := wsconn.Dial(ctx, url, 64<<20)
 	require.NoError(t, err)
 	rec := &recorder{Transport: ws}
-	s, err := NewSession(rec, main, opts)
+	s, err := capnweb.NewSession(rec, main, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s, rec
@@ -127,17 +129,6 @@ type goListener struct {
 
 func (l *goListener) Describe(s any) string { return fmt.Sprint("Target got: ", s) }
 func (l *goListener) Dispose()              { close(l.disposed) }
-
-func eventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // TestInteropGoClientDenoServer runs the Go client against the capnweb
 // JavaScript server in Deno, through the same scenarios as the other
@@ -168,7 +159,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 	t.Run("nested target", func(t *testing.T) {
 		v, err := api.CallMethod(ctx, "makeCounter", 10)
 		require.NoError(t, err)
-		c := v.(*Stub)
+		c := v.(*capnweb.Stub)
 		defer c.Release()
 		v, err = c.CallMethod(ctx, "increment", 5)
 		require.NoError(t, err)
@@ -187,7 +178,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		v, err := p4.Await(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 203.0, v)
-		for _, p := range []*Stub{p4, p3, p2, p1} {
+		for _, p := range []*capnweb.Stub{p4, p3, p2, p1} {
 			p.Release()
 		}
 		// All four pushes left before any answer came back.
@@ -229,7 +220,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 	t.Run("callback after dup", func(t *testing.T) {
 		var mu sync.Mutex
 		var seen []string
-		listener := Func(func(ctx context.Context, args []any) (any, error) {
+		listener := capnweb.Func(func(ctx context.Context, args []any) (any, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			seen = append(seen, args[0].(string))
@@ -251,19 +242,19 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		require.Equal(t, []string{"hi", "again"}, seen)
 		mu.Unlock()
 		// The server's dup was released: the export is gone from our table.
-		eventually(t, "the listener export to be released", func() bool {
+		require.Eventually(t, func() bool {
 			for _, f := range rec.frames() {
 				if strings.HasPrefix(f, `< ["release",-`) {
 					return true
 				}
 			}
 			return false
-		})
+		}, 5*time.Second, 10*time.Millisecond, "the listener export to be released")
 	})
 
 	t.Run("error name and code", func(t *testing.T) {
 		_, err := api.CallMethod(ctx, "fail", "E_RANGE")
-		var re *RemoteError
+		var re *capnweb.RemoteError
 		require.ErrorAs(t, err, &re)
 		require.Equal(t, "RangeError", re.Name)
 		require.Equal(t, "value out of range", re.Message)
@@ -276,29 +267,29 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 	t.Run("dispose reaches JavaScript", func(t *testing.T) {
 		v, err := api.CallMethod(ctx, "makeCounter", 7)
 		require.NoError(t, err)
-		c := v.(*Stub)
+		c := v.(*capnweb.Stub)
 		id, err := c.CallMethod(ctx, "id")
 		require.NoError(t, err)
 		c.Release()
-		eventually(t, "the counter's [Symbol.dispose]", func() bool {
+		require.Eventually(t, func() bool {
 			v, err := api.CallMethod(ctx, "wasDisposed", id)
 			return err == nil && v == true
-		})
+		}, 5*time.Second, 10*time.Millisecond, "the counter's [Symbol.dispose]")
 		// Only pipelined on, never awaited.
 		p := api.Pipeline([]string{"makeCounter"}, []any{8})
 		id2, err := p.CallMethod(ctx, "id")
 		require.NoError(t, err)
 		p.Release()
-		eventually(t, "the pipelined counter's [Symbol.dispose]", func() bool {
+		require.Eventually(t, func() bool {
 			v, err := api.CallMethod(ctx, "wasDisposed", id2)
 			return err == nil && v == true
-		})
+		}, 5*time.Second, 10*time.Millisecond, "the pipelined counter's [Symbol.dispose]")
 	})
 
 	t.Run("map over array", func(t *testing.T) {
 		ids := api.Pipeline([]string{"getUserIds"}, []any{})
 		defer ids.Release()
-		m := ids.Map(func(m *Mapper, id MapValue) any {
+		m := ids.Map(func(m *capnweb.Mapper, id capnweb.MapValue) any {
 			a := m.Capture(api)
 			return []any{id, a.CallMethod("getUserName", id)}
 		})
@@ -309,7 +300,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 
 		u := api.Pipeline([]string{"getUser"}, []any{})
 		defer u.Release()
-		m2 := u.Map(func(m *Mapper, u MapValue) any {
+		m2 := u.Map(func(m *capnweb.Mapper, u capnweb.MapValue) any {
 			a := m.Capture(api)
 			return map[string]any{"n": u.Get("name"), "h": a.CallMethod("hello", u.Get("name"))}
 		})
@@ -321,7 +312,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		// A Go callback captured by the map: JavaScript calls back for each
 		// element, then releases the capture.
 		l := &goListener{disposed: make(chan struct{})}
-		m3 := ids.Map(func(m *Mapper, id MapValue) any {
+		m3 := ids.Map(func(m *capnweb.Mapper, id capnweb.MapValue) any {
 			return m.Capture(l).CallMethod("describe", id)
 		})
 		defer m3.Release()
@@ -338,7 +329,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 	t.Run("value round trip", func(t *testing.T) {
 		bi, _ := new(big.Int).SetString("12345678901234567890", 10)
 		in := map[string]any{
-			"u": Undefined{}, "nul": nil, "nan": math.NaN(), "inf": math.Inf(1), "ninf": math.Inf(-1),
+			"u": capnweb.Undefined{}, "nul": nil, "nan": math.NaN(), "inf": math.Inf(1), "ninf": math.Inf(-1),
 			"big": bi, "nbig": big.NewInt(-5), "date": time.UnixMilli(1700000000000).UTC(),
 			"bytes": []byte{0, 1, 2, 250, 255}, "nested": []any{[]any{1.0, []any{2.0, "s"}}, map[string]any{"a": nil, "b": []any{true, false}}, []any{}},
 			"str": "héllo \u2028 \"quoted\" <tag>", "num": 1.5, "large": 1e21, "small": 1e-7,
@@ -370,7 +361,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 
 	t.Run("then is never callable", func(t *testing.T) {
 		_, err := api.CallMethod(ctx, "echo", map[string]any{"then": func() {}})
-		require.ErrorIs(t, err, ErrUnsupported)
+		require.ErrorIs(t, err, capnweb.ErrUnsupported)
 	})
 
 	t.Run("our own object comes back as the Go value", func(t *testing.T) {
@@ -395,7 +386,7 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		defer ids.Release()
 		_, err := ids.Await(ctx)
 		require.NoError(t, err)
-		m := ids.Map(func(m *Mapper, id MapValue) any {
+		m := ids.Map(func(m *capnweb.Mapper, id capnweb.MapValue) any {
 			return []any{id, m.Capture(api).CallMethod("getUserName", id)}
 		})
 		defer m.Release()
@@ -405,18 +396,18 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 	})
 
 	t.Run("key order both ways", func(t *testing.T) {
-		s5, _ := dialDenoWith(t, url, nil, &Options{OrderedObjects: true})
+		s5, _ := dialDenoWith(t, url, nil, &capnweb.Options{OrderedObjects: true})
 		m := s5.Main()
 		defer m.Release()
-		v, err := m.CallMethod(ctx, "echo", NewObject("b", 1, "a", 2, "10", 3, "2", 4, "in", NewObject("z", 1, "y", 2)))
+		v, err := m.CallMethod(ctx, "echo", capnweb.NewObject("b", 1, "a", 2, "10", 3, "2", 4, "in", capnweb.NewObject("z", 1, "y", 2)))
 		require.NoError(t, err)
-		o := v.(*Object)
+		o := v.(*capnweb.Object)
 		require.Equal(t, []string{"2", "10", "b", "a", "in"}, o.Keys())
 		in, _ := o.Get("in")
-		require.Equal(t, []string{"z", "y"}, in.(*Object).Keys())
+		require.Equal(t, []string{"z", "y"}, in.(*capnweb.Object).Keys())
 		v, err = m.CallMethod(ctx, "getUser")
 		require.NoError(t, err)
-		require.Equal(t, []string{"name", "age"}, v.(*Object).Keys())
+		require.Equal(t, []string{"name", "age"}, v.(*capnweb.Object).Keys())
 	})
 
 	t.Run("server abort", func(t *testing.T) {
@@ -424,14 +415,14 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		m := s2.Main()
 		defer m.Release()
 		_, err := m.CallMethod(ctx, "abortMe", "server going down")
-		var ae *AbortError
+		var ae *capnweb.AbortError
 		require.ErrorAs(t, err, &ae)
 		require.True(t, ae.Remote)
-		var re *RemoteError
+		var re *capnweb.RemoteError
 		require.ErrorAs(t, err, &re)
 		require.Equal(t, "server going down", re.Message)
 		_, err = m.CallMethod(ctx, "add", 1, 1)
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, capnweb.ErrClosed)
 		require.ErrorAs(t, s2.Err(), &re)
 	})
 
@@ -446,8 +437,8 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 			return ctx.Err()
 		}
 		_, err := m.CallMethod(ctx, "dropWhileCalling", cb)
-		require.ErrorIs(t, err, ErrClosed)
-		var ce *CloseError
+		require.ErrorIs(t, err, capnweb.ErrClosed)
+		var ce *capnweb.CloseError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, 1000, ce.Code)
 		select {
@@ -465,21 +456,30 @@ func TestInteropGoClientDenoServer(t *testing.T) {
 		m := s4.Main()
 		p := m.Pipeline([]string{"abortMe"}, []any{"never"}) // a call that never returns
 		p.Release()
-		p = m.Pipeline([]string{"dropWhileCalling"}, []any{func() {}})
+		called := make(chan struct{})
+		var once sync.Once
+		p = m.Pipeline([]string{"dropWhileCalling"}, []any{func() { once.Do(func() { close(called) }) }})
 		done := make(chan error, 1)
 		go func() { _, err := p.Await(ctx); done <- err }()
-		time.Sleep(50 * time.Millisecond)
+		// The server has the calls: it calls back from dropWhileCalling,
+		// or the abortMe before it has already ended the session.
+		select {
+		case <-called:
+		case <-s4.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the calls never reached the server")
+		}
 		require.NoError(t, s4.Close())
 		select {
 		case err := <-done:
-			require.ErrorIs(t, err, ErrClosed)
+			require.ErrorIs(t, err, capnweb.ErrClosed)
 		case <-time.After(5 * time.Second):
 			t.Fatal("a pending call did not fail when the session closed")
 		}
-		eventually(t, "the server's main object to be disposed", func() bool {
+		require.Eventually(t, func() bool {
 			v, err := api.CallMethod(ctx, "mainDisposals")
 			return err == nil && v.(float64) > before.(float64)
-		})
-		require.ErrorIs(t, errors.Unwrap(fmt.Errorf("x: %w", ErrClosed)), ErrClosed)
+		}, 5*time.Second, 10*time.Millisecond, "the server's main object to be disposed")
+		require.ErrorIs(t, errors.Unwrap(fmt.Errorf("x: %w", capnweb.ErrClosed)), capnweb.ErrClosed)
 	})
 }

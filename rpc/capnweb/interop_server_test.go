@@ -1,4 +1,4 @@
-package capnweb
+package capnweb_test
 
 import (
 	"bufio"
@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 // interopCounter is the nested target of the interop API.
@@ -63,7 +65,7 @@ type interopAPI struct {
 	mu        sync.Mutex
 	nextID    float64
 	disposed  map[float64]bool
-	listener  *Stub
+	listener  *capnweb.Stub
 	started   bool
 	cancelled chan error
 }
@@ -93,7 +95,7 @@ func (a *interopAPI) WasDisposed(id float64) bool {
 	return a.disposed[id]
 }
 
-func (a *interopAPI) CallMeBack(ctx context.Context, cb *Stub, x float64) (string, error) {
+func (a *interopAPI) CallMeBack(ctx context.Context, cb *capnweb.Stub, x float64) (string, error) {
 	v, err := cb.Call(ctx, x)
 	if err != nil {
 		return "", err
@@ -101,11 +103,11 @@ func (a *interopAPI) CallMeBack(ctx context.Context, cb *Stub, x float64) (strin
 	return fmt.Sprintf("cb said %v", v), nil
 }
 
-func (a *interopAPI) UseTarget(ctx context.Context, t *Stub) (any, error) {
+func (a *interopAPI) UseTarget(ctx context.Context, t *capnweb.Stub) (any, error) {
 	return t.CallMethod(ctx, "describe", "from server")
 }
 
-func (a *interopAPI) RegisterListener(cb *Stub) string {
+func (a *interopAPI) RegisterListener(cb *capnweb.Stub) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.listener = cb.Dup() // kept beyond the call
@@ -131,7 +133,7 @@ func (a *interopAPI) DropListener() string {
 }
 
 func (a *interopAPI) Fail(code string) error {
-	return &Error{Name: NameRangeError, Message: "value out of range", Props: map[string]any{"code": code}}
+	return &capnweb.Error{Name: capnweb.NameRangeError, Message: "value out of range", Props: map[string]any{"code": code}}
 }
 
 func (a *interopAPI) FailPlain() error { return errors.New("plain failure") }
@@ -145,7 +147,7 @@ func (a *interopAPI) Describe(v map[string]any) map[string]string {
 		switch x := e.(type) {
 		case nil:
 			out[k] = "nil"
-		case Undefined:
+		case capnweb.Undefined:
 			out[k] = "Undefined"
 		case float64:
 			switch {
@@ -170,7 +172,7 @@ func (a *interopAPI) ThenTrap() map[string]any {
 }
 
 func (a *interopAPI) AbortMe(ctx context.Context, msg string) error {
-	SessionFromContext(ctx).Abort(errors.New(msg))
+	capnweb.SessionFromContext(ctx).Abort(errors.New(msg))
 	<-ctx.Done()
 	return ctx.Err()
 }
@@ -205,17 +207,17 @@ func wsServer(t *testing.T, main any) (string, int) {
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := AcceptWebSocket(w, r, nil, 64<<20)
+		ws, err := wsconn.Accept(w, r, nil, 64<<20)
 		if err != nil {
 			return
 		}
 		wg.Add(1)
 		defer wg.Done()
-		if err := Serve(ctx, ws, main, nil); err != nil {
+		if err := capnweb.Serve(ctx, ws, main, nil); err != nil {
 			t.Logf("session ended: %v", err)
 		}
 	})}
-	go srv.Serve(QuickAckListener(ln))
+	go srv.Serve(wsconn.QuickAckListener(ln))
 	t.Cleanup(func() {
 		cancel()
 		srv.Close()

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 )
 
@@ -222,51 +219,6 @@ func TestCloseCancelsCallsAndWaits(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	p.Release()
 	main.Release()
-}
-
-// TestWebSocketLimits checks the transport-level limits on a real
-// WebSocket: the read limit and binary frames.
-func TestWebSocketLimits(t *testing.T) {
-	CheckLeaks(t)
-	ended := make(chan error, 2)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		s, err := NewSession(NewWebSocket(c, 1024), &labAPI{events: make(chan string, 16)}, nil)
-		if err != nil {
-			return
-		}
-		<-s.Done()
-		s.Close()
-		ended <- s.Err()
-	}))
-	defer srv.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	// A frame over the read limit.
-	c, _, err := websocket.Dial(ctx, url, nil)
-	require.NoError(t, err)
-	c.CloseRead(ctx) // answer the server's close handshake
-	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`["push","`+strings.Repeat("x", 2000)+`"]`)))
-	err = <-ended
-	require.ErrorIs(t, err, ErrLimit)
-	c.CloseNow()
-
-	// A binary frame.
-	c, _, err = websocket.Dial(ctx, url, nil)
-	require.NoError(t, err)
-	require.NoError(t, c.Write(ctx, websocket.MessageBinary, []byte(`["pull",1]`)))
-	_, msg, err := c.Read(ctx)
-	require.NoError(t, err)
-	require.Equal(t, `["abort",["error","Error","binary frame (10 bytes); Cap'n Web uses text frames"]]`, string(msg))
-	_, _, err = c.Read(ctx)
-	require.Equal(t, StatusAbort, websocket.CloseStatus(err))
-	require.ErrorIs(t, <-ended, ErrProtocol)
-	c.CloseNow()
 }
 
 func TestJSNumberFormatting(t *testing.T) {

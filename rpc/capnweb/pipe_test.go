@@ -62,7 +62,7 @@ func (c *memConn) Recv(ctx context.Context) ([]byte, error) {
 		r := c.peer.reason
 		c.peer.mu.Unlock()
 		if r != nil {
-			return nil, &CloseError{Code: 3000, Reason: wireMessage(r)}
+			return nil, &CloseError{Code: 3000, Reason: WireMessage(r)}
 		}
 		return nil, &CloseError{Code: 1000}
 	case <-ctx.Done():

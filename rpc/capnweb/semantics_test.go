@@ -1,22 +1,23 @@
-package capnweb
+package capnweb_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/rpc/capnweb"
 )
 
 // semAPI is the Go side of testdata/semantics.ts; testdata/semserver.ts is
 // the same API in JavaScript, the reference the differential test compares
 // against.
 type semAPI struct {
-	_ Names `capnweb:"LastCounterID=lastCounterId"`
+	_ capnweb.Names `capnweb:"LastCounterID=lastCounterId"`
 
 	mu       sync.Mutex
 	counters []*semCounter
@@ -62,7 +63,7 @@ type semStore struct {
 	m  map[string]any
 }
 
-func (s *semStore) Set(k string, v Value, spinMs float64) {
+func (s *semStore) Set(k string, v capnweb.Value, spinMs float64) {
 	for end := time.Now().Add(time.Duration(spinMs) * time.Millisecond); time.Now().Before(end); {
 	}
 	s.mu.Lock()
@@ -70,33 +71,33 @@ func (s *semStore) Set(k string, v Value, spinMs float64) {
 	s.m[k] = v
 }
 
-func (s *semStore) Get(k string) Value {
+func (s *semStore) Get(k string) capnweb.Value {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v, ok := s.m[k]; ok {
 		return v
 	}
-	return Undefined{}
+	return capnweb.Undefined{}
 }
 
-func (a *semAPI) Add(x, y float64) float64 { return x + y }
-func (a *semAPI) Hello(name string) string { return "Hello, " + name + "!" }
-func (a *semAPI) Echo(v Value) Value       { return v }
-func (a *semAPI) Keys(o *Object) []string  { return o.Keys() }
-func (a *semAPI) GetUser() user            { return user{Name: "Ada", Age: 36} }
-func (a *semAPI) Store() *semStore         { return a.store }
-func (a *semAPI) ThrowValue() error        { return &RemoteError{Value: 42} }
+func (a *semAPI) Add(x, y float64) float64           { return x + y }
+func (a *semAPI) Hello(name string) string           { return "Hello, " + name + "!" }
+func (a *semAPI) Echo(v capnweb.Value) capnweb.Value { return v }
+func (a *semAPI) Keys(o *capnweb.Object) []string    { return o.Keys() }
+func (a *semAPI) GetUser() user                      { return user{Name: "Ada", Age: 36} }
+func (a *semAPI) Store() *semStore                   { return a.store }
+func (a *semAPI) ThrowValue() error                  { return &capnweb.RemoteError{Value: 42} }
 func (a *semAPI) ThrowObject() error {
-	return &RemoteError{Value: NewObject("n", 1, "list", []int{1, 2})}
+	return &capnweb.RemoteError{Value: capnweb.NewObject("n", 1, "list", []int{1, 2})}
 }
 func (a *semAPI) Fail(code string) error {
-	return Errorf(NameRangeError, map[string]any{"code": code}, "out of range")
+	return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": code}, "out of range")
 }
 func (a *semAPI) Ids(n int) []int { return []int{1, 2, 3}[:n] }
-func (a *semAPI) ReadAfter(_ any, c *semCounter) *Object {
+func (a *semAPI) ReadAfter(_ any, c *semCounter) *capnweb.Object {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return NewObject("v", c.n, "disposed", c.disposed)
+	return capnweb.NewObject("v", c.n, "disposed", c.disposed)
 }
 
 func (a *semAPI) Delay(ctx context.Context, ms float64) (float64, error) {
@@ -131,14 +132,14 @@ func (a *semAPI) LastCounterID() int {
 
 // PipeBack returns a stub it obtained and releases its own handle on the
 // way out.
-func (a *semAPI) PipeBack(cb *Stub) map[string]any {
+func (a *semAPI) PipeBack(cb *capnweb.Stub) map[string]any {
 	p := cb.Pipeline(nil, []any{"x"})
 	defer p.Release()
 	return map[string]any{"p": p}
 }
 
-func (a *semAPI) Empty() *Object {
-	return NewObject("floats", []float64(nil), "ints", map[string]int(nil), "anys", []any(nil),
+func (a *semAPI) Empty() *capnweb.Object {
+	return capnweb.NewObject("floats", []float64(nil), "ints", map[string]int(nil), "anys", []any(nil),
 		"anym", map[string]any(nil), "bytes", []byte(nil))
 }
 
@@ -251,134 +252,5 @@ func TestSemanticsDifferential(t *testing.T) {
 		if g.Value != js.Value {
 			t.Errorf("%s: Go server gave %s, the JavaScript server %s", js.Name, g.Value, js.Value)
 		}
-	}
-}
-
-// PipeBackKept returns a stub it obtained without releasing it: the
-// result takes it over.
-func (a *semAPI) PipeBackKept(cb *Stub) map[string]any {
-	return map[string]any{"p": cb.Pipeline(nil, []any{"y"}), "again": cb.Pipeline(nil, []any{"z"})}
-}
-
-// TestReturnedStubIsHandedOver checks that a stub a Go method returns goes
-// to the result whether or not the method released it, and that nothing
-// of the caller's stays exported afterwards.
-func TestReturnedStubIsHandedOver(t *testing.T) {
-	CheckLeaks(t)
-	client, main := sessionPair(t, newSemAPI(), nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cb := func(s string) string { return "got " + s }
-	v, err := main.CallMethod(ctx, "pipeBack", cb)
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"p": "got x"}, v)
-	v, err = main.CallMethod(ctx, "pipeBackKept", cb)
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"p": "got y", "again": "got z"}, v)
-	eventually(t, "the client's exports to be released", func() bool {
-		client.mu.Lock()
-		defer client.mu.Unlock()
-		return len(client.exports) == 1 // its (absent) main only
-	})
-}
-
-// TestOrderedObjectsOption checks what Go code receives for objects with
-// and without Options.OrderedObjects, and that both send in order.
-func TestOrderedObjectsOption(t *testing.T) {
-	CheckLeaks(t)
-	for _, ordered := range []bool{false, true} {
-		_, main := sessionPair(t, &labAPI{events: make(chan string, 16)}, &Options{OrderedObjects: ordered})
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		v, err := main.CallMethod(ctx, "echo", NewObject("b", 1, "a", NewObject("d", 1, "c", 2)))
-		require.NoError(t, err)
-		if ordered {
-			require.Equal(t, []string{"b", "a"}, v.(*Object).Keys())
-			in, _ := v.(*Object).Get("a")
-			require.Equal(t, []string{"d", "c"}, in.(*Object).Keys())
-		} else {
-			require.Equal(t, map[string]any{"b": 1.0, "a": map[string]any{"d": 1.0, "c": 2.0}}, v)
-		}
-		_, err = main.CallMethod(ctx, "failCustom")
-		var re *RemoteError
-		require.ErrorAs(t, err, &re)
-		if ordered {
-			require.Equal(t, []string{"n"}, re.Props["details"].(*Object).Keys())
-		} else {
-			require.Equal(t, map[string]any{"n": 1.0}, re.Props["details"])
-		}
-		cancel()
-	}
-}
-
-// sessionPair connects a client session to a server exporting api, both
-// with opts, closed when the test ends. It returns the client and its
-// stub for the server's main.
-func sessionPair(t *testing.T, api any, opts *Options) (*Session, *Stub) {
-	t.Helper()
-	a, b := memPipe()
-	server, err := NewSession(a, api, opts)
-	require.NoError(t, err)
-	client, err := NewSession(b, nil, opts)
-	require.NoError(t, err)
-	main := client.Main()
-	t.Cleanup(func() {
-		main.Release()
-		client.Close()
-		server.Close()
-	})
-	return client, main
-}
-
-func TestObjectAndDecodeJSON(t *testing.T) {
-	v, err := DecodeJSON([]byte(`{"b":1,"a":[{"z":true,"y":null}],"1":"x","b":2}`))
-	require.NoError(t, err)
-	o := v.(*Object)
-	require.Equal(t, []string{"1", "b", "a"}, o.Keys())
-	b, _ := o.Get("b")
-	require.Equal(t, 2.0, b)
-	out, err := json.Marshal(o)
-	require.NoError(t, err)
-	require.Equal(t, `{"1":"x","b":2,"a":[{"z":true,"y":null}]}`, string(out))
-	var back Object
-	require.NoError(t, json.Unmarshal(out, &back))
-	require.Equal(t, o.Keys(), back.Keys())
-	require.True(t, o.Delete("b"))
-	require.Equal(t, []string{"1", "a"}, o.Keys())
-	o.Set("0", "zero")
-	o.Set("c", Undefined{})
-	out, err = json.Marshal(o)
-	require.NoError(t, err)
-	require.Equal(t, `{"0":"zero","1":"x","a":[{"z":true,"y":null}]}`, string(out), "undefined members are left out, as JSON.stringify does")
-	_, err = DecodeJSON([]byte(`{"a":`))
-	require.ErrorIs(t, err, ErrProtocol)
-	big := NewObject()
-	for i := range 20 {
-		big.Set(string(rune('a'+i)), i)
-	}
-	x, ok := big.Get("s")
-	require.True(t, ok)
-	require.Equal(t, 18, x)
-}
-
-// argTarget is a Handler that reports the Go type of its first argument.
-type argTarget struct{}
-
-func (argTarget) CallMethod(_ context.Context, _ string, args []any) (any, error) {
-	return fmt.Sprintf("%T", args[0]), nil
-}
-
-func (argTarget) GetProperty(context.Context, string) (any, error) { return nil, ErrNotFound }
-
-// TestDynamicCalleesGetMaps checks that a Handler, like an any parameter,
-// gets objects as maps unless the session keeps their order.
-func TestDynamicCalleesGetMaps(t *testing.T) {
-	CheckLeaks(t)
-	for ordered, want := range map[bool]string{false: "map[string]interface {}", true: "*capnweb.Object"} {
-		_, main := sessionPair(t, argTarget{}, &Options{OrderedObjects: ordered})
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		v, err := main.CallMethod(ctx, "take", NewObject("b", 1, "a", 2))
-		cancel()
-		require.NoError(t, err)
-		require.Equal(t, want, v)
 	}
 }

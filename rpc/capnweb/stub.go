@@ -286,3 +286,44 @@ func nonNil(args []any) []any {
 	}
 	return args
 }
+
+// A method's result takes over the stubs in it, and the releases a method
+// makes while it runs wait until its result is sent: the call's ticket
+// keeps both.
+
+// takeStub gives the result of the call the handle x: the result takes
+// over the stubs a method returns, as in JavaScript, including those it
+// released while it ran (on its way out, with defer). It returns nil when
+// x was released before the call, or by someone else.
+func (t *ticket) takeStub(x *Stub) *Stub {
+	if st := t.taken[x]; st != nil {
+		return st.Dup() // the same stub twice in one result
+	}
+	if !x.dropped.CompareAndSwap(false, true) {
+		return nil
+	}
+	// The handle moves to the result; a release put off finds it gone.
+	x.released.Store(true)
+	st := &Stub{sess: x.sess, imp: x.imp}
+	if t.taken == nil {
+		t.taken = map[*Stub]*Stub{}
+	}
+	t.taken[x] = st
+	return st
+}
+
+// maxDeferred bounds the releases a running method may have put off: a
+// long-running method that releases many stubs does not hold them all.
+const maxDeferred = 256
+
+// deferRelease puts off the release of x until the call has sent its
+// result.
+func (t *ticket) deferRelease(x *Stub) {
+	if len(t.deferred) >= maxDeferred {
+		if old := t.deferred[0]; old != nil {
+			old.drop()
+		}
+		t.deferred = append(t.deferred[:0], t.deferred[1:]...)
+	}
+	t.deferred = append(t.deferred, x)
+}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/rpc/wsconn"
 )
 
 type benchAPI struct{}
@@ -40,7 +41,7 @@ func serve(h http.Handler, quickAck bool) (string, int, func()) {
 		fatal(err)
 	}
 	if quickAck {
-		ln = capnweb.QuickAckListener(ln)
+		ln = wsconn.QuickAckListener(ln)
 	}
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
@@ -50,7 +51,7 @@ func serve(h http.Handler, quickAck bool) (string, int, func()) {
 
 func capnwebHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := capnweb.AcceptWebSocket(w, r, nil, 1<<20)
+		ws, err := wsconn.Accept(w, r, nil, 1<<20)
 		if err != nil {
 			return
 		}

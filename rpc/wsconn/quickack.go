@@ -1,4 +1,4 @@
-package capnweb
+package wsconn
 
 import (
 	"net"
@@ -8,7 +8,7 @@ import (
 
 // QuickAckListener returns l with every accepted connection wrapped by
 // [QuickAckConn]. Serve HTTP on it (http.Server.Serve) and accept the
-// WebSocket with [AcceptWebSocket]: the hijacked connection is the wrapped
+// WebSocket with [Accept]: the hijacked connection is the wrapped
 // one, so both of its tunings apply to the session that runs on it.
 func QuickAckListener(l net.Listener) net.Listener {
 	return &quickAckListener{l}
@@ -35,7 +35,7 @@ func (l *quickAckListener) Accept() (net.Conn, error) {
 //     call stalls. When a reply is written first, the acknowledgement rides
 //     on it and no extra packet or system call is spent. Elsewhere this
 //     part does nothing, and the client must set TCP_NODELAY instead.
-//   - A session on a WebSocket made by [AcceptWebSocket] or [DialWebSocket]
+//   - A session on a WebSocket made by [Accept] or [Dial]
 //     over such a connection writes the frames it has queued with one
 //     system call, as the JavaScript implementation does.
 func QuickAckConn(c net.Conn) net.Conn {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package capnweb
+package wsconn
 
 import "syscall"
 

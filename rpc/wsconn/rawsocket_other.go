@@ -1,6 +1,6 @@
 //go:build !unix
 
-package capnweb
+package wsconn
 
 import "net"
 

@@ -1,4 +1,4 @@
-package capnweb
+package wsconn
 
 import (
 	"io"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package capnweb
+package wsconn
 
 // armQuickAck does nothing: TCP_QUICKACK exists only on Linux. Elsewhere
 // the stall it avoids must be fixed on the client side, with a socket that

@@ -1,0 +1,89 @@
+package capnweb
+
+import (
+	"time"
+)
+
+// Default limits, matching what the JavaScript implementation accepts.
+const (
+	DefaultMaxMessageSize  = 32 << 20
+	DefaultMaxDepth        = 256
+	DefaultMaxBigIntDigits = 16384
+	DefaultMaxInFlight     = 1024
+	DefaultMaxQueued       = 64 * DefaultMaxInFlight
+)
+
+// Options configures a [Session]. The zero value is ready to use.
+type Options struct {
+	// MaxMessageSize is the largest frame accepted from the peer, in bytes.
+	// Zero means DefaultMaxMessageSize. A larger frame aborts the session.
+	MaxMessageSize int
+	// MaxDepth bounds how deeply values nest; a value at depth MaxDepth or
+	// more aborts the session (received) or fails the send. Zero means
+	// DefaultMaxDepth, which is also the most allowed.
+	MaxDepth int
+	// MaxBigIntDigits bounds the digits of a received bigint. Zero means
+	// DefaultMaxBigIntDigits.
+	MaxBigIntDigits int
+	// MaxInFlight bounds the peer's calls running at once in this session.
+	// Calls beyond it wait, in arrival order, until running ones finish, as
+	// a JavaScript server would let a Promise.all of thousands run. Zero
+	// means DefaultMaxInFlight.
+	MaxInFlight int
+	// MaxQueued bounds the calls waiting for MaxInFlight, which is what
+	// protects memory from a peer that never stops calling: beyond it the
+	// session aborts with ErrLimit. Zero means DefaultMaxQueued.
+	MaxQueued int
+	// OrderedObjects makes JavaScript objects reach Go code as *Object,
+	// keys in the peer's order, wherever the Go side asks for any: method
+	// parameters of type any, the arguments of a [Handler] or [Func], and
+	// the results of [Stub.Await] and the calls built on it. Without it
+	// they arrive as map[string]any, except in parameters of type [Value]
+	// or [Object]. Objects are always sent in their order.
+	OrderedObjects bool
+	// CloseTimeout bounds how long closing waits to flush the last frames.
+	// Zero means 5 seconds.
+	CloseTimeout time.Duration
+}
+
+func (o *Options) maxDepth() int {
+	if o.MaxDepth <= 0 || o.MaxDepth > DefaultMaxDepth {
+		return DefaultMaxDepth
+	}
+	return o.MaxDepth
+}
+
+func (o *Options) maxMessage() int {
+	if o.MaxMessageSize <= 0 {
+		return DefaultMaxMessageSize
+	}
+	return o.MaxMessageSize
+}
+
+func (o *Options) maxBigDigits() int {
+	if o.MaxBigIntDigits <= 0 {
+		return DefaultMaxBigIntDigits
+	}
+	return o.MaxBigIntDigits
+}
+
+func (o *Options) maxInFlight() int {
+	if o.MaxInFlight <= 0 {
+		return DefaultMaxInFlight
+	}
+	return o.MaxInFlight
+}
+
+func (o *Options) maxQueued() int {
+	if o.MaxQueued <= 0 {
+		return DefaultMaxQueued
+	}
+	return o.MaxQueued
+}
+
+func (o *Options) closeTimeout() time.Duration {
+	if o.CloseTimeout <= 0 {
+		return 5 * time.Second
+	}
+	return o.CloseTimeout
+}

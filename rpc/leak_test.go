@@ -1,0 +1,10 @@
+package rpc
+
+import (
+	"testing"
+
+	"github.com/tranquil/automation/rpc/internal/leakcheck"
+)
+
+// TestMain fails the run when the tests leave goroutines running.
+func TestMain(m *testing.M) { leakcheck.Main(m) }

@@ -1,0 +1,45 @@
+// Package wsconn carries Cap'n Web sessions (package rpc/capnweb) over
+// WebSockets (github.com/coder/websocket), with the TCP tuning a Deno
+// client needs.
+//
+// Entry points:
+//
+//   - [QuickAckListener] wraps a server's listener so that every
+//     connection it accepts is tuned (see below); [QuickAckConn] tunes one
+//     connection.
+//   - [Accept] upgrades an HTTP request to a [Transport] for
+//     capnweb.NewSession or capnweb.Serve. [Transport.Conn] lets the server
+//     exchange frames of its own first, such as an authentication
+//     handshake.
+//   - [Dial] connects to a Cap'n Web server as a client, tuned the same
+//     way.
+//   - [New] wraps a github.com/coder/websocket connection you already
+//     have; the session then writes without batching.
+//
+// Each message travels as one text frame, as the JavaScript implementation
+// sends it. A peer's close arrives as a *capnweb.CloseError, an abort
+// leaves with close code [StatusAbort] and its reason, a frame over the
+// read limit ends the session with capnweb.ErrLimit and a binary frame
+// with capnweb.ErrProtocol.
+//
+// # The delayed-ACK stall
+//
+// Deno's WebSocket client leaves Nagle's algorithm on, and the JavaScript
+// client sends small frames the server does not answer at once (pull,
+// release). With Linux's delayed ACK every sequential call then waits
+// about 40 ms. A tuned connection re-arms TCP_QUICKACK after every read,
+// which removes the stall: serve HTTP on QuickAckListener(ln), or wrap
+// connections with QuickAckConn before they reach the HTTP server, and
+// accept with Accept, whose hijacked connection is then the tuned one. On
+// other systems QUICKACK does not exist, and the client must set
+// TCP_NODELAY instead.
+//
+// # Batched writes
+//
+// A Transport over a tuned connection also implements capnweb.Batcher
+// and capnweb.NoWaitSender: the frames a session has queued leave with one
+// system call, and the session's reader writes its own replies without
+// waiting for room in the socket (on Unix; elsewhere it leaves them to the
+// session's writer goroutine). A Transport from New has no tuned
+// connection under it, and its writes go out one by one.
+package wsconn
