@@ -55,28 +55,36 @@ func listPackages(t *testing.T) map[string]pkg {
 type rule struct {
 	pkg    string   // the package, relative to the module ("" is the root)
 	direct bool     // only its own imports count, not what they import
-	banned []string // import paths or prefixes ending in "/"
+	banned []string // import paths; "x/..." is x and everything below it
 	why    string
 }
 
 // rules are the package boundaries of CONTRIBUTING.md, enforced.
 var rules = []rule{
-	{pkg: "permissions", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner", module + "/consent"},
+	{pkg: "permissions", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/...", module + "/consent/..."},
 		why: "permissions only computes: it parses headers and flags and starts nothing, serves nothing"},
-	{pkg: "display", banned: []string{"net/http", "os/exec", module + "/"},
+	{pkg: "display", banned: []string{"net/http", "os/exec", module + "/..."},
 		why: "display is a leaf: text rules only"},
-	{pkg: "consent", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner"},
+	{pkg: "consent", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},
 		why: "consent stores approvals and asks the host's prompter; it knows nothing of runs or browsers"},
-	{pkg: "history", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner", module + "/permissions"},
+	{pkg: "history", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/...", module + "/permissions/..."},
 		why: "history is storage only"},
-	{pkg: "mirror", banned: []string{"net/http", "os/exec", module + "/rpc", module + "/cdp", module + "/runner"},
+	{pkg: "mirror", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},
 		why: "mirror copies files; it runs nothing"},
-	{pkg: "runner", direct: true, banned: []string{"github.com/mafredri/", "github.com/coder/websocket"},
+	{pkg: "runner", direct: true, banned: []string{"github.com/mafredri/...", "github.com/coder/websocket/..."},
 		why: "runner drives browsers through package cdp and talks to scripts through package rpc, never the protocols underneath"},
-	{pkg: "cdp", banned: []string{module + "/runner", module + "/rpc", module + "/permissions", module + "/consent", module + "/history"},
+	{pkg: "cdp", banned: []string{module + "/runner/...", module + "/rpc/...", module + "/permissions/...", module + "/consent/...", module + "/history/..."},
 		why: "cdp is a browser client; scripts, grants and runs are the runner's business"},
-	{pkg: "rpc", banned: []string{module + "/cdp", module + "/runner", module + "/consent", module + "/history"},
+	{pkg: "rpc", banned: []string{module + "/cdp/...", module + "/runner/...", module + "/consent/...", module + "/history/..."},
 		why: "the bridge authenticates and carries calls; what the calls do is the runner's"},
+	{pkg: "rpc/capnweb", banned: []string{"net", "net/http", "os/exec", "github.com/coder/websocket/...", module + "/..."},
+		why: "the protocol is transport-agnostic: sockets and WebSockets are rpc/wsconn's, behind capnweb.Transport"},
+	{pkg: "rpc/wsconn", banned: []string{module + "/rpc", module + "/rpc/internal/...", module + "/runner/...", module + "/cdp/...", module + "/permissions/..."},
+		why: "the WebSocket transport carries messages; it knows nothing of the bridge or what the messages mean"},
+	{pkg: "launch", banned: []string{module + "/runner/...", module + "/rpc/...", module + "/permissions/...", module + "/consent/...", module + "/history/..."},
+		why: "starting and stopping browsers knows nothing of scripts or runs"},
+	{pkg: "cdp", direct: true, banned: []string{"os/exec"},
+		why: "the browser client connects to browsers; starting them is package launch's"},
 }
 
 // TestPackageRules fails when a package gains an import its rule forbids.
@@ -91,12 +99,19 @@ func TestPackageRules(t *testing.T) {
 		}
 		for _, d := range deps {
 			for _, b := range r.banned {
-				if d == b || strings.HasSuffix(b, "/") && strings.HasPrefix(d, b) || d != b && strings.HasPrefix(d, b+"/") {
+				if matches(d, b) {
 					t.Errorf("%s imports %s (through its dependencies unless it is its own import): %s", r.pkg, d, r.why)
 				}
 			}
 		}
 	}
+}
+
+func matches(path, pattern string) bool {
+	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == tree || strings.HasPrefix(path, tree+"/")
+	}
+	return path == pattern
 }
 
 // TestOnePackageDocPerDirectory: every package has a doc.go holding its

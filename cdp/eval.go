@@ -164,12 +164,6 @@ type realmRef struct {
 	s      *session // the session it is reached on
 }
 
-// realm returns the unique id of the main frame's realm w; see realmIn.
-func (t *Tab) realm(ctx context.Context, w world, stale string) (uid, origin string, err error) {
-	rm, err := t.realmIn(ctx, "", w, stale)
-	return rm.uid, rm.origin, err
-}
-
 // realmLocked reads frame fr's realm w; ok is false when the frame is
 // gone. Call with t.mu held.
 func (t *Tab) realmLocked(fr string, w world) (rm realmRef, main string, ok bool) {

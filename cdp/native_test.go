@@ -117,7 +117,7 @@ func TestSelectAllMultiple(t *testing.T) {
 	require.Empty(t, got)
 	require.JSONEq(t, `[]`, selected())
 
-	got, err = tab.SelectAll(ctx, Locator{Label: "Toppings"}, []string{"Ham"}, FormOptions{DryRun: true})
+	_, err = tab.SelectAll(ctx, Locator{Label: "Toppings"}, []string{"Ham"}, FormOptions{DryRun: true})
 	require.NoError(t, err)
 	require.JSONEq(t, `[]`, selected(), "a dry run changes nothing")
 

@@ -1,8 +1,6 @@
 package rpc
 
 import (
-	"slices"
-
 	"github.com/tranquil/automation/permissions"
 )
 
@@ -39,6 +37,3 @@ func (p Principal) audience() Audience {
 	}
 	return p.Audience
 }
-
-// permits reports whether the principal's header allows c.
-func (p Principal) permits(c permissions.Capability) bool { return slices.Contains(p.Permitted, c) }

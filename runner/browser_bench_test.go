@@ -10,9 +10,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -100,7 +100,7 @@ await context.result({ evaluate, fill });
 // benchPeers runs puppeteer's page.evaluate and Playwright's locator.fill
 // n times each on their own browser and adds their latencies.
 func benchPeers(b *testing.B, peers, pageURL string, n int, evaluate, fill *[]float64) {
-	flags := append([]string{}, cdp.DefaultFlags...)
+	flags := append([]string{}, launch.DefaultFlags...)
 	if os.Geteuid() == 0 {
 		flags = append(flags, "--no-sandbox")
 	}

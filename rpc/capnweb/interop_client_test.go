@@ -123,7 +123,6 @@ func dialDenoWith(t *testing.T, url string, main any, opts *capnweb.Options) (*c
 }
 
 type goListener struct {
-	seen     chan string
 	disposed chan struct{}
 }
 

@@ -36,11 +36,6 @@ func (s *Session) broken(err error) *Stub {
 	return &Stub{sess: s, imp: &importEntry{intro: 1, handles: 1, fut: settledFuture(nil, err)}}
 }
 
-// settled returns a promise stub that has already resolved to v (owned).
-func (s *Session) settled(v any) *Stub {
-	return &Stub{sess: s, imp: &importEntry{intro: 1, handles: 1, fut: settledFuture(v, nil)}}
-}
-
 // IsPromise reports whether s stands for the result of a call rather than
 // an object.
 func (s *Stub) IsPromise() bool { return s.imp.fut != nil }

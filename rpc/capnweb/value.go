@@ -63,13 +63,3 @@ var reservedKeys = map[string]bool{
 	"toString": true, "valueOf": true, "toJSON": true,
 }
 
-// isJSErrorName reports whether JavaScript rebuilds errors of this name with
-// their own constructor.
-func isJSErrorName(n string) bool {
-	switch n {
-	case NameError, NameTypeError, NameRangeError, NameReferenceError, NameSyntaxError,
-		NameEvalError, NameURIError, NameAggregateError:
-		return true
-	}
-	return false
-}
