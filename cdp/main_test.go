@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tranquil/automation/internal/leakcheck"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -26,8 +27,10 @@ var (
 	siteOther  string           // the same server as "localhost": another site, another renderer
 )
 
+// TestMain fails the package when its tests leave goroutines (see
+// leakcheck), browser processes or profiles behind (checkLeaks).
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(leakcheck.Wrap(func() int { return runMain(m) }))
 }
 
 func runMain(m *testing.M) int {

@@ -498,8 +498,20 @@ func (t *Tab) URL(ctx context.Context) (string, error) {
 	return info.URL, err
 }
 
-// Title is the page's current title, read live from the browser.
+// Title is the page's current title: document.title, read in the page
+// now ("" for a page without one). The browser's own copy, which its tab
+// strip shows, follows the page a moment later and shows the address for
+// an untitled page; it stands in only when the page cannot be read (a
+// document outside the tab's sites, a page that is still starting).
 func (t *Tab) Title(ctx context.Context) (string, error) {
+	if v, err := t.call(ctx, sdkWorld, `() => document.title`, nil); err == nil {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s, nil
+		}
+	} else if e := t.Err(); e != nil {
+		return "", e
+	}
 	info, err := t.info(ctx)
 	return info.Title, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/protocol/target"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tranquil/automation/internal/testenv"
 )
@@ -148,7 +150,7 @@ func TestCrossSiteNavigationUsesNewContext(t *testing.T) {
 func TestTargetClosedMidCall(t *testing.T) {
 	tab := newTab(t, serve("/closed", `<p>x</p>`))
 	ctx := tctx(t, 10*time.Second)
-	errc := pendingEvaluate(ctx, tab)
+	errc := pendingEvaluate(ctx, t, tab)
 	_, err := sharedConn.Client().Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(tab.ID())))
 	require.NoError(t, err)
 	select {
@@ -184,12 +186,14 @@ func TestBrowserKilledFailsPendingCalls(t *testing.T) {
 	errc := make(chan error, 4)
 	for _, tab := range tabs {
 		go func() {
-			_, err := tab.Evaluate(ctx, `() => new Promise(() => {})`)
+			_, err := tab.Evaluate(ctx, neverSettles)
 			errc <- err
 		}()
 		go func() { errc <- tab.WaitFor(ctx, Selector("#never")) }()
 	}
-	time.Sleep(200 * time.Millisecond)
+	for _, tab := range tabs {
+		waitPending(ctx, t, tab, 1)
+	}
 	require.NoError(t, p.Kill())
 	killed := time.Now()
 	for range 4 {
@@ -266,7 +270,7 @@ func TestLargeRequests(t *testing.T) {
 func TestTargetCrashedMidCall(t *testing.T) {
 	tab := newTab(t, serve("/crash", `<p>x</p>`))
 	ctx := tctx(t, 10*time.Second)
-	errc := pendingEvaluate(ctx, tab)
+	errc := pendingEvaluate(ctx, t, tab)
 	go tab.c.Page.Crash(ctx) // never answered: the renderer is gone
 	select {
 	case err := <-errc:
@@ -277,13 +281,60 @@ func TestTargetCrashedMidCall(t *testing.T) {
 }
 
 // pendingEvaluate starts an Evaluate that never settles and returns where
-// its error will arrive; it returns once the call is in flight.
-func pendingEvaluate(ctx context.Context, tab *Tab) <-chan error {
+// its error will arrive, once the page has seen the call start.
+func pendingEvaluate(ctx context.Context, t *testing.T, tab *Tab) <-chan error {
+	t.Helper()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := tab.Evaluate(ctx, `() => new Promise(() => {})`)
+		_, err := tab.Evaluate(ctx, neverSettles)
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitPending(ctx, t, tab, 1)
 	return errc
+}
+
+// neverSettles counts itself in the page, then never settles.
+const neverSettles = `() => { globalThis.__pending = (globalThis.__pending || 0) + 1; return new Promise(() => {}); }`
+
+// waitPending waits until n neverSettles calls are running in tab's page.
+func waitPending(ctx context.Context, t *testing.T, tab *Tab, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v, err := tab.Evaluate(ctx, `() => globalThis.__pending || 0`)
+		var got int
+		return err == nil && json.Unmarshal(v, &got) == nil && got >= n
+	}, 10*time.Second, 5*time.Millisecond, "the evaluate never reached the page")
+}
+
+// Title is the document's title as the page has it now: right after a
+// page sets it, and right after a navigation, never the browser's older
+// copy (its tab strip's, which follows the renderer a moment later).
+func TestTitleIsLive(t *testing.T) {
+	ctx := tctx(t, 30*time.Second)
+	url := serve("/title-live", `<!doctype html><title>First</title><p>x`)
+	tab := newTab(t, url)
+	for i := range 20 {
+		want := fmt.Sprintf("title %d", i)
+		_, err := tab.Evaluate(ctx, `(t) => { document.title = t; }`, want)
+		require.NoError(t, err)
+		got, err := tab.Title(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "the title the page set %d", i)
+	}
+	second := serve("/title-live-2", `<!doctype html><title>Second page</title><p>y`)
+	for range 5 {
+		_, err := tab.Goto(ctx, url, Load)
+		require.NoError(t, err)
+		_, err = tab.Goto(ctx, second, Load)
+		require.NoError(t, err)
+		got, err := tab.Title(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "Second page", got)
+	}
+	untitled := serve("/title-live-none", `<!doctype html><p>no title`)
+	_, err := tab.Goto(ctx, untitled, Load)
+	require.NoError(t, err)
+	got, err := tab.Title(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "", got, "a page without a title has none, not its address")
 }

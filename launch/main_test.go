@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/leakcheck"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(orphanHelperEnv) != "" {
 		os.Exit(orphanHelper())
 	}
-	os.Exit(runMain(m))
+	os.Exit(leakcheck.Wrap(func() int { return runMain(m) }))
 }
 
 func runMain(m *testing.M) int {
@@ -38,7 +39,10 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "chromium is required for the launch tests and was not found (%v).\ninstall it with: %s\n", err, testenv.ChromiumInstall)
 		return 1
 	}
-	tempRoot, err = os.MkdirTemp("", "launch-test-")
+	// Short: a profile under it must leave room for Chromium's singleton
+	// socket path (see maxSocketPath), or the TMPDIR tests see the
+	// fallback instead.
+	tempRoot, err = os.MkdirTemp("", "lt-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

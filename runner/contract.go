@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
@@ -350,7 +349,7 @@ func requestFields(t reflect.Type) []requestField {
 		}
 		name, _, _ := strings.Cut(tag, ",")
 		if name == "" {
-			name = lowerCamel(f.Name)
+			name = capnweb.JSName(f.Name)
 		}
 		out = append(out, requestField{Name: name, Index: f.Index, Type: f.Type})
 	}
@@ -386,22 +385,4 @@ func jsKind(a capnweb.Value) string {
 	default:
 		return fmt.Sprintf("a %T", x)
 	}
-}
-
-// lowerCamel is a Go name as capnweb shows it to scripts: the leading run
-// of capitals lowered ("Add" → "add", "URLFor" → "urlFor", "ID" → "id").
-// capnweb keeps its own copy unexported; the two must agree.
-func lowerCamel(s string) string {
-	r := []rune(s)
-	n := 0
-	for n < len(r) && unicode.IsUpper(r[n]) {
-		n++
-	}
-	if n > 1 && n < len(r) {
-		n-- // keep the capital that starts the next word
-	}
-	for i := range n {
-		r[i] = unicode.ToLower(r[i])
-	}
-	return string(r)
 }

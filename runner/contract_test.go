@@ -112,7 +112,7 @@ func (d *describer) capability(cap string, obj any) {
 	methods := map[string]contractMethod{}
 	for i := range t.NumMethod() {
 		m := t.Method(i)
-		name := lowerCamel(m.Name)
+		name := capnweb.JSName(m.Name)
 		key := cap + "." + name
 		ft := m.Type
 		var cm contractMethod
@@ -474,8 +474,8 @@ func TestRequestFieldNames(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	assert.Equal(t, []string{"dryRun", "parts", "timeout", "target", "modifiers"}, names, "embedded fields are flattened")
-	assert.Equal(t, "urlFor", lowerCamel("URLFor"))
-	assert.Equal(t, "id", lowerCamel("ID"))
-	assert.Equal(t, "ok", lowerCamel("OK"))
+	assert.Equal(t, "urlFor", capnweb.JSName("URLFor"))
+	assert.Equal(t, "id", capnweb.JSName("ID"))
+	assert.Equal(t, "ok", capnweb.JSName("OK"))
 	assert.True(t, strings.HasPrefix(targetHint, "a target is one of"))
 }

@@ -1,13 +1,13 @@
 package runner
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tranquil/automation/internal/leakcheck"
 )
 
 // leakGrace is how long the gate waits, after the last test, for
@@ -69,20 +69,10 @@ func checkLeftovers() error {
 // leakedGoroutines returns the stacks of the goroutines, other than the
 // caller's, that run or were started by the module's code or os/exec.
 func leakedGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var leaked []string
-	// The first stack is the caller's.
-	for _, g := range bytes.Split(buf, []byte("\n\n"))[1:] {
-		if bytes.Contains(g, []byte("github.com/tranquil/automation/")) || bytes.Contains(g, []byte("os/exec.")) {
-			leaked = append(leaked, string(g))
+	for _, g := range leakcheck.Stacks() {
+		if strings.Contains(g, "github.com/tranquil/automation/") || strings.Contains(g, "os/exec.") {
+			leaked = append(leaked, g)
 		}
 	}
 	return leaked

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1269,12 +1270,28 @@ func BenchmarkSDKCallLatency(b *testing.B) {
 
 // TestFakeHostRefusesImportsAsTheAppDoes plans the same scripts with a
 // real Manager and installs the SDK's fake host for each: the fake refuses
-// a script's imports exactly when the app refuses the run for them. (The
-// fake refuses more than the plan only where deno, not the plan, refuses
-// the run: an npm: package not in its cache, a host import= does not
-// name; testing_test.ts covers those.)
+// a script's imports exactly when the app refuses the run for them, in an
+// app without a JSR registry and in one with (whose registry's @std
+// packages reach every module the scripts name). (The fake refuses more
+// than the plan only where deno, not the plan, refuses the run: an npm:
+// package not in its cache, a host import= does not name;
+// testing_test.ts covers those.)
 func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
-	e := newMgr(t, nil)
+	t.Run("no registry", func(t *testing.T) { fakeAgreesOnImports(t, newMgr(t, nil), false) })
+	t.Run("registry", func(t *testing.T) {
+		pkgs := map[string]map[string]string{}
+		for _, name := range stdNames(t) {
+			pkgs[name] = map[string]string{"mod.ts": "export const name = \"" + name + "\";\n"}
+		}
+		pkgs["@std/assert"] = map[string]string{"mod.ts": "export const assert = (v: unknown) => { if (!v) throw new Error(\"assert\"); };\n"}
+		pkgs["@std/fmt"] = map[string]string{"mod.ts": "export * from \"./colors.ts\";\n", "colors.ts": "export const red = (s: string) => s;\n"}
+		pkgs["@std/path"] = map[string]string{"mod.ts": "export * from \"./join.ts\";\n", "join.ts": "export const join = (...p: string[]) => p.join(\"/\");\n"}
+		reg := serveJSR(t, pkgs)
+		fakeAgreesOnImports(t, newMgr(t, func(c *Config) { c.JSR = reg.URL }), true)
+	})
+}
+
+func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 	scripts := map[string]struct {
 		src   string
 		files map[string]string
@@ -1316,11 +1333,12 @@ func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
 	sdk, err := MaterializeSDK(t.TempDir())
 	require.NoError(t, err)
 	driver := filepath.Join(t.TempDir(), "driver.ts")
-	require.NoError(t, os.WriteFile(driver, []byte(`import { installFakeHost, RemoteImportError } from "tranquil/automation/testing";
+	require.NoError(t, os.WriteFile(driver, []byte(`const STD = `+strconv.FormatBool(stdModules)+`;
+import { installFakeHost, RemoteImportError } from "tranquil/automation/testing";
 const out: Record<string, string> = {};
 for (const p of Deno.args) {
   try {
-    using _host = installFakeHost({ script: p });
+    using _host = installFakeHost({ script: p, stdModules: STD });
     out[p] = "ok";
   } catch (e) {
     out[p] = e instanceof RemoteImportError ? "refused" : String(e);
@@ -1341,5 +1359,10 @@ console.log(JSON.stringify(out));
 		assert.Equal(t, app[p], fake[p], "%s: the app says %s, the fake host %s", name, app[p], fake[p])
 	}
 	t.Logf("verdicts: %v", app)
-	assert.Equal(t, "refused", app[filepath.Join(e.dir, "std", "script.ts")], "the test sees refusals at all")
+	if stdModules {
+		assert.Equal(t, "ok", app[filepath.Join(e.dir, "std", "script.ts")], "the registry's packages load")
+		assert.Equal(t, "refused", app[filepath.Join(e.dir, "https", "script.ts")], "the test sees refusals at all")
+	} else {
+		assert.Equal(t, "refused", app[filepath.Join(e.dir, "std", "script.ts")], "the test sees refusals at all")
+	}
 }

@@ -60,10 +60,10 @@ func (s *supervisor) run() (expired string) {
 // are closed at once, even where a process that left the group still
 // holds them. With now it is Config.KillGrace: the group dies at once,
 // and pipes such a process holds are read for at most the WaitDelay. The
-// run is then settled: closing the tabs it opened takes at most the 10 s
-// releaseTabs allows the host, so a cancelled run is Done within
-// CancelGrace + KillGrace + 10 s (13 s by default), a killed one within
-// KillGrace + 10 s, plus the history's writes. A timed-out run's
+// run is then settled: closing the tabs it opened takes at most
+// releaseTimeout (10 s), so a cancelled run is Done within
+// CancelGrace + KillGrace + releaseTimeout (13 s by default), a killed one
+// within KillGrace + releaseTimeout, plus the history's writes. A timed-out run's
 // goroutine then notifies the host, within notifyTimeout (5 s) more. A
 // process the kernel cannot kill (stuck in the kernel) is waited for all
 // the same.

@@ -223,13 +223,18 @@ func (r *Run) logAction(a cdp.Action) {
 	r.recordAction(history.Action{At: time.Now().UTC(), Method: a.Method, Target: a.Target, Site: a.Site, Outcome: a.Outcome})
 }
 
+// releaseTimeout bounds how long a settling run gives the host to close
+// the tabs it opened: a host's Close may wait for the browser's
+// beforeunload handling, yet a stuck browser must not hold the run open.
+const releaseTimeout = 10 * time.Second
+
 // releaseTabs closes every tab the run opened and detaches from the rest.
 func (r *Run) releaseTabs() {
 	r.mu.Lock()
 	tabs := r.tabs
 	r.tabs = nil
 	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	for _, t := range tabs {
 		r.dropTab(ctx, t, t.opened)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tranquil/automation/internal/leakcheck"
 )
 
 // Install commands printed when a tool is missing.
@@ -109,24 +111,22 @@ func isExecutable(p string) bool {
 }
 
 // CheckGoroutines records the goroutines running now and, when t ends, fails
-// it if new ones are still running after a grace period. Call it first in a
-// test that must not leak; it is not for parallel tests, whose goroutines
-// overlap.
+// it if goroutines started since are still running after a grace period.
+// Call it first in a test that must not leak; it is not for parallel tests,
+// whose goroutines overlap.
 func CheckGoroutines(t testing.TB) {
 	t.Helper()
-	before := runtime.NumGoroutine()
+	before := leakcheck.Snapshot()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("goroutine leak: %d running before, %d after\n%s", before, n, buf)
+		if left := before.Since(checkGrace); len(left) > 0 {
+			t.Errorf("goroutine leak: %d still running\n%s", len(left), strings.Join(left, "\n\n"))
 		}
 	})
 }
+
+// checkGrace is how long CheckGoroutines waits for a test's goroutines to
+// end: a closed connection's reader ends a moment after the close.
+const checkGrace = 3 * time.Second
 
 // DenoCacheDir is the deno module cache tests share, so that each test's
 // run manager does not download the SDK's npm dependency again: $DENO_DIR,

@@ -278,7 +278,7 @@ func fieldName(f reflect.StructField) (name string, omitEmpty, skip bool) {
 	}
 	name, opts, _ := strings.Cut(tag, ",")
 	if name == "" {
-		name = lowerCamel(f.Name)
+		name = JSName(f.Name)
 	}
 	return name, strings.Contains(","+opts+",", ",omitempty,"), false
 }

@@ -69,7 +69,7 @@ func methodsOf(t reflect.Type) map[string]*method {
 		if !rm.IsExported() || rm.Name == "Dispose" {
 			continue
 		}
-		name := lowerCamel(rm.Name)
+		name := JSName(rm.Name)
 		if n, ok := renames[rm.Name]; ok {
 			name = n
 		}
@@ -168,10 +168,10 @@ func signature(ft reflect.Type, recv bool) *method {
 	return m
 }
 
-// lowerCamel maps a Go method name to the name scripts use: the leading
-// run of capitals is lowered ("Add" → "add", "URLFor" → "urlFor", "ID" →
-// "id").
-func lowerCamel(s string) string {
+// JSName is the name the peer sees for a Go method, or for a struct field
+// without a json tag: the leading run of capitals is lowered ("Add" →
+// "add", "URLFor" → "urlFor", "ID" → "id").
+func JSName(s string) string {
 	r := []rune(s)
 	n := 0
 	for n < len(r) && unicode.IsUpper(r[n]) {
@@ -180,7 +180,7 @@ func lowerCamel(s string) string {
 	if n > 1 && n < len(r) {
 		n-- // keep the capital that starts the next word
 	}
-	for i := 0; i < n; i++ {
+	for i := range n {
 		r[i] = unicode.ToLower(r[i])
 	}
 	return string(r)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/tranquil/automation/internal/testenv"
-	"github.com/tranquil/automation/rpc/internal/leakcheck"
+	"github.com/tranquil/automation/internal/leakcheck"
 )
 
 // TestMain fails the run when the tests, internal and external alike,

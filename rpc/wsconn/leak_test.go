@@ -3,7 +3,7 @@ package wsconn
 import (
 	"testing"
 
-	"github.com/tranquil/automation/rpc/internal/leakcheck"
+	"github.com/tranquil/automation/internal/leakcheck"
 )
 
 // TestMain fails the run when the tests leave goroutines running.

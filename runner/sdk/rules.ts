@@ -948,14 +948,18 @@ export class RemoteImportError extends TypeError {
  * --allow-import takes http: and https: modules from those hosts only
  * ("*.example.com" covering its subdomains), jsr: ones when jsr.io is one
  * of them, and fetches npm: packages. Every other specifier (a local
- * file, node:, data:) is not remote.
+ * file, node:, data:) is not remote. registry are the jsr: packages an app
+ * that names a JSR registry (runner.Config.JSR) caches for every run: the
+ * @std packages of the SDK's import map, which load whatever the hosts.
  */
 export function importRefusal(
   specifier: string,
   imports: readonly string[],
   cached: readonly string[] = [],
+  registry: readonly string[] = [],
 ): string | undefined {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(specifier)?.[1].toLowerCase();
+  if (scheme === "jsr" && registry.includes(jsrPackage(specifier))) return undefined;
   if (scheme === "npm") {
     if (imports.length > 0 || cached.includes(specifier)) return undefined;
     return `${specifier} cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache, which holds the SDK's own; add import= to the // @permissions line if the app allows that`;
@@ -985,4 +989,9 @@ export function importRefusal(
   return `${specifier} cannot be loaded: ${host}${from} is not one of the hosts the run may import from (${
     imports.join(", ")
   })`;
+}
+
+/** jsrPackage is the package a jsr: specifier names: "@std/async" for "jsr:/@std/async@^1/pool". */
+export function jsrPackage(specifier: string): string {
+  return /^jsr:\/?(@[^/@]+\/[^/@]+)/.exec(specifier)?.[1] ?? "";
 }

@@ -60,7 +60,15 @@
 
 import { FakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
 import { type Capability, install, type JournalEntry, Runtime } from "./runtime.ts";
-import { capabilities, decodeUTF8, type Header, importRefusal, parseHeader, RemoteImportError } from "./rules.ts";
+import {
+  capabilities,
+  decodeUTF8,
+  type Header,
+  importRefusal,
+  jsrPackage,
+  parseHeader,
+  RemoteImportError,
+} from "./rules.ts";
 import { copy, served } from "./served.ts";
 import { fromFileUrl, resolvePath, toFileUrl } from "./path.ts";
 import sdkConfig from "./deno.json" with { type: "json" };
@@ -125,6 +133,12 @@ export interface FakeHostOptions extends FakeBrowserOptions {
    * Default none, as in an app that sets none.
    */
   defaultImports?: string[];
+  /**
+   * Whether the app names a JSR registry (runner.Config.JSR), so that the
+   * @std packages of the SDK's import map load for every run. Default
+   * false, as in an app that names none.
+   */
+  stdModules?: boolean;
   /** The script's directory, for files and relative paths. Default: the script's, else the working directory. */
   scriptDir?: string;
   /** context.trigger. Default undefined. */
@@ -237,7 +251,7 @@ export class FakeHost implements Disposable {
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
       this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
-      checkImports(this.#script, [...this.header.import, ...(opts.defaultImports ?? [])]);
+      checkImports(this.#script, [...this.header.import, ...(opts.defaultImports ?? [])], opts.stdModules ?? false);
       perms = {
         grant: capabilities(this.header),
         sites: this.header.sites.length > 0 ? this.header.sites : undefined,
@@ -407,8 +421,9 @@ function specifiersOf(src: string): string[] {
  * hosts could not load. Modules it cannot read are not followed; the
  * SDK's own are not checked.
  */
-function checkImports(url: URL, imports: readonly string[]): void {
+function checkImports(url: URL, imports: readonly string[], stdModules: boolean): void {
   const cached = Object.values(IMPORT_MAP).filter((v) => v.startsWith("npm:"));
+  const registry = stdModules ? Object.values(IMPORT_MAP).filter((v) => v.startsWith("jsr:")).map(jsrPackage) : [];
   const refused: { specifier: string; why: string }[] = [];
   const seen = new Set<string>();
   const visit = (file: URL) => {
@@ -427,7 +442,7 @@ function checkImports(url: URL, imports: readonly string[]): void {
         if (/\.[cm]?[jt]sx?$/.test(new URL(resolved).pathname)) visit(new URL(resolved));
         continue;
       }
-      const why = importRefusal(resolved, imports, cached);
+      const why = importRefusal(resolved, imports, cached, registry);
       if (why !== undefined && !refused.some((r) => r.specifier === resolved)) {
         refused.push({ specifier: resolved, why });
       }

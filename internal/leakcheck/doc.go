@@ -5,7 +5,9 @@
 //
 //   - [Main] runs a package's tests from its TestMain and fails the run
 //     when goroutines started while they ran are still running after a
-//     grace period.
+//     grace period; [Wrap] does the same around a TestMain's own setup
+//     and teardown.
+//   - [Stacks] lists the goroutines running now, for a gate of its own.
 //   - [Snapshot] and [Since] find such goroutines around any piece of
 //     code, for a test that checks one case.
 //

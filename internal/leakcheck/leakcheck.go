@@ -25,9 +25,17 @@ const Grace = 5 * time.Second
 //
 // A fuzzing run is not checked: the fuzzing engine keeps goroutines of
 // its own, and its coordinator gives a worker little time to exit.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Wrap(m.Run)) }
+
+// Wrap runs a TestMain's work (m.Run with the package's own setup and
+// teardown around it) and returns its exit status, or 1 when it returned
+// 0 but goroutines started meanwhile are still running after [Grace]; it
+// prints their stacks then.
+//
+//	func TestMain(m *testing.M) { os.Exit(leakcheck.Wrap(func() int { return run(m) })) }
+func Wrap(run func() int) int {
 	before := Snapshot()
-	code := m.Run()
+	code := run()
 	if code == 0 && !fuzzing() {
 		if left := before.Since(Grace); len(left) > 0 {
 			fmt.Fprintf(os.Stderr, "leakcheck: %d goroutine(s) outlived the tests:\n\n%s\n", len(left), strings.Join(left, "\n\n"))
@@ -35,7 +43,20 @@ func Main(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
+}
+
+// Stacks returns the stack of every goroutine but the caller's, for a
+// gate that picks the ones it cares about by what they run.
+func Stacks() []string {
+	self := current()
+	var out []string
+	for _, g := range dump() {
+		if g.id != self {
+			out = append(out, g.stack)
+		}
+	}
+	return out
 }
 
 // fuzzing reports whether this process coordinates or runs a fuzzing
