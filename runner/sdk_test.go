@@ -1296,17 +1296,20 @@ func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 		src   string
 		files map[string]string
 	}{
-		"std":       {src: "// @permissions none\nimport { assert } from \"@std/assert\";\nconsole.log(assert);\n"},
-		"jsr":       {src: "// @permissions none\nimport \"jsr:@std/fmt@^1/colors\";\n"},
-		"https":     {src: "// @permissions none\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
-		"typeOnly":  {src: "// @permissions none\nimport type { T } from \"https://esm.sh/t@1\";\nconst t: T | undefined = undefined;\nconsole.log(t);\n"},
-		"dynamic":   {src: "// @permissions none\nconst m = await import(\"jsr:@std/path@^1\");\nconsole.log(m);\n"},
-		"reexport":  {src: "// @permissions none\nexport { join } from \"@std/path\";\n"},
-		"viaHelper": {src: "// @permissions read=helper.ts\nimport { join } from \"./helper.ts\";\nconsole.log(join);\n", files: map[string]string{"helper.ts": "export { join } from \"@std/path/join\";\n"}},
-		"sdk":       {src: "// @permissions none\nimport { ui } from \"tranquil/automation\";\nimport { RpcTarget } from \"capnweb\";\nconsole.log(ui, RpcTarget);\n"},
-		"node":      {src: "// @permissions none\nimport { join } from \"node:path\";\nconsole.log(join);\n"},
-		"comment":   {src: "// @permissions none\n// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n"},
-		"granted":   {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+		"std":        {src: "// @permissions none\nimport { assert } from \"@std/assert\";\nconsole.log(assert);\n"},
+		"jsr":        {src: "// @permissions none\nimport \"jsr:@std/fmt@^1/colors\";\n"},
+		"https":      {src: "// @permissions none\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+		"typeOnly":   {src: "// @permissions none\nimport type { T } from \"https://esm.sh/t@1\";\nconst t: T | undefined = undefined;\nconsole.log(t);\n"},
+		"dynamic":    {src: "// @permissions none\nconst m = await import(\"jsr:@std/path@^1\");\nconsole.log(m);\n"},
+		"reexport":   {src: "// @permissions none\nexport { join } from \"@std/path\";\n"},
+		"viaHelper":  {src: "// @permissions read=helper.ts\nimport { join } from \"./helper.ts\";\nconsole.log(join);\n", files: map[string]string{"helper.ts": "export { join } from \"@std/path/join\";\n"}},
+		"sdk":        {src: "// @permissions none\nimport { ui } from \"tranquil/automation\";\nimport { RpcTarget } from \"capnweb\";\nconsole.log(ui, RpcTarget);\n"},
+		"node":       {src: "// @permissions none\nimport { join } from \"node:path\";\nconsole.log(join);\n"},
+		"comment":    {src: "// @permissions none\n// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n"},
+		"granted":    {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
+		"undeclared": {src: "// @permissions none\nimport { v } from \"./helper.ts\";\nconsole.log(v);\n", files: map[string]string{"helper.ts": "export const v = 1;\n"}},
+		"textFile":   {src: "// @permissions none\nimport s from \"./notes.txt\" with { type: \"text\" };\nconsole.log(s);\n", files: map[string]string{"notes.txt": "secret"}},
+		"declared":   {src: "// @permissions read=notes.txt\nimport s from \"./notes.txt\" with { type: \"text\" };\nconsole.log(s);\n", files: map[string]string{"notes.txt": "secret"}},
 	}
 	var paths []string
 	app := map[string]string{}
@@ -1324,6 +1327,8 @@ func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 			app[p] = "ok"
 		case errors.Is(plan.Refused, ErrRemoteImport):
 			app[p] = "refused"
+		case errors.Is(plan.Refused, ErrUndeclaredImport):
+			app[p] = "undeclared"
 		default:
 			t.Fatalf("%s: the app refused the run for another reason: %v", name, plan.Refused)
 		}
@@ -1334,14 +1339,14 @@ func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 	require.NoError(t, err)
 	driver := filepath.Join(t.TempDir(), "driver.ts")
 	require.NoError(t, os.WriteFile(driver, []byte(`const STD = `+strconv.FormatBool(stdModules)+`;
-import { installFakeHost, RemoteImportError } from "tranquil/automation/testing";
+import { installFakeHost, RemoteImportError, UndeclaredImportError } from "tranquil/automation/testing";
 const out: Record<string, string> = {};
 for (const p of Deno.args) {
   try {
     using _host = installFakeHost({ script: p, stdModules: STD });
     out[p] = "ok";
   } catch (e) {
-    out[p] = e instanceof RemoteImportError ? "refused" : String(e);
+    out[p] = e instanceof RemoteImportError ? "refused" : e instanceof UndeclaredImportError ? "undeclared" : String(e);
   }
 }
 console.log(JSON.stringify(out));

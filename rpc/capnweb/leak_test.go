@@ -3,8 +3,8 @@ package capnweb
 import (
 	"testing"
 
-	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/internal/leakcheck"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // TestMain fails the run when the tests, internal and external alike,

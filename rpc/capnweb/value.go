@@ -62,4 +62,3 @@ var reservedKeys = map[string]bool{
 	"isPrototypeOf": true, "propertyIsEnumerable": true, "toLocaleString": true,
 	"toString": true, "valueOf": true, "toJSON": true,
 }
-

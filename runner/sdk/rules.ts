@@ -935,6 +935,26 @@ export class RemoteImportError extends TypeError {
 }
 
 /**
+ * UndeclaredImportError is the app's refusal of a script whose modules
+ * import a local file that is neither the script, the SDK, nor inside one
+ * of its read= grants (runner.ErrUndeclaredImport): deno loads a static
+ * import without any permission check, so the header alone would not stop
+ * it.
+ */
+export class UndeclaredImportError extends TypeError {
+  override name = "UndeclaredImportError";
+  readonly code = "refused";
+  /** The file imported without a grant. */
+  readonly path: string;
+  constructor(path: string) {
+    super(
+      `the script imports a file it did not declare: ${path}; add read=${path} to its // @permissions line if it should`,
+    );
+    this.path = path;
+  }
+}
+
+/**
  * importRefusal says why a run cannot load the module specifier (already
  * resolved through the SDK's import map), or returns undefined when it
  * can. imports are the hosts the run may import code from: its import=

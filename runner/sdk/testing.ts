@@ -68,6 +68,7 @@ import {
   jsrPackage,
   parseHeader,
   RemoteImportError,
+  UndeclaredImportError,
 } from "./rules.ts";
 import { copy, served } from "./served.ts";
 import { fromFileUrl, resolvePath, toFileUrl } from "./path.ts";
@@ -83,6 +84,7 @@ export {
   parseHeader,
   RemoteImportError,
   siteAllowed,
+  UndeclaredImportError,
 } from "./rules.ts";
 export type {
   FakeAction,
@@ -124,7 +126,9 @@ export interface FakeHostOptions extends FakeBrowserOptions {
    * https: or jsr: module (an @std one included) when neither the header's
    * import= nor defaultImports name a host, one from a host they do not
    * name otherwise, and an npm: package other than the SDK's own when no
-   * host is named. host.run() then runs it, again at each call.
+   * host is named; an UndeclaredImportError for a local file outside the
+   * SDK its read= grants do not cover. host.run() then runs it, again at
+   * each call.
    */
   script?: string | URL;
   /**
@@ -251,7 +255,12 @@ export class FakeHost implements Disposable {
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
       this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
-      checkImports(this.#script, [...this.header.import, ...(opts.defaultImports ?? [])], opts.stdModules ?? false);
+      checkImports(
+        this.#script,
+        [...this.header.import, ...(opts.defaultImports ?? [])],
+        opts.stdModules ?? false,
+        this.header.read,
+      );
       perms = {
         grant: capabilities(this.header),
         sites: this.header.sites.length > 0 ? this.header.sites : undefined,
@@ -418,10 +427,11 @@ function specifiersOf(src: string): string[] {
 /**
  * checkImports throws a RemoteImportError when the script at url, or a
  * local module it imports, names remote code a run with these import
- * hosts could not load. Modules it cannot read are not followed; the
- * SDK's own are not checked.
+ * hosts could not load, and an UndeclaredImportError for a local file
+ * outside the SDK that no read= grant covers. Modules it cannot read are
+ * not followed; the SDK's own are not checked.
  */
-function checkImports(url: URL, imports: readonly string[], stdModules: boolean): void {
+function checkImports(url: URL, imports: readonly string[], stdModules: boolean, reads: readonly string[]): void {
   const cached = Object.values(IMPORT_MAP).filter((v) => v.startsWith("npm:"));
   const registry = stdModules ? Object.values(IMPORT_MAP).filter((v) => v.startsWith("jsr:")).map(jsrPackage) : [];
   const refused: { specifier: string; why: string }[] = [];
@@ -439,7 +449,11 @@ function checkImports(url: URL, imports: readonly string[], stdModules: boolean)
       const resolved = resolveSpecifier(spec, file);
       if (resolved === undefined) continue;
       if (resolved.startsWith("file:")) {
-        if (/\.[cm]?[jt]sx?$/.test(new URL(resolved).pathname)) visit(new URL(resolved));
+        const local = new URL(resolved);
+        if (!local.href.startsWith(SDK_URL) && local.href !== url.href && !granted(fromFileUrl(local), reads)) {
+          throw new UndeclaredImportError(fromFileUrl(local));
+        }
+        if (/\.[cm]?[jt]sx?$/.test(local.pathname)) visit(local);
         continue;
       }
       const why = importRefusal(resolved, imports, cached, registry);
@@ -450,6 +464,21 @@ function checkImports(url: URL, imports: readonly string[], stdModules: boolean)
   };
   visit(url);
   if (refused.length > 0) throw new RemoteImportError(refused);
+}
+
+/**
+ * granted reports whether a read= grant covers path once its links are
+ * resolved, as the app checks it; a path that cannot be resolved is not
+ * covered.
+ */
+function granted(path: string, reads: readonly string[]): boolean {
+  let real: string;
+  try {
+    real = Deno.realPathSync(path);
+  } catch {
+    return false;
+  }
+  return reads.some((r) => real === r || real.startsWith(r.endsWith("/") ? r : r + "/"));
 }
 
 function scriptUrl(s: string | URL): URL {

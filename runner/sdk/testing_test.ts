@@ -1,5 +1,5 @@
 import { context, NotGrantedError, tabs, ui } from "./mod.ts";
-import { HeaderError, installFakeHost, parsePermissions, RemoteImportError } from "./testing.ts";
+import { HeaderError, installFakeHost, parsePermissions, RemoteImportError, UndeclaredImportError } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
 function script(text: string, files: Record<string, string> = {}): string {
@@ -107,13 +107,15 @@ Deno.test("the fake host refuses remote imports a run without import= could not 
   assertEquals(refusedImports(none, `const m = await import("jsr:@std/path");`), ["jsr:@std/path"]);
   // Through a local module, in turn.
   assertEquals(
-    refusedImports(none, `import "./helper.ts";`, { files: { "helper.ts": `export { join } from "@std/path";\n` } }),
+    refusedImports("// @permissions read=helper.ts", `import "./helper.ts";`, {
+      files: { "helper.ts": `export { join } from "@std/path";\n` },
+    }),
     ["jsr:@std/path@^1"],
   );
-  // What every run may load: the SDK, its own npm package, Deno's built-ins, local files; and comments.
+  // What every run may load: the SDK, its own npm package, Deno's built-ins, declared local files; and comments.
   assertEquals(
     refusedImports(
-      none,
+      "// @permissions read=data.json",
       [
         `import { ui } from "tranquil/automation";`,
         `import { RpcTarget } from "capnweb";`,
@@ -139,6 +141,31 @@ Deno.test("the fake host refuses remote imports a run without import= could not 
     e.message.includes("jsr:@std/assert@^1 cannot be loaded, since this app gives runs no remote code"),
     e.message,
   );
+});
+
+Deno.test("the fake host refuses a local file no read= grant covers, as the app does", () => {
+  const files = { "helper.ts": "export const v = 1;\n", "notes.txt": "secret" };
+  for (
+    const [header, body, refused] of [
+      ["// @permissions none", `import { v } from "./helper.ts";`, "helper.ts"],
+      ["// @permissions none", `import s from "./notes.txt" with { type: "text" };`, "notes.txt"],
+      ["// @permissions read=helper.ts", `import { v } from "./helper.ts";`, ""],
+    ] as const
+  ) {
+    const path = script(`${header}\n${body}`, files);
+    let err: unknown;
+    try {
+      using _host = installFakeHost({ script: path });
+    } catch (e) {
+      err = e;
+    }
+    if (refused === "") {
+      assertEquals(err, undefined);
+      continue;
+    }
+    assert(err instanceof UndeclaredImportError && err.code === "refused", String(err));
+    assertEquals(err.path, Deno.realPathSync(path.slice(0, path.lastIndexOf("/"))) + "/" + refused);
+  }
 });
 
 Deno.test("the fake host lets a run import from its import= hosts only", () => {
