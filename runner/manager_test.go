@@ -411,9 +411,12 @@ await context.result({ run: context.runId, other });
 
 func TestQueueBeyondMaxConcurrency(t *testing.T) {
 	e := newMgr(t, func(c *Config) { c.MaxConcurrent = 2 })
-	p := e.script(t, "q.ts", "// @permissions none\nawait new Promise((r) => setTimeout(r, 600));\n")
 	var runs []*Run
 	for i := range 5 {
+		// Each run lasts 300 ms longer than the one before, so no two
+		// slots come free at once: two runs handed slots together would
+		// report their start in either order, FIFO or not.
+		p := e.script(t, fmt.Sprintf("q%d.ts", i), fmt.Sprintf("// @permissions none\nawait new Promise((r) => setTimeout(r, %d));\n", 500+300*i))
 		r, err := e.m.Start(context.Background(), Request{Script: p})
 		require.NoError(t, err)
 		runs = append(runs, r)
