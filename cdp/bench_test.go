@@ -28,12 +28,10 @@ func BenchmarkGotoPolicy(b *testing.B) {
 	}
 	defer p.Close()
 	for _, r := range []string{"a.css", "b.js", "c.png", "d.png", "e.json"} {
-		if _, loaded := registerOnce.LoadOrStore("/bench-res/"+r, true); !loaded {
-			pages.HandleFunc("/bench-res/"+r, func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Cache-Control", "no-store")
-				fmt.Fprint(w, "/* resource */")
-			})
-		}
+		pages.Once("/bench-res/"+r, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Cache-Control", "no-store")
+			fmt.Fprint(w, "/* resource */")
+		}))
 	}
 	page := serve("/bench-goto", `<title>bench</title><link rel=stylesheet href="/bench-res/a.css">
 <script src="/bench-res/b.js"></script><img src="/bench-res/c.png"><img src="/bench-res/d.png">

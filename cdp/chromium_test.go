@@ -18,7 +18,7 @@ import (
 // browsers, but it imports this package, so the tests here start theirs
 // the same way with less: the flags, process group and profile of a
 // launch, none of its diagnostics. Its profile lives in tempRoot, where
-// checkLeaks looks.
+// testenv.BrowserLeaks looks.
 type testBrowser struct {
 	cmd      *exec.Cmd
 	dir      string

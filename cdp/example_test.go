@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/tranquil/automation/cdp"
@@ -14,23 +11,9 @@ import (
 	"github.com/tranquil/automation/launch"
 )
 
-func loopbackServer(html string) *httptest.Server {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	s := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", testenv.LoopbackCSP)
-		fmt.Fprint(w, html)
-	})}}
-	s.Start()
-	return s
-}
-
 // Launch a browser, open a tab, read the page and fill in a field.
 func ExampleTab_Fill() {
-	srv := loopbackServer(`<label for=e>Email</label><input id=e type=email>`)
+	srv := testenv.HTMLSite(`<label for=e>Email</label><input id=e type=email>`)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -61,7 +44,7 @@ func ExampleTab_Fill() {
 
 // Evaluate passes arguments by value and awaits promises.
 func ExampleTab_Evaluate() {
-	srv := loopbackServer(`<title>Hello</title>`)
+	srv := testenv.HTMLSite(`<title>Hello</title>`)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

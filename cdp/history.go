@@ -3,11 +3,9 @@ package cdp
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 
 	devtools "github.com/mafredri/cdp"
-	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/protocol/target"
 )
 
@@ -28,30 +26,15 @@ func (t *Tab) ConsoleHistory(ctx context.Context) ([]ConsoleMessage, []*EvalErro
 	var console []ConsoleMessage
 	var exceptions []*EvalError
 	observe := func(method string, params json.RawMessage) {
-		switch method {
-		case "Runtime.consoleAPICalled":
-			var ev runtime.ConsoleAPICalledReply
-			if json.Unmarshal(params, &ev) != nil {
-				return
-			}
-			parts := make([]string, 0, len(ev.Args))
-			for _, a := range ev.Args {
-				parts = append(parts, renderObject(a))
-			}
-			mu.Lock()
-			console = append(console, ConsoleMessage{Type: ev.Type, Text: strings.Join(parts, " ")})
-			mu.Unlock()
-		case "Runtime.exceptionThrown":
-			var ev struct {
-				ExceptionDetails runtime.ExceptionDetails `json:"exceptionDetails"`
-			}
-			if json.Unmarshal(params, &ev) != nil {
-				return
-			}
-			e := evalErrorOf(&ev.ExceptionDetails)
-			mu.Lock()
+		m, isMsg := consoleMessageOf(method, params)
+		e := pageErrorOf(method, params)
+		mu.Lock()
+		defer mu.Unlock()
+		if isMsg {
+			console = append(console, m)
+		}
+		if e != nil {
 			exceptions = append(exceptions, e)
-			mu.Unlock()
 		}
 	}
 	conn, rt, err := b.m.open(ctx, string(r.SessionID), observe)

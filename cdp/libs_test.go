@@ -34,10 +34,7 @@ func libsDir(t *testing.T) string {
 			t.Fatalf("the component library %s for the test pages is not installed in %s; install them with: %s", pkg, dir, libsInstall)
 		}
 	}
-	if _, loaded := registerOnce.LoadOrStore("/lib/", true); !loaded {
-		files := http.StripPrefix("/lib/", http.FileServer(http.Dir(dir)))
-		pages.Handle("/lib/", files)
-	}
+	pages.Once("/lib/", http.StripPrefix("/lib/", http.FileServer(http.Dir(dir))))
 	return dir
 }
 

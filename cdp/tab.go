@@ -443,36 +443,50 @@ type ConsoleMessage struct {
 // not call the tab. The returned func stops the calls.
 func (t *Tab) OnConsole(f func(ConsoleMessage)) (stop func()) {
 	return t.subscribe(func(method string, params json.RawMessage) {
-		if method != "Runtime.consoleAPICalled" {
-			return
+		if m, ok := consoleMessageOf(method, params); ok {
+			f(m)
 		}
-		var ev runtime.ConsoleAPICalledReply
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		parts := make([]string, 0, len(ev.Args))
-		for _, a := range ev.Args {
-			parts = append(parts, renderObject(a))
-		}
-		f(ConsoleMessage{Type: ev.Type, Text: strings.Join(parts, " ")})
 	})
+}
+
+// consoleMessageOf reads a Runtime.consoleAPICalled event.
+func consoleMessageOf(method string, params json.RawMessage) (ConsoleMessage, bool) {
+	if method != "Runtime.consoleAPICalled" {
+		return ConsoleMessage{}, false
+	}
+	var ev runtime.ConsoleAPICalledReply
+	if json.Unmarshal(params, &ev) != nil {
+		return ConsoleMessage{}, false
+	}
+	parts := make([]string, 0, len(ev.Args))
+	for _, a := range ev.Args {
+		parts = append(parts, renderObject(a))
+	}
+	return ConsoleMessage{Type: ev.Type, Text: strings.Join(parts, " ")}, true
 }
 
 // OnPageError calls f for each uncaught exception or unhandled rejection in
 // the page. The same rules as for OnConsole apply to f.
 func (t *Tab) OnPageError(f func(*EvalError)) (stop func()) {
 	return t.subscribe(func(method string, params json.RawMessage) {
-		if method != "Runtime.exceptionThrown" {
-			return
+		if e := pageErrorOf(method, params); e != nil {
+			f(e)
 		}
-		var ev struct {
-			ExceptionDetails runtime.ExceptionDetails `json:"exceptionDetails"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		f(evalErrorOf(&ev.ExceptionDetails))
 	})
+}
+
+// pageErrorOf reads a Runtime.exceptionThrown event; nil for any other.
+func pageErrorOf(method string, params json.RawMessage) *EvalError {
+	if method != "Runtime.exceptionThrown" {
+		return nil
+	}
+	var ev struct {
+		ExceptionDetails runtime.ExceptionDetails `json:"exceptionDetails"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return nil
+	}
+	return evalErrorOf(&ev.ExceptionDetails)
 }
 
 func renderObject(o runtime.RemoteObject) string {

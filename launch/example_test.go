@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"time"
 
@@ -16,24 +13,10 @@ import (
 	"github.com/tranquil/automation/launch"
 )
 
-func loopbackServer(html string) *httptest.Server {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	s := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", testenv.LoopbackCSP)
-		fmt.Fprint(w, html)
-	})}}
-	s.Start()
-	return s
-}
-
 // Chromium starts a headless browser of the host's own, reachable only
 // over its pipe, and Close removes every trace of it.
 func ExampleChromium() {
-	srv := loopbackServer(`<title>Hello</title>`)
+	srv := testenv.HTMLSite(`<title>Hello</title>`)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -68,7 +51,7 @@ func ExampleChromium() {
 // A Launcher starts a browser, reads its state and removes every trace of
 // it again.
 func ExampleLauncher() {
-	srv := loopbackServer(`<title>Inbox</title><h1>3 unread</h1><input id=search autofocus>`)
+	srv := testenv.HTMLSite(`<title>Inbox</title><h1>3 unread</h1><input id=search autofocus>`)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -130,7 +113,7 @@ func ExampleLauncher_Launch_policy() {
 
 // QA checks a page the way a release smoke test would.
 func ExampleQA() {
-	srv := loopbackServer(`<title>App</title><nav id=explorer>Explorer</nav><script>console.error("oops")</script>`)
+	srv := testenv.HTMLSite(`<title>App</title><nav id=explorer>Explorer</nav><script>console.error("oops")</script>`)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -3,13 +3,8 @@ package launch
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +17,7 @@ import (
 var (
 	shared   *Process
 	tempRoot string
-	pages    = http.NewServeMux()
+	pages    = testenv.NewPages()
 	site     *httptest.Server // 127.0.0.1
 )
 
@@ -49,13 +44,7 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tempRoot)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	site = &httptest.Server{Listener: ln, Config: &http.Server{Handler: testenv.LoopbackOnly(pages)}}
-	site.Start()
+	site = testenv.Site(pages)
 	defer site.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -71,7 +60,7 @@ func runMain(m *testing.M) int {
 		code = 1
 	}
 	if code == 0 {
-		if err := checkLeaks(); err != nil {
+		if err := testenv.BrowserLeaks(tempRoot); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
@@ -79,42 +68,10 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// checkLeaks fails the run if a launched browser left a process or a
-// profile directory behind.
-func checkLeaks() error {
-	entries, _ := os.ReadDir(tempRoot)
-	if len(entries) > 0 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return fmt.Errorf("leak: profile directories left in %s: %v", tempRoot, names)
-	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		if strings.Contains(string(b), tempRoot) {
-			// Zombies have an empty cmdline, so a match is a live process.
-			return fmt.Errorf("leak: browser process still running: %s: %s", p, strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return nil
-}
-
-var registerOnce sync.Map
-
 // serve registers an HTML page on the shared server (once per path) and
 // returns its URL on 127.0.0.1.
 func serve(path, html string) string {
-	if _, loaded := registerOnce.LoadOrStore(path, true); !loaded {
-		pages.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, html)
-		})
-	}
+	pages.HTML(path, html)
 	return site.URL + path
 }
 
