@@ -112,7 +112,7 @@ func (m *Manager) probeCached(ctx context.Context, specs []string) error {
 	ctx, cancel := context.WithTimeout(ctx, stdProbeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.deno, "run", "--no-prompt", "--no-config", "--no-lock", "--cached-only",
-		"--allow-import="+m.jsr.host, "--allow-read="+probe, probe)
+		"--allow-import="+m.jsr.host, probe)
 	cmd.Env = m.baseEnv()
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()

@@ -98,15 +98,23 @@ func stdNames(t *testing.T) []string {
 	return names
 }
 
+// stdStandIns are stand-ins for every @std package the SDK maps, each a
+// mod.ts exporting its name, for a test to replace where it needs more.
+func stdStandIns(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	pkgs := map[string]map[string]string{}
+	for _, name := range stdNames(t) {
+		pkgs[name] = map[string]string{"mod.ts": "export const name = \"" + name + "\";\n"}
+	}
+	return pkgs
+}
+
 // With a registry the host allows, the SDK's @std promise holds: Prepare
 // caches the mapped packages, Plan accepts a script that imports one, the
 // run loads it from the cache without asking the registry anything, and
 // an import the cache cannot satisfy is refused before the run starts.
 func TestStdModulesFromTheHostsRegistry(t *testing.T) {
-	pkgs := map[string]map[string]string{}
-	for _, name := range stdNames(t) {
-		pkgs[name] = map[string]string{"mod.ts": "export const name = " + `"` + name + `";` + "\n"}
-	}
+	pkgs := stdStandIns(t)
 	pkgs["@std/async"] = map[string]string{
 		"mod.ts": "export * from \"./pool.ts\";\n",
 		// Runs fn over items, at most limit at a time, yielding results in

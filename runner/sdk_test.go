@@ -1279,10 +1279,7 @@ func BenchmarkSDKCallLatency(b *testing.B) {
 func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
 	t.Run("no registry", func(t *testing.T) { fakeAgreesOnImports(t, newMgr(t, nil), false) })
 	t.Run("registry", func(t *testing.T) {
-		pkgs := map[string]map[string]string{}
-		for _, name := range stdNames(t) {
-			pkgs[name] = map[string]string{"mod.ts": "export const name = \"" + name + "\";\n"}
-		}
+		pkgs := stdStandIns(t)
 		pkgs["@std/assert"] = map[string]string{"mod.ts": "export const assert = (v: unknown) => { if (!v) throw new Error(\"assert\"); };\n"}
 		pkgs["@std/fmt"] = map[string]string{"mod.ts": "export * from \"./colors.ts\";\n", "colors.ts": "export const red = (s: string) => s;\n"}
 		pkgs["@std/path"] = map[string]string{"mod.ts": "export * from \"./join.ts\";\n", "join.ts": "export const join = (...p: string[]) => p.join(\"/\");\n"}
