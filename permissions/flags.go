@@ -92,11 +92,15 @@ func RunArgs(h *Header, c FlagConfig) ([]string, error) {
 // the entry. The bootstrap connects to the host and installs the SDK's
 // runtime before deno evaluates the entry, which is the main module.
 func EntryArgs(h *Header, c FlagConfig) []string {
-	entry := c.Entry
-	if entry == "" {
-		entry = h.ScriptPath
+	return []string{"--preload=" + c.Bootstrap, c.entry(h)}
+}
+
+// entry is the module the run evaluates: Entry, else the script.
+func (c FlagConfig) entry(h *Header) string {
+	if c.Entry != "" {
+		return c.Entry
 	}
-	return []string{"--preload=" + c.Bootstrap, entry}
+	return h.ScriptPath
 }
 
 // Flags computes the deno permission flags for a run of h, in a fixed order
@@ -107,10 +111,7 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 	if err != nil || bridge.Addr() != netip.MustParseAddr("127.0.0.1") || bridge.Port() == 0 {
 		return nil, fmt.Errorf("%w: bridge address %q is not 127.0.0.1:<port>", ErrFlagConfig, c.BridgeAddr)
 	}
-	entry := c.Entry
-	if entry == "" {
-		entry = h.ScriptPath
-	}
+	entry := c.entry(h)
 	if c.Registry != "" {
 		if norm, msg := parseHost(c.Registry, "import", true); msg != "" || norm != c.Registry || strings.Contains(norm, "*") {
 			return nil, fmt.Errorf("%w: registry %q is not a host[:port] (%s)", ErrFlagConfig, c.Registry, msg)
