@@ -86,6 +86,13 @@ type Config struct {
 	MaxInFlight int
 	// ReadLimit bounds a frame after AUTH. Zero means DefaultReadLimit.
 	ReadLimit int64
+	// MaxMemory is each session's memory budget: what a script can make
+	// the host hold or build through its session (see capnweb's
+	// Options.MaxMemory). Past it the session aborts with capnweb.ErrLimit
+	// and the bridge logs why. Zero means capnweb.DefaultMaxMemory. A host
+	// holds at most MaxSessions × (MaxMemory + ReadLimit) for its sessions,
+	// plus a fixed overhead per session.
+	MaxMemory int64
 	// Logger receives the real reason for every refused connection (the
 	// client only ever sees a generic one). Nil means slog.Default().
 	Logger *slog.Logger
@@ -463,6 +470,10 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	sess, err := capnweb.NewSession(ws, api, &capnweb.Options{
 		MaxMessageSize: int(b.cfg.ReadLimit),
 		MaxInFlight:    b.cfg.MaxInFlight,
+		MaxMemory:      b.cfg.MaxMemory,
+		OnPanic: func(v any, stack []byte) {
+			b.log.Error("rpc: a session ended on a panic handling the script's message", "run", p.RunID, "panic", v, "stack", string(stack))
+		},
 	})
 	if err != nil {
 		b.started.Add(-1)

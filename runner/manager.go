@@ -98,6 +98,16 @@ type Config struct {
 	// the default heap); negative means no limit; a positive value below
 	// MinMemoryMB (768) is refused by New.
 	MemoryMB int
+	// SessionBudget is each run's memory budget on the host, in bytes:
+	// what its script can make the host hold or build through the bridge
+	// (values it sent and still holds, the copies its references ask for,
+	// the arguments of its calls under way, the results it has not
+	// released). A run that goes past it fails with a reason starting
+	// with limit_exceeded that names what asked for more. Zero means
+	// DefaultSessionBudget (64 MiB); negative means none. The host holds
+	// at most MaxConcurrent × (SessionBudget + 32 MiB, the largest
+	// frame) for runs' sessions, plus a fixed overhead per session.
+	SessionBudget int64
 	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
 	// queue. Zero means DefaultMaxConcurrent (4). The bridge takes a
 	// session for each.
@@ -206,6 +216,7 @@ func New(cfg Config) (*Manager, error) {
 	setDefault(&cfg.OutputCap, DefaultOutputCap)
 	setDefault(&cfg.HeapMB, DefaultHeapMB)
 	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	setDefault(&cfg.SessionBudget, DefaultSessionBudget)
 	if err := setMemoryLimit(&cfg); err != nil {
 		return nil, err
 	}
@@ -267,7 +278,7 @@ func New(cfg Config) (*Manager, error) {
 	// as many as may execute; a run starting as another ends waits in the
 	// bridge for that session's slot.
 	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession,
-		MaxSessions: max(rpc.DefaultMaxSessions, cfg.MaxConcurrent)})
+		MaxSessions: max(rpc.DefaultMaxSessions, cfg.MaxConcurrent), MaxMemory: cfg.SessionBudget})
 	if err != nil {
 		m.closeHistory()
 		return nil, err
@@ -340,7 +351,7 @@ func (m *Manager) settleOrphanedEntries() {
 	}
 }
 
-func setDefault[T int | time.Duration](v *T, d T) {
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v <= 0 {
 		*v = d
 	}

@@ -160,6 +160,7 @@ type runStop struct {
 	cancelOn  bool
 	killOn    bool
 	cancelWhy string
+	overLimit string // the limit_exceeded reason of a session that went past its budget
 }
 
 // runOpenOrder orders background opens; see awaitOpenTurn.
@@ -246,6 +247,30 @@ func (r *Run) attach(s *capnweb.Session) {
 		close(r.ready)
 	}
 	r.sess = s
+	// Owned by the run: it returns when the session or the run ends.
+	go r.watchBudget(s)
+}
+
+// watchBudget fails the run whose session went past one of its limits
+// (its memory budget, its queue of calls): the script can no longer reach
+// the host, so its process is stopped and the run ends limit_exceeded.
+func (r *Run) watchBudget(s *capnweb.Session) {
+	select {
+	case <-s.Done():
+	case <-r.done:
+		return
+	}
+	err := s.Err()
+	if !errors.Is(err, capnweb.ErrLimit) {
+		return
+	}
+	reason := sessionLimitReason(err)
+	r.mu.Lock()
+	if r.overLimit == "" {
+		r.overLimit = reason
+	}
+	r.mu.Unlock()
+	r.kill(reason)
 }
 
 // SendEvent delivers the event called name, carrying payload (any value

@@ -34,9 +34,16 @@ func (r *Run) settle(c *child, out *output, h *permissions.Header, expired strin
 	}
 	r.entry.Signal = sig
 	cancelled := r.cancelOn
+	overLimit := r.overLimit
+	if overLimit != "" {
+		r.entry.FirstError = overLimit
+	}
 	r.mu.Unlock()
 
 	switch {
+	case overLimit != "":
+		r.finish(history.StateFailed, overLimit)
+		r.notifyFailure(overLimit)
 	case expired != "":
 		r.finish(history.StateTimedOut, expired)
 		r.notifyFailure(expired)

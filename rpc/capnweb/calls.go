@@ -2,6 +2,7 @@ package capnweb
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -18,19 +19,23 @@ type pipeRef struct {
 	err   error    // the base's failure
 	path  []string // what is left to follow from val
 	taken atomic.Bool
+	t     *tally // pays for the copy of the base
+	depth int    // where the placeholder sits in its tree
 }
 
 // capture takes a reference to what base settles to, following path
 // through plain data at once (the rest of the path may run Go code).
-func (s *Session) capture(base *future, path []string) *pipeRef {
+// The copy is paid for by t; when it does not fit, r.err wraps ErrLimit
+// and, if the base settled later, the session ends.
+func (s *Session) capture(base *future, path []string, t *tally, depth int) *pipeRef {
 	r := &pipeRef{}
-	s.captureInto(r, base, path)
+	s.captureInto(r, base, path, t, depth)
 	return r
 }
 
 // captureInto is capture into r, which the caller allocated.
-func (s *Session) captureInto(r *pipeRef, base *future, path []string) {
-	r.path = path
+func (s *Session) captureInto(r *pipeRef, base *future, path []string, t *tally, depth int) {
+	r.path, r.t, r.depth = path, t, depth
 	if base.isSettled() {
 		r.grab(s, base)
 		return
@@ -40,6 +45,9 @@ func (s *Session) captureInto(r *pipeRef, base *future, path []string) {
 	r.f = newFuture()
 	base.onDone(func() {
 		r.grab(s, base)
+		if isLimit(r.err) {
+			s.overBudget(r.err)
+		}
 		r.f.settle(nil, nil)
 	})
 }
@@ -51,8 +59,15 @@ func (r *pipeRef) grab(s *Session, base *future) {
 		return
 	}
 	v, rest := walkData(base.val, r.path)
-	r.val, r.path = s.cloneTree(v), rest
+	c, err := s.copyTree(r.t, v, r.depth, "a reference to an earlier result")
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.val, r.path = c, rest
 }
+
+func isLimit(err error) bool { return err != nil && errors.Is(err, ErrLimit) }
 
 // take waits until r is captured and returns its base, which the caller
 // now owns, and the rest of the path.
@@ -132,6 +147,7 @@ func hasPending(v any) bool {
 // call is one call started by startCall, with what it holds.
 type call struct {
 	s           *Session
+	t           *tally  // pays for the copies the call makes
 	f           *future // the result
 	tgt         pipeRef // the target, held since the frame was read
 	args        []any
@@ -148,9 +164,14 @@ type call struct {
 // arrival order. Calls pipelined on a result that has not settled yet take
 // theirs one after the other, in arrival order, once it has. A call whose
 // arguments are still to come takes its turn once they have come.
-func (s *Session) startCall(base *future, path []string, args []any, onReader bool) *future {
-	c := &call{s: s, f: newFuture(), args: args}
-	s.captureInto(&c.tgt, base, path)
+// A target that does not fit the budget t is an error wrapping ErrLimit.
+func (s *Session) startCall(base *future, path []string, args []any, onReader bool, t *tally) (*future, error) {
+	c := &call{s: s, t: t, f: newFuture(), args: args}
+	s.captureInto(&c.tgt, base, path, t, 0)
+	if isLimit(c.tgt.err) {
+		s.releaseTree(args)
+		return nil, c.tgt.err
+	}
 	if c.tgt.f != nil {
 		c.mine = make(chan struct{})
 		s.mu.Lock()
@@ -171,7 +192,7 @@ func (s *Session) startCall(base *future, path []string, args []any, onReader bo
 		s.releaseTree(args)
 		c.f.settle(nil, s.asRemote(s.closedErr()))
 	}
-	return c.f
+	return c.f, nil
 }
 
 // done lets later calls past this one.
@@ -220,7 +241,7 @@ func (c *call) invoke(ctx context.Context) (any, error) {
 			c.mine = nil
 		}
 	}
-	av, err := s.awaitTree(ctx, c.args)
+	av, err := s.awaitTree(ctx, c.args, c.t)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -237,7 +258,7 @@ func (c *call) invoke(ctx context.Context) (any, error) {
 	if c.hasTurn {
 		tk = &c.turn
 	}
-	res, err := s.invoke(ctx, target, path, argv, true, tk)
+	res, err := s.invoke(ctx, target, path, argv, true, tk, c.t)
 	// Parameters belong to the call: stubs in them are released now
 	// unless the callee duplicated them or returned them.
 	s.releaseTree(argv)
@@ -260,14 +281,14 @@ func (s *Session) asRemote(err error) error {
 
 // invoke follows path from base (borrowed) and, with hasArgs, calls what it
 // reaches, on turn tk when it is a Go method. It returns an owned result
-// tree or a *RemoteError.
-func (s *Session) invoke(ctx context.Context, base any, path []string, args []any, hasArgs bool, tk *ticket) (any, error) {
+// tree or a *RemoteError. t pays for the copies it makes.
+func (s *Session) invoke(ctx context.Context, base any, path []string, args []any, hasArgs bool, tk *ticket, t *tally) (any, error) {
 	for i := 0; i < len(path); i++ {
 		switch x := base.(type) {
 		case *localObj:
 			rest := path[i:]
 			if hasArgs && len(rest) == 1 {
-				return s.callLocal(ctx, x, rest[0], false, args, tk)
+				return s.callLocal(ctx, x, rest[0], false, args, tk, t)
 			}
 			got, err := x.getMember(ctx, rest[0])
 			if err != nil {
@@ -277,7 +298,7 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 			if err != nil {
 				return nil, s.asRemote(err)
 			}
-			r, err := s.invoke(ctx, lv, rest[1:], args, hasArgs, nil)
+			r, err := s.invoke(ctx, lv, rest[1:], args, hasArgs, nil, t)
 			s.releaseTree(lv)
 			return r, err
 		case *Stub:
@@ -304,7 +325,7 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 	if hasArgs {
 		switch x := base.(type) {
 		case *localObj:
-			return s.callLocal(ctx, x, "", true, args, tk)
+			return s.callLocal(ctx, x, "", true, args, tk, t)
 		case *Stub:
 			return x.forward(ctx, nil, args, true)
 		}
@@ -314,12 +335,30 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 		}
 		return nil, s.asRemote(notFunction(name))
 	}
-	return s.cloneTree(base), nil
+	v, err := s.copyTree(t, base, 0, "a property read")
+	if err != nil {
+		s.overBudget(err)
+		return nil, s.asRemote(err)
+	}
+	return v, nil
 }
 
 // callLocal calls method name of o (o itself with self) on turn tk, or on
 // a turn of its own, and converts what it returns into a result tree.
-func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self bool, args []any, tk *ticket) (any, error) {
+// Go code gets its own copy of the arguments, which t pays for while the
+// method runs.
+func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self bool, args []any, tk *ticket, t *tally) (any, error) {
+	if t != nil {
+		n, err := s.size(t, args, 0, "the arguments of a call")
+		if err == nil {
+			err = t.m.take(n, "the arguments of a call")
+		}
+		if err != nil {
+			s.overBudget(err)
+			return nil, s.asRemote(err)
+		}
+		defer t.m.give(n)
+	}
 	if tk == nil {
 		tk = &ticket{}
 		o.turns.reserveInto(tk)
@@ -370,7 +409,7 @@ func goArgs(args []any, ordered bool) []any {
 // awaitTree replaces the placeholders in v (owned) by their values and
 // returns the resulting owned tree. On error v is left consistent (each
 // element either resolved or still a placeholder) for releaseTree.
-func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
+func (s *Session) awaitTree(ctx context.Context, v any, t *tally) (any, error) {
 	switch x := v.(type) {
 	case *future:
 		return x.wait(ctx)
@@ -382,12 +421,12 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 		if len(path) == 0 {
 			return base, nil
 		}
-		r, err := s.invoke(ctx, base, path, nil, false, nil)
+		r, err := s.invoke(ctx, base, path, nil, false, nil, t)
 		s.releaseTree(base)
 		return r, err
 	case []any:
 		for i := range x {
-			r, err := s.awaitTree(ctx, x[i])
+			r, err := s.awaitTree(ctx, x[i], t)
 			if err != nil {
 				return nil, err
 			}
@@ -395,7 +434,7 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 		}
 	case *Object:
 		for i := range x.vals {
-			r, err := s.awaitTree(ctx, x.vals[i])
+			r, err := s.awaitTree(ctx, x.vals[i], t)
 			if err != nil {
 				return nil, err
 			}
@@ -403,7 +442,7 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 		}
 	case map[string]any:
 		for k, e := range x {
-			r, err := s.awaitTree(ctx, e)
+			r, err := s.awaitTree(ctx, e, t)
 			if err != nil {
 				return nil, err
 			}
@@ -411,7 +450,7 @@ func (s *Session) awaitTree(ctx context.Context, v any) (any, error) {
 		}
 	case *RemoteError:
 		if x.Props != nil {
-			if _, err := s.awaitTree(ctx, x.Props); err != nil {
+			if _, err := s.awaitTree(ctx, x.Props, t); err != nil {
 				return nil, err
 			}
 		}
@@ -589,9 +628,11 @@ func (s *Session) intern(o *localObj) *localObj {
 // the value at path on base (or once for a non-array; null and undefined
 // pass through). As in JavaScript, every element's calls start before any
 // is awaited, in element order, so elements run concurrently.
-func (s *Session) startRemap(base *future, path []string, captures []*future, instrs []any) *future {
+//
+// t pays for the target's copy and for every element's instructions.
+func (s *Session) startRemap(base *future, path []string, captures []*future, instrs []any, t *tally) *future {
 	f := newFuture()
-	tgt := s.capture(base, path)
+	tgt := s.capture(base, path, t, 0)
 	releaseCaps := func() {
 		for _, c := range captures {
 			if st, ok := c.val.(*Stub); ok && c.isSettled() {
@@ -606,7 +647,7 @@ func (s *Session) startRemap(base *future, path []string, captures []*future, in
 			f.settle(nil, s.asRemote(err))
 			return
 		}
-		target, err := s.invoke(ctx, b, rest, nil, false, nil)
+		target, err := s.invoke(ctx, b, rest, nil, false, nil, t)
 		s.releaseTree(b)
 		if err != nil {
 			f.settle(nil, err)
@@ -617,14 +658,27 @@ func (s *Session) startRemap(base *future, path []string, captures []*future, in
 		case nil, Undefined:
 			f.settle(x, nil)
 		case []any:
+			if err := t.take(2*sliceBytes+(slotBytes+refBytes)*int64(len(x)), "a .map() over an array"); err != nil {
+				s.overBudget(err)
+				f.settle(nil, s.asRemote(err))
+				return
+			}
 			runs := make([]*mapRun, len(x))
 			for i, el := range x {
-				runs[i] = s.startMapper(el, captures, instrs)
+				runs[i] = s.startMapper(el, captures, instrs, t)
+				if isLimit(runs[i].err) {
+					s.overBudget(runs[i].err)
+					for _, r := range runs[:i+1] {
+						r.finish(ctx, s, false, t)
+					}
+					f.settle(nil, s.asRemote(runs[i].err))
+					return
+				}
 			}
 			out := make([]any, len(x))
 			var failed error
 			for i, r := range runs {
-				v, err := r.finish(ctx, s, failed == nil)
+				v, err := r.finish(ctx, s, failed == nil, t)
 				if err != nil && failed == nil {
 					failed = err
 				}
@@ -637,7 +691,11 @@ func (s *Session) startRemap(base *future, path []string, captures []*future, in
 			}
 			f.settle(out, nil)
 		default:
-			v, err := s.startMapper(x, captures, instrs).finish(ctx, s, true)
+			r := s.startMapper(x, captures, instrs, t)
+			if isLimit(r.err) {
+				s.overBudget(r.err)
+			}
+			v, err := r.finish(ctx, s, true, t)
 			if err != nil {
 				f.settle(nil, s.asRemote(err))
 				return
@@ -692,27 +750,27 @@ type mapRun struct {
 // startMapper evaluates the instructions for one element (borrowed)
 // without waiting for any call they start: each result is a future that
 // later instructions pipeline on.
-func (s *Session) startMapper(input any, caps []*future, instrs []any) *mapRun {
+func (s *Session) startMapper(input any, caps []*future, instrs []any, t *tally) *mapRun {
 	r := &mapRun{vars: &mapVars{input: settledFuture(input, nil), caps: caps}, last: Undefined{}}
 	for i, in := range instrs {
-		ev := &evaluator{s: s, src: r.vars}
-		t, err := ev.eval(in, 0)
+		ev := &evaluator{s: s, src: r.vars, t: t}
+		v, err := ev.eval(in, 0)
 		if err != nil {
 			r.err = err
 			return r
 		}
 		if i == len(instrs)-1 {
-			r.last = t
+			r.last = v
 			break
 		}
-		r.vars.results = append(r.vars.results, s.futureOf(t, ev.pending))
+		r.vars.results = append(r.vars.results, s.futureOf(v, ev.pending, t))
 	}
 	return r
 }
 
 // finish awaits the element's result (with keep; else it only releases)
 // and releases the instructions' earlier results.
-func (r *mapRun) finish(ctx context.Context, s *Session, keep bool) (any, error) {
+func (r *mapRun) finish(ctx context.Context, s *Session, keep bool, t *tally) (any, error) {
 	defer func() {
 		for _, f := range r.vars.results {
 			s.releaseTree(f)
@@ -722,7 +780,7 @@ func (r *mapRun) finish(ctx context.Context, s *Session, keep bool) (any, error)
 		s.releaseTree(r.last)
 		return nil, r.err
 	}
-	v, err := s.awaitTree(ctx, r.last)
+	v, err := s.awaitTree(ctx, r.last, t)
 	if err != nil {
 		s.releaseTree(r.last)
 		return nil, err

@@ -87,7 +87,11 @@ import (
 // 13. More than Options.MaxQueued calls queued aborts the session with
 //     ErrLimit: that bounds the memory a peer that never stops calling can
 //     take.
-// 14. When the session ends every call's context is cancelled, queued
+// 14. What the calls hold, their arguments, the copies their references
+//     need and the results the peer has not released, counts against
+//     Options.MaxMemory (budget.go); past it the session aborts with
+//     ErrLimit, on whichever goroutine asked for more.
+// 15. When the session ends every call's context is cancelled, queued
 //     calls fail at once, and Close returns only once every goroutine
 //     above has returned.
 
@@ -249,7 +253,7 @@ func (s *Session) runPending(ctx context.Context, gen uint64) bool {
 			s.handoff.Reset(inlineBudget)
 		}
 		s.readerMu.Unlock()
-		c.fn(ctx)
+		s.safely(ctx, c.fn)
 		if next := s.done1(); next != nil {
 			// A call queued behind MaxInFlight takes the slot, on a worker:
 			// it may block, which the reader must not.
@@ -408,9 +412,15 @@ func (s *Session) worker(fn func(ctx context.Context)) {
 // run runs fn and then the calls queued behind the limit, one slot's worth.
 func (s *Session) run(ctx context.Context, fn func(ctx context.Context)) {
 	for fn != nil {
-		fn(ctx)
+		s.safely(ctx, fn)
 		fn = s.done1()
 	}
+}
+
+// safely runs fn, ending only this session should it panic.
+func (s *Session) safely(ctx context.Context, fn func(ctx context.Context)) {
+	defer s.recoverPeer()
+	fn(ctx)
 }
 
 // turnFor reserves a turn, into t, on the object a call of path on target

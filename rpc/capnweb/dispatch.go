@@ -12,12 +12,26 @@ import (
 
 // handle processes one frame from the peer. A returned error aborts the
 // session.
-func (s *Session) handle(msg []byte) error {
+//
+// The parsed frame counts against the session's memory budget while it is
+// handled, and a panic handling it ends this session only.
+func (s *Session) handle(msg []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.peerPanic(r)
+		}
+	}()
 	if done, err := s.handleFast(msg); done {
 		return err
 	}
+	s.parser.limit = max(s.mem.left(), 1)
 	v, err := s.parser.parse(msg)
 	if err != nil {
+		return err
+	}
+	frame := s.newTally()
+	defer frame.release()
+	if err := frame.take(s.parser.cost, "a message"); err != nil {
 		return err
 	}
 	return s.handleValue(v, msg)
@@ -76,7 +90,9 @@ func (s *Session) handleValue(v any, msg []byte) error {
 		if len(m) != 2 {
 			break
 		}
-		ev := &evaluator{s: s, src: s}
+		t := s.newTally()
+		defer t.release()
+		ev := &evaluator{s: s, src: s, t: t}
 		val, err := ev.eval(m[1], 0)
 		if err != nil {
 			return err

@@ -84,6 +84,25 @@
 // or [ErrLimit]. Calls beyond [Options.MaxInFlight] wait their turn; only
 // a peer that outruns [Options.MaxQueued] as well is aborted.
 //
+// # What a peer may cost
+//
+// Every byte a peer can make the session hold or build counts against
+// [Options.MaxMemory] (64 MiB by default), at the point it is made and
+// before it is built: the values a frame parses into, the copies made to
+// resolve its references ("import", "pipeline", .map() captures, nested
+// references to earlier results), each push result until the peer
+// releases it, the arguments Go code is handed while its call runs, and
+// each .map() element's instructions. A reference counts as large as
+// what it names, so a frame of a few dozen bytes that names a large value
+// a thousand times is refused, not built: the session aborts with an
+// [ErrLimit] error that says what asked for more and how much was left
+// ([Session.Memory] shows the count). Measuring a value stops as soon as
+// it is over, so a frame costs work in proportion to the budget at most.
+// A panic while the session handles the peer's input, in the session's
+// code or a method's, ends that session only ([Options.OnPanic] hears of
+// it); no input can reach a Go fatal error: values nest at most
+// [Options.MaxDepth] deep, counting through references.
+//
 // # Deliberate differences from the JavaScript implementation
 //
 // testdata/semantics.ts runs the same scenarios against a Go server and

@@ -33,6 +33,9 @@ type evaluator struct {
 	// onReader is set when the session's reader evaluates a frame: calls
 	// may then be left for the reader to run itself (see Session.start).
 	onReader bool
+	// t pays for what the evaluation builds and copies, and for the
+	// calls it starts (budget.go); its owner releases it.
+	t *tally
 }
 
 func (e *evaluator) eval(v any, depth int) (any, error) {
@@ -50,6 +53,13 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 		// peer's references counted, and a script that forwards JSON.parse
 		// of a page keeps its session. A new object is built: map
 		// instructions are evaluated once per element.
+		n := int64(objectBytes)
+		for _, k := range x.keys {
+			n += 2*slotBytes + int64(len(k))
+		}
+		if err := e.t.take(n, "an object"); err != nil {
+			return nil, err
+		}
 		out := &Object{keys: make([]string, 0, len(x.keys)), vals: make([]any, 0, len(x.keys)), nidx: x.nidx}
 		for i, k := range x.keys {
 			ev, err := e.eval(x.vals[i], depth+1)
@@ -84,6 +94,9 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 
 // evalList evaluates the elements of an escaped array (or call arguments).
 func (e *evaluator) evalList(x []any, depth int) ([]any, error) {
+	if err := e.t.take(sliceBytes+slotBytes*int64(len(x)), "an array"); err != nil {
+		return nil, err
+	}
 	out := make([]any, len(x))
 	for i, el := range x {
 		ev, err := e.eval(el, depth+1)
@@ -167,6 +180,9 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		str, ok := x[1].(string)
 		if !ok {
 			break
+		}
+		if err := e.t.take(sliceBytes+int64(len(str)), "bytes"); err != nil {
+			return nil, false, err
 		}
 		data, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(str, "="))
 		if err != nil {
@@ -260,6 +276,9 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		if !ok {
 			break
 		}
+		if err := e.t.take(entryCost, "a stub"); err != nil {
+			return nil, false, err
+		}
 		v, err := e.src.peer(id, tag == "promise")
 		if err != nil {
 			return nil, false, err
@@ -287,7 +306,10 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 			return nil, false, err
 		}
 		if len(x) < 4 {
-			r := e.s.capture(fut, path)
+			r := e.s.capture(fut, path, e.t, depth)
+			if isLimit(r.err) {
+				return nil, false, r.err
+			}
 			if r.f == nil && r.err == nil && len(r.path) == 0 {
 				r.taken.Store(true)
 				return r.val, true, nil // held already: no placeholder needed
@@ -304,7 +326,11 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		return e.s.startCall(fut, path, args, e.onReader), true, nil
+		f, err := e.s.startCall(fut, path, args, e.onReader, e.t)
+		if err != nil {
+			return nil, false, err
+		}
+		return f, true, nil
 	case "remap":
 		if len(x) != 5 {
 			break
@@ -318,6 +344,9 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		}
 		fut, err := e.src.ref(id)
 		if err != nil {
+			return nil, false, err
+		}
+		if err := e.t.take(sliceBytes+refBytes*int64(len(caps)), "map captures"); err != nil {
 			return nil, false, err
 		}
 		captures := make([]*future, len(caps))
@@ -349,7 +378,7 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 			}
 		}
 		e.pending = true
-		return e.s.startRemap(fut, path, captures, instrs), true, nil
+		return e.s.startRemap(fut, path, captures, instrs, e.t), true, nil
 	case "writable", "readable", "request", "response", "blob":
 		return nil, false, fmt.Errorf("%w: %q values (streams) are not supported by this peer", ErrUnsupported, tag)
 	}

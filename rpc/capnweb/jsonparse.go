@@ -26,7 +26,7 @@ func parseJSON(msg []byte) (any, error) {
 // parse is parseJSON reusing p's scratch space and string table from
 // earlier frames. A jsonParser is for one goroutine at a time.
 func (p *jsonParser) parse(msg []byte) (any, error) {
-	p.b, p.i = msg, 0
+	p.b, p.i, p.cost = msg, 0, 0
 	defer func() {
 		p.b = nil
 		if cap(p.stack) > maxKeptStack {
@@ -49,6 +49,9 @@ type jsonParser struct {
 	b     []byte
 	i     int
 	stack []any // elements of the arrays being parsed, copied out when each closes
+	// cost is what the values parsed so far take (budget.go); past limit
+	// (when limit > 0) parsing stops with an error wrapping ErrLimit.
+	cost, limit int64
 	// short holds short strings seen before (message types, expression
 	// tags, method names), boxed once, so that most frames allocate no
 	// string at all.
@@ -71,6 +74,15 @@ var smallNumbers = func() (out [10]any) {
 	}
 	return out
 }()
+
+// charge counts n bytes of parsed values against p.limit.
+func (p *jsonParser) charge(n int64) error {
+	p.cost += n
+	if p.limit > 0 && p.cost > p.limit {
+		return limitErrorf("a message of %d bytes parses into more than the %s left of the session's memory budget", len(p.b), byteSize(p.limit))
+	}
+	return nil
+}
 
 func (p *jsonParser) errorf(format string, args ...any) error {
 	return &Error{Name: NameSyntaxError, Message: "invalid JSON: " + fmt.Sprintf(format, args...), Err: ErrProtocol}
@@ -153,6 +165,9 @@ func (p *jsonParser) array(depth int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
+			if err := p.charge(sliceBytes + slotBytes*int64(len(p.stack)-base)); err != nil {
+				return nil, err
+			}
 			out := make([]any, len(p.stack)-base)
 			copy(out, p.stack[base:])
 			clear(p.stack[base:])
@@ -184,6 +199,9 @@ func (p *jsonParser) object(depth int) (any, error) {
 	}
 	p.i++ // {
 	p.skipSpace()
+	if err := p.charge(objectBytes); err != nil {
+		return nil, err
+	}
 	out := &Object{}
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
@@ -206,6 +224,9 @@ func (p *jsonParser) object(depth int) (any, error) {
 		p.skipSpace()
 		v, err := p.value(depth)
 		if err != nil {
+			return nil, err
+		}
+		if err := p.charge(2*slotBytes + int64(len(k))); err != nil {
 			return nil, err
 		}
 		out.Set(k, v)
@@ -249,6 +270,9 @@ func (p *jsonParser) number() (any, error) {
 	if p.i-start == 1 && p.b[start] != '-' {
 		return smallNumbers[p.b[start]-'0'], nil
 	}
+	if err := p.charge(slotBytes + int64(p.i-start)); err != nil {
+		return nil, err
+	}
 	return json.Number(p.b[start:p.i]), nil
 }
 
@@ -268,12 +292,19 @@ func (p *jsonParser) strValue() (any, error) {
 		end++
 	}
 	if end >= len(p.b) || p.b[end] != '"' {
-		return p.str()
+		str, err := p.str()
+		if err == nil {
+			err = p.charge(slotBytes + int64(len(str)))
+		}
+		return str, err
 	}
 	raw := p.b[start:end]
 	p.i = end + 1
 	if v, ok := p.short[string(raw)]; ok {
 		return v, nil
+	}
+	if err := p.charge(slotBytes + int64(len(raw))); err != nil {
+		return nil, err
 	}
 	var v any = string(raw)
 	if len(p.short) < maxShortStrings {

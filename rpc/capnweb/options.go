@@ -41,6 +41,16 @@ type Options struct {
 	// they arrive as map[string]any, except in parameters of type [Value]
 	// or [Object]. Objects are always sent in their order.
 	OrderedObjects bool
+	// MaxMemory is the session's memory budget in bytes: what the peer can
+	// make it hold or build, counted as described at [Session.Memory].
+	// Past it the session aborts with ErrLimit, naming what asked for
+	// more. Zero means DefaultMaxMemory; a negative value means no budget,
+	// for a peer that is trusted as much as the host itself.
+	MaxMemory int64
+	// OnPanic, if set, is told of a panic while the session handled the
+	// peer's input (the session ends; the process goes on), with the
+	// stack, for the host's own logs.
+	OnPanic func(v any, stack []byte)
 	// CloseTimeout bounds how long closing waits to flush the last frames.
 	// Zero means 5 seconds.
 	CloseTimeout time.Duration
@@ -79,6 +89,16 @@ func (o *Options) maxQueued() int {
 		return DefaultMaxQueued
 	}
 	return o.MaxQueued
+}
+
+func (o *Options) maxMemory() int64 {
+	switch {
+	case o.MaxMemory == 0:
+		return DefaultMaxMemory
+	case o.MaxMemory < 0:
+		return 0
+	}
+	return o.MaxMemory
 }
 
 func (o *Options) closeTimeout() time.Duration {

@@ -110,6 +110,8 @@ type Session struct {
 	objs  map[*localObj]struct{} // live objects, for disposal at the end
 	byKey map[any]*localObj      // identity of pointer objects
 
+	mem meter // the memory budget (budget.go)
+
 	runMu    sync.Mutex
 	running  []*ticket    // Go method calls under way, by goroutine
 	nrunning atomic.Int32 // len(running), read without the lock
@@ -134,6 +136,7 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 	if opts != nil {
 		s.opts = *opts
 	}
+	s.mem.max = s.opts.maxMemory()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = context.WithValue(ctx, sessionKey{}, s), cancel
 	s.ioCtx, s.ioCancel = context.WithCancel(context.Background())

@@ -192,7 +192,7 @@ func (s *Session) localPipeline(val any, path []string, args []any, hasArgs bool
 	}
 	held := s.cloneTree(val)
 	if !s.spawn(func(ctx context.Context) {
-		res, err := s.invoke(ctx, held, path, argsCopy, hasArgs, nil)
+		res, err := s.invoke(ctx, held, path, argsCopy, hasArgs, nil, nil)
 		s.releaseTree(held)
 		s.releaseTree(argsCopy)
 		f.settle(res, err)

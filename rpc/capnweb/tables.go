@@ -17,6 +17,7 @@ type exportEntry struct {
 	isPush bool
 	pulled bool
 	sent   bool
+	t      *tally // what the push holds of the budget, given back on release
 }
 
 // importEntry is one row of the import table: something of the peer's we
@@ -35,28 +36,48 @@ func (s *Session) handlePush(expr any) error {
 	s.peerPushes++
 	id := s.peerPushes
 	s.mu.Unlock()
-	ev := &evaluator{s: s, src: s, onReader: true}
-	val, err := ev.eval(expr, 0)
-	if err != nil {
+	// The push holds its frame's values (strings included, which the
+	// evaluation shares rather than copies) until the peer releases it.
+	t := s.newTally()
+	if err := t.take(entryCost+s.parser.cost, "a push"); err != nil {
 		return err
 	}
-	fut := s.futureOf(val, ev.pending)
-	e := &exportEntry{refs: 1, fut: fut, isPush: true}
+	ev := &evaluator{s: s, src: s, onReader: true, t: t}
+	val, err := ev.eval(expr, 0)
+	if err != nil {
+		t.release()
+		return err
+	}
+	_, isCall := val.(*future)
+	fut := s.futureOf(val, ev.pending, t)
+	e := &exportEntry{refs: 1, fut: fut, isPush: true, t: t}
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
+		t.release()
 		return nil
 	}
 	s.exports[id] = e
 	s.mu.Unlock()
-	fut.onDone(func() { s.pushSettled(id, e) })
+	fut.onDone(func() {
+		// What a call returned, or a value whose results came in, is new:
+		// it counts while the peer holds it.
+		if (isCall || ev.pending) && fut.err == nil {
+			if err := s.charge(t, fut.val, 0, "a call's result"); err != nil {
+				s.overBudget(err)
+				return
+			}
+		}
+		s.pushSettled(id, e)
+	})
 	return nil
 }
 
 // futureOf turns an evaluated tree into a future: a call's own future, an
 // already settled one for plain data, or one settled by a goroutine that
 // waits for the placeholders inside.
-func (s *Session) futureOf(val any, pending bool) *future {
+// t pays for the copies the wait makes.
+func (s *Session) futureOf(val any, pending bool, t *tally) *future {
 	if f, ok := val.(*future); ok {
 		return f
 	}
@@ -65,7 +86,7 @@ func (s *Session) futureOf(val any, pending bool) *future {
 	}
 	f := newFuture()
 	if !s.spawn(func(ctx context.Context) {
-		v, err := s.awaitTree(ctx, val)
+		v, err := s.awaitTree(ctx, val, t)
 		f.settle(v, err)
 	}) {
 		f.settle(nil, s.Err())
@@ -164,14 +185,23 @@ func (s *Session) handleRelease(id, n int64) error {
 	}
 	delete(s.exports, id)
 	s.mu.Unlock()
-	e.fut.onDone(func() { s.releaseTree(e.fut.val) })
+	e.fut.onDone(func() {
+		s.releaseTree(e.fut.val)
+		e.t.release()
+	})
 	return nil
 }
 
 func (s *Session) handleResolve(id int64, expr any, reject bool) error {
-	ev := &evaluator{s: s, src: s}
+	// What the peer answers counts until Go code has it.
+	t := s.newTally()
+	if err := t.take(s.parser.cost, "a resolution"); err != nil {
+		return err
+	}
+	ev := &evaluator{s: s, src: s, t: t}
 	val, err := ev.eval(expr, 0)
 	if err != nil {
+		t.release()
 		return err
 	}
 	s.mu.Lock()
@@ -180,6 +210,7 @@ func (s *Session) handleResolve(id int64, expr any, reject bool) error {
 		s.mu.Unlock()
 		// Not (or no longer) ours to hold: drop it, releasing any stubs.
 		s.releaseTree(val)
+		t.release()
 		return nil
 	}
 	delete(s.imports, id)
@@ -200,10 +231,15 @@ func (s *Session) handleResolve(id int64, expr any, reject bool) error {
 	}
 	if !ev.pending {
 		settle(val, nil)
+		t.release()
 		return nil
 	}
-	if !s.spawn(func(ctx context.Context) { settle(s.awaitTree(ctx, val)) }) {
+	if !s.spawn(func(ctx context.Context) {
+		settle(s.awaitTree(ctx, val, t))
+		t.release()
+	}) {
 		imp.fut.settle(nil, s.Err())
+		t.release()
 	}
 	return nil
 }

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/history"
+)
+
+// rawFrames is the start of a script declaring nothing that speaks the
+// bridge's protocol itself: every run may connect to the bridge's address,
+// which gives it the class of the SDK's socket, whose write it wraps to
+// take the SDK's own authenticated connection. inject then sends any
+// Cap'n Web frame on it, as a hostile script could.
+const rawFrames = `// @permissions none
+// @timeout 60s
+import { context } from "tranquil/automation";
+const u = new URL(Deno.env.get("TRANQUIL_RPC_URL")!);
+const probe = await Deno.connect({ hostname: "127.0.0.1", port: Number(u.port) });
+const proto = Object.getPrototypeOf(probe);
+probe.close();
+let sdkConn: Deno.Conn | undefined;
+const write = proto.write;
+proto.write = function (this: Deno.Conn, b: Uint8Array) {
+  sdkConn ??= this;
+  return write.call(this, b);
+};
+await context.result("ready"); // push 2 (the payload read at start is push 1)
+proto.write = write;
+if (!sdkConn) throw new Error("no connection captured");
+const enc = new TextEncoder();
+async function inject(frame: string) {
+  const payload = enc.encode(frame);
+  const n = payload.length;
+  const head = n < 126 ? [0x81, 0x80 | n] : n < 65536 ? [0x81, 0x80 | 126, n >> 8, n & 255]
+    : [0x81, 0x80 | 127, 0, 0, 0, 0, (n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+  const mask = [1, 2, 3, 4];
+  const out = new Uint8Array(head.length + 4 + n);
+  out.set(head);
+  out.set(mask, head.length);
+  for (let i = 0; i < n; i++) out[head.length + 4 + i] = payload[i] ^ mask[i & 3];
+  let off = 0;
+  while (off < out.length) off += await write.call(sdkConn, out.subarray(off));
+}
+const el = JSON.stringify("x".repeat(100));
+// Push 3: an array of 40,000 strings, about 4.6 MiB.
+await inject('["push",[[' + Array(40000).fill(el).join(",") + ']]]');
+const refs = (r: string, n: number) => Array(n).fill(r).join(",");
+`
+
+// memoryAttacks are frames of a few dozen bytes each that name push 3 over
+// and over: every message that names another value.
+var memoryAttacks = map[string]string{
+	"import":         `await inject('["push",[[' + refs('["import",3]', 4000) + ']]]');`,
+	"pipeline":       `for (let i = 0; i < 4000; i++) await inject('["push",["pipeline",3]]');`,
+	"call arguments": `for (let i = 0; i < 4000; i++) await inject('["push",["pipeline",0,["context","log"],[["import",3]]]]');`,
+	"remap":          `await inject('["push",["remap",3,[],[["import",3]],[["import",-1]]]]');`,
+	"nested":         `for (let i = 3; i < 40; i++) await inject('["push",[[["import",' + i + '],["import",' + i + ']]]]');`,
+	"object":         `await inject('["push",{' + Array.from({length: 4000}, (_, i) => '"k' + i + '":["import",3]').join(",") + '}]');`,
+}
+
+// heapInUse is the Go heap's objects now, read without stopping the world.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestHostileMemoryThroughTheBridge runs scripts that declare nothing and
+// send frames naming a large value thousands of times. Each run fails
+// limit_exceeded, naming the memory budget, while a benign run beside it
+// succeeds, and the host's heap stays within a few budgets throughout.
+func TestHostileMemoryThroughTheBridge(t *testing.T) {
+	const budget = 32 << 20
+	e := newMgr(t, func(c *Config) { c.SessionBudget = budget })
+	benign := e.script(t, "benign.ts", "// @permissions none\nimport { context } from \"tranquil/automation\";\ncontext.log(\"still here\");\nawait context.result({ ok: true });\n")
+
+	var peak atomic.Uint64
+	base := heapInUse()
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		for {
+			if h := heapInUse(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	for name, attack := range memoryAttacks {
+		t.Run(name, func(t *testing.T) {
+			script := e.script(t, "attack-"+strings.ReplaceAll(name, " ", "-")+".ts", rawFrames+attack+"\nawait new Promise((r) => setTimeout(r, 30000));\n")
+			r, err := e.m.Start(context.Background(), Request{Script: script})
+			require.NoError(t, err)
+			_, ok := e.run(t, Request{Script: benign})
+			require.Equal(t, history.StateSucceeded, ok.State, "a benign run beside the attack: %s %s", ok.Reason, ok.Output)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			entry, err := r.Wait(ctx)
+			require.NoError(t, err)
+			require.Equal(t, history.StateFailed, entry.State, "%s\n%s", entry.Reason, entry.Output)
+			require.True(t, strings.HasPrefix(entry.Reason, "limit_exceeded: "), entry.Reason)
+			require.Contains(t, entry.Reason, "memory budget of 32 MiB")
+			t.Log(entry.Reason)
+		})
+	}
+	close(stop)
+	sampler.Wait()
+	grown := int64(peak.Load()) - int64(base)
+	t.Logf("host heap peak: %+d MiB over the start", grown>>20)
+	// Each attack names gigabytes; the host may build at most its budget
+	// per session, plus what the collector has not yet reclaimed.
+	require.Less(t, grown, int64(8*budget), "the host's heap grew past a few budgets")
+	_, ok := e.run(t, Request{Script: benign})
+	require.Equal(t, history.StateSucceeded, ok.State)
+}
