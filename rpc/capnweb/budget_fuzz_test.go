@@ -3,7 +3,6 @@ package capnweb
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync/atomic"
@@ -168,17 +167,7 @@ func FuzzSessionBudget(f *testing.F) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		closed := make(chan struct{})
-		go func() {
-			s.Close()
-			close(closed)
-		}()
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
-			buf := make([]byte, 1<<20)
-			t.Fatalf("Close hung:\n%s", buf[:runtime.Stack(buf, true)])
-		}
+		closeOrDump(t, s)
 		cancel()
 		peer.Close(nil)
 		close(stop)
@@ -189,13 +178,7 @@ func FuzzSessionBudget(f *testing.F) {
 		if grown := int64(peak.Load()) - int64(base); grown > fuzzHeapBound {
 			t.Fatalf("the heap grew by %d bytes, over %d (program of %d frames)", grown, fuzzHeapBound, len(frames))
 		}
-		deadline := time.Now().Add(3 * time.Second)
-		for len(packageGoroutines()) > 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		if g := packageGoroutines(); len(g) > 0 {
-			t.Fatalf("goroutine leak:\n%s", strings.Join(g, "\n\n"))
-		}
+		noPackageGoroutines(t)
 	})
 }
 

@@ -110,26 +110,10 @@ func FuzzSession(f *testing.F) {
 			}
 		}()
 		time.Sleep(time.Millisecond)
-		closed := make(chan struct{})
-		go func() {
-			s.Close()
-			close(closed)
-		}()
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
-			buf := make([]byte, 1<<20)
-			t.Fatalf("Close hung:\n%s", buf[:runtime.Stack(buf, true)])
-		}
+		closeOrDump(t, s)
 		cancel()
 		peer.Close(nil)
-		deadline := time.Now().Add(3 * time.Second)
-		for len(packageGoroutines()) > 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		if g := packageGoroutines(); len(g) > 0 {
-			t.Fatalf("goroutine leak:\n%s", strings.Join(g, "\n\n"))
-		}
+		noPackageGoroutines(t)
 	})
 }
 
@@ -146,4 +130,33 @@ func packageGoroutines() []string {
 		}
 	}
 	return out
+}
+
+// closeOrDump closes s, failing with every goroutine's stack if that hangs.
+func closeOrDump(t *testing.T, s *Session) {
+	t.Helper()
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("Close hung:\n%s", buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// noPackageGoroutines fails when goroutines this package started are still
+// running a few seconds on.
+func noPackageGoroutines(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for len(packageGoroutines()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := packageGoroutines(); len(g) > 0 {
+		t.Fatalf("goroutine leak:\n%s", strings.Join(g, "\n\n"))
+	}
 }
