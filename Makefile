@@ -116,6 +116,8 @@ BEGIN {
 	peer["SDKCallLatency p50-ratio-vs-raw"] = "raw one-frame round trip"; target["SDKCallLatency p50-ratio-vs-raw"] = "<= 1.5"
 	peer["SDKCallLatency p50-ratio-vs-stock"] = "capnweb stock WebSocket session"; target["SDKCallLatency p50-ratio-vs-stock"] = "-"
 	peer["Soak heap-ratio"] = "heap halfway through 300 runs (leaks: all 0)"; target["Soak heap-ratio"] = "<= 1.2"
+	peer["AttackSoak p50-ratio"] = "benign call p50 with no attack running"; target["AttackSoak p50-ratio"] = "<= 2"
+	peer["AttackSoak heap-ratio"] = "MaxConcurrent x (budget + largest frame)"; target["AttackSoak heap-ratio"] = "<= 1"
 	row("figure", "peer", "ratio", "target")
 	printf "|%s|%s|%s|%s|\n", "----------------------------------------------", "------------------------------------------", "--------", "----------"
 }

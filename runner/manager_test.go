@@ -79,7 +79,7 @@ type mgrEnv struct {
 	events  []Event
 }
 
-func newMgr(t *testing.T, mod func(*Config)) *mgrEnv {
+func newMgr(t testing.TB, mod func(*Config)) *mgrEnv {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -118,7 +118,7 @@ func newMgr(t *testing.T, mod func(*Config)) *mgrEnv {
 	return e
 }
 
-func (e *mgrEnv) script(t *testing.T, name, src string) string {
+func (e *mgrEnv) script(t testing.TB, name, src string) string {
 	t.Helper()
 	p := filepath.Join(e.dir, name)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -126,7 +126,7 @@ func (e *mgrEnv) script(t *testing.T, name, src string) string {
 	return p
 }
 
-func (e *mgrEnv) run(t *testing.T, req Request) (*Run, history.Entry) {
+func (e *mgrEnv) run(t testing.TB, req Request) (*Run, history.Entry) {
 	t.Helper()
 	r, err := e.m.Start(context.Background(), req)
 	require.NoError(t, err)
