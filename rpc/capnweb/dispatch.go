@@ -29,7 +29,7 @@ func (s *Session) handle(msg []byte) (err error) {
 	if err != nil {
 		return err
 	}
-	frame := s.newTally()
+	frame := tally{m: &s.mem}
 	defer frame.release()
 	if err := frame.take(s.parser.cost, "a message"); err != nil {
 		return err

@@ -17,7 +17,7 @@ type exportEntry struct {
 	isPush bool
 	pulled bool
 	sent   bool
-	t      *tally // what the push holds of the budget, given back on release
+	t      tally // what the push holds of the budget, given back on release
 }
 
 // importEntry is one row of the import table: something of the peer's we
@@ -38,7 +38,8 @@ func (s *Session) handlePush(expr any) error {
 	s.mu.Unlock()
 	// The push holds its frame's values (strings included, which the
 	// evaluation shares rather than copies) until the peer releases it.
-	t := s.newTally()
+	e := &exportEntry{refs: 1, isPush: true, t: tally{m: &s.mem}}
+	t := &e.t
 	if err := t.take(entryCost+s.parser.cost, "a push"); err != nil {
 		return err
 	}
@@ -49,8 +50,9 @@ func (s *Session) handlePush(expr any) error {
 		return err
 	}
 	_, isCall := val.(*future)
+	fresh := isCall || ev.pending
 	fut := s.futureOf(val, ev.pending, t)
-	e := &exportEntry{refs: 1, fut: fut, isPush: true, t: t}
+	e.fut = fut
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -62,7 +64,7 @@ func (s *Session) handlePush(expr any) error {
 	fut.onDone(func() {
 		// What a call returned, or a value whose results came in, is new:
 		// it counts while the peer holds it.
-		if (isCall || ev.pending) && fut.err == nil {
+		if fresh && fut.err == nil {
 			if err := s.charge(t, fut.val, 0, "a call's result"); err != nil {
 				s.overBudget(err)
 				return
