@@ -147,8 +147,24 @@ func (s *Session) Memory() MemoryStats {
 // a tree nested deeper than maxDepth counts as over the limit, since
 // walking it could exhaust the stack.
 func treeSize(v any, limit int64, depth, maxDepth int) int64 {
+	n, _ := measure(v, limit, depth, maxDepth)
+	return n
+}
+
+// measure is treeSize, and reports whether v is plain: data with nothing
+// in it that counts references or that code may change (stubs, objects
+// passed by reference, placeholders, errors, bytes, URLs). A settled
+// plain value is never changed by anyone, so it can be shared rather than
+// copied.
+func measure(v any, limit int64, depth, maxDepth int) (int64, bool) {
 	if depth > maxDepth {
-		return limit + 1
+		return limit + 1, false
+	}
+	plain := true
+	sub := func(e any, limit int64) int64 {
+		n, p := measure(e, limit, depth+1, maxDepth)
+		plain = plain && p
+		return n
 	}
 	n := int64(slotBytes)
 	switch x := v.(type) {
@@ -158,53 +174,60 @@ func treeSize(v any, limit int64, depth, maxDepth int) int64 {
 		n += sliceBytes
 		for _, e := range x {
 			if n > limit {
-				return n
+				return n, false
 			}
-			n += treeSize(e, limit-n, depth+1, maxDepth)
+			n += sub(e, limit-n)
 		}
 	case *Object:
 		n += objectBytes
 		for i, e := range x.vals {
 			if n > limit {
-				return n
+				return n, false
 			}
-			n += int64(len(x.keys[i])) + treeSize(e, limit-n, depth+1, maxDepth)
+			n += int64(len(x.keys[i])) + sub(e, limit-n)
 		}
 	case map[string]any:
 		n += mapBytes
 		for k, e := range x {
 			if n > limit {
-				return n
+				return n, false
 			}
-			n += entryBytes + int64(len(k)) + treeSize(e, limit-n, depth+1, maxDepth)
+			n += entryBytes + int64(len(k)) + sub(e, limit-n)
 		}
 	case []byte:
 		n += sliceBytes + int64(len(x))
+		plain = false
 	case TypedBytes:
 		n += sliceBytes + int64(len(x.Type)+len(x.Data))
+		plain = false
 	case *big.Int:
 		n += sliceBytes + int64(len(x.Bits()))*8
+		plain = false
 	case *url.URL:
+		plain = false
 		n += refBytes + int64(len(x.Scheme)+len(x.Host)+len(x.Path)+len(x.RawQuery)+len(x.Fragment)+len(x.Opaque))
 	case Headers:
+		plain = false
 		n += sliceBytes
 		for _, h := range x {
 			n += 2*slotBytes + int64(len(h[0])+len(h[1]))
 		}
 	case *RemoteError:
 		n += errorBytes + int64(len(x.Name)+len(x.Message)+len(x.Stack))
+		plain = false
 		if x.Props != nil && n <= limit {
-			n += treeSize(x.Props, limit-n, depth+1, maxDepth)
+			n += sub(x.Props, limit-n)
 		}
 		if x.Value != nil && n <= limit {
-			n += treeSize(x.Value, limit-n, depth+1, maxDepth)
+			n += sub(x.Value, limit-n)
 		}
-	case *Stub, *future, *pipeRef:
+	case *Stub, *future, *pipeRef, *localObj:
 		n += refBytes
+		plain = false
 	case float64, time.Time:
 		n += 8
 	}
-	return n
+	return n, plain
 }
 
 // size measures v for t: its size, or an error wrapping ErrLimit when it
@@ -233,9 +256,26 @@ func (s *Session) charge(t *tally, v any, depth int, what string) error {
 
 // copyTree is cloneTree for a copy t pays for: nothing is copied unless
 // its whole size fits.
+//
+// A plain value is shared instead: it is settled, nothing changes it (the
+// session only fills in placeholders, which a settled value has none of,
+// and Go code gets copies, goArgs), so every reference to it may be the
+// same memory. It still counts in full, since sending it or handing it to
+// Go code spells it out.
 func (s *Session) copyTree(t *tally, v any, depth int, what string) (any, error) {
-	if err := s.charge(t, v, depth, what); err != nil {
-		return nil, err
+	left := t.left()
+	n, plain := measure(v, left, depth, s.opts.maxDepth()+depth)
+	if t != nil {
+		if n > left {
+			return nil, limitErrorf("%s would take more than the %s left of the session's memory budget of %s",
+				what, byteSize(max(left, 0)), byteSize(t.m.max))
+		}
+		if err := t.take(n, what); err != nil {
+			return nil, err
+		}
+	}
+	if plain {
+		return v, nil
 	}
 	return s.cloneTree(v), nil
 }

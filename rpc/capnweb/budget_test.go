@@ -228,3 +228,46 @@ func TestPanicEndsOnlyTheSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `["abort",["error","Error","internal error"]]`, string(got))
 }
+
+// clobberAPI changes what it is given, as a Go method may.
+type clobberAPI struct{}
+
+func (clobberAPI) Clobber(v []any) int { v[0] = "clobbered"; return len(v) }
+
+// TestSharedValuesStayPrivate checks the two halves of sharing settled
+// values: references to one take no copy of it, and a method that changes
+// its argument changes its own copy, never the value other references see.
+func TestSharedValuesStayPrivate(t *testing.T) {
+	CheckLeaks(t)
+	mine, peer := memPipe()
+	s, err := NewSession(mine, clobberAPI{}, &Options{MaxMemory: 64 << 20})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	send := func(f string) { require.NoError(t, peer.Send(ctx, []byte(f))) }
+	recv := func() string {
+		got, err := peer.Recv(ctx)
+		require.NoError(t, err)
+		return string(got)
+	}
+
+	send(bigArray(40000))
+	send(`["push",["pipeline",0,["clobber"],[["import",1]]]]`)
+	send(`["pull",2]`)
+	require.Equal(t, `["resolve",2,40000]`, recv())
+	send(`["push",["pipeline",1,["0"]]]`)
+	send(`["pull",3]`)
+	require.Equal(t, `["resolve",3,"`+strings.Repeat("x", 100)+`"]`, recv(), "the method's change reached the shared value")
+
+	before := heapInUse()
+	send(`["push",[[` + refs(`["import",1]`, 3) + `]]]`)
+	send(`["push",["pipeline",0,["clobber"],[["import",1]]]]`) // a frame after the push: it has been handled
+	send(`["pull",5]`)
+	require.Equal(t, `["resolve",5,40000]`, recv())
+	grown := int64(heapInUse()) - int64(before)
+	used := s.Memory().Used
+	t.Logf("three references: heap %+d KiB, counted %s", grown>>10, byteSize(used))
+	require.Less(t, grown, int64(2<<20), "three references to a 4.6 MiB value copied it")
+	require.Greater(t, used, int64(18<<20), "the references still count as large as what they name")
+}

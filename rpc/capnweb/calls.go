@@ -392,7 +392,13 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 // goArgs shows a callee its arguments as Go code receives them: Go
 // objects rather than the session's wrappers, and, unless ordered, maps
 // for objects.
+//
+// Their containers are copies: the session shares settled values between
+// references, and a method may change what it was given.
 func goArgs(args []any, ordered bool) []any {
+	for i, a := range args {
+		args[i] = detach(a)
+	}
 	for i, a := range args {
 		if u, ch := outward(a, ordered, true); ch {
 			out := append([]any(nil), args...)
@@ -404,6 +410,31 @@ func goArgs(args []any, ordered bool) []any {
 		}
 	}
 	return args
+}
+
+// detach copies v's arrays, objects and maps, sharing everything else.
+func detach(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = detach(e)
+		}
+		return out
+	case *Object:
+		out := &Object{keys: append([]string(nil), x.keys...), vals: make([]any, len(x.vals)), nidx: x.nidx}
+		for i, e := range x.vals {
+			out.vals[i] = detach(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = detach(e)
+		}
+		return out
+	}
+	return v
 }
 
 // awaitTree replaces the placeholders in v (owned) by their values and
@@ -430,7 +461,9 @@ func (s *Session) awaitTree(ctx context.Context, v any, t *tally) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			x[i] = r
+			if placeholder(x[i]) {
+				x[i] = r
+			}
 		}
 	case *Object:
 		for i := range x.vals {
@@ -438,7 +471,9 @@ func (s *Session) awaitTree(ctx context.Context, v any, t *tally) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			x.vals[i] = r
+			if placeholder(x.vals[i]) {
+				x.vals[i] = r
+			}
 		}
 	case map[string]any:
 		for k, e := range x {
@@ -446,7 +481,9 @@ func (s *Session) awaitTree(ctx context.Context, v any, t *tally) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			x[k] = r
+			if placeholder(e) {
+				x[k] = r
+			}
 		}
 	case *RemoteError:
 		if x.Props != nil {
@@ -456,6 +493,17 @@ func (s *Session) awaitTree(ctx context.Context, v any, t *tally) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// placeholder reports whether v stands for a result still to come. Only
+// those are written over when a tree is awaited: a container is filled in
+// where it is, so a settled value shared into the tree is only ever read.
+func placeholder(v any) bool {
+	switch v.(type) {
+	case *future, *pipeRef:
+		return true
+	}
+	return false
 }
 
 // releaseTree drops every reference v owns: stub handles, object holds and
@@ -516,6 +564,7 @@ func (s *Session) cloneTree(v any) any {
 		for i, e := range x.vals {
 			out.vals[i] = s.cloneTree(e)
 		}
+		out.indexKeys()
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))

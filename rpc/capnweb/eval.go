@@ -73,6 +73,7 @@ func (e *evaluator) eval(v any, depth int) (any, error) {
 			out.keys = append(out.keys, k)
 			out.vals = append(out.vals, ev)
 		}
+		out.indexKeys() // it may be shared once settled: lookups must only read
 		return out, nil
 	case []any:
 		if len(x) == 1 {

@@ -78,17 +78,35 @@ func (o *Object) All() iter.Seq2[string, any] {
 	}
 }
 
+// find returns k's position, or -1. It builds the index of a large
+// object first: it is for code that changes the object, which nobody else
+// reads meanwhile.
 func (o *Object) find(k string) int {
 	if o == nil {
 		return -1
 	}
-	if len(o.keys) > indexAbove {
-		if o.index == nil {
-			o.index = make(map[string]int, len(o.keys))
-			for i, k := range o.keys {
-				o.index[k] = i
-			}
+	o.indexKeys()
+	return o.lookup(k)
+}
+
+// indexKeys builds the index of a large object that has none. The session
+// calls it on the objects it builds before anyone else can see them, so
+// that later lookups, from any goroutine, only read.
+func (o *Object) indexKeys() {
+	if len(o.keys) > indexAbove && o.index == nil {
+		o.index = make(map[string]int, len(o.keys))
+		for i, k := range o.keys {
+			o.index[k] = i
 		}
+	}
+}
+
+// lookup is find without writing to o, safe for concurrent readers.
+func (o *Object) lookup(k string) int {
+	if o == nil {
+		return -1
+	}
+	if o.index != nil {
 		if i, ok := o.index[k]; ok {
 			return i
 		}
@@ -104,7 +122,7 @@ func (o *Object) find(k string) int {
 
 // Get returns the value of key k and whether it is set.
 func (o *Object) Get(k string) (any, bool) {
-	if i := o.find(k); i >= 0 {
+	if i := o.lookup(k); i >= 0 {
 		return o.vals[i], true
 	}
 	return nil, false

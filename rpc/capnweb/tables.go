@@ -249,15 +249,24 @@ func (s *Session) handleResolve(id int64, expr any, reject bool) error {
 // toRemoteError makes a rejection or abort reason of the value v
 // (owned). Its objects become maps unless the session keeps their order,
 // as Go code reads them.
+//
+// It builds a new error: v may be shared with the value the peer named.
 func (s *Session) toRemoteError(v any) *RemoteError {
 	re, ok := v.(*RemoteError)
 	if !ok {
 		re = &RemoteError{Value: v}
+	} else {
+		c := *re
+		re = &c
 	}
 	ordered := s.opts.OrderedObjects
 	re.Value, _ = outward(re.Value, ordered, false)
-	for k, p := range re.Props {
-		re.Props[k], _ = outward(p, ordered, false)
+	if re.Props != nil {
+		props := make(map[string]any, len(re.Props))
+		for k, p := range re.Props {
+			props[k], _ = outward(p, ordered, false)
+		}
+		re.Props = props
 	}
 	return re
 }
