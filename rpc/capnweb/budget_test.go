@@ -67,6 +67,8 @@ var amplification = []struct {
 	{"remap building arrays of the capture", []string{`["push",["remap",1,[],[["import",1]],[[[` + refs(`["import",-1]`, 10) + `]]]]]`}},
 	{"remap calling with the capture", []string{`["push",["remap",1,[],[["import",0]],[["pipeline",-1,["echo"],[["import",0]]]]]]`,
 		`["push",["remap",1,[],[["import",1]],[["pipeline",0,[],[]]]]]`}},
+	{"remap with many instructions per element", []string{`["push",["remap",1,[],[["import",1]],[` + refs(`["import",-1,["0"]]`, 200) + `]]]`}},
+	{"a frame parsing past the budget", []string{`["push",[[` + refs(`["import",1,["39999"]]`, 200000) + `]]]`}},
 	{"nested references doubling", func() []string {
 		out := []string{}
 		for i := 1; i <= 30; i++ {
@@ -119,6 +121,7 @@ func TestBudgetStopsAmplification(t *testing.T) {
 					}
 				}
 			}()
+			start := time.Now()
 			var abort string
 			for abort == "" {
 				got, err := peer.Recv(ctx)
@@ -128,6 +131,9 @@ func TestBudgetStopsAmplification(t *testing.T) {
 				}
 			}
 			<-s.Done()
+			// The work a frame costs is bounded by the budget too: every
+			// step of it is counted before it is taken.
+			require.Less(t, time.Since(start), 10*time.Second)
 			require.ErrorIs(t, s.Err(), ErrLimit)
 			require.Contains(t, abort, "memory budget of 16 MiB")
 			peak := s.Memory().Peak

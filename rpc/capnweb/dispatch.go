@@ -24,7 +24,7 @@ func (s *Session) handle(msg []byte) (err error) {
 	if done, err := s.handleFast(msg); done {
 		return err
 	}
-	s.parser.limit = max(s.mem.left(), 1)
+	s.parser.limit, s.parser.budget = max(s.mem.left(), 1), s.mem.max
 	v, err := s.parser.parse(msg)
 	if err != nil {
 		return err

@@ -52,6 +52,7 @@ type jsonParser struct {
 	// cost is what the values parsed so far take (budget.go); past limit
 	// (when limit > 0) parsing stops with an error wrapping ErrLimit.
 	cost, limit int64
+	budget      int64 // the whole budget, for the message
 	// short holds short strings seen before (message types, expression
 	// tags, method names), boxed once, so that most frames allocate no
 	// string at all.
@@ -79,7 +80,7 @@ var smallNumbers = func() (out [10]any) {
 func (p *jsonParser) charge(n int64) error {
 	p.cost += n
 	if p.limit > 0 && p.cost > p.limit {
-		return limitErrorf("a message of %d bytes parses into more than the %s left of the session's memory budget", len(p.b), byteSize(p.limit))
+		return limitErrorf("a message of %d bytes parses into more than the %s left of the session's memory budget of %s", len(p.b), byteSize(p.limit), byteSize(p.budget))
 	}
 	return nil
 }
