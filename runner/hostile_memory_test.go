@@ -36,7 +36,7 @@ await context.result("ready"); // push 2 (the payload read at start is push 1)
 proto.write = write;
 if (!sdkConn) throw new Error("no connection captured");
 const enc = new TextEncoder();
-async function inject(frame: string) {
+function wsFrame(frame: string): Uint8Array {
   const payload = enc.encode(frame);
   const n = payload.length;
   const head = n < 126 ? [0x81, 0x80 | n] : n < 65536 ? [0x81, 0x80 | 126, n >> 8, n & 255]
@@ -46,6 +46,13 @@ async function inject(frame: string) {
   out.set(head);
   out.set(mask, head.length);
   for (let i = 0; i < n; i++) out[head.length + 4 + i] = payload[i] ^ mask[i & 3];
+  return out;
+}
+async function inject(...frames: string[]) {
+  const parts = frames.map(wsFrame);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) out.set(p, at), at += p.length;
   let off = 0;
   while (off < out.length) off += await write.call(sdkConn, out.subarray(off));
 }
@@ -64,6 +71,9 @@ var memoryAttacks = map[string]string{
 	"remap":          `await inject('["push",["remap",3,[],[["import",3]],[["import",-1]]]]');`,
 	"nested":         `for (let i = 3; i < 40; i++) await inject('["push",[[["import",' + i + '],["import",' + i + ']]]]');`,
 	"object":         `await inject('["push",{' + Array.from({length: 4000}, (_, i) => '"k' + i + '":["import",3]').join(",") + '}]');`,
+	// Floods: values never released, large and tiny.
+	"large values": `for (let i = 0; i < 20; i++) await inject('["push",[[' + Array(40000).fill(el).join(",") + ']]]');`,
+	"tiny pushes":  `for (let i = 0; i < 40; i++) await inject(...Array(10000).fill('["push",["pipeline",0,["context"]]]'));`,
 }
 
 // heapInUse is the Go heap's objects now, read without stopping the world.
