@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -419,4 +420,69 @@ for (;;) {
 	defer rec.mu.Unlock()
 	t.Logf("%d events reached the host", len(rec.events))
 	assert.Empty(t, rec.late, "%d reached the host after the run's end", len(rec.late))
+}
+
+// Values past their limits fail with code limit_exceeded and never reach
+// the host: a 2 MiB config value, clipboard text and a 5 KiB path; and
+// config.set, ui.open and clipboard.write called in a loop meet their
+// rates.
+func TestHostileValuesPastTheirLimit(t *testing.T) {
+	e, _ := newHostileEnv(t)
+	_, entry := e.run(t, Request{Script: e.script(t, "values.ts", `// @permissions clipboard
+import { clipboard, config, context, ui } from "tranquil/automation";
+const big = "v".repeat(2 << 20);
+const seen: Record<string, string> = {};
+async function outcome(what: string, f: () => Promise<unknown>) {
+  try {
+    await f();
+    seen[what] = "ok";
+  } catch (e) {
+    seen[what] = e.name + " " + e.code + " " + e.limit;
+  }
+}
+await outcome("config", () => config.set("big", big));
+await outcome("clipboard", () => clipboard.write(big));
+await outcome("open", () => ui.open("/" + "p".repeat(5 << 10)));
+const refused: Record<string, number> = {};
+for (
+  const [what, f] of [
+    ["config", (i: number) => config.set("k", i)],
+    ["open", () => ui.open("/notes.md")],
+    ["clipboard", (i: number) => clipboard.write("c" + i)],
+  ] as const
+) {
+  // All at once: config.set waits for the disk, so one at a time would
+  // stay under its rate.
+  const all = await Promise.allSettled(Array.from({ length: 400 }, (_, i) => f(i)));
+  refused[what] = all.filter((o) => o.status === "rejected" && o.reason.code === "limit_exceeded").length;
+}
+await context.result({ seen, refused, stored: (await config.get("big")) === undefined });
+`)})
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason+entry.Output)
+	var got struct {
+		Seen    map[string]string
+		Refused map[string]int
+		Stored  bool
+	}
+	require.NoError(t, json.Unmarshal(entry.Result, &got))
+	assert.Equal(t, map[string]string{
+		"config":    "RangeError limit_exceeded " + strconv.Itoa(MaxConfigValueBytes),
+		"clipboard": "RangeError limit_exceeded " + strconv.Itoa(MaxClipboardBytes),
+		"open":      "RangeError limit_exceeded " + strconv.Itoa(MaxOpenPathBytes),
+	}, got.Seen)
+	assert.True(t, got.Stored, "the refused value was not stored")
+	for _, ch := range []Channel{ChannelConfig, ChannelOpen, ChannelClipboard} {
+		l := limitOf(ch)
+		allowed := l.Burst + int(float64(l.PerSecond)*(entry.Duration.Seconds()+1))
+		what := strings.SplitN(string(ch), ".", 2)[0]
+		if ch == ChannelOpen {
+			what = "open"
+		}
+		t.Logf("%s: %d of 400 refused in %s", ch, got.Refused[what], entry.Duration.Round(time.Millisecond))
+		assert.GreaterOrEqual(t, got.Refused[what], 400-allowed, "%s past its rate", ch)
+		assert.Positive(t, got.Refused[what], ch)
+	}
+	e.host.mu.Lock()
+	defer e.host.mu.Unlock()
+	assert.Less(t, len(e.host.clip), 16, "the host's clipboard never got the big text")
 }
