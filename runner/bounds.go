@@ -275,9 +275,10 @@ func rateErr(ch Channel) error {
 }
 
 // enter lets a host call of the script's in, taking a token of ch (none
-// when ch is ""): ok is false once the run has settled, and err is the
-// rate limit's refusal. The call then runs under the returned context,
-// cancelled when the gate closes, and calls leave when it is done.
+// when ch is ""). It fails with ErrRunEnded once the run has settled, and
+// with code limit_exceeded past ch's rate. The call then runs under the
+// returned context, cancelled when the gate closes, and calls leave when
+// it is done.
 func (r *Run) enter(ctx context.Context, ch Channel) (_ context.Context, leave func(), err error) {
 	g := &r.gate
 	g.mu.Lock()

@@ -206,8 +206,10 @@ func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
 
 // paneAPI is paneControls: actions a script offers the host's UI. The host
 // keeps a duplicate of each action stub and releases it when the run ends.
-// A run has at most MaxPaneControls at once; one more is refused with a
-// RangeError whose code is CodeLimitExceeded.
+// A run has at most MaxPaneControls at once, each named in at most
+// MaxPaneNameBytes, and registers at the rate ChannelLimits gives; past
+// any of them a registration is refused with a RangeError whose code is
+// CodeLimitExceeded.
 type paneAPI struct{ r *Run }
 
 func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
