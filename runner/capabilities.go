@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -55,7 +56,8 @@ func noHost(what string) error { return fmt.Errorf("%w: %s", ErrNoHost, what) }
 // uiAPI is ui: notify and open.
 type uiAPI struct{ r *Run }
 
-// Notify shows message at opts.level.
+// Notify shows message at opts.level. A message past MaxLineBytes is cut,
+// and notifications past the rate are dropped (see [ChannelLimits]).
 func (a *uiAPI) Notify(ctx context.Context, message string, opts objArg[NotifyOptions]) error {
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
@@ -71,9 +73,17 @@ func (a *uiAPI) Notify(ctx context.Context, message string, opts objArg[NotifyOp
 	switch level {
 	case LevelInfo, LevelSuccess, LevelWarning, LevelError:
 	default:
-		return capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", level)
+		return capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", cutText(string(level), MaxReportBytes))
 	}
-	return a.r.m.cfg.Host.UI.Notify(ctx, a.r.Info(), message, level)
+	if !a.r.admit(ChannelNotify) {
+		return nil // a display: the host hears how many were dropped
+	}
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return a.r.m.cfg.Host.UI.Notify(ctx, a.r.Info(), cutText(message, MaxLineBytes), level)
 }
 
 // Open shows a file in the host; opts.split places it.
@@ -88,8 +98,16 @@ func (a *uiAPI) Open(ctx context.Context, path string, opts objArg[OpenOptions])
 	switch o.Split {
 	case "", "left", "right", "up", "down":
 	default:
-		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeInvalid}, "ui.open: split must be left, right, up or down, not %q", o.Split)
+		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeInvalid}, "ui.open: split must be left, right, up or down, not %q", cutText(o.Split, MaxReportBytes))
 	}
+	if len(path) > MaxOpenPathBytes {
+		return limitErr(MaxOpenPathBytes, "ui.open takes a path of at most %d bytes; this one is %d", MaxOpenPathBytes, len(path))
+	}
+	ctx, leave, err := a.r.enter(ctx, ChannelOpen)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	return a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, o)
 }
 
@@ -100,6 +118,11 @@ func (a *clipboardAPI) Read(ctx context.Context) (string, error) {
 	if a.r.m.cfg.Host.Clipboard == nil {
 		return "", noHost("clipboard")
 	}
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	defer leave()
 	return a.r.m.cfg.Host.Clipboard.Read(ctx, a.r.Info())
 }
 
@@ -107,6 +130,14 @@ func (a *clipboardAPI) Write(ctx context.Context, text string) error {
 	if a.r.m.cfg.Host.Clipboard == nil {
 		return noHost("clipboard")
 	}
+	if len(text) > MaxClipboardBytes {
+		return limitErr(MaxClipboardBytes, "clipboard.write takes at most %d bytes; this text is %d", MaxClipboardBytes, len(text))
+	}
+	ctx, leave, err := a.r.enter(ctx, ChannelClipboard)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	return a.r.m.cfg.Host.Clipboard.Write(ctx, a.r.Info(), text)
 }
 
@@ -117,6 +148,11 @@ func (a *workspaceAPI) ProjectDir(ctx context.Context) (string, error) {
 	if a.r.m.cfg.Host.Workspace == nil {
 		return "", noHost("workspace")
 	}
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	defer leave()
 	return a.r.m.cfg.Host.Workspace.ProjectDir(ctx, a.r.Info())
 }
 
@@ -132,16 +168,36 @@ func (a *configAPI) Get(ctx context.Context, key string) (any, error) {
 	return capnweb.DecodeJSON(raw) // in the order the script stored it
 }
 
+// Set stores value under key: data only (code not_serializable
+// otherwise), at most MaxConfigValueBytes of JSON, at the config rate
+// (code limit_exceeded past either).
 func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) error {
-	raw, err := plainJSON(value)
+	raw, err := dataJSON("config.set", "the value", value)
 	if err != nil {
-		return capnweb.Errorf(capnweb.NameTypeError, nil, "%v", err)
+		return err
 	}
-	return a.r.m.state.update(ctx, a.r.key, key, raw)
+	if len(raw) > MaxConfigValueBytes {
+		return limitErr(MaxConfigValueBytes, "config.set takes a value of at most %d bytes of JSON; this one is %d", MaxConfigValueBytes, len(raw))
+	}
+	return a.update(ctx, key, raw)
 }
 
+// Delete removes key; it counts against the config rate like Set.
 func (a *configAPI) Delete(ctx context.Context, key string) error {
-	return a.r.m.state.update(ctx, a.r.key, key, nil)
+	return a.update(ctx, key, nil)
+}
+
+func (a *configAPI) update(ctx context.Context, key string, raw json.RawMessage) error {
+	ctx, leave, err := a.r.enter(ctx, ChannelConfig)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	err = a.r.m.state.update(ctx, a.r.key, key, raw)
+	if errors.Is(err, errStateFull) {
+		return limitErr(maxStateFile, "%v", err)
+	}
+	return err
 }
 
 func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
@@ -150,17 +206,27 @@ func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
 
 // paneAPI is paneControls: actions a script offers the host's UI. The host
 // keeps a duplicate of each action stub and releases it when the run ends.
-// A run has at most MaxPaneControls at once; one more is refused with a
-// RangeError whose code is CodeLimitExceeded.
+// A run has at most MaxPaneControls at once, each named in at most
+// MaxPaneNameBytes, and registers at the rate ChannelLimits gives; past
+// any of them a registration is refused with a RangeError whose code is
+// CodeLimitExceeded.
 type paneAPI struct{ r *Run }
 
 func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
-	if name == "" || len(name) > 128 {
-		return capnweb.Errorf(capnweb.NameRangeError, nil, "an action name must be 1 to 128 bytes")
+	if name == "" {
+		return codeErr(CodeInvalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
+	}
+	if len(name) > MaxPaneNameBytes {
+		return limitErr(MaxPaneNameBytes, "paneControls.register takes a name of at most %d bytes; this one is %d", MaxPaneNameBytes, len(name))
 	}
 	if action == nil {
 		return capnweb.Errorf(capnweb.NameTypeError, nil, "register(%q, action): action must be a function", name)
 	}
+	_, leave, err := a.r.enter(ctx, ChannelPane)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	a.r.mu.Lock()
 	old := a.r.panes[name]
 	if old == nil && len(a.r.panes) >= MaxPaneControls {
@@ -172,10 +238,12 @@ func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stu
 	if old != nil {
 		old.Release()
 	}
-	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "register", Line: name})
+	a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "register", Line: name}, nil)
 	return nil
 }
 
+// Unregister needs no rate of its own: each control is unregistered
+// once, so its events are bounded by Register's.
 func (a *paneAPI) Unregister(ctx context.Context, name string) {
 	a.r.mu.Lock()
 	old := a.r.panes[name]
@@ -183,7 +251,7 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 	a.r.mu.Unlock()
 	if old != nil {
 		old.Release()
-		a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "unregister", Line: name})
+		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "unregister", Line: name}, nil)
 	}
 }
 
@@ -193,9 +261,9 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 type contextAPI struct{ r *Run }
 
 func (a *contextAPI) Result(ctx context.Context, value any) error {
-	raw, err := plainJSON(value)
+	raw, err := dataJSON("context.result", "the value", value)
 	if err != nil {
-		return capnweb.Errorf(capnweb.NameTypeError, nil, "%v", err)
+		return err
 	}
 	if len(raw) > MaxResultBytes {
 		return limitErr(MaxResultBytes, "context.result takes at most %d bytes of JSON; this value is %d", MaxResultBytes, len(raw))
@@ -207,15 +275,12 @@ func (a *contextAPI) Result(ctx context.Context, value any) error {
 }
 
 // Log is a line of the run's log: an event, and a line of the output the
-// history keeps.
+// history keeps. A line past MaxLineBytes is cut, and lines past the rate
+// are dropped (see [ChannelLimits]): it is fire-and-forget, so a refusal
+// would reach no one.
 func (a *contextAPI) Log(ctx context.Context, message string) {
-	a.r.mu.Lock()
-	out := a.r.out
-	a.r.mu.Unlock()
-	if out != nil {
-		out.Write([]byte(message + "\n"))
-	}
-	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: message})
+	line := cutText(message, MaxLineBytes)
+	a.r.scriptEvent(ChannelLog, Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: line}, func() { a.r.writeOutput(line) })
 }
 
 // Payload is the trigger's payload, which the bootstrap reads once before
@@ -239,11 +304,16 @@ func (a *contextAPI) Step(ctx context.Context, ev objArg[StepEvent]) {
 	default:
 		return
 	}
-	st.Name, st.Kind, st.Phase, st.Error = truncate(st.Name, maxEventText), truncate(st.Kind, maxEventText), truncate(st.Phase, maxEventText), truncate(st.Error, maxEventText)
+	switch st.Kind {
+	case "do", "sleep", "waitForEvent":
+	default:
+		return
+	}
+	st.Name, st.Error = cutText(st.Name, MaxStepNameBytes), cutText(st.Error, MaxReportBytes)
 	if st.Attempt < 0 || st.Attempt >= 1<<31 {
 		st.Attempt = 0
 	}
-	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: &st, Line: st.Name, Fraction: -1})
+	a.r.scriptEvent(ChannelStep, Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: &st, Line: st.Name, Fraction: -1}, nil)
 }
 
 // Progress reports how far the run is as a run event. Like Step, it drops
@@ -257,11 +327,8 @@ func (a *contextAPI) Progress(ctx context.Context, ev objArg[ProgressEvent]) {
 	if p.Fraction != nil && *p.Fraction >= 0 && *p.Fraction <= 1 {
 		f = *p.Fraction
 	}
-	a.r.m.emit(Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: truncate(p.Message, maxEventText), Fraction: f})
+	a.r.scriptEvent(ChannelProgress, Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: cutText(p.Message, MaxReportBytes), Fraction: f}, nil)
 }
-
-// maxEventText bounds the text of a step or progress event.
-const maxEventText = 1 << 10
 
 // PaneControl is an action a live run registered.
 type PaneControl struct {
@@ -290,12 +357,23 @@ func (m *Manager) PaneControls() []PaneControl {
 }
 
 // InvokePaneControl calls a registered action of a live run, as when the
-// user clicks it, and returns what the action returned.
+// user clicks it, and returns what the action returned: data only. A
+// value holding a function fails with [ErrNotSerializable], one past
+// MaxPaneResultBytes of JSON with [ErrLimitExceeded] (the references in
+// either are released), and an action that threw fails with a
+// [*capnweb.RemoteError] holding only its name and message, cut at
+// MaxLineBytes. The call is cancelled when the run ends, and fails with
+// [ErrRunEnded] once it has.
 func (m *Manager) InvokePaneControl(ctx context.Context, runID, name string, args ...any) (any, error) {
 	r, ok := m.Lookup(runID)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownRun, runID)
 	}
+	ctx, leave, err := r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	r.mu.Lock()
 	st := r.panes[name]
 	if st != nil {
@@ -303,10 +381,41 @@ func (m *Manager) InvokePaneControl(ctx context.Context, runID, name string, arg
 	}
 	r.mu.Unlock()
 	if st == nil {
-		return nil, fmt.Errorf("runner: run %s has no action %q", runID, name)
+		return nil, fmt.Errorf("runner: run %s has no action %q", runID, cutText(name, MaxPaneNameBytes))
 	}
 	defer st.Release()
-	return st.Call(ctx, args...)
+	v, err := st.Call(ctx, args...)
+	if err != nil {
+		return nil, paneErr(name, err)
+	}
+	if releaseStubs(v) {
+		return nil, fmt.Errorf("%w: pane control %q returned a function", ErrNotSerializable, name)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pane control %q returned a value JSON cannot hold: %w", ErrNotSerializable, name, err)
+	}
+	if len(raw) > MaxPaneResultBytes {
+		return nil, fmt.Errorf("%w: pane control %q returned %d bytes of JSON; at most %d pass", ErrLimitExceeded, name, len(raw), MaxPaneResultBytes)
+	}
+	return v, nil
+}
+
+// paneErr is what the host gets for a pane control that failed: a thrown
+// error keeps only its name and message, cut, since its properties or a
+// thrown value could hold anything (functions, megabytes).
+func paneErr(name string, err error) error {
+	var re *capnweb.RemoteError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("runner: pane control %q: %w", name, err)
+	}
+	releaseStubs(re)
+	msg := re.Message
+	if !re.IsError {
+		msg = re.Error()
+	}
+	short := &capnweb.RemoteError{Name: cutText(re.Name, MaxPaneNameBytes), Message: cutText(msg, MaxLineBytes), IsError: true}
+	return fmt.Errorf("runner: pane control %q failed: %w", name, short)
 }
 
 // recordAction appends to the run's action log (method, target, site and

@@ -150,6 +150,11 @@ func (o objArg[T]) decode(api, what string) (T, error) {
 	if o == nil {
 		return v, nil
 	}
+	// No request type takes a function: one anywhere in the object is
+	// the script handing the host something that is not data.
+	if releaseStubs(map[string]any(o)) {
+		return v, notDataErr(api, what)
+	}
 	err := decodeRequest(api, what, map[string]any(o), &v)
 	return v, err
 }

@@ -104,6 +104,52 @@
 // type, is refused with code invalid and a message naming the key, and a
 // key set to undefined or null counts as absent.
 //
+// # Limits
+//
+// Everything a script hands the host is bounded ([ChannelLimits] is the
+// table the runner enforces; the SDK's guide has the same in its "Limits"
+// section). Sizes, and what a script sees past them:
+//
+//   - a context.log line and a ui.notify message: [MaxLineBytes] (64 KiB),
+//     cut, ending in "… [N bytes cut]";
+//   - a context.progress message and a step's error: [MaxReportBytes]
+//     (1 KiB), a step's name: [MaxStepNameBytes] (256 bytes), cut likewise;
+//   - context.result: [MaxResultBytes] (1 MiB of JSON), a config value:
+//     [MaxConfigValueBytes] (1 MiB of JSON, 4 MiB for a script's values
+//     together), a clipboard.write text: [MaxClipboardBytes] (1 MiB), a
+//     ui.open path: [MaxOpenPathBytes] (4 KiB), a pane control's name:
+//     [MaxPaneNameBytes] (128 bytes), and [MaxPaneControls] (64) controls:
+//     a RangeError with code limit_exceeded (its limit property holds the
+//     limit, its message names it);
+//   - what a pane control returns: [MaxPaneResultBytes] (64 KiB of JSON),
+//     else [Manager.InvokePaneControl] fails with [ErrLimitExceeded];
+//   - event and trigger payloads, which the host sends: [MaxPayloadBytes]
+//     (64 KiB of JSON), else [ErrPayloadTooLarge].
+//
+// Rates, per run, as a token bucket per channel (sustained, and at once):
+// context.log 300 a second and 1000, context.progress 100 and 500, step
+// reports 300 and 1000, ui.notify 10 and 50: past them the calls are
+// dropped, the script is never held up, and at most once a second, and
+// before the run's end, the host gets one [EventDropped] per channel (for
+// ui.notify, one warning notification) saying how many. ui.open and
+// clipboard.write 10 and 50, config.set and config.delete 50 and 200,
+// paneControls.register 20 and 100: past them the call fails with code
+// limit_exceeded. context.result has no rate: it reaches the host once,
+// in the history entry.
+//
+// Only data passes: a function inside a config value, context.result or
+// an options object fails with code not_serializable; one inside what a
+// pane control returns makes [Manager.InvokePaneControl] fail with
+// [ErrNotSerializable]. Either way the runner releases it; no
+// capnweb stub reaches host code.
+//
+// Nothing of a script's reaches the host after its run has ended: when the
+// run settles, one gate closes on its events ([Config.OnEvent]), its UI,
+// clipboard, workspace and config calls and its pane controls. Host calls
+// still running are cancelled (and waited for, up to 5 s), calls its
+// session still had queued are refused, and the run's final
+// [EventState] is its last event.
+//
 // # The browser
 //
 // A run drives only tabs it resolved (tabs.active, find, all, open,

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -147,4 +148,57 @@ w.terminate();
 `)
 	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
 	assert.Contains(t, entry.Output, "worker summed "+strconv.Itoa(7*8<<20))
+}
+
+// The guide's Limits section has a row for every channel of
+// ChannelLimits, with its size, its rate and what a script sees past them.
+func TestLimitsAreInTheGuide(t *testing.T) {
+	data, err := sdkFS.ReadFile("sdk/writing-automations.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(data), "\n## 7. Limits\n")
+	require.True(t, ok, "the guide has no Limits section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[Channel]string{
+		ChannelLog:        "| `context.log` line",
+		ChannelProgress:   "| `context.progress` message",
+		ChannelStep:       "| `step` reports",
+		ChannelNotify:     "| `ui.notify` message",
+		ChannelResult:     "| `context.result` value",
+		ChannelOpen:       "| `ui.open` path",
+		ChannelClipboard:  "| `clipboard.write` text",
+		ChannelConfig:     "| `config.set` value",
+		ChannelPane:       "| `paneControls.register`",
+		ChannelPaneResult: "| what a pane control's action returns",
+	}
+	size := func(n int) string {
+		switch {
+		case n >= 1<<20 && n%(1<<20) == 0:
+			return strconv.Itoa(n>>20) + " MiB"
+		case n >= 1<<10 && n%(1<<10) == 0:
+			return strconv.Itoa(n>>10) + " KiB"
+		}
+		return strconv.Itoa(n) + " bytes"
+	}
+	for _, l := range ChannelLimits() {
+		prefix, ok := rows[l.Channel]
+		require.True(t, ok, "no row named for %s", l.Channel)
+		i := strings.Index(section, "\n"+prefix)
+		require.GreaterOrEqual(t, i, 0, "the guide has no row for %s", l.Channel)
+		row, _, _ := strings.Cut(section[i+1:], "\n")
+		assert.Contains(t, row, size(l.MaxBytes), l.Channel)
+		if l.PerSecond > 0 {
+			assert.Contains(t, row, fmt.Sprintf("%d a second, %d at once", l.PerSecond, l.Burst), l.Channel)
+		} else {
+			assert.NotContains(t, row, "a second", l.Channel)
+		}
+		if l.Cut {
+			assert.Contains(t, row, "cut", l.Channel)
+		}
+		if l.Drop {
+			assert.Contains(t, row, "dropped", l.Channel)
+		}
+		if (!l.Cut || (l.PerSecond > 0 && !l.Drop)) && l.Channel != ChannelPaneResult {
+			assert.Contains(t, row, "`limit_exceeded`", l.Channel)
+		}
+	}
 }

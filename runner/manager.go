@@ -150,8 +150,10 @@ type Config struct {
 	// Logger receives the manager's diagnostics. Nil means slog.Default().
 	Logger *slog.Logger
 	// OnEvent, if set, receives every run event. It is called
-	// synchronously from the run's goroutines, in order per run, and must
-	// not block.
+	// synchronously from the run's goroutines (an [EventDropped] from a
+	// timer's), one event at a time per run and in order, never after the
+	// run's final state event; it must not block. The events a script
+	// causes are bounded in size and rate ([ChannelLimits]).
 	OnEvent func(Event)
 }
 

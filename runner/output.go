@@ -109,9 +109,9 @@ func (w *lineWriter) piece(tail []byte) {
 		o.errs.see(text)
 	}
 	if ok, announce := o.budget.take(len(line)); ok {
-		r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventOutput, Stream: w.stream, Line: text})
+		r.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventOutput, Stream: w.stream, Line: text})
 	} else if announce {
-		r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventOutput, Stream: w.stream, Line: "[output limit reached; further output is kept only in part]"})
+		r.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventOutput, Stream: w.stream, Line: "[output limit reached; further output is kept only in part]"})
 	}
 }
 

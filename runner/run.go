@@ -64,6 +64,11 @@ const (
 	// EventProgress: the script called context.progress; Line holds its
 	// message and Fraction how far the run is.
 	EventProgress EventKind = "progress"
+	// EventDropped: the script went past the rate limit of the channel
+	// Stream names (context.log, step, …; see [ChannelLimits]), and
+	// Dropped of its calls were dropped; Line says so in words. It comes
+	// at most once a second per run, and before the run's end.
+	EventDropped EventKind = "dropped"
 )
 
 // Event is one thing that happened in a run.
@@ -79,6 +84,8 @@ type Event struct {
 	// Fraction is how far the run is, from 0 to 1, for EventProgress; it
 	// is negative when the script did not say.
 	Fraction float64
+	// Dropped is how many calls an EventDropped stands for.
+	Dropped int
 }
 
 // StepEvent is a step's change, as the script's SDK reported it.
@@ -118,6 +125,9 @@ type Run struct {
 	runStop
 
 	runOpenOrder
+
+	// gate is the one door from the script to host code.
+	gate hostGate
 }
 
 // runSignals are closed once each, and need no lock.
@@ -175,6 +185,7 @@ func newRun(m *Manager, id string, req Request) *Run {
 		runSignals:  runSignals{done: make(chan struct{}), ready: make(chan struct{}), cancelCh: make(chan struct{}), killCh: make(chan struct{})},
 		runHoldings: runHoldings{panes: map[string]*capnweb.Stub{}},
 	}
+	r.gate.init()
 	r.key, _ = consent.ScriptKey(req.Script)
 	r.entry = history.Entry{ID: id, Kind: history.KindScript, Script: req.Script, Trigger: req.Trigger, Start: time.Now().UTC()}
 	return r
@@ -532,12 +543,15 @@ func (r *Run) tellHost(level Level, what string) {
 // run (notifications come after its entry is written) for long.
 const notifyTimeout = 5 * time.Second
 
-func (r *Run) notify(level Level, msg string) {
+func (r *Run) notify(level Level, msg string) { r.notifyUnder(context.Background(), level, msg) }
+
+// notifyUnder notifies the host under ctx, for at most notifyTimeout.
+func (r *Run) notifyUnder(ctx context.Context, level Level, msg string) {
 	ui := r.m.cfg.Host.UI
 	if ui == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	if err := ui.Notify(ctx, r.Info(), msg, level); err != nil {
 		r.m.log.Warn("runner: host notification", "run", r.id, "error", err)

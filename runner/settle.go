@@ -17,6 +17,9 @@ import (
 func (r *Run) settle(c *child, out *output, h *permissions.Header, expired string) {
 	m := r.m
 	m.bridge.Revoke(r.id)
+	// Calls the session had queued still run after the revocation; the
+	// closed gate keeps them from the host.
+	r.closeGate()
 	r.releaseTabs()
 
 	code, sig := c.exit()
@@ -77,7 +80,7 @@ func (r *Run) setState(s history.State, reason string) {
 	e := r.entry
 	r.mu.Unlock()
 	r.m.record(r, e)
-	r.m.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventState, State: s, Line: reason})
+	r.emit(Event{RunID: r.id, Time: time.Now(), Kind: EventState, State: s, Line: reason})
 }
 
 // finish writes the final entry and closes done.
@@ -85,6 +88,7 @@ func (r *Run) finish(s history.State, reason string) {
 	for _, f := range r.cleanups {
 		f()
 	}
+	r.closeGate() // before the end event, which is the run's last
 	r.mu.Lock()
 	r.entry.End = time.Now().UTC()
 	// The run's own time: a person reading the consent prompt is not it.

@@ -30,6 +30,10 @@ const (
 // JSON (null, booleans, finite numbers, strings, arrays, plain objects).
 var ErrStateValue = errors.New("runner: config values must be plain JSON")
 
+// errStateFull: a script's config values together would exceed
+// maxStateFile.
+var errStateFull = fmt.Errorf("%w: the script's config is full", ErrStateValue)
+
 // stateStore keeps each script's config in its own file under dir, named by
 // a hash of the script's real path. It is never the host's own config.
 type stateStore struct {
@@ -122,7 +126,7 @@ func (s *stateStore) update(ctx context.Context, script, key string, value json.
 		return fmt.Errorf("runner: %w", err)
 	}
 	if len(data) > maxStateFile {
-		return fmt.Errorf("%w: the script's state would exceed %d bytes", ErrStateValue, maxStateFile)
+		return fmt.Errorf("%w: its values together would exceed %d bytes; delete some first", errStateFull, maxStateFile)
 	}
 	return atomicfile.WriteFile(s.path(script), data, 0o600)
 }

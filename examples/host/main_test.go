@@ -322,6 +322,35 @@ func TestHostProgram(t *testing.T) {
 	bad := e.script("bad-header.ts")
 	require.NoError(t, os.WriteFile(bad, []byte("// @permissions browser\n// @timeout 5 minutes\nconsole.log(1);\n"), 0o644))
 
+	t.Run("a hostile script's text is bounded", func(t *testing.T) {
+		// Everything it prints of a script's comes through the runner's
+		// bounded paths: 20 MiB handed to log, notify and a pane control,
+		// and a flood of log lines, print as a few hundred KiB.
+		p := filepath.Join(e.scripts, "hostile.ts")
+		require.NoError(t, os.WriteFile(p, []byte(`// @permissions none
+import { context, paneControls, ui } from "tranquil/automation";
+const big = "x".repeat(20 << 20);
+context.log(big);
+await ui.notify(big);
+for (let i = 0; i < 5000; i++) context.log("flood " + i);
+const clicked = Promise.withResolvers<void>();
+await paneControls.register("big", () => {
+  setTimeout(clicked.resolve, 1000);
+  return big;
+});
+await clicked.promise;
+`), 0o644))
+		res := e.host(t, "", "run", "--approve", "--click", "big", p)
+		require.Equal(t, exitOK, res.code, "stderr:\n%s", res.stderr[:min(len(res.stderr), 4096)])
+		t.Logf("printed %d KiB", (len(res.stdout)+len(res.stderr))>>10)
+		assert.Less(t, len(res.stdout)+len(res.stderr), 2<<20)
+		assert.Contains(t, res.stdout, "log: xxx")
+		assert.Contains(t, res.stdout, " bytes cut]")
+		assert.Contains(t, res.stdout, "notify [info]: xxx")
+		assert.Contains(t, res.stderr, "context.log calls dropped")
+		assert.Contains(t, res.stderr, `"big" failed: runner: limit_exceeded`)
+	})
+
 	t.Run("plan", func(t *testing.T) {
 		runs.ran(t, "fill-signup.ts") // approved by its run
 		res := e.host(t, "", "plan", e.script("fill-signup.ts"))

@@ -222,6 +222,8 @@ func (h *runHost) event(ev runner.Event) {
 		} else {
 			h.printf(h.errOut, "[%s] … %s\n", short(ev.RunID), safe(ev.Line))
 		}
+	case runner.EventDropped:
+		h.printf(h.errOut, "[%s] %s\n", short(ev.RunID), safe(ev.Line))
 	case runner.EventPaneControls:
 		h.paneMu.Lock()
 		h.paneEvents = append(h.paneEvents, ev)

@@ -96,7 +96,11 @@ export class StepTimeoutError extends Error {
  * - disabled: the only matches are disabled
  * - no_option: a select has no such option
  * - not_serializable: what tab.evaluate's function returned cannot travel
- *   back as JSON (a DOM node, a window, a symbol, a circular object)
+ *   back as JSON (a DOM node, a window, a symbol, a circular object), or a
+ *   value handed to the app (a config value, a result, options) holds a
+ *   function
+ * - limit_exceeded: a limit of the app (see the guide's Limits); the
+ *   error's limit property holds it
  */
 export type TabErrorCode =
   | "not_committed"

@@ -144,7 +144,8 @@ export const context = {
   /**
    * log adds a line to the run's log in the app. Arguments are formatted
    * like console.log's. It does not wait: the run sends every pending line
-   * before it ends.
+   * before it ends. A line over 64 KiB is cut, and lines past 300 a second
+   * are dropped and counted (see the guide's Limits).
    */
   log(...args: unknown[]): void {
     const rt = runtime();
@@ -157,7 +158,11 @@ export const context = {
 
 /** The app's user interface. */
 export const ui = {
-  /** notify shows a notification in the app. */
+  /**
+   * notify shows a notification in the app. A message over 64 KiB is cut;
+   * notifications past 10 a second are dropped and counted (see the
+   * guide's Limits).
+   */
   notify(message: string, opts: { level?: Level } = {}): Promise<void> {
     return runtime().call("ui", "notify", String(message), { level: opts.level ?? "info" });
   },

@@ -70,7 +70,7 @@ import {
   RemoteImportError,
   UndeclaredImportError,
 } from "./rules.ts";
-import { copy, served } from "./served.ts";
+import { copy, cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES, served } from "./served.ts";
 import { fromFileUrl, resolvePath, toFileUrl } from "./path.ts";
 import sdkConfig from "./deno.json" with { type: "json" };
 
@@ -275,7 +275,7 @@ export class FakeHost implements Disposable {
       ...this.browser.api(),
       ui: {
         notify: served((message: string, o?: { level?: string }) => {
-          this.notifications.push({ message, level: o?.level ?? "info" });
+          this.notifications.push({ message: cutText(message, MAX_LINE_BYTES), level: o?.level ?? "info" });
         }),
         open: served((path: string, o?: { split?: string }) => {
           this.opened.push(o?.split === undefined ? { path } : { path, split: o.split });
@@ -311,14 +311,16 @@ export class FakeHost implements Disposable {
           this.results.push(value);
         }),
         log: served((line: string) => {
-          this.logs.push(line);
+          this.logs.push(cutText(line, MAX_LINE_BYTES));
         }),
         payload: served(() => opts.payload),
         step: served((report: StepReport) => {
-          this.stepReports.push(report);
+          const r = { ...report, name: cutText(report.name, MAX_STEP_NAME_BYTES) };
+          if (r.error !== undefined) r.error = cutText(r.error, MAX_REPORT_BYTES);
+          this.stepReports.push(r);
         }),
         progress: served((report: ProgressReport) => {
-          this.progress.push(report);
+          this.progress.push({ ...report, message: cutText(report.message, MAX_REPORT_BYTES) });
         }),
       },
     };

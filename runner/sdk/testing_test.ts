@@ -1,4 +1,4 @@
-import { context, NotGrantedError, tabs, ui } from "./mod.ts";
+import { config, context, NotGrantedError, tabs, ui } from "./mod.ts";
 import { HeaderError, installFakeHost, parsePermissions, RemoteImportError, UndeclaredImportError } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
@@ -177,4 +177,22 @@ Deno.test("the fake host lets a run import from its import= hosts only", () => {
     "jsr:@std/assert@^1",
   ]);
   assertEquals(refusedImports("// @permissions none", `import "@std/assert";`, { defaultImports: ["jsr.io"] }), []);
+});
+
+Deno.test("the fake host cuts long text and refuses functions as the app does", async () => {
+  using host = installFakeHost({ permissions: "none" });
+  context.log("x".repeat(100_000));
+  await ui.notify("é".repeat(50_000));
+  const fn = () => 1;
+  const e = await assertRejects(() => config.set("k", { fn } as never));
+  assert(e instanceof TypeError && (e as TypeError & { code?: string }).code === "not_serializable", String(e));
+  await assertRejects(() => context.result([fn] as never));
+  await host.settled();
+  const line = host.logs[0];
+  assert(line.endsWith(`… [${100_000 - (64 << 10) + 40} bytes cut]`), line.slice(-40));
+  assert(new TextEncoder().encode(line).length <= 64 << 10);
+  const note = host.notifications[0].message;
+  assert(new TextEncoder().encode(note).length <= 64 << 10 && note.endsWith(" bytes cut]"), note.slice(-40));
+  assert(!note.includes("\ufffd"), "cut inside a character");
+  assertEquals(await config.get("k"), undefined);
 });
