@@ -122,6 +122,14 @@ func (t *tally) left() int64 {
 	return t.m.left()
 }
 
+// takeOver moves what from has taken to t, so that it is given back when
+// t is released rather than from.
+func (t *tally) takeOver(from *tally) {
+	if from != nil && t != nil {
+		t.n.Add(from.n.Swap(0))
+	}
+}
+
 // release gives back everything taken so far; later takes count anew.
 func (t *tally) release() {
 	if t != nil {
@@ -147,7 +155,7 @@ func (s *Session) Memory() MemoryStats {
 // a tree nested deeper than maxDepth counts as over the limit, since
 // walking it could exhaust the stack.
 func treeSize(v any, limit int64, depth, maxDepth int) int64 {
-	n, _ := measure(v, limit, depth, maxDepth)
+	n, _ := measure(v, limit, depth, maxDepth, true)
 	return n
 }
 
@@ -156,20 +164,25 @@ func treeSize(v any, limit int64, depth, maxDepth int) int64 {
 // passed by reference, placeholders, errors, bytes, URLs). A settled
 // plain value is never changed by anyone, so it can be shared rather than
 // copied.
-func measure(v any, limit int64, depth, maxDepth int) (int64, bool) {
+//
+// Without spelled, strings and bytes count only their slot: that is what a
+// copy of v's containers takes, which shares them.
+func measure(v any, limit int64, depth, maxDepth int, spelled bool) (int64, bool) {
 	if depth > maxDepth {
 		return limit + 1, false
 	}
 	plain := true
 	sub := func(e any, limit int64) int64 {
-		n, p := measure(e, limit, depth+1, maxDepth)
+		n, p := measure(e, limit, depth+1, maxDepth, spelled)
 		plain = plain && p
 		return n
 	}
 	n := int64(slotBytes)
 	switch x := v.(type) {
 	case string:
-		n += int64(len(x))
+		if spelled {
+			n += int64(len(x))
+		}
 	case []any:
 		n += sliceBytes
 		for _, e := range x {
@@ -239,8 +252,18 @@ func (s *Session) size(t *tally, v any, depth int, what string) (int64, error) {
 	left := t.left()
 	n := treeSize(v, left, depth, s.opts.maxDepth()+depth)
 	if n > left {
-		return 0, limitErrorf("%s would take more than the %s left of the session's memory budget of %s",
-			what, byteSize(max(left, 0)), byteSize(t.m.max))
+		return 0, wouldExceed(what, left, t.m.max)
+	}
+	return n, nil
+}
+
+// copySize is what a copy of v's containers takes (strings and bytes
+// are shared), or an error wrapping ErrLimit when it does not fit t.
+func (s *Session) copySize(t *tally, v any, what string) (int64, error) {
+	left := t.left()
+	n, _ := measure(v, left, 0, s.opts.maxDepth(), false)
+	if n > left {
+		return 0, wouldExceed(what, left, t.m.max)
 	}
 	return n, nil
 }
@@ -264,7 +287,7 @@ func (s *Session) charge(t *tally, v any, depth int, what string) error {
 // Go code spells it out.
 func (s *Session) copyTree(t *tally, v any, depth int, what string) (any, error) {
 	left := t.left()
-	n, plain := measure(v, left, depth, s.opts.maxDepth()+depth)
+	n, plain := measure(v, left, depth, s.opts.maxDepth()+depth, true)
 	if t != nil {
 		if n > left {
 			return nil, limitErrorf("%s would take more than the %s left of the session's memory budget of %s",
@@ -320,4 +343,11 @@ func trimZero(s string) string {
 		return s[:len(s)-2]
 	}
 	return s
+}
+
+// wouldExceed is the error for what, which does not fit the left bytes
+// of the budget.
+func wouldExceed(what string, left, budget int64) error {
+	return limitErrorf("%s would take more than the %s left of the session's memory budget of %s",
+		what, byteSize(max(left, 0)), byteSize(budget))
 }

@@ -349,7 +349,7 @@ func (s *Session) invoke(ctx context.Context, base any, path []string, args []an
 // method runs.
 func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self bool, args []any, tk *ticket, t *tally) (any, error) {
 	if t != nil {
-		n, err := s.size(t, args, 0, "the arguments of a call")
+		n, err := s.copySize(t, args, "the arguments of a call")
 		if err == nil {
 			err = t.m.take(n, "the arguments of a call")
 		}

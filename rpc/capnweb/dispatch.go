@@ -34,11 +34,13 @@ func (s *Session) handle(msg []byte) (err error) {
 	if err := frame.take(s.parser.cost, "a message"); err != nil {
 		return err
 	}
-	return s.handleValue(v, msg)
+	return s.handleValue(v, msg, &frame)
 }
 
 // handleValue processes a parsed frame; msg is its text, for errors.
-func (s *Session) handleValue(v any, msg []byte) error {
+// frame holds what the parsed frame counts; a push or resolution that
+// keeps the frame's values takes it over.
+func (s *Session) handleValue(v any, msg []byte, frame *tally) error {
 	m, ok := v.([]any)
 	if !ok || len(m) == 0 {
 		return protoErrorf("bad RPC message: %s", msg)
@@ -49,7 +51,7 @@ func (s *Session) handleValue(v any, msg []byte) error {
 		if len(m) != 2 {
 			break
 		}
-		return s.handlePush(m[1])
+		return s.handlePush(m[1], frame)
 	case "stream", "pipe":
 		if typ == "stream" && len(m) != 2 || typ == "pipe" && len(m) != 1 {
 			break
@@ -75,7 +77,7 @@ func (s *Session) handleValue(v any, msg []byte) error {
 		if !ok {
 			break
 		}
-		return s.handleResolve(id, m[2], typ == "reject")
+		return s.handleResolve(id, m[2], typ == "reject", frame)
 	case "release":
 		if len(m) != 3 {
 			break

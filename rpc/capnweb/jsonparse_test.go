@@ -196,7 +196,7 @@ func TestFastFramesMatchTheGeneralPath(t *testing.T) {
 				v, perr := s.parser.parse([]byte(frame))
 				herr = perr
 				if perr == nil {
-					herr = s.handleValue(v, []byte(frame))
+					herr = s.handleValue(v, []byte(frame), nil)
 				}
 			}
 			results[i] = fmt.Sprint(herr)

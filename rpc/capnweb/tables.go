@@ -31,7 +31,7 @@ type importEntry struct {
 	inTable bool
 }
 
-func (s *Session) handlePush(expr any) error {
+func (s *Session) handlePush(expr any, frame *tally) error {
 	s.mu.Lock()
 	s.peerPushes++
 	id := s.peerPushes
@@ -40,9 +40,10 @@ func (s *Session) handlePush(expr any) error {
 	// evaluation shares rather than copies) until the peer releases it.
 	e := &exportEntry{refs: 1, isPush: true, t: tally{m: &s.mem}}
 	t := &e.t
-	if err := t.take(entryCost+s.parser.cost, "a push"); err != nil {
+	if err := t.take(entryCost, "a push"); err != nil {
 		return err
 	}
+	t.takeOver(frame)
 	ev := &evaluator{s: s, src: s, onReader: true, t: t}
 	val, err := ev.eval(expr, 0)
 	if err != nil {
@@ -194,12 +195,10 @@ func (s *Session) handleRelease(id, n int64) error {
 	return nil
 }
 
-func (s *Session) handleResolve(id int64, expr any, reject bool) error {
+func (s *Session) handleResolve(id int64, expr any, reject bool, frame *tally) error {
 	// What the peer answers counts until Go code has it.
 	t := s.newTally()
-	if err := t.take(s.parser.cost, "a resolution"); err != nil {
-		return err
-	}
+	t.takeOver(frame)
 	ev := &evaluator{s: s, src: s, t: t}
 	val, err := ev.eval(expr, 0)
 	if err != nil {
