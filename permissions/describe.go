@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tranquil/automation/display"
+	"github.com/tranquil/automation/internal/netclass"
 )
 
 // Risk grades a grant for the consent prompt.
@@ -178,43 +179,28 @@ func entryAddr(entry string) (netip.Addr, bool) {
 	return addr, err == nil
 }
 
-var (
-	loopbackPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("0.0.0.0/8"),
-		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("::/128")}
-	privatePrefixes = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
-		netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
-		netip.MustParsePrefix("fc00::/7"), netip.MustParsePrefix("fe80::/10")}
-)
-
 // classify grades a net entry by its text alone.
 func classify(entry string) hostClass {
-	if addr, ok := entryAddr(entry); ok {
-		return addrClass(addr)
-	}
 	host, _ := splitHostPort(entry)
-	name := strings.TrimPrefix(host, "*.")
+	name, wild := strings.CutPrefix(host, "*.")
+	c, lookup := netclass.Host(name)
 	switch {
-	case name == "localhost" || strings.HasSuffix(name, ".localhost"):
-		return loopbackHost
-	case !strings.Contains(name, ".") || strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") || strings.HasSuffix(name, ".lan") || strings.HasSuffix(name, ".home.arpa"):
-		return privateHost
-	case strings.HasPrefix(host, "*."):
+	case c != netclass.Public:
+		return classOf(c)
+	case wild && lookup:
 		return wildcardHost
 	}
 	return publicHost
 }
 
-func addrClass(addr netip.Addr) hostClass {
-	addr = addr.Unmap()
-	for _, p := range loopbackPrefixes {
-		if p.Contains(addr) {
-			return loopbackHost
-		}
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(addr) {
-			return privateHost
-		}
+func addrClass(addr netip.Addr) hostClass { return classOf(netclass.Addr(addr)) }
+
+func classOf(c netclass.Class) hostClass {
+	switch c {
+	case netclass.Loopback:
+		return loopbackHost
+	case netclass.Private:
+		return privateHost
 	}
 	return publicHost
 }
