@@ -73,13 +73,14 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 	if len(sites) > 0 {
 		where = "on " + strings.Join(sites, ", ")
 	}
+	local := localSitesOf(sites)
 	out := make([]Description, 0, len(gs))
 	for _, g := range gs {
 		kind, known := kinds[g]
 		if !known {
 			kind = -1
 		}
-		text, risk := describeGrant(g, where, kind)
+		text, risk := describeGrant(g, where, local, kind)
 		// Paths carry the names of the folders above the script, which
 		// may hold anything, terminal escapes included.
 		out = append(out, Description{Grant: g, Text: display.Line(text), Risk: risk})
@@ -87,13 +88,15 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 	return out
 }
 
-func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
+// describeGrant words one grant; where is the sites page actions are
+// limited to, local the end of the browser grant's wording (localSitesOf).
+func describeGrant(g Grant, where, local string, kind PathKind) (string, Risk) {
 	v := g.Value
 	switch g.Key {
 	case "none":
 		return "nothing beyond running in its sandbox", RiskLow
 	case "browser":
-		return "can see and control your browser tabs, including sites where you are signed in", RiskHigh
+		return "can see and control your browser tabs, including sites where you are signed in, " + local, RiskHigh
 	case "clipboard":
 		return "can read and replace what you copy, which may include passwords", RiskHigh
 	case "forms":
@@ -101,6 +104,9 @@ func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
 	case "page-js":
 		return "can run its own code inside your pages " + where + ", seeing what those pages see", RiskHigh
 	case "sites":
+		if class, note := siteReach(v); class == loopbackHost || class == privateHost {
+			return "can open and read, in your browser tabs, pages of " + reachNoun(class) + ": " + v + note, RiskHigh
+		}
 		return "limits its form filling and page code to " + v, RiskLow
 	case "net":
 		return describeHost(v, "can connect to "), riskOfHost(v)
@@ -131,6 +137,49 @@ func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
 		return "can run for up to " + v, RiskLow
 	}
 	return "grants " + g.String(), RiskHigh
+}
+
+// siteReach grades a sites= entry by what it lets a run's tabs load: a
+// wildcard never reaches a local address (only a host named exactly
+// does), anything else as a net= entry would. note, when not empty, says
+// why in parentheses.
+func siteReach(entry string) (hostClass, string) {
+	if strings.HasPrefix(entry, "*.") {
+		return wildcardHost, ""
+	}
+	class, note := reach(entry)
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	return class, note
+}
+
+func reachNoun(class hostClass) string {
+	if class == loopbackHost {
+		return "services on this computer"
+	}
+	return "devices on your local network"
+}
+
+// localSitesOf ends the browser grant's wording: which local addresses the
+// run's tabs may load, the ones sites= names, or that they load none.
+func localSitesOf(sites []string) string {
+	byClass := map[hostClass][]string{}
+	for _, s := range sites {
+		if class, _ := siteReach(s); class == loopbackHost || class == privateHost {
+			byClass[class] = append(byClass[class], s)
+		}
+	}
+	var parts []string
+	for _, class := range []hostClass{loopbackHost, privateHost} {
+		if l := byClass[class]; len(l) > 0 {
+			parts = append(parts, reachNoun(class)+" ("+strings.Join(l, ", ")+")")
+		}
+	}
+	if len(parts) == 0 {
+		return "but not pages of services on this computer or devices on your local network"
+	}
+	return "and pages of " + strings.Join(parts, " and ")
 }
 
 func pathScope(p string, kind PathKind) string {
