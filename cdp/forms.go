@@ -784,7 +784,7 @@ func (t *Tab) clickReady(ctx context.Context, target Locator, n need, click func
 		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 			return err
 		}
-		return t.formCallIn(ctx, el.frame, desc, nil, "clickLanded")
+		return t.clickNavigationRefused(el.frame, t.formCallIn(ctx, el.frame, desc, nil, "clickLanded"))
 	})
 	if err != nil {
 		return nil, err

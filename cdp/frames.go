@@ -188,6 +188,20 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 		if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
 			t.refuseDocument(s, fr.ID, u)
 		}
+	case "Page.frameAttached":
+		// A new frame's first request may reach the gateway before the
+		// frame commits anything: it is this tab's from now on.
+		var ev struct {
+			FrameID string `json:"frameId"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.mu.Lock()
+		if len(t.frames) < 1024 {
+			t.frames[ev.FrameID] = true
+		}
+		t.mu.Unlock()
 	case "Page.navigatedWithinDocument":
 		var ev struct {
 			FrameID string `json:"frameId"`

@@ -84,7 +84,8 @@ type TabOptions struct {
 	// page policy made; it must not block. Nil logs nothing.
 	Log func(Action)
 	// Gateway, when set, reports the requests its policy refused in this
-	// tab's frames to Log.
+	// tab's frames to Log, and keeps the tab off local addresses that
+	// Sites does not name (see [PagePolicy.AllowLocal]).
 	Gateway *Gateway
 }
 
@@ -400,7 +401,7 @@ func (t *Tab) logRefusal(method, u, outcome string) {
 	if t.opts.Log == nil {
 		return
 	}
-	t.opts.Log(Action{Method: method, Target: addressOf(u), Site: hostOf(u), Outcome: outcome})
+	t.opts.Log(Action{Method: method, Target: navigationTarget(u), Site: hostOf(u), Outcome: outcome})
 }
 
 // addressOf describes an address for the log without its path or query,
