@@ -147,9 +147,9 @@ func TestLocalRefusalOfNames(t *testing.T) {
 // site (127.0.0.1) always allowed, and a second loopback service on
 // another port that records what reaches it.
 type localEnv struct {
-	p      *testBrowser
-	g      *Gateway
-	secret *httptest.Server
+	p       *testBrowser
+	g       *Gateway
+	secret  *httptest.Server
 	mu      sync.Mutex
 	hits    []string
 	log     []Action
