@@ -24,6 +24,13 @@ import (
 // can tell, and fails the request when the grant is missing. Page actions
 // in a guarded tab refuse a local document the same way, by its address
 // (action.go), which covers a popup or a tab the run did not navigate.
+//
+// What this does not stop: a name whose answer changes between the
+// gateway's lookup and the browser's own (DNS rebinding with a short
+// lifetime) is judged by the first answer; page actions judge a document by
+// its address's text, not by where its name pointed. Subresource requests
+// (images, fetch) are not paused: the browser's own rules for pages that
+// reach into the local network apply to them.
 
 // lookupTimeout bounds the gateway's own lookup of a name a guarded tab
 // navigates to. The browser makes the same lookup right after; a resolver
