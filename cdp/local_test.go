@@ -387,3 +387,45 @@ func FuzzNavigationTarget(f *testing.F) {
 		}
 	})
 }
+
+// TestNavigationsAreLoggedWithoutQueries: a navigation the page makes is
+// logged once, by path and query length; a goto's own is the goto's entry.
+func TestNavigationsAreLoggedWithoutQueries(t *testing.T) {
+	ctx := tctx(t, 30*time.Second)
+	var mu sync.Mutex
+	var logged []string
+	changed := make(chan struct{})
+	tab := newTabWith(t, "", TabOptions{Log: func(a Action) {
+		mu.Lock()
+		logged = append(logged, a.Method+" "+a.Target+" "+a.Outcome)
+		close(changed)
+		changed = make(chan struct{})
+		mu.Unlock()
+	}})
+	from := serve("/nav-from", `<title>from</title><a id=go href="/nav-to?secret=abcdef">go</a>`)
+	serve("/nav-to", `<title>to</title>`)
+	_, err := tab.Goto(ctx, from+"?q=1", Load)
+	require.NoError(t, err)
+	require.NoError(t, tab.ClickTarget(ctx, Locator{Selector: "#go"}, FormOptions{}))
+	want := "navigated " + site.URL + "/nav-to?… (13 bytes of query) ok"
+	for {
+		mu.Lock()
+		got, ch := slices.Clone(logged), changed
+		mu.Unlock()
+		if slices.Contains(got, want) {
+			// The click's entry is written when it returns, which may be
+			// after its navigation committed.
+			assert.ElementsMatch(t, []string{
+				"goto " + from + "?… (3 bytes of query) ok",
+				`click selector "#go" ok`,
+				want,
+			}, got)
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no %q in %v", want, got)
+		}
+	}
+}

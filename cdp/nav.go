@@ -59,6 +59,14 @@ func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) (*Respo
 		if err := CheckNavigation(url); err != nil {
 			return err
 		}
+		t.mu.Lock()
+		t.ext.gotos++
+		t.mu.Unlock()
+		defer func() {
+			t.mu.Lock()
+			t.ext.gotos--
+			t.mu.Unlock()
+		}()
 		resp, err = t.navigate(ctx, url, name)
 		return err
 	})

@@ -79,9 +79,10 @@ type TabOptions struct {
 	// reports for it, at the moment it runs.
 	Sites []string
 	// Log receives one Action per page action (evaluate, waitFor, holds,
-	// screenshot, goto, form actions, key presses) and per refusal. It runs
-	// on the calling goroutine, or on the connection's for refusals the
-	// page policy made; it must not block. Nil logs nothing.
+	// screenshot, goto, form actions, key presses), per refusal, and per
+	// document the main frame moved to other than by a goto ("navigated").
+	// It runs on the calling goroutine, or on the connection's for
+	// refusals and navigations; it must not block. Nil logs nothing.
 	Log func(Action)
 	// Gateway, when set, reports the requests its policy refused in this
 	// tab's frames to Log, and keeps the tab off local addresses that
