@@ -8,8 +8,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner"
 )
 
 // localService is another service on this computer, the kind a script
@@ -202,6 +205,17 @@ await context.result(res);
 	result(t, entry, &wild)
 	assert.Equal(t, "navigation_blocked", wild, "*.localhost names no host")
 	assert.Len(t, secret.reached(), 2, "the wildcard reached nothing")
+}
+
+// A host's always-allowed local sites name hosts exactly: a wildcard, a
+// URL or a bad port is refused when the Manager is made, not at the first
+// tab.
+func TestAllowLocalSitesNameHosts(t *testing.T) {
+	for _, bad := range []string{"*.localhost", "http://127.0.0.1:8080/", "localhost:0", "127.0.0.1:99999"} {
+		_, err := runner.New(runner.Config{DataDir: t.TempDir(), AllowLocalSites: []string{bad}})
+		require.ErrorIs(t, err, cdp.ErrEndpoint, bad)
+		assert.ErrorContains(t, err, "runner: AllowLocalSites", bad)
+	}
 }
 
 func keys(m map[string]bool) []string {
