@@ -781,6 +781,7 @@ func (t *Tab) clickReady(ctx context.Context, target Locator, n need, click func
 		if n.Dry {
 			return nil
 		}
+		t.forgetRefusals(el.frame)
 		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 			return err
 		}

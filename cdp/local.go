@@ -251,6 +251,15 @@ func (t *Tab) refusedIn(fr string) (refusal, bool) {
 	return g.refusalOf(fr)
 }
 
+// forgetRefusals drops the refusals noted for frame fr and the main frame,
+// so that what a click reports afterwards is what it caused.
+func (t *Tab) forgetRefusals(fr string) {
+	t.refusedIn(fr)
+	if fr != "" {
+		t.refusedIn("")
+	}
+}
+
 // clickNavigationRefused turns err, the check that follows a click that
 // was sent, into the refusal of the navigation the click started, when
 // the check failed because the page now shows the browser's error page
