@@ -269,8 +269,8 @@ type FieldState struct {
 // Action is one entry of the action log. It never holds the value typed or
 // chosen.
 type Action struct {
-	Method  string // "fill", "check", "select", "click", "press"
-	Target  string // the target, described
+	Method  string // "fill", "check", "select", "click", "press", "goto", …; "navigate" for a refused navigation, "navigated" for one the page made
+	Target  string // the target, described; for a navigation, origin and path with only the query's length
 	Site    string // host of the page
 	Outcome string // "ok", "dry-run", "refused", or an error code of [Codes] such as "not_committed"
 }

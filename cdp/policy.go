@@ -49,9 +49,11 @@ type Resolver interface {
 // Gateway enforces a [PagePolicy] on every request of every page of one
 // browser connection, subframes, popups and workers included, before the
 // request is sent: the browser pauses each request that is not plain http
-// or https, or that names a denied port (the Fetch domain, enabled on the
-// browser session), and the gateway lets it go or fails it. It also denies
-// downloads.
+// or https, that names a denied port, or that loads a document (the Fetch
+// domain, enabled on the browser session), and the gateway lets it go or
+// fails it; a document a guarded tab may not load is one on this computer
+// or the local network that its sites do not name (see
+// [PagePolicy.AllowLocal]). It also denies downloads.
 //
 // A Gateway owns one goroutine that reads paused requests and short-lived
 // ones that answer them; [Gateway.Close] stops them, and they stop by
