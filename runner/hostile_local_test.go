@@ -3,6 +3,7 @@ package runner_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +116,10 @@ for (const [i, target] of targets.entries()) {
   await tab.goto(pages + "/frame/" + i);
   out["frame " + i] = await tab.evaluate(() => document.title);
 }
+// Other spellings of this computer, which the browser reads as addresses.
+for (const u of ALIASES) {
+  try { await tab.goto(u); out[u] = await read(); } catch (err) { out[u] = code(err); }
+}
 await context.result(out);
 `
 
@@ -127,7 +132,12 @@ func TestHostileLocalServicesStayOutOfReach(t *testing.T) {
 	for i, u := range targets {
 		quoted[i] = fmt.Sprintf("%q", u)
 	}
-	src := strings.NewReplacer("TARGETS", "["+strings.Join(quoted, ",")+"]", "PAGES", fmt.Sprintf("%q", pages)).Replace(hostileScript)
+	var aliases []string
+	for _, host := range []string{"0x7f000001", "2130706433", "127.1", "127.0.0.2", "[::ffff:127.0.0.1]", "0.0.0.0", "[::1]", "app.localhost"} {
+		aliases = append(aliases, fmt.Sprintf("%q", "http://"+host+":"+secret.port+"/alias?token=s3cr3t"))
+	}
+	src := strings.NewReplacer("TARGETS", "["+strings.Join(quoted, ",")+"]", "PAGES", fmt.Sprintf("%q", pages),
+		"ALIASES", "["+strings.Join(aliases, ",")+"]").Replace(hostileScript)
 
 	entry := e.run(t, "hostile-local.ts", "// @permissions browser forms page-js\n"+src)
 	var out map[string]string
@@ -151,6 +161,10 @@ func TestHostileLocalServicesStayOutOfReach(t *testing.T) {
 			}
 		}
 		assert.Equal(t, "frame", out["frame "+n])
+	}
+	for _, u := range aliases {
+		u, _ = strconv.Unquote(u)
+		assert.Equal(t, "navigation_blocked", out[u], u)
 	}
 	assert.Empty(t, secret.reached(), "the other service received nothing")
 
