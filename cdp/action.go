@@ -140,6 +140,9 @@ func (t *Tab) checkSite(ctx context.Context, where string) error {
 	if t.opts.Sites != nil && !SiteAllowed(where, t.opts.Sites) {
 		return &SiteError{Method: method, Site: site, Sites: t.opts.Sites}
 	}
+	if grant := t.localDocumentGrant(where); grant != "" {
+		return &SiteError{Method: method, Site: site, Sites: t.opts.Sites, Grant: grant}
+	}
 	return nil
 }
 

@@ -58,7 +58,13 @@
 // loopback or behind a host name (any name may resolve to loopback): the
 // bridge, the
 // browser's own DevTools port when it has one, and whatever the
-// [PagePolicy] lists. Downloads are denied. A document that commits in a
+// [PagePolicy] lists. It also pauses every document request (a page's or
+// a frame's navigation): a tab attached with [TabOptions.Gateway] loads a
+// page on this computer or the local network (loopback, link-local and
+// private addresses, localhost names, names that resolve there) only when
+// its Sites or the policy's AllowLocal name that host exactly, and a page
+// action in such a tab refuses a local document the same way.
+// Downloads are denied. A document that commits in a
 // tab with a refused scheme anyway (a history entry of chrome: or data:)
 // is taken off its frame. [Tab.Goto] and [Browser.NewTabWith] refuse
 // anything but http, https and about:blank themselves, since javascript:

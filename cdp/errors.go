@@ -159,9 +159,16 @@ type SiteError struct {
 	Method string // the action, such as "evaluate" or "fill"
 	Site   string // host of the document, or its scheme when it has none
 	Sites  []string
+	// Grant, when set, is the grant that would allow it: the document is
+	// on this computer or the local network, which takes a site of its own
+	// ("add sites=127.0.0.1:8080 to reach a service on this computer").
+	Grant string
 }
 
 func (e *SiteError) Error() string {
+	if e.Grant != "" {
+		return fmt.Sprintf("cdp: %s refused on %s: %s", e.Method, e.Site, e.Grant)
+	}
 	if e.Sites == nil {
 		return fmt.Sprintf("cdp: %s refused: the document at %s is not a web page", e.Method, e.Site)
 	}

@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -400,12 +401,24 @@ func FuzzSiteAllowed(f *testing.F) {
 			return
 		}
 		// Whatever matched must be an http(s) page whose host equals the
-		// site or ends with ".<rest>" of a wildcard.
-		host := normHost(hostOf(rawURL))
-		s := normHost(site)
+		// site or ends with ".<rest>" of a wildcard, on the site's port
+		// when it names one.
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			t.Fatalf("%q matched %q but does not parse: %v", rawURL, site, err)
+		}
+		host := normHost(u.Hostname())
+		s, port, ok := splitSite(site)
+		if !ok || port != 0 && port != portOf(u) {
+			t.Fatalf("%q matched %q on another port", rawURL, site)
+		}
 		rest, wild := strings.CutPrefix(s, "*.")
 		if !(host == s || wild && strings.HasSuffix(host, "."+rest)) {
 			t.Fatalf("%q matched %q", rawURL, site)
+		}
+		// A local grant is an exact match: never a wildcard's.
+		if matchSites(rawURL, []string{site}, false) && (wild || host != s) {
+			t.Fatalf("%q is an exact grant of %q", site, rawURL)
 		}
 	})
 }

@@ -174,8 +174,10 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 		fr := ev.Frame
 		u := frameURL(fr.URL, fr.URLFragment)
 		t.mu.Lock()
+		logged := false
 		if s == t.top && fr.ParentID == "" {
 			t.url = u
+			logged = t.ext.gotos == 0
 			t.broadcast()
 		} else if f := t.subframeLocked(s, fr.ID); f != nil {
 			f.s, f.url, f.name = s, u, fr.Name
@@ -187,7 +189,26 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 		t.mu.Unlock()
 		if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
 			t.refuseDocument(s, fr.ID, u)
+		} else if logged && u != "about:blank" && documentAllowed(u) && t.opts.Log != nil {
+			// A navigation the page made (a link, a form, page code, a
+			// redirect after load): where the tab went is the run's record,
+			// the query's text is not.
+			t.opts.Log(Action{Method: "navigated", Target: navigationTarget(u), Site: hostOf(u), Outcome: "ok"})
 		}
+	case "Page.frameAttached":
+		// A new frame's first request may reach the gateway before the
+		// frame commits anything: it is this tab's from now on.
+		var ev struct {
+			FrameID string `json:"frameId"`
+		}
+		if json.Unmarshal(params, &ev) != nil {
+			return
+		}
+		t.mu.Lock()
+		if len(t.frames) < 1024 {
+			t.frames[ev.FrameID] = true
+		}
+		t.mu.Unlock()
 	case "Page.navigatedWithinDocument":
 		var ev struct {
 			FrameID string `json:"frameId"`

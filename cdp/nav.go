@@ -52,13 +52,21 @@ func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) (*Respo
 		return nil, err
 	}
 	var resp *Response
-	err = t.act(ctx, "goto", addressOf(url), false, func(ctx context.Context) (err error) {
+	err = t.act(ctx, "goto", navigationTarget(url), false, func(ctx context.Context) (err error) {
 		if s := scopeOf(ctx); s != nil {
 			s.site = hostOf(url)
 		}
 		if err := CheckNavigation(url); err != nil {
 			return err
 		}
+		t.mu.Lock()
+		t.ext.gotos++
+		t.mu.Unlock()
+		defer func() {
+			t.mu.Lock()
+			t.ext.gotos--
+			t.mu.Unlock()
+		}()
 		resp, err = t.navigate(ctx, url, name)
 		return err
 	})
@@ -90,7 +98,11 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	if nav.ErrorText != nil && *nav.ErrorText != "" {
 		if *nav.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
-			return nil, &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
+			reason := "the page policy refused the request"
+			if r, ok := t.refusedIn(""); ok {
+				reason = r.reason
+			}
+			return nil, &NavigationBlockedError{URL: url, Reason: reason}
 		}
 		if *nav.ErrorText == "net::ERR_ABORTED" && t.dialogStays() > stays {
 			return nil, fmt.Errorf("%w: %s: the page asked to be kept (beforeunload) and the tab's dialog answer kept it: %s", ErrNavigation, url, *nav.ErrorText)

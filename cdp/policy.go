@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,14 +25,35 @@ type PagePolicy struct {
 	// the DevTools endpoints of other browsers the host drives. The
 	// browser's own DevTools port, when it has one, is always denied.
 	Deny []string
+	// AllowLocal lists the local addresses every guarded tab may load, as
+	// "host" (any port) or "host:port": the host application's own
+	// development server, say. A guarded tab (one attached with
+	// [TabOptions.Gateway]) does not load a page on this computer or the
+	// local network (loopback, link-local and private ranges, localhost
+	// names, and names that resolve there) unless this list or the tab's
+	// own [TabOptions.Sites] names its host exactly; a wildcard site does
+	// not count. Nil allows none. An entry that is not a host or host:port
+	// is ErrEndpoint.
+	AllowLocal []string
+	// Resolver looks up the names a guarded tab navigates to that are
+	// neither IP literals nor local by their text, to tell whether they
+	// point at a local address. Nil uses net.DefaultResolver.
+	Resolver Resolver
+}
+
+// Resolver looks up a host name's addresses, as *net.Resolver does.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // Gateway enforces a [PagePolicy] on every request of every page of one
 // browser connection, subframes, popups and workers included, before the
 // request is sent: the browser pauses each request that is not plain http
-// or https, or that names a denied port (the Fetch domain, enabled on the
-// browser session), and the gateway lets it go or fails it. It also denies
-// downloads.
+// or https, that names a denied port, or that loads a document (the Fetch
+// domain, enabled on the browser session), and the gateway lets it go or
+// fails it; a document a guarded tab may not load is one on this computer
+// or the local network that its sites do not name (see
+// [PagePolicy.AllowLocal]). It also denies downloads.
 //
 // A Gateway owns one goroutine that reads paused requests and short-lived
 // ones that answer them; [Gateway.Close] stops them, and they stop by
@@ -42,10 +64,13 @@ type Gateway struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	ports map[int]bool      // denied ports on loopback or behind a host name
-	tabs  map[*Tab]struct{} // tabs told about refusals in their frames
-	refs  int               // Guard calls not yet closed
+	mu       sync.Mutex
+	ports    map[int]bool      // denied ports on loopback or behind a host name
+	tabs     map[*Tab]struct{} // tabs told about refusals in their frames
+	refs     int               // Guard calls not yet closed
+	local    []string          // PagePolicy.AllowLocal of every Guard
+	resolver Resolver
+	refused  map[string]refusal // frame id → its latest refused request
 }
 
 // Guard starts enforcing p on b and returns once the browser pauses every
@@ -61,7 +86,14 @@ func Guard(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkLocalSites(p.AllowLocal); err != nil {
+			return nil, err
+		}
 		g.mu.Lock()
+		g.local = append(g.local, p.AllowLocal...)
+		if g.resolver == nil {
+			g.resolver = p.Resolver
+		}
 		grew := false
 		for n := range ports {
 			grew = grew || !g.ports[n]
@@ -104,13 +136,17 @@ func startGateway(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLocalSites(p.AllowLocal); err != nil {
+		return nil, err
+	}
 	if u, err := url.Parse(b.url); err == nil && u.Port() != "" {
 		if n, err := strconv.Atoi(u.Port()); err == nil {
 			ports[n] = true
 		}
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	g := &Gateway{b: b, ports: ports, cancel: cancel, done: make(chan struct{}), tabs: map[*Tab]struct{}{}, refs: 1}
+	g := &Gateway{b: b, ports: ports, cancel: cancel, done: make(chan struct{}), tabs: map[*Tab]struct{}{}, refs: 1,
+		local: slices.Clone(p.AllowLocal), resolver: p.Resolver, refused: map[string]refusal{}}
 	paused, err := b.c.Fetch.RequestPaused(sctx)
 	if err != nil {
 		cancel()
@@ -141,12 +177,14 @@ var pausedSchemes = []string{"file", "chrome-extension", "chrome-untrusted", "ch
 
 // patternsLocked are the requests the browser pauses for the gateway:
 // every request of a scheme the network stack serves besides http and
-// https, and every request that names a denied port. Ordinary http and
-// https requests are never paused: a pause costs a round trip through the
+// https, every request that names a denied port, and every document
+// (a navigation of a page or a frame), whose address decides whether a
+// guarded tab may load it (local.go). Other http and https requests
+// (subresources) are never paused: a pause costs a round trip through the
 // browser process for each request, which measured 20 ms and more per
 // document on a loaded machine. g.mu is held, or g is not yet shared.
 func (g *Gateway) patternsLocked() []fetch.RequestPattern {
-	var ps []fetch.RequestPattern
+	ps := []fetch.RequestPattern{{URLPattern: ptr("*"), ResourceType: ptr(network.ResourceTypeDocument)}}
 	for _, s := range pausedSchemes {
 		ps = append(ps, fetch.RequestPattern{URLPattern: ptr(s + ":*")})
 	}
@@ -229,10 +267,14 @@ func (g *Gateway) serve(ctx context.Context, paused fetch.RequestPausedClient) {
 // decide lets one paused request go or fails it.
 func (g *Gateway) decide(ctx context.Context, ev *fetch.RequestPausedReply) {
 	reason := g.refusal(ev.Request.URL)
+	if reason == "" && ev.ResourceType == network.ResourceTypeDocument {
+		reason = g.localRefusal(ctx, string(ev.FrameID), ev.Request.URL)
+	}
 	if reason == "" {
 		_ = g.b.c.Fetch.ContinueRequest(ctx, fetch.NewContinueRequestArgs(ev.RequestID))
 		return
 	}
+	g.noteRefusal(string(ev.FrameID), ev.Request.URL, reason)
 	_ = g.b.c.Fetch.FailRequest(ctx, fetch.NewFailRequestArgs(ev.RequestID, network.ErrorReasonBlockedByClient))
 	g.mu.Lock()
 	var tabs []*Tab

@@ -133,7 +133,8 @@ func TestGuardBlocksEveryRequestKind(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer secret.Close()
-	g, err := Guard(ctx, p.Browser(), PagePolicy{Deny: []string{strings.TrimPrefix(secret.URL, "http://")}})
+	g, err := Guard(ctx, p.Browser(), PagePolicy{Deny: []string{strings.TrimPrefix(secret.URL, "http://")},
+		AllowLocal: []string{strings.TrimPrefix(site.URL, "http://")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,11 @@ type tabExt struct {
 
 	net netScope
 	dlg dialogState
+
+	// gotos counts the tab's gotos under way: the main frame's commits
+	// meanwhile are theirs, logged as the goto. Others are logged as
+	// "navigated" (frames.go).
+	gotos int
 }
 
 // maxResponses bounds the responses a tab keeps; a Goto reads its own

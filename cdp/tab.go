@@ -79,12 +79,14 @@ type TabOptions struct {
 	// reports for it, at the moment it runs.
 	Sites []string
 	// Log receives one Action per page action (evaluate, waitFor, holds,
-	// screenshot, goto, form actions, key presses) and per refusal. It runs
-	// on the calling goroutine, or on the connection's for refusals the
-	// page policy made; it must not block. Nil logs nothing.
+	// screenshot, goto, form actions, key presses), per refusal, and per
+	// document the main frame moved to other than by a goto ("navigated").
+	// It runs on the calling goroutine, or on the connection's for
+	// refusals and navigations; it must not block. Nil logs nothing.
 	Log func(Action)
 	// Gateway, when set, reports the requests its policy refused in this
-	// tab's frames to Log.
+	// tab's frames to Log, and keeps the tab off local addresses that
+	// Sites does not name (see [PagePolicy.AllowLocal]).
 	Gateway *Gateway
 }
 
@@ -400,7 +402,7 @@ func (t *Tab) logRefusal(method, u, outcome string) {
 	if t.opts.Log == nil {
 		return
 	}
-	t.opts.Log(Action{Method: method, Target: addressOf(u), Site: hostOf(u), Outcome: outcome})
+	t.opts.Log(Action{Method: method, Target: navigationTarget(u), Site: hostOf(u), Outcome: outcome})
 }
 
 // addressOf describes an address for the log without its path or query,

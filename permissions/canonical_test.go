@@ -74,7 +74,7 @@ func TestDescribe(t *testing.T) {
 		risk   Risk
 	}{
 		{"none", "nothing beyond running in its sandbox", RiskLow},
-		{"browser", "can see and control your browser tabs, including sites where you are signed in", RiskHigh},
+		{"browser", "can see and control your browser tabs, including sites where you are signed in, but not pages of services on this computer or devices on your local network", RiskHigh},
 		{"clipboard", "can read and replace what you copy, which may include passwords", RiskHigh},
 		{"forms", "can fill in and submit forms in your browser tabs on any site", RiskHigh},
 		{"page-js", "can run its own code inside your pages on any site, seeing what those pages see", RiskHigh},
@@ -111,6 +111,22 @@ func TestDescribe(t *testing.T) {
 	assert.Equal(t, "can fill in and submit forms in your browser tabs on *.bank.example, shop.example", texts["forms"])
 	assert.Equal(t, "limits its form filling and page code to shop.example", texts["sites=shop.example"])
 	assert.Equal(t, "can keep running until you stop it", texts["timeout=none"])
+
+	// A site on this computer or the local network is a grant of its own,
+	// worded as net= words it; a wildcard never reaches one.
+	h = mustParse(t, script, "// @permissions browser sites=localhost:8080,127.0.0.1,192.168.1.4,*.localhost,shop.example\n")
+	texts = map[string]string{}
+	risks := map[string]Risk{}
+	for _, d := range h.Describe() {
+		texts[d.Grant.String()] = d.Text
+		risks[d.Grant.String()] = d.Risk
+	}
+	assert.Equal(t, "can see and control your browser tabs, including sites where you are signed in, and pages of services on this computer (127.0.0.1, localhost:8080) and devices on your local network (192.168.1.4)", texts["browser"])
+	assert.Equal(t, "can open and read, in your browser tabs, pages of services on this computer: localhost:8080", texts["sites=localhost:8080"])
+	assert.Equal(t, "can open and read, in your browser tabs, pages of devices on your local network: 192.168.1.4", texts["sites=192.168.1.4"])
+	assert.Equal(t, RiskHigh, risks["sites=127.0.0.1"])
+	assert.Equal(t, "limits its form filling and page code to *.localhost", texts["sites=*.localhost"])
+	assert.Equal(t, RiskLow, risks["sites=shop.example"])
 
 	// Grants known only by canonical form are worded without guessing
 	// whether a path is a folder.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tranquil/automation/display"
+	"github.com/tranquil/automation/internal/netclass"
 )
 
 // Risk grades a grant for the consent prompt.
@@ -72,13 +73,14 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 	if len(sites) > 0 {
 		where = "on " + strings.Join(sites, ", ")
 	}
+	local := localSitesOf(sites)
 	out := make([]Description, 0, len(gs))
 	for _, g := range gs {
 		kind, known := kinds[g]
 		if !known {
 			kind = -1
 		}
-		text, risk := describeGrant(g, where, kind)
+		text, risk := describeGrant(g, where, local, kind)
 		// Paths carry the names of the folders above the script, which
 		// may hold anything, terminal escapes included.
 		out = append(out, Description{Grant: g, Text: display.Line(text), Risk: risk})
@@ -86,13 +88,15 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 	return out
 }
 
-func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
+// describeGrant words one grant; where is the sites page actions are
+// limited to, local the end of the browser grant's wording (localSitesOf).
+func describeGrant(g Grant, where, local string, kind PathKind) (string, Risk) {
 	v := g.Value
 	switch g.Key {
 	case "none":
 		return "nothing beyond running in its sandbox", RiskLow
 	case "browser":
-		return "can see and control your browser tabs, including sites where you are signed in", RiskHigh
+		return "can see and control your browser tabs, including sites where you are signed in, " + local, RiskHigh
 	case "clipboard":
 		return "can read and replace what you copy, which may include passwords", RiskHigh
 	case "forms":
@@ -100,6 +104,9 @@ func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
 	case "page-js":
 		return "can run its own code inside your pages " + where + ", seeing what those pages see", RiskHigh
 	case "sites":
+		if class, note := siteReach(v); class == loopbackHost || class == privateHost {
+			return "can open and read, in your browser tabs, pages of " + reachNoun(class) + ": " + v + note, RiskHigh
+		}
 		return "limits its form filling and page code to " + v, RiskLow
 	case "net":
 		return describeHost(v, "can connect to "), riskOfHost(v)
@@ -130,6 +137,49 @@ func describeGrant(g Grant, where string, kind PathKind) (string, Risk) {
 		return "can run for up to " + v, RiskLow
 	}
 	return "grants " + g.String(), RiskHigh
+}
+
+// siteReach grades a sites= entry by what it lets a run's tabs load: a
+// wildcard never reaches a local address (only a host named exactly
+// does), anything else as a net= entry would. note, when not empty, says
+// why in parentheses.
+func siteReach(entry string) (hostClass, string) {
+	if strings.HasPrefix(entry, "*.") {
+		return wildcardHost, ""
+	}
+	class, note := reach(entry)
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	return class, note
+}
+
+func reachNoun(class hostClass) string {
+	if class == loopbackHost {
+		return "services on this computer"
+	}
+	return "devices on your local network"
+}
+
+// localSitesOf ends the browser grant's wording: which local addresses the
+// run's tabs may load, the ones sites= names, or that they load none.
+func localSitesOf(sites []string) string {
+	byClass := map[hostClass][]string{}
+	for _, s := range sites {
+		if class, _ := siteReach(s); class == loopbackHost || class == privateHost {
+			byClass[class] = append(byClass[class], s)
+		}
+	}
+	var parts []string
+	for _, class := range []hostClass{loopbackHost, privateHost} {
+		if l := byClass[class]; len(l) > 0 {
+			parts = append(parts, reachNoun(class)+" ("+strings.Join(l, ", ")+")")
+		}
+	}
+	if len(parts) == 0 {
+		return "but not pages of services on this computer or devices on your local network"
+	}
+	return "and pages of " + strings.Join(parts, " and ")
 }
 
 func pathScope(p string, kind PathKind) string {
@@ -178,43 +228,28 @@ func entryAddr(entry string) (netip.Addr, bool) {
 	return addr, err == nil
 }
 
-var (
-	loopbackPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("0.0.0.0/8"),
-		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("::/128")}
-	privatePrefixes = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
-		netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
-		netip.MustParsePrefix("fc00::/7"), netip.MustParsePrefix("fe80::/10")}
-)
-
 // classify grades a net entry by its text alone.
 func classify(entry string) hostClass {
-	if addr, ok := entryAddr(entry); ok {
-		return addrClass(addr)
-	}
 	host, _ := splitHostPort(entry)
-	name := strings.TrimPrefix(host, "*.")
+	name, wild := strings.CutPrefix(host, "*.")
+	c, lookup := netclass.Host(name)
 	switch {
-	case name == "localhost" || strings.HasSuffix(name, ".localhost"):
-		return loopbackHost
-	case !strings.Contains(name, ".") || strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") || strings.HasSuffix(name, ".lan") || strings.HasSuffix(name, ".home.arpa"):
-		return privateHost
-	case strings.HasPrefix(host, "*."):
+	case c != netclass.Public:
+		return classOf(c)
+	case wild && lookup:
 		return wildcardHost
 	}
 	return publicHost
 }
 
-func addrClass(addr netip.Addr) hostClass {
-	addr = addr.Unmap()
-	for _, p := range loopbackPrefixes {
-		if p.Contains(addr) {
-			return loopbackHost
-		}
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(addr) {
-			return privateHost
-		}
+func addrClass(addr netip.Addr) hostClass { return classOf(netclass.Addr(addr)) }
+
+func classOf(c netclass.Class) hostClass {
+	switch c {
+	case netclass.Loopback:
+		return loopbackHost
+	case netclass.Private:
+		return privateHost
 	}
 	return publicHost
 }

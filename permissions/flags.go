@@ -113,7 +113,7 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 	}
 	entry := c.entry(h)
 	if c.Registry != "" {
-		if norm, msg := parseHost(c.Registry, "import", true); msg != "" || norm != c.Registry || strings.Contains(norm, "*") {
+		if norm, msg := parseHost(c.Registry, "import"); msg != "" || norm != c.Registry || strings.Contains(norm, "*") {
 			return nil, fmt.Errorf("%w: registry %q is not a host[:port] (%s)", ErrFlagConfig, c.Registry, msg)
 		}
 	}

@@ -25,9 +25,12 @@ type Header struct {
 	Forms     bool // forms: fill in forms in tabs
 	PageJS    bool // page-js: run code inside pages
 
-	// Sites scopes Forms and PageJS to these hostnames ("*.example.com"
-	// covers every subdomain but not example.com itself; list both for
-	// both). Empty means any site.
+	// Sites scopes what the script does in tabs (reading pages, forms,
+	// page code) to these hosts ("*.example.com" covers every subdomain but
+	// not example.com itself; list both for both), each optionally with a
+	// port ("localhost:8080"). Empty means any site. It is also the only
+	// grant that lets the run's tabs load a page on this computer or the
+	// local network: an entry naming that host exactly, not a wildcard.
 	Sites []string
 	// Net and Import hold host, host:port, IPv4, [IPv6](:port) and
 	// *.domain entries in canonical lower-case form.

@@ -272,9 +272,9 @@ func (p *parser) permissions(l line, off int) error {
 			}
 		}
 	}
-	if len(p.h.Sites) > 0 && !p.h.Forms && !p.h.PageJS {
+	if len(p.h.Sites) > 0 && !p.h.Browser && !p.h.Forms && !p.h.PageJS {
 		return &ParseError{Line: l.num, Column: p.seen["sites"].col, Token: "sites", Kind: ErrBadValue,
-			Msg: "sites= scopes forms and page-js, and neither is declared; add forms or page-js, or remove sites="}
+			Msg: "sites= scopes what the script does in browser tabs, and none of browser, forms or page-js is declared; add one, or remove sites="}
 	}
 	p.finish()
 	return nil
@@ -340,7 +340,7 @@ func (p *parser) value(l line, key string, v value) error {
 	}
 	switch key {
 	case "net", "import":
-		norm, msg := parseHost(v.text, key, true)
+		norm, msg := parseHost(v.text, key)
 		if msg != "" {
 			return fail(ErrBadValue, msg)
 		}
@@ -350,7 +350,7 @@ func (p *parser) value(l line, key string, v value) error {
 			p.h.Import = append(p.h.Import, norm)
 		}
 	case "sites":
-		norm, msg := parseHost(v.text, key, false)
+		norm, msg := parseHost(v.text, key)
 		if msg != "" {
 			return fail(ErrBadValue, msg)
 		}

@@ -142,7 +142,7 @@ func TestParseErrors(t *testing.T) {
 		{"spaces around equals", "// @permissions net =api.example.com\n", ErrBadValue, "net needs a value", 1, 17},
 		{"value after spaced equals", "// @permissions browser =x\n", ErrSyntax, "no spaces around =", 1, 25},
 		{"commas between keys", "// @permissions browser,clipboard\n", ErrSyntax, "separate keys with spaces, not commas: browser clipboard", 1, 17},
-		{"sites without forms", "// @permissions browser sites=example.com\n", ErrBadValue, "sites= scopes forms and page-js", 1, 25},
+		{"sites without browser", "// @permissions clipboard sites=example.com\n", ErrBadValue, "none of browser, forms or page-js is declared", 1, 27},
 		{"bidi override", "// @permissions net=a.com\u202e\n", ErrSyntax, "invisible character U+202E", 1, 26},
 		{"zero width", "// @permissions net=a\u200b.com\n", ErrSyntax, "invisible character U+200B", 1, 22},
 		{"nbsp", "// @permissions browser\u00a0clipboard\n", ErrSyntax, "unusual space", 1, 24},
@@ -252,10 +252,13 @@ func TestParseHostValues(t *testing.T) {
 
 func TestParseSites(t *testing.T) {
 	script := scriptDir(t)
-	h := mustParse(t, script, "// @permissions forms sites=Example.com,*.shop.example,127.0.0.1\n")
-	assert.Equal(t, []string{"*.shop.example", "127.0.0.1", "example.com"}, h.Sites)
+	h := mustParse(t, script, "// @permissions forms sites=Example.com,*.shop.example,127.0.0.1,LOCALHOST:08080,[::1]:3000\n")
+	assert.Equal(t, []string{"*.shop.example", "127.0.0.1", "[::1]:3000", "example.com", "localhost:8080"}, h.Sites)
+	h = mustParse(t, script, "// @permissions browser sites=127.0.0.1:8080\n")
+	assert.Equal(t, []string{"127.0.0.1:8080"}, h.Sites, "sites= scopes browser alone too")
 	for in, msg := range map[string]string{
-		"example.com:443":       "without a port; write sites=example.com",
+		"example.com:0":         "is not a port",
+		"example.com:":          "gives no port",
 		"https://example.com/x": "write sites=example.com",
 		"*":                     "would allow every host",
 	} {

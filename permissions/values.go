@@ -14,9 +14,9 @@ import (
 	"github.com/tranquil/automation/internal/pathguard"
 )
 
-// parseHost validates a net=, import= or sites= value and returns its
-// canonical form. A non-empty msg explains the problem.
-func parseHost(v, key string, allowPort bool) (norm, msg string) {
+// parseHost validates a net=, import= or sites= value (host or host:port)
+// and returns its canonical form. A non-empty msg explains the problem.
+func parseHost(v, key string) (norm, msg string) {
 	if i := strings.Index(v, "://"); i >= 0 {
 		rest := v[i+3:]
 		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
@@ -24,11 +24,6 @@ func parseHost(v, key string, allowPort bool) (norm, msg string) {
 		}
 		if j := strings.LastIndex(rest, "@"); j >= 0 {
 			rest = rest[j+1:]
-		}
-		if !allowPort {
-			if h, _, ok := strings.Cut(rest, ":"); ok && !strings.HasPrefix(rest, "[") {
-				rest = h
-			}
 		}
 		if rest != "" {
 			return "", fmt.Sprintf("%s= takes a host, not a URL; write %s=%s", key, key, strings.ToLower(rest))
@@ -98,9 +93,6 @@ func parseHost(v, key string, allowPort bool) (norm, msg string) {
 		return "", fmt.Sprintf("%q has no host", v)
 	}
 	if port != "" {
-		if !allowPort {
-			return "", fmt.Sprintf("%s= takes hostnames without a port; write %s=%s", key, key, strings.ToLower(host))
-		}
 		if strings.Contains(port, "-") {
 			return "", fmt.Sprintf("port ranges are not supported; list each port, like %s=%s:%s", key, strings.ToLower(host), strings.SplitN(port, "-", 2)[0])
 		}

@@ -150,7 +150,7 @@ setTimeout(() => { location.href = "`+target+`/location"; }, 50);
 
 	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) {
 		c.DenyLoopback = []string{strings.TrimPrefix(secret.URL, "http://")}
-	}})
+	}, allowLocal: []string{hostOfURL(site.URL)}})
 	entry := e.run(t, "without-goto.ts", `// @permissions browser forms
 import { context, tabs } from "tranquil/automation";
 const tab = await tabs.active();
@@ -223,7 +223,9 @@ func TestBoundarySitesPerDocument(t *testing.T) {
 	allowed := "http://127.0.0.1:" + port
 	other := "http://localhost:" + port
 
-	e := newBrowserEnv(t)
+	// The host lets every run load the other name, so the document moves
+	// there and only sites= keeps the script off it.
+	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{"localhost:" + port}})
 	entry := e.run(t, "sites.ts", `// @permissions browser page-js forms sites=127.0.0.1
 import { context, tabs } from "tranquil/automation";
 const tab = await tabs.active();
@@ -285,7 +287,7 @@ func TestBoundaryDownloadsDenied(t *testing.T) {
 	})
 	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(srv.Close)
-	e := newBrowserEnv(t)
+	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}})
 	entry := e.run(t, "download.ts", `// @permissions browser forms
 import { context, tabs } from "tranquil/automation";
 const tab = await tabs.active();

@@ -150,7 +150,13 @@ type envOptions struct {
 	byEndpoint bool
 	// config adjusts the Manager's configuration.
 	config func(*runner.Config)
+	// allowLocal are loopback sites besides the test site (which always
+	// is) that every run's tabs may load: Config.AllowLocalSites.
+	allowLocal []string
 }
+
+// hostOfURL is a test server's host:port.
+func hostOfURL(u string) string { return strings.TrimPrefix(u, "http://") }
 
 // endpointTabs names a tab's browser by its endpoint only.
 type endpointTabs struct{ *countingTabs }
@@ -185,6 +191,8 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 		CacheDir: testenv.DenoCacheDir(t),
 		DenoPath: testenv.Deno(t),
 		Host:     runner.Host{UI: quietUI{}, Tabs: e.tabs},
+		// The test site plays the host's own pages: every run may load it.
+		AllowLocalSites: append([]string{hostOfURL(e.site.URL)}, o.allowLocal...),
 		Gate: consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {
 			return consent.Approve, nil
 		})),

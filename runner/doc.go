@@ -167,7 +167,9 @@
 // any of a browser's tabs is driven, its connection gets a cdp page gateway
 // denying the bridge, every DevTools endpoint the host drives
 // ([DevToolsEndpoints]) and [Config.DenyLoopback] to every page, along
-// with downloads and every scheme but http and https. This package holds
+// with downloads and every scheme but http and https; a run's tabs open a
+// page on this computer or the local network only when the script's sites=
+// names its host exactly or [Config.AllowLocalSites] lists it. This package holds
 // no protocol code: every page action goes through cdp's page-action path,
 // which checks sites= in the realm the action runs in and logs it. A run
 // closes only the tabs it opened; tabs it opened in the foreground and in

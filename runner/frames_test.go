@@ -43,8 +43,10 @@ func framesSite(t *testing.T) (shop string) {
 // A script fills and clicks in a cross-site frame, and with sites= only
 // the frame's site is acted on.
 func TestScriptOperatesFrames(t *testing.T) {
-	e := newBrowserEnv(t)
 	shop := framesSite(t)
+	// The shop is the host's own page; the second script's sites= names
+	// only the frame's site.
+	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(strings.TrimSuffix(shop, "/shop"))}})
 	entry := e.run(t, "frames.ts", `// @permissions browser forms sites=localhost,127.0.0.1
 import { context, tabs } from "tranquil/automation";
 const tab = await tabs.active();

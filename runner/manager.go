@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/pathguard"
@@ -136,6 +137,15 @@ type Config struct {
 	// DenyLoopback lists loopback host:port endpoints no script may reach,
 	// such as every DevTools port the host drives.
 	DenyLoopback []string
+	// AllowLocalSites lists the pages on this computer or the local network
+	// that every run's tabs may load, as "host" (any port) or "host:port":
+	// the host's own development server or demo site, say. Local means
+	// loopback, link-local and private addresses, localhost names, and
+	// names that resolve to such an address. A run's tabs load any other
+	// local page only when the script's sites= names that host exactly (a
+	// wildcard does not count); elsewhere the navigation is refused with
+	// code navigation_blocked. Nil allows none.
+	AllowLocalSites []string
 	// DefaultImports are hosts every run may import code from (see
 	// permissions.FlagConfig).
 	DefaultImports []string
@@ -221,6 +231,9 @@ func New(cfg Config) (*Manager, error) {
 	setDefault(&cfg.SessionBudget, DefaultSessionBudget)
 	if err := setMemoryLimit(&cfg); err != nil {
 		return nil, err
+	}
+	if err := cdp.CheckAllowLocal(cfg.AllowLocalSites); err != nil {
+		return nil, fmt.Errorf("runner: AllowLocalSites: %w", err)
 	}
 	setDefault(&cfg.MaxBackgroundTabs, DefaultMaxBackgroundTabs)
 	setDefault(&cfg.MaxForegroundTabs, DefaultMaxForegroundTabs)

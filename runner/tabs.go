@@ -126,13 +126,13 @@ func (b *browsers) close() {
 
 // pagePolicy is what no page of a run's browser may reach: the bridge,
 // every DevTools endpoint the host drives, and the loopback endpoints the
-// host denies scripts.
+// host denies scripts; and the local pages every run's tabs may load.
 func (m *Manager) pagePolicy() cdp.PagePolicy {
 	deny := append([]string{m.bridge.Addr()}, m.cfg.DenyLoopback...)
 	if d, ok := m.cfg.Host.Tabs.(DevToolsEndpoints); ok {
 		deny = append(deny, d.DevToolsEndpoints()...)
 	}
-	return cdp.PagePolicy{Deny: deny}
+	return cdp.PagePolicy{Deny: deny, AllowLocal: m.cfg.AllowLocalSites}
 }
 
 // runTab is a tab a run resolved, with its CDP session once attached.

@@ -39,7 +39,8 @@
 // run's flags:
 //
 //	--approve         approve the script's permissions without asking (said in the output)
-//	--serve DIR       serve DIR on 127.0.0.1 and open the first tab at its index
+//	--serve DIR       serve DIR on 127.0.0.1 and open the first tab at its index; every
+//	                  script may load it (other local pages take sites= naming them)
 //	--url URL         open the first tab at URL instead
 //	--headed          show the browser window (needs a display)
 //	--browser PATH    the Chromium executable (else $TRANQUIL_CHROMIUM, else chromium on PATH)

@@ -268,8 +268,16 @@ func TestHostProgram(t *testing.T) {
 		assert.Equal(t, "/welcome.html", got.LandedOn)
 		assert.Equal(t, "Welcome, Ada Lovelace", got.Greeting)
 		assert.Equal(t, "team", got.Plan)
-		require.Len(t, rec.Actions, 9, "the goto and eight form actions")
+		require.Len(t, rec.Actions, 10, "the goto, eight form actions and the navigation the form made")
 		assert.Equal(t, "goto", rec.Actions[0].Method)
+		var navigated []string
+		for _, a := range rec.Actions {
+			if a.Method == "navigated" {
+				navigated = append(navigated, a.Target)
+			}
+		}
+		require.Len(t, navigated, 1)
+		assert.Regexp(t, `^http://127\.0\.0\.1:\d+/welcome\.html\?… \(\d+ bytes of query\)$`, navigated[0], "the query's text stays out of the log")
 		for _, a := range rec.Actions {
 			assert.Equal(t, "127.0.0.1", a.Site)
 			assert.Equal(t, "ok", a.Outcome)

@@ -17,6 +17,9 @@ type managerOptions struct {
 	host     runner.Host
 	prompter consent.Prompter // nil: nobody is asked, consent is refused
 	onEvent  func(runner.Event)
+	// allowLocal are the local sites every run's tabs may load: the
+	// folder this host serves itself (--serve).
+	allowLocal []string
 }
 
 // errNoPrompt is the answer of a command that runs nothing and so has no
@@ -61,6 +64,8 @@ func (a *app) newManager(o managerOptions) (*runner.Manager, *mirror.Store, erro
 		Gate:      consent.NewGate(store, p),
 		Mirrors:   ms,
 		OnEvent:   o.onEvent,
+
+		AllowLocalSites: o.allowLocal,
 	})
 	if err != nil {
 		return nil, nil, err

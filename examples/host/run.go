@@ -128,6 +128,7 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 	defer tabs.Shutdown()
 
 	start := f.url
+	var allowLocal []string
 	if f.serve != "" {
 		srv, url, err := serve(f.serve)
 		if err != nil {
@@ -135,6 +136,9 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 		}
 		defer srv.Close()
 		start = url
+		// The served folder is this host's own site: every script may
+		// load it without naming it in sites=.
+		allowLocal = append(allowLocal, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/"))
 		h.printf(h.out, "serving %s at %s\n", f.serve, url)
 	}
 	if start != "" {
@@ -153,8 +157,9 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 			Workspace: dirWorkspace(project),
 			Tabs:      tabs,
 		},
-		prompter: &terminalPrompter{out: h.errOut, in: in, approve: f.approve},
-		onEvent:  h.event,
+		prompter:   &terminalPrompter{out: h.errOut, in: in, approve: f.approve},
+		onEvent:    h.event,
+		allowLocal: allowLocal,
 	})
 	if err != nil {
 		return 0, history.Entry{}, err

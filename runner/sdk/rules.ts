@@ -443,10 +443,10 @@ function permissions(h: Header, l: Line, off: number, lexDir: string, realDir: s
       `none must stand alone, but "${t.raw}" is also declared; remove none or the other grants`,
     );
   }
-  if (h.sites.length > 0 && !h.forms && !h.pageJs) {
+  if (h.sites.length > 0 && !h.browser && !h.forms && !h.pageJs) {
     throw new HeaderError(
       "bad_value",
-      "sites= scopes forms and page-js, and neither is declared; add forms or page-js, or remove sites=",
+      "sites= scopes what the script does in browser tabs, and none of browser, forms or page-js is declared; add one, or remove sites=",
       l.num,
       seen.get("sites")!,
     );
@@ -487,7 +487,7 @@ function token(h: Header, l: Line, t: Token, seen: Map<string, number>, lexDir: 
       case "net":
       case "import":
       case "sites": {
-        const r = parseHost(v.raw, key, key !== "sites");
+        const r = parseHost(v.raw, key);
         if (typeof r !== "string") throw fail("bad_value", r.msg);
         h[key].push(r);
         break;
@@ -513,7 +513,7 @@ function token(h: Header, l: Line, t: Token, seen: Map<string, number>, lexDir: 
   }
 }
 
-function parseHost(v: string, key: string, allowPort: boolean): string | { msg: string } {
+function parseHost(v: string, key: string): string | { msg: string } {
   const bad = (msg: string) => ({ msg });
   if (v.includes("://")) return bad(`${key}= takes a host, not a URL`);
   if (v === "*") return bad(`${key}=* would allow every host; list the hosts`);
@@ -547,7 +547,6 @@ function parseHost(v: string, key: string, allowPort: boolean): string | { msg: 
   }
   if (host === "") return bad(`"${v}" has no host`);
   if (port !== "") {
-    if (!allowPort) return bad(`${key}= takes hostnames without a port`);
     if (!/^[0-9]+$/.test(port) || Number(port) < 1 || Number(port) > 65535) return bad(`"${port}" is not a port`);
     port = String(Number(port));
   }
@@ -792,23 +791,57 @@ function realpath(p: string, links = 0): string {
 /**
  * siteAllowed reports whether the page at url is on one of sites, as the
  * app checks sites=: "example.com" matches that host only, "*.example.com"
- * any subdomain but not example.com itself. Matching ignores case, ports
- * and a trailing dot. Only http and https pages match; a URL the app
- * cannot parse, or a malformed site, never does. The URL is read the way
- * the app's Go URL parser reads it, not as a browser would: an
- * internationalized host is compared as written, and a percent-encoded
- * ASCII character in a host makes the URL unusable.
+ * any subdomain but not example.com itself; either may name a port
+ * ("localhost:8080", "[::1]:3000"), which the page's port, written or
+ * implied by its scheme, must then equal. Matching ignores case and a
+ * trailing dot, and ports when the site names none. Only http and https
+ * pages match; a URL the app cannot parse, or a malformed site, never
+ * does. The URL is read the way the app's Go URL parser reads it, not as
+ * a browser would: an internationalized host is compared as written, and
+ * a percent-encoded ASCII character in a host makes the URL unusable.
  */
 export function siteAllowed(url: string, sites: readonly string[]): boolean {
-  const host = siteHost(url);
-  if (host === undefined) return false;
-  const h = normSite(host);
+  const u = siteHost(url);
+  if (u === undefined) return false;
+  const h = normSite(u.name);
   if (h === "") return false;
+  const port = sitePort(u.scheme, u.port);
   return sites.some((site) => {
-    const s = normSite(site);
-    if (s.startsWith("*.")) return validSite(s.slice(2)) && h.endsWith(s.slice(1));
-    return validSite(s) && h === s;
+    const s = splitSite(site);
+    if (s === undefined || (s.port !== 0 && s.port !== port)) return false;
+    if (s.host.startsWith("*.")) return validSite(s.host.slice(2)) && h.endsWith(s.host.slice(1));
+    return validSite(s.host) && h === s.host;
   });
+}
+
+/** sitePort is the port a page goes to, as cdp's portOf gives it: -1 for none a server can have. */
+function sitePort(scheme: string, port: string): number {
+  if (port === "") return scheme === "https" ? 443 : 80;
+  if (!/^[0-9]+$/.test(port)) return -1;
+  const n = Number(port);
+  return n >= 1 && n <= 65535 ? n : -1;
+}
+
+/** splitSite reads a site as host and port (0 for none), as cdp's splitSite does. */
+function splitSite(site: string): { host: string; port: number } | undefined {
+  let s = normSite(site), rest = "";
+  if (s.startsWith("[")) {
+    const end = s.indexOf("]");
+    if (end < 0) return undefined;
+    [s, rest] = [s.slice(1, end), s.slice(end + 1)];
+    if (rest !== "" && !rest.startsWith(":")) return undefined;
+  } else if (s.split(":").length === 2) {
+    const i = s.indexOf(":");
+    [s, rest] = [s.slice(0, i), s.slice(i)];
+  }
+  let port = 0;
+  if (rest !== "") {
+    const digits = rest.slice(1);
+    if (!/^[0-9]+$/.test(digits)) return undefined;
+    port = Number(digits);
+    if (port < 1 || port > 65535) return undefined;
+  }
+  return { host: s.replace(/\.$/, ""), port };
 }
 
 function normSite(h: string): string {
@@ -822,8 +855,11 @@ function validSite(h: string): boolean {
 // HOST_OK lists the ASCII characters Go's URL parser accepts in a host.
 const HOST_OK = /^[A-Za-z0-9\-_.~!$&'()*+,;=:[\]<>"]$/;
 
-/** siteHost is url.Parse(u).Hostname() for http and https URLs, or undefined. */
-function siteHost(u: string): string | undefined {
+/**
+ * siteHost is, for an http or https URL, its scheme, url.Parse(u).Hostname()
+ * and url.Parse(u).Port(); undefined for any other.
+ */
+function siteHost(u: string): { scheme: string; name: string; port: string } | undefined {
   const hash = u.indexOf("#");
   if (hash >= 0) {
     if (unescape(u.slice(hash + 1), "other") === undefined) return undefined;
@@ -855,7 +891,17 @@ function siteHost(u: string): string | undefined {
   const colon = host.lastIndexOf(":");
   if (colon >= 0 && /^:[0-9]*$/.test(host.slice(colon))) name = host.slice(0, colon);
   if (name.startsWith("[") && name.endsWith("]")) name = name.slice(1, -1);
-  return name;
+  return { scheme, name, port: goPort(host) };
+}
+
+/** goPort is Go's URL.Port: after "]:" in a bracketed host, else after the first colon. */
+function goPort(host: string): string {
+  const colon = host.indexOf(":");
+  if (colon < 0) return "";
+  const i = host.indexOf("]:");
+  if (i >= 0) return host.slice(i + 2);
+  if (host.includes("]")) return "";
+  return host.slice(colon + 1);
 }
 
 function parseURLHost(host: string): string | undefined {

@@ -40,7 +40,7 @@ Deno.test("the fake host refuses a header the app refuses", () => {
       ["// @permissions none browser", "syntax"],
       ["// @permissions brwoser", "unknown_key"],
       ["// @permissions read=.", "blanket_path"],
-      ["// @permissions sites=shop.example browser", "bad_value"],
+      ["// @permissions sites=shop.example clipboard", "bad_value"],
       ["// @permissions env=DENO_DIR", "reserved"],
       ["// @permissions none\n// @timeout 90", "timeout"],
       ["const x = 1;\n// @permissions none", "no_header"],
