@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,4 +137,25 @@ func TestHostileMemoryThroughTheBridge(t *testing.T) {
 	require.Less(t, grown, int64(8*budget), "the host's heap grew past a few budgets")
 	_, ok := e.run(t, Request{Script: benign})
 	require.Equal(t, history.StateSucceeded, ok.State)
+}
+
+// TestHostCutsWhatTheSDKWouldHave sends context.log and ui.notify calls
+// with 2 MiB of text straight onto the connection, past the SDK, which
+// cuts text before sending it: the host cuts them itself.
+func TestHostCutsWhatTheSDKWouldHave(t *testing.T) {
+	e, rec := newHostileEnv(t)
+	const n = 2 << 20
+	r, entry := e.run(t, Request{Script: e.script(t, "raw-text.ts", rawFrames+`
+const big = JSON.stringify("y".repeat(`+strconv.Itoa(n)+`));
+await inject('["push",["pipeline",0,["context","log"],[' + big + ']]]');
+await inject('["push",["pipeline",0,["ui","notify"],[' + big + ',{"level":"info"}]]]');
+await context.result("sent"); // after both: the host has handled them
+`)})
+	require.Equal(t, history.StateSucceeded, entry.State, "%s %s", entry.Reason, entry.Output)
+	logs := rec.of(r.ID(), EventLog)
+	require.Len(t, logs, 1)
+	assertCut(t, logs[0].Line, MaxLineBytes, n)
+	notes := rec.notesOf(r.ID())
+	require.Len(t, notes, 1)
+	assertCut(t, notes[0].msg, MaxLineBytes, n)
 }

@@ -49,6 +49,7 @@
 
 import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
+import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
 
 export { Tab, tabs } from "./browser.ts";
 export type {
@@ -137,7 +138,7 @@ export const context = {
     if (fraction !== undefined && !(Number.isFinite(fraction) && fraction >= 0 && fraction <= 1)) {
       throw new RangeError(`context.progress: fraction must be a number from 0 to 1, got ${fraction}`);
     }
-    const ev: Record<string, unknown> = { message: String(message) };
+    const ev: Record<string, unknown> = { message: cutText(String(message), MAX_REPORT_BYTES) };
     if (fraction !== undefined) ev.fraction = fraction;
     runtime().report("progress", ev);
   },
@@ -149,7 +150,11 @@ export const context = {
    */
   log(...args: unknown[]): void {
     const rt = runtime();
-    const line = args.map((a) => typeof a === "string" ? a : Deno.inspect(a, { colors: false })).join(" ");
+    // Cut here as the app would: what it would cut need not cross the connection.
+    const line = cutText(
+      args.map((a) => typeof a === "string" ? a : Deno.inspect(a, { colors: false })).join(" "),
+      MAX_LINE_BYTES,
+    );
     rt.track(rt.call<void>("context", "log", line)).catch((e) => {
       console.error(`tranquil: context.log failed: ${(e as Error).message}`);
     });
@@ -164,7 +169,7 @@ export const ui = {
    * guide's Limits).
    */
   notify(message: string, opts: { level?: Level } = {}): Promise<void> {
-    return runtime().call("ui", "notify", String(message), { level: opts.level ?? "info" });
+    return runtime().call("ui", "notify", cutText(String(message), MAX_LINE_BYTES), { level: opts.level ?? "info" });
   },
   /**
    * open shows a file in the app's editor, optionally in a split pane. A

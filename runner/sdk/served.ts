@@ -32,6 +32,7 @@ export const MAX_STEP_NAME_BYTES = 256;
  * in a marker that says how many bytes were cut.
  */
 export function cutText(s: string, max: number): string {
+  if (s.length * 3 <= max) return s; // a UTF-16 unit is at most 3 bytes of UTF-8
   const bytes = new TextEncoder().encode(s);
   if (bytes.length <= max) return s;
   // The marker is at most 36 bytes; never cut inside a character.

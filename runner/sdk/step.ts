@@ -6,6 +6,7 @@
 
 import { StepTimeoutError, TerminalError } from "./errors.ts";
 import { type JournalEntry, type RunEvent, runtime } from "./runtime.ts";
+import { cutText, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES } from "./served.ts";
 
 /** How step.do retries a failed attempt. */
 export interface StepOptions {
@@ -48,8 +49,9 @@ function phase(
   attempt: number,
   err?: unknown,
 ): void {
-  const ev: Record<string, unknown> = { name, kind, phase: what, attempt };
-  if (err !== undefined) ev.error = err instanceof Error ? err.message : String(err);
+  // Cut as the app would, so that a huge name or error never crosses the connection.
+  const ev: Record<string, unknown> = { name: cutText(name, MAX_STEP_NAME_BYTES), kind, phase: what, attempt };
+  if (err !== undefined) ev.error = cutText(err instanceof Error ? err.message : String(err), MAX_REPORT_BYTES);
   if (what === "end") ev.ok = err === undefined;
   runtime().report("step", ev);
 }
