@@ -39,7 +39,10 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 	t.actionMark = t.navSeq
 	s.site = hostOf(t.url)
 	t.mu.Unlock()
-	err := f(context.WithValue(ctx, scopeKey{}, s))
+	err := t.errDialogStorm(method)
+	if err == nil {
+		err = f(context.WithValue(ctx, scopeKey{}, s))
+	}
 	if t.opts.Log != nil {
 		outcome := "ok"
 		switch {

@@ -14,7 +14,8 @@
 //   - [Tab.Text], [Tab.Value], [Tab.Attribute], [Tab.Checked], [Tab.IsVisible], [Tab.Count], [Tab.WaitVisible]:
 //     readers in the isolated world; [Tab.SetFiles] fills a file input.
 //   - [Tab.OnConsole], [Tab.OnPageError] and [Tab.ConsoleHistory]: the page's console and uncaught exceptions.
-//   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default).
+//   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default;
+//     a page looping on dialogs faster than [DialogStormRate] a second is dismissed without asking).
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
 //     [Tab.Resolve]: the form runtime.

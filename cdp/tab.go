@@ -269,11 +269,25 @@ func (t *Tab) fail(err error) error {
 }
 
 // Detach ends the session, leaving the page open. It is idempotent.
+//
+// A page whose document a navigation replaced while one of its dialogs
+// was showing leaves the browser with that dialog and no way to answer
+// it (Page.handleJavaScriptDialog says "Not attached to an active page").
+// Chromium 156 then aborts the whole browser (bad_variant_access) as soon
+// as the session's Page domain is turned off: by Target.detachFromTarget,
+// Page.disable, or the connection closing. So for such a page Detach only
+// stops listening here and sends nothing; the browser keeps the session
+// until the page closes ([Tab.Close] and Target.closeTarget are safe) or
+// the connection ends.
 func (t *Tab) Detach(ctx context.Context) error {
 	select {
 	case <-t.route.gone:
 		return nil
 	default:
+	}
+	if t.strandedDialog() {
+		t.detach()
+		return nil
 	}
 	err := t.b.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(t.session)))
 	t.detach()
@@ -517,7 +531,14 @@ func (t *Tab) URL(ctx context.Context) (string, error) {
 // strip shows, follows the page a moment later and shows the address for
 // an untitled page; it stands in only when the page cannot be read (a
 // document outside the tab's sites, a page that is still starting).
+//
+// During a dialog storm (see [Tab.HandleDialogs]) the page runs no call,
+// so the browser's copy answers at once.
 func (t *Tab) Title(ctx context.Context) (string, error) {
+	if t.inDialogStorm() {
+		info, err := t.info(ctx)
+		return info.Title, err
+	}
 	if v, err := t.call(ctx, sdkWorld, `() => document.title`, nil); err == nil {
 		var s string
 		if json.Unmarshal(v, &s) == nil {
