@@ -5,6 +5,14 @@
 //     profile and returns its [Tabs]; [Attach] wraps a browser that is
 //     already running.
 //   - [Tabs] implements runner.Tabs and runner.DevToolsEndpoints.
+//   - [LaunchWith] and [AttachWith] take a [Config] whose OnBrowser hears
+//     of a browser that died ([BrowserGone]) and of its replacement
+//     ([BrowserRelaunched]).
+//
+// A launched browser that dies (a crash, a kill) is replaced by a fresh
+// one on the next call that needs it, so a host need not restart; runs
+// that were driving its tabs fail with the code "closed". An attached
+// browser is the user's: it is never restarted, only reported.
 //
 // A launched browser speaks CDP over a pipe (--remote-debugging-pipe) and
 // listens on no port: [Tabs.Target] hands runs the host's own connection,
