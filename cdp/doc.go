@@ -77,6 +77,16 @@
 // check the committed document, and a screenshot checks it again when the
 // page moved during the capture.
 //
+// A tab attached with [TabOptions.RefuseServiceWorkers] unregisters the
+// service worker registrations that appear on its documents' sites while
+// it is attached (ServiceWorker.unregister, as soon as the browser reports
+// them through the ServiceWorker domain, and once more when the tab
+// detaches or closes), since a worker answers its scope's requests in
+// every tab of the profile long after the page that registered it. It
+// refuses rather than waits for the session's end so that no other tab is
+// served by the worker meanwhile. Storage.clearDataForOrigin would also
+// drop the site's registrations from before, which are the user's.
+//
 // # Documents and realms
 //
 // A [Tab] is its target ID, stable across navigations. Each document is

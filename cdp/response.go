@@ -30,6 +30,7 @@ type tabExt struct {
 
 	net netScope
 	dlg dialogState
+	sw  swState // service worker registrations: serviceworkers.go
 }
 
 // maxResponses bounds the responses a tab keeps; a Goto reads its own
@@ -45,6 +46,12 @@ func (t *Tab) observeExt(method string, params json.RawMessage) {
 		t.responseReceived(params)
 	case "Page.javascriptDialogOpening":
 		t.dialogOpening(params)
+	case "Page.frameNavigated":
+		if t.opts.RefuseServiceWorkers {
+			t.swFrameNavigated(params)
+		}
+	case "ServiceWorker.workerRegistrationUpdated":
+		t.swRegistrations(params)
 	}
 }
 

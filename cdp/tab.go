@@ -86,6 +86,14 @@ type TabOptions struct {
 	// Gateway, when set, reports the requests its policy refused in this
 	// tab's frames to Log.
 	Gateway *Gateway
+	// RefuseServiceWorkers unregisters every service worker registration
+	// that appears, while the tab is attached, on a site the tab's
+	// documents were on, and logs it ("serviceWorker", refused): such a
+	// worker would otherwise answer that site's requests in every tab
+	// from then on. Registrations that existed before are left alone;
+	// Detach and Close look once more before the session ends. False
+	// leaves service workers to the pages.
+	RefuseServiceWorkers bool
 }
 
 // Attach attaches to a page target by ID with the zero [TabOptions].
@@ -119,6 +127,12 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	if err := t.setup(ctx); err != nil {
 		t.detach()
 		return nil, err
+	}
+	if opts.RefuseServiceWorkers {
+		if err := t.watchServiceWorkers(ctx); err != nil {
+			t.detach()
+			return nil, t.fail(err)
+		}
 	}
 	if opts.Gateway != nil {
 		opts.Gateway.watch(t)
@@ -289,6 +303,7 @@ func (t *Tab) Detach(ctx context.Context) error {
 		t.detach()
 		return nil
 	}
+	t.sweepServiceWorkers(ctx)
 	err := t.b.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(t.session)))
 	t.detach()
 	if err != nil && protocolError(err) == nil {
@@ -306,6 +321,7 @@ func (t *Tab) detach() {
 // whose session already ended (a crash) is still closed; a page already
 // gone reports why its session ended.
 func (t *Tab) Close(ctx context.Context) error {
+	t.sweepServiceWorkers(ctx)
 	if _, err := t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id))); err != nil {
 		if e := t.Err(); e != nil {
 			return e

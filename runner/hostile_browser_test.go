@@ -290,3 +290,58 @@ func httpText(ct, body string) http.Handler {
 		fmt.Fprint(w, body)
 	})
 }
+
+// workerRuns has a page-js run register a service worker on the site and
+// a later browser-only run load a page in the worker's scope; it returns
+// the first run's entry and what the second run's page showed.
+func workerRuns(t *testing.T, h *hostileEnv) (history.Entry, string) {
+	t.Helper()
+	plant := h.run(t, "plant.ts", fmt.Sprintf(`// @permissions browser page-js
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q);
+const scope = await tab.evaluate(async () => {
+  const r = await navigator.serviceWorker.register("/sw/worker.js", { scope: "/sw/" });
+  await navigator.serviceWorker.ready;
+  return r.scope;
+});
+await context.result(scope);
+`, h.site.URL+"/sw/page"))
+	var scope string
+	result(t, plant, &scope)
+	require.Equal(t, h.site.URL+"/sw/", scope)
+	later := h.run(t, "later.ts", fmt.Sprintf(`// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q);
+await context.result(await tab.text({ selector: "#h" }));
+`, h.site.URL+"/sw/page"))
+	var shown string
+	result(t, later, &shown)
+	return plant, shown
+}
+
+func TestHostileServiceWorkerRemoved(t *testing.T) {
+	h := newHostileEnv(t, false, nil)
+	plant, shown := workerRuns(t, h)
+	require.Equal(t, "served by the site", shown, "the later run's page is not served by the worker")
+	require.Contains(t, plant.Actions, history.Action{At: findAt(plant.Actions, "serviceWorker"), Method: "serviceWorker",
+		Target: h.site.URL, Site: "127.0.0.1", Outcome: "refused"}, "the run's history shows the refusal")
+}
+
+// TestHostileServiceWorkerKept: a host that opts in keeps the worker, and
+// it then rewrites the later run's page.
+func TestHostileServiceWorkerKept(t *testing.T) {
+	h := newHostileEnv(t, false, func(c *runner.Config) { c.KeepServiceWorkers = true })
+	_, shown := workerRuns(t, h)
+	require.Equal(t, "rewritten by the worker", shown)
+}
+
+// findAt is the time of the first action of method, so that an expected
+// action can be compared whole.
+func findAt(actions []history.Action, method string) time.Time {
+	for _, a := range actions {
+		if a.Method == method {
+			return a.At
+		}
+	}
+	return time.Time{}
+}

@@ -202,13 +202,18 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	ct, err := b.AttachWith(ctx, target.TargetID, cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw})
+	ct, err := b.AttachWith(ctx, target.TargetID, r.tabOptions(gw))
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
 	ct.HandleDialogs(t.answerDialog)
 	t.cdp = ct
 	return t, ct, nil
+}
+
+// tabOptions are the options of the run's tab sessions.
+func (r *Run) tabOptions(gw *cdp.Gateway) cdp.TabOptions {
+	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers}
 }
 
 // sites is the script's sites= for its tab sessions: nil when it names
