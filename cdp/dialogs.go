@@ -45,10 +45,10 @@ type dialogState struct {
 	h     DialogHandler
 	stays int // beforeunload dialogs answered "stay", for Goto's error
 
-	// The storm meter: dialogs opened in the current window, whether the
-	// tab is in a storm, and the storm's dismissals not logged yet.
-	winStart  time.Time
-	inWindow  int
+	// The storm meter: when the latest dialogs opened (at most
+	// DialogStormRate+1), whether the tab is in a storm, and the storm's
+	// dismissals not logged yet.
+	opened    []time.Time
 	storm     bool
 	unlogged  int
 	flushing  bool   // a timer will log the unlogged dismissals
@@ -64,11 +64,16 @@ type dialogState struct {
 // [DialogStormWindow] before the tab is in a dialog storm. A person reads
 // a dialog in a second or more; a page that opens more than this many in
 // a second is looping on them (while (true) alert()), and answering each
-// through the handler and the log only feeds the loop.
-const DialogStormRate = 20
+// through the handler and the log only feeds the loop. It is low because
+// such a loop runs no faster than the round trip of each answer, which on
+// a busy machine can take tens of milliseconds. A page that asks for
+// many confirmations in a row, each answered at once, gets its first
+// ten in any second answered by the handler.
+const DialogStormRate = 10
 
 // DialogStormWindow is the span the storm meter counts dialogs over. A
-// storm ends after a whole window with at most DialogStormRate dialogs.
+// storm lasts while the page opens more than half DialogStormRate dialogs
+// in a window, so that a storm that slows a little is still one.
 const DialogStormWindow = time.Second
 
 // dialogAnswerTimeout bounds answering one dialog.
@@ -87,8 +92,9 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // prompt text.
 //
 // A page that opens more than [DialogStormRate] dialogs in a
-// [DialogStormWindow] is in a dialog storm: from then until a window
-// passes with fewer, its dialogs are dismissed without asking h, and the
+// [DialogStormWindow] is in a dialog storm: from then until it opens no
+// more than half as many in a window, its dialogs are dismissed without
+// asking h, and the
 // log gets one "dialog" action per window ("dialog storm: N dismissed")
 // instead of one per dialog. During a storm the page's own code never
 // pauses, so calls that run in it ([Tab.Evaluate], the readers) end at
@@ -124,15 +130,19 @@ func (t *Tab) meterDialog(now time.Time, site string) bool {
 	ds := &t.ext.dlg
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	if now.Sub(ds.winStart) >= DialogStormWindow {
-		// A storm lasts while whole windows stay over the rate; it ends
-		// with the first that does not.
-		ds.storm = ds.storm && ds.inWindow > DialogStormRate && now.Sub(ds.winStart) < 2*DialogStormWindow
-		ds.winStart, ds.inWindow = now, 0
+	ds.opened = append(ds.opened, now)
+	if len(ds.opened) > DialogStormRate+1 {
+		ds.opened = ds.opened[1:]
 	}
-	ds.inWindow++
-	if ds.inWindow > DialogStormRate {
-		ds.storm = true
+	// lastWithin reports whether the latest n dialogs opened within a
+	// window of now.
+	lastWithin := func(n int) bool {
+		return len(ds.opened) >= n && now.Sub(ds.opened[len(ds.opened)-n]) < DialogStormWindow
+	}
+	if ds.storm {
+		ds.storm = lastWithin(DialogStormRate/2 + 1)
+	} else {
+		ds.storm = lastWithin(DialogStormRate + 1)
 	}
 	if !ds.storm {
 		return false
@@ -165,7 +175,7 @@ func (t *Tab) inDialogStorm() bool {
 	ds := &t.ext.dlg
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	return ds.storm && time.Since(ds.winStart) < 2*DialogStormWindow
+	return ds.storm && len(ds.opened) > 0 && time.Since(ds.opened[len(ds.opened)-1]) < DialogStormWindow
 }
 
 // errDialogStorm is why a navigation is refused during a storm, or nil.

@@ -139,8 +139,8 @@ func (t *Tab) sweepServiceWorkers(ctx context.Context) {
 	sw.mu.Lock()
 	events := sw.events
 	sw.mu.Unlock()
-	if events == nil || t.Err() != nil {
-		return
+	if events == nil || t.Err() != nil || t.strandedDialog() {
+		return // nothing to ask, or a session to leave alone (see Detach)
 	}
 	ctx, cancel := context.WithTimeout(ctx, swSweepWait)
 	defer cancel()

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/cdptabs"
-	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/launch"
@@ -70,37 +69,13 @@ func newHostileEnv(t *testing.T, attached bool, config func(*runner.Config)) *ho
 		h.bt, err = cdptabs.LaunchWith(ctx, launch.Options{Path: testenv.Chromium(t)}, cfg)
 	}
 	require.NoError(t, err)
-	t.Cleanup(func() { h.bt.Shutdown() })
 	srv := testenv.Site(hostilePages())
 	t.Cleanup(srv.Close)
-	e := &browserEnv{tabs: &countingTabs{Tabs: h.bt, openBG: map[string]bool{}}, site: srv}
-	h.browserEnv = e
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	e.dir = filepath.Join(root, "scripts")
-	require.NoError(t, os.MkdirAll(e.dir, 0o755))
-	store, err := consent.OpenStore(filepath.Join(root, "data", "consent.json"), consent.StoreOptions{})
-	require.NoError(t, err)
-	rc := runner.Config{
-		DataDir:  filepath.Join(root, "data"),
-		CacheDir: testenv.DenoCacheDir(t),
-		DenoPath: testenv.Deno(t),
-		Host:     runner.Host{UI: quietUI{}, Tabs: e.tabs},
-		Gate: consent.NewGate(store, consent.PrompterFunc(func(context.Context, consent.Request) (consent.Answer, error) {
-			return consent.Approve, nil
-		})),
-		OnEvent: func(ev runner.Event) {
-			if ev.Kind == runner.EventOutput && strings.HasPrefix(ev.Line, "ready") {
-				h.ready <- ev.Line
-			}
-		},
-	}
-	if config != nil {
-		config(&rc)
-	}
-	e.m, err = runner.New(rc)
-	require.NoError(t, err)
-	t.Cleanup(func() { e.m.Close() })
+	h.browserEnv = newBrowserEnvWith(t, envOptions{tabs: h.bt, site: srv, config: config, onOutput: func(line string) {
+		if strings.HasPrefix(line, "ready") {
+			h.ready <- line
+		}
+	}})
 	return h
 }
 
