@@ -94,9 +94,8 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // A page that opens more than [DialogStormRate] dialogs in a
 // [DialogStormWindow] is in a dialog storm: from then until it opens no
 // more than half as many in a window, its dialogs are dismissed without
-// asking h, and the
-// log gets one "dialog" action per window ("dialog storm: N dismissed")
-// instead of one per dialog. During a storm the page's own code never
+// asking h, and the log gets one "dialog" action per window ("dialog
+// storm: N dismissed") instead of one per dialog. During a storm the page's own code never
 // pauses, so calls that run in it ([Tab.Evaluate], the readers) end at
 // their context's deadline, [Tab.Title] answers from the browser's copy,
 // and [Tab.Goto] fails at once with [ErrNavigation]: a navigation that

@@ -30,8 +30,9 @@ const defaultCleanupTimeout = 5 * time.Second
 // concurrent use. Its events are handled on the session's receive goroutine
 // inside the connection, which ends when the tab detaches or the browser
 // connection is lost; the only goroutines it starts itself are short calls
-// that take a refused document away or answer a dialog, and the timer that
-// turns the Network domain off after gotos, each bounded by a timeout.
+// that take a refused document away, answer a dialog or unregister a
+// service worker, and the timers that turn the Network domain off after
+// gotos and log a dialog storm's dismissals, each bounded by a timeout.
 type Tab struct {
 	b       *Browser
 	id      string
