@@ -10,9 +10,10 @@
 //     ([BrowserRelaunched]).
 //
 // A launched browser that dies (a crash, a kill) is replaced by a fresh
-// one on the next call that needs it, so a host need not restart; runs
-// that were driving its tabs fail with the code "closed". An attached
-// browser is the user's: it is never restarted, only reported.
+// one on the next call that needs it, so a host need not restart; a run
+// that used the browser that died fails every call from then on with the
+// code "closed", and later runs get the fresh one. An attached browser is
+// the user's: it is never restarted, only reported.
 //
 // A launched browser speaks CDP over a pipe (--remote-debugging-pipe) and
 // listens on no port: [Tabs.Target] hands runs the host's own connection,

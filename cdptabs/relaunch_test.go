@@ -68,6 +68,9 @@ func TestRelaunchAfterTheBrowserDies(t *testing.T) {
 	require.Equal(t, cdp.CodeClosed, cdp.CodeOf(err), "%v", err)
 	ev = told.next(t, ctx)
 	require.Equal(t, BrowserRelaunched, ev.Kind, "the call above started a fresh browser")
+	_, err = tabs.Active(ctx, run)
+	require.ErrorIs(t, err, cdp.ErrBrowserClosed, "the run in flight gets no tab of the fresh browser")
+	require.Equal(t, cdp.CodeClosed, cdp.CodeOf(err))
 
 	// The next run gets the fresh browser.
 	fresh := tabs.Process()

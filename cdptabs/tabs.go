@@ -28,9 +28,9 @@ var ErrNoTab = errors.New("cdptabs: no such tab")
 //
 // A browser Launch started that dies (a crash, a kill, an abort) is
 // replaced: the next call that needs the browser starts a fresh one with
-// the same options. Tabs of the browser that died are gone with it, so a
-// run still driving one fails with cdp.ErrBrowserClosed (the code
-// "closed"). A browser Attach connected to is never restarted; calls fail
+// the same options. A run that used the browser that died fails every
+// call from then on with cdp.ErrBrowserClosed (the code "closed"), as do
+// the tabs of that browser; runs that start later get the fresh one. A browser Attach connected to is never restarted; calls fail
 // with cdp.ErrBrowserClosed until the host attaches again. Either way
 // [Config.OnBrowser] is told.
 //
@@ -48,7 +48,11 @@ type Tabs struct {
 	proc     *launch.Process // nil when attached to a running browser
 	shutdown chan struct{}   // closed by Shutdown
 	watchers sync.WaitGroup
-	emu      sync.Mutex // one OnBrowser call at a time
+	// runs are the IDs of the runs that used the current browser; dead
+	// those that used the one a relaunch replaced, which fail with
+	// cdp.ErrBrowserClosed from then on.
+	runs, dead map[string]bool
+	emu        sync.Mutex // one OnBrowser call at a time
 
 	mu sync.Mutex
 	// shown lists the tabs the browser was made to show, most recent last:
@@ -196,9 +200,16 @@ func (t *Tabs) tell(ev BrowserEvent) {
 // ErrShutdown reports a call made after Shutdown.
 var ErrShutdown = fmt.Errorf("cdptabs: shut down: %w", cdp.ErrBrowserClosed)
 
-// browser returns the connection to drive, starting a fresh browser when
-// the launched one is gone.
-func (t *Tabs) browser(ctx context.Context) (*cdp.Browser, error) {
+// maxTrackedRuns bounds the run IDs kept per browser; past it the list
+// starts over, and a run from before that outlives a relaunch is not
+// failed but handed the fresh browser.
+const maxTrackedRuns = 4096
+
+// browser returns the connection to drive for run, starting a fresh
+// browser when the launched one is gone. A run that used a browser a
+// relaunch replaced gets cdp.ErrBrowserClosed. The host's own calls (an
+// empty run ID) are not tracked.
+func (t *Tabs) browser(ctx context.Context, run runner.RunInfo) (*cdp.Browser, error) {
 	t.bmu.Lock()
 	select {
 	case <-t.shutdown:
@@ -207,21 +218,37 @@ func (t *Tabs) browser(ctx context.Context) (*cdp.Browser, error) {
 	default:
 	}
 	conn := t.conn
-	if conn.Err() == nil {
-		t.bmu.Unlock()
-		return conn, nil
-	}
-	if t.launch == nil {
+	if conn.Err() != nil && t.launch == nil {
 		t.bmu.Unlock()
 		return nil, fmt.Errorf("cdptabs: the attached browser is gone; attach again: %w", conn.Err())
 	}
-	err := t.start(ctx)
-	conn = t.conn
-	t.bmu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("cdptabs: starting a browser in place of the one that is gone: %w", err)
+	relaunched := false
+	if conn.Err() != nil {
+		if err := t.start(ctx); err != nil {
+			t.bmu.Unlock()
+			return nil, fmt.Errorf("cdptabs: starting a browser in place of the one that is gone: %w", err)
+		}
+		conn, relaunched = t.conn, true
+		t.dead, t.runs = t.runs, nil
 	}
-	t.tell(BrowserEvent{Kind: BrowserRelaunched, Launched: true})
+	var err error
+	switch {
+	case run.ID == "":
+	case t.dead[run.ID]:
+		err = fmt.Errorf("cdptabs: the browser this run was using is gone (a fresh one serves the next run): %w", cdp.ErrBrowserClosed)
+	default:
+		if t.runs == nil || len(t.runs) >= maxTrackedRuns {
+			t.runs = map[string]bool{}
+		}
+		t.runs[run.ID] = true
+	}
+	t.bmu.Unlock()
+	if relaunched {
+		t.tell(BrowserEvent{Kind: BrowserRelaunched, Launched: true})
+	}
+	if err != nil {
+		return nil, err
+	}
 	return conn, nil
 }
 
@@ -279,8 +306,8 @@ func (t *Tabs) DevToolsEndpoints() []string {
 	return []string{t.devtools}
 }
 
-func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
-	b, err := t.browser(ctx)
+func (t *Tabs) pages(ctx context.Context, run runner.RunInfo) ([]runner.TabInfo, error) {
+	b, err := t.browser(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +327,8 @@ func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
 // none of those is (an attached browser, or every one was closed), it
 // shows a page that was not opened in the background and answers that;
 // a tab opened in the background is never the answer.
-func (t *Tabs) Active(ctx context.Context, _ runner.RunInfo) (runner.TabInfo, error) {
-	pages, err := t.pages(ctx)
+func (t *Tabs) Active(ctx context.Context, run runner.RunInfo) (runner.TabInfo, error) {
+	pages, err := t.pages(ctx, run)
 	if err != nil {
 		return runner.TabInfo{}, err
 	}
@@ -336,8 +363,8 @@ func byID(id string) func(runner.TabInfo) bool {
 }
 
 // Find implements runner.Tabs.
-func (t *Tabs) Find(ctx context.Context, _ runner.RunInfo, pattern string) ([]runner.TabInfo, error) {
-	pages, err := t.pages(ctx)
+func (t *Tabs) Find(ctx context.Context, run runner.RunInfo, pattern string) ([]runner.TabInfo, error) {
+	pages, err := t.pages(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -351,14 +378,14 @@ func (t *Tabs) Find(ctx context.Context, _ runner.RunInfo, pattern string) ([]ru
 }
 
 // All implements runner.Tabs.
-func (t *Tabs) All(ctx context.Context, _ runner.RunInfo) ([]runner.TabInfo, error) {
-	return t.pages(ctx)
+func (t *Tabs) All(ctx context.Context, run runner.RunInfo) ([]runner.TabInfo, error) {
+	return t.pages(ctx, run)
 }
 
 // Open implements runner.Tabs. The tab is created in the browser's default
 // context, so it shares the profile of the other tabs.
 func (t *Tabs) Open(ctx context.Context, run runner.RunInfo, rawURL string, opts runner.TabOpenOptions) (runner.TabInfo, error) {
-	b, err := t.browser(ctx)
+	b, err := t.browser(ctx, run)
 	if err != nil {
 		return runner.TabInfo{}, err
 	}
@@ -382,7 +409,7 @@ func (t *Tabs) Open(ctx context.Context, run runner.RunInfo, rawURL string, opts
 }
 
 func (t *Tabs) info(ctx context.Context, id, fallbackURL string) (runner.TabInfo, error) {
-	pages, err := t.pages(ctx)
+	pages, err := t.pages(ctx, runner.RunInfo{})
 	if err != nil {
 		return runner.TabInfo{}, err
 	}
@@ -407,8 +434,8 @@ const closePoll = 10 * time.Millisecond
 // browser's pages (Target.closeTarget answers before that), so a tab
 // closed is neither listed nor counted any more. When it was the tab
 // shown, the one shown before it is shown again.
-func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
-	b, err := t.browser(ctx)
+func (t *Tabs) Close(ctx context.Context, run runner.RunInfo, id string) error {
+	b, err := t.browser(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -421,7 +448,7 @@ func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
 	delete(t.background, id)
 	t.mu.Unlock()
 	for {
-		pages, err := t.pages(ctx)
+		pages, err := t.pages(ctx, runner.RunInfo{})
 		if err != nil {
 			return err
 		}
@@ -449,8 +476,8 @@ func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
 
 // Focus implements runner.Tabs: it activates the target, which gives the
 // page keyboard focus.
-func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
-	b, err := t.browser(ctx)
+func (t *Tabs) Focus(ctx context.Context, run runner.RunInfo, id string) error {
+	b, err := t.browser(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -468,12 +495,12 @@ func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
 // browser's pages (closed, or one of a browser that is gone) is a
 // *cdp.DetachedError matching cdp.ErrTargetClosed, which runs see as the
 // code "closed".
-func (t *Tabs) Target(ctx context.Context, _ runner.RunInfo, id string) (runner.TabTarget, error) {
-	b, err := t.browser(ctx)
+func (t *Tabs) Target(ctx context.Context, run runner.RunInfo, id string) (runner.TabTarget, error) {
+	b, err := t.browser(ctx, run)
 	if err != nil {
 		return runner.TabTarget{}, err
 	}
-	pages, err := t.pages(ctx)
+	pages, err := t.pages(ctx, runner.RunInfo{})
 	if err != nil {
 		return runner.TabTarget{}, err
 	}

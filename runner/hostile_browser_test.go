@@ -197,7 +197,8 @@ const tab = await tabs.open(%q);
 console.log("ready");
 const wait = await timed(() => tab.waitFor("#never", { timeout: 60000 }));
 const title = await timed(() => tab.title());
-await context.result({ wait, title });
+const active = await timed(() => tabs.active());
+await context.result({ wait, title, active });
 `, timedJS, h.site.URL+"/calm")
 }
 
@@ -215,10 +216,11 @@ func TestHostileBrowserKilledMidRun(t *testing.T) {
 	defer cancel()
 	entry, err := r.Wait(ctx)
 	require.NoError(t, err)
-	var got struct{ Wait, Title timedCall }
+	var got struct{ Wait, Title, Active timedCall }
 	result(t, entry, &got)
 	require.Equal(t, cdp.CodeClosed, got.Wait.Code, "the call in flight fails closed: %+v", got.Wait)
 	require.Equal(t, cdp.CodeClosed, got.Title.Code, "and so does the next on the dead browser's tab: %+v", got.Title)
+	require.Equal(t, cdp.CodeClosed, got.Active.Code, "the run gets no tab of the fresh browser: %+v", got.Active)
 
 	// The next run gets a fresh browser.
 	requireCalm(t, calmRun(t, h))
@@ -243,9 +245,10 @@ func TestHostileAttachedBrowserGone(t *testing.T) {
 	require.False(t, ev.Launched)
 	entry, err := r.Wait(ctx)
 	require.NoError(t, err)
-	var got struct{ Wait, Title timedCall }
+	var got struct{ Wait, Title, Active timedCall }
 	result(t, entry, &got)
 	require.Equal(t, cdp.CodeClosed, got.Wait.Code, "%+v", got.Wait)
+	require.Equal(t, cdp.CodeClosed, got.Active.Code, "%+v", got.Active)
 
 	// Nothing replaced it: the next run is told the browser is closed.
 	next := h.run(t, "calm.ts", `// @permissions browser
