@@ -39,7 +39,18 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 	t.actionMark = t.navSeq
 	s.site = hostOf(t.url)
 	t.mu.Unlock()
-	err := f(context.WithValue(ctx, scopeKey{}, s))
+	err := t.Err()
+	if err == nil {
+		err = t.errDialogStorm(method)
+	}
+	if err == nil {
+		err = f(context.WithValue(ctx, scopeKey{}, s))
+	}
+	if gone := t.Err(); err != nil && gone != nil {
+		// A session that ended under the action explains its failure
+		// better than whatever the lost realm or document made of it.
+		err = gone
+	}
 	if t.opts.Log != nil {
 		outcome := "ok"
 		switch {

@@ -3,8 +3,10 @@ package cdp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mafredri/cdp/protocol/page"
 
@@ -36,12 +38,43 @@ type DialogAnswer struct {
 // of its own, one per dialog, while the page waits: it must return quickly.
 type DialogHandler func(Dialog) DialogAnswer
 
-// dialogState is a tab's handler; nil dismisses every dialog.
+// dialogState is a tab's handler (nil dismisses every dialog) and what
+// it has seen of the page's dialogs.
 type dialogState struct {
 	mu    sync.Mutex
 	h     DialogHandler
 	stays int // beforeunload dialogs answered "stay", for Goto's error
+
+	// The storm meter: when the latest dialogs opened (at most
+	// DialogStormRate+1), whether the tab is in a storm, and the storm's
+	// dismissals not logged yet.
+	opened    []time.Time
+	storm     bool
+	unlogged  int
+	flushing  bool   // a timer will log the unlogged dismissals
+	stormSite string // host of the last dialog dismissed in the storm
+
+	// stranded is set once the browser refused to answer a dialog of
+	// this tab's page ("Not attached to an active page"): a navigation
+	// replaced the document while its dialog was showing. See Detach.
+	stranded bool
 }
+
+// DialogStormRate is how many dialogs a tab's page may open in one
+// [DialogStormWindow] before the tab is in a dialog storm. A person reads
+// a dialog in a second or more; a page that opens more than this many in
+// a second is looping on them (while (true) alert()), and answering each
+// through the handler and the log only feeds the loop. It is low because
+// such a loop runs no faster than the round trip of each answer, which on
+// a busy machine can take tens of milliseconds. A page that asks for
+// many confirmations in a row, each answered at once, gets its first
+// ten in any second answered by the handler.
+const DialogStormRate = 10
+
+// DialogStormWindow is the span the storm meter counts dialogs over. A
+// storm lasts while the page opens more than half DialogStormRate dialogs
+// in a window, so that a storm that slows a little is still one.
+const DialogStormWindow = time.Second
 
 // dialogAnswerTimeout bounds answering one dialog.
 const dialogAnswerTimeout = defaultCleanupTimeout
@@ -57,6 +90,17 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // dismissed whatever h answers. Each answer is logged as a "dialog" action
 // with the dialog's type and the first words of its message, never the
 // prompt text.
+//
+// A page that opens more than [DialogStormRate] dialogs in a
+// [DialogStormWindow] is in a dialog storm: from then until it opens no
+// more than half as many in a window, its dialogs are dismissed without
+// asking h, and the log gets one "dialog" action per window ("dialog
+// storm: N dismissed") instead of one per dialog. During a storm the page's own code never
+// pauses, so calls that run in it ([Tab.Evaluate], the readers) end at
+// their context's deadline, [Tab.Title] answers from the browser's copy,
+// and [Tab.Goto] fails at once with [ErrNavigation]: a navigation that
+// replaces a document while its dialog shows leaves the browser holding a
+// dialog it can no longer answer (see [Tab.Detach]). [Tab.Close] works.
 func (t *Tab) HandleDialogs(h DialogHandler) {
 	t.ext.dlg.mu.Lock()
 	t.ext.dlg.h = h
@@ -75,17 +119,81 @@ func (t *Tab) dialogOpening(params json.RawMessage) {
 	if ev.DefaultPrompt != nil {
 		d.DefaultPrompt = *ev.DefaultPrompt
 	}
-	go t.answerDialog(d)
+	storm := t.meterDialog(time.Now(), hostOf(d.URL))
+	go t.answerDialog(d, storm)
 }
 
-func (t *Tab) answerDialog(d Dialog) {
+// meterDialog counts a dialog opening at now and reports whether the tab
+// is in a storm, which then dismisses it unasked and unlogged.
+func (t *Tab) meterDialog(now time.Time, site string) bool {
+	ds := &t.ext.dlg
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	ds.opened = append(ds.opened, now)
+	if len(ds.opened) > DialogStormRate+1 {
+		ds.opened = ds.opened[1:]
+	}
+	// lastWithin reports whether the latest n dialogs opened within a
+	// window of now.
+	lastWithin := func(n int) bool {
+		return len(ds.opened) >= n && now.Sub(ds.opened[len(ds.opened)-n]) < DialogStormWindow
+	}
+	if ds.storm {
+		ds.storm = lastWithin(DialogStormRate/2 + 1)
+	} else {
+		ds.storm = lastWithin(DialogStormRate + 1)
+	}
+	if !ds.storm {
+		return false
+	}
+	ds.unlogged++
+	ds.stormSite = site
+	if !ds.flushing {
+		// One entry per window: the timer logs what the window dismissed.
+		ds.flushing = true
+		time.AfterFunc(DialogStormWindow, t.logStorm)
+	}
+	return true
+}
+
+// logStorm logs the dismissals of a storm window as one action.
+func (t *Tab) logStorm() {
+	ds := &t.ext.dlg
+	ds.mu.Lock()
+	n, site := ds.unlogged, ds.stormSite
+	ds.unlogged, ds.flushing = 0, false
+	ds.mu.Unlock()
+	if n > 0 && t.opts.Log != nil {
+		t.opts.Log(Action{Method: "dialog", Target: fmt.Sprintf("dialog storm: %d dismissed", n), Site: site, Outcome: "dismissed"})
+	}
+}
+
+// inDialogStorm reports whether the page is in a dialog storm now: the
+// meter says so and its latest dialog is within the window.
+func (t *Tab) inDialogStorm() bool {
+	ds := &t.ext.dlg
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.storm && len(ds.opened) > 0 && time.Since(ds.opened[len(ds.opened)-1]) < DialogStormWindow
+}
+
+// errDialogStorm is why a navigation is refused during a storm, or nil.
+func (t *Tab) errDialogStorm(method string) error {
+	if method != "goto" || !t.inDialogStorm() {
+		return nil
+	}
+	return fmt.Errorf("%w: the page is opening dialogs without pause (more than %d a second); "+
+		"navigating now would leave the browser a dialog it cannot answer: close the tab instead", ErrNavigation, DialogStormRate)
+}
+
+func (t *Tab) answerDialog(d Dialog, storm bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), dialogAnswerTimeout)
 	defer cancel()
 	t.ext.dlg.mu.Lock()
 	h := t.ext.dlg.h
 	t.ext.dlg.mu.Unlock()
 	var ans DialogAnswer
-	if h != nil {
+	if h != nil && !storm {
 		ans = h(d)
 	}
 	outcome := "dismissed"
@@ -106,14 +214,31 @@ func (t *Tab) answerDialog(d Dialog) {
 		args.SetPromptText(ans.PromptText)
 	}
 	if err := t.c.Page.HandleJavaScriptDialog(ctx, args); err != nil {
-		if re := protocolError(err); re != nil && strings.Contains(re.Message, "No dialog is showing") {
+		re := protocolError(err)
+		if re != nil && strings.Contains(re.Message, "No dialog is showing") {
 			return // another session of the tab answered it
 		}
+		if re != nil && strings.Contains(re.Message, "Not attached to an active page") {
+			t.ext.dlg.mu.Lock()
+			t.ext.dlg.stranded = true
+			t.ext.dlg.mu.Unlock()
+		}
 		outcome = outcomeOf(t.fail(err))
+	}
+	if storm && outcome == "dismissed" {
+		return // counted in the storm's one entry
 	}
 	if t.opts.Log != nil {
 		t.opts.Log(Action{Method: "dialog", Target: dialogTarget(d), Site: hostOf(d.URL), Outcome: outcome})
 	}
+}
+
+// strandedDialog reports whether the browser holds a dialog of this tab
+// that it refused to let the tab answer.
+func (t *Tab) strandedDialog() bool {
+	t.ext.dlg.mu.Lock()
+	defer t.ext.dlg.mu.Unlock()
+	return t.ext.dlg.stranded
 }
 
 // dialogStays counts the beforeunload dialogs answered "stay".

@@ -14,7 +14,8 @@
 //   - [Tab.Text], [Tab.Value], [Tab.Attribute], [Tab.Checked], [Tab.IsVisible], [Tab.Count], [Tab.WaitVisible]:
 //     readers in the isolated world; [Tab.SetFiles] fills a file input.
 //   - [Tab.OnConsole], [Tab.OnPageError] and [Tab.ConsoleHistory]: the page's console and uncaught exceptions.
-//   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default).
+//   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default;
+//     a page looping on dialogs faster than [DialogStormRate] a second is dismissed without asking).
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
 //     [Tab.Resolve]: the form runtime.
@@ -81,6 +82,16 @@
 // retry in a new document. Input and screenshots, which run in no realm,
 // check the committed document, and a screenshot checks it again when the
 // page moved during the capture.
+//
+// A tab attached with [TabOptions.RefuseServiceWorkers] unregisters the
+// service worker registrations that appear on its documents' sites while
+// it is attached (ServiceWorker.unregister, as soon as the browser reports
+// them through the ServiceWorker domain, and once more when the tab
+// detaches or closes), since a worker answers its scope's requests in
+// every tab of the profile long after the page that registered it. It
+// refuses rather than waits for the session's end so that no other tab is
+// served by the worker meanwhile. Storage.clearDataForOrigin would also
+// drop the site's registrations from before, which are the user's.
 //
 // # Documents and realms
 //

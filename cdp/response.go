@@ -30,6 +30,7 @@ type tabExt struct {
 
 	net netScope
 	dlg dialogState
+	sw  swState // service worker registrations: serviceworkers.go
 
 	// gotos counts the tab's gotos under way: the main frame's commits
 	// meanwhile are theirs, logged as the goto. Others are logged as
@@ -50,6 +51,12 @@ func (t *Tab) observeExt(method string, params json.RawMessage) {
 		t.responseReceived(params)
 	case "Page.javascriptDialogOpening":
 		t.dialogOpening(params)
+	case "Page.frameNavigated":
+		if t.opts.RefuseServiceWorkers {
+			t.swFrameNavigated(params)
+		}
+	case "ServiceWorker.workerRegistrationUpdated":
+		t.swRegistrations(params)
 	}
 }
 

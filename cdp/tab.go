@@ -30,8 +30,9 @@ const defaultCleanupTimeout = 5 * time.Second
 // concurrent use. Its events are handled on the session's receive goroutine
 // inside the connection, which ends when the tab detaches or the browser
 // connection is lost; the only goroutines it starts itself are short calls
-// that take a refused document away or answer a dialog, and the timer that
-// turns the Network domain off after gotos, each bounded by a timeout.
+// that take a refused document away, answer a dialog or unregister a
+// service worker, and the timers that turn the Network domain off after
+// gotos and log a dialog storm's dismissals, each bounded by a timeout.
 type Tab struct {
 	b       *Browser
 	id      string
@@ -88,6 +89,14 @@ type TabOptions struct {
 	// tab's frames to Log, and keeps the tab off local addresses that
 	// Sites does not name (see [PagePolicy.AllowLocal]).
 	Gateway *Gateway
+	// RefuseServiceWorkers unregisters every service worker registration
+	// that appears, while the tab is attached, on a site the tab's
+	// documents were on, and logs it ("serviceWorker", refused): such a
+	// worker would otherwise answer that site's requests in every tab
+	// from then on. Registrations that existed before are left alone;
+	// Detach and Close look once more before the session ends. False
+	// leaves service workers to the pages.
+	RefuseServiceWorkers bool
 }
 
 // Attach attaches to a page target by ID with the zero [TabOptions].
@@ -121,6 +130,12 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	if err := t.setup(ctx); err != nil {
 		t.detach()
 		return nil, err
+	}
+	if opts.RefuseServiceWorkers {
+		if err := t.watchServiceWorkers(ctx); err != nil {
+			t.detach()
+			return nil, t.fail(err)
+		}
 	}
 	if opts.Gateway != nil {
 		opts.Gateway.watch(t)
@@ -271,12 +286,27 @@ func (t *Tab) fail(err error) error {
 }
 
 // Detach ends the session, leaving the page open. It is idempotent.
+//
+// A page whose document a navigation replaced while one of its dialogs
+// was showing leaves the browser with that dialog and no way to answer
+// it (Page.handleJavaScriptDialog says "Not attached to an active page").
+// Chromium 156 then aborts the whole browser (bad_variant_access) as soon
+// as the session's Page domain is turned off: by Target.detachFromTarget,
+// Page.disable, or the connection closing. So for such a page Detach only
+// stops listening here and sends nothing; the browser keeps the session
+// until the page closes ([Tab.Close] and Target.closeTarget are safe) or
+// the connection ends.
 func (t *Tab) Detach(ctx context.Context) error {
 	select {
 	case <-t.route.gone:
 		return nil
 	default:
 	}
+	if t.strandedDialog() {
+		t.detach()
+		return nil
+	}
+	t.sweepServiceWorkers(ctx)
 	err := t.b.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(t.session)))
 	t.detach()
 	if err != nil && protocolError(err) == nil {
@@ -294,6 +324,7 @@ func (t *Tab) detach() {
 // whose session already ended (a crash) is still closed; a page already
 // gone reports why its session ended.
 func (t *Tab) Close(ctx context.Context) error {
+	t.sweepServiceWorkers(ctx)
 	if _, err := t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id))); err != nil {
 		if e := t.Err(); e != nil {
 			return e
@@ -519,7 +550,14 @@ func (t *Tab) URL(ctx context.Context) (string, error) {
 // strip shows, follows the page a moment later and shows the address for
 // an untitled page; it stands in only when the page cannot be read (a
 // document outside the tab's sites, a page that is still starting).
+//
+// During a dialog storm (see [Tab.HandleDialogs]) the page runs no call,
+// so the browser's copy answers at once.
 func (t *Tab) Title(ctx context.Context) (string, error) {
+	if t.inDialogStorm() {
+		info, err := t.info(ctx)
+		return info.Title, err
+	}
 	if v, err := t.call(ctx, sdkWorld, `() => document.title`, nil); err == nil {
 		var s string
 		if json.Unmarshal(v, &s) == nil {

@@ -5,6 +5,15 @@
 //     profile and returns its [Tabs]; [Attach] wraps a browser that is
 //     already running.
 //   - [Tabs] implements runner.Tabs and runner.DevToolsEndpoints.
+//   - [LaunchWith] and [AttachWith] take a [Config] whose OnBrowser hears
+//     of a browser that died ([BrowserGone]) and of its replacement
+//     ([BrowserRelaunched]).
+//
+// A launched browser that dies (a crash, a kill) is replaced by a fresh
+// one on the next call that needs it, so a host need not restart; a run
+// that used the browser that died fails every call from then on with the
+// code "closed", and later runs get the fresh one. An attached browser is
+// the user's: it is never restarted, only reported.
 //
 // A launched browser speaks CDP over a pipe (--remote-debugging-pipe) and
 // listens on no port: [Tabs.Target] hands runs the host's own connection,

@@ -25,11 +25,34 @@ var ErrNoTab = errors.New("cdptabs: no such tab")
 // Tabs is a browser's pages as runner.Tabs. It is safe for concurrent use.
 // It holds one CDP connection, which runs drive their tabs over too and
 // which Shutdown ends (with the browser, when Launch started it).
+//
+// A browser Launch started that dies (a crash, a kill, an abort) is
+// replaced: the next call that needs the browser starts a fresh one with
+// the same options. A run that used the browser that died fails every
+// call from then on with cdp.ErrBrowserClosed (the code "closed"), as do
+// the tabs of that browser; runs that start later get the fresh one. A browser Attach connected to is never restarted; calls fail
+// with cdp.ErrBrowserClosed until the host attaches again. Either way
+// [Config.OnBrowser] is told.
+//
+// Tabs owns one goroutine per connection, which waits for the connection
+// to end, reaps a launched browser that died, and reports it; it ends with
+// the connection, and Shutdown waits for it.
 type Tabs struct {
-	conn     *cdp.Browser
-	proc     *launch.Process // nil when attached to a running browser
+	cfg      Config
+	launch   *launch.Options // how to start the browser again; nil when attached
 	endpoint string          // empty for a launched browser
 	devtools string          // loopback host:port; empty for a launched browser
+
+	bmu      sync.Mutex
+	conn     *cdp.Browser
+	proc     *launch.Process // nil when attached to a running browser
+	shutdown chan struct{}   // closed by Shutdown
+	watchers sync.WaitGroup
+	// runs are the IDs of the runs that used the current browser; dead
+	// those that used the one a relaunch replaced, which fail with
+	// cdp.ErrBrowserClosed from then on.
+	runs, dead map[string]bool
+	emu        sync.Mutex // one OnBrowser call at a time
 
 	mu sync.Mutex
 	// shown lists the tabs the browser was made to show, most recent last:
@@ -41,30 +64,89 @@ type Tabs struct {
 	background map[string]bool
 }
 
+// Config is how a Tabs keeps its host informed. The zero value tells the
+// host nothing; the browser is still relaunched.
+type Config struct {
+	// OnBrowser, when set, is called for each [BrowserEvent]: the
+	// browser's connection ended without Shutdown, or a launched browser
+	// was started again in its place. Calls come one at a time from the
+	// Tabs' own goroutines; f must not call Shutdown.
+	OnBrowser func(BrowserEvent)
+}
+
+// BrowserEventKind names what happened to the browser.
+type BrowserEventKind string
+
+const (
+	// BrowserGone: the connection ended without Shutdown (the browser
+	// crashed, was killed or closed, or the attached endpoint went away).
+	// Runs driving its tabs fail with the code "closed".
+	BrowserGone BrowserEventKind = "gone"
+	// BrowserRelaunched: a launched browser that was gone has been
+	// replaced by a fresh one, with a fresh profile and one blank page.
+	BrowserRelaunched BrowserEventKind = "relaunched"
+)
+
+// BrowserEvent is one report to [Config.OnBrowser].
+type BrowserEvent struct {
+	Kind BrowserEventKind
+	// Err is why the connection ended (BrowserGone), matching
+	// cdp.ErrBrowserClosed.
+	Err error
+	// Launched is true for a browser Launch started, which the next call
+	// replaces; false for one Attach connected to, which is never
+	// restarted.
+	Launched bool
+}
+
 // Launch starts a browser (see launch.Chromium) and returns its tabs,
 // with one blank page active. The browser speaks CDP over a pipe and opens
 // no DevTools port, so there is none for a script to reach.
 func Launch(ctx context.Context, opts launch.Options) (*Tabs, error) {
-	p, err := launch.Chromium(ctx, opts)
-	if err != nil {
+	return LaunchWith(ctx, opts, Config{})
+}
+
+// LaunchWith is [Launch] with a Config.
+func LaunchWith(ctx context.Context, opts launch.Options, cfg Config) (*Tabs, error) {
+	t := &Tabs{cfg: cfg, launch: &opts, shutdown: make(chan struct{})}
+	if err := t.start(ctx); err != nil {
 		return nil, err
-	}
-	t := &Tabs{conn: p.Browser(), proc: p}
-	// A new browser has one page, the one it shows.
-	pages, err := t.pages(ctx)
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	for _, pg := range pages {
-		t.shown = append(t.shown, pg.ID)
 	}
 	return t, nil
+}
+
+// start launches the browser and makes it the current one; call with
+// bmu held (or before t is shared).
+func (t *Tabs) start(ctx context.Context) error {
+	p, err := launch.Chromium(ctx, *t.launch)
+	if err != nil {
+		return err
+	}
+	// A new browser has one page, the one it shows.
+	targets, err := p.Browser().Targets(ctx)
+	if err != nil {
+		p.Close()
+		return err
+	}
+	t.conn, t.proc = p.Browser(), p
+	t.mu.Lock()
+	t.shown, t.background = nil, nil
+	for _, pg := range targets {
+		t.shown = append(t.shown, pg.ID)
+	}
+	t.mu.Unlock()
+	t.watch(p.Browser(), p)
+	return nil
 }
 
 // Attach connects to a running browser's DevTools endpoint (a ws:// URL or
 // http://127.0.0.1:<port>). The endpoint must be on loopback.
 func Attach(ctx context.Context, endpoint string) (*Tabs, error) {
+	return AttachWith(ctx, endpoint, Config{})
+}
+
+// AttachWith is [Attach] with a Config.
+func AttachWith(ctx context.Context, endpoint string, cfg Config) (*Tabs, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("cdptabs: endpoint %q: %w", endpoint, err)
@@ -77,29 +159,140 @@ func Attach(ctx context.Context, endpoint string) (*Tabs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tabs{conn: conn, endpoint: endpoint, devtools: "127.0.0.1:" + port}, nil
+	t := &Tabs{cfg: cfg, conn: conn, endpoint: endpoint, devtools: "127.0.0.1:" + port, shutdown: make(chan struct{})}
+	t.watch(conn, nil)
+	return t, nil
+}
+
+// watch starts the goroutine that waits for conn to end. When it ends
+// without Shutdown, a launched browser p is stopped for good (reaped, its
+// profile removed) and the host is told.
+func (t *Tabs) watch(conn *cdp.Browser, p *launch.Process) {
+	t.watchers.Add(1)
+	go func() {
+		defer t.watchers.Done()
+		select {
+		case <-t.shutdown:
+			return
+		case <-conn.Done():
+		}
+		select {
+		case <-t.shutdown:
+			return // Shutdown closed it
+		default:
+		}
+		if p != nil {
+			_ = p.Close()
+		}
+		t.tell(BrowserEvent{Kind: BrowserGone, Err: conn.Err(), Launched: p != nil})
+	}()
+}
+
+func (t *Tabs) tell(ev BrowserEvent) {
+	if t.cfg.OnBrowser == nil {
+		return
+	}
+	t.emu.Lock()
+	defer t.emu.Unlock()
+	t.cfg.OnBrowser(ev)
+}
+
+// ErrShutdown reports a call made after Shutdown.
+var ErrShutdown = fmt.Errorf("cdptabs: shut down: %w", cdp.ErrBrowserClosed)
+
+// maxTrackedRuns bounds the run IDs kept per browser; past it the list
+// starts over, and a run from before that outlives a relaunch is not
+// failed but handed the fresh browser.
+const maxTrackedRuns = 4096
+
+// browser returns the connection to drive for run, starting a fresh
+// browser when the launched one is gone. A run that used a browser a
+// relaunch replaced gets cdp.ErrBrowserClosed. The host's own calls (an
+// empty run ID) are not tracked.
+func (t *Tabs) browser(ctx context.Context, run runner.RunInfo) (*cdp.Browser, error) {
+	t.bmu.Lock()
+	select {
+	case <-t.shutdown:
+		t.bmu.Unlock()
+		return nil, ErrShutdown
+	default:
+	}
+	conn := t.conn
+	if conn.Err() != nil && t.launch == nil {
+		t.bmu.Unlock()
+		return nil, fmt.Errorf("cdptabs: the attached browser is gone; attach again: %w", conn.Err())
+	}
+	relaunched := false
+	if conn.Err() != nil {
+		if err := t.start(ctx); err != nil {
+			t.bmu.Unlock()
+			return nil, fmt.Errorf("cdptabs: starting a browser in place of the one that is gone: %w", err)
+		}
+		conn, relaunched = t.conn, true
+		t.dead, t.runs = t.runs, nil
+	}
+	var err error
+	switch {
+	case run.ID == "":
+	case t.dead[run.ID]:
+		err = fmt.Errorf("cdptabs: the browser this run was using is gone (a fresh one serves the next run): %w", cdp.ErrBrowserClosed)
+	default:
+		if t.runs == nil || len(t.runs) >= maxTrackedRuns {
+			t.runs = map[string]bool{}
+		}
+		t.runs[run.ID] = true
+	}
+	t.bmu.Unlock()
+	if relaunched {
+		t.tell(BrowserEvent{Kind: BrowserRelaunched, Launched: true})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
 // Endpoint returns the browser's DevTools endpoint: the one given to
 // Attach, or "" for a launched browser, which has none.
 func (t *Tabs) Endpoint() string { return t.endpoint }
 
-// Browser returns the CDP connection, for hosts that drive tabs themselves.
-func (t *Tabs) Browser() *cdp.Browser { return t.conn }
+// Browser returns the current CDP connection, for hosts that drive tabs
+// themselves. After a relaunch it is the new browser's.
+func (t *Tabs) Browser() *cdp.Browser {
+	t.bmu.Lock()
+	defer t.bmu.Unlock()
+	return t.conn
+}
 
-// Process returns the browser Launch started, for hosts that watch it; nil
-// for an attached browser.
-func (t *Tabs) Process() *launch.Process { return t.proc }
+// Process returns the browser Launch started (after a relaunch, the
+// current one), for hosts that watch it; nil for an attached browser.
+func (t *Tabs) Process() *launch.Process {
+	t.bmu.Lock()
+	defer t.bmu.Unlock()
+	return t.proc
+}
 
-// Shutdown ends the connection, and the browser if Launch started it.
+// Shutdown ends the connection, and the browser if Launch started it,
+// and waits for the Tabs' goroutines. No BrowserGone follows it.
 // (Close is the runner.Tabs method that closes one tab.)
 func (t *Tabs) Shutdown() error {
-	err := t.conn.Close()
-	if t.proc != nil {
-		if perr := t.proc.Close(); perr != nil {
+	t.bmu.Lock()
+	select {
+	case <-t.shutdown:
+		t.bmu.Unlock()
+		return nil
+	default:
+	}
+	close(t.shutdown)
+	conn, proc := t.conn, t.proc
+	t.bmu.Unlock()
+	err := conn.Close()
+	if proc != nil {
+		if perr := proc.Close(); perr != nil {
 			err = perr
 		}
 	}
+	t.watchers.Wait()
 	return err
 }
 
@@ -113,8 +306,12 @@ func (t *Tabs) DevToolsEndpoints() []string {
 	return []string{t.devtools}
 }
 
-func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
-	targets, err := t.conn.Targets(ctx)
+func (t *Tabs) pages(ctx context.Context, run runner.RunInfo) ([]runner.TabInfo, error) {
+	b, err := t.browser(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := b.Targets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +327,8 @@ func (t *Tabs) pages(ctx context.Context) ([]runner.TabInfo, error) {
 // none of those is (an attached browser, or every one was closed), it
 // shows a page that was not opened in the background and answers that;
 // a tab opened in the background is never the answer.
-func (t *Tabs) Active(ctx context.Context, _ runner.RunInfo) (runner.TabInfo, error) {
-	pages, err := t.pages(ctx)
+func (t *Tabs) Active(ctx context.Context, run runner.RunInfo) (runner.TabInfo, error) {
+	pages, err := t.pages(ctx, run)
 	if err != nil {
 		return runner.TabInfo{}, err
 	}
@@ -166,8 +363,8 @@ func byID(id string) func(runner.TabInfo) bool {
 }
 
 // Find implements runner.Tabs.
-func (t *Tabs) Find(ctx context.Context, _ runner.RunInfo, pattern string) ([]runner.TabInfo, error) {
-	pages, err := t.pages(ctx)
+func (t *Tabs) Find(ctx context.Context, run runner.RunInfo, pattern string) ([]runner.TabInfo, error) {
+	pages, err := t.pages(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -181,15 +378,19 @@ func (t *Tabs) Find(ctx context.Context, _ runner.RunInfo, pattern string) ([]ru
 }
 
 // All implements runner.Tabs.
-func (t *Tabs) All(ctx context.Context, _ runner.RunInfo) ([]runner.TabInfo, error) {
-	return t.pages(ctx)
+func (t *Tabs) All(ctx context.Context, run runner.RunInfo) ([]runner.TabInfo, error) {
+	return t.pages(ctx, run)
 }
 
 // Open implements runner.Tabs. The tab is created in the browser's default
 // context, so it shares the profile of the other tabs.
 func (t *Tabs) Open(ctx context.Context, run runner.RunInfo, rawURL string, opts runner.TabOpenOptions) (runner.TabInfo, error) {
+	b, err := t.browser(ctx, run)
+	if err != nil {
+		return runner.TabInfo{}, err
+	}
 	args := target.NewCreateTargetArgs(rawURL).SetBackground(opts.Background)
-	reply, err := t.conn.Client().Target.CreateTarget(ctx, args)
+	reply, err := b.Client().Target.CreateTarget(ctx, args)
 	if err != nil {
 		return runner.TabInfo{}, fmt.Errorf("cdptabs: opening %s: %w", rawURL, err)
 	}
@@ -208,7 +409,7 @@ func (t *Tabs) Open(ctx context.Context, run runner.RunInfo, rawURL string, opts
 }
 
 func (t *Tabs) info(ctx context.Context, id, fallbackURL string) (runner.TabInfo, error) {
-	pages, err := t.pages(ctx)
+	pages, err := t.pages(ctx, runner.RunInfo{})
 	if err != nil {
 		return runner.TabInfo{}, err
 	}
@@ -233,8 +434,12 @@ const closePoll = 10 * time.Millisecond
 // browser's pages (Target.closeTarget answers before that), so a tab
 // closed is neither listed nor counted any more. When it was the tab
 // shown, the one shown before it is shown again.
-func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
-	if _, err := t.conn.Client().Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(id))); err != nil {
+func (t *Tabs) Close(ctx context.Context, run runner.RunInfo, id string) error {
+	b, err := t.browser(ctx, run)
+	if err != nil {
+		return err
+	}
+	if _, err := b.Client().Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(id))); err != nil {
 		return fmt.Errorf("%w %s: %v", ErrNoTab, id, err)
 	}
 	t.mu.Lock()
@@ -243,7 +448,7 @@ func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
 	delete(t.background, id)
 	t.mu.Unlock()
 	for {
-		pages, err := t.pages(ctx)
+		pages, err := t.pages(ctx, runner.RunInfo{})
 		if err != nil {
 			return err
 		}
@@ -271,8 +476,12 @@ func (t *Tabs) Close(ctx context.Context, _ runner.RunInfo, id string) error {
 
 // Focus implements runner.Tabs: it activates the target, which gives the
 // page keyboard focus.
-func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
-	if err := t.conn.Client().Target.ActivateTarget(ctx, target.NewActivateTargetArgs(target.ID(id))); err != nil {
+func (t *Tabs) Focus(ctx context.Context, run runner.RunInfo, id string) error {
+	b, err := t.browser(ctx, run)
+	if err != nil {
+		return err
+	}
+	if err := b.Client().Target.ActivateTarget(ctx, target.NewActivateTargetArgs(target.ID(id))); err != nil {
 		return fmt.Errorf("%w %s: %v", ErrNoTab, id, err)
 	}
 	t.mu.Lock()
@@ -282,9 +491,24 @@ func (t *Tabs) Focus(ctx context.Context, _ runner.RunInfo, id string) error {
 }
 
 // Target implements runner.Tabs: runs drive the tab over this connection,
-// the only one a launched browser has.
-func (t *Tabs) Target(ctx context.Context, _ runner.RunInfo, id string) (runner.TabTarget, error) {
-	return runner.TabTarget{Browser: t.conn, Endpoint: t.endpoint, TargetID: id}, nil
+// the only one a launched browser has. A tab that is not among the
+// browser's pages (closed, or one of a browser that is gone) is a
+// *cdp.DetachedError matching cdp.ErrTargetClosed, which runs see as the
+// code "closed".
+func (t *Tabs) Target(ctx context.Context, run runner.RunInfo, id string) (runner.TabTarget, error) {
+	b, err := t.browser(ctx, run)
+	if err != nil {
+		return runner.TabTarget{}, err
+	}
+	pages, err := t.pages(ctx, runner.RunInfo{})
+	if err != nil {
+		return runner.TabTarget{}, err
+	}
+	if !slices.ContainsFunc(pages, byID(id)) {
+		return runner.TabTarget{}, fmt.Errorf("cdptabs: no open tab %s (closed, or in a browser that is gone): %w", id,
+			&cdp.DetachedError{TargetID: id, Reason: cdp.ErrTargetClosed})
+	}
+	return runner.TabTarget{Browser: b, Endpoint: t.endpoint, TargetID: id}, nil
 }
 
 // Port returns the DevTools port of an attached browser; 0 for a launched

@@ -153,6 +153,13 @@ type envOptions struct {
 	// allowLocal are loopback sites besides the test site (which always
 	// is) that every run's tabs may load: Config.AllowLocalSites.
 	allowLocal []string
+	// tabs is a browser the test started itself; nil launches or attaches
+	// one as above.
+	tabs *cdptabs.Tabs
+	// site serves the test pages; nil means site(t).
+	site *httptest.Server
+	// onOutput also receives every output line.
+	onOutput func(string)
 }
 
 // hostOfURL is a test server's host:port.
@@ -170,16 +177,22 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	chromium := testenv.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var bt *cdptabs.Tabs
+	bt := o.tabs
 	var err error
-	if o.devtoolsPort {
+	switch {
+	case bt != nil:
+	case o.devtoolsPort:
 		bt, err = cdptabs.Attach(ctx, testenv.ChromiumWithPort(t))
-	} else {
+	default:
 		bt, err = cdptabs.Launch(ctx, launch.Options{Path: chromium})
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { bt.Shutdown() })
-	e := &browserEnv{tabs: &countingTabs{Tabs: bt, openBG: map[string]bool{}}, site: site(t)}
+	srv := o.site
+	if srv == nil {
+		srv = site(t)
+	}
+	e := &browserEnv{tabs: &countingTabs{Tabs: bt, openBG: map[string]bool{}}, site: srv}
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	e.dir = filepath.Join(root, "scripts")
@@ -201,6 +214,9 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 				e.outMu.Lock()
 				e.lines = append(e.lines, ev.Line)
 				e.outMu.Unlock()
+				if o.onOutput != nil {
+					o.onOutput(ev.Line)
+				}
 			}
 		},
 	}

@@ -181,7 +181,17 @@
 // never becomes the tab the user sees, nor any run's tabs.active. A run's
 // action log keeps [MaxActions] entries. When the browser is gone, browser
 // calls fail with code closed; no message a script sees names a DevTools
-// endpoint.
+// endpoint. Calls that take no timeout (url, title, evaluate, attaching a
+// tab) end after the default wait, so a page whose code never yields (a
+// dialog storm, see [cdp.Tab.HandleDialogs]) holds no call for ever.
+//
+// Nothing a run's pages register outlives it as a service worker: each
+// registration that appears on a site a run's tab was on is unregistered
+// as soon as the browser reports it, and once more when the run lets go
+// of the tab, unless [Config.KeepServiceWorkers] is set. Refusing at once
+// rather than at the run's end also keeps the worker from other runs that
+// overlap it, and from the user, if the host dies first. Cookies and
+// storage the pages set stay: they are the user's profile.
 //
 // A run that succeeds copies what it wrote into the destination the user
 // chose for the script, when [Config.Mirrors] declares one (see package

@@ -146,6 +146,15 @@ type Config struct {
 	// wildcard does not count); elsewhere the navigation is refused with
 	// code navigation_blocked. Nil allows none.
 	AllowLocalSites []string
+	// KeepServiceWorkers lets pages in a run's tabs keep the service
+	// workers they register. False (the safe default) unregisters each
+	// registration that appears on a site a run's tab was on, as soon as
+	// the browser reports it and once more when the run lets go of the tab
+	// (see cdp.TabOptions.RefuseServiceWorkers): a worker planted by one
+	// run, page-js or not, would otherwise answer that site's pages in
+	// every later run and in the user's own browsing. Registrations that
+	// existed before the run are left alone.
+	KeepServiceWorkers bool
 	// DefaultImports are hosts every run may import code from (see
 	// permissions.FlagConfig).
 	DefaultImports []string

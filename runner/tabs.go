@@ -185,6 +185,8 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if t.cdp != nil && t.cdp.Err() == nil {
 		return t, t.cdp, nil
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	tabs := r.m.cfg.Host.Tabs
 	target, err := tabs.Target(ctx, r.Info(), id)
 	if err != nil {
@@ -200,13 +202,18 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	ct, err := b.AttachWith(ctx, target.TargetID, cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw})
+	ct, err := b.AttachWith(ctx, target.TargetID, r.tabOptions(gw))
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
 	ct.HandleDialogs(t.answerDialog)
 	t.cdp = ct
 	return t, ct, nil
+}
+
+// tabOptions are the options of the run's tab sessions.
+func (r *Run) tabOptions(gw *cdp.Gateway) cdp.TabOptions {
+	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers}
 }
 
 // sites is the script's sites= for its tab sessions: nil when it names
@@ -535,6 +542,8 @@ func (a *tabsAPI) Triggered(ctx context.Context) (any, error) {
 type tabAPI struct{ r *Run }
 
 func (a *tabAPI) URL(ctx context.Context, id string) (string, error) {
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return "", err
@@ -544,6 +553,8 @@ func (a *tabAPI) URL(ctx context.Context, id string) (string, error) {
 }
 
 func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return "", err
@@ -774,6 +785,8 @@ type pageJsAPI struct{ r *Run }
 // ordered objects and results are decoded as JSON.parse would, so a
 // script's Object.keys sees the page's order.
 func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (any, error) {
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
@@ -978,6 +991,14 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressO
 		return browserErr(c.tab.PressTarget(c.ctx, *o.Target, key, mods, c.opts))
 	}
 	return browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts))
+}
+
+// boundWait bounds a browser call that takes no timeout of its own
+// (attaching a tab, url, title, evaluate) by the default wait: a page
+// whose code never yields (a dialog storm, a busy loop) must not hold a
+// call, and so the script, for ever.
+func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	return withTimeout(ctx, 0)
 }
 
 // withTimeout bounds a browser wait by ms milliseconds, or by a default
