@@ -573,13 +573,22 @@ type tabCall struct {
 
 // startCall attaches tab id for a call bounded by timeout (milliseconds;
 // 0 for the host's default).
+//
+// The call passes the run's gate (bounds.go), as every other host call
+// does: none starts once the run has settled, and one under way then is
+// cancelled.
 func (r *Run) startCall(ctx context.Context, id string, timeout float64) (tabCall, error) {
-	_, t, err := r.tab(ctx, id)
+	ctx, leave, err := r.enter(ctx, "")
 	if err != nil {
 		return tabCall{}, err
 	}
+	_, t, err := r.tab(ctx, id)
+	if err != nil {
+		leave()
+		return tabCall{}, err
+	}
 	ctx, cancel := withTimeout(ctx, timeout)
-	return tabCall{ctx: ctx, end: cancel, tab: t}, nil
+	return tabCall{ctx: ctx, end: func() { cancel(); leave() }, tab: t}, nil
 }
 
 // navCall is a navigation under way: the tab call and when the
