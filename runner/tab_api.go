@@ -1,0 +1,476 @@
+package runner
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// The data plane of a run's tabs: tab, pageJs and forms, each call on one
+// tab the run resolved, through cdp's page-action path.
+
+// tabAPI is tab: the data plane of one resolved tab.
+type tabAPI struct{ r *Run }
+
+func (a *tabAPI) URL(ctx context.Context, id string) (string, error) {
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	u, err := t.URL(ctx)
+	return u, browserErr(err)
+}
+
+func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	s, err := t.Title(ctx)
+	return s, browserErr(err)
+}
+
+// tabCall is a call on one of the run's tabs: its attached session and the
+// call's context, bounded by the call's timeout. end releases the context.
+type tabCall struct {
+	ctx context.Context
+	end context.CancelFunc
+	tab *cdp.Tab
+}
+
+// startCall attaches tab id for a call bounded by timeout (milliseconds;
+// 0 for the host's default).
+//
+// The call passes the run's gate (bounds.go), as every other host call
+// does: none starts once the run has settled, and one under way then is
+// cancelled.
+func (r *Run) startCall(ctx context.Context, id string, timeout float64) (tabCall, error) {
+	ctx, leave, err := r.enter(ctx, "")
+	if err != nil {
+		return tabCall{}, err
+	}
+	_, t, err := r.tab(ctx, id)
+	if err != nil {
+		leave()
+		return tabCall{}, err
+	}
+	ctx, cancel := withTimeout(ctx, timeout)
+	return tabCall{ctx: ctx, end: func() { cancel(); leave() }, tab: t}, nil
+}
+
+// navCall is a navigation under way: the tab call and when the
+// navigation counts as done.
+type navCall struct {
+	tabCall
+	until cdp.WaitUntil
+}
+
+// navigation decodes a navigation's options and attaches tab id for it.
+func (a *tabAPI) navigation(ctx context.Context, api, id string, opts objArg[NavigationOptions]) (navCall, error) {
+	o, err := opts.decode(api, "options")
+	if err != nil {
+		return navCall{}, err
+	}
+	until, err := o.waitUntil()
+	if err != nil {
+		return navCall{}, err
+	}
+	c, err := a.r.startCall(ctx, id, o.Timeout)
+	return navCall{tabCall: c, until: until}, err
+}
+
+// Goto loads rawURL and returns the document's response: {status, url},
+// status 0 when there was none (about:blank, a #fragment).
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts objArg[NavigationOptions]) (cdp.Response, error) {
+	c, err := a.navigation(ctx, "tab.goto", id, opts)
+	if err != nil {
+		return cdp.Response{}, err
+	}
+	defer c.end()
+	resp, err := c.tab.Goto(c.ctx, rawURL, c.until)
+	if err != nil {
+		return cdp.Response{}, browserErr(err)
+	}
+	return *resp, nil
+}
+
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts objArg[NavigationOptions]) error {
+	c, err := a.navigation(ctx, "tab.waitForNavigation", id, opts)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	if err := c.tab.WaitNavigated(c.ctx, c.until); err != nil {
+		if errors.Is(err, cdp.ErrTimeout) {
+			return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+		}
+		return browserErr(err)
+	}
+	return nil
+}
+
+// WaitFor waits for a CSS selector to match, or for a target to resolve
+// to a visible element.
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts objArg[WaitForOptions]) error {
+	const api = "tab.waitFor"
+	var tg *cdp.Locator
+	switch w := what.(type) {
+	case string:
+	case *capnweb.Object:
+		var l cdp.Locator
+		if err := decodeRequest(api, "target", w, &l); err != nil {
+			return err
+		}
+		if err := checkLocator(api, l); err != nil {
+			return err
+		}
+		tg = &l
+	default:
+		return codeErr(CodeInvalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
+	}
+	o, err := opts.decode(api, "options")
+	if err != nil {
+		return err
+	}
+	c, err := a.r.startCall(ctx, id, o.Timeout)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	if tg != nil {
+		return browserErr(c.tab.WaitVisible(c.ctx, *tg))
+	}
+	return browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(what.(string))))
+}
+
+// read runs one reader on target. Readers need only the browser grant:
+// they run in the isolated world, never the page's code, and the tab's
+// sites= still applies to the document they read.
+func (a *tabAPI) read(ctx context.Context, api, id string, target objArg[cdp.Locator], f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
+	tg, err := locatorOf(api, target)
+	if err != nil {
+		return err
+	}
+	c, err := a.r.startCall(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	return browserErr(f(c.ctx, c.tab, tg))
+}
+
+func (a *tabAPI) Text(ctx context.Context, id string, target objArg[cdp.Locator]) (s string, err error) {
+	err = a.read(ctx, "tab.text", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+		s, err = t.Text(ctx, tg)
+		return err
+	})
+	return s, err
+}
+
+func (a *tabAPI) Value(ctx context.Context, id string, target objArg[cdp.Locator]) (s string, err error) {
+	err = a.read(ctx, "tab.value", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+		s, err = t.Value(ctx, tg)
+		return err
+	})
+	return s, err
+}
+
+// Attribute returns the attribute's value, or null when the element has
+// none.
+func (a *tabAPI) Attribute(ctx context.Context, id string, target objArg[cdp.Locator], name string) (*string, error) {
+	if name == "" {
+		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
+	}
+	var v *string
+	err := a.read(ctx, "tab.attribute", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
+		s, ok, err := t.Attribute(ctx, tg, name)
+		if ok {
+			v = &s
+		}
+		return err
+	})
+	return v, err
+}
+
+func (a *tabAPI) Checked(ctx context.Context, id string, target objArg[cdp.Locator]) (b bool, err error) {
+	err = a.read(ctx, "tab.checked", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+		b, err = t.Checked(ctx, tg)
+		return err
+	})
+	return b, err
+}
+
+func (a *tabAPI) Visible(ctx context.Context, id string, target objArg[cdp.Locator]) (b bool, err error) {
+	err = a.read(ctx, "tab.visible", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+		b, err = t.IsVisible(ctx, tg)
+		return err
+	})
+	return b, err
+}
+
+func (a *tabAPI) Count(ctx context.Context, id string, target objArg[cdp.Locator]) (n int, err error) {
+	err = a.read(ctx, "tab.count", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+		n, err = t.Count(ctx, tg)
+		return err
+	})
+	return n, err
+}
+
+func (a *tabAPI) Screenshot(ctx context.Context, id string, opts objArg[ScreenshotOptions]) ([]byte, error) {
+	o, err := opts.decode("tab.screenshot", "options")
+	if err != nil {
+		return nil, err
+	}
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	so := cdp.ScreenshotOptions{FullPage: o.FullPage}
+	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
+		so.Capture = func(ctx context.Context) ([]byte, error) {
+			return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
+		}
+	}
+	png, err := t.Screenshot(ctx, so)
+	return png, browserErr(err)
+}
+
+// Close closes a tab the run opened. The user's own tabs (found with
+// active, find, all or triggered) are the user's to close.
+func (a *tabAPI) Close(ctx context.Context, id string) error {
+	a.r.mu.Lock()
+	t := a.r.tabs[id]
+	if t != nil && t.opened {
+		delete(a.r.tabs, id)
+	}
+	a.r.mu.Unlock()
+	if t == nil {
+		return codeErr(CodeNotFound, capnweb.NameError, "no tab %q", id)
+	}
+	if !t.opened {
+		a.r.logAction(cdp.Action{Method: "close", Outcome: CodeNotGranted})
+		return codeErr(CodeNotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
+	}
+	return browserErr(a.r.dropTab(ctx, t, true))
+}
+
+// pageJsAPI is pageJs: code in the page's main world.
+type pageJsAPI struct{ r *Run }
+
+// Evaluate keeps the key order of objects both ways: arguments arrive as
+// ordered objects and results are decoded as JSON.parse would, so a
+// script's Object.keys sees the page's order.
+func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (any, error) {
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	_, t, err := a.r.tab(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(args))
+	for i, v := range args {
+		vals[i] = v
+	}
+	raw, err := t.Evaluate(ctx, source, vals...)
+	if err != nil {
+		if unserializable(err) {
+			return nil, codeErr(CodeNotSerializable, capnweb.NameTypeError,
+				"the function's result cannot be sent back as JSON (a DOM node, a window, a symbol or a circular object): return plain data, such as el.textContent")
+		}
+		return nil, browserErr(err)
+	}
+	if raw == nil {
+		return capnweb.Undefined{}, nil
+	}
+	return capnweb.DecodeJSON(raw)
+}
+
+// formsAPI is forms: trusted form actions through the form runtime.
+type formsAPI struct{ r *Run }
+
+// formCall is a form action under way: the tab call and the cdp options
+// of the action.
+type formCall struct {
+	tabCall
+	opts cdp.FormOptions
+}
+
+// start attaches tab id for one action and builds its cdp options: the
+// focus hook, a dry run and custom parts. The sites= check and the log
+// belong to the tab.
+func (a *formsAPI) start(ctx context.Context, id string, o FormOptions) (formCall, error) {
+	c, err := a.r.startCall(ctx, id, o.Timeout)
+	if err != nil {
+		return formCall{}, err
+	}
+	fc := formCall{tabCall: c, opts: cdp.FormOptions{DryRun: o.DryRun, Parts: o.Parts}}
+	// A tab the run opened in the background stays there: its session
+	// emulates focus, and focusing it through the host would show it,
+	// making it the user's active tab and so every other run's.
+	if !a.r.hiddenTab(id) {
+		fc.opts.Focus = func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) }
+	}
+	return fc, nil
+}
+
+// act runs one form action on target: the options, the timeout, then f.
+func (a *formsAPI) act(ctx context.Context, api, id string, target objArg[cdp.Locator], opts objArg[FormOptions], f func(formCall, cdp.Locator) error) error {
+	tg, err := locatorOf(api, target)
+	if err != nil {
+		return err
+	}
+	o, err := opts.decode(api, "options")
+	if err != nil {
+		return err
+	}
+	c, err := a.start(ctx, id, o)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	return browserErr(f(c, tg))
+}
+
+func (a *formsAPI) Fill(ctx context.Context, id string, target objArg[cdp.Locator], value string, opts objArg[FormOptions]) (cdp.FieldState, error) {
+	var st cdp.FieldState
+	err := a.act(ctx, "tab.fill", id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
+		st, err = c.tab.Fill(c.ctx, tg, value, c.opts)
+		return err
+	})
+	return st, err
+}
+
+func (a *formsAPI) Check(ctx context.Context, id string, target objArg[cdp.Locator], checked bool, opts objArg[FormOptions]) error {
+	return a.act(ctx, "tab.check", id, target, opts, func(c formCall, tg cdp.Locator) error {
+		return c.tab.Check(c.ctx, tg, checked, c.opts)
+	})
+}
+
+// Select chooses one option (a string) and returns the label shown, or
+// exactly the options of a list in a <select multiple> and returns their
+// labels.
+func (a *formsAPI) Select(ctx context.Context, id string, target objArg[cdp.Locator], option capnweb.Value, opts objArg[FormOptions]) (any, error) {
+	const api = "tab.select"
+	switch o := option.(type) {
+	case string:
+		var label string
+		err := a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
+			label, err = c.tab.Select(c.ctx, tg, o, c.opts)
+			return err
+		})
+		return label, err
+	case []any:
+		options := make([]string, len(o))
+		for i, v := range o {
+			s, ok := v.(string)
+			if !ok {
+				return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
+			}
+			options[i] = s
+		}
+		var labels []string
+		err := a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
+			labels, err = c.tab.SelectAll(c.ctx, tg, options, c.opts)
+			return err
+		})
+		if labels == nil {
+			labels = []string{}
+		}
+		return labels, err
+	}
+	return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
+}
+
+// SetFiles puts files into a file input. Each path is resolved against
+// the script's folder, as its read= grants are, and must be a file under
+// one of them: a page gets only what the script could read itself.
+func (a *formsAPI) SetFiles(ctx context.Context, id string, target objArg[cdp.Locator], paths []string, opts objArg[FormOptions]) error {
+	const api = "tab.setFiles"
+	real := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rp, err := a.r.grantedFile(p)
+		if err != nil {
+			desc := ""
+			if tg, terr := locatorOf(api, target); terr == nil {
+				desc = tg.String()
+			}
+			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: errCodeOf(err)})
+			return err
+		}
+		real = append(real, rp)
+	}
+	return a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) error {
+		return c.tab.SetFiles(c.ctx, tg, real, c.opts)
+	})
+}
+
+// OnDialog sets how the tab answers the page's dialogs from now on:
+// "accept", "dismiss", {accept, promptText}, or such answers by dialog
+// type ({confirm: "accept", beforeunload: "accept"}; types left out are
+// dismissed). Accepting is acting on the page as the user would, so it
+// needs the forms grant; without it every dialog is dismissed.
+func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) error {
+	p, err := dialogPolicyOf(answer)
+	if err != nil {
+		return err
+	}
+	rt, _, err := a.r.tab(ctx, id)
+	if err != nil {
+		return err
+	}
+	rt.dmu.Lock()
+	rt.dialogs = p
+	rt.dmu.Unlock()
+	return nil
+}
+
+func (a *formsAPI) Click(ctx context.Context, id string, target objArg[cdp.Locator], opts objArg[FormOptions]) error {
+	return a.act(ctx, "tab.click", id, target, opts, func(c formCall, tg cdp.Locator) error {
+		return c.tab.ClickTarget(c.ctx, tg, c.opts)
+	})
+}
+
+// Press presses key, on opts.target when given (focusing it first), else on
+// whatever has focus; opts.modifiers lists held keys.
+func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressOptions]) error {
+	const api = "tab.press"
+	o, err := opts.decode(api, "options")
+	if err != nil {
+		return err
+	}
+	var mods cdp.Modifier
+	for _, m := range o.Modifiers {
+		switch m {
+		case "Alt":
+			mods |= cdp.Alt
+		case "Control", "Ctrl":
+			mods |= cdp.Ctrl
+		case "Meta":
+			mods |= cdp.Meta
+		case "Shift":
+			mods |= cdp.Shift
+		default:
+			return codeErr(CodeInvalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
+		}
+	}
+	if o.Target != nil {
+		if err := checkLocator(api, *o.Target); err != nil {
+			return err
+		}
+	}
+	c, err := a.start(ctx, id, o.FormOptions)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	if o.Target != nil {
+		return browserErr(c.tab.PressTarget(c.ctx, *o.Target, key, mods, c.opts))
+	}
+	return browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts))
+}

@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/internal/pathguard"
+	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// What the tab facades share: their waits, the errors a script can act
+// on, dialog answers and file grants.
+
+// boundWait bounds a browser call that takes no timeout of its own
+// (attaching a tab, url, title, evaluate) by the default wait: a page
+// whose code never yields (a dialog storm, a busy loop) must not hold a
+// call, and so the script, for ever.
+func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	return withTimeout(ctx, 0)
+}
+
+// withTimeout bounds a browser wait by ms milliseconds, or by a default
+// when ms is not positive, so that nothing waits forever.
+func withTimeout(ctx context.Context, ms float64) (context.Context, context.CancelFunc) {
+	d := defaultTabWait
+	if ms > 0 {
+		d = time.Duration(ms * float64(time.Millisecond))
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// codeErr is an error a script can branch on through err.code.
+func codeErr(code, name, format string, args ...any) error {
+	return capnweb.Errorf(name, map[string]any{"code": code}, format, args...)
+}
+
+// browserErr maps a cdp or host error to an error with a code.
+func browserErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *capnweb.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	code := cdp.CodeOf(err)
+	props := map[string]any{"code": code}
+	var nc *cdp.NotCommittedError
+	if errors.As(err, &nc) {
+		props["kept"] = nc.Kept
+	}
+	var ee *cdp.EvalError
+	if errors.As(err, &ee) {
+		props["remoteName"], props["remoteMessage"], props["line"], props["column"] = ee.Name, ee.Message, ee.Line, ee.Column
+	}
+	return capnweb.Errorf(capnweb.NameError, props, "%s", scriptMessage(err, code))
+}
+
+// devtoolsURL matches a DevTools endpoint's URL (ws://127.0.0.1:9222/
+// devtools/browser/<id>, http://…/devtools/page/<id>).
+var devtoolsURL = regexp.MustCompile(`(?i)\b(?:wss?|https?)://[^\s"'<>]*/devtools/[^\s"'<>]*`)
+
+// scrubEndpoints takes DevTools endpoints out of a message for a script: a
+// script that learnt one could ask to be granted it, or try it.
+func scrubEndpoints(msg string) string {
+	return devtoolsURL.ReplaceAllString(msg, "<devtools endpoint>")
+}
+
+// dialogPolicy is how a run's tab answers dialogs: one answer for every
+// type, or answers by type. The zero value dismisses everything.
+type dialogPolicy struct {
+	all    *cdp.DialogAnswer
+	byType map[string]cdp.DialogAnswer
+}
+
+// answerDialog is the tab's cdp.DialogHandler. The cdp layer dismisses
+// whatever it answers on a document outside sites=.
+func (t *runTab) answerDialog(d cdp.Dialog) cdp.DialogAnswer {
+	t.dmu.Lock()
+	defer t.dmu.Unlock()
+	if a, ok := t.dialogs.byType[d.Type]; ok {
+		return a
+	}
+	if t.dialogs.all != nil {
+		return *t.dialogs.all
+	}
+	return cdp.DialogAnswer{}
+}
+
+// dialogPolicyOf reads tab.onDialog's argument.
+func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
+	bad := func(format string, args ...any) (dialogPolicy, error) {
+		return dialogPolicy{}, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.onDialog: "+format+
+			`; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`, args...)
+	}
+	if o, ok := v.(*capnweb.Object); ok && o.Len() > 0 {
+		if _, isAnswer := o.Get("accept"); !isAnswer {
+			var by DialogAnswers
+			bv := reflect.ValueOf(&by).Elem()
+			if err := decodeValue(bv, o, "the answers by type"); err != nil {
+				return bad("%v", err)
+			}
+			p := dialogPolicy{byType: map[string]cdp.DialogAnswer{}}
+			for _, f := range requestFields(bv.Type()) {
+				x := bv.FieldByIndex(f.Index).Interface()
+				if x == nil {
+					continue
+				}
+				a, err := dialogAnswerOf(x)
+				if err != nil {
+					return bad("%s: %v", f.Name, err)
+				}
+				p.byType[f.Name] = a
+			}
+			return p, nil
+		}
+	}
+	a, err := dialogAnswerOf(v)
+	if err != nil {
+		return bad("%v", err)
+	}
+	return dialogPolicy{all: &a}, nil
+}
+
+// dialogAnswerOf reads one answer.
+func dialogAnswerOf(v capnweb.Value) (cdp.DialogAnswer, error) {
+	switch x := v.(type) {
+	case string:
+		switch x {
+		case "accept":
+			return cdp.DialogAnswer{Accept: true}, nil
+		case "dismiss":
+			return cdp.DialogAnswer{}, nil
+		}
+		return cdp.DialogAnswer{}, fmt.Errorf("unknown answer %q", x)
+	case *capnweb.Object:
+		var a DialogAnswer
+		if err := decodeValue(reflect.ValueOf(&a).Elem(), x, "answer"); err != nil {
+			return cdp.DialogAnswer{}, err
+		}
+		if a.Accept == nil {
+			return cdp.DialogAnswer{}, errors.New("an answer object needs accept")
+		}
+		return cdp.DialogAnswer{Accept: *a.Accept, PromptText: a.PromptText}, nil
+	}
+	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %s", jsKind(v))
+}
+
+// grantedFile resolves a path a script gave tab.setFiles: relative to the
+// script's folder, like its read= grants, with every link followed. It
+// returns the real path of a regular file under one of the run's read=
+// grants (where the script could read it itself), and refuses the rest:
+// not_granted outside them (or inside the host's own data), not_found for
+// nothing there, invalid for a folder or a malformed path.
+func (r *Run) grantedFile(p string) (string, error) {
+	if p == "" || strings.ContainsRune(p, 0) {
+		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: %q is not a path", p)
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(filepath.Dir(r.header.ScriptPath), p)
+	}
+	_, real, err := pathguard.Resolve(abs)
+	if err != nil {
+		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: cannot resolve %q: %v", p, err)
+	}
+	granted := slices.ContainsFunc(r.header.Read, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) })
+	if granted && slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) }) {
+		granted = false
+	}
+	if !granted {
+		perm := "read=" + p
+		if strings.ContainsAny(p, " \t\"") {
+			perm = "read=" + strconv.Quote(p)
+		}
+		// permission names the key the SDK's NotGrantedError tells the
+		// script to add.
+		return "", capnweb.Errorf(capnweb.NameError, map[string]any{"code": CodeNotGranted, "permission": perm},
+			"tab.setFiles gives a page only files the script may read: %q is not under its read= grants", p)
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", codeErr(CodeNotFound, capnweb.NameError, "tab.setFiles: there is no file %q", p)
+	case err != nil:
+		return "", codeErr(CodeInvalid, capnweb.NameError, "tab.setFiles: %q: %v", p, err)
+	case !fi.Mode().IsRegular():
+		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: %q is not a file", p)
+	}
+	return real, nil
+}
+
+// errCodeOf is the code of an error made by codeErr.
+func errCodeOf(err error) string {
+	var ce *capnweb.Error
+	if errors.As(err, &ce) {
+		if c, ok := ce.Props["code"].(string); ok {
+			return c
+		}
+	}
+	return cdp.CodeOf(err)
+}
