@@ -1,0 +1,230 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Locators: how a script names an element, what one resolves to, and
+// the errors a lookup or an action ends with.
+
+var codeErrors = map[string]error{
+	"not_found": ErrNotFound, "ambiguous": ErrAmbiguous, "hidden": ErrHidden, "disabled": ErrDisabled,
+	"stale_ref": ErrStaleRef, "bad_target": ErrBadTarget, "not_editable": ErrNotEditable,
+	"not_focusable": ErrNotEditable, "obscured": ErrObscured, "no_option": ErrNoOption,
+	"not_select": ErrBadTarget, "bad_parts": ErrBadTarget, "missing_part": ErrMissingPart,
+	"readonly": ErrNotEditable, "not_stable": ErrNotStable,
+}
+
+// Candidate describes an element the runtime considered.
+type Candidate struct {
+	Tag      string `json:"tag"`
+	ID       string `json:"id,omitempty"`
+	Name     string `json:"name,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Hidden   bool   `json:"hidden,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+	// Frame is the address (scheme and host) of the frame the element is
+	// in, when that is not the main frame.
+	Frame string `json:"frame,omitempty"`
+}
+
+func (c Candidate) String() string {
+	s := "<" + c.Tag
+	for _, kv := range [][2]string{{"id", c.ID}, {"name", c.Name}, {"type", c.Type}} {
+		if kv[1] != "" {
+			s += fmt.Sprintf(" %s=%q", kv[0], kv[1])
+		}
+	}
+	s += ">"
+	if c.Label != "" {
+		s += fmt.Sprintf(" label %q", c.Label)
+	} else if c.Text != "" {
+		s += fmt.Sprintf(" text %q", c.Text)
+	}
+	if c.Hidden {
+		s += " (hidden)"
+	}
+	if c.Disabled {
+		s += " (disabled)"
+	}
+	if c.Frame != "" {
+		s += " in a frame of " + c.Frame
+	}
+	return s
+}
+
+// LocatorError reports why a target could not be used.
+type LocatorError struct {
+	Code       string // the runtime's code, e.g. "ambiguous"
+	Target     string // the target, described
+	Message    string
+	Candidates []Candidate // the elements involved, when that helps
+	// Waited is how long an action waited for its target before giving
+	// up with this reason; 0 when it did not wait.
+	Waited time.Duration
+}
+
+func (e *LocatorError) Error() string {
+	s := fmt.Sprintf("cdp: %s: %s", e.Target, e.Message)
+	if len(e.Candidates) > 0 {
+		parts := make([]string, len(e.Candidates))
+		for i, c := range e.Candidates {
+			parts[i] = c.String()
+		}
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if e.Waited > 0 {
+		s += fmt.Sprintf(" (waited %s)", e.Waited.Round(time.Millisecond))
+	}
+	return s
+}
+
+// Is matches the sentinel for the error's code.
+func (e *LocatorError) Is(target error) bool { return codeErrors[e.Code] == target }
+
+// NotCommittedError reports a value the page did not keep (truncated,
+// reformatted, rejected). It matches ErrNotCommitted.
+type NotCommittedError struct {
+	Target string
+	// Kept is what the field holds instead.
+	Kept string
+}
+
+func (e *NotCommittedError) Error() string {
+	return fmt.Sprintf("cdp: %s: the page did not keep the value (it holds %d characters)", e.Target, len([]rune(e.Kept)))
+}
+
+func (e *NotCommittedError) Is(target error) bool { return target == ErrNotCommitted }
+
+// Locator names an element for the form actions. Set exactly one way of
+// finding it; Role may be combined with Name, which then means the
+// accessible name rather than the name attribute.
+//
+// Every way looks into open shadow roots. A Selector is matched in the
+// document and in each open shadow root on its own, so no combinator
+// crosses a shadow boundary ("my-field input" finds nothing inside
+// my-field's shadow root; "input" finds inputs everywhere). Labels count
+// through slots: text slotted into a component's <label>, a <label>
+// slotted into (or pointing with for= at, or wrapped around) a component
+// whose shadow root holds one field, and aria-labelledby ids, looked up
+// in the element's own root first. Closed shadow roots are out of
+// script's reach; {role, name} and {label} targets reach them through
+// the accessibility tree.
+type Locator struct {
+	Label       string `json:"label,omitempty"`       // <label for>, wrapping <label>, aria-label, aria-labelledby
+	Placeholder string `json:"placeholder,omitempty"` // placeholder attribute
+	Name        string `json:"name,omitempty"`        // name attribute; with Role, the accessible name
+	Role        string `json:"role,omitempty"`        // explicit or implicit ARIA role
+	Text        string `json:"text,omitempty"`        // the element's text
+	Selector    string `json:"selector,omitempty"`    // CSS selector
+	TestID      string `json:"testId,omitempty"`      // data-testid attribute
+	Ref         string `json:"ref,omitempty"`         // a ref from an earlier Resolve
+	// Exact makes a {role, name} or {label} match case-sensitive and whole
+	// (after whitespace is normalised); otherwise a case-insensitive
+	// substring matches, and a whole match is preferred.
+	Exact bool `json:"exact,omitempty"`
+	// Frame limits the search to the frames below the main one whose name
+	// attribute is Frame or whose address contains it. Empty searches the
+	// main frame and every frame in it.
+	Frame string `json:"frame,omitempty"`
+}
+
+// String describes the target for logs and errors. It never includes a
+// value being typed.
+func (t Locator) String() string {
+	switch {
+	case t.Ref != "":
+		return fmt.Sprintf("ref %q", t.Ref)
+	case t.Role != "" && t.Name != "":
+		return fmt.Sprintf("role %q name %q", t.Role, t.Name)
+	case t.Role != "":
+		return fmt.Sprintf("role %q", t.Role)
+	case t.Label != "":
+		return fmt.Sprintf("label %q", t.Label)
+	case t.Placeholder != "":
+		return fmt.Sprintf("placeholder %q", t.Placeholder)
+	case t.Name != "":
+		return fmt.Sprintf("name %q", t.Name)
+	case t.Text != "":
+		return fmt.Sprintf("text %q", t.Text)
+	case t.Selector != "":
+		return fmt.Sprintf("selector %q", t.Selector)
+	case t.TestID != "":
+		return fmt.Sprintf("testId %q", t.TestID)
+	}
+	return "empty target"
+}
+
+func (t Locator) validate() error {
+	n := 0
+	for _, s := range []string{t.Label, t.Placeholder, t.Text, t.Selector, t.TestID, t.Ref} {
+		if s != "" {
+			n++
+		}
+	}
+	if t.Role != "" || t.Name != "" {
+		n++
+	}
+	if n != 1 {
+		return &LocatorError{Code: "bad_target", Target: t.String(), Message: "set exactly one way to find the element"}
+	}
+	return nil
+}
+
+// Element is a resolved target.
+type Element struct {
+	// Ref names the element in later calls (Locator{Ref: …}) until the page
+	// navigates or removes it.
+	Ref string `json:"ref"`
+	// Kind is "text", "checkbox", "radio", "select" or "other".
+	Kind string `json:"kind"`
+	// Element describes it.
+	Element Candidate `json:"element"`
+	// Skipped lists hidden or disabled elements that also matched and were
+	// passed over.
+	Skipped []Candidate `json:"skipped"`
+
+	frame string // the frame it is in; "" for the main frame
+}
+
+// FieldState is a field after commit.
+type FieldState struct {
+	Value             string `json:"value"`
+	Invalid           bool   `json:"invalid"`
+	ValidationMessage string `json:"validationMessage"`
+	ErrorText         string `json:"errorText"`
+}
+
+// Action is one entry of the action log. It never holds the value typed or
+// chosen.
+type Action struct {
+	Method  string // "fill", "check", "select", "click", "press", "goto", …; "navigate" for a refused navigation, "navigated" for one the page made
+	Target  string // the target, described; for a navigation, origin and path with only the query's length
+	Site    string // host of the page
+	Outcome string // "ok", "dry-run", "refused", or an error code of [Codes] such as "not_committed"
+}
+
+// FormOptions configures a form action. The zero value acts as soon as the
+// target is ready (see [Tab.ClickTarget]); how long it waits is ctx's
+// deadline. Which sites an action may run on, and where it is logged,
+// belong to the tab (see [TabOptions]).
+type FormOptions struct {
+	// DryRun waits for the target (and custom parts) as the action would,
+	// logs the write it would have made, and changes nothing.
+	DryRun bool
+	// Focus is the host's hook to give the tab keyboard focus before
+	// typing. Nil skips it.
+	Focus func(context.Context) error
+	// Parts are selectors for a custom dropdown, used by Select: "trigger"
+	// (opens it; default the target itself), "option" (its options,
+	// matched by text) and "value" (shows the chosen value; default what
+	// the target shows, as for an ARIA combobox). They are looked up in
+	// the isolated world, inside the target first and open shadow roots
+	// included, never run.
+	Parts map[string]string
+}

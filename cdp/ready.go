@@ -1,0 +1,157 @@
+package cdp
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Waiting until a target is ready for an action: the retries, backoff
+// and checks every form action shares.
+
+// DefaultFormWait bounds how long a form action waits for its target when
+// ctx has no deadline of its own; the runner gives every call one (30 s
+// unless the script passes a timeout).
+const DefaultFormWait = 30 * time.Second
+
+// formBackoff are the pauses between checks of a target that is not ready:
+// quick at first, then easing off. Each check itself waits for an
+// animation frame where stability needs one.
+var formBackoff = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+
+// waitable reports whether a target can grow out of err by waiting: it
+// may appear, show, be enabled or editable, stop moving, be uncovered, or
+// get the option asked for. A ref that went stale stays stale, but the
+// fresh ref a lookup made for this very check may fall to a re-render.
+func waitable(err error, byRef bool) bool {
+	var te *LocatorError
+	if !errors.As(err, &te) {
+		return false
+	}
+	switch te.Code {
+	case "not_found", "hidden", "disabled", "readonly", "obscured", "not_stable", "no_option", "missing_part":
+		return true
+	case "stale_ref":
+		return !byRef
+	}
+	return false
+}
+
+// until runs f until it succeeds, fails in a way waiting cannot mend, or
+// ctx ends; then the last reason f gave is the error, with the time
+// waited. It does not match ErrTimeout: the reason (not_found, obscured,
+// …) is what the caller branches on.
+func (t *Tab) until(ctx context.Context, byRef bool, f func(ctx context.Context) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultFormWait)
+		defer cancel()
+	}
+	start := time.Now()
+	var last, reason error
+	for i := 0; ; i++ {
+		last = f(ctx)
+		if last == nil {
+			return nil
+		}
+		if waitable(last, byRef) {
+			reason = last
+		} else if ctx.Err() == nil {
+			return last
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if d := formBackoff[min(i, len(formBackoff)-1)]; d > 0 {
+			tm := time.NewTimer(d)
+			select {
+			case <-tm.C:
+			case <-ctx.Done():
+				tm.Stop()
+			case <-t.route.gone:
+				tm.Stop()
+				return t.route.err
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	var te *LocatorError
+	if !errors.As(reason, &te) {
+		return last
+	}
+	return editTarget(reason, func(*LocatorError) bool { return true }, func(te *LocatorError) { te.Waited = time.Since(start) })
+}
+
+// need tells the runtime's actionable which action a target must be ready
+// for (see forms.js).
+type need struct {
+	Act      string            `json:"act"`
+	Value    *string           `json:"value,omitempty"`
+	Checked  *bool             `json:"checked,omitempty"`
+	Options  []string          `json:"options"`
+	Multiple bool              `json:"multiple,omitempty"`
+	Parts    map[string]string `json:"parts,omitempty"`
+	Dry      bool              `json:"dry,omitempty"`
+	// Guard arms the check of where the click lands (see clickLanded).
+	Guard bool `json:"guard,omitempty"`
+}
+
+// ready is a target found ready for an action, and where to click it.
+type ready struct {
+	Element
+	X, Y      float64
+	Checked   bool     `json:"checked"`
+	Mode      string   `json:"mode"`  // fill: "type" or "set"; select: "native", "datalist", "combobox", "listbox" or "parts"
+	Want      string   `json:"want"`  // fill "set": the value as the input reads it; select "datalist": what to type
+	Value     string   `json:"value"` // native select: the label shown after choosing
+	Values    []string `json:"values"`
+	Committed bool     `json:"committed"` // native select: the page kept the choice
+	Expanded  bool     `json:"expanded"`  // a combobox already open
+}
+
+// waitReady waits until target is ready for n. A {role, name} or {label}
+// target is looked up in the accessibility tree on each try and then
+// checked by its ref; other targets are found and checked in one call.
+func (t *Tab) waitReady(ctx context.Context, target Locator, n need) (*ready, error) {
+	desc := target.String()
+	var r ready
+	err := t.until(ctx, target.Ref != "", func(ctx context.Context) error {
+		r = ready{}
+		tg, fr := target, ""
+		switch {
+		case target.Ref != "":
+			fr = t.frameOfRef(target.Ref)
+		case axTarget(target) || target.Frame != "" || t.hasSubframes():
+			// Found first (in the tree, or in whichever frame holds it),
+			// then checked by ref in its frame.
+			el, err := t.Resolve(ctx, target)
+			if err != nil {
+				return err
+			}
+			tg, fr = Locator{Ref: el.Ref}, el.frame
+		}
+		r.frame = fr
+		if err := t.formCallIn(ctx, fr, desc, &r, "actionable", tg, n); err != nil || fr == "" {
+			return t.inFrame(fr, err)
+		}
+		if n.Act == "fill" || r.Mode == "native" || r.Mode == "datalist" {
+			return nil // nothing is clicked; keys go to the focused frame
+		}
+		// Clicks go to the page, so the point must be one the page shows.
+		x, y, err := t.pagePoint(ctx, fr, r.X, r.Y)
+		if err != nil {
+			return named(err, desc)
+		}
+		r.X, r.Y = x, y
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.frame != "" {
+		r.Element.Element.Frame = addressOf(t.frameURL(r.frame))
+	}
+	return &r, nil
+}
