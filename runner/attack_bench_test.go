@@ -91,24 +91,8 @@ func BenchmarkAttackSoak(b *testing.B) {
 	}
 
 	b.ResetTimer()
-	base := heapInUse()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
+	heapGrowth := sampleHeap()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if h := heapInUse(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
 	var attacked, wrong atomic.Int64
 	var wrongWhy atomic.Value
 	end := time.Now().Add(time.Duration(seconds) * time.Second)
@@ -140,14 +124,13 @@ func BenchmarkAttackSoak(b *testing.B) {
 		}
 		loud = append(loud, p50Of(b, entry))
 	}
-	close(stop)
 	wg.Wait()
+	grown := float64(heapGrowth())
 	b.StopTimer()
 	if n := wrong.Load(); n > 0 {
 		b.Fatalf("%d of %d attacking runs did not end limit_exceeded, e.g. %v", n, attacked.Load(), wrongWhy.Load())
 	}
 	total := float64(concurrent * (budget + rpc.DefaultReadLimit))
-	grown := float64(peak.Load()) - float64(base)
 	b.ReportMetric(median(quiet), "quiet-p50-ms")
 	b.ReportMetric(median(loud), "attack-p50-ms")
 	b.ReportMetric(median(loud)/median(quiet), "p50-ratio")

@@ -84,22 +84,16 @@ func heapInUse() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestHostileMemoryThroughTheBridge runs scripts that declare nothing and
-// send frames naming a large value thousands of times. Each run fails
-// limit_exceeded, naming the memory budget, while a benign run beside it
-// succeeds, and the host's heap stays within a few budgets throughout.
-func TestHostileMemoryThroughTheBridge(t *testing.T) {
-	const budget = 32 << 20
-	e := newMgr(t, func(c *Config) { c.SessionBudget = budget })
-	benign := e.script(t, "benign.ts", "// @permissions none\nimport { context } from \"tranquil/automation\";\ncontext.log(\"still here\");\nawait context.result({ ok: true });\n")
-
+// sampleHeap samples the heap every millisecond until the returned
+// function is called, which returns its peak growth over the start.
+func sampleHeap() func() int64 {
 	var peak atomic.Uint64
 	base := heapInUse()
 	stop := make(chan struct{})
-	var sampler sync.WaitGroup
-	sampler.Add(1)
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer sampler.Done()
+		defer wg.Done()
 		for {
 			if h := heapInUse(); h > peak.Load() {
 				peak.Store(h)
@@ -111,6 +105,23 @@ func TestHostileMemoryThroughTheBridge(t *testing.T) {
 			}
 		}
 	}()
+	return func() int64 {
+		close(stop)
+		wg.Wait()
+		return int64(peak.Load()) - int64(base)
+	}
+}
+
+// TestHostileMemoryThroughTheBridge runs scripts that declare nothing and
+// send frames naming a large value thousands of times. Each run fails
+// limit_exceeded, naming the memory budget, while a benign run beside it
+// succeeds, and the host's heap stays within a few budgets throughout.
+func TestHostileMemoryThroughTheBridge(t *testing.T) {
+	const budget = 32 << 20
+	e := newMgr(t, func(c *Config) { c.SessionBudget = budget })
+	benign := e.script(t, "benign.ts", "// @permissions none\nimport { context } from \"tranquil/automation\";\ncontext.log(\"still here\");\nawait context.result({ ok: true });\n")
+
+	heapGrowth := sampleHeap()
 	for name, attack := range memoryAttacks {
 		t.Run(name, func(t *testing.T) {
 			script := e.script(t, "attack-"+strings.ReplaceAll(name, " ", "-")+".ts", rawFrames+attack+"\nawait new Promise((r) => setTimeout(r, 30000));\n")
@@ -128,9 +139,7 @@ func TestHostileMemoryThroughTheBridge(t *testing.T) {
 			t.Log(entry.Reason)
 		})
 	}
-	close(stop)
-	sampler.Wait()
-	grown := int64(peak.Load()) - int64(base)
+	grown := heapGrowth()
 	t.Logf("host heap peak: %+d MiB over the start", grown>>20)
 	// Each attack names gigabytes; the host may build at most its budget
 	// per session, plus what the collector has not yet reclaimed.
