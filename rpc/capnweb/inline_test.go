@@ -66,16 +66,29 @@ func inlinePair(t *testing.T, api any) (*Session, *Stub) {
 
 // TestQuickCallsStayOnTheReader checks that plain calls to quick methods
 // never wake a worker goroutine.
+//
+// A call that the machine's scheduler holds up past inlineBudget rightly
+// moves to a worker, which a loaded machine does now and then; so each of
+// up to three fresh sessions gets the chance, and one must keep every call
+// on its reader. Were quick calls sent to workers, none would.
 func TestQuickCallsStayOnTheReader(t *testing.T) {
 	CheckLeaks(t)
-	server, main := inlinePair(t, newLatchAPI())
 	ctx := context.Background()
-	for i := range 200 {
-		v, err := main.CallMethod(ctx, "add", i, 1)
-		require.NoError(t, err)
-		require.Equal(t, float64(i+1), v)
+	var workers []int32
+	for range 3 {
+		server, main := inlinePair(t, newLatchAPI())
+		for i := range 200 {
+			v, err := main.CallMethod(ctx, "add", i, 1)
+			require.NoError(t, err)
+			require.Equal(t, float64(i+1), v)
+		}
+		n := server.idlers.Load()
+		if n == 0 {
+			return
+		}
+		workers = append(workers, n)
 	}
-	require.Zero(t, server.idlers.Load(), "a worker ran a quick call")
+	t.Fatalf("a worker ran a quick call in every session (workers parked: %v)", workers)
 }
 
 // TestCallWaitingForALaterFrameDoesNotDeadlock runs, on the reader, a call
