@@ -61,18 +61,18 @@ func TestActionsWaitUntilReady(t *testing.T) {
 	require.Equal(t, "arrived", st.Value)
 
 	// The overlay takes clicks until it goes; the click waits it out.
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Under"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Under"}, FormOptions{}))
 	require.Equal(t, `"1"`, state(`() => document.getElementById("under").dataset.n`))
 
 	// Moving targets are clicked once they hold still, where they stopped.
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Slider"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Slider"}, FormOptions{}))
 	require.Equal(t, `true`, state(`() => { const b = document.getElementById("slider"), r = b.getBoundingClientRect();
 		return b.getAnimations().every((a) => a.playState === "finished") && Math.abs(+b.dataset.x - (r.left + r.width / 2)) < 1; }`))
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Mover"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Mover"}, FormOptions{}))
 	require.Equal(t, `"1"`, state(`() => document.getElementById("jsmover").dataset.n`))
 
 	// Disabled and read-only targets are waited for too.
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Later"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Later"}, FormOptions{}))
 	require.Equal(t, `"1"`, state(`() => document.getElementById("later").dataset.n`))
 	st, err = tab.Fill(ctx, Locator{Label: "Locked"}, "open now", FormOptions{})
 	require.NoError(t, err)
@@ -102,12 +102,14 @@ func TestActionsFailAtDeadlineWithLastReason(t *testing.T) {
 			_, err := tab.Fill(ctx, Locator{Label: "No such field"}, "x", FormOptions{})
 			return err
 		}, ErrNotFound, ""},
-		{"obscured click", func(ctx context.Context) error { return tab.ClickTarget(ctx, Locator{Selector: "#b"}, FormOptions{}) }, ErrObscured, `id="shield"`},
+		{"obscured click", func(ctx context.Context) error { return tab.ClickElement(ctx, Locator{Selector: "#b"}, FormOptions{}) }, ErrObscured, `id="shield"`},
 		{"obscured fill", func(ctx context.Context) error {
 			_, err := tab.Fill(ctx, Locator{Selector: "#f"}, "x", FormOptions{})
 			return err
 		}, ErrObscured, `id="shield"`},
-		{"disabled", func(ctx context.Context) error { return tab.ClickTarget(ctx, Locator{Selector: "#off"}, FormOptions{}) }, ErrDisabled, ""},
+		{"disabled", func(ctx context.Context) error {
+			return tab.ClickElement(ctx, Locator{Selector: "#off"}, FormOptions{})
+		}, ErrDisabled, ""},
 		{"read-only", func(ctx context.Context) error {
 			_, err := tab.Fill(ctx, Locator{Selector: "#ro"}, "x", FormOptions{})
 			return err
@@ -135,7 +137,7 @@ func TestActionsFailAtDeadlineWithLastReason(t *testing.T) {
 	// Ambiguity does not pass with time: it fails at once.
 	ctx := tctx(t, 10*time.Second)
 	t0 := time.Now()
-	err := tab.ClickTarget(ctx, Locator{Text: "Twin"}, FormOptions{})
+	err := tab.ClickElement(ctx, Locator{Text: "Twin"}, FormOptions{})
 	require.ErrorIs(t, err, ErrAmbiguous)
 	require.Less(t, time.Since(t0), 2*time.Second)
 }
@@ -162,7 +164,7 @@ document.getElementById("del").addEventListener("mousemove", () => {
 </script>`)
 	tab := newTab(t, url)
 	ctx := tctx(t, 20*time.Second)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Delete draft"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Delete draft"}, FormOptions{}))
 	raw, err := tab.Evaluate(ctx, `() => [window.dels || 0, window.buys, window.buyDowns || 0, !!window.swapped]`)
 	require.NoError(t, err)
 	require.JSONEq(t, `[1, 0, 0, true]`, string(raw))

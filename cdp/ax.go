@@ -60,7 +60,7 @@ func axTarget(t Locator) bool {
 // accessibility tree of frame fr's document ("" for the main frame's).
 // Each frame's tree is its own: the main frame's does not reach into
 // frames.
-func (t *Tab) resolveAX(ctx context.Context, fr string, target Locator) (*Element, error) {
+func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, error) {
 	rm, err := t.realmIn(ctx, fr, sdkWorld, "")
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, target Locator) (*Elemen
 	ok = ok && cur.uid == uid
 	t.mu.Unlock()
 	if !ok || worldID == 0 {
-		return nil, &LocatorError{Code: "stale_ref", Target: target.String(), Message: "the page changed while the target was looked up; try again"}
+		return nil, &LocatorError{Code: "stale_ref", Target: loc.String(), Message: "the page changed while the target was looked up; try again"}
 	}
 	// Each lookup holds its objects in a group of its own, released after
 	// it without waiting, so a release never takes a later lookup's.
@@ -86,15 +86,15 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, target Locator) (*Elemen
 			_ = c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(group))
 		}()
 	}()
-	roles, want := axQuery(target)
-	named := target.Name != "" || target.Label != ""
+	roles, want := axQuery(loc)
+	named := loc.Name != "" || loc.Label != ""
 	var objs []runtime.RemoteObjectID
 	if named {
 		// Asking the whole tree costs a walk of every node (hundreds of
 		// milliseconds on a page of 10,000 elements), so first ask it
 		// about the few elements whose text or attributes could hold the
 		// name, and walk the tree only when none of them has it.
-		objs, err = t.axFast(ctx, c, uid, group, roles, want, target.Exact)
+		objs, err = t.axFast(ctx, c, uid, group, roles, want, loc.Exact)
 		if err != nil {
 			return nil, err
 		}
@@ -112,15 +112,15 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, target Locator) (*Elemen
 		} else if nodes, err = t.frameAX(ctx, c, fr, roles); err != nil {
 			return nil, err
 		}
-		best, near := axMatch(nodes, want, target.Exact, named)
+		best, near := axMatch(nodes, want, loc.Exact, named)
 		if len(best) == 0 {
-			return nil, axNotFound(target, near)
+			return nil, axNotFound(loc, near)
 		}
 		if objs, err = t.adoptables(ctx, c, worldID, group, best); err != nil {
 			return nil, err
 		}
 	}
-	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(target)}}
+	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(loc)}}
 	for _, o := range objs {
 		args = append(args, runtime.CallArgument{ObjectID: &o})
 	}
@@ -135,14 +135,14 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, target Locator) (*Elemen
 	}
 	if err != nil {
 		if contextGone(err) {
-			return nil, &LocatorError{Code: "stale_ref", Target: target.String(), Message: "the page navigated while the target was looked up; try again"}
+			return nil, &LocatorError{Code: "stale_ref", Target: loc.String(), Message: "the page navigated while the target was looked up; try again"}
 		}
 		return nil, t.fail(err)
 	}
 	if r.ExceptionDetails != nil {
 		return nil, evalErrorOf(r.ExceptionDetails)
 	}
-	return elementOf(target, r.Result.Value)
+	return elementOf(loc, r.Result.Value)
 }
 
 // axCandidatesFn finds, in the isolated world, the elements whose
@@ -267,15 +267,15 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // axQuery is what to ask the tree: the roles, and the name to match.
-func axQuery(target Locator) (roles []string, name string) {
-	if target.Label != "" {
-		return labelRoles, target.Label
+func axQuery(loc Locator) (roles []string, name string) {
+	if loc.Label != "" {
+		return labelRoles, loc.Label
 	}
-	role := strings.TrimSpace(target.Role)
+	role := strings.TrimSpace(loc.Role)
 	if rs, ok := axRoles[strings.ToLower(role)]; ok {
-		return rs, target.Name
+		return rs, loc.Name
 	}
-	return []string{strings.ToLower(role)}, target.Name
+	return []string{strings.ToLower(role)}, loc.Name
 }
 
 // queryAX asks the tree for each role at once and returns the nodes that
@@ -441,11 +441,11 @@ func closeness(name, want string) int {
 	return best
 }
 
-func axNotFound(target Locator, near []axNode) error {
+func axNotFound(loc Locator, near []axNode) error {
 	msg := "no element with that role and name"
-	if target.Label != "" {
+	if loc.Label != "" {
 		msg = "no control with that label"
-	} else if target.Name == "" {
+	} else if loc.Name == "" {
 		msg = "no element with that role"
 	}
 	var cands []Candidate
@@ -455,7 +455,7 @@ func axNotFound(target Locator, near []axNode) error {
 	if len(cands) > 0 {
 		msg += "; the closest are"
 	}
-	return &LocatorError{Code: "not_found", Target: target.String(), Message: msg, Candidates: cands}
+	return &LocatorError{Code: "not_found", Target: loc.String(), Message: msg, Candidates: cands}
 }
 
 // adoptables gives each node's element as an object of the isolated world.
@@ -496,7 +496,7 @@ func (t *Tab) adoptables(ctx context.Context, c *devtools.Client, worldID int, g
 }
 
 // elementOf reads the runtime's answer to adopt.
-func elementOf(target Locator, raw json.RawMessage) (*Element, error) {
+func elementOf(loc Locator, raw json.RawMessage) (*Element, error) {
 	var res struct {
 		OK         bool        `json:"ok"`
 		Code       string      `json:"code"`
@@ -508,7 +508,7 @@ func elementOf(target Locator, raw json.RawMessage) (*Element, error) {
 		return nil, fmt.Errorf("cdp: form runtime adopt: %w", err)
 	}
 	if !res.OK {
-		return nil, &LocatorError{Code: res.Code, Target: target.String(), Message: res.Message, Candidates: res.Candidates}
+		return nil, &LocatorError{Code: res.Code, Target: loc.String(), Message: res.Message, Candidates: res.Candidates}
 	}
 	el := res.Element
 	return &el, nil

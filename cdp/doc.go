@@ -17,7 +17,7 @@
 //   - [Tab.HandleDialogs]: how alert, confirm, prompt and beforeunload are answered (dismissed by default;
 //     a page looping on dialogs faster than [DialogStormRate] a second is dismissed without asking).
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
-//   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickTarget], [Tab.PressTarget],
+//   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickElement], [Tab.PressElement],
 //     [Tab.Resolve]: the form runtime.
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
 //   - [CodeOf] and [Codes]: the one table of error codes scripts, hosts and the action log share.
@@ -116,7 +116,7 @@
 // keeps roles and accessible names for screen readers (its accessibility
 // tree, through open and closed shadow roots), then handed to the isolated
 // world, which checks and keeps them like any other match. Every action
-// waits until its target is actionable (see [Tab.ClickTarget]); picker
+// waits until its target is actionable (see [Tab.ClickElement]); picker
 // inputs are set through the element's own setter and read back.
 //
 // # Frames

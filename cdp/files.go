@@ -37,7 +37,7 @@ const elementFn = `function (h, ref) {
 // not now. It is a form action: checked against the tab's sites for the
 // realm the input is in, logged without the paths, and with opts.DryRun
 // checked but not done.
-func (t *Tab) SetFiles(ctx context.Context, target Locator, paths []string, opts FormOptions) error {
+func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts FormOptions) error {
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("%w: %q is not an absolute path", ErrNotAFile, p)
@@ -53,9 +53,9 @@ func (t *Tab) SetFiles(ctx context.Context, target Locator, paths []string, opts
 	if paths == nil {
 		paths = []string{}
 	}
-	desc := target.String()
-	return t.action(ctx, "setFiles", target, opts, func(ctx context.Context) error {
-		ref, err := t.pickRef(ctx, target)
+	desc := loc.String()
+	return t.action(ctx, "setFiles", loc, opts, func(ctx context.Context) error {
+		ref, err := t.pickRef(ctx, loc)
 		if err != nil {
 			return err
 		}

@@ -115,7 +115,7 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 	return nil
 }
 
-// Resolve finds the element target names, in the isolated world. Hidden and
+// Resolve finds the element loc names, in the isolated world. Hidden and
 // disabled matches are never picked: they are reported in Skipped, or as
 // ErrHidden / ErrDisabled when nothing else matches. More than one usable
 // match is ErrAmbiguous, listing the candidates. A native select a
@@ -126,22 +126,22 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 // allow are searched, same-site and cross-site (out-of-process) frames
 // alike; matches in two frames are ErrAmbiguous, and [Locator.Frame]
 // narrows the search to some frames.
-func (t *Tab) Resolve(ctx context.Context, target Locator) (*Element, error) {
-	if err := target.validate(); err != nil {
+func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
+	if err := loc.validate(); err != nil {
 		return nil, err
 	}
-	if target.Ref != "" {
-		return t.resolveIn(ctx, t.frameOfRef(target.Ref), target)
+	if loc.Ref != "" {
+		return t.resolveIn(ctx, t.frameOfRef(loc.Ref), loc)
 	}
-	frames, skipped := t.searchFrames(target.Frame)
+	frames, skipped := t.searchFrames(loc.Frame)
 	switch len(frames) {
 	case 0:
-		if err := t.checkDocument(ctx); err != nil && target.Frame == "" {
+		if err := t.checkDocument(ctx); err != nil && loc.Frame == "" {
 			return nil, err
 		}
-		return nil, notInFrames(target, skipped)
+		return nil, notInFrames(loc, skipped)
 	case 1:
-		el, err := t.resolveIn(ctx, frames[0], target)
+		el, err := t.resolveIn(ctx, frames[0], loc)
 		return el, withSkipped(err, skipped)
 	}
 	type found struct {
@@ -154,7 +154,7 @@ func (t *Tab) Resolve(ctx context.Context, target Locator) (*Element, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			el, err := t.resolveIn(ctx, fr, target)
+			el, err := t.resolveIn(ctx, fr, loc)
 			res[i] = found{el, err}
 		}()
 	}
@@ -187,7 +187,7 @@ func (t *Tab) Resolve(ctx context.Context, target Locator) (*Element, error) {
 		for _, el := range els {
 			cands = append(cands, el.Element)
 		}
-		return nil, &LocatorError{Code: "ambiguous", Target: target.String(), Candidates: cands,
+		return nil, &LocatorError{Code: "ambiguous", Target: loc.String(), Candidates: cands,
 			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame)", len(els))}
 	case best != nil:
 		return nil, withSkipped(best, skipped)
@@ -196,8 +196,8 @@ func (t *Tab) Resolve(ctx context.Context, target Locator) (*Element, error) {
 }
 
 // resolveIn is Resolve in one frame.
-func (t *Tab) resolveIn(ctx context.Context, fr string, target Locator) (*Element, error) {
-	el, err := t.resolveFrame(ctx, fr, target)
+func (t *Tab) resolveIn(ctx context.Context, fr string, loc Locator) (*Element, error) {
+	el, err := t.resolveFrame(ctx, fr, loc)
 	if err != nil {
 		return nil, t.inFrame(fr, err)
 	}
@@ -209,18 +209,18 @@ func (t *Tab) resolveIn(ctx context.Context, fr string, target Locator) (*Elemen
 	return el, nil
 }
 
-func (t *Tab) resolveFrame(ctx context.Context, fr string, target Locator) (*Element, error) {
-	if axTarget(target) {
+func (t *Tab) resolveFrame(ctx context.Context, fr string, loc Locator) (*Element, error) {
+	if axTarget(loc) {
 		// Roles and names as the browser computes them; the runtime's own
 		// reading of labels stays as a fallback for what the tree does not
 		// name that way (a label that is not the control's accessible name).
-		el, err := t.resolveAX(ctx, fr, target)
-		if !errors.Is(err, ErrNotFound) || target.Label == "" {
+		el, err := t.resolveAX(ctx, fr, loc)
+		if !errors.Is(err, ErrNotFound) || loc.Label == "" {
 			return el, err
 		}
 	}
 	var el Element
-	if err := t.formCallIn(ctx, fr, target.String(), &el, "resolve", target); err != nil {
+	if err := t.formCallIn(ctx, fr, loc.String(), &el, "resolve", loc); err != nil {
 		return nil, err
 	}
 	return &el, nil
@@ -239,7 +239,7 @@ func editTarget(err error, keep func(*LocatorError) bool, edit func(*LocatorErro
 	return &cp
 }
 
-// named gives a TargetError made without a target the target's
+// named gives a TargetError made without a target the loc's
 // description.
 func named(err error, desc string) error {
 	return editTarget(err, func(te *LocatorError) bool { return te.Target == "" },
@@ -273,19 +273,19 @@ func withSkipped(err error, skipped []string) error {
 }
 
 // notInFrames is the not_found of a search that had no frame to look in.
-func notInFrames(target Locator, skipped []string) error {
+func notInFrames(loc Locator, skipped []string) error {
 	msg := "no frame to search"
-	if target.Frame != "" {
-		msg = fmt.Sprintf("no frame named %q or at an address holding it", target.Frame)
+	if loc.Frame != "" {
+		msg = fmt.Sprintf("no frame named %q or at an address holding it", loc.Frame)
 	}
-	return withSkipped(&LocatorError{Code: "not_found", Target: target.String(), Message: msg}, skipped)
+	return withSkipped(&LocatorError{Code: "not_found", Target: loc.String(), Message: msg}, skipped)
 }
 
 // action runs a form action through the page-action path: refused at once
 // when the current document is not allowed, and checked again for the
 // realm each step runs in.
-func (t *Tab) action(ctx context.Context, method string, target Locator, opts FormOptions, do func(ctx context.Context) error) error {
-	return t.act(ctx, method, target.String(), opts.DryRun, func(ctx context.Context) error {
+func (t *Tab) action(ctx context.Context, method string, loc Locator, opts FormOptions, do func(ctx context.Context) error) error {
+	return t.act(ctx, method, loc.String(), opts.DryRun, func(ctx context.Context) error {
 		if err := t.checkSomeDocument(ctx); err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func outcomeOf(err error) string {
 }
 
 // Fill types value into the text field target names, as a person would.
-// It waits (see [Tab.ClickTarget]) until the field is there, visible,
+// It waits (see [Tab.ClickElement]) until the field is there, visible,
 // enabled, not read-only, still, and not under an overlay; then it
 // focuses the field and selects its text; runs the host's Focus hook;
 // types value as one trusted Input.insertText; reads it back, where a
@@ -316,18 +316,18 @@ func outcomeOf(err error) string {
 // events) and read back as the input reads it ("2024-03-05",
 // "#ff8800"; a number for range, within its min, max and step). Number
 // and range values are strings of numbers and compare as numbers.
-func (t *Tab) Fill(ctx context.Context, target Locator, value string, opts FormOptions) (FieldState, error) {
+func (t *Tab) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
-	err := t.action(ctx, "fill", target, opts, func(ctx context.Context) error {
+	err := t.action(ctx, "fill", loc, opts, func(ctx context.Context) error {
 		n := need{Act: "fill"}
 		if !opts.DryRun {
 			n.Value = &value // focused and selected, or set, in the same call
 		}
-		el, err := t.waitReady(ctx, target, n)
+		el, err := t.waitReady(ctx, loc, n)
 		if err != nil || opts.DryRun {
 			return err
 		}
-		desc := target.String()
+		desc := loc.String()
 		if opts.Focus != nil {
 			if err := opts.Focus(ctx); err != nil {
 				return fmt.Errorf("cdp: focus the tab: %w", err)
@@ -364,11 +364,11 @@ func (t *Tab) Fill(ctx context.Context, target Locator, value string, opts FormO
 // Check sets a checkbox or radio to checked (or a checkbox to unchecked)
 // with a trusted click, then reads the state back; a state the page did not
 // keep is ErrNotCommitted. A box already in the wanted state is left alone
-// at once; otherwise it waits as [Tab.ClickTarget] does.
-func (t *Tab) Check(ctx context.Context, target Locator, checked bool, opts FormOptions) error {
-	return t.action(ctx, "check", target, opts, func(ctx context.Context) error {
-		desc := target.String()
-		el, err := t.clickReady(ctx, target, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
+// at once; otherwise it waits as [Tab.ClickElement] does.
+func (t *Tab) Check(ctx context.Context, loc Locator, checked bool, opts FormOptions) error {
+	return t.action(ctx, "check", loc, opts, func(ctx context.Context) error {
+		desc := loc.String()
+		el, err := t.clickReady(ctx, loc, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
 			if el.Kind == "radio" && !checked {
 				return false, &LocatorError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
 			}
@@ -390,17 +390,17 @@ func (t *Tab) Check(ctx context.Context, target Locator, checked bool, opts Form
 	})
 }
 
-// clickReady waits until target is ready for n and clicks it, unless
+// clickReady waits until loc is ready for n and clicks it, unless
 // click (given the ready element) says no click is needed, or n is a dry
 // run; it returns the element clicked (nil when none was). The runtime
 // checks where the click lands: a click the page moved something into
 // is held back before the page sees it and the whole wait starts again.
-func (t *Tab) clickReady(ctx context.Context, target Locator, n need, click func(*ready) (bool, error)) (*ready, error) {
-	desc := target.String()
+func (t *Tab) clickReady(ctx context.Context, loc Locator, n need, click func(*ready) (bool, error)) (*ready, error) {
+	desc := loc.String()
 	n.Guard = !n.Dry
 	var el *ready
-	err := t.until(ctx, target.Ref != "", func(ctx context.Context) (err error) {
-		if el, err = t.waitReady(ctx, target, n); err != nil {
+	err := t.until(ctx, loc.Ref != "", func(ctx context.Context) (err error) {
+		if el, err = t.waitReady(ctx, loc, n); err != nil {
 			return err
 		}
 		if click != nil {
@@ -425,7 +425,7 @@ func (t *Tab) clickReady(ctx context.Context, target Locator, n need, click func
 	return el, nil
 }
 
-// Select chooses option, waiting for the target as [Tab.ClickTarget]
+// Select chooses option, waiting for the target as [Tab.ClickElement]
 // does, and returns the choice the page shows afterwards; one that does
 // not match option is ErrNotCommitted.
 //
@@ -449,10 +449,10 @@ func (t *Tab) clickReady(ctx context.Context, target Locator, n need, click func
 // With opts.Parts the dropdown is custom markup: a trusted click on the
 // trigger, then on the option whose text matches, and the value part (or
 // else what the target shows) is read back.
-func (t *Tab) Select(ctx context.Context, target Locator, option string, opts FormOptions) (string, error) {
+func (t *Tab) Select(ctx context.Context, loc Locator, option string, opts FormOptions) (string, error) {
 	var shown string
-	err := t.action(ctx, "select", target, opts, func(ctx context.Context) (err error) {
-		shown, err = t.choose(ctx, target, []string{option}, false, opts)
+	err := t.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
+		shown, err = t.choose(ctx, loc, []string{option}, false, opts)
 		return err
 	})
 	return shown, err
@@ -462,18 +462,18 @@ func (t *Tab) Select(ctx context.Context, target Locator, option string, opts Fo
 // native <select multiple>, unselecting the rest, and returns the labels
 // of the options selected afterwards; a different set is ErrNotCommitted.
 // It waits as [Tab.Select] does.
-func (t *Tab) SelectAll(ctx context.Context, target Locator, options []string, opts FormOptions) ([]string, error) {
+func (t *Tab) SelectAll(ctx context.Context, loc Locator, options []string, opts FormOptions) ([]string, error) {
 	var shown []string
-	err := t.action(ctx, "select", target, opts, func(ctx context.Context) error {
+	err := t.action(ctx, "select", loc, opts, func(ctx context.Context) error {
 		n := need{Act: "select", Options: options, Multiple: true, Dry: opts.DryRun}
 		if options == nil {
 			n.Options = []string{}
 		}
-		el, err := t.waitReady(ctx, target, n)
+		el, err := t.waitReady(ctx, loc, n)
 		if err != nil {
 			return err
 		}
-		desc := target.String()
+		desc := loc.String()
 		if el.Mode != "native" {
 			return &LocatorError{Code: "not_select", Target: desc, Message: "not a native select", Candidates: []Candidate{el.Element.Element}}
 		}
@@ -486,10 +486,10 @@ func (t *Tab) SelectAll(ctx context.Context, target Locator, options []string, o
 	return shown, err
 }
 
-func (t *Tab) choose(ctx context.Context, target Locator, options []string, multiple bool, opts FormOptions) (string, error) {
-	desc := target.String()
+func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multiple bool, opts FormOptions) (string, error) {
+	desc := loc.String()
 	n := need{Act: "select", Options: options, Multiple: multiple, Dry: opts.DryRun, Parts: opts.Parts}
-	el, err := t.waitReady(ctx, target, n)
+	el, err := t.waitReady(ctx, loc, n)
 	if err != nil {
 		return "", err
 	}
@@ -590,7 +590,7 @@ func (t *Tab) choose(ctx context.Context, target Locator, options []string, mult
 // clicking it open before it checks the widget opened at all.
 const reopenAfter = 500 * time.Millisecond
 
-// ClickTarget clicks the element target names with a trusted click at the
+// ClickElement clicks the element loc names with a trusted click at the
 // centre of its visible part, scrolling it into view first.
 //
 // Like every form action it waits for its target until ctx ends (a ctx
@@ -614,21 +614,21 @@ const reopenAfter = 500 * time.Millisecond
 // when no animation runs on it, and only an overlay from elsewhere on the
 // page counts as covering it, not the field's own floating label, mask or
 // icon.
-func (t *Tab) ClickTarget(ctx context.Context, target Locator, opts FormOptions) error {
-	return t.action(ctx, "click", target, opts, func(ctx context.Context) error {
-		_, err := t.clickReady(ctx, target, need{Act: "click", Dry: opts.DryRun}, nil)
+func (t *Tab) ClickElement(ctx context.Context, loc Locator, opts FormOptions) error {
+	return t.action(ctx, "click", loc, opts, func(ctx context.Context) error {
+		_, err := t.clickReady(ctx, loc, need{Act: "click", Dry: opts.DryRun}, nil)
 		return err
 	})
 }
 
-// PressTarget clicks the element target names, waiting for it as
-// [Tab.ClickTarget] does, and presses key on it.
-func (t *Tab) PressTarget(ctx context.Context, target Locator, key string, mods Modifier, opts FormOptions) error {
+// PressElement clicks the element loc names, waiting for it as
+// [Tab.ClickElement] does, and presses key on it.
+func (t *Tab) PressElement(ctx context.Context, loc Locator, key string, mods Modifier, opts FormOptions) error {
 	if _, _, err := keyOf(key); err != nil {
 		return err
 	}
-	return t.action(ctx, "press", target, opts, func(ctx context.Context) error {
-		el, err := t.clickReady(ctx, target, need{Act: "click", Dry: opts.DryRun}, nil)
+	return t.action(ctx, "press", loc, opts, func(ctx context.Context) error {
+		el, err := t.clickReady(ctx, loc, need{Act: "click", Dry: opts.DryRun}, nil)
 		if err != nil || opts.DryRun {
 			return err
 		}

@@ -285,7 +285,7 @@ func TestCheckAndSelect(t *testing.T) {
 	_, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"option": "]]bad"}})
 	require.ErrorIs(t, err, ErrBadTarget)
 
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Pick a colour"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Pick a colour"}, FormOptions{}))
 	require.Equal(t, `false`, state(`() => document.getElementById("menu").hidden`))
 }
 

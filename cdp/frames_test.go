@@ -59,7 +59,7 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 	st, err := tab.Fill(ctx, Locator{Label: "Card number"}, "4242 4242", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "4242 4242", st.Value)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Pay now"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Pay now"}, FormOptions{}))
 	require.Eventually(t, func() bool {
 		s, err := tab.Text(ctx, Locator{Selector: "#out"})
 		return err == nil && s == "paid 4242 4242"
@@ -82,7 +82,7 @@ func TestFramesSearchedAndOperated(t *testing.T) {
 	shown, err := tab.Select(ctx, Locator{Label: "Country"}, "Spain", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "Spain", shown)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Apply"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Apply"}, FormOptions{}))
 	require.Eventually(t, func() bool {
 		s, err := tab.Text(ctx, Locator{Selector: "#apply"})
 		return err == nil && s == "Applied"
@@ -200,7 +200,7 @@ func TestFrameUnderAnOverlay(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 
 	short := tctx(t, 1500*time.Millisecond)
-	err := tab.ClickTarget(short, Locator{Role: "button", Name: "Go"}, FormOptions{})
+	err := tab.ClickElement(short, Locator{Role: "button", Name: "Go"}, FormOptions{})
 	require.ErrorIs(t, err, ErrObscured)
 	raw, err := tab.Evaluate(ctx, `() => window.coverClicks || 0`)
 	require.NoError(t, err)
@@ -208,7 +208,7 @@ func TestFrameUnderAnOverlay(t *testing.T) {
 
 	_, err = tab.Evaluate(ctx, `() => setTimeout(() => document.getElementById("cover").remove(), 300)`)
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Go"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Go"}, FormOptions{}))
 	require.Eventually(t, func() bool {
 		s, err := tab.Text(ctx, Locator{Role: "button", Name: "Hit"})
 		return err == nil && s == "Hit"
@@ -222,7 +222,7 @@ func TestFrameDialog(t *testing.T) {
 	tab := newTab(t, url)
 	ctx := tctx(t, 20*time.Second)
 	start := time.Now()
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Ask"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Ask"}, FormOptions{}))
 	require.Eventually(t, func() bool {
 		s, err := tab.Text(ctx, Locator{Selector: "button"})
 		return err == nil && s == "no"

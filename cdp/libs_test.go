@@ -227,7 +227,7 @@ document.querySelector(".ql-editor").setAttribute("aria-label", "Message");`), T
 		if _, err := tab.Select(ctx, Locator{Role: "combobox", Name: "Size"}, "Medium", FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tab.ClickTarget(ctx, Locator{Role: "button", Name: "Send"}, FormOptions{}); err != nil {
+		if err := tab.ClickElement(ctx, Locator{Role: "button", Name: "Send"}, FormOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		v := eval(t, tab, `() => [document.getElementById("em").value, document.getElementById("nl").checked, document.getElementById("sz").value, document.getElementById("sent").textContent]`)

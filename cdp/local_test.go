@@ -348,7 +348,7 @@ func TestGuardedTabRefusesLocalLinksAndForms(t *testing.T) {
 		require.NoError(t, err)
 		// The click was sent; it reports the refusal when its check meets
 		// the error page the refusal left.
-		if err := tab.ClickTarget(ctx, Locator{Selector: sel}, FormOptions{}); err != nil {
+		if err := tab.ClickElement(ctx, Locator{Selector: sel}, FormOptions{}); err != nil {
 			require.ErrorIs(t, err, ErrNavigationBlocked, sel)
 		}
 		e.waitRefusal(t, ctx, want[i])
@@ -406,7 +406,7 @@ func TestNavigationsAreLoggedWithoutQueries(t *testing.T) {
 	serve("/nav-to", `<title>to</title>`)
 	_, err := tab.Goto(ctx, from+"?q=1", Load)
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Selector: "#go"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Selector: "#go"}, FormOptions{}))
 	want := "navigated " + site.URL + "/nav-to?… (13 bytes of query) ok"
 	for {
 		mu.Lock()

@@ -210,7 +210,7 @@ type Action struct {
 }
 
 // FormOptions configures a form action. The zero value acts as soon as the
-// target is ready (see [Tab.ClickTarget]); how long it waits is ctx's
+// target is ready (see [Tab.ClickElement]); how long it waits is ctx's
 // deadline. Which sites an action may run on, and where it is logged,
 // belong to the tab (see [TabOptions]).
 type FormOptions struct {

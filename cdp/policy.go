@@ -16,6 +16,17 @@ import (
 	"github.com/mafredri/cdp/protocol/network"
 )
 
+// SiteAllowed reports whether the page at rawURL is on one of sites. A site
+// is a hostname ("example.com", matching only that host) or a wildcard
+// ("*.example.com", matching any subdomain but not example.com itself),
+// either with an optional port ("localhost:8080", "[::1]:3000") that the
+// page's port, written or implied by its scheme, must then equal. Matching
+// ignores case and a trailing dot, and ports when the site names none. Only
+// http and https pages can match; a malformed URL or site never does.
+func SiteAllowed(rawURL string, sites []string) bool {
+	return matchSites(rawURL, sites, true)
+}
+
 // PagePolicy is what the pages of a guarded browser may reach. The zero
 // value still allows only http and https requests, denies downloads and
 // refuses the browser's own DevTools endpoint.

@@ -13,71 +13,71 @@ import (
 // for the realm they run in, and logged with the target only, never what
 // they read. They do not wait for the target: [Tab.WaitVisible] does.
 
-// Text returns the text target's element shows (its innerText: rendered
+// Text returns the text loc's element shows (its innerText: rendered
 // text, with the line breaks a person sees).
-func (t *Tab) Text(ctx context.Context, target Locator) (string, error) {
+func (t *Tab) Text(ctx context.Context, loc Locator) (string, error) {
 	var s string
-	err := t.readOne(ctx, "text", target, "text", "", &s)
+	err := t.readOne(ctx, "text", loc, "text", "", &s)
 	return s, err
 }
 
-// Value returns what target's field holds: an input's or textarea's
+// Value returns what loc's field holds: an input's or textarea's
 // value, a select's chosen label (the first, for a multiple select), the
 // text of a contenteditable element. Other elements are ErrBadTarget.
-func (t *Tab) Value(ctx context.Context, target Locator) (string, error) {
+func (t *Tab) Value(ctx context.Context, loc Locator) (string, error) {
 	var s string
-	err := t.readOne(ctx, "value", target, "value", "", &s)
+	err := t.readOne(ctx, "value", loc, "value", "", &s)
 	return s, err
 }
 
-// Attribute returns the named attribute of target's element, and whether
+// Attribute returns the named attribute of loc's element, and whether
 // the element has it.
-func (t *Tab) Attribute(ctx context.Context, target Locator, name string) (string, bool, error) {
+func (t *Tab) Attribute(ctx context.Context, loc Locator, name string) (string, bool, error) {
 	var s *string
-	err := t.readOne(ctx, "attribute", target, "attribute", name, &s)
+	err := t.readOne(ctx, "attribute", loc, "attribute", name, &s)
 	if err != nil || s == nil {
 		return "", false, err
 	}
 	return *s, true, nil
 }
 
-// Checked reports whether target's checkbox, switch or radio button is
+// Checked reports whether loc's checkbox, switch or radio button is
 // checked; any other element is ErrBadTarget.
-func (t *Tab) Checked(ctx context.Context, target Locator) (bool, error) {
+func (t *Tab) Checked(ctx context.Context, loc Locator) (bool, error) {
 	var b bool
-	err := t.readOne(ctx, "checked", target, "checked", "", &b)
+	err := t.readOne(ctx, "checked", loc, "checked", "", &b)
 	return b, err
 }
 
-// IsVisible reports whether an element target names is visible: false
+// IsVisible reports whether an element loc names is visible: false
 // when none matches or every match is hidden, true when one or more are
 // shown (disabled ones too).
-func (t *Tab) IsVisible(ctx context.Context, target Locator) (bool, error) {
+func (t *Tab) IsVisible(ctx context.Context, loc Locator) (bool, error) {
 	var vis bool
-	err := t.reader(ctx, "visible", target, func(ctx context.Context) (err error) {
-		vis, err = t.visible(ctx, target)
+	err := t.reader(ctx, "visible", loc, func(ctx context.Context) (err error) {
+		vis, err = t.visible(ctx, loc)
 		return err
 	})
 	return vis, err
 }
 
-// Count returns how many elements the page's DOM holds for target, hidden
+// Count returns how many elements the page's DOM holds for loc, hidden
 // and disabled ones included, over every frame Resolve searches (a {role}
 // or {label} target is matched by the runtime's own reading of roles and
 // labels, not the accessibility tree).
-func (t *Tab) Count(ctx context.Context, target Locator) (int, error) {
-	if err := target.validate(); err != nil {
+func (t *Tab) Count(ctx context.Context, loc Locator) (int, error) {
+	if err := loc.validate(); err != nil {
 		return 0, err
 	}
 	total := 0
-	err := t.reader(ctx, "count", target, func(ctx context.Context) error {
-		frames, _ := t.searchFrames(target.Frame)
-		if target.Ref != "" {
-			frames = []string{t.frameOfRef(target.Ref)}
+	err := t.reader(ctx, "count", loc, func(ctx context.Context) error {
+		frames, _ := t.searchFrames(loc.Frame)
+		if loc.Ref != "" {
+			frames = []string{t.frameOfRef(loc.Ref)}
 		}
 		for i, fr := range frames {
 			var res struct{ Count int }
-			if err := t.formCallIn(ctx, fr, target.String(), &res, "countOf", target); err != nil {
+			if err := t.formCallIn(ctx, fr, loc.String(), &res, "countOf", loc); err != nil {
 				if i == 0 && fr == "" {
 					return err
 				}
@@ -91,8 +91,8 @@ func (t *Tab) Count(ctx context.Context, target Locator) (int, error) {
 }
 
 // reader runs one reader as a page action.
-func (t *Tab) reader(ctx context.Context, method string, target Locator, do func(ctx context.Context) error) error {
-	return t.act(ctx, method, target.String(), false, func(ctx context.Context) error {
+func (t *Tab) reader(ctx context.Context, method string, loc Locator, do func(ctx context.Context) error) error {
+	return t.act(ctx, method, loc.String(), false, func(ctx context.Context) error {
 		if err := t.checkSomeDocument(ctx); err != nil {
 			return err
 		}
@@ -100,41 +100,41 @@ func (t *Tab) reader(ctx context.Context, method string, target Locator, do func
 	})
 }
 
-// readOne reads one thing (what, with arg) from the element target names
+// readOne reads one thing (what, with arg) from the element loc names
 // into out.
-func (t *Tab) readOne(ctx context.Context, method string, target Locator, what, arg string, out any) error {
-	return t.reader(ctx, method, target, func(ctx context.Context) error {
-		ref, err := t.pickRef(ctx, target)
+func (t *Tab) readOne(ctx context.Context, method string, loc Locator, what, arg string, out any) error {
+	return t.reader(ctx, method, loc, func(ctx context.Context) error {
+		ref, err := t.pickRef(ctx, loc)
 		if err != nil {
 			return err
 		}
 		var res struct{ Value json.RawMessage }
-		if err := t.formCallIn(ctx, t.frameOfRef(ref), target.String(), &res, "readOf", ref, what, arg); err != nil {
+		if err := t.formCallIn(ctx, t.frameOfRef(ref), loc.String(), &res, "readOf", ref, what, arg); err != nil {
 			return err
 		}
 		return json.Unmarshal(res.Value, out)
 	})
 }
 
-// pickRef resolves target as the form actions do, and when its only
+// pickRef resolves loc as the form actions do, and when its only
 // matches are hidden or disabled, takes one of those: what they hold can
 // still be read (and a file input is often hidden behind its label).
-func (t *Tab) pickRef(ctx context.Context, target Locator) (string, error) {
-	el, err := t.Resolve(ctx, target)
+func (t *Tab) pickRef(ctx context.Context, loc Locator) (string, error) {
+	el, err := t.Resolve(ctx, loc)
 	if err == nil {
 		return el.Ref, nil
 	}
 	if !errors.Is(err, ErrHidden) && !errors.Is(err, ErrDisabled) {
 		return "", err
 	}
-	frames, _ := t.searchFrames(target.Frame)
-	if target.Ref != "" {
-		frames = []string{t.frameOfRef(target.Ref)}
+	frames, _ := t.searchFrames(loc.Frame)
+	if loc.Ref != "" {
+		frames = []string{t.frameOfRef(loc.Ref)}
 	}
 	var first error
 	for _, fr := range frames {
 		var res struct{ Ref string }
-		if err := t.formCallIn(ctx, fr, target.String(), &res, "pickAny", target); err != nil {
+		if err := t.formCallIn(ctx, fr, loc.String(), &res, "pickAny", loc); err != nil {
 			if first == nil {
 				first = err
 			}
@@ -150,8 +150,8 @@ func (t *Tab) pickRef(ctx context.Context, target Locator) (string, error) {
 }
 
 // visible is IsVisible without the page action around it.
-func (t *Tab) visible(ctx context.Context, target Locator) (bool, error) {
-	_, err := t.Resolve(ctx, target)
+func (t *Tab) visible(ctx context.Context, loc Locator) (bool, error) {
+	_, err := t.Resolve(ctx, loc)
 	switch {
 	case err == nil, errors.Is(err, ErrAmbiguous), errors.Is(err, ErrDisabled):
 		// ambiguous: several usable, so shown; disabled: shown but not usable
@@ -162,18 +162,18 @@ func (t *Tab) visible(ctx context.Context, target Locator) (bool, error) {
 	return false, err
 }
 
-// WaitVisible waits until an element target names is visible, as
+// WaitVisible waits until an element loc names is visible, as
 // [Tab.IsVisible] reports it, or ctx ends (a *WaitTimeoutError). It is a
 // page action, logged as a waitFor, and survives navigations: each check
 // looks at the document shown then.
-func (t *Tab) WaitVisible(ctx context.Context, target Locator) error {
-	if err := target.validate(); err != nil {
+func (t *Tab) WaitVisible(ctx context.Context, loc Locator) error {
+	if err := loc.validate(); err != nil {
 		return err
 	}
-	what := target.String()
+	what := loc.String()
 	return t.act(ctx, "waitFor", what, false, func(ctx context.Context) error {
 		for i := 0; ; i++ {
-			vis, err := t.visible(ctx, target)
+			vis, err := t.visible(ctx, loc)
 			if err != nil {
 				if ctx.Err() != nil {
 					return &WaitTimeoutError{What: what, Err: ctx.Err()}

@@ -111,22 +111,22 @@ type ready struct {
 	Expanded  bool     `json:"expanded"`  // a combobox already open
 }
 
-// waitReady waits until target is ready for n. A {role, name} or {label}
+// waitReady waits until loc is ready for n. A {role, name} or {label}
 // target is looked up in the accessibility tree on each try and then
 // checked by its ref; other targets are found and checked in one call.
-func (t *Tab) waitReady(ctx context.Context, target Locator, n need) (*ready, error) {
-	desc := target.String()
+func (t *Tab) waitReady(ctx context.Context, loc Locator, n need) (*ready, error) {
+	desc := loc.String()
 	var r ready
-	err := t.until(ctx, target.Ref != "", func(ctx context.Context) error {
+	err := t.until(ctx, loc.Ref != "", func(ctx context.Context) error {
 		r = ready{}
-		tg, fr := target, ""
+		tg, fr := loc, ""
 		switch {
-		case target.Ref != "":
-			fr = t.frameOfRef(target.Ref)
-		case axTarget(target) || target.Frame != "" || t.hasSubframes():
+		case loc.Ref != "":
+			fr = t.frameOfRef(loc.Ref)
+		case axTarget(loc) || loc.Frame != "" || t.hasSubframes():
 			// Found first (in the tree, or in whichever frame holds it),
 			// then checked by ref in its frame.
-			el, err := t.Resolve(ctx, target)
+			el, err := t.Resolve(ctx, loc)
 			if err != nil {
 				return err
 			}

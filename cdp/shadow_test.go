@@ -58,10 +58,10 @@ cover.innerHTML = '<button id=covered>Covered</button>';
 func TestShadowFinders(t *testing.T) {
 	tab := newTab(t, serve("/shadow", shadowPage))
 	ctx := tctx(t, 30*time.Second)
-	id := func(target Locator) string {
+	id := func(loc Locator) string {
 		t.Helper()
-		el, err := tab.Resolve(ctx, target)
-		require.NoError(t, err, target.String())
+		el, err := tab.Resolve(ctx, loc)
+		require.NoError(t, err, loc.String())
 		return el.Element.ID + "/" + el.Element.Tag + "/" + el.Element.Name
 	}
 	// Through the runtime's own finders (selector, testId, placeholder,
@@ -105,8 +105,8 @@ func TestShadowFinders(t *testing.T) {
 	require.Equal(t, "ada@example.com", st.Value)
 	_, err = tab.Fill(ctx, Locator{Name: "deep-field"}, "nested", FormOptions{})
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Save"}, FormOptions{}))
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Text: "Save"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Save"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Save"}, FormOptions{}))
 	v, err := tab.Evaluate(ctx, `() => [document.getElementById("save").dataset.clicks,
 		document.getElementById("email-host").shadowRoot.getElementById("i").value,
 		document.querySelector("x-outer").shadowRoot.querySelector("x-inner").shadowRoot.getElementById("deep").value]`)
@@ -125,7 +125,7 @@ func TestShadowHitTest(t *testing.T) {
 	tab := newTab(t, serve("/shadow-cover", shadowPage+`<div id=veil style="position:fixed;inset:0;background:rgba(0,0,0,.2)"></div>`))
 	ctx := tctx(t, 30*time.Second)
 	short := tctx(t, 400*time.Millisecond)
-	err := tab.ClickTarget(short, Locator{Role: "button", Name: "Covered"}, FormOptions{})
+	err := tab.ClickElement(short, Locator{Role: "button", Name: "Covered"}, FormOptions{})
 	require.ErrorIs(t, err, ErrObscured)
 	require.Contains(t, err.Error(), `id="veil"`)
 	var te *LocatorError
@@ -133,7 +133,7 @@ func TestShadowHitTest(t *testing.T) {
 	require.Greater(t, te.Waited, 300*time.Millisecond)
 	_, err = tab.Evaluate(ctx, `() => document.getElementById("veil").remove()`)
 	require.NoError(t, err)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Role: "button", Name: "Covered"}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Covered"}, FormOptions{}))
 }
 
 // TestClosedShadowAdopt hands adopt an element inside a closed shadow root,
@@ -181,7 +181,7 @@ func TestClosedShadowAdopt(t *testing.T) {
 	st, err := tab.Fill(ctx, Locator{Ref: el.Ref}, "hidden away", FormOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "hidden away", st.Value)
-	require.NoError(t, tab.ClickTarget(ctx, Locator{Ref: el.Ref}, FormOptions{}))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Ref: el.Ref}, FormOptions{}))
 	v, err := tab.Evaluate(ctx, `() => closedRoot.getElementById("secret").value`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"hidden away"`, string(v))

@@ -6,18 +6,7 @@ import (
 	"strings"
 )
 
-// Sites: whether a page's address is on a script's sites=.
-
-// SiteAllowed reports whether the page at rawURL is on one of sites. A site
-// is a hostname ("example.com", matching only that host) or a wildcard
-// ("*.example.com", matching any subdomain but not example.com itself),
-// either with an optional port ("localhost:8080", "[::1]:3000") that the
-// page's port, written or implied by its scheme, must then equal. Matching
-// ignores case and a trailing dot, and ports when the site names none. Only
-// http and https pages can match; a malformed URL or site never does.
-func SiteAllowed(rawURL string, sites []string) bool {
-	return matchSites(rawURL, sites, true)
-}
+// How a page's address is matched against a script's sites= ([SiteAllowed]).
 
 // matchSites is SiteAllowed; without wildcards, only sites that name the
 // page's host exactly count.

@@ -432,7 +432,7 @@ func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value
 
 func (a *formsAPI) Click(ctx context.Context, id string, target objArg[cdp.Locator], opts objArg[FormOptions]) error {
 	return a.act(ctx, "tab.click", id, target, opts, func(c formCall, tg cdp.Locator) error {
-		return c.tab.ClickTarget(c.ctx, tg, c.opts)
+		return c.tab.ClickElement(c.ctx, tg, c.opts)
 	})
 }
 
@@ -470,7 +470,7 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressO
 	}
 	defer c.end()
 	if o.Target != nil {
-		return browserErr(c.tab.PressTarget(c.ctx, *o.Target, key, mods, c.opts))
+		return browserErr(c.tab.PressElement(c.ctx, *o.Target, key, mods, c.opts))
 	}
 	return browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts))
 }

@@ -50,7 +50,7 @@ func ourActions(ctx context.Context, tab *cdp.Tab) map[string]func(i int) error 
 			_, err := tab.Select(ctx, targets["select"], []string{"Germany", "France"}[i%2], cdp.FormOptions{})
 			return err
 		}
-		out["click "+finder] = func(int) error { return tab.ClickTarget(ctx, targets["click"], cdp.FormOptions{}) }
+		out["click "+finder] = func(int) error { return tab.ClickElement(ctx, targets["click"], cdp.FormOptions{}) }
 	}
 	return out
 }

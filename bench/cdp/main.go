@@ -6,7 +6,7 @@
 //     (the floor), both on a second browser started with a port, since a
 //     piped browser has no endpoint to share; ours over that browser's
 //     WebSocket is shown too;
-//   - the form actions (Tab.Fill, Check, Select, ClickTarget) vs
+//   - the form actions (Tab.Fill, Check, Select, ClickElement) vs
 //     Playwright's locator fill, setChecked, selectOption and click, each
 //     on a browser it launched over a pipe, targets found by label (or
 //     role) and by test id;
