@@ -3,6 +3,7 @@ package automation_test
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,11 @@ type pkg struct {
 	Imports    []string
 	Deps       []string
 	GoFiles    []string
+	// IgnoredGoFiles are the files for other platforms, which count as
+	// the package's code too.
+	IgnoredGoFiles []string
+	TestGoFiles    []string
+	XTestGoFiles   []string
 }
 
 func listPackages(t *testing.T) map[string]pkg {
@@ -79,7 +85,7 @@ var rules = []rule{
 		why: "the bridge authenticates and carries calls; what the calls do is the runner's"},
 	{pkg: "rpc/capnweb", banned: []string{"net", "net/http", "os/exec", "github.com/coder/websocket/...", module + "/..."},
 		why: "the protocol is transport-agnostic: sockets and WebSockets are rpc/wsconn's, behind capnweb.Transport"},
-	{pkg: "rpc/wsconn", banned: []string{module + "/rpc", module + "/rpc/internal/...", module + "/runner/...", module + "/cdp/...", module + "/permissions/..."},
+	{pkg: "rpc/wsconn", banned: []string{module + "/rpc", module + "/runner/...", module + "/cdp/...", module + "/permissions/..."},
 		why: "the WebSocket transport carries messages; it knows nothing of the bridge or what the messages mean"},
 	{pkg: "launch", banned: []string{module + "/runner/...", module + "/rpc/...", module + "/permissions/...", module + "/consent/...", module + "/history/..."},
 		why: "starting and stopping browsers knows nothing of scripts or runs"},
@@ -87,9 +93,29 @@ var rules = []rule{
 		why: "the browser client connects to browsers; starting them is package launch's"},
 }
 
-// TestPackageRules fails when a package gains an import its rule forbids.
+// TestPackageRules fails when a package gains an import its rule forbids,
+// and when a rule names a package that does not exist: a renamed or moved
+// package would otherwise leave its rule guarding nothing.
 func TestPackageRules(t *testing.T) {
 	pkgs := listPackages(t)
+	var outside []string // banned patterns outside the module
+	for _, r := range rules {
+		for _, b := range r.banned {
+			if !matches(b, module+"/...") {
+				outside = append(outside, b)
+				continue
+			}
+			if !slices.ContainsFunc(slices.Collect(maps.Values(pkgs)), func(p pkg) bool { return matches(p.ImportPath, b) }) {
+				t.Errorf("the rule for %q bans %s, which names no package of the module", r.pkg, b)
+			}
+		}
+	}
+	found := listPatterns(t, outside)
+	for _, b := range outside {
+		if !slices.ContainsFunc(found, func(p string) bool { return matches(p, b) }) {
+			t.Errorf("a rule bans %s, which names no package of the standard library or a dependency", b)
+		}
+	}
 	for _, r := range rules {
 		p, ok := pkgs[r.pkg]
 		require.True(t, ok, "rule for a package that does not exist: %s", r.pkg)
@@ -105,6 +131,19 @@ func TestPackageRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// listPatterns returns the import paths of the packages that patterns
+// ("x" or "x/...") name among the standard library and the module's
+// dependencies.
+func listPatterns(t *testing.T, patterns []string) []string {
+	t.Helper()
+	args := append([]string{"list", "-e", "-find", "-f", "{{if not .Error}}{{.ImportPath}}{{end}}"}, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	require.NoError(t, err, "go %s", strings.Join(args, " "))
+	return strings.Fields(string(out))
 }
 
 func matches(path, pattern string) bool {
