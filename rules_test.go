@@ -2,6 +2,10 @@ package automation_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"maps"
 	"os"
@@ -183,6 +187,89 @@ func hasPackageComment(src string) bool {
 		if strings.HasPrefix(l, "package ") {
 			return i > 0 && strings.HasPrefix(lines[i-1], "//") && !strings.HasPrefix(lines[i-1], "//go:build")
 		}
+	}
+	return false
+}
+
+// noLeakGate are the packages that start goroutines but need no leak gate,
+// and why.
+var noLeakGate = map[string]string{
+	"bench/rpc/harness": "a benchmark command without tests: its server serves until the process exits",
+}
+
+// TestGoroutinesHaveALeakGate: every package whose code has a go
+// statement runs its tests under a leak gate, a TestMain in a file that
+// imports internal/leakcheck, so a goroutine without a stop fails the
+// package's tests instead of piling up in a host.
+func TestGoroutinesHaveALeakGate(t *testing.T) {
+	pkgs := listPackages(t)
+	for rel, why := range noLeakGate {
+		p, ok := pkgs[rel]
+		if !ok {
+			t.Errorf("noLeakGate names %s, which does not exist", rel)
+			continue
+		}
+		if len(goStatements(t, p)) == 0 {
+			t.Errorf("noLeakGate names %s, which starts no goroutines (%s)", rel, why)
+		}
+	}
+	for rel, p := range pkgs {
+		gos := goStatements(t, p)
+		if len(gos) == 0 {
+			continue
+		}
+		gate := hasLeakGate(t, p)
+		_, exempt := noLeakGate[rel]
+		switch {
+		case gate && exempt:
+			t.Errorf("%s has a leak gate; take it out of noLeakGate", rel)
+		case !gate && !exempt:
+			t.Errorf("%s starts goroutines (%s) but its tests have no leak gate: add\n\tfunc TestMain(m *testing.M) { leakcheck.Main(m) }", rel, strings.Join(gos, ", "))
+		}
+	}
+}
+
+// goStatements returns where the package's code, on any platform, has a go
+// statement.
+func goStatements(t *testing.T, p pkg) []string {
+	t.Helper()
+	var at []string
+	fset := token.NewFileSet()
+	for _, name := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok {
+				pos := fset.Position(g.Pos())
+				at = append(at, fmt.Sprintf("%s:%d", name, pos.Line))
+			}
+			return true
+		})
+	}
+	return at
+}
+
+// hasLeakGate reports whether the package's tests, internal or external,
+// declare TestMain in a file that imports internal/leakcheck (or, for
+// leakcheck itself, in any test file).
+func hasLeakGate(t *testing.T, p pkg) bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	for _, name := range slices.Concat(p.TestGoFiles, p.XTestGoFiles) {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		if !slices.ContainsFunc(f.Decls, func(d ast.Decl) bool {
+			fn, ok := d.(*ast.FuncDecl)
+			return ok && fn.Recv == nil && fn.Name.Name == "TestMain"
+		}) {
+			continue
+		}
+		return p.ImportPath == module+"/internal/leakcheck" || slices.ContainsFunc(f.Imports, func(s *ast.ImportSpec) bool {
+			return s.Path.Value == `"`+module+`/internal/leakcheck"`
+		})
 	}
 	return false
 }
