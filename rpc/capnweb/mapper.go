@@ -141,7 +141,9 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 		}
 		// Resolved already: replay the instructions here, as JavaScript
 		// maps a resolved promise locally.
-		return sess.mapLocal(imp.fut.val, caps, instrs)
+		p := sess.mapLocal(imp.fut.val, caps, instrs)
+		p.owner = s.owner // not shared yet
+		return p
 	}
 	b := []byte(`["push",["remap",`)
 	b = strconv.AppendInt(b, imp.id, 10)
@@ -215,7 +217,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 	sess.enqueueLocked(b)
 	sess.mu.Unlock()
 	sess.flush()
-	return &Stub{sess: sess, imp: ne}
+	return &Stub{sess: sess, imp: ne, owner: s.owner}
 }
 
 // mapLocal applies recorded map instructions to val (borrowed), a value
