@@ -597,11 +597,12 @@ func Yield(ctx context.Context) {
 // Why by stub and not by goroutine: Release takes no ctx, so the call a
 // release belongs to is recorded on the stub instead (Stub.owner). The
 // stubs a result can hand over are those the call got: its arguments,
-// the stubs it made from them (Dup, Pipeline, Map) and those in what
-// the calls it made with its ctx returned. Releases of those wait; any
-// other release takes effect at once, so that nothing depends on which
-// goroutine of the host releases what, and a method that runs for the
-// whole session holds back only the releases of its own stubs.
+// the stubs it made from them (Pipeline, Map) and those in what the
+// calls it made with its ctx returned. Releases of those wait; any other
+// release, of a Dup (a handle made to be kept) among them, takes effect
+// at once, so that nothing depends on which goroutine releases what, and
+// a method that runs for the whole session holds back only the releases
+// of its own stubs.
 type releaseScope struct {
 	mu       sync.Mutex
 	done     bool

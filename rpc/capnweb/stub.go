@@ -52,15 +52,16 @@ func (s *Stub) Dup() *Stub {
 	s.sess.mu.Lock()
 	s.imp.handles++
 	s.sess.mu.Unlock()
-	return &Stub{sess: s.sess, imp: s.imp, owner: s.owner}
+	// A Dup is a handle to keep: its releases are never put off.
+	return &Stub{sess: s.sess, imp: s.imp}
 }
 
 // Release drops this handle. When it was the last one, the peer is told
 // it may dispose the object. Release is idempotent.
 //
 // A Go method's release of a stub its call got (an argument, a stub made
-// from one with Dup, Pipeline or Map, or a stub in what a call made with
-// the method's ctx returned) takes effect once the method's result has
+// from one with Pipeline or Map, or a stub in what a call made with the
+// method's ctx returned) takes effect once the method's result has
 // been taken, so that the result may still hold that stub (with defer,
 // typically): a method's result takes over the stubs in it, as in
 // JavaScript. Other releases take effect at once; to return any other
