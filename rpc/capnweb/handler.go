@@ -324,26 +324,6 @@ func taggedFields(t reflect.Type) map[string][]int {
 	return fs
 }
 
-// dynKey names a member of a dynamic object, for the turns of its calls.
-type dynKey struct {
-	o    *localObj
-	name string
-}
-
-// callKey identifies what a call of name on o (o itself with self) runs,
-// for the turns of its calls.
-func (o *localObj) callKey(name string, self bool) any {
-	switch {
-	case self && o.fn != nil:
-		return o.fn
-	case !self && o.target == nil && o.methods[name] != nil:
-		return o.methods[name]
-	case !self && o.target != nil:
-		return dynKey{o, name}
-	}
-	return nil // a Func: made anew for each value, nothing to learn
-}
-
 func (o *localObj) dispose() {
 	if d, ok := o.val.Interface().(Disposer); ok {
 		d.Dispose()

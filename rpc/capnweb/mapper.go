@@ -104,7 +104,9 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 		}
 		// Resolved already: replay the instructions here, as JavaScript
 		// maps a resolved promise locally.
-		return sess.mapLocal(imp.fut.val, caps, instrs)
+		p := sess.mapLocal(imp.fut.val, caps, instrs)
+		p.owner = s.owner // not shared yet
+		return p
 	}
 	b, err := sess.appendRemap(imp.id, caps, instrs)
 	if err != nil {
@@ -118,7 +120,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 	sess.enqueueLocked(b)
 	sess.mu.Unlock()
 	sess.flush()
-	return &Stub{sess: sess, imp: ne}
+	return &Stub{sess: sess, imp: ne, owner: s.owner}
 }
 
 // lowerMap lowers what fn recorded, its captures and instructions, since
