@@ -107,16 +107,22 @@ func (c *tunedConn) startFrames() {
 // read waits.
 func (c *tunedConn) ack() {
 	if c.quickAck {
-		c.raw.armQuickAck() // re-arming sends it
+		if c.unacked.Swap(false) {
+			c.raw.armQuickAck() // re-arming sends it
+		}
 		return
 	}
-	// A write under way carries it; one that starts meanwhile does too.
-	if !c.mu.TryLock() {
-		return
-	}
+	// Waiting for a write under way, rather than trusting it to carry the
+	// acknowledgement: its segment may have left before our data arrived.
+	// Writes wait only when the peer stops reading, and then the reader
+	// already waits here for room (Transport.SendNoWait).
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.frames || !c.out.between() {
 		return // not a WebSocket yet, or the rest of a frame is on its way
+	}
+	if !c.unacked.Load() {
+		return // a write since the read carried it
 	}
 	c.buf = append(c.buf, pongFrame...)
 	if c.corked {
@@ -140,7 +146,7 @@ func (c *tunedConn) ack() {
 const maxCork = 256 << 10
 
 func (c *tunedConn) Read(p []byte) (int, error) {
-	if c.unacked.Swap(false) {
+	if c.unacked.Load() {
 		c.ack()
 	}
 	n, err := c.Conn.Read(p)
