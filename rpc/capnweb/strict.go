@@ -107,7 +107,7 @@ func (d strictDecoder) value(v reflect.Value, a any, path string, in reflect.Typ
 	}
 	t := v.Type()
 	refuse := func(want string) *DecodeError {
-		return &DecodeError{Path: path, In: in, Want: want, Got: jsKind(a)}
+		return &DecodeError{Path: path, In: in, Want: want, Got: KindOf(a)}
 	}
 	if depth > 512 {
 		return refuse("nested at most 512 deep")
@@ -201,7 +201,7 @@ func (d strictDecoder) value(v reflect.Value, a any, path string, in reflect.Typ
 		in = t
 		o, ok := sortedMembers(a)
 		if !ok {
-			return &DecodeError{Path: path, In: in, Want: "an object", Got: jsKind(a)}
+			return &DecodeError{Path: path, In: in, Want: "an object", Got: KindOf(a)}
 		}
 		keys := keysOf(t)
 		for k, e := range o {
@@ -317,8 +317,9 @@ func fieldAlloc(v reflect.Value, index []int) reflect.Value {
 	return v
 }
 
-// jsKind names the kind of a received value as a script would.
-func jsKind(a any) string {
+// KindOf names the kind of a value received from the peer as a script
+// would: "a string", "a number", "an object", "a function" (a stub).
+func KindOf(a Value) string {
 	switch a.(type) {
 	case string:
 		return "a string"
