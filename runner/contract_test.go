@@ -29,6 +29,10 @@ var updateContract = flag.Bool("update", false, "rewrite "+contractPath+" from t
 // tests hold the TypeScript side to.
 const contractPath = "sdk/contract.json"
 
+// contractTypesPath is contract.json's object types as TypeScript
+// declarations, which contract_test.ts holds the SDK's own types to.
+const contractTypesPath = "sdk/contract_types.ts"
+
 // contractRegen is how to rewrite the contract once the host API changed.
 const contractRegen = "go test ./runner -run TestContractIsCurrent -update"
 
@@ -294,6 +298,24 @@ func (c contractDoc) marshal() []byte {
 	return []byte(b.String())
 }
 
+// typesTS writes the contract's object types as TypeScript interfaces,
+// sorted, as deno fmt leaves them. Every key is optional: in a request
+// each may be left out; of a result, contract_test.ts asks Required<T>.
+func (c contractDoc) typesTS() []byte {
+	var b strings.Builder
+	b.WriteString("// The object types of the host API as " + contractPath[len("sdk/"):] + " describes them, for\n" +
+		"// contract_test.ts to hold the SDK's own types to. Generated with\n" +
+		"// " + contractRegen + "; do not edit.\n")
+	for _, name := range slices.Sorted(maps.Keys(c.Types)) {
+		fmt.Fprintf(&b, "\nexport interface %s {\n", name)
+		for k, v := range c.Types[name].All() {
+			fmt.Fprintf(&b, "  %s?: %v;\n", k, v)
+		}
+		b.WriteString("}\n")
+	}
+	return []byte(b.String())
+}
+
 func comma(i, n int) string {
 	if i < n-1 {
 		return ","
@@ -322,6 +344,7 @@ func TestContractIsCurrent(t *testing.T) {
 	}
 	if *updateContract {
 		require.NoError(t, os.WriteFile(contractPath, got, 0o644))
+		require.NoError(t, os.WriteFile(contractTypesPath, d.doc.typesTS(), 0o644))
 		return
 	}
 	raw, err := os.ReadFile(contractPath)
@@ -332,6 +355,9 @@ func TestContractIsCurrent(t *testing.T) {
 		t.Fatalf("%s is stale: the host API changed:\n\t%s\nrewrite it with\n\t%s\nthen make the SDK, its fake host (testing.ts) and the Go fake (sdk_test.go) agree",
 			contractPath, strings.Join(contractDiff(committed, d.doc, "the committed file", "the host"), "\n\t"), contractRegen)
 	}
+	ts, err := os.ReadFile(contractTypesPath)
+	require.NoError(t, err)
+	assert.Equal(t, string(committed.typesTS()), string(ts), "%s is stale: rewrite it with\n\t%s", contractTypesPath, contractRegen)
 }
 
 // contractDiff lists how got differs from want, a line per method or
