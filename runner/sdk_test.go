@@ -222,7 +222,7 @@ func sdkDenoDir(t testing.TB, deno string) string {
 // sdkTestOnly reports whether a file of runner/sdk is one of the SDK's own
 // tests, which runs never need and the library does not ship.
 func sdkTestOnly(name string) bool {
-	return strings.HasSuffix(name, "_test.ts") || name == "test_helpers.ts" || name == "contract.json"
+	return strings.HasSuffix(name, "_test.ts") || name == "test_helpers.ts" || name == "contract.json" || name == "contract_types.ts"
 }
 
 // TestSDKEmbedsOnlyWhatRunsNeed holds the embed list to the source tree:
@@ -344,7 +344,28 @@ func (h *fakeSDKHost) record(format string, args ...any) {
 
 // The fake's objects take and return the host's own request and result
 // types, so that TestContractGoFake can hold them to the contract, and so
-// that what the SDK sends is decoded under the host's rules.
+// that what the SDK sends is decoded under the host's rules: strictly,
+// refusals worded as the host words them.
+
+func (a *fakeTabsAPI) ArgError(m string, err *capnweb.DecodeError) error {
+	return argError("tabs."+m, err)
+}
+
+func (a *fakeTabAPI) ArgError(m string, err *capnweb.DecodeError) error {
+	return argError("tab."+m, err)
+}
+
+func (a *fakeFormsAPI) ArgError(m string, err *capnweb.DecodeError) error {
+	return argError("tab."+m, err)
+}
+
+func (u *fakeUIAPI) ArgError(m string, err *capnweb.DecodeError) error {
+	return argError("ui."+m, err)
+}
+
+func (c *fakeContextAPI) ArgError(m string, err *capnweb.DecodeError) error {
+	return argError("context."+m, err)
+}
 
 // fakeTabsAPI knows one tab, "t1"; it opens "t2".
 type fakeTabsAPI struct{ h *fakeSDKHost }
@@ -362,11 +383,7 @@ func (a *fakeTabsAPI) Find(pattern string) []TabInfo {
 
 func (a *fakeTabsAPI) All() []TabInfo { return []TabInfo{a.Active()} }
 
-func (a *fakeTabsAPI) Open(url string, opts objArg[OpenTabOptions]) (TabInfo, error) {
-	o, err := opts.decode("tabs.open", "options")
-	if err != nil {
-		return TabInfo{}, err
-	}
+func (a *fakeTabsAPI) Open(url string, o OpenTabOptions) (TabInfo, error) {
 	seq := "none"
 	if o.Seq != nil {
 		seq = fmt.Sprint(*o.Seq)
@@ -392,11 +409,7 @@ func (a *fakeTabAPI) URL(id string) (string, error) {
 
 func (a *fakeTabAPI) Title(id string) (string, error) { return "Cart", a.known(id) }
 
-func (a *fakeTabAPI) Goto(id, url string, opts objArg[NavigationOptions]) (cdp.Response, error) {
-	o, err := opts.decode("tab.goto", "options")
-	if err != nil {
-		return cdp.Response{}, err
-	}
+func (a *fakeTabAPI) Goto(id, url string, o NavigationOptions) (cdp.Response, error) {
 	a.h.record("goto %s %s %+v", id, url, o)
 	if strings.Contains(url, "down.example") {
 		return cdp.Response{}, coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
@@ -404,23 +417,15 @@ func (a *fakeTabAPI) Goto(id, url string, opts objArg[NavigationOptions]) (cdp.R
 	return cdp.Response{Status: 200, URL: url}, a.known(id)
 }
 
-func (a *fakeTabAPI) WaitForNavigation(id string, opts objArg[NavigationOptions]) error {
-	o, err := opts.decode("tab.waitForNavigation", "options")
-	if err != nil {
-		return err
-	}
+func (a *fakeTabAPI) WaitForNavigation(id string, o NavigationOptions) error {
 	a.h.record("waitForNavigation %s %+v", id, o)
 	return coded("timeout", "no navigation")
 }
 
-func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, opts objArg[WaitForOptions]) error {
-	o, err := opts.decode("tab.waitFor", "options")
-	if err != nil {
-		return err
-	}
+func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, o WaitForOptions) error {
 	if obj, ok := what.(*capnweb.Object); ok {
-		var tg cdp.Locator
-		if err := decodeRequest("tab.waitFor", "target", obj, &tg); err != nil {
+		tg, err := decodeTarget("tab.waitFor", obj)
+		if err != nil {
 			return err
 		}
 		what = tg.String()
@@ -430,9 +435,8 @@ func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, opts objArg[WaitForO
 }
 
 // read answers a reader with the target it was given.
-func (a *fakeTabAPI) read(api, id string, target objArg[cdp.Locator]) (string, error) {
-	tg, err := locatorOf(api, target)
-	if err != nil {
+func (a *fakeTabAPI) read(api, id string, tg cdp.Locator) (string, error) {
+	if err := checkTarget(api, tg); err != nil {
 		return "", err
 	}
 	if tg.Frame != "" {
@@ -443,15 +447,15 @@ func (a *fakeTabAPI) read(api, id string, target objArg[cdp.Locator]) (string, e
 	return tg.String(), a.known(id)
 }
 
-func (a *fakeTabAPI) Text(id string, target objArg[cdp.Locator]) (string, error) {
+func (a *fakeTabAPI) Text(id string, target cdp.Locator) (string, error) {
 	return a.read("tab.text", id, target)
 }
 
-func (a *fakeTabAPI) Value(id string, target objArg[cdp.Locator]) (string, error) {
+func (a *fakeTabAPI) Value(id string, target cdp.Locator) (string, error) {
 	return a.read("tab.value", id, target)
 }
 
-func (a *fakeTabAPI) Attribute(id string, target objArg[cdp.Locator], name string) (*string, error) {
+func (a *fakeTabAPI) Attribute(id string, target cdp.Locator, name string) (*string, error) {
 	s, err := a.read("tab.attribute", id, target)
 	if name == "missing" {
 		return nil, err
@@ -459,26 +463,22 @@ func (a *fakeTabAPI) Attribute(id string, target objArg[cdp.Locator], name strin
 	return &s, err
 }
 
-func (a *fakeTabAPI) Checked(id string, target objArg[cdp.Locator]) (bool, error) {
+func (a *fakeTabAPI) Checked(id string, target cdp.Locator) (bool, error) {
 	_, err := a.read("tab.checked", id, target)
 	return true, err
 }
 
-func (a *fakeTabAPI) Visible(id string, target objArg[cdp.Locator]) (bool, error) {
+func (a *fakeTabAPI) Visible(id string, target cdp.Locator) (bool, error) {
 	_, err := a.read("tab.visible", id, target)
 	return false, err
 }
 
-func (a *fakeTabAPI) Count(id string, target objArg[cdp.Locator]) (int, error) {
+func (a *fakeTabAPI) Count(id string, target cdp.Locator) (int, error) {
 	_, err := a.read("tab.count", id, target)
 	return 3, err
 }
 
-func (a *fakeTabAPI) Screenshot(id string, opts objArg[ScreenshotOptions]) ([]byte, error) {
-	o, err := opts.decode("tab.screenshot", "options")
-	if err != nil {
-		return nil, err
-	}
+func (a *fakeTabAPI) Screenshot(id string, o ScreenshotOptions) ([]byte, error) {
 	a.h.record("screenshot %s %+v", id, o)
 	return []byte("\x89PNG\r\n\x1a\n"), a.known(id)
 }
@@ -509,21 +509,16 @@ type fakeFormsAPI struct{ h *fakeSDKHost }
 
 // action decodes a form action's target and options as the host does and
 // records them.
-func (a *fakeFormsAPI) action(api, id string, target objArg[cdp.Locator], opts objArg[FormOptions], what string) (cdp.Locator, error) {
-	tg, err := locatorOf(api, target)
-	if err != nil {
-		return tg, err
-	}
-	o, err := opts.decode(api, "options")
-	if err != nil {
+func (a *fakeFormsAPI) action(api, id string, tg cdp.Locator, o FormOptions, what string) (cdp.Locator, error) {
+	if err := checkTarget(api, tg); err != nil {
 		return tg, err
 	}
 	a.h.record("%s %s %s %s %+v", api, id, tg, what, o)
 	return tg, nil
 }
 
-func (a *fakeFormsAPI) Fill(id string, target objArg[cdp.Locator], value string, opts objArg[FormOptions]) (cdp.FieldState, error) {
-	tg, err := a.action("tab.fill", id, target, opts, value)
+func (a *fakeFormsAPI) Fill(id string, target cdp.Locator, value string, o FormOptions) (cdp.FieldState, error) {
+	tg, err := a.action("tab.fill", id, target, o, value)
 	if err != nil {
 		return cdp.FieldState{}, err
 	}
@@ -538,18 +533,18 @@ func (a *fakeFormsAPI) Fill(id string, target objArg[cdp.Locator], value string,
 	return cdp.FieldState{Value: value}, nil
 }
 
-func (a *fakeFormsAPI) Check(id string, target objArg[cdp.Locator], checked bool, opts objArg[FormOptions]) error {
-	_, err := a.action("tab.check", id, target, opts, fmt.Sprint(checked))
+func (a *fakeFormsAPI) Check(id string, target cdp.Locator, checked bool, o FormOptions) error {
+	_, err := a.action("tab.check", id, target, o, fmt.Sprint(checked))
 	return err
 }
 
-func (a *fakeFormsAPI) Select(id string, target objArg[cdp.Locator], option capnweb.Value, opts objArg[FormOptions]) (any, error) {
-	_, err := a.action("tab.select", id, target, opts, fmt.Sprint(option))
+func (a *fakeFormsAPI) Select(id string, target cdp.Locator, option capnweb.Value, o FormOptions) (any, error) {
+	_, err := a.action("tab.select", id, target, o, fmt.Sprint(option))
 	return option, err
 }
 
-func (a *fakeFormsAPI) SetFiles(id string, target objArg[cdp.Locator], paths []string, opts objArg[FormOptions]) error {
-	_, err := a.action("tab.setFiles", id, target, opts, fmt.Sprint(paths))
+func (a *fakeFormsAPI) SetFiles(id string, target cdp.Locator, paths []string, o FormOptions) error {
+	_, err := a.action("tab.setFiles", id, target, o, fmt.Sprint(paths))
 	return err
 }
 
@@ -559,16 +554,12 @@ func (a *fakeFormsAPI) OnDialog(id string, answer capnweb.Value) error {
 	return err
 }
 
-func (a *fakeFormsAPI) Click(id string, target objArg[cdp.Locator], opts objArg[FormOptions]) error {
-	_, err := a.action("tab.click", id, target, opts, "")
+func (a *fakeFormsAPI) Click(id string, target cdp.Locator, o FormOptions) error {
+	_, err := a.action("tab.click", id, target, o, "")
 	return err
 }
 
-func (a *fakeFormsAPI) Press(id, key string, opts objArg[PressOptions]) error {
-	o, err := opts.decode("tab.press", "options")
-	if err != nil {
-		return err
-	}
+func (a *fakeFormsAPI) Press(id, key string, o PressOptions) error {
 	tg := "focused"
 	if o.Target != nil {
 		tg = o.Target.String()
@@ -579,21 +570,14 @@ func (a *fakeFormsAPI) Press(id, key string, opts objArg[PressOptions]) error {
 
 type fakeUIAPI struct{ h *fakeSDKHost }
 
-func (u *fakeUIAPI) Notify(message string, opts objArg[NotifyOptions]) error {
-	o, err := opts.decode("ui.notify", "options")
-	if err != nil {
-		return err
-	}
+func (u *fakeUIAPI) Notify(message string, o NotifyOptions) error {
 	u.h.mu.Lock()
 	defer u.h.mu.Unlock()
 	u.h.notes = append(u.h.notes, fmt.Sprintf("%s:%s", o.Level, message))
 	return nil
 }
 
-func (u *fakeUIAPI) Open(path string, opts objArg[OpenOptions]) error {
-	_, err := opts.decode("ui.open", "options")
-	return err
-}
+func (u *fakeUIAPI) Open(path string, o OpenOptions) error { return nil }
 
 type fakeWorkspaceAPI struct{ h *fakeSDKHost }
 
@@ -640,9 +624,9 @@ func (c *fakeContextAPI) Result(v any) {
 
 func (c *fakeContextAPI) Payload() any { return capnweb.Undefined{} }
 
-func (c *fakeContextAPI) Step(ev objArg[StepEvent]) {}
+func (c *fakeContextAPI) Step(ev StepEvent) {}
 
-func (c *fakeContextAPI) Progress(ev objArg[ProgressEvent]) {}
+func (c *fakeContextAPI) Progress(ev ProgressEvent) {}
 
 func (c *fakeContextAPI) Log(line string) {
 	c.h.mu.Lock()

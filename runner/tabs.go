@@ -349,12 +349,8 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 // slots (background and foreground tabs have their own), in FIFO order.
 // The host opens the tab blank; the run's own session then takes it to url
 // under the page policy, so the first request is already guarded.
-func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts objArg[OpenTabOptions]) (TabInfo, error) {
+func (a *tabsAPI) Open(ctx context.Context, rawURL string, o OpenTabOptions) (TabInfo, error) {
 	h, err := a.host()
-	if err != nil {
-		return TabInfo{}, err
-	}
-	o, err := opts.decode("tabs.open", "options")
 	if err != nil {
 		return TabInfo{}, err
 	}
