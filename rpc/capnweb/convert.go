@@ -425,90 +425,109 @@ func assign(v reflect.Value, a any, depth int, ordered bool) error {
 		v.SetBool(b)
 		return nil
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
-			if b, ok := a.([]byte); ok {
-				if t.Kind() == reflect.Slice {
-					v.SetBytes(append([]byte(nil), b...))
-					return nil
-				}
-			}
-		}
-		arr, ok := a.([]any)
-		if !ok {
-			return fmt.Errorf("expected array, got %s", jsType(a))
-		}
-		if t.Kind() == reflect.Array {
-			if len(arr) != t.Len() {
-				return fmt.Errorf("expected array of length %d, got %d", t.Len(), len(arr))
-			}
-		} else {
-			v.Set(reflect.MakeSlice(t, len(arr), len(arr)))
-		}
-		for i, e := range arr {
-			if err := assign(v.Index(i), e, depth+1, ordered); err != nil {
-				return fmt.Errorf("[%d]: %w", i, err)
-			}
-		}
-		return nil
+		return assignList(v, a, depth, ordered)
 	case reflect.Map:
-		members, ok := objectMembers(a)
-		if !ok || t.Key().Kind() != reflect.String {
-			return fmt.Errorf("expected object, got %s", jsType(a))
-		}
-		m := reflect.MakeMapWithSize(t, 0)
-		for k, e := range members {
-			ev := reflect.New(t.Elem()).Elem()
-			if err := assign(ev, e, depth+1, ordered); err != nil {
-				return fmt.Errorf(".%s: %w", k, err)
-			}
-			m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
-		}
-		v.Set(m)
-		return nil
+		return assignMap(v, a, depth, ordered)
 	case reflect.Struct:
-		switch t {
-		case bigIntType:
-			if f, ok := a.(float64); ok && f == math.Trunc(f) && !math.IsInf(f, 0) {
-				bf := new(big.Float).SetFloat64(f)
-				bi, _ := bf.Int(nil)
-				v.Set(reflect.ValueOf(*bi))
-				return nil
-			}
-		case urlType:
-			if u, ok := a.(*url.URL); ok {
-				v.Set(reflect.ValueOf(*u))
+		return assignStruct(v, a, depth, ordered)
+	}
+	return fmt.Errorf("expected %s, got %s", t, jsType(a))
+}
+
+// assignList is assign for a slice or array.
+func assignList(v reflect.Value, a any, depth int, ordered bool) error {
+	t := v.Type()
+	if t.Elem().Kind() == reflect.Uint8 {
+		if b, ok := a.([]byte); ok {
+			if t.Kind() == reflect.Slice {
+				v.SetBytes(append([]byte(nil), b...))
 				return nil
 			}
 		}
-		if bi, ok := a.(*big.Int); ok && t == bigIntType {
+	}
+	arr, ok := a.([]any)
+	if !ok {
+		return fmt.Errorf("expected array, got %s", jsType(a))
+	}
+	if t.Kind() == reflect.Array {
+		if len(arr) != t.Len() {
+			return fmt.Errorf("expected array of length %d, got %d", t.Len(), len(arr))
+		}
+	} else {
+		v.Set(reflect.MakeSlice(t, len(arr), len(arr)))
+	}
+	for i, e := range arr {
+		if err := assign(v.Index(i), e, depth+1, ordered); err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// assignMap is assign for a map with string keys.
+func assignMap(v reflect.Value, a any, depth int, ordered bool) error {
+	t := v.Type()
+	members, ok := objectMembers(a)
+	if !ok || t.Key().Kind() != reflect.String {
+		return fmt.Errorf("expected object, got %s", jsType(a))
+	}
+	m := reflect.MakeMapWithSize(t, 0)
+	for k, e := range members {
+		ev := reflect.New(t.Elem()).Elem()
+		if err := assign(ev, e, depth+1, ordered); err != nil {
+			return fmt.Errorf(".%s: %w", k, err)
+		}
+		m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+	}
+	v.Set(m)
+	return nil
+}
+
+// assignStruct is assign for a struct: big.Int and url.URL, or an
+// object whose members fill the fields of the same name.
+func assignStruct(v reflect.Value, a any, depth int, ordered bool) error {
+	t := v.Type()
+	switch t {
+	case bigIntType:
+		if f, ok := a.(float64); ok && f == math.Trunc(f) && !math.IsInf(f, 0) {
+			bf := new(big.Float).SetFloat64(f)
+			bi, _ := bf.Int(nil)
 			v.Set(reflect.ValueOf(*bi))
 			return nil
 		}
-		if _, ok := objectMembers(a); !ok {
-			return fmt.Errorf("expected object for %s, got %s", t, jsType(a))
+	case urlType:
+		if u, ok := a.(*url.URL); ok {
+			v.Set(reflect.ValueOf(*u))
+			return nil
 		}
-		for _, f := range reflect.VisibleFields(t) {
-			if !f.IsExported() || f.Anonymous {
-				continue
-			}
-			name, _, skip := fieldName(f)
-			if skip {
-				continue
-			}
-			e, ok := member(a, name)
-			if !ok {
-				e, ok = member(a, f.Name)
-			}
-			if !ok {
-				continue
-			}
-			if err := assign(v.FieldByIndex(f.Index), e, depth+1, ordered); err != nil {
-				return fmt.Errorf(".%s: %w", name, err)
-			}
-		}
+	}
+	if bi, ok := a.(*big.Int); ok && t == bigIntType {
+		v.Set(reflect.ValueOf(*bi))
 		return nil
 	}
-	return fmt.Errorf("expected %s, got %s", t, jsType(a))
+	if _, ok := objectMembers(a); !ok {
+		return fmt.Errorf("expected object for %s, got %s", t, jsType(a))
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, _, skip := fieldName(f)
+		if skip {
+			continue
+		}
+		e, ok := member(a, name)
+		if !ok {
+			e, ok = member(a, f.Name)
+		}
+		if !ok {
+			continue
+		}
+		if err := assign(v.FieldByIndex(f.Index), e, depth+1, ordered); err != nil {
+			return fmt.Errorf(".%s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // objectMembers yields the members of an object value (*Object or map).

@@ -162,67 +162,85 @@ func (d strictDecoder) value(v reflect.Value, a any, path string, in reflect.Typ
 		v.SetUint(uint64(f))
 		return nil
 	case reflect.Slice, reflect.Array:
-		arr, ok := a.([]any)
-		if !ok {
-			return refuse("a list")
-		}
-		if t.Kind() == reflect.Array {
-			if len(arr) != t.Len() {
-				return &DecodeError{Path: path, In: in, Want: fmt.Sprintf("a list of %d", t.Len()), Got: fmt.Sprintf("a list of %d", len(arr))}
-			}
-		} else {
-			v.Set(reflect.MakeSlice(t, len(arr), len(arr)))
-		}
-		for i, e := range arr {
-			if err := d.value(v.Index(i), e, fmt.Sprintf("%s[%d]", path, i), in, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+		return d.list(v, a, path, in, depth)
 	case reflect.Map:
-		o, ok := sortedMembers(a)
-		if !ok || t.Key().Kind() != reflect.String {
-			return refuse("an object")
-		}
-		m := reflect.MakeMapWithSize(t, 0)
-		for k, e := range o {
-			if e == nil || e == (Undefined{}) {
-				continue
-			}
-			ev := reflect.New(t.Elem()).Elem()
-			if err := d.value(ev, e, path+"."+k, in, depth+1); err != nil {
-				return err
-			}
-			m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
-		}
-		v.Set(m)
-		return nil
+		return d.object(v, a, path, in, depth)
 	case reflect.Struct:
-		in = t
-		o, ok := sortedMembers(a)
-		if !ok {
-			return &DecodeError{Path: path, In: in, Want: "an object", Got: KindOf(a)}
-		}
-		keys := keysOf(t)
-		for k, e := range o {
-			if e == nil || e == (Undefined{}) {
-				continue
-			}
-			i := slices.IndexFunc(keys, func(f structKey) bool { return f.name == k })
-			if i < 0 {
-				takes := make([]string, len(keys))
-				for j, f := range keys {
-					takes[j] = f.name
-				}
-				return &DecodeError{Path: path, In: in, Key: k, Takes: takes}
-			}
-			if err := d.value(fieldAlloc(v, keys[i].index), e, path+"."+k, in, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+		return d.fields(v, a, path, in, depth)
 	}
 	return refuse("a " + t.String()) // a channel, a func: nothing the peer sends fits
+}
+
+// list is value for a slice or array.
+func (d strictDecoder) list(v reflect.Value, a any, path string, in reflect.Type, depth int) *DecodeError {
+	t := v.Type()
+	arr, ok := a.([]any)
+	if !ok {
+		return &DecodeError{Path: path, In: in, Want: "a list", Got: KindOf(a)}
+	}
+	if t.Kind() == reflect.Array {
+		if len(arr) != t.Len() {
+			return &DecodeError{Path: path, In: in, Want: fmt.Sprintf("a list of %d", t.Len()), Got: fmt.Sprintf("a list of %d", len(arr))}
+		}
+	} else {
+		v.Set(reflect.MakeSlice(t, len(arr), len(arr)))
+	}
+	for i, e := range arr {
+		if err := d.value(v.Index(i), e, fmt.Sprintf("%s[%d]", path, i), in, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// object is value for a map with string keys.
+func (d strictDecoder) object(v reflect.Value, a any, path string, in reflect.Type, depth int) *DecodeError {
+	t := v.Type()
+	o, ok := sortedMembers(a)
+	if !ok || t.Key().Kind() != reflect.String {
+		return &DecodeError{Path: path, In: in, Want: "an object", Got: KindOf(a)}
+	}
+	m := reflect.MakeMapWithSize(t, 0)
+	for k, e := range o {
+		if e == nil || e == (Undefined{}) {
+			continue
+		}
+		ev := reflect.New(t.Elem()).Elem()
+		if err := d.value(ev, e, path+"."+k, in, depth+1); err != nil {
+			return err
+		}
+		m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+	}
+	v.Set(m)
+	return nil
+}
+
+// fields is value for a struct: every member must name a field.
+func (d strictDecoder) fields(v reflect.Value, a any, path string, in reflect.Type, depth int) *DecodeError {
+	t := v.Type()
+	in = t
+	o, ok := sortedMembers(a)
+	if !ok {
+		return &DecodeError{Path: path, In: in, Want: "an object", Got: KindOf(a)}
+	}
+	keys := keysOf(t)
+	for k, e := range o {
+		if e == nil || e == (Undefined{}) {
+			continue
+		}
+		i := slices.IndexFunc(keys, func(f structKey) bool { return f.name == k })
+		if i < 0 {
+			takes := make([]string, len(keys))
+			for j, f := range keys {
+				takes[j] = f.name
+			}
+			return &DecodeError{Path: path, In: in, Key: k, Takes: takes}
+		}
+		if err := d.value(fieldAlloc(v, keys[i].index), e, path+"."+k, in, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // laxType reports whether values of t are decoded as assign does: those
