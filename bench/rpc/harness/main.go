@@ -234,50 +234,7 @@ func main() {
 		if *only != "" && *only != tr.name {
 			continue
 		}
-		fmt.Printf("\n== capnweb client in Deno over %s; median of %d rounds\n", tr.title, *rounds)
-		// Rounds interleave the servers, so that a slow spell of this
-		// shared machine hits all of them alike.
-		seq := make([][]measured, len(servers))
-		rate := make([][]measured, len(servers))
-		for range *rounds {
-			for i, sv := range servers {
-				seq[i] = append(seq[i], run(sv, tr.name, "seq", *seconds))
-				rate[i] = append(rate[i], run(sv, tr.name, "rate", *seconds))
-			}
-		}
-		sum := make([]summary, len(servers))
-		for i := range servers {
-			sum[i] = summarize(seq[i], rate[i], *seconds)
-		}
-		fmt.Printf("%-28s %9s %9s %9s %9s %10s %10s %s\n", "server", "add p50", "add p99", "echo p50", "echo p99", "add/s@64", "echo/s@64", " CPU/call client, server; client busy")
-		for i, sv := range servers {
-			x := sum[i]
-			fmt.Printf("%-28s %7.3fms %7.3fms %7.3fms %7.3fms %10.0f %10.0f  %5.1fµs %5.1fµs %4.0f%%\n", sv.name,
-				x.addP50, x.addP99, x.echoP50, x.echoP99, x.addRate, x.echoRate, x.clientCPU, x.serverCPU, 100*x.clientBusy)
-		}
-		if tr.name == "ws" {
-			m := run(server{url: plainURL, kind: "rpc", cpu: selfCPU}, tr.name, "seq", 1)
-			fmt.Printf("%-28s %7.3fms %9s %7.3fms   (every sequential call waits for a delayed ACK)\n", "    Go without TCP_QUICKACK", m.Add.P50, "", m.Echo.P50)
-		}
-		goS, jsS, floorS := sum[0], sum[1], sum[2]
-		fmt.Printf("ratios  Go/JS    latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
-			goS.addP50/jsS.addP50, goS.echoP50/jsS.echoP50, goS.addRate/jsS.addRate, goS.echoRate/jsS.echoRate)
-		fmt.Printf("ratios  Go/JS    server-CPU-per-call %.2f\n", goS.serverCPU/jsS.serverCPU)
-		fmt.Printf("ratios  Go/floor latency p50 add %.2f, echo %.2f\n", goS.addP50/floorS.addP50, goS.echoP50/floorS.echoP50)
-		verdict := func(ok bool) string {
-			if ok {
-				return "met"
-			}
-			return "MISSED"
-		}
-		stall := goS.addP50 > 20 || goS.echoP50 > 20
-		fmt.Printf("targets no stall (Go p50 < 20 ms): %s; sequential p50 <= 1.5x floor: %s (add %.2fx, echo %.2fx); throughput >= 1.5x JS: %s (add %.2fx, echo %.2fx)\n",
-			verdict(!stall),
-			verdict(goS.addP50 <= 1.5*floorS.addP50 && goS.echoP50 <= 1.5*floorS.echoP50), goS.addP50/floorS.addP50, goS.echoP50/floorS.echoP50,
-			verdict(goS.addRate >= 1.5*jsS.addRate && goS.echoRate >= 1.5*jsS.echoRate), goS.addRate/jsS.addRate, goS.echoRate/jsS.echoRate)
-		if jsS.clientBusy >= 0.9 && jsS.addP50 < 20 {
-			fmt.Printf("note    against the JS server the client was busy %.0f%% of the time: it, not the server, set that pace, so no server can be 1.5x faster with this client\n", 100*jsS.clientBusy)
-		}
+		compare(tr.name, tr.title, servers, run, *rounds, *seconds, plainURL)
 	}
 }
 
@@ -371,3 +328,53 @@ func pinSelf() {
 
 // jsPID is the JS server's process, whose CPU time the harness reports.
 var jsPID int
+
+// compare measures every server with the client over one transport,
+// interleaving them round by round, and prints the medians, the ratios
+// and the verdicts on the targets.
+func compare(name, title string, servers []server, run func(sv server, transport, phase string, secs float64) measured, rounds int, seconds float64, plainURL string) {
+	fmt.Printf("\n== capnweb client in Deno over %s; median of %d rounds\n", title, rounds)
+	// Rounds interleave the servers, so that a slow spell of this
+	// shared machine hits all of them alike.
+	seq := make([][]measured, len(servers))
+	rate := make([][]measured, len(servers))
+	for range rounds {
+		for i, sv := range servers {
+			seq[i] = append(seq[i], run(sv, name, "seq", seconds))
+			rate[i] = append(rate[i], run(sv, name, "rate", seconds))
+		}
+	}
+	sum := make([]summary, len(servers))
+	for i := range servers {
+		sum[i] = summarize(seq[i], rate[i], seconds)
+	}
+	fmt.Printf("%-28s %9s %9s %9s %9s %10s %10s %s\n", "server", "add p50", "add p99", "echo p50", "echo p99", "add/s@64", "echo/s@64", " CPU/call client, server; client busy")
+	for i, sv := range servers {
+		x := sum[i]
+		fmt.Printf("%-28s %7.3fms %7.3fms %7.3fms %7.3fms %10.0f %10.0f  %5.1fµs %5.1fµs %4.0f%%\n", sv.name,
+			x.addP50, x.addP99, x.echoP50, x.echoP99, x.addRate, x.echoRate, x.clientCPU, x.serverCPU, 100*x.clientBusy)
+	}
+	if name == "ws" {
+		m := run(server{url: plainURL, kind: "rpc", cpu: selfCPU}, name, "seq", 1)
+		fmt.Printf("%-28s %7.3fms %9s %7.3fms   (every sequential call waits for a delayed ACK)\n", "    Go without TCP_QUICKACK", m.Add.P50, "", m.Echo.P50)
+	}
+	goS, jsS, floorS := sum[0], sum[1], sum[2]
+	fmt.Printf("ratios  Go/JS    latency p50 add %.2f, echo %.2f; throughput add %.2f, echo %.2f\n",
+		goS.addP50/jsS.addP50, goS.echoP50/jsS.echoP50, goS.addRate/jsS.addRate, goS.echoRate/jsS.echoRate)
+	fmt.Printf("ratios  Go/JS    server-CPU-per-call %.2f\n", goS.serverCPU/jsS.serverCPU)
+	fmt.Printf("ratios  Go/floor latency p50 add %.2f, echo %.2f\n", goS.addP50/floorS.addP50, goS.echoP50/floorS.echoP50)
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	stall := goS.addP50 > 20 || goS.echoP50 > 20
+	fmt.Printf("targets no stall (Go p50 < 20 ms): %s; sequential p50 <= 1.5x floor: %s (add %.2fx, echo %.2fx); throughput >= 1.5x JS: %s (add %.2fx, echo %.2fx)\n",
+		verdict(!stall),
+		verdict(goS.addP50 <= 1.5*floorS.addP50 && goS.echoP50 <= 1.5*floorS.echoP50), goS.addP50/floorS.addP50, goS.echoP50/floorS.echoP50,
+		verdict(goS.addRate >= 1.5*jsS.addRate && goS.echoRate >= 1.5*jsS.echoRate), goS.addRate/jsS.addRate, goS.echoRate/jsS.echoRate)
+	if jsS.clientBusy >= 0.9 && jsS.addP50 < 20 {
+		fmt.Printf("note    against the JS server the client was busy %.0f%% of the time: it, not the server, set that pace, so no server can be 1.5x faster with this client\n", 100*jsS.clientBusy)
+	}
+}
