@@ -201,39 +201,7 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		}
 		return TypedBytes{Type: typ, Data: data}, true, nil
 	case "error":
-		if len(x) < 3 || len(x) > 5 {
-			break
-		}
-		name, ok1 := x[1].(string)
-		msg, ok2 := x[2].(string)
-		if !ok1 || !ok2 {
-			break
-		}
-		re := &RemoteError{Name: name, Message: msg, IsError: true}
-		if len(x) >= 4 {
-			if st, ok := x[3].(string); ok {
-				re.Stack = st
-			}
-		}
-		if len(x) == 5 {
-			props, ok := x[4].(*Object)
-			if !ok {
-				break
-			}
-			ev, err := e.eval(props, depth+1)
-			if err != nil {
-				return nil, false, err
-			}
-			re.Props = map[string]any{}
-			for k, v := range ev.(*Object).All() {
-				if k == "name" || k == "message" || k == "stack" {
-					e.s.releaseTree(v) // JavaScript keeps its own
-					continue
-				}
-				re.Props[k] = v
-			}
-		}
-		return re, true, nil
+		return e.errorForm(x, depth)
 	case "url":
 		if len(x) != 2 {
 			break
@@ -289,101 +257,150 @@ func (e *evaluator) special(tag string, x []any, depth int) (any, bool, error) {
 		}
 		return v, true, nil
 	case "import", "pipeline":
-		if len(x) < 2 || len(x) > 4 {
-			break
-		}
-		id, ok := wireID(x[1])
-		if !ok {
-			break
-		}
-		var path []string
-		if len(x) >= 3 {
-			if path, ok = wirePath(x[2]); !ok {
-				break
-			}
-		}
-		fut, err := e.src.ref(id)
-		if err != nil {
-			return nil, false, err
-		}
-		if len(x) < 4 {
-			r := e.s.capture(fut, path, e.t, depth)
-			if isLimit(r.err) {
-				return nil, false, r.err
-			}
-			if r.f == nil && r.err == nil && len(r.path) == 0 {
-				r.taken.Store(true)
-				return r.val, true, nil // held already: no placeholder needed
-			}
-			e.pending = true
-			return r, true, nil
-		}
-		e.pending = true
-		rawArgs, ok := x[3].([]any)
-		if !ok {
-			break
-		}
-		args, err := e.evalList(rawArgs, depth)
-		if err != nil {
-			return nil, false, err
-		}
-		f, err := e.s.startCall(fut, path, args, e.onReader, e.t)
-		if err != nil {
-			return nil, false, err
-		}
-		return f, true, nil
+		return e.refForm(x, depth)
 	case "remap":
-		if len(x) != 5 {
-			break
-		}
-		id, ok := wireID(x[1])
-		path, ok2 := wirePath(x[2])
-		caps, ok3 := x[3].([]any)
-		instrs, ok4 := x[4].([]any)
-		if !ok || !ok2 || !ok3 || !ok4 {
-			break
-		}
-		fut, err := e.src.ref(id)
-		if err != nil {
-			return nil, false, err
-		}
-		if err := e.t.take(sliceBytes+refBytes*int64(len(caps)), "map captures"); err != nil {
-			return nil, false, err
-		}
-		captures := make([]*future, len(caps))
-		for i, c := range caps {
-			ca, ok := c.([]any)
-			var cid int64
-			if ok && len(ca) == 2 {
-				cid, ok = wireID(ca[1])
-			}
-			tagc := ""
-			if ok && len(ca) == 2 {
-				tagc, _ = ca[0].(string)
-			}
-			switch {
-			case ok && tagc == "import":
-				f, err := e.src.ref(cid)
-				if err != nil {
-					return nil, false, err
-				}
-				captures[i] = f
-			case ok && tagc == "export":
-				st, err := e.src.peer(cid, false)
-				if err != nil {
-					return nil, false, err
-				}
-				captures[i] = settledFuture(st, nil)
-			default:
-				return nil, false, protoErrorf("unknown map capture: %s", compact(c))
-			}
-		}
-		e.pending = true
-		return e.s.startRemap(fut, path, captures, instrs, e.t), true, nil
+		return e.remapForm(x)
 	case "writable", "readable", "request", "response", "blob":
 		return nil, false, fmt.Errorf("%w: %q values (streams) are not supported by this peer", ErrUnsupported, tag)
 	}
 	return nil, false, nil
+}
+
+// errorForm evaluates ["error", name, message, stack?, props?].
+func (e *evaluator) errorForm(x []any, depth int) (any, bool, error) {
+	if len(x) < 3 || len(x) > 5 {
+		return nil, false, nil
+	}
+	name, ok1 := x[1].(string)
+	msg, ok2 := x[2].(string)
+	if !ok1 || !ok2 {
+		return nil, false, nil
+	}
+	re := &RemoteError{Name: name, Message: msg, IsError: true}
+	if len(x) >= 4 {
+		if st, ok := x[3].(string); ok {
+			re.Stack = st
+		}
+	}
+	if len(x) == 5 {
+		props, ok := x[4].(*Object)
+		if !ok {
+			return nil, false, nil
+		}
+		ev, err := e.eval(props, depth+1)
+		if err != nil {
+			return nil, false, err
+		}
+		re.Props = map[string]any{}
+		for k, v := range ev.(*Object).All() {
+			if k == "name" || k == "message" || k == "stack" {
+				e.s.releaseTree(v) // JavaScript keeps its own
+				continue
+			}
+			re.Props[k] = v
+		}
+	}
+	return re, true, nil
+}
+
+// refForm evaluates ["import" or "pipeline", id, path?, args?]: a
+// reference to an earlier result, or a call on it when args are given.
+func (e *evaluator) refForm(x []any, depth int) (any, bool, error) {
+	if len(x) < 2 || len(x) > 4 {
+		return nil, false, nil
+	}
+	id, ok := wireID(x[1])
+	if !ok {
+		return nil, false, nil
+	}
+	var path []string
+	if len(x) >= 3 {
+		if path, ok = wirePath(x[2]); !ok {
+			return nil, false, nil
+		}
+	}
+	fut, err := e.src.ref(id)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(x) < 4 {
+		r := e.s.capture(fut, path, e.t, depth)
+		if isLimit(r.err) {
+			return nil, false, r.err
+		}
+		if r.f == nil && r.err == nil && len(r.path) == 0 {
+			r.taken.Store(true)
+			return r.val, true, nil // held already: no placeholder needed
+		}
+		e.pending = true
+		return r, true, nil
+	}
+	e.pending = true
+	rawArgs, ok := x[3].([]any)
+	if !ok {
+		return nil, false, nil
+	}
+	args, err := e.evalList(rawArgs, depth)
+	if err != nil {
+		return nil, false, err
+	}
+	f, err := e.s.startCall(fut, path, args, e.onReader, e.t)
+	if err != nil {
+		return nil, false, err
+	}
+	return f, true, nil
+}
+
+// remapForm evaluates ["remap", id, path, captures, instructions]: a
+// .map() over an earlier result.
+func (e *evaluator) remapForm(x []any) (any, bool, error) {
+	if len(x) != 5 {
+		return nil, false, nil
+	}
+	id, ok := wireID(x[1])
+	path, ok2 := wirePath(x[2])
+	caps, ok3 := x[3].([]any)
+	instrs, ok4 := x[4].([]any)
+	if !ok || !ok2 || !ok3 || !ok4 {
+		return nil, false, nil
+	}
+	fut, err := e.src.ref(id)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := e.t.take(sliceBytes+refBytes*int64(len(caps)), "map captures"); err != nil {
+		return nil, false, err
+	}
+	captures := make([]*future, len(caps))
+	for i, c := range caps {
+		ca, ok := c.([]any)
+		var cid int64
+		if ok && len(ca) == 2 {
+			cid, ok = wireID(ca[1])
+		}
+		tagc := ""
+		if ok && len(ca) == 2 {
+			tagc, _ = ca[0].(string)
+		}
+		switch {
+		case ok && tagc == "import":
+			f, err := e.src.ref(cid)
+			if err != nil {
+				return nil, false, err
+			}
+			captures[i] = f
+		case ok && tagc == "export":
+			st, err := e.src.peer(cid, false)
+			if err != nil {
+				return nil, false, err
+			}
+			captures[i] = settledFuture(st, nil)
+		default:
+			return nil, false, protoErrorf("unknown map capture: %s", compact(c))
+		}
+	}
+	e.pending = true
+	return e.s.startRemap(fut, path, captures, instrs, e.t), true, nil
 }
 
 // wirePath converts a property path; numbers become their decimal text.
