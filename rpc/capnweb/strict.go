@@ -166,7 +166,7 @@ func (d strictDecoder) value(v reflect.Value, a any, path string, in reflect.Typ
 	case reflect.Map:
 		return d.object(v, a, path, in, depth)
 	case reflect.Struct:
-		return d.fields(v, a, path, in, depth)
+		return d.fields(v, a, path, depth)
 	}
 	return refuse("a " + t.String()) // a channel, a func: nothing the peer sends fits
 }
@@ -215,10 +215,11 @@ func (d strictDecoder) object(v reflect.Value, a any, path string, in reflect.Ty
 	return nil
 }
 
-// fields is value for a struct: every member must name a field.
-func (d strictDecoder) fields(v reflect.Value, a any, path string, in reflect.Type, depth int) *DecodeError {
+// fields is value for a struct: every member must name a field, and
+// errors below name the struct as the innermost one.
+func (d strictDecoder) fields(v reflect.Value, a any, path string, depth int) *DecodeError {
 	t := v.Type()
-	in = t
+	in := t
 	o, ok := sortedMembers(a)
 	if !ok {
 		return &DecodeError{Path: path, In: in, Want: "an object", Got: KindOf(a)}
