@@ -12,6 +12,8 @@ import (
 
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // world selects a JavaScript realm of the main frame.
@@ -116,12 +118,18 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 				continue
 			}
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, &WaitTimeoutError{What: "the page's function to return", Err: ctx.Err()}
+			}
+			if notByValue(err) {
+				return nil, errNotSerializable
 			}
 			return nil, t.fail(err)
 		}
 		if r.ExceptionDetails != nil {
 			return nil, evalErrorOf(r.ExceptionDetails)
+		}
+		if r.Result.Type == "function" || r.Result.Type == "symbol" {
+			return nil, errNotSerializable
 		}
 		return valueOf(r.Result), nil
 	}
@@ -207,7 +215,7 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 		ch := t.changed
 		t.mu.Unlock()
 		if !ok {
-			return realmRef{}, &LocatorError{Code: "stale_ref", Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
+			return realmRef{}, &LocatorError{Code: errcode.StaleRef, Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
 		}
 		if rm.uid != "" && rm.uid != stale {
 			return rm, nil
@@ -225,11 +233,25 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 				return rm, nil
 			}
 		case <-ctx.Done():
-			return realmRef{}, ctx.Err()
+			return realmRef{}, &WaitTimeoutError{What: "the page's document", Err: ctx.Err()}
 		case <-t.route.gone:
 			return realmRef{}, t.route.err
 		}
 	}
+}
+
+// errNotSerializable is a result the browser cannot return as JSON.
+var errNotSerializable = codeErr(errcode.NotSerializable,
+	"the function's result cannot come back as JSON (a DOM node, a window, a function, a symbol or a circular object): return plain data, such as el.textContent")
+
+// notByValue reports the browser's refusal to send a result by value:
+// one that refers to itself or holds a symbol. The reply says so only in
+// its wording (its code is the generic server error), so the wording is
+// what is read, here where the reply is.
+func notByValue(err error) bool {
+	re := protocolError(err)
+	return re != nil && (strings.Contains(re.Message, "Object reference chain is too long") ||
+		strings.Contains(re.Message, "Object couldn't be returned by value"))
 }
 
 func valueOf(o runtime.RemoteObject) json.RawMessage {

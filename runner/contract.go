@@ -13,6 +13,8 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // The script API's request objects. A script passes one of these as an
@@ -67,7 +69,7 @@ func (o NavigationOptions) waitUntil() (cdp.WaitUntil, error) {
 	case "domcontentloaded":
 		return cdp.DOMContentLoaded, nil
 	}
-	return "", codeErr(CodeInvalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", o.WaitUntil)
+	return "", codeErr(errcode.Invalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", o.WaitUntil)
 }
 
 // WaitForOptions is the options object of tab.waitFor.
@@ -177,7 +179,7 @@ func locatorOf(api string, o objArg[cdp.Locator]) (cdp.Locator, error) {
 // checkLocator refuses a locator that names no element.
 func checkLocator(api string, l cdp.Locator) error {
 	if l.Label == "" && l.Placeholder == "" && l.Name == "" && l.Role == "" && l.Text == "" && l.Selector == "" && l.TestID == "" && l.Ref == "" {
-		return codeErr(CodeInvalid, capnweb.NameTypeError, "%s: the target names no element; %s", api, targetHint)
+		return codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: the target names no element; %s", api, targetHint)
 	}
 	return nil
 }
@@ -187,7 +189,7 @@ func checkLocator(api string, l cdp.Locator) error {
 // and a value of the wrong type, each named by its path (what.key).
 func decodeRequest(api, what string, a capnweb.Value, dst any) error {
 	if err := decodeValue(reflect.ValueOf(dst).Elem(), a, what); err != nil {
-		return codeErr(CodeInvalid, capnweb.NameTypeError, "%s: %v", api, err)
+		return codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %v", api, err)
 	}
 	return nil
 }

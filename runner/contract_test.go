@@ -19,6 +19,8 @@ import (
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 var updateContract = flag.Bool("update", false, "rewrite "+contractPath+" from the host's capability objects")
@@ -454,7 +456,7 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 		err := c.call()
 		var ce *capnweb.Error
 		if assert.ErrorAs(t, err, &ce, c.want) {
-			assert.Equal(t, CodeInvalid, ce.Props["code"], c.want)
+			assert.Equal(t, string(errcode.Invalid), ce.Props["code"], c.want)
 			assert.Equal(t, capnweb.NameTypeError, ce.Name, c.want)
 			assert.Contains(t, ce.Message, c.want)
 		}
@@ -462,9 +464,9 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 
 	// Absent keys: the call goes on to the tab, which the run never resolved.
 	_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"timeout": capnweb.Undefined{}, "bogus": nil})
-	assert.Equal(t, CodeNotFound, errCodeOf(err), "%v", err)
+	assert.Equal(t, errcode.NotFound, errCodeOf(err), "%v", err)
 	_, err = forms.Fill(ctx, "t1", objArg[cdp.Locator]{"label": "Email", "frame": nil}, "x", objArg[FormOptions]{"parts": nil})
-	assert.Equal(t, CodeNotFound, errCodeOf(err), "%v", err)
+	assert.Equal(t, errcode.NotFound, errCodeOf(err), "%v", err)
 }
 
 // The messages name keys the way scripts write them.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // The data plane of a run's tabs: tab, pageJs and forms, each call on one
@@ -108,7 +110,7 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts objArg[N
 	defer c.end()
 	if err := c.tab.WaitNavigated(c.ctx, c.until); err != nil {
 		if errors.Is(err, cdp.ErrTimeout) {
-			return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+			return codeErr(errcode.Timeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
 		}
 		return browserErr(err)
 	}
@@ -132,7 +134,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 		}
 		tg = &l
 	default:
-		return codeErr(CodeInvalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
+		return codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
 	o, err := opts.decode(api, "options")
 	if err != nil {
@@ -185,7 +187,7 @@ func (a *tabAPI) Value(ctx context.Context, id string, target objArg[cdp.Locator
 // none.
 func (a *tabAPI) Attribute(ctx context.Context, id string, target objArg[cdp.Locator], name string) (*string, error) {
 	if name == "" {
-		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
+		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
 	var v *string
 	err := a.read(ctx, "tab.attribute", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
@@ -251,11 +253,11 @@ func (a *tabAPI) Close(ctx context.Context, id string) error {
 	}
 	a.r.mu.Unlock()
 	if t == nil {
-		return codeErr(CodeNotFound, capnweb.NameError, "no tab %q", id)
+		return codeErr(errcode.NotFound, capnweb.NameError, "no tab %q", id)
 	}
 	if !t.opened {
-		a.r.logAction(cdp.Action{Method: "close", Outcome: CodeNotGranted})
-		return codeErr(CodeNotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
+		a.r.logAction(cdp.Action{Method: "close", Outcome: string(errcode.NotGranted)})
+		return codeErr(errcode.NotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
 	}
 	return browserErr(a.r.dropTab(ctx, t, true))
 }
@@ -279,8 +281,8 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capn
 	}
 	raw, err := t.Evaluate(ctx, source, vals...)
 	if err != nil {
-		if unserializable(err) {
-			return nil, codeErr(CodeNotSerializable, capnweb.NameTypeError,
+		if errcode.Of(err) == errcode.NotSerializable {
+			return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError,
 				"the function's result cannot be sent back as JSON (a DOM node, a window, a symbol or a circular object): return plain data, such as el.textContent")
 		}
 		return nil, browserErr(err)
@@ -370,7 +372,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target objArg[cdp.Loca
 		for i, v := range o {
 			s, ok := v.(string)
 			if !ok {
-				return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
+				return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
 			}
 			options[i] = s
 		}
@@ -384,7 +386,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target objArg[cdp.Loca
 		}
 		return labels, err
 	}
-	return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
+	return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
 }
 
 // SetFiles puts files into a file input. Each path is resolved against
@@ -400,7 +402,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target objArg[cdp.Lo
 			if tg, terr := locatorOf(api, target); terr == nil {
 				desc = tg.String()
 			}
-			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: errCodeOf(err)})
+			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: string(errCodeOf(err))})
 			return err
 		}
 		real = append(real, rp)
@@ -456,7 +458,7 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressO
 		case "Shift":
 			mods |= cdp.Shift
 		default:
-			return codeErr(CodeInvalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
+			return codeErr(errcode.Invalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
 		}
 	}
 	if o.Target != nil {

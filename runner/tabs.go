@@ -11,6 +11,8 @@ import (
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Defaults for browser work.
@@ -18,31 +20,6 @@ const (
 	DefaultMaxBackgroundTabs = 4
 	DefaultMaxForegroundTabs = 4
 	defaultTabWait           = 30 * time.Second
-)
-
-// Error codes scripts receive on the code property of errors from browser
-// calls: the one table in package cdp (see [cdp.Codes]), named here too.
-const (
-	CodeNotCommitted      = cdp.CodeNotCommitted
-	CodeStaleRef          = cdp.CodeStaleRef
-	CodeNotGranted        = cdp.CodeNotGranted
-	CodeSiteNotAllowed    = cdp.CodeSiteNotAllowed
-	CodeTimeout           = cdp.CodeTimeout
-	CodeNavigation        = cdp.CodeNavigation
-	CodeNotFound          = cdp.CodeNotFound
-	CodeClosed            = cdp.CodeClosed
-	CodeAmbiguous         = cdp.CodeAmbiguous
-	CodeObscured          = cdp.CodeObscured
-	CodeEvalError         = cdp.CodeEvalError
-	CodeInvalid           = cdp.CodeInvalid
-	CodeNavigationBlocked = cdp.CodeNavigationBlocked
-	CodeBadTarget         = cdp.CodeBadTarget
-	CodeHidden            = cdp.CodeHidden
-	CodeDisabled          = cdp.CodeDisabled
-	CodeNoOption          = cdp.CodeNoOption
-	CodeReadonly          = cdp.CodeReadonly
-	CodeNotStable         = cdp.CodeNotStable
-	CodeMissingPart       = cdp.CodeMissingPart
 )
 
 // browsers shares one CDP connection per endpoint among all runs, and one
@@ -168,7 +145,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	t := r.tabs[id]
 	r.mu.Unlock()
 	if t == nil {
-		return nil, nil, codeErr(CodeNotFound, capnweb.NameError, "no tab %q: get tabs from tabs.active, find, all, open or triggered", id)
+		return nil, nil, codeErr(errcode.NotFound, capnweb.NameError, "no tab %q: get tabs from tabs.active, find, all, open or triggered", id)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -359,8 +336,8 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts objArg[OpenTabOp
 		return TabInfo{}, err
 	}
 	if err := cdp.CheckNavigation(rawURL); err != nil {
-		a.r.logAction(cdp.Action{Method: "open", Outcome: CodeNavigationBlocked})
-		return TabInfo{}, codeErr(CodeNavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
+		a.r.logAction(cdp.Action{Method: "open", Outcome: string(errcode.NavigationBlocked)})
+		return TabInfo{}, codeErr(errcode.NavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
 	}
 	if o.Timeout != 0 {
 		var cancel context.CancelFunc
@@ -380,7 +357,7 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, opts objArg[OpenTabOp
 	}
 	if !slots.wait(place, ctx.Done()) {
 		order.done(ticket)
-		return TabInfo{}, codeErr(CodeTimeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", slots.size(), ctx.Err())
+		return TabInfo{}, codeErr(errcode.Timeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", slots.size(), ctx.Err())
 	}
 	// Tabs open in the order they were queued, not in whatever order
 	// the goroutines that got slots happen to run.
