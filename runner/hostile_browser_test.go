@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/cdp"
-	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/cdptabs"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/launch"
