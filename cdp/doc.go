@@ -20,7 +20,8 @@
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickElement], [Tab.PressElement],
 //     [Tab.Resolve]: the form runtime.
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
-//   - [CodeOf] and [Codes]: the one table of error codes scripts, hosts and the action log share.
+//   - Errors carry a code of the one table (package errcode): [errcode.Of] finds it, errors.Is
+//     matches it, and scripts, hosts and the action log share it.
 //
 // Starting browsers and Electron apps, and probing and cleaning them up, is
 // package github.com/tranquil/automation/launch.

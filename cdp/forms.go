@@ -73,9 +73,9 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 	if err != nil {
 		return err
 	}
-	raw, err := t.callIn(ctx, fr, sdkWorld, formsShortWrapper, cargs)
+	raw, err := t.callIn(ctx, fr, sdkWorld, formsShortWrapper, cargs, false)
 	if err == nil && string(raw) == `{"ok":false,"code":"no_runtime"}` {
-		raw, err = t.callIn(ctx, fr, sdkWorld, formsWrapper, cargs)
+		raw, err = t.callIn(ctx, fr, sdkWorld, formsWrapper, cargs, false)
 	}
 	if err != nil {
 		return err

@@ -285,7 +285,7 @@ func TestCheckAndSelect(t *testing.T) {
 	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"trigger": ".nope", "option": ".opt"}})
 	require.ErrorIs(t, err, errcode.MissingPart)
 	_, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"option": "]]bad"}})
-	require.ErrorIs(t, err, errcode.BadTarget)
+	require.ErrorIs(t, err, errcode.BadParts)
 
 	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Pick a colour"}, FormOptions{}))
 	require.Equal(t, `false`, state(`() => document.getElementById("menu").hidden`))

@@ -128,7 +128,7 @@ func TestSelectAllMultiple(t *testing.T) {
 	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Locator{Label: "Toppings"}, []string{"Ham", "Pineapple"}, FormOptions{})
 	require.ErrorIs(t, err, errcode.NoOption)
 	_, err = tab.SelectAll(ctx, Locator{Label: "Text"}, []string{"Ham"}, FormOptions{})
-	require.ErrorIs(t, err, errcode.BadTarget)
+	require.ErrorIs(t, err, errcode.NotSelect)
 	v, err := tab.Evaluate(ctx, `() => events.filter(e => e === "toppings:change").length`)
 	require.NoError(t, err)
 	require.Equal(t, "4", string(v))

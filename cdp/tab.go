@@ -45,7 +45,8 @@ type Tab struct {
 	top     *session // the tab's own session: route, conn and c again
 	opts    TabOptions
 
-	axGroups atomic.Uint64 // numbers the object groups of accessibility lookups
+	axGroups   atomic.Uint64 // numbers the object groups of accessibility lookups
+	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
 
 	mu          sync.Mutex
 	frameID     string
