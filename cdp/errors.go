@@ -180,16 +180,6 @@ func (e *WaitTimeoutError) Is(target error) bool {
 	return target == ErrTimeout || target == error(errcode.Timeout)
 }
 
-// timedOut says what ran out of time when ctx ended a call that waited for
-// the browser or the page: err is what the call returned. Other errors
-// are returned as they are.
-func timedOut(ctx context.Context, what string, err error) error {
-	if ctx.Err() == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		return err
-	}
-	return &WaitTimeoutError{What: what, Err: ctx.Err()}
-}
-
 // NavigationBlockedError is a navigation or request the page policy
 // refused: an address that is not http or https, or an endpoint of the
 // host. Its code is navigation_blocked.
