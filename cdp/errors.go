@@ -56,7 +56,7 @@ var (
 	ErrNotSupported = codeErr(errcode.Error, "not supported by this browser")
 	// ErrMessageTooLarge reports a request or reply larger than
 	// Options.MaxMessageSize.
-	ErrMessageTooLarge = codeErr(errcode.Error, "the browser's message is too large")
+	ErrMessageTooLarge = codeErr(errcode.Error, "message too large for the connection to the browser")
 	// ErrEndpoint reports an endpoint Connect cannot use, or a
 	// [PagePolicy] deny entry that is not a loopback endpoint. It is the
 	// host's mistake, never a script's, so it has no code.

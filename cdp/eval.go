@@ -68,7 +68,7 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 			f, isFloat = float64(v), true
 		case json.RawMessage:
 			if !json.Valid(v) {
-				return nil, fmt.Errorf("cdp: argument %d: invalid JSON", i)
+				return nil, codeErr(errcode.Invalid, "argument %d is not valid JSON", i+1)
 			}
 			out[i].Value = v
 			continue
@@ -86,7 +86,7 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 		}
 		b, err := json.Marshal(a)
 		if err != nil {
-			return nil, fmt.Errorf("cdp: argument %d: %w", i, err)
+			return nil, codeErr(errcode.Invalid, "argument %d cannot be sent as JSON: %w", i+1, err)
 		}
 		out[i].Value = b
 	}
@@ -139,7 +139,7 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 			return nil, t.fail(err)
 		}
 		if byType && (r.Result.ObjectID != nil || r.ExceptionDetails != nil) {
-			defer t.releaseGroup(ctx, rm.s.route, group)
+			defer t.releaseGroup(rm.s.route, group)
 		}
 		if r.ExceptionDetails != nil {
 			return nil, evalErrorOf(r.ExceptionDetails)
@@ -150,11 +150,6 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 		return t.resultOf(ctx, rm, r.Result)
 	}
 }
-
-// releaseTimeout bounds freeing an evaluation's objects once its own
-// context may have ended: long enough for a busy page, short enough that
-// a call never waits on it for long.
-const releaseTimeout = 2 * time.Second
 
 // errNotSerializable is a result that cannot come back as JSON.
 var errNotSerializable = codeErr(errcode.NotSerializable,
@@ -186,13 +181,14 @@ func (t *Tab) resultOf(ctx context.Context, rm realmRef, o runtime.RemoteObject)
 }
 
 // releaseGroup frees the objects an evaluation returned by reference (its
-// result, what it threw) once they are read, even when ctx has ended.
-func (t *Tab) releaseGroup(ctx context.Context, rt *route, group string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
+// result, what it threw) once they are read. Nothing waits for the reply:
+// the session runs its requests in order, so the objects are gone before
+// anything sent later runs, and a failure leaves nothing to do (a gone
+// document took its objects with it).
+func (t *Tab) releaseGroup(rt *route, group string) {
 	params, err := json.Marshal(runtime.NewReleaseObjectGroupArgs(group))
 	if err == nil {
-		_, _ = t.b.m.invoke(ctx, rt, "Runtime.releaseObjectGroup", params)
+		_ = t.b.m.send(rt, "Runtime.releaseObjectGroup", params)
 	}
 }
 
@@ -415,7 +411,7 @@ var waitBackoff = []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecon
 // It is a page action, checked and logged like [Tab.Evaluate].
 func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 	if cond.fn == "" {
-		return fmt.Errorf("cdp: wait: empty condition")
+		return codeErr(errcode.Invalid, "the wait has no condition")
 	}
 	cargs, err := callArgs(cond.args)
 	if err != nil {
@@ -433,7 +429,7 @@ func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 // It is a page action, checked like [Tab.Evaluate] and logged as "holds".
 func (t *Tab) Holds(ctx context.Context, cond Condition) (bool, error) {
 	if cond.fn == "" {
-		return false, fmt.Errorf("cdp: holds: empty condition")
+		return false, codeErr(errcode.Invalid, "the check has no condition")
 	}
 	cargs, err := callArgs(cond.args)
 	if err != nil {
