@@ -2,7 +2,12 @@ package automation_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +30,11 @@ type pkg struct {
 	Imports    []string
 	Deps       []string
 	GoFiles    []string
+	// IgnoredGoFiles are the files for other platforms, which count as
+	// the package's code too.
+	IgnoredGoFiles []string
+	TestGoFiles    []string
+	XTestGoFiles   []string
 }
 
 func listPackages(t *testing.T) map[string]pkg {
@@ -81,7 +91,7 @@ var rules = []rule{
 		why: "the bridge authenticates and carries calls; what the calls do is the runner's"},
 	{pkg: "rpc/capnweb", banned: []string{"net", "net/http", "os/exec", "github.com/coder/websocket/...", module + "/..."},
 		why: "the protocol is transport-agnostic: sockets and WebSockets are rpc/wsconn's, behind capnweb.Transport"},
-	{pkg: "rpc/wsconn", banned: []string{module + "/rpc", module + "/rpc/internal/...", module + "/runner/...", module + "/cdp/...", module + "/permissions/..."},
+	{pkg: "rpc/wsconn", banned: []string{module + "/rpc", module + "/runner/...", module + "/cdp/...", module + "/permissions/..."},
 		why: "the WebSocket transport carries messages; it knows nothing of the bridge or what the messages mean"},
 	{pkg: "launch", banned: []string{module + "/runner/...", module + "/rpc/...", module + "/permissions/...", module + "/consent/...", module + "/history/..."},
 		why: "starting and stopping browsers knows nothing of scripts or runs"},
@@ -89,9 +99,30 @@ var rules = []rule{
 		why: "the browser client connects to browsers; starting them is package launch's"},
 }
 
-// TestPackageRules fails when a package gains an import its rule forbids.
+// TestPackageRules fails when a package gains an import its rule forbids,
+// and when a rule names a package that does not exist: a renamed or moved
+// package would otherwise leave its rule guarding nothing.
 func TestPackageRules(t *testing.T) {
 	pkgs := listPackages(t)
+	all := slices.Collect(maps.Values(pkgs))
+	var outside []string // banned patterns outside the module
+	for _, r := range rules {
+		for _, b := range r.banned {
+			if !matches(b, module+"/...") {
+				outside = append(outside, b)
+				continue
+			}
+			if !slices.ContainsFunc(all, func(p pkg) bool { return matches(p.ImportPath, b) }) {
+				t.Errorf("the rule for %q bans %s, which names no package of the module", r.pkg, b)
+			}
+		}
+	}
+	found := listPatterns(t, outside)
+	for _, b := range outside {
+		if !slices.ContainsFunc(found, func(p string) bool { return matches(p, b) }) {
+			t.Errorf("a rule bans %s, which names no package of the standard library or a dependency", b)
+		}
+	}
 	for _, r := range rules {
 		p, ok := pkgs[r.pkg]
 		require.True(t, ok, "rule for a package that does not exist: %s", r.pkg)
@@ -107,6 +138,19 @@ func TestPackageRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// listPatterns returns the import paths of the packages that patterns
+// ("x" or "x/...") name among the standard library and the module's
+// dependencies.
+func listPatterns(t *testing.T, patterns []string) []string {
+	t.Helper()
+	args := append([]string{"list", "-e", "-find", "-f", "{{if not .Error}}{{.ImportPath}}{{end}}"}, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	require.NoError(t, err, "go %s", strings.Join(args, " "))
+	return strings.Fields(string(out))
 }
 
 func matches(path, pattern string) bool {
@@ -146,6 +190,89 @@ func hasPackageComment(src string) bool {
 		if strings.HasPrefix(l, "package ") {
 			return i > 0 && strings.HasPrefix(lines[i-1], "//") && !strings.HasPrefix(lines[i-1], "//go:build")
 		}
+	}
+	return false
+}
+
+// noLeakGate are the packages that start goroutines but need no leak gate,
+// and why.
+var noLeakGate = map[string]string{
+	"bench/rpc/harness": "a benchmark command without tests: its server serves until the process exits",
+}
+
+// TestGoroutinesHaveALeakGate: every package whose code has a go
+// statement runs its tests under a leak gate, a TestMain in a file that
+// imports internal/leakcheck, so a goroutine without a stop fails the
+// package's tests instead of piling up in a host.
+func TestGoroutinesHaveALeakGate(t *testing.T) {
+	pkgs := listPackages(t)
+	for rel, why := range noLeakGate {
+		p, ok := pkgs[rel]
+		if !ok {
+			t.Errorf("noLeakGate names %s, which does not exist", rel)
+			continue
+		}
+		if len(goStatements(t, p)) == 0 {
+			t.Errorf("noLeakGate names %s, which starts no goroutines (%s)", rel, why)
+		}
+	}
+	for rel, p := range pkgs {
+		gos := goStatements(t, p)
+		if len(gos) == 0 {
+			continue
+		}
+		gate := hasLeakGate(t, p)
+		_, exempt := noLeakGate[rel]
+		switch {
+		case gate && exempt:
+			t.Errorf("%s has a leak gate; take it out of noLeakGate", rel)
+		case !gate && !exempt:
+			t.Errorf("%s starts goroutines (%s) but its tests have no leak gate: add\n\tfunc TestMain(m *testing.M) { leakcheck.Main(m) }", rel, strings.Join(gos, ", "))
+		}
+	}
+}
+
+// goStatements returns where the package's code, on any platform, has a go
+// statement.
+func goStatements(t *testing.T, p pkg) []string {
+	t.Helper()
+	var at []string
+	fset := token.NewFileSet()
+	for _, name := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok {
+				pos := fset.Position(g.Pos())
+				at = append(at, fmt.Sprintf("%s:%d", name, pos.Line))
+			}
+			return true
+		})
+	}
+	return at
+}
+
+// hasLeakGate reports whether the package's tests, internal or external,
+// declare TestMain in a file that imports internal/leakcheck (or, for
+// leakcheck itself, in any test file).
+func hasLeakGate(t *testing.T, p pkg) bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	for _, name := range slices.Concat(p.TestGoFiles, p.XTestGoFiles) {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		if !slices.ContainsFunc(f.Decls, func(d ast.Decl) bool {
+			fn, ok := d.(*ast.FuncDecl)
+			return ok && fn.Recv == nil && fn.Name.Name == "TestMain"
+		}) {
+			continue
+		}
+		return p.ImportPath == module+"/internal/leakcheck" || slices.ContainsFunc(f.Imports, func(s *ast.ImportSpec) bool {
+			return s.Path.Value == `"`+module+`/internal/leakcheck"`
+		})
 	}
 	return false
 }

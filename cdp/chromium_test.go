@@ -64,7 +64,7 @@ func startChromium(ctx context.Context, chromium string, pipe bool, opts *Option
 	} else {
 		cmd.Args = append(cmd.Args, "--remote-debugging-port=0")
 	}
-	cmd.Args = append(append(append(cmd.Args, browserproc.SandboxArgs()...), browserproc.DefaultFlags...), "about:blank")
+	cmd.Args = append(append(append(cmd.Args, browserproc.SandboxArgs()...), browserproc.DefaultFlags()...), "about:blank")
 	err = cmd.Start()
 	pp.CloseBrowserEnds()
 	if err != nil {

@@ -211,7 +211,7 @@ func (t *Tab) resolveFrame(ctx context.Context, fr string, loc Locator) (*Elemen
 	return &el, nil
 }
 
-// editTarget returns err with its TargetError replaced by a copy that
+// editTarget returns err with its LocatorError replaced by a copy that
 // edit changed, when err holds one that keep accepts; errors are shared,
 // so they are never changed in place.
 func editTarget(err error, keep func(*LocatorError) bool, edit func(*LocatorError)) error {
@@ -224,14 +224,14 @@ func editTarget(err error, keep func(*LocatorError) bool, edit func(*LocatorErro
 	return &cp
 }
 
-// named gives a TargetError made without a target the loc's
+// named gives a LocatorError made without a description loc's
 // description.
 func named(err error, desc string) error {
 	return editTarget(err, func(te *LocatorError) bool { return te.Target == "" },
 		func(te *LocatorError) { te.Target = desc })
 }
 
-// inFrame marks the candidates of a subframe's TargetError with the
+// inFrame marks the candidates of a subframe's LocatorError with the
 // frame's address.
 func (t *Tab) inFrame(fr string, err error) error {
 	if fr == "" {

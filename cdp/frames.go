@@ -84,165 +84,19 @@ func (t *Tab) subframeLocked(s *session, id string) *subframe {
 func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 	switch method {
 	case "Runtime.executionContextCreated":
-		var ev struct {
-			Context struct {
-				ID       int    `json:"id"`
-				Name     string `json:"name"`
-				Origin   string `json:"origin"`
-				UniqueID string `json:"uniqueId"`
-				AuxData  struct {
-					IsDefault bool   `json:"isDefault"`
-					Type      string `json:"type"`
-					FrameID   string `json:"frameId"`
-				} `json:"auxData"`
-			} `json:"context"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		c := ev.Context
-		if c.AuxData.FrameID == "" {
-			return
-		}
-		t.mu.Lock()
-		if s == t.top && c.AuxData.FrameID == t.frameID {
-			switch {
-			case c.AuxData.IsDefault:
-				t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
-			case c.AuxData.Type == "isolated" && c.Name == WorldName:
-				t.worldCtx, t.worldOrigin, t.worldID = c.UniqueID, c.Origin, c.ID
-			}
-			t.broadcast()
-		} else if f := t.subframeLocked(s, c.AuxData.FrameID); f != nil {
-			f.s = s // a frame that moved to its own process reports from there
-			switch {
-			case c.AuxData.IsDefault:
-				f.mainCtx, f.mainOrigin = c.UniqueID, c.Origin
-			case c.AuxData.Type == "isolated" && c.Name == WorldName:
-				f.worldCtx, f.worldOrigin, f.worldID = c.UniqueID, c.Origin, c.ID
-			}
-			t.broadcast()
-		}
-		t.mu.Unlock()
+		t.onContextCreated(s, params)
 	case "Runtime.executionContextDestroyed":
-		var ev struct {
-			UniqueID string `json:"executionContextUniqueId"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		t.mu.Lock()
-		if t.mainCtx == ev.UniqueID {
-			t.mainCtx = ""
-		}
-		if t.worldCtx == ev.UniqueID {
-			t.worldCtx = ""
-		}
-		for _, f := range t.subframes {
-			if f.mainCtx == ev.UniqueID {
-				f.mainCtx = ""
-			}
-			if f.worldCtx == ev.UniqueID {
-				f.worldCtx = ""
-			}
-		}
-		t.broadcast()
-		t.mu.Unlock()
+		t.onContextDestroyed(params)
 	case "Runtime.executionContextsCleared":
-		t.mu.Lock()
-		if s == t.top {
-			t.mainCtx, t.worldCtx = "", ""
-		}
-		for _, f := range t.subframes {
-			if f.s == s {
-				f.mainCtx, f.worldCtx = "", ""
-			}
-		}
-		t.broadcast()
-		t.mu.Unlock()
+		t.onContextsCleared(s)
 	case "Page.frameNavigated":
-		var ev struct {
-			Frame struct {
-				ID          string  `json:"id"`
-				ParentID    string  `json:"parentId"`
-				Name        string  `json:"name"`
-				URL         string  `json:"url"`
-				URLFragment *string `json:"urlFragment"`
-			} `json:"frame"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		fr := ev.Frame
-		u := frameURL(fr.URL, fr.URLFragment)
-		t.mu.Lock()
-		logged := false
-		if s == t.top && fr.ParentID == "" {
-			t.url = u
-			logged = t.ext.gotos == 0
-			t.broadcast()
-		} else if f := t.subframeLocked(s, fr.ID); f != nil {
-			f.s, f.url, f.name = s, u, fr.Name
-			t.broadcast()
-		}
-		if len(t.frames) < 1024 {
-			t.frames[fr.ID] = true // for the gateway's refusals, frames.go's too
-		}
-		t.mu.Unlock()
-		if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
-			t.refuseDocument(s, fr.ID, u)
-		} else if logged && u != "about:blank" && documentAllowed(u) && t.opts.Log != nil {
-			// A navigation the page made (a link, a form, page code, a
-			// redirect after load): where the tab went is the run's record,
-			// the query's text is not.
-			t.opts.Log(Action{Method: "navigated", Target: navigationTarget(u), Site: hostOf(u), Outcome: "ok"})
-		}
+		t.onFrameNavigated(s, params)
 	case "Page.frameAttached":
-		// A new frame's first request may reach the gateway before the
-		// frame commits anything: it is this tab's from now on.
-		var ev struct {
-			FrameID string `json:"frameId"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		t.mu.Lock()
-		if len(t.frames) < 1024 {
-			t.frames[ev.FrameID] = true
-		}
-		t.mu.Unlock()
+		t.onFrameAttached(s, params)
 	case "Page.navigatedWithinDocument":
-		var ev struct {
-			FrameID string `json:"frameId"`
-			URL     string `json:"url"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		t.mu.Lock()
-		if s == t.top && ev.FrameID == t.frameID {
-			t.navSeq++
-			t.url = ev.URL
-			t.broadcast()
-		} else if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
-			f.url = ev.URL
-		}
-		t.mu.Unlock()
+		t.onSameDocument(s, params)
 	case "Page.frameDetached":
-		var ev struct {
-			FrameID string `json:"frameId"`
-		}
-		if json.Unmarshal(params, &ev) != nil {
-			return
-		}
-		t.mu.Lock()
-		// A frame moving to its own process is detached here after its new
-		// session may have reported it: only this session's entry goes.
-		if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
-			delete(t.subframes, ev.FrameID)
-			t.broadcast()
-		}
-		t.mu.Unlock()
+		t.onFrameDetached(s, params)
 	case "Target.attachedToTarget":
 		var ev struct {
 			SessionID  string `json:"sessionId"`
@@ -264,6 +118,191 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 		}
 		t.detachFrame(ev.SessionID, &DetachedError{Reason: ErrDetached, Detail: "frame detached"})
 	}
+}
+
+// onContextCreated records a new realm of a frame: its main world or the
+// library's world.
+func (t *Tab) onContextCreated(s *session, params json.RawMessage) {
+	var ev struct {
+		Context struct {
+			ID       int    `json:"id"`
+			Name     string `json:"name"`
+			Origin   string `json:"origin"`
+			UniqueID string `json:"uniqueId"`
+			AuxData  struct {
+				IsDefault bool   `json:"isDefault"`
+				Type      string `json:"type"`
+				FrameID   string `json:"frameId"`
+			} `json:"auxData"`
+		} `json:"context"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	c := ev.Context
+	if c.AuxData.FrameID == "" {
+		return
+	}
+	t.mu.Lock()
+	if s == t.top && c.AuxData.FrameID == t.frameID {
+		switch {
+		case c.AuxData.IsDefault:
+			t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
+		case c.AuxData.Type == "isolated" && c.Name == WorldName:
+			t.worldCtx, t.worldOrigin, t.worldID = c.UniqueID, c.Origin, c.ID
+		}
+		t.broadcast()
+	} else if f := t.subframeLocked(s, c.AuxData.FrameID); f != nil {
+		f.s = s // a frame that moved to its own process reports from there
+		switch {
+		case c.AuxData.IsDefault:
+			f.mainCtx, f.mainOrigin = c.UniqueID, c.Origin
+		case c.AuxData.Type == "isolated" && c.Name == WorldName:
+			f.worldCtx, f.worldOrigin, f.worldID = c.UniqueID, c.Origin, c.ID
+		}
+		t.broadcast()
+	}
+	t.mu.Unlock()
+}
+
+// onContextDestroyed forgets a realm that went away.
+func (t *Tab) onContextDestroyed(params json.RawMessage) {
+	var ev struct {
+		UniqueID string `json:"executionContextUniqueId"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	t.mu.Lock()
+	if t.mainCtx == ev.UniqueID {
+		t.mainCtx = ""
+	}
+	if t.worldCtx == ev.UniqueID {
+		t.worldCtx = ""
+	}
+	for _, f := range t.subframes {
+		if f.mainCtx == ev.UniqueID {
+			f.mainCtx = ""
+		}
+		if f.worldCtx == ev.UniqueID {
+			f.worldCtx = ""
+		}
+	}
+	t.broadcast()
+	t.mu.Unlock()
+}
+
+// onContextsCleared forgets every realm of session s, as a new document
+// replaces them.
+func (t *Tab) onContextsCleared(s *session) {
+	t.mu.Lock()
+	if s == t.top {
+		t.mainCtx, t.worldCtx = "", ""
+	}
+	for _, f := range t.subframes {
+		if f.s == s {
+			f.mainCtx, f.worldCtx = "", ""
+		}
+	}
+	t.broadcast()
+	t.mu.Unlock()
+}
+
+// onFrameNavigated records a frame's committed document, refuses one
+// the tab may not show and logs where the page took the tab.
+func (t *Tab) onFrameNavigated(s *session, params json.RawMessage) {
+	var ev struct {
+		Frame struct {
+			ID          string  `json:"id"`
+			ParentID    string  `json:"parentId"`
+			Name        string  `json:"name"`
+			URL         string  `json:"url"`
+			URLFragment *string `json:"urlFragment"`
+		} `json:"frame"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	fr := ev.Frame
+	u := frameURL(fr.URL, fr.URLFragment)
+	t.mu.Lock()
+	logged := false
+	if s == t.top && fr.ParentID == "" {
+		t.url = u
+		logged = t.ext.gotos == 0
+		t.broadcast()
+	} else if f := t.subframeLocked(s, fr.ID); f != nil {
+		f.s, f.url, f.name = s, u, fr.Name
+		t.broadcast()
+	}
+	if len(t.frames) < 1024 {
+		t.frames[fr.ID] = true // for the gateway's refusals, frames.go's too
+	}
+	t.mu.Unlock()
+	if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
+		t.refuseDocument(s, fr.ID, u)
+	} else if logged && u != "about:blank" && documentAllowed(u) && t.opts.Log != nil {
+		// A navigation the page made (a link, a form, page code, a
+		// redirect after load): where the tab went is the run's record,
+		// the query's text is not.
+		t.opts.Log(Action{Method: "navigated", Target: navigationTarget(u), Site: hostOf(u), Outcome: "ok"})
+	}
+}
+
+// onFrameAttached counts a new frame as the tab's before it commits anything.
+func (t *Tab) onFrameAttached(s *session, params json.RawMessage) {
+	// A new frame's first request may reach the gateway before the
+	// frame commits anything: it is this tab's from now on.
+	var ev struct {
+		FrameID string `json:"frameId"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	t.mu.Lock()
+	if len(t.frames) < 1024 {
+		t.frames[ev.FrameID] = true
+	}
+	t.mu.Unlock()
+}
+
+// onSameDocument records a same-document navigation (history API,
+// fragment).
+func (t *Tab) onSameDocument(s *session, params json.RawMessage) {
+	var ev struct {
+		FrameID string `json:"frameId"`
+		URL     string `json:"url"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	t.mu.Lock()
+	if s == t.top && ev.FrameID == t.frameID {
+		t.navSeq++
+		t.url = ev.URL
+		t.broadcast()
+	} else if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
+		f.url = ev.URL
+	}
+	t.mu.Unlock()
+}
+
+// onFrameDetached forgets a frame that left the tab.
+func (t *Tab) onFrameDetached(s *session, params json.RawMessage) {
+	var ev struct {
+		FrameID string `json:"frameId"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	t.mu.Lock()
+	// A frame moving to its own process is detached here after its new
+	// session may have reported it: only this session's entry goes.
+	if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
+		delete(t.subframes, ev.FrameID)
+		t.broadcast()
+	}
+	t.mu.Unlock()
 }
 
 // attachFrame takes over the session of an out-of-process frame that s

@@ -165,7 +165,15 @@ func (t Locator) String() string {
 	return "empty target"
 }
 
-func (t Locator) validate() error {
+func (t Locator) validate() error { return t.Check() }
+
+// Check refuses a locator that cannot name an element: one that sets no
+// way of finding it or more than one (Role with Name is one way), or sets
+// Exact with neither Role nor Label, the only ways it changes. An empty
+// string is no value. It returns a *LocatorError with code bad_target.
+// The SDK's checkTarget holds scripts' targets to the same rule (the
+// cases of testdata/locators.json test both).
+func (t Locator) Check() error {
 	n := 0
 	for _, s := range []string{t.Label, t.Placeholder, t.Text, t.Selector, t.TestID, t.Ref} {
 		if s != "" {
@@ -175,10 +183,18 @@ func (t Locator) validate() error {
 	if t.Role != "" || t.Name != "" {
 		n++
 	}
-	if n != 1 {
-		return &LocatorError{Code: "bad_target", Target: t.String(), Message: "set exactly one way to find the element"}
+	msg := ""
+	switch {
+	case n == 0:
+		msg = "the target names no element"
+	case n > 1:
+		msg = "the target names more than one way to find the element"
+	case t.Exact && t.Role == "" && t.Label == "":
+		msg = `"exact" goes with {role, name} or {label}`
+	default:
+		return nil
 	}
-	return nil
+	return &LocatorError{Code: "bad_target", Target: t.String(), Message: msg}
 }
 
 // Element is a resolved target.

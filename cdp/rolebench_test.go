@@ -62,7 +62,7 @@ func BenchmarkRoleLookup(b *testing.B) {
 				b.Fatalf("resolved %+v", el.Element)
 			}
 		}
-		flags, _ := json.Marshal(append(append([]string{}, browserproc.DefaultFlags...), browserproc.SandboxArgs()...))
+		flags, _ := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
 		cmd := exec.Command("node", filepath.Join(peers, "role.mjs"), chromium, page, fmt.Sprint(n), string(flags))
 		cmd.Dir = peers
 		out, err := cmd.Output()

@@ -170,7 +170,7 @@ func (l *Launcher) Launch(ctx context.Context, spec Spec) (*Process, error) {
 	if pipe {
 		args = chromiumArgs(!spec.Headful, spec.AppArgs)
 	} else {
-		args = append(append(append([]string{}, browserproc.SafeFlags...), browserproc.SandboxArgs()...), spec.AppArgs...)
+		args = append(append(append([]string{}, browserproc.SafeFlags()...), browserproc.SandboxArgs()...), spec.AppArgs...)
 	}
 	p, err := start(ctx, startSpec{
 		path: app.ExecutablePath, args: args, env: spec.Env,

@@ -17,15 +17,16 @@ import (
 	"github.com/tranquil/automation/internal/browserproc"
 )
 
-// DefaultFlags are the flags every Chromium launch gets, after
+// DefaultFlags returns the flags every Chromium launch gets: first
 // --no-first-run, --no-default-browser-check and --disable-extensions
-// (which Electron apps get too). They switch off background work that
-// slows or destabilises automation (updates, sync, throttling of hidden
-// tabs, crash reporting, popup blocking) and the browser's own network
-// traffic (component updates, safe-browsing lists, metrics, pings),
-// without touching site isolation, so cross-site navigations swap
-// renderers exactly as they do for users.
-var DefaultFlags = browserproc.DefaultFlags
+// (which Electron apps get too), then flags that switch off background
+// work that slows or destabilises automation (updates, sync, throttling
+// of hidden tabs, crash reporting, popup blocking) and the browser's own
+// network traffic (component updates, safe-browsing lists, metrics,
+// pings), without touching site isolation, so cross-site navigations swap
+// renderers exactly as they do for users. Each call returns a new slice,
+// so a caller's changes reach neither the launcher nor other callers.
+func DefaultFlags() []string { return browserproc.DefaultFlags() }
 
 // lifecycleFlags are owned by the launcher; callers may not pass them
 // because they would break endpoint discovery or cleanup.
@@ -58,7 +59,7 @@ type Options struct {
 	Path string
 	// Headful shows a window. The zero value runs headless.
 	Headful bool
-	// Args are extra flags, appended after DefaultFlags. Flags that the
+	// Args are extra flags, appended after [DefaultFlags]. Flags that the
 	// launcher owns (profile directory, debugging port or pipe) are refused
 	// with ErrValidation.
 	Args []string
@@ -191,7 +192,7 @@ func chromiumArgs(headless bool, extra []string) []string {
 		args = append(args, "--headless=new")
 	}
 	args = append(args, browserproc.SandboxArgs()...)
-	args = append(args, DefaultFlags...)
+	args = append(args, DefaultFlags()...)
 	args = append(args, extra...)
 	return append(args, "about:blank")
 }

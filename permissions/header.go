@@ -32,8 +32,8 @@ type Header struct {
 	// grant that lets the run's tabs load a page on this computer or the
 	// local network: an entry naming that host exactly, not a wildcard.
 	Sites []string
-	// Net and Import hold host, host:port, IPv4, [IPv6](:port) and
-	// *.domain entries in canonical lower-case form.
+	// Net and Import hold host, host:port, IPv4, bracketed IPv6 (with or
+	// without :port) and *.domain entries in canonical lower-case form.
 	Net    []string
 	Import []string
 	// Run holds command names or absolute paths.

@@ -96,6 +96,10 @@ type Config struct {
 	// Logger receives the real reason for every refused connection (the
 	// client only ever sees a generic one). Nil means slog.Default().
 	Logger *slog.Logger
+	// Tune chooses how connections are tuned against the delayed-ACK
+	// stall (see wsconn.TuneListener). Nil is right for hosts; tests and
+	// benchmarks set NoQuickAck to see what macOS and Windows see.
+	Tune *wsconn.TuneOptions
 	// OnSession, if set, is called once a run's session has started, on
 	// the connection's goroutine; it must not block.
 	// The run manager uses it to reach the script's own main object (its
@@ -203,9 +207,10 @@ func New(cfg Config) (*Bridge, error) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		// Every connection re-arms TCP_QUICKACK after reads on Linux: the
-		// stock client's small frames otherwise stall 40 ms per call.
-		b.srv.Serve(wsconn.QuickAckListener(ln))
+		// Every connection acknowledges reads it has no reply for at
+		// once (TCP_QUICKACK on Linux, a pong elsewhere): a client's
+		// small frames otherwise stall 40 ms per call.
+		b.srv.Serve(wsconn.TuneListener(ln, cfg.Tune))
 	}()
 	return b, nil
 }

@@ -63,8 +63,9 @@
 //
 // # Latency
 //
-// On Linux every connection re-arms TCP_QUICKACK after each read (package
-// rpc/wsconn), so a client that leaves Nagle's algorithm on (Deno's
+// Every connection acknowledges at once the frames it has no reply for
+// (package rpc/wsconn: TCP_QUICKACK on Linux, an unsolicited pong
+// elsewhere), so a client that leaves Nagle's algorithm on (Deno's
 // WebSocket) does not stall 40 ms per call. The bridge speaks plain RFC 6455 framing: an SDK that
 // sets TCP_NODELAY on its own socket and frames WebSocket messages itself
 // needs nothing else from the bridge.

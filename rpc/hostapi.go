@@ -37,7 +37,7 @@ func newHostAPI(p Principal, granted []permissions.Capability, r *Registry) *hos
 	return api
 }
 
-// GetProperty implements capnweb.Target.
+// GetProperty implements [capnweb.Handler].
 func (h *hostAPI) GetProperty(ctx context.Context, name string) (any, error) {
 	c := permissions.Capability(name)
 	f, ok := h.caps[c]
@@ -55,7 +55,7 @@ func (h *hostAPI) GetProperty(ctx context.Context, name string) (any, error) {
 	return slot.obj, slot.err
 }
 
-// CallMethod implements capnweb.Target: the main object has no methods.
+// CallMethod implements [capnweb.Handler]: the main object has no methods.
 func (h *hostAPI) CallMethod(_ context.Context, name string, _ []any) (any, error) {
 	return nil, fmt.Errorf("%w: %s", capnweb.ErrNotFound, name)
 }

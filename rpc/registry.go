@@ -13,7 +13,7 @@ import (
 // Factory builds a capability's object for one session. The principal says
 // which run is calling. The returned object is exported over Cap'n Web: a
 // struct pointer whose exported methods become callable, or a
-// capnweb.Target.
+// [capnweb.Handler].
 type Factory func(ctx context.Context, p Principal) (any, error)
 
 // ErrDuplicate reports a capability registered twice.

@@ -100,7 +100,7 @@ await context.result({ evaluate, fill });
 // benchPeers runs puppeteer's page.evaluate and Playwright's locator.fill
 // n times each on their own browser and adds their latencies.
 func benchPeers(b *testing.B, peers, pageURL string, n int, evaluate, fill *[]float64) {
-	flags := append([]string{}, launch.DefaultFlags...)
+	flags := launch.DefaultFlags()
 	if os.Geteuid() == 0 {
 		flags = append(flags, "--no-sandbox")
 	}

@@ -60,13 +60,9 @@ type uiAPI struct{ r *Run }
 
 // Notify shows message at opts.level. A message past MaxLineBytes is cut,
 // and notifications past the rate are dropped (see [ChannelLimits]).
-func (a *uiAPI) Notify(ctx context.Context, message string, opts objArg[NotifyOptions]) error {
+func (a *uiAPI) Notify(ctx context.Context, message string, o NotifyOptions) error {
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
-	}
-	o, err := opts.decode("ui.notify", "options")
-	if err != nil {
-		return err
 	}
 	level := o.Level
 	if level == "" {
@@ -89,13 +85,9 @@ func (a *uiAPI) Notify(ctx context.Context, message string, opts objArg[NotifyOp
 }
 
 // Open shows a file in the host; opts.split places it.
-func (a *uiAPI) Open(ctx context.Context, path string, opts objArg[OpenOptions]) error {
+func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) error {
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
-	}
-	o, err := opts.decode("ui.open", "options")
-	if err != nil {
-		return err
 	}
 	switch o.Split {
 	case "", "left", "right", "up", "down":
@@ -294,13 +286,10 @@ func (a *contextAPI) Payload(ctx context.Context) (any, error) {
 	return payloadValue(a.r.req.TriggerPayload)
 }
 
-// Step reports a step's phase as a run event. It is a display: a
-// malformed report is dropped rather than failing the script.
-func (a *contextAPI) Step(ctx context.Context, ev objArg[StepEvent]) {
-	st, err := ev.decode("context.step", "the report")
-	if err != nil {
-		return
-	}
+// Step reports a step's phase as a run event. It is a display: a report
+// with a phase or kind it does not know is dropped (a malformed one is
+// refused as any request is, and the SDK drops refusals).
+func (a *contextAPI) Step(ctx context.Context, st StepEvent) {
 	switch st.Phase {
 	case "start", "retry", "end":
 	default:
@@ -318,13 +307,8 @@ func (a *contextAPI) Step(ctx context.Context, ev objArg[StepEvent]) {
 	a.r.scriptEvent(ChannelStep, Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: &st, Line: st.Name, Fraction: -1}, nil)
 }
 
-// Progress reports how far the run is as a run event. Like Step, it drops
-// a malformed report.
-func (a *contextAPI) Progress(ctx context.Context, ev objArg[ProgressEvent]) {
-	p, err := ev.decode("context.progress", "the report")
-	if err != nil {
-		return
-	}
+// Progress reports how far the run is as a run event.
+func (a *contextAPI) Progress(ctx context.Context, p ProgressEvent) {
 	f := -1.0
 	if p.Fraction != nil && *p.Fraction >= 0 && *p.Fraction <= 1 {
 		f = *p.Fraction

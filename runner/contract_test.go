@@ -11,16 +11,17 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
-
-	"github.com/tranquil/automation/errcode"
 )
 
 var updateContract = flag.Bool("update", false, "rewrite "+contractPath+" from the host's capability objects")
@@ -28,6 +29,10 @@ var updateContract = flag.Bool("update", false, "rewrite "+contractPath+" from t
 // contractPath is the description of the host API that the SDK's own
 // tests hold the TypeScript side to.
 const contractPath = "sdk/contract.json"
+
+// contractTypesPath is contract.json's object types as TypeScript
+// declarations, which contract_test.ts holds the SDK's own types to.
+const contractTypesPath = "sdk/contract_types.ts"
 
 // contractRegen is how to rewrite the contract once the host API changed.
 const contractRegen = "go test ./runner -run TestContractIsCurrent -update"
@@ -104,7 +109,7 @@ var (
 	ctxType  = reflect.TypeFor[context.Context]()
 	errType  = reflect.TypeFor[error]()
 	stubType = reflect.TypeFor[*capnweb.Stub]()
-	reqArg   = reflect.TypeFor[interface{ RequestType() reflect.Type }]()
+	strict   = reflect.TypeFor[capnweb.StrictArgs]()
 )
 
 // capability describes obj's methods as capnweb exposes them: exported,
@@ -114,6 +119,9 @@ func (d *describer) capability(cap string, obj any) {
 	methods := map[string]contractMethod{}
 	for i := range t.NumMethod() {
 		m := t.Method(i)
+		if m.Name == "ArgError" && t.Implements(strict) {
+			continue // capnweb's hook, not callable
+		}
 		name := capnweb.JSName(m.Name)
 		key := cap + "." + name
 		ft := m.Type
@@ -141,9 +149,6 @@ func (d *describer) capability(cap string, obj any) {
 
 // shape writes t as a TypeScript type; slot names it for contractUnions.
 func (d *describer) shape(slot string, t reflect.Type, result bool) string {
-	if t.Implements(reqArg) {
-		t = reflect.Zero(t).Interface().(interface{ RequestType() reflect.Type }).RequestType()
-	}
 	if t.Kind() == reflect.Interface && t.NumMethod() == 0 {
 		u, ok := contractUnions[slot]
 		if !ok {
@@ -205,6 +210,37 @@ func (d *describer) shape(slot string, t reflect.Type, result bool) string {
 	return t.String()
 }
 
+// requestField is one key of a request or result object: its wire name
+// and its type.
+type requestField struct {
+	Name string
+	Type reflect.Type
+}
+
+// requestFields lists the keys of struct type t as scripts see them, in
+// declaration order: the exported fields (those of embedded structs
+// included, as capnweb sends them), each named by its json tag or else
+// its Go name in lowerCamel case; a field tagged json:"-" has none.
+// TestRequestFieldNames holds it to the keys capnweb decodes.
+func requestFields(t reflect.Type) []requestField {
+	var out []requestField
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = capnweb.JSName(f.Name)
+		}
+		out = append(out, requestField{Name: name, Type: f.Type})
+	}
+	return out
+}
+
 // describe describes every capability object of objs, and writes that as
 // the contract file.
 func describe(objs map[permissions.Capability]any) (*describer, []byte) {
@@ -263,6 +299,24 @@ func (c contractDoc) marshal() []byte {
 	return []byte(b.String())
 }
 
+// typesTS writes the contract's object types as TypeScript interfaces,
+// sorted, as deno fmt leaves them. Every key is optional: in a request
+// each may be left out; of a result, contract_test.ts asks Required<T>.
+func (c contractDoc) typesTS() []byte {
+	var b strings.Builder
+	b.WriteString("// The object types of the host API as " + contractPath[len("sdk/"):] + " describes them, for\n" +
+		"// contract_test.ts to hold the SDK's own types to. Generated with\n" +
+		"// " + contractRegen + "; do not edit.\n")
+	for _, name := range slices.Sorted(maps.Keys(c.Types)) {
+		fmt.Fprintf(&b, "\nexport interface %s {\n", name)
+		for k, v := range c.Types[name].All() {
+			fmt.Fprintf(&b, "  %s?: %v;\n", k, v)
+		}
+		b.WriteString("}\n")
+	}
+	return []byte(b.String())
+}
+
 func comma(i, n int) string {
 	if i < n-1 {
 		return ","
@@ -291,6 +345,7 @@ func TestContractIsCurrent(t *testing.T) {
 	}
 	if *updateContract {
 		require.NoError(t, os.WriteFile(contractPath, got, 0o644))
+		require.NoError(t, os.WriteFile(contractTypesPath, d.doc.typesTS(), 0o644))
 		return
 	}
 	raw, err := os.ReadFile(contractPath)
@@ -301,6 +356,9 @@ func TestContractIsCurrent(t *testing.T) {
 		t.Fatalf("%s is stale: the host API changed:\n\t%s\nrewrite it with\n\t%s\nthen make the SDK, its fake host (testing.ts) and the Go fake (sdk_test.go) agree",
 			contractPath, strings.Join(contractDiff(committed, d.doc, "the committed file", "the host"), "\n\t"), contractRegen)
 	}
+	ts, err := os.ReadFile(contractTypesPath)
+	require.NoError(t, err)
+	assert.Equal(t, string(committed.typesTS()), string(ts), "%s is stale: rewrite it with\n\t%s", contractTypesPath, contractRegen)
 }
 
 // contractDiff lists how got differs from want, a line per method or
@@ -380,97 +438,176 @@ func TestContractResultKeys(t *testing.T) {
 	}
 }
 
+// memTransport is one end of an in-memory capnweb.Transport pair.
+type memTransport struct {
+	in, out chan []byte
+	done    chan struct{}
+	peer    *memTransport
+	once    sync.Once
+}
+
+func memTransports() (*memTransport, *memTransport) {
+	a2b, b2a := make(chan []byte, 64), make(chan []byte, 64)
+	a := &memTransport{in: b2a, out: a2b, done: make(chan struct{})}
+	b := &memTransport{in: a2b, out: b2a, done: make(chan struct{})}
+	a.peer, b.peer = b, a
+	return a, b
+}
+
+func (c *memTransport) Send(ctx context.Context, msg []byte) error {
+	select {
+	case c.out <- append([]byte(nil), msg...):
+		return nil
+	case <-c.done:
+	case <-c.peer.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return &capnweb.CloseError{Code: 1006}
+}
+
+func (c *memTransport) Recv(ctx context.Context) ([]byte, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-c.done:
+	case <-c.peer.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return nil, &capnweb.CloseError{Code: 1006}
+}
+
+func (c *memTransport) Close(error) error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+// callOver calls method of obj as a script does, through a capnweb
+// session: arguments are decoded by capnweb, as for a run.
+func callOver(t *testing.T, obj any, method string, args ...any) (any, error) {
+	t.Helper()
+	a, b := memTransports()
+	server, err := capnweb.NewSession(a, obj, nil)
+	require.NoError(t, err)
+	client, err := capnweb.NewSession(b, nil, nil)
+	require.NoError(t, err)
+	main := client.Main()
+	defer func() {
+		main.Release()
+		client.Close()
+		server.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return main.CallMethod(ctx, method, args...)
+}
+
 // A request object with a key the host does not take, or a value of the
 // wrong type, is refused with code invalid and a message naming the key;
-// undefined and null count as absent.
+// undefined and null count as absent. The calls go through capnweb, which
+// decodes the facades' arguments strictly.
 func TestRequestsRefuseBadKeys(t *testing.T) {
 	m := &Manager{}
 	m.cfg.Host = Host{UI: newFakeHost(), Tabs: struct{ Tabs }{}}
 	r := newRun(m, "run-1", Request{Script: "/s.ts"})
-	ctx := context.Background()
 	tab, forms, tabs, ui := &tabAPI{r}, &formsAPI{r}, &tabsAPI{r}, &uiAPI{r}
-	label := objArg[cdp.Locator]{"label": "Email"}
+	obj := capnweb.NewObject
+	label := obj("label", "Email")
 	for _, c := range []struct {
-		call func() error
-		want string
+		on     any
+		method string
+		args   []any
+		want   string
 	}{
-		{func() error {
-			_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"waitUntil": "load", "wait": 5.0})
-			return err
-		}, `tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`},
-		{func() error {
-			_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"timeout": "5000"})
-			return err
-		}, "tab.goto: options.timeout must be a number, not a string"},
-		{func() error {
-			return tab.WaitFor(ctx, "t1", capnweb.NewObject("label", "x", "exactly", true), nil)
-		}, `tab.waitFor: unknown key "exactly" in target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame); a target is one of`},
-		{func() error {
-			_, err := tab.Text(ctx, "t1", objArg[cdp.Locator]{"lable": "Email"})
-			return err
-		}, `tab.text: unknown key "lable" in target`},
-		{func() error {
-			_, err := forms.Fill(ctx, "t1", objArg[cdp.Locator]{"label": 5.0}, "x", nil)
-			return err
-		}, "tab.fill: target.label must be a string, not a number; a target is one of"},
-		{func() error {
-			_, err := forms.Fill(ctx, "t1", objArg[cdp.Locator]{}, "x", nil)
-			return err
-		}, "tab.fill: the target names no element; a target is one of"},
-		{func() error {
-			return forms.Click(ctx, "t1", label, objArg[FormOptions]{"parts": map[string]any{"trigger": 3.0}})
-		}, "tab.click: options.parts.trigger must be a string, not a number"},
-		{func() error {
-			return forms.Click(ctx, "t1", label, objArg[FormOptions]{"dryrun": true})
-		}, `tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout)`},
-		{func() error {
-			return forms.Press(ctx, "t1", "Enter", objArg[PressOptions]{"target": map[string]any{"label": "x", "bogus": "y"}})
-		}, `tab.press: unknown key "bogus" in options.target`},
-		{func() error {
-			return forms.Press(ctx, "t1", "Enter", objArg[PressOptions]{"modifiers": []any{"Shift", 1.0}})
-		}, "tab.press: options.modifiers[1] must be a string, not a number"},
-		{func() error {
-			return forms.Press(ctx, "t1", "Enter", objArg[PressOptions]{"target": map[string]any{}})
-		}, "tab.press: the target names no element"},
-		{func() error {
-			return forms.OnDialog(ctx, "t1", capnweb.NewObject("confirm", "accept", "bogus", "accept"))
-		}, `tab.onDialog: unknown key "bogus" in the answers by type (it takes alert, confirm, prompt, beforeunload)`},
-		{func() error {
-			return forms.OnDialog(ctx, "t1", capnweb.NewObject("accept", true, "text", "x"))
-		}, `tab.onDialog: unknown key "text" in answer (it takes accept, promptText)`},
-		{func() error {
-			_, err := tabs.Open(ctx, "https://x.example/", objArg[OpenTabOptions]{"background": "yes"})
-			return err
-		}, "tabs.open: options.background must be true or false, not a string"},
-		{func() error {
-			_, err := tabs.Open(ctx, "https://x.example/", objArg[OpenTabOptions]{"seq": 1.5})
-			return err
-		}, "tabs.open: options.seq must be a whole number, not a number"},
-		{func() error {
-			return ui.Notify(ctx, "hi", objArg[NotifyOptions]{"level": 3.0})
-		}, "ui.notify: options.level must be a string, not a number"},
-		{func() error {
-			return ui.Open(ctx, "/notes.md", objArg[OpenOptions]{"pane": "left"})
-		}, `ui.open: unknown key "pane" in options (it takes split)`},
+		{tab, "goto", []any{"t1", "https://x.example/", obj("waitUntil", "load", "wait", 5.0)},
+			`tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`},
+		{tab, "goto", []any{"t1", "https://x.example/", obj("timeout", "5000")},
+			"tab.goto: options.timeout must be a number, not a string"},
+		{tab, "goto", []any{"t1", "https://x.example/", "fast"},
+			"tab.goto: options must be an object, not a string"},
+		{tab, "goto", []any{"t1", 5.0},
+			"tab.goto: argument 2 must be a string, not a number"},
+		{tab, "waitFor", []any{"t1", obj("label", "x", "exactly", true)},
+			`tab.waitFor: unknown key "exactly" in target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame); a target is one of`},
+		{tab, "waitFor", []any{"t1", obj("label", "x", "text", "y")},
+			"tab.waitFor: the target names more than one way to find the element; a target is one of"},
+		{tab, "text", []any{"t1", obj("lable", "Email")},
+			`tab.text: unknown key "lable" in target`},
+		{forms, "fill", []any{"t1", obj("label", 5.0), "x"},
+			"tab.fill: target.label must be a string, not a number; a target is one of"},
+		{forms, "fill", []any{"t1", obj(), "x"},
+			"tab.fill: the target names no element; a target is one of"},
+		{forms, "fill", []any{"t1", obj("text", "Go", "exact", true), "x"},
+			`tab.fill: "exact" goes with {role, name} or {label}; a target is one of`},
+		{forms, "click", []any{"t1", label, obj("parts", obj("trigger", 3.0))},
+			"tab.click: options.parts.trigger must be a string, not a number"},
+		{forms, "click", []any{"t1", label, obj("dryrun", true)},
+			`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout)`},
+		{forms, "press", []any{"t1", "Enter", obj("target", obj("label", "x", "bogus", "y"))},
+			`tab.press: unknown key "bogus" in options.target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame); a target is one of`},
+		{forms, "press", []any{"t1", "Enter", obj("modifiers", []any{"Shift", 1.0})},
+			"tab.press: options.modifiers[1] must be a string, not a number"},
+		{forms, "press", []any{"t1", "Enter", obj("target", obj())},
+			"tab.press: the target names no element"},
+		{forms, "onDialog", []any{"t1", obj("confirm", "accept", "bogus", "accept")},
+			`tab.onDialog: unknown key "bogus" in the answers by type (it takes alert, confirm, prompt, beforeunload)`},
+		{forms, "onDialog", []any{"t1", obj("accept", true, "text", "x")},
+			`tab.onDialog: unknown key "text" in answer (it takes accept, promptText)`},
+		{tabs, "open", []any{"https://x.example/", obj("background", "yes")},
+			"tabs.open: options.background must be true or false, not a string"},
+		{tabs, "open", []any{"https://x.example/", obj("seq", 1.5)},
+			"tabs.open: options.seq must be a whole number, not a number"},
+		{ui, "notify", []any{"hi", obj("level", 3.0)},
+			"ui.notify: options.level must be a string, not a number"},
+		{ui, "open", []any{"/notes.md", obj("pane", "left")},
+			`ui.open: unknown key "pane" in options (it takes split)`},
 	} {
-		err := c.call()
-		var ce *capnweb.Error
-		if assert.ErrorAs(t, err, &ce, c.want) {
-			assert.Equal(t, string(errcode.Invalid), ce.Props["code"], c.want)
-			assert.Equal(t, capnweb.NameTypeError, ce.Name, c.want)
-			assert.Contains(t, ce.Message, c.want)
+		_, err := callOver(t, c.on, c.method, c.args...)
+		var re *capnweb.RemoteError
+		if assert.ErrorAs(t, err, &re, c.want) {
+			assert.Equal(t, string(errcode.Invalid), re.Props["code"], c.want)
+			assert.Equal(t, capnweb.NameTypeError, re.Name, c.want)
+			assert.Contains(t, re.Message, c.want)
 		}
 	}
 
+	// A function where data goes is not data, as everywhere.
+	fn := capnweb.Func(func(context.Context, []any) (any, error) { return nil, nil })
+	_, err := callOver(t, ui, "notify", "hi", obj("level", fn))
+	var re *capnweb.RemoteError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, string(errcode.NotSerializable), re.Props["code"])
+	assert.Equal(t, "ui.notify: options holds a function; only data (JSON) reaches the app", re.Message)
+
 	// Absent keys: the call goes on to the tab, which the run never resolved.
-	_, err := tab.Goto(ctx, "t1", "https://x.example/", objArg[NavigationOptions]{"timeout": capnweb.Undefined{}, "bogus": nil})
-	assert.Equal(t, errcode.NotFound, errCodeOf(err), "%v", err)
-	_, err = forms.Fill(ctx, "t1", objArg[cdp.Locator]{"label": "Email", "frame": nil}, "x", objArg[FormOptions]{"parts": nil})
-	assert.Equal(t, errcode.NotFound, errCodeOf(err), "%v", err)
+	_, err = callOver(t, tab, "goto", "t1", "https://x.example/", obj("timeout", capnweb.Undefined{}, "bogus", nil))
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, string(errcode.NotFound), re.Props["code"], "%v", err)
+	_, err = callOver(t, forms, "fill", "t1", obj("label", "Email", "frame", nil), "x", obj("parts", nil))
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, string(errcode.NotFound), re.Props["code"], "%v", err)
+	_, err = callOver(t, forms, "click", "t1", label, nil)
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, string(errcode.NotFound), re.Props["code"], "%v", err)
 }
 
-// The messages name keys the way scripts write them.
+// The keys the contract lists for a request type are the ones capnweb
+// decodes it by, embedded fields flattened.
 func TestRequestFieldNames(t *testing.T) {
+	d, _ := describe(hostObjects())
+	require.NotEmpty(t, d.named)
+	for name, rt := range d.named {
+		var want []string
+		for _, f := range requestFields(rt) {
+			want = append(want, f.Name)
+		}
+		err := capnweb.Decode(capnweb.NewObject("\x00no such key", true), reflect.New(rt).Interface())
+		var de *capnweb.DecodeError
+		if assert.ErrorAs(t, err, &de, name) {
+			assert.Equal(t, want, de.Takes, name)
+		}
+	}
 	var names []string
 	for _, f := range requestFields(reflect.TypeFor[PressOptions]()) {
 		names = append(names, f.Name)

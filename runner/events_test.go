@@ -145,7 +145,7 @@ try { await ui.open("notes.md", { split: "diagonal" as "left" }); } catch (e) { 
 
 	// The host side checks as well, for a client that skips the SDK's check.
 	r := newRun(e.m, "x", Request{Script: "/s.ts"})
-	err := (&uiAPI{r}).Open(context.Background(), "/notes.md", map[string]any{"split": "diagonal"})
+	err := (&uiAPI{r}).Open(context.Background(), "/notes.md", OpenOptions{Split: "diagonal"})
 	assert.ErrorContains(t, err, "split must be")
 }
 

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -179,46 +178,38 @@ type Config struct {
 // Manager runs scripts. It owns one bridge, the runs' goroutines and
 // processes; Close cancels every run, waits for them and closes the
 // bridge. All methods are safe for concurrent use.
+//
+// Its goroutines: one per run, in runs (see [Run] for what a run starts),
+// which Close kills and waits for; the bridge's, which Close stops with
+// it; those of the connections and gateways in browsers, closed after the
+// runs; and the consent store's revocation callback, unsubscribed by
+// stopRev. Nothing else it holds starts any.
+//
+// Its fields up to stopRev are set by New and never change. Each part
+// after them guards itself: a small type with its own lock and methods,
+// none of which holds its lock while it calls into another part.
 type Manager struct {
 	cfg    Config
 	jsr    jsrRegistry
 	log    *slog.Logger
 	gate   *consent.Gate
 	hist   *history.Store
-	ownsH  bool
+	ownsH  bool // New opened hist, so Close closes it
 	bridge *rpc.Bridge
 	deno   string
-
-	prepMu sync.Mutex
-	// stdMu guards stdCached: whether Prepare cached the @std packages.
-	stdMu     sync.Mutex
-	stdCached bool
-	sdk       *SDKPaths
-
-	graphs   graphCache
-	browsers browsers
-	bgTabs   fifo
-	bgOrder  turnstile
-	fgTabs   fifo
-	fgOrder  turnstile
-	state    stateStore
-	selMu    sync.Mutex // guards the selection ledger file
-	reach    reachTable // what live runs' write= grants reach, for selections
 	// protected are the paths of the host's data no grant may reach.
 	protected []string
-	queue     fifo
-	stopRev   func()
-	wg        sync.WaitGroup
+	stopRev   func() // stops onRevoke's subscription
 
-	mu     sync.Mutex
-	closed bool
-	runs   map[string]*Run
-
-	unsavedMu sync.Mutex
-	// unsaved holds the newest entry of each run the history could not
-	// store at all; each later successful Put retries them, and so does
-	// Close.
-	unsaved map[string]history.Entry
+	runs       runTable        // the live runs, their queue and goroutines
+	prep       prepared        // what Prepare did: the SDK, the @std packages
+	graphs     graphCache      // checked module graphs
+	browsers   cdp.Pool        // connections to the tabs' browsers, and their gateways
+	tabs       tabSlots        // the lines of tab opens
+	state      stateStore      // per-script config
+	selections selectionLedger // selection files of live runs, on disk
+	reach      reachTable      // what live runs' write= grants reach, for selections
+	unsaved    unsavedEntries  // history entries not yet stored
 }
 
 // New returns a Manager. It starts the bridge and removes selection files
@@ -260,18 +251,14 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, jsr: jsr, log: cfg.Logger, deno: deno, runs: map[string]*Run{}, gate: cfg.Gate, hist: cfg.History}
-	for _, p := range []string{cfg.DataDir, cfg.CacheDir} {
-		_, real, err := pathguard.Resolve(p)
-		if err != nil {
-			return nil, fmt.Errorf("runner: %w", err)
-		}
-		m.protected = append(m.protected, p, real)
+	m := &Manager{cfg: cfg, jsr: jsr, log: cfg.Logger, deno: deno, gate: cfg.Gate, hist: cfg.History}
+	if err := m.protect(cfg.DataDir, cfg.CacheDir); err != nil {
+		return nil, err
 	}
-	m.queue.init(cfg.MaxConcurrent)
-	m.bgTabs.init(cfg.MaxBackgroundTabs)
-	m.fgTabs.init(cfg.MaxForegroundTabs)
+	m.runs.init(cfg.MaxConcurrent)
+	m.tabs.init(cfg.MaxBackgroundTabs, cfg.MaxForegroundTabs)
 	m.state.dir = filepath.Join(cfg.DataDir, "state")
+	m.selections.path = filepath.Join(cfg.DataDir, "selections.json")
 	if m.gate == nil {
 		store, err := consent.OpenStore(filepath.Join(cfg.DataDir, "consent.json"), consent.StoreOptions{Logger: cfg.Logger})
 		if err != nil {
@@ -282,12 +269,8 @@ func New(cfg Config) (*Manager, error) {
 		}))
 	}
 	// The approvals and their key are the host's data wherever they live.
-	for _, p := range m.gate.Store().Protected() {
-		_, real, err := pathguard.Resolve(p)
-		if err != nil {
-			return nil, fmt.Errorf("runner: %w", err)
-		}
-		m.protected = append(m.protected, p, real)
+	if err := m.protect(m.gate.Store().Protected()...); err != nil {
+		return nil, err
 	}
 	if m.hist == nil {
 		h, err := history.Open(filepath.Join(cfg.DataDir, "history.jsonl"), history.Options{Logger: cfg.Logger})
@@ -313,66 +296,17 @@ func New(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// record stores a run's entry. A failure is logged and told to the host
-// once per run: an entry stored trimmed (a full disk) kept its outcome; one
-// not stored at all is kept here and retried after the next Put that
-// succeeds, and at Close.
-func (m *Manager) record(r *Run, e history.Entry) {
-	err := m.hist.Put(e)
-	m.unsavedMu.Lock()
-	if err == nil || errors.Is(err, history.ErrTrimmed) {
-		delete(m.unsaved, e.ID)
-		m.retryUnsavedLocked()
-	} else {
-		if m.unsaved == nil {
-			m.unsaved = map[string]history.Entry{}
+// protect adds paths, as given and resolved, to the host's data no grant
+// may reach.
+func (m *Manager) protect(paths ...string) error {
+	for _, p := range paths {
+		_, real, err := pathguard.Resolve(p)
+		if err != nil {
+			return fmt.Errorf("runner: %w", err)
 		}
-		m.unsaved[e.ID] = e
+		m.protected = append(m.protected, p, real)
 	}
-	m.unsavedMu.Unlock()
-	if err == nil {
-		return
-	}
-	m.log.Warn("runner: recording run history", "run", e.ID, "error", err)
-	r.mu.Lock()
-	told := r.historyTold
-	r.historyTold = true
-	r.mu.Unlock()
-	if told {
-		return
-	}
-	what := fmt.Sprintf("the run history could not save this run (it will be retried): %v", err)
-	if errors.Is(err, history.ErrTrimmed) {
-		what = fmt.Sprintf("the run history kept this run's outcome but not all of its output: %v", err)
-	}
-	r.tellHost(LevelWarning, what)
-}
-
-// retryUnsavedLocked stores again what earlier Puts could not.
-func (m *Manager) retryUnsavedLocked() {
-	for id, e := range m.unsaved {
-		if err := m.hist.Put(e); err == nil || errors.Is(err, history.ErrTrimmed) {
-			delete(m.unsaved, id)
-		}
-	}
-}
-
-// settleOrphanedEntries ends history entries a previous host left live:
-// that host died, and its runs died with it.
-func (m *Manager) settleOrphanedEntries() {
-	for _, e := range m.hist.List() {
-		if e.State.Terminal() {
-			continue
-		}
-		e.State, e.Reason = history.StateFailed, "the host stopped during the run"
-		if e.End.IsZero() {
-			e.End = time.Now().UTC()
-			e.Duration = e.End.Sub(e.Start)
-		}
-		if err := m.hist.Put(e); err != nil {
-			m.log.Warn("runner: settling a run left by a previous host", "run", e.ID, "error", err)
-		}
-	}
+	return nil
 }
 
 func setDefault[T int | int64 | time.Duration](v *T, d T) {
@@ -416,119 +350,12 @@ func (m *Manager) History() *history.Store { return m.hist }
 // Gate returns the consent gate.
 func (m *Manager) Gate() *consent.Gate { return m.gate }
 
-// Prepare materialises the embedded SDK and caches its npm dependency, so
-// that no run downloads anything; with Config.JSR it also caches the @std
-// packages the SDK's import map names (an error wrapping [ErrRegistry] if
-// that fails: runs still start, and the next Prepare tries again). It is
-// idempotent and safe to call concurrently; Start calls it when needed,
-// without the @std step.
-func (m *Manager) Prepare(ctx context.Context) error {
-	sdk, err := m.prepare(ctx)
-	if err != nil || m.jsr.host == "" {
-		return err
-	}
-	m.stdMu.Lock()
-	defer m.stdMu.Unlock()
-	if m.stdCached {
-		return nil
-	}
-	if err := m.cacheStd(ctx, sdk); err != nil {
-		return err
-	}
-	m.stdCached = true
-	return nil
-}
-
-func (m *Manager) prepare(ctx context.Context) (SDKPaths, error) {
-	m.prepMu.Lock()
-	defer m.prepMu.Unlock()
-	if m.sdk != nil {
-		return *m.sdk, nil
-	}
-	paths, err := MaterializeSDK(filepath.Join(m.cfg.DataDir, "sdk"))
-	if err != nil {
-		return SDKPaths{}, err
-	}
-	// The editor's config and the guide follow each new build.
-	if _, err := PublishSDK(paths); err != nil {
-		return SDKPaths{}, err
-	}
-	cmd := exec.CommandContext(ctx, m.deno, "cache", "--no-lock", "--config="+paths.Config, paths.Bootstrap)
-	cmd.Env = append(m.baseEnv(), downloadEnv()...)
-	cmd.Dir = paths.Dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if derr := m.denoStartErr(err); derr != nil {
-			return SDKPaths{}, derr
-		}
-		return SDKPaths{}, fmt.Errorf("runner: caching the SDK's dependencies: %w: %s", err, lastLine(string(out)))
-	}
-	m.sdk = &paths
-	return paths, nil
-}
-
-// denoStartErr says what is wrong when deno could not be started at all
-// (err from exec, not an exit of deno's): an ErrDenoUnusable naming the
-// binary and the fix. It returns nil for an exit status.
-func (m *Manager) denoStartErr(err error) error {
-	var ee *exec.ExitError
-	if err == nil || errors.As(err, &ee) {
-		return nil
-	}
-	return fmt.Errorf("%w: %s: %v; reinstall it or point DenoPath at a working deno", ErrDenoUnusable, m.deno, errors.Unwrap(err))
-}
-
-// baseEnv is the environment every deno process gets: built from scratch,
-// never the host's.
-func (m *Manager) baseEnv() []string {
-	env := []string{
-		"DENO_DIR=" + m.cfg.CacheDir,
-		"DENO_NO_UPDATE_CHECK=1",
-		"DENO_NO_PROMPT=1",
-		"NO_COLOR=1",
-	}
-	if m.jsr.url != "" {
-		// The cache is keyed by the registry's URL: Prepare and every run
-		// must name the same one.
-		env = append(env, "JSR_URL="+m.jsr.url)
-	}
-	return env
-}
-
-// downloadVars configure how the host itself reaches package registries:
-// its certificate authorities and proxies. Prepare's download is the
-// host's own act, so it honours them; a script's run never gets them.
-var downloadVars = []string{"NODE_EXTRA_CA_CERTS", "DENO_CERT", "DENO_TLS_CA_STORE", "SSL_CERT_FILE", "SSL_CERT_DIR",
-	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy", "NPM_CONFIG_REGISTRY", "DENO_AUTH_TOKENS"}
-
-func downloadEnv() []string {
-	var env []string
-	for _, k := range downloadVars {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
 // Runs returns the live runs (queued or executing).
-func (m *Manager) Runs() []*Run {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]*Run, 0, len(m.runs))
-	for _, r := range m.runs {
-		out = append(out, r)
-	}
-	return out
-}
+func (m *Manager) Runs() []*Run { return m.runs.list() }
 
 // Lookup returns the live (queued or executing) run with this ID; an
 // ended run is in the history instead.
-func (m *Manager) Lookup(id string) (*Run, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.runs[id]
-	return r, ok
-}
+func (m *Manager) Lookup(id string) (*Run, bool) { return m.runs.lookup(id) }
 
 // SendEvent sends the event called name, with payload, to the live run
 // with this ID; see [Run.SendEvent].
@@ -566,65 +393,36 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		req.TriggerPayload = slices.Clone(req.TriggerPayload)
 	}
 	r := newRun(m, uuid.NewString(), req)
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, ErrClosed
+	queued := func() { r.setState(history.StateQueued, "") }
+	if err := m.runs.start(context.WithoutCancel(ctx), r, queued, r.execute); err != nil {
+		return nil, err
 	}
-	m.runs[r.id] = r
-	m.wg.Add(1)
-	m.mu.Unlock()
-	r.setState(history.StateQueued, "")
-	go func() {
-		defer m.wg.Done()
-		r.execute(context.WithoutCancel(ctx))
-	}()
 	return r, nil
 }
 
 // forget drops an ended run from the live set.
-func (m *Manager) forget(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.runs, id)
-}
+func (m *Manager) forget(id string) { m.runs.forget(id) }
 
 // Close cancels every run (without the protocol grace), waits for them
 // and closes the bridge and, if the manager opened it, the history.
 func (m *Manager) Close() error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		m.wg.Wait()
+	runs, first := m.runs.closeAll()
+	if !first {
+		m.runs.wait()
 		return nil
 	}
-	m.closed = true
-	runs := make([]*Run, 0, len(m.runs))
-	for _, r := range m.runs {
-		runs = append(runs, r)
-	}
-	m.mu.Unlock()
 	for _, r := range runs {
 		r.kill("the host is shutting down")
 	}
-	m.wg.Wait()
+	m.runs.wait()
 	m.stopRev()
-	m.browsers.close()
+	m.browsers.Close()
 	err := m.bridge.Close()
-	m.unsavedMu.Lock()
-	m.retryUnsavedLocked()
-	for id := range m.unsaved {
+	for _, id := range m.unsaved.flush(m.hist) {
 		m.log.Error("runner: a run's history entry could not be saved", "run", id)
 	}
-	m.unsavedMu.Unlock()
 	m.closeHistory()
 	return err
-}
-
-func (m *Manager) closeHistory() {
-	if m.ownsH {
-		m.hist.Close()
-	}
 }
 
 func (m *Manager) emit(e Event) {

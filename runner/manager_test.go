@@ -425,7 +425,7 @@ func TestQueueBeyondMaxConcurrency(t *testing.T) {
 		if i < 2 {
 			require.Eventually(t, func() bool { s := r.State(); return s == history.StateStarting || s == history.StateRunning }, 10*time.Second, time.Millisecond)
 		} else {
-			require.Eventually(t, func() bool { return e.m.queue.queued() == i-1 }, 10*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return e.m.runs.queue.queued() == i-1 }, 10*time.Second, time.Millisecond)
 		}
 	}
 	for _, r := range runs {

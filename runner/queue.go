@@ -6,15 +6,11 @@ import "sync"
 // order, so a run queued first starts first.
 type fifo struct {
 	mu      sync.Mutex
-	n       int // slots in all
 	free    int
 	waiters []chan struct{}
 }
 
-func (q *fifo) init(n int) { q.n, q.free = n, n }
-
-// size is the number of slots.
-func (q *fifo) size() int { return q.n }
+func (q *fifo) init(n int) { q.free = n }
 
 // acquire waits for a slot; it returns false if cancel closes first.
 func (q *fifo) acquire(cancel <-chan struct{}) bool {

@@ -103,13 +103,22 @@ type StepEvent struct {
 }
 
 // Run is one execution of a script. Its methods are safe for concurrent
-// use. A Run's goroutines belong to its Manager.
+// use.
+//
+// Its goroutines: execute runs on one of the Manager's runTable, which
+// Close waits for; it ends when the run has settled. attach starts
+// watchBudget for each session, which returns when the session or the run
+// ends; SendEvent and mirrorOutputs each start a watcher that turns the
+// run's end (or kill) into a cancelled call and returns with the call.
+// The supervisor's protocol cancel is waited for before the run settles;
+// the child's waiter returns when the process has exited.
 //
 // Its fields fall in groups by what guards them: fixed at creation, the
 // signals (channels closed once), what mu guards (the record, what the
-// run holds on the host, how it is being stopped), and openMu's order of
-// background opens. The process itself is a child, watched by a
-// supervisor, and its end is settled by settle; none of them is kept here.
+// run holds on the host, how it is being stopped). The order of its tab
+// opens is kept by the Manager's tabLine. The process itself is a child,
+// watched by a supervisor, and its end is settled by settle; none of them
+// is kept here.
 type Run struct {
 	m   *Manager
 	id  string
@@ -123,8 +132,6 @@ type Run struct {
 	runRecord
 	runHoldings
 	runStop
-
-	runOpenOrder
 
 	// gate is the one door from the script to host code.
 	gate hostGate
@@ -171,13 +178,6 @@ type runStop struct {
 	killOn    bool
 	cancelWhy string
 	overLimit string // the limit_exceeded reason of a session that went past its budget
-}
-
-// runOpenOrder orders background opens; see awaitOpenTurn.
-type runOpenOrder struct {
-	openMu   sync.Mutex // guards openNext and openTurn
-	openNext int
-	openTurn chan struct{}
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
@@ -408,11 +408,11 @@ func (r *Run) execute(ctx context.Context) {
 	}
 
 	// Wait for a slot, unless cancelled first.
-	if !r.m.queue.acquire(r.cancelCh) {
+	if !r.m.runs.queue.acquire(r.cancelCh) {
 		r.finish(history.StateCancelled, r.cancelReason())
 		return
 	}
-	defer r.m.queue.release()
+	defer r.m.runs.queue.release()
 	r.setState(history.StateStarting, "")
 	r.spawn(sdk, h, entry)
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,8 +31,6 @@ const selectionDir = ".runs"
 // ErrUnsafeSelection refuses a selection whose folder is not a plain
 // directory (a link could send the file anywhere).
 var ErrUnsafeSelection = errors.New("runner: the selection folder is not a plain directory")
-
-func (m *Manager) ledgerPath() string { return filepath.Join(m.cfg.DataDir, "selections.json") }
 
 func (m *Manager) writeSelection(source, runID, text string) (path string, cleanup func(), err error) {
 	dir := filepath.Join(filepath.Dir(source), selectionDir)
@@ -74,14 +71,8 @@ func (m *Manager) writeSelection(source, runID, text string) (path string, clean
 // liveSelections returns the selection files of live runs, as the ledger
 // records them and with links resolved.
 func (m *Manager) liveSelections() []string {
-	m.selMu.Lock()
-	var l []string
-	if data, err := os.ReadFile(m.ledgerPath()); err == nil {
-		_ = json.Unmarshal(data, &l)
-	}
-	m.selMu.Unlock()
 	var out []string
-	for _, p := range l {
+	for _, p := range m.selections.read() {
 		if !filepath.IsAbs(p) {
 			continue
 		}
@@ -196,16 +187,5 @@ func (m *Manager) cleanSelections() {
 }
 
 func (m *Manager) ledger(change func([]string) []string) error {
-	m.selMu.Lock()
-	defer m.selMu.Unlock()
-	var l []string
-	if data, err := os.ReadFile(m.ledgerPath()); err == nil {
-		_ = json.Unmarshal(data, &l)
-	}
-	l = change(l)
-	data, _ := json.Marshal(l)
-	if err := os.WriteFile(m.ledgerPath(), data, 0o600); err != nil {
-		return fmt.Errorf("runner: selection ledger: %w", err)
-	}
-	return nil
+	return m.selections.change(change)
 }

@@ -73,12 +73,8 @@ type navCall struct {
 	until cdp.WaitUntil
 }
 
-// navigation decodes a navigation's options and attaches tab id for it.
-func (a *tabAPI) navigation(ctx context.Context, api, id string, opts objArg[NavigationOptions]) (navCall, error) {
-	o, err := opts.decode(api, "options")
-	if err != nil {
-		return navCall{}, err
-	}
+// navigation checks a navigation's options and attaches tab id for it.
+func (a *tabAPI) navigation(ctx context.Context, id string, o NavigationOptions) (navCall, error) {
 	until, err := o.waitUntil()
 	if err != nil {
 		return navCall{}, err
@@ -89,8 +85,8 @@ func (a *tabAPI) navigation(ctx context.Context, api, id string, opts objArg[Nav
 
 // Goto loads rawURL and returns the document's response: {status, url},
 // status 0 when there was none (about:blank, a #fragment).
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts objArg[NavigationOptions]) (cdp.Response, error) {
-	c, err := a.navigation(ctx, "tab.goto", id, opts)
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts NavigationOptions) (cdp.Response, error) {
+	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return cdp.Response{}, err
 	}
@@ -102,8 +98,8 @@ func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts objArg[Naviga
 	return *resp, nil
 }
 
-func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts objArg[NavigationOptions]) error {
-	c, err := a.navigation(ctx, "tab.waitForNavigation", id, opts)
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts NavigationOptions) error {
+	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return err
 	}
@@ -119,28 +115,21 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts objArg[N
 
 // WaitFor waits for a CSS selector to match, or for a target to resolve
 // to a visible element.
-func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts objArg[WaitForOptions]) error {
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts WaitForOptions) error {
 	const api = "tab.waitFor"
 	var tg *cdp.Locator
 	switch w := what.(type) {
 	case string:
 	case *capnweb.Object:
-		var l cdp.Locator
-		if err := decodeRequest(api, "target", w, &l); err != nil {
-			return err
-		}
-		if err := checkLocator(api, l); err != nil {
+		l, err := decodeTarget(api, w)
+		if err != nil {
 			return err
 		}
 		tg = &l
 	default:
 		return codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
-	o, err := opts.decode(api, "options")
-	if err != nil {
-		return err
-	}
-	c, err := a.r.startCall(ctx, id, o.Timeout)
+	c, err := a.r.startCall(ctx, id, opts.Timeout)
 	if err != nil {
 		return err
 	}
@@ -154,9 +143,8 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 // read runs one reader on target. Readers need only the browser grant:
 // they run in the isolated world, never the page's code, and the tab's
 // sites= still applies to the document they read.
-func (a *tabAPI) read(ctx context.Context, api, id string, target objArg[cdp.Locator], f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
-	tg, err := locatorOf(api, target)
-	if err != nil {
+func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
+	if err := checkTarget(api, tg); err != nil {
 		return err
 	}
 	c, err := a.r.startCall(ctx, id, 0)
@@ -167,7 +155,7 @@ func (a *tabAPI) read(ctx context.Context, api, id string, target objArg[cdp.Loc
 	return browserErr(f(c.ctx, c.tab, tg))
 }
 
-func (a *tabAPI) Text(ctx context.Context, id string, target objArg[cdp.Locator]) (s string, err error) {
+func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator) (s string, err error) {
 	err = a.read(ctx, "tab.text", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Text(ctx, tg)
 		return err
@@ -175,7 +163,7 @@ func (a *tabAPI) Text(ctx context.Context, id string, target objArg[cdp.Locator]
 	return s, err
 }
 
-func (a *tabAPI) Value(ctx context.Context, id string, target objArg[cdp.Locator]) (s string, err error) {
+func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator) (s string, err error) {
 	err = a.read(ctx, "tab.value", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Value(ctx, tg)
 		return err
@@ -185,7 +173,7 @@ func (a *tabAPI) Value(ctx context.Context, id string, target objArg[cdp.Locator
 
 // Attribute returns the attribute's value, or null when the element has
 // none.
-func (a *tabAPI) Attribute(ctx context.Context, id string, target objArg[cdp.Locator], name string) (*string, error) {
+func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string) (*string, error) {
 	if name == "" {
 		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
@@ -200,7 +188,7 @@ func (a *tabAPI) Attribute(ctx context.Context, id string, target objArg[cdp.Loc
 	return v, err
 }
 
-func (a *tabAPI) Checked(ctx context.Context, id string, target objArg[cdp.Locator]) (b bool, err error) {
+func (a *tabAPI) Checked(ctx context.Context, id string, target cdp.Locator) (b bool, err error) {
 	err = a.read(ctx, "tab.checked", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.Checked(ctx, tg)
 		return err
@@ -208,7 +196,7 @@ func (a *tabAPI) Checked(ctx context.Context, id string, target objArg[cdp.Locat
 	return b, err
 }
 
-func (a *tabAPI) Visible(ctx context.Context, id string, target objArg[cdp.Locator]) (b bool, err error) {
+func (a *tabAPI) Visible(ctx context.Context, id string, target cdp.Locator) (b bool, err error) {
 	err = a.read(ctx, "tab.visible", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.IsVisible(ctx, tg)
 		return err
@@ -216,7 +204,7 @@ func (a *tabAPI) Visible(ctx context.Context, id string, target objArg[cdp.Locat
 	return b, err
 }
 
-func (a *tabAPI) Count(ctx context.Context, id string, target objArg[cdp.Locator]) (n int, err error) {
+func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n int, err error) {
 	err = a.read(ctx, "tab.count", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		n, err = t.Count(ctx, tg)
 		return err
@@ -224,11 +212,7 @@ func (a *tabAPI) Count(ctx context.Context, id string, target objArg[cdp.Locator
 	return n, err
 }
 
-func (a *tabAPI) Screenshot(ctx context.Context, id string, opts objArg[ScreenshotOptions]) ([]byte, error) {
-	o, err := opts.decode("tab.screenshot", "options")
-	if err != nil {
-		return nil, err
-	}
+func (a *tabAPI) Screenshot(ctx context.Context, id string, o ScreenshotOptions) ([]byte, error) {
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
@@ -321,14 +305,9 @@ func (a *formsAPI) start(ctx context.Context, id string, o FormOptions) (formCal
 	return fc, nil
 }
 
-// act runs one form action on target: the options, the timeout, then f.
-func (a *formsAPI) act(ctx context.Context, api, id string, target objArg[cdp.Locator], opts objArg[FormOptions], f func(formCall, cdp.Locator) error) error {
-	tg, err := locatorOf(api, target)
-	if err != nil {
-		return err
-	}
-	o, err := opts.decode(api, "options")
-	if err != nil {
+// act runs one form action on target tg: the check, the timeout, then f.
+func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o FormOptions, f func(formCall, cdp.Locator) error) error {
+	if err := checkTarget(api, tg); err != nil {
 		return err
 	}
 	c, err := a.start(ctx, id, o)
@@ -339,7 +318,7 @@ func (a *formsAPI) act(ctx context.Context, api, id string, target objArg[cdp.Lo
 	return browserErr(f(c, tg))
 }
 
-func (a *formsAPI) Fill(ctx context.Context, id string, target objArg[cdp.Locator], value string, opts objArg[FormOptions]) (cdp.FieldState, error) {
+func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, value string, opts FormOptions) (cdp.FieldState, error) {
 	var st cdp.FieldState
 	err := a.act(ctx, "tab.fill", id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
 		st, err = c.tab.Fill(c.ctx, tg, value, c.opts)
@@ -348,7 +327,7 @@ func (a *formsAPI) Fill(ctx context.Context, id string, target objArg[cdp.Locato
 	return st, err
 }
 
-func (a *formsAPI) Check(ctx context.Context, id string, target objArg[cdp.Locator], checked bool, opts objArg[FormOptions]) error {
+func (a *formsAPI) Check(ctx context.Context, id string, target cdp.Locator, checked bool, opts FormOptions) error {
 	return a.act(ctx, "tab.check", id, target, opts, func(c formCall, tg cdp.Locator) error {
 		return c.tab.Check(c.ctx, tg, checked, c.opts)
 	})
@@ -357,7 +336,7 @@ func (a *formsAPI) Check(ctx context.Context, id string, target objArg[cdp.Locat
 // Select chooses one option (a string) and returns the label shown, or
 // exactly the options of a list in a <select multiple> and returns their
 // labels.
-func (a *formsAPI) Select(ctx context.Context, id string, target objArg[cdp.Locator], option capnweb.Value, opts objArg[FormOptions]) (any, error) {
+func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, option capnweb.Value, opts FormOptions) (any, error) {
 	const api = "tab.select"
 	switch o := option.(type) {
 	case string:
@@ -392,15 +371,15 @@ func (a *formsAPI) Select(ctx context.Context, id string, target objArg[cdp.Loca
 // SetFiles puts files into a file input. Each path is resolved against
 // the script's folder, as its read= grants are, and must be a file under
 // one of them: a page gets only what the script could read itself.
-func (a *formsAPI) SetFiles(ctx context.Context, id string, target objArg[cdp.Locator], paths []string, opts objArg[FormOptions]) error {
+func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, paths []string, opts FormOptions) error {
 	const api = "tab.setFiles"
 	real := make([]string, 0, len(paths))
 	for _, p := range paths {
 		rp, err := a.r.grantedFile(p)
 		if err != nil {
 			desc := ""
-			if tg, terr := locatorOf(api, target); terr == nil {
-				desc = tg.String()
+			if checkTarget(api, target) == nil {
+				desc = target.String()
 			}
 			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: string(errCodeOf(err))})
 			return err
@@ -432,7 +411,7 @@ func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value
 	return nil
 }
 
-func (a *formsAPI) Click(ctx context.Context, id string, target objArg[cdp.Locator], opts objArg[FormOptions]) error {
+func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opts FormOptions) error {
 	return a.act(ctx, "tab.click", id, target, opts, func(c formCall, tg cdp.Locator) error {
 		return c.tab.ClickElement(c.ctx, tg, c.opts)
 	})
@@ -440,12 +419,8 @@ func (a *formsAPI) Click(ctx context.Context, id string, target objArg[cdp.Locat
 
 // Press presses key, on opts.target when given (focusing it first), else on
 // whatever has focus; opts.modifiers lists held keys.
-func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressOptions]) error {
+func (a *formsAPI) Press(ctx context.Context, id, key string, o PressOptions) error {
 	const api = "tab.press"
-	o, err := opts.decode(api, "options")
-	if err != nil {
-		return err
-	}
 	var mods cdp.Modifier
 	for _, m := range o.Modifiers {
 		switch m {
@@ -462,7 +437,7 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, opts objArg[PressO
 		}
 	}
 	if o.Target != nil {
-		if err := checkLocator(api, *o.Target); err != nil {
+		if err := checkTarget(api, *o.Target); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -112,21 +111,19 @@ func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 	if o, ok := v.(*capnweb.Object); ok && o.Len() > 0 {
 		if _, isAnswer := o.Get("accept"); !isAnswer {
 			var by DialogAnswers
-			bv := reflect.ValueOf(&by).Elem()
-			if err := decodeValue(bv, o, "the answers by type"); err != nil {
-				return bad("%v", err)
+			if err := capnweb.Decode(o, &by); err != nil {
+				return bad("%s", decodeMessage(err, "the answers by type"))
 			}
 			p := dialogPolicy{byType: map[string]cdp.DialogAnswer{}}
-			for _, f := range requestFields(bv.Type()) {
-				x := bv.FieldByIndex(f.Index).Interface()
-				if x == nil {
+			for _, x := range by.byType() {
+				if x.answer == nil {
 					continue
 				}
-				a, err := dialogAnswerOf(x)
+				a, err := dialogAnswerOf(x.answer)
 				if err != nil {
-					return bad("%s: %v", f.Name, err)
+					return bad("%s: %v", x.typ, err)
 				}
-				p.byType[f.Name] = a
+				p.byType[x.typ] = a
 			}
 			return p, nil
 		}
@@ -151,15 +148,25 @@ func dialogAnswerOf(v capnweb.Value) (cdp.DialogAnswer, error) {
 		return cdp.DialogAnswer{}, fmt.Errorf("unknown answer %q", x)
 	case *capnweb.Object:
 		var a DialogAnswer
-		if err := decodeValue(reflect.ValueOf(&a).Elem(), x, "answer"); err != nil {
-			return cdp.DialogAnswer{}, err
+		if err := capnweb.Decode(x, &a); err != nil {
+			return cdp.DialogAnswer{}, errors.New(decodeMessage(err, "answer"))
 		}
 		if a.Accept == nil {
 			return cdp.DialogAnswer{}, errors.New("an answer object needs accept")
 		}
 		return cdp.DialogAnswer{Accept: *a.Accept, PromptText: a.PromptText}, nil
 	}
-	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %s", jsKind(v))
+	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %s", capnweb.KindOf(v))
+}
+
+// decodeMessage words an error of capnweb.Decode with the value called
+// root.
+func decodeMessage(err error, root string) string {
+	var de *capnweb.DecodeError
+	if errors.As(err, &de) {
+		return de.Message(root)
+	}
+	return err.Error()
 }
 
 // grantedFile resolves a path a script gave tab.setFiles: relative to the

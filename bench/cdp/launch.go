@@ -17,7 +17,7 @@ import (
 // benchFlags are the flags every browser of the benchmark gets, besides
 // headless mode, which each launcher spells its own way.
 func benchFlags() []string {
-	flags := append([]string{}, launch.DefaultFlags...)
+	flags := launch.DefaultFlags()
 	if os.Geteuid() == 0 {
 		flags = append(flags, "--no-sandbox")
 	}

@@ -7,18 +7,27 @@ import (
 	"strings"
 )
 
-// SafeFlags go to every launch, Chromium and Electron alike.
-var SafeFlags = []string{
-	"--no-first-run",
-	"--no-default-browser-check",
-	"--disable-extensions",
+// SafeFlags returns the flags that go to every launch, Chromium and
+// Electron alike. Each call returns a new slice, which the caller may
+// append to or change.
+func SafeFlags() []string {
+	return []string{
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-extensions",
+	}
 }
 
-// DefaultFlags are the flags every Chromium launch gets: SafeFlags, then
-// the ones that switch off background work that slows or destabilises
-// automation and the browser's own network traffic. Package launch
-// documents them as launch.DefaultFlags.
-var DefaultFlags = append(append([]string{}, SafeFlags...),
+// DefaultFlags returns the flags every Chromium launch gets: SafeFlags,
+// then the ones that switch off background work that slows or
+// destabilises automation and the browser's own network traffic. Each
+// call returns a new slice. Package launch documents them as
+// launch.DefaultFlags.
+func DefaultFlags() []string { return append(SafeFlags(), chromiumFlags...) }
+
+// chromiumFlags are what DefaultFlags adds to SafeFlags; only
+// DefaultFlags reads it, and copies it.
+var chromiumFlags = []string{
 	// Closed network: the browser talks only to the pages it is sent to.
 	"--disable-background-networking",
 	"--disable-component-update",
@@ -42,7 +51,7 @@ var DefaultFlags = append(append([]string{}, SafeFlags...),
 	"--password-store=basic",
 	"--use-mock-keychain",
 	"--force-color-profile=srgb",
-)
+}
 
 // SandboxArgs: Chromium and Electron refuse to start as root with their
 // sandbox on.

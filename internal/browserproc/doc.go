@@ -1,7 +1,7 @@
 // Package browserproc is what starting a browser process takes, shared by
 // package launch, which starts browsers, and package cdp, whose own tests
 // start Chromium without importing launch (launch imports cdp) and whose
-// [Connect] reads DevToolsActivePort:
+// cdp.Connect reads DevToolsActivePort:
 //
 //   - [SafeFlags] and [DefaultFlags], the flags a launch passes;
 //     [SandboxArgs], what a root process needs besides.

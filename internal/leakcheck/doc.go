@@ -8,7 +8,7 @@
 //     grace period; [Wrap] does the same around a TestMain's own setup
 //     and teardown.
 //   - [Stacks] lists the goroutines running now, for a gate of its own.
-//   - [Snapshot] and [Since] find such goroutines around any piece of
+//   - [Snapshot] and [Set.Since] find such goroutines around any piece of
 //     code, for a test that checks one case.
 //
 // A goroutine counts as left behind when it did not exist before the

@@ -363,20 +363,21 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 		o.turns.reserveInto(tk)
 	}
 	defer tk.pass()
-	if err := tk.wait(ctx); err != nil {
+	if err := tk.wait(ctx, s.slice); err != nil {
 		return nil, s.asRemote(err)
 	}
-	s.begin(tk, goroutineOf(ctx), o.callKey(name, self))
+	mctx := s.begin(ctx, tk)
 	defer s.finish(tk)
+	tk.own(args)
 	// A method's parameters convert objects by their types; a dynamic
 	// callee gets what an any would.
 	ordered := o.target == nil && o.dyn == nil || s.opts.OrderedObjects
 	var res any
 	var err error
 	if self {
-		res, err = o.callSelf(ctx, goArgs(args, ordered))
+		res, err = o.callSelf(mctx, goArgs(args, ordered))
 	} else {
-		res, err = o.callMember(ctx, name, goArgs(args, ordered))
+		res, err = o.callMember(mctx, name, goArgs(args, ordered))
 	}
 	if err != nil {
 		return nil, s.asRemote(err)

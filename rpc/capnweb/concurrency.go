@@ -10,101 +10,77 @@ import (
 
 // Where calls run: the concurrency contract of a session.
 //
-// Goroutines, and what each runs:
-//
-//  1. One reader at a time (readLoop) calls Transport.Recv and handles each
-//     frame whole, in arrival order, before it reads the next: it
-//     evaluates the frame, updates the import and export tables
-//     (tables.go) and queues the frames that answer it. Handling a frame
-//     starts calls but runs none; the only code of the user's it may run
-//     is a Dispose (see 8).
-//  2. After each frame the reader runs the calls the frame left for it
-//     (start, quickMethod): a method of a Go object, with a settled target
-//     and plain-data arguments, whose turn on its object is free, that
-//     has not overrun inlineBudget in this session and that fits under
-//     MaxInFlight at once. That spares waking a second thread per call.
-//     When such a call runs longer than inlineBudget (1 ms), the handoff
-//     timer starts a new reader (overran) and marks the method slow for
-//     the session; the old reader finishes its call, hands the rest of its
-//     calls to workers and ends. So reading waits behind a call for about
-//     inlineBudget at most, and a call that needs a later frame cannot
-//     deadlock the session.
-//  3. Every other call runs on a worker goroutine (spawn, launch, worker),
-//     and so does waiting for the results still missing from a value the
-//     peer sent (futureOf, handleResolve). Up to maxIdleWorkers workers
-//     stay parked between calls, with stacks already grown.
-//  4. One writer goroutine (writeLoop, write.go) sends queued frames. A
-//     goroutine that queues frames writes them itself when nobody else is
-//     writing (flush), and only one goroutine writes at a time. A caller or
-//     a worker may block on the transport doing so; the reader writes only
-//     through [NoWaitSender] and leaves what the transport would wait for
-//     to the writer, since a reader blocked on a full socket, facing a peer
-//     blocked the same way, would stop both sides.
-//  5. Callers' goroutines (the methods of [Stub]) queue frames and wait for
-//     results; they never run the peer's calls.
-//
-// Who may block:
-//
-//  6. A method may block: on a channel, a timer, the network, a lock, a
-//     call to the peer. A call runs alone on its object until it returns
-//     or is seen blocked (parked by the Go scheduler, as a dump of the
-//     goroutines shows, goroutineBlocked; on a lock, twice in a row): then
-//     the next call on the object starts while the blocked one goes on,
-//     as after an await in JavaScript. The call behind looks after
-//     yieldCheck, then at doubling intervals up to yieldCheckMax. A method
-//     once seen blocked lets the next call start as soon as it starts, for
-//     the rest of the session (yielded, begin). A method that computes for
-//     long holds its object's later calls back, as it would in JavaScript.
-//  7. s.mu, which guards the tables and the queue of frames, is never held
-//     while a method runs or while the transport sends or receives.
-//  8. Dispose runs on whichever goroutine of the session drops the last
-//     reference (the reader, for a release frame), so it must not block
-//     for long. A method must not Close its own session, which waits for
-//     the method; Abort does not wait.
-//
-// What order is kept:
-//
-//  9. Frames are handled in arrival order, and leave in the order they
-//     were queued.
-// 10. Calls to one object start in arrival order (turnQ). Calls pipelined
-//     on a result still to come start in arrival order once it has
-//     settled (startCall). A call whose arguments hold results still to
-//     come takes its turn once they have arrived, so later calls may pass
-//     it.
-// 11. Results go back in completion order. Calls on different objects run
-//     concurrently, so objects shared between sessions, and methods that
-//     block, must be safe for concurrent use.
-//
-// Bounds:
-//
-// 12. Every call of the peer's counts against Options.MaxInFlight while it
-//     runs, inline or on a worker, and so does every wait for a value's
-//     missing results (admit). Beyond it calls queue in arrival order; a
-//     finishing call hands its slot to the first one queued, on its own
-//     goroutine (run), except on the reader, which hands it to a worker
-//     since it may block (runPending). So at most MaxInFlight goroutines
-//     run calls at once, blocked ones included.
-// 13. More than Options.MaxQueued calls queued aborts the session with
-//     ErrLimit: that bounds the memory a peer that never stops calling can
-//     take.
-// 14. What the calls hold, their arguments, the copies their references
-//     need and the results the peer has not released, counts against
-//     Options.MaxMemory (budget.go); past it the session aborts with
-//     ErrLimit, on whichever goroutine asked for more.
-// 15. When the session ends every call's context is cancelled, queued
-//     calls fail at once, and Close returns only once every goroutine
-//     above has returned.
+//  1. Goroutines. One reader (readLoop) receives frames and handles each
+//     whole, in arrival order: it updates the tables (tables.go), queues
+//     the frames that answer it and starts calls, but runs no code of the
+//     user's except a Dispose. After each frame it runs the quick calls
+//     the frame left (start, quickMethod: a Go method with a settled
+//     target, plain-data arguments and a free turn, that has not overrun
+//     inlineBudget in this session); one that runs past inlineBudget
+//     makes a new reader take over (overran) and its method slow here.
+//     Every other call, and every wait for results still missing from a
+//     value the peer sent, runs on a worker (spawn, launch, worker), of
+//     which up to maxIdleWorkers stay parked. Frames leave in the order
+//     they were queued, written by whichever goroutine queued them while
+//     nobody else writes, or by the writer (writeLoop, write.go); the
+//     reader writes only through [NoWaitSender], never blocking on a full
+//     socket. Callers' goroutines (the methods of [Stub]) queue frames and
+//     wait for results; they never run the peer's calls.
+//  2. Turns. Calls on one object start in arrival order (turnQ). A call
+//     holds its object's turn until the first of: it returns; it waits
+//     where capnweb sees it, that is on its ctx (ctx.Done: a select on it,
+//     a context derived from it, a call into the peer through a Stub, an
+//     Await; callCtx); it calls [Yield]; it has held the turn for
+//     turnSlice. Then the next call starts while it goes on, as after an
+//     await in JavaScript. The running call is found through the ctx its
+//     method got, never through the goroutine it runs on.
+//     Where this differs from JavaScript: a method that computes, or
+//     blocks where capnweb cannot see (a channel or lock without its ctx),
+//     for longer than turnSlice lets the next call on its object start
+//     anyway, where JavaScript would hold it back until the method's first
+//     await; and while it blocks so, it holds that call back for turnSlice.
+//  3. Pipelined calls on a result still to come start in arrival order
+//     once it has settled (startCall); a call whose arguments hold results
+//     still to come takes its turn once they have arrived, so later calls
+//     may pass it. Results go back in completion order. Calls on different
+//     objects, and calls past their turn, run concurrently: objects shared
+//     between sessions, and methods that wait, must be safe for concurrent
+//     use.
+//  4. Releases. A method's release of a stub its call got (an argument, a
+//     stub made from one, a stub in what a call made with its ctx
+//     returned) is put off until its result has been taken (releaseScope),
+//     so that `defer p.Release(); return p` hands p over as in JavaScript.
+//     Other releases take effect at once, wherever they are made.
+//  5. Locks. s.mu, which guards the tables and the queue of frames, is
+//     never held while a method runs or the transport sends or receives.
+//     Dispose runs on whichever goroutine drops the last reference (the
+//     reader, for a release frame), so it must not block for long. A
+//     method must not Close its own session, which waits for the method;
+//     Abort does not wait.
+//  6. Bounds. Each call of the peer's, and each wait for a value's missing
+//     results, counts against Options.MaxInFlight while it runs (admit);
+//     beyond it calls queue in arrival order and a finishing call hands its
+//     slot to the first one queued (run; the reader hands it to a worker,
+//     runPending). More than Options.MaxQueued queued, or more memory held
+//     than Options.MaxMemory (budget.go), aborts the session with
+//     ErrLimit. When the session ends every call's context is cancelled,
+//     queued calls fail at once, and Close returns only once every
+//     goroutine above has returned.
 
 // inlineBudget is how long a call may hold up the reader.
 const inlineBudget = time.Millisecond
 
-// yieldCheck is how long a call may hold its object's turn before the
-// call behind it looks whether it is blocked, and yieldCheckMax the
-// longest wait between looks.
-const (
-	yieldCheck    = inlineBudget
-	yieldCheckMax = 16 * time.Millisecond
-)
+// turnSlice is how long a call may hold its object's turn without
+// returning or waiting where capnweb sees it. Methods that wait take a ctx
+// and give the turn up at once, so the slice matters for two kinds only.
+// A method that computes keeps JavaScript's order for that long: a tenth
+// of a second covers the tens of milliseconds of a synchronous JavaScript
+// method a script may rely on (testdata/semantics.ts spins for 30 ms,
+// with room for a loaded machine's scheduling). A method blocked out of
+// capnweb's sight, on a channel the next call on its object would fill,
+// holds that call back for that long, about what a person starts to
+// notice, instead of deadlocking.
+const turnSlice = 100 * time.Millisecond
 
 // maxIdleWorkers bounds the goroutines a session keeps parked for its next
 // calls.
@@ -114,7 +90,7 @@ const maxIdleWorkers = 16
 // new reader (generation gen+1) took over while this one ran a call.
 func (s *Session) readLoop(gen uint64) {
 	defer s.wg.Done()
-	ctx := withGoroutine(s.ctx) // for the calls this reader runs itself
+	ctx := s.ctx
 	for {
 		msg, err := s.t.Recv(s.ioCtx)
 		if err != nil {
@@ -392,9 +368,8 @@ func (s *Session) launch(fn func(ctx context.Context)) bool {
 // until the session ends.
 func (s *Session) worker(fn func(ctx context.Context)) {
 	defer s.wg.Done()
-	ctx := withGoroutine(s.ctx)
 	for {
-		s.run(ctx, fn)
+		s.run(s.ctx, fn)
 		if s.idlers.Add(1) > maxIdleWorkers {
 			s.idlers.Add(-1)
 			return
@@ -444,24 +419,31 @@ type turnQ struct {
 // while it runs.
 type ticket struct {
 	q      *turnQ
-	sess   *Session
 	prev   *ticket       // the turn ahead while this one waits (q.mu)
 	next   *ticket       // the turn behind (q.mu)
 	ready  chan struct{} // closed when this call may start; nil if it could at once
-	passed bool          // later calls may start (q.mu)
-	gid    atomic.Uint64 // the goroutine running the call, once it started
-	key    any           // what the call runs (a *method, or a name on a dynamic object)
+	passed atomic.Bool   // later calls may start (written under q.mu)
+	began  atomic.Int64  // when the call began, in clock() time; 0 before
+	ctx    callCtx       // the context its method runs with, from begin
 
-	// The rest belongs to the goroutine running the call.
-	deferred []*Stub         // stubs the method released while it ran
-	taken    map[*Stub]*Stub // stubs its result took over, to what they became
+	smu      sync.Mutex
+	scope    *releaseScope // releases put off, made on first use (smu)
+	finished bool          // the call's result has been taken (smu)
+
+	taken map[*Stub]*Stub // stubs its result took over, to what they became (the lowering goroutine's)
 }
+
+// epoch is the origin of clock, set once at init.
+var epoch = time.Now()
+
+// clock is monotonic time in nanoseconds since epoch, never 0 after it.
+func clock() int64 { return int64(time.Since(epoch)) + 1 }
 
 // reserveInto hands out the next turn, in t.
 func (q *turnQ) reserveInto(t *ticket) {
 	t.q = q
 	q.mu.Lock()
-	if p := q.tail; p != nil && !p.passed {
+	if p := q.tail; p != nil && !p.passed.Load() {
 		t.prev, p.next = p, t
 		t.ready = make(chan struct{})
 	}
@@ -482,15 +464,19 @@ func (t *ticket) isReady() bool {
 	}
 }
 
-// pass lets the next call start. It is idempotent.
+// pass lets the next call start. It is idempotent, and cheap once done:
+// a method's ctx calls it on every Done.
 func (t *ticket) pass() {
+	if t.passed.Load() {
+		return
+	}
 	q := t.q
 	q.mu.Lock()
-	if t.passed {
+	if t.passed.Load() {
 		q.mu.Unlock()
 		return
 	}
-	t.passed = true
+	t.passed.Store(true)
 	if n := t.next; n != nil {
 		n.prev = nil
 		close(n.ready)
@@ -501,18 +487,32 @@ func (t *ticket) pass() {
 	q.mu.Unlock()
 }
 
-// wait blocks until the call may start or ctx ends. While it waits it
-// looks, now and then, whether the call ahead is blocked, and if so lets
-// this one start.
-func (t *ticket) wait(ctx context.Context) error {
+// wait blocks until the call may start or ctx ends. The call ahead gives
+// its turn up itself when it returns or waits; once it has held the turn
+// for slice, this one takes it.
+func (t *ticket) wait(ctx context.Context, slice time.Duration) error {
 	if t.isReady() {
 		return nil
 	}
-	delay := yieldCheck
-	timer := time.NewTimer(delay)
-	defer timer.Stop()
-	seen := 0 // consecutive looks that found the call ahead waiting on a lock
+	var timer *time.Timer
 	for {
+		t.q.mu.Lock()
+		p := t.prev
+		t.q.mu.Unlock()
+		d := slice // the call ahead has not begun: look again then
+		if p != nil {
+			if b := p.began.Load(); b != 0 {
+				if d = slice - time.Duration(clock()-b); d <= 0 {
+					p.pass() // closes t.ready
+				}
+			}
+		}
+		if timer == nil {
+			timer = time.NewTimer(max(d, 0))
+			defer timer.Stop()
+		} else {
+			timer.Reset(max(d, 0))
+		}
 		select {
 		case <-t.ready:
 			return nil
@@ -520,94 +520,178 @@ func (t *ticket) wait(ctx context.Context) error {
 			return ctx.Err()
 		case <-timer.C:
 		}
-		t.q.mu.Lock()
-		p := t.prev
-		var g uint64
-		if p != nil && !p.passed {
-			g = p.gid.Load()
-		}
-		t.q.mu.Unlock()
-		if g != 0 {
-			switch goroutineBlocked(g) {
-			case blockedWait:
-				t.yielded(p)
-			case blockedLock:
-				// A lock is often held for a moment only: look twice.
-				if seen++; seen >= 2 {
-					t.yielded(p)
-				}
-			default:
-				seen = 0
-			}
-		}
-		delay = min(2*delay, yieldCheckMax)
-		timer.Reset(delay)
 	}
 }
 
-// yielded lets the next call start past p, seen blocked, and remembers
-// that what p runs blocks: its later calls in the session let the next
-// call start as soon as they start, as a JavaScript async method does at
-// its first await, instead of holding it for a look.
-func (t *ticket) yielded(p *ticket) {
-	if p.key != nil && p.sess != nil {
-		p.sess.blocking.Store(p.key, struct{}{})
-	}
-	p.pass()
+// begin starts the call's slice and returns the context its method runs
+// with.
+func (s *Session) begin(ctx context.Context, t *ticket) context.Context {
+	t.began.Store(clock())
+	t.ctx = callCtx{Context: ctx, t: t}
+	return &t.ctx
 }
 
-// begin records that the call runs on goroutine gid, so that releases it
-// makes are put off until its result is sent.
-func (s *Session) begin(t *ticket, gid uint64, key any) {
-	t.sess, t.key = s, key
-	t.gid.Store(gid)
-	s.runMu.Lock()
-	s.running = append(s.running, t)
-	s.runMu.Unlock()
-	s.nrunning.Add(1)
-	if key == nil {
-		return
+// finish ends what begin started, once the call's result has been taken:
+// it makes the releases the method put off.
+func (s *Session) finish(t *ticket) {
+	t.smu.Lock()
+	t.finished = true
+	sc := t.scope
+	t.smu.Unlock()
+	if sc != nil {
+		sc.close()
 	}
-	if _, ok := s.blocking.Load(key); ok {
+	t.taken = nil
+}
+
+// turnKey is the context key of the call a method runs for (a *ticket).
+type turnKey struct{}
+
+// callCtx is the context a Go method gets. It carries the call's turn,
+// and gives it up when the method asks for Done: that is how Go code
+// waits (a select on ctx.Done(), a context derived from ctx, a network
+// call or a Stub call made with it), and so the point where a JavaScript
+// method would await. A method that only polls ctx.Done() while it
+// computes gives its turn up early; one that computes without its ctx
+// keeps it for turnSlice.
+type callCtx struct {
+	context.Context
+	t *ticket
+}
+
+func (c *callCtx) Done() <-chan struct{} {
+	c.t.pass()
+	return c.Context.Done()
+}
+
+func (c *callCtx) Value(key any) any {
+	if key == (turnKey{}) {
+		return c.t
+	}
+	return c.Context.Value(key)
+}
+
+// turnOf returns the call whose method runs with ctx, or nil.
+func turnOf(ctx context.Context) *ticket {
+	t, _ := ctx.Value(turnKey{}).(*ticket)
+	return t
+}
+
+// Yield lets the next call on the object whose method runs with ctx (or a
+// context derived from it) start now, while this one goes on, as an
+// await does in JavaScript. A method needs it only where it blocks
+// without its ctx (on a plain channel or a lock) and must not hold later
+// calls back until turnSlice (a tenth of a second) has passed, or where
+// it computes for long and later calls need not wait for it: waiting on
+// ctx, or calling the peer through a [Stub], already yields. Outside a
+// method, or once the method has yielded, Yield does nothing.
+func Yield(ctx context.Context) {
+	if t := turnOf(ctx); t != nil {
 		t.pass()
 	}
 }
 
-// finish ends what begin started and makes the releases the method put
-// off.
-func (s *Session) finish(t *ticket) {
-	s.runMu.Lock()
-	for i, r := range s.running {
-		if r == t {
-			last := len(s.running) - 1
-			s.running[i] = s.running[last]
-			s.running[last] = nil
-			s.running = s.running[:last]
-			break
-		}
-	}
-	s.runMu.Unlock()
-	s.nrunning.Add(-1)
-	for _, d := range t.deferred {
-		if d != nil {
-			d.drop()
-		}
-	}
-	t.deferred, t.taken = nil, nil
+// releaseScope holds the releases a running call puts off until its
+// result has been taken.
+//
+// Why by stub and not by goroutine: Release takes no ctx, so the call a
+// release belongs to is recorded on the stub instead (Stub.owner). The
+// stubs a result can hand over are those the call got: its arguments,
+// the stubs it made from them (Pipeline, Map) and those in what the
+// calls it made with its ctx returned. Releases of those wait; any other
+// release, of a Dup (a handle made to be kept) among them, takes effect
+// at once, so that nothing depends on which goroutine releases what, and
+// a method that runs for the whole session holds back only the releases
+// of its own stubs.
+type releaseScope struct {
+	mu       sync.Mutex
+	done     bool
+	deferred []*Stub
 }
 
-// runningHere returns the call running on the calling goroutine, if any.
-func (s *Session) runningHere() *ticket {
-	if s.nrunning.Load() == 0 {
+// maxDeferred bounds the releases a running method may have put off: a
+// long-running method that releases many stubs does not hold them all.
+const maxDeferred = 256
+
+// scopeFor returns the call's release scope, made on first use; nil once
+// the call has finished.
+func (t *ticket) scopeFor() *releaseScope {
+	t.smu.Lock()
+	defer t.smu.Unlock()
+	if t.finished {
 		return nil
 	}
-	g := goroutineID()
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	for _, r := range s.running {
-		if r.gid.Load() == g {
-			return r
+	if t.scope == nil {
+		t.scope = &releaseScope{}
+	}
+	return t.scope
+}
+
+// put puts off the release of x until the call has finished. It reports
+// false when the call has already finished: x is then released at once.
+func (sc *releaseScope) put(x *Stub) bool {
+	sc.mu.Lock()
+	if sc.done {
+		sc.mu.Unlock()
+		return false
+	}
+	var old *Stub
+	if len(sc.deferred) >= maxDeferred {
+		old = sc.deferred[0]
+		sc.deferred = append(sc.deferred[:0], sc.deferred[1:]...)
+	}
+	sc.deferred = append(sc.deferred, x)
+	sc.mu.Unlock()
+	if old != nil {
+		old.drop()
+	}
+	return true
+}
+
+// close makes the releases put off.
+func (sc *releaseScope) close() {
+	sc.mu.Lock()
+	sc.done = true
+	d := sc.deferred
+	sc.deferred = nil
+	sc.mu.Unlock()
+	for _, x := range d {
+		x.drop()
+	}
+}
+
+// own records on the stubs in v, the arguments of the call, that the call
+// got them.
+func (t *ticket) own(v any) {
+	var sc *releaseScope
+	ownInto(v, func() *releaseScope {
+		if sc == nil {
+			sc = t.scopeFor()
+		}
+		return sc
+	})
+}
+
+// ownInto sets the owner of the unowned stubs in v to scope(), called
+// only when there is one. v is a tree the session built, so it nests
+// Options.MaxDepth deep at most.
+func ownInto(v any, scope func() *releaseScope) {
+	switch x := v.(type) {
+	case *Stub:
+		if x != nil && x.owner == nil {
+			x.owner = scope()
+		}
+	case []any:
+		for _, e := range x {
+			ownInto(e, scope)
+		}
+	case *Object:
+		for _, e := range x.vals {
+			ownInto(e, scope)
+		}
+	case map[string]any:
+		for _, e := range x {
+			ownInto(e, scope)
 		}
 	}
-	return nil
 }

@@ -56,9 +56,11 @@
 //
 // A Go method's result takes over the stubs in it, as a JavaScript
 // method's result does: return a stub you obtained and the peer gets it,
-// with nothing left exported once the peer is done. A stub the method
-// released while it ran (defer p.Release()) may still be returned: such
-// releases take effect once the result has been sent. A stub passed back
+// with nothing left exported once the peer is done. A stub the call got
+// (an argument, a stub made from one, a stub in what a call made with the
+// method's ctx returned) that the method released while it ran
+// (defer p.Release()) may still be returned: such releases take effect
+// once the result has been taken. A stub passed back
 // to us arrives as the Go value we exported, in arguments and results
 // alike. A stub received as an argument stays alive until the call is
 // done with it, whatever the peer releases meanwhile.
@@ -112,7 +114,10 @@
 //   - Typed parameters refuse values of the wrong type with a TypeError
 //     naming the argument; JavaScript methods take anything. The type is
 //     the Go method's contract, and host code then needs no checks of its
-//     own. An any parameter takes anything.
+//     own. An any parameter takes anything. A struct parameter ignores
+//     keys it does not name, unless the object implements [StrictArgs]:
+//     its methods then refuse them too, with a [*DecodeError] naming the
+//     path (options.timeout), which the object words for the peer.
 //   - Integers beyond ±(2⁵³−1) are not sent as numbers: JavaScript would
 //     round them. Send a *big.Int, which arrives as a bigint.
 //   - Streams (ReadableStream, WritableStream, Request, Response, Blob)
@@ -126,10 +131,13 @@
 //   - A Go map has no key order, so its keys go out sorted; send an
 //     *Object to choose. A received error's props are a map
 //     ([RemoteError.Props]), so their order is not kept.
-//   - A Go method has no visible await: a call lets the next call on its
-//     object start once it is seen blocked (within a few milliseconds),
-//     and a method seen blocking lets later calls start with it at once,
-//     where JavaScript switches at the exact await.
+//   - A Go method has no await. A call lets the next call on its object
+//     start when it returns, when it waits on its ctx (a select on
+//     ctx.Done(), a context derived from ctx, a call to the peer through a
+//     [Stub]) or when it calls [Yield]. A method that computes, or blocks
+//     without its ctx, for longer than a tenth of a second lets the next
+//     call start anyway, where JavaScript would hold it back until the
+//     method's first await.
 //   - A numeric path part on an array is followed as an index: the client
 //     sends api.list[1] as the string "1", which the JavaScript server
 //     follows on objects only (it yields undefined); Go gives the element

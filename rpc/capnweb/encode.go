@@ -62,38 +62,9 @@ func (s *Session) encode(b []byte, v any, depth int) ([]byte, error) {
 		b = appendJSString(b, x.String())
 		return append(b, ']'), nil
 	case Headers:
-		b = append(b, `["headers",[`...)
-		for i, h := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '[')
-			b = appendJSString(b, h[0])
-			b = append(b, ',')
-			b = appendJSString(b, h[1])
-			b = append(b, ']')
-		}
-		return append(b, "]]"...), nil
+		return appendHeaders(b, x), nil
 	case *RemoteError:
-		if !x.IsError {
-			return s.encode(b, x.Value, depth)
-		}
-		name := x.Name
-		if name == "" {
-			name = NameError
-		}
-		b = append(b, `["error",`...)
-		b = appendJSString(b, name)
-		b = append(b, ',')
-		b = appendJSString(b, x.Message)
-		if len(x.Props) > 0 {
-			b = append(b, ",null,"...)
-			var err error
-			if b, err = s.encodeObject(b, x.Props, depth+1); err != nil {
-				return b, err
-			}
-		}
-		return append(b, ']'), nil
+		return s.encodeError(b, x, depth)
 	case []any:
 		b = append(b, "[["...)
 		for i, e := range x {
@@ -107,24 +78,7 @@ func (s *Session) encode(b []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(b, "]]"...), nil
 	case *Object:
-		b = append(b, '{')
-		first := true
-		for i, k := range x.keys {
-			if reservedKeys[k] {
-				continue
-			}
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendJSString(b, k)
-			b = append(b, ':')
-			var err error
-			if b, err = s.encode(b, x.vals[i], depth+1); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
+		return s.encodeOrdered(b, x, depth)
 	case map[string]any:
 		return s.encodeObject(b, x, depth)
 	case *localObj:
@@ -143,6 +97,69 @@ func (s *Session) encode(b []byte, v any, depth int) ([]byte, error) {
 		return append(b, ']'), nil
 	}
 	return b, fmt.Errorf("%w: cannot encode %T", ErrUnsupported, v)
+}
+
+// appendHeaders writes a Headers value as ["headers", [[name, value]…]].
+func appendHeaders(b []byte, x Headers) []byte {
+	b = append(b, `["headers",[`...)
+	for i, h := range x {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendJSString(b, h[0])
+		b = append(b, ',')
+		b = appendJSString(b, h[1])
+		b = append(b, ']')
+	}
+	return append(b, "]]"...)
+}
+
+// encodeError writes x as an error expression, or its value when x only
+// wraps a thrown non-error.
+func (s *Session) encodeError(b []byte, x *RemoteError, depth int) ([]byte, error) {
+	if !x.IsError {
+		return s.encode(b, x.Value, depth)
+	}
+	name := x.Name
+	if name == "" {
+		name = NameError
+	}
+	b = append(b, `["error",`...)
+	b = appendJSString(b, name)
+	b = append(b, ',')
+	b = appendJSString(b, x.Message)
+	if len(x.Props) > 0 {
+		b = append(b, ",null,"...)
+		var err error
+		if b, err = s.encodeObject(b, x.Props, depth+1); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// encodeOrdered writes x's members in its own key order, leaving out the
+// keys a peer must never see.
+func (s *Session) encodeOrdered(b []byte, x *Object, depth int) ([]byte, error) {
+	b = append(b, '{')
+	first := true
+	for i, k := range x.keys {
+		if reservedKeys[k] {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = s.encode(b, x.vals[i], depth+1); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 func (s *Session) encodeObject(b []byte, m map[string]any, depth int) ([]byte, error) {

@@ -64,6 +64,9 @@ func (f *future) wait(ctx context.Context) (any, error) {
 	select {
 	case <-f.done:
 	default:
+		// A method waiting on the peer gives its object's turn up, even
+		// with a ctx whose Done does not reach its own (context.WithoutCancel).
+		Yield(ctx)
 		select {
 		case <-f.done:
 		case <-ctx.Done():

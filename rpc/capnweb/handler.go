@@ -50,6 +50,11 @@ type method struct {
 	variadic bool
 	hasRes   bool
 	hasErr   bool
+	// name and strict are set for a method of a type implementing
+	// StrictArgs: its arguments are decoded strictly, and refusals
+	// worded by ArgError under name.
+	name   string
+	strict bool
 }
 
 // methodSet caches the callable methods of a type. It holds only immutable
@@ -64,9 +69,10 @@ func methodsOf(t reflect.Type) map[string]*method {
 	}
 	var set map[string]*method
 	renames := methodNames(t)
+	strict := t.Implements(strictArgsType)
 	for i := 0; i < t.NumMethod(); i++ {
 		rm := t.Method(i)
-		if !rm.IsExported() || rm.Name == "Dispose" {
+		if !rm.IsExported() || rm.Name == "Dispose" || strict && rm.Name == "ArgError" {
 			continue
 		}
 		name := JSName(rm.Name)
@@ -81,6 +87,7 @@ func methodsOf(t reflect.Type) map[string]*method {
 			continue
 		}
 		m.fn = rm.Func
+		m.name, m.strict = name, strict
 		if set == nil {
 			set = map[string]*method{}
 		}
@@ -218,8 +225,8 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 			a = args[i]
 		}
 		v := reflect.New(pt).Elem()
-		if err := assign(v, a, 0, ordered); err != nil {
-			return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Err: err}
+		if err := m.assignArg(recv, v, a, i, ordered); err != nil {
+			return nil, err
 		}
 		in = append(in, v)
 	}
@@ -227,8 +234,8 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 		et := m.params[len(m.params)-1].Elem()
 		for i := len(fixed); i < len(args); i++ {
 			v := reflect.New(et).Elem()
-			if err := assign(v, args[i], 0, ordered); err != nil {
-				return nil, &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Err: err}
+			if err := m.assignArg(recv, v, args[i], i, ordered); err != nil {
+				return nil, err
 			}
 			in = append(in, v)
 		}
@@ -244,6 +251,27 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 		}
 	}
 	return res, err
+}
+
+// assignArg decodes argument i (from 0) into v, strictly for a strict
+// method, and returns the error the call rejects with when it does not
+// fit.
+func (m *method) assignArg(recv, v reflect.Value, a any, i int, ordered bool) error {
+	if !m.strict {
+		if err := assign(v, a, 0, ordered); err != nil {
+			return &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Err: err}
+		}
+		return nil
+	}
+	err := decodeStrict(v, a, i+1, ordered)
+	if err == nil {
+		return nil
+	}
+	de := err.(*DecodeError)
+	if werr := recv.Interface().(StrictArgs).ArgError(m.name, de); werr != nil {
+		return werr
+	}
+	return &Error{Name: NameTypeError, Message: de.Message(fmt.Sprintf("argument %d", i+1)), Err: de}
 }
 
 // localObj is a Go object exported (or exportable) by reference. It counts
@@ -322,26 +350,6 @@ func taggedFields(t reflect.Type) map[string][]int {
 		fs[name] = f.Index
 	}
 	return fs
-}
-
-// dynKey names a member of a dynamic object, for the turns of its calls.
-type dynKey struct {
-	o    *localObj
-	name string
-}
-
-// callKey identifies what a call of name on o (o itself with self) runs,
-// for the turns of its calls.
-func (o *localObj) callKey(name string, self bool) any {
-	switch {
-	case self && o.fn != nil:
-		return o.fn
-	case !self && o.target == nil && o.methods[name] != nil:
-		return o.methods[name]
-	case !self && o.target != nil:
-		return dynKey{o, name}
-	}
-	return nil // a Func: made anew for each value, nothing to learn
 }
 
 func (o *localObj) dispose() {

@@ -75,44 +75,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 	result := fn(m, MapValue{m: m, id: 0})
 	m.instrs = append(m.instrs, result)
 
-	// Lower everything first: arguments and the result may hold Go values.
-	caps := make([]any, len(m.caps))
-	for i, c := range m.caps {
-		if st, ok := c.(*Stub); ok {
-			caps[i] = st
-			continue
-		}
-		o := newLocalObj(c)
-		if o == nil {
-			m.err = fmt.Errorf("%w: capture %d (%T) is not a stub or object passed by reference", ErrUnsupported, i+1, c)
-			break
-		}
-		caps[i] = sess.intern(o)
-	}
-	instrs := make([]any, len(m.instrs))
-	for i, in := range m.instrs {
-		if m.err != nil {
-			break
-		}
-		if c, ok := in.(mapCall); ok {
-			if c.hasArgs {
-				la, err := sess.lower(c.args, 0)
-				if err != nil {
-					m.err = err
-					break
-				}
-				c.args = la.([]any)
-			}
-			instrs[i] = c
-			continue
-		}
-		lv, err := sess.lower(in, 0)
-		if err != nil {
-			m.err = err
-			break
-		}
-		instrs[i] = lv
-	}
+	caps, instrs := sess.lowerMap(m)
 	defer func() {
 		for _, in := range instrs {
 			if c, ok := in.(mapCall); ok {
@@ -141,10 +104,73 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 		}
 		// Resolved already: replay the instructions here, as JavaScript
 		// maps a resolved promise locally.
-		return sess.mapLocal(imp.fut.val, caps, instrs)
+		p := sess.mapLocal(imp.fut.val, caps, instrs)
+		p.owner = s.owner // not shared yet
+		return p
 	}
+	b, err := sess.appendRemap(imp.id, caps, instrs)
+	if err != nil {
+		sess.mu.Unlock()
+		return sess.broken(err)
+	}
+	id := sess.nextImport
+	sess.nextImport++
+	ne := &importEntry{id: id, intro: 1, handles: 1, fut: newFuture(), inTable: true}
+	sess.imports[id] = ne
+	sess.enqueueLocked(b)
+	sess.mu.Unlock()
+	sess.flush()
+	return &Stub{sess: sess, imp: ne, owner: s.owner}
+}
+
+// lowerMap lowers what fn recorded, its captures and instructions, since
+// arguments and the result may hold Go values. A failure is left in m.err.
+func (s *Session) lowerMap(m *Mapper) (caps, instrs []any) {
+	caps = make([]any, len(m.caps))
+	for i, c := range m.caps {
+		if st, ok := c.(*Stub); ok {
+			caps[i] = st
+			continue
+		}
+		o := newLocalObj(c)
+		if o == nil {
+			m.err = fmt.Errorf("%w: capture %d (%T) is not a stub or object passed by reference", ErrUnsupported, i+1, c)
+			break
+		}
+		caps[i] = s.intern(o)
+	}
+	instrs = make([]any, len(m.instrs))
+	for i, in := range m.instrs {
+		if m.err != nil {
+			break
+		}
+		if c, ok := in.(mapCall); ok {
+			if c.hasArgs {
+				la, err := s.lower(c.args, 0)
+				if err != nil {
+					m.err = err
+					break
+				}
+				c.args = la.([]any)
+			}
+			instrs[i] = c
+			continue
+		}
+		lv, err := s.lower(in, 0)
+		if err != nil {
+			m.err = err
+			break
+		}
+		instrs[i] = lv
+	}
+	return caps, instrs
+}
+
+// appendRemap writes the push of a remap of import id with caps and
+// instrs, lowered. s.mu is held.
+func (s *Session) appendRemap(id int64, caps, instrs []any) ([]byte, error) {
 	b := []byte(`["push",["remap",`)
-	b = strconv.AppendInt(b, imp.id, 10)
+	b = strconv.AppendInt(b, id, 10)
 	b = append(b, ",[],["...)
 	var err error
 	for i, c := range caps {
@@ -153,7 +179,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 		}
 		switch c := c.(type) {
 		case *Stub:
-			if c.released.Load() || !c.imp.inTable || c.sess != sess {
+			if c.released.Load() || !c.imp.inTable || c.sess != s {
 				err = fmt.Errorf("%w: captured stub %d is not usable", ErrReleased, i+1)
 			} else {
 				b = append(b, `["import",`...)
@@ -161,7 +187,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 				b = append(b, ']')
 			}
 		case *localObj:
-			b, err = sess.encode(b, c, 0)
+			b, err = s.encode(b, c, 0)
 		}
 		if err != nil {
 			break
@@ -192,7 +218,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 					if j > 0 {
 						b = append(b, ',')
 					}
-					if b, err = sess.encode(b, a, 1); err != nil {
+					if b, err = s.encode(b, a, 1); err != nil {
 						break
 					}
 				}
@@ -201,21 +227,12 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 			b = append(b, ']')
 			continue
 		}
-		b, err = sess.encode(b, in, 0)
+		b, err = s.encode(b, in, 0)
 	}
 	if err != nil {
-		sess.mu.Unlock()
-		return sess.broken(err)
+		return nil, err
 	}
-	b = append(b, "]]]"...)
-	id := sess.nextImport
-	sess.nextImport++
-	ne := &importEntry{id: id, intro: 1, handles: 1, fut: newFuture(), inTable: true}
-	sess.imports[id] = ne
-	sess.enqueueLocked(b)
-	sess.mu.Unlock()
-	sess.flush()
-	return &Stub{sess: sess, imp: ne}
+	return append(b, "]]]"...), nil
 }
 
 // mapLocal applies recorded map instructions to val (borrowed), a value

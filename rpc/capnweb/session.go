@@ -84,7 +84,7 @@ type Session struct {
 	pending  []pendingCall              // calls the reader runs after the current frame (the reader's)
 	handoff  *time.Timer                // fires overran when an inline call runs long
 	slow     sync.Map                   // *method → struct{}: overran inlineBudget here
-	blocking sync.Map                   // ticket keys → struct{}: seen blocked here (concurrency.go)
+	slice    time.Duration              // how long a call may hold its object's turn (turnSlice)
 
 	readerMu     sync.Mutex
 	readerGen    uint64    // bumped when a new reader takes over
@@ -111,10 +111,6 @@ type Session struct {
 	byKey map[any]*localObj      // identity of pointer objects
 
 	mem meter // the memory budget (budget.go)
-
-	runMu    sync.Mutex
-	running  []*ticket    // Go method calls under way, by goroutine
-	nrunning atomic.Int32 // len(running), read without the lock
 }
 
 // NewSession starts a session on t. main is the object the peer reaches as
@@ -132,6 +128,7 @@ func NewSession(t Transport, main any, opts *Options) (*Session, error) {
 		done:       make(chan struct{}),
 		objs:       map[*localObj]struct{}{},
 		byKey:      map[any]*localObj{},
+		slice:      turnSlice,
 	}
 	if opts != nil {
 		s.opts = *opts

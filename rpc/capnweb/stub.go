@@ -29,6 +29,10 @@ type Stub struct {
 	imp      *importEntry
 	released atomic.Bool // the handle may not be used
 	dropped  atomic.Bool // the handle no longer counts (it may be put off after released)
+	// owner is the call this handle came to, whose releases of it wait
+	// for its result (concurrency.go); nil for most handles. Set before
+	// the handle is shared.
+	owner *releaseScope
 }
 
 // broken returns a promise stub that has already failed with err.
@@ -48,23 +52,27 @@ func (s *Stub) Dup() *Stub {
 	s.sess.mu.Lock()
 	s.imp.handles++
 	s.sess.mu.Unlock()
+	// A Dup is a handle to keep: its releases are never put off.
 	return &Stub{sess: s.sess, imp: s.imp}
 }
 
 // Release drops this handle. When it was the last one, the peer is told
 // it may dispose the object. Release is idempotent.
 //
-// A Go method that releases a stub while it runs on the call's goroutine
-// (with defer, typically) has the release made once its result has been
-// sent, so that the result may still hold that stub: a method's result
-// takes over the stubs in it, as in JavaScript.
+// A Go method's release of a stub its call got (an argument, a stub made
+// from one with Pipeline or Map, or a stub in what a call made with the
+// method's ctx returned) takes effect once the method's result has
+// been taken, so that the result may still hold that stub (with defer,
+// typically): a method's result takes over the stubs in it, as in
+// JavaScript. Other releases take effect at once; to return any other
+// stub, return it without releasing it.
 func (s *Stub) Release() {
 	if s == nil || s.released.Load() {
 		return
 	}
-	if tk := s.sess.runningHere(); tk != nil {
-		if s.released.CompareAndSwap(false, true) {
-			tk.deferRelease(s)
+	if s.owner != nil {
+		if s.released.CompareAndSwap(false, true) && !s.owner.put(s) {
+			s.drop()
 		}
 		return
 	}
@@ -138,7 +146,11 @@ func (s *Stub) pipeline(path []string, args []any, hasArgs bool) *Stub {
 		if imp.fut.err != nil {
 			return sess.broken(imp.fut.err)
 		}
-		return sess.localPipeline(imp.fut.val, path, largs, hasArgs)
+		p := sess.localPipeline(imp.fut.val, path, largs, hasArgs)
+		if p.owner == nil {
+			p.owner = s.owner // not shared yet
+		}
+		return p
 	}
 	b := make([]byte, 0, 64)
 	b = append(b, `["push",["pipeline",`...)
@@ -176,7 +188,7 @@ func (s *Stub) pipeline(path []string, args []any, hasArgs bool) *Stub {
 	sess.flush()
 	// The export table now holds what the frame introduced.
 	sess.releaseTree(largs)
-	return &Stub{sess: sess, imp: ne}
+	return &Stub{sess: sess, imp: ne, owner: s.owner}
 }
 
 // localPipeline continues a pipeline on a promise that already resolved
@@ -212,14 +224,22 @@ func (s *Stub) Await(ctx context.Context) (any, error) {
 	if s.released.Load() {
 		return nil, ErrReleased
 	}
+	var v any
 	if s.imp.fut == nil {
-		return s.Dup(), nil
+		v = s.Dup()
+	} else {
+		pv, err := s.pull(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v = s.sess.deliver(pv)
 	}
-	v, err := s.pull(ctx)
-	if err != nil {
-		return nil, err
+	if t := turnOf(ctx); t != nil {
+		t.own(v) // what a method's call returned is its call's
+	} else if s.owner != nil {
+		ownInto(v, func() *releaseScope { return s.owner })
 	}
-	return s.sess.deliver(v), nil
+	return v, nil
 }
 
 // pull asks the peer for a promise's result and waits for it. The value
@@ -282,9 +302,8 @@ func nonNil(args []any) []any {
 	return args
 }
 
-// A method's result takes over the stubs in it, and the releases a method
-// makes while it runs wait until its result is sent: the call's ticket
-// keeps both.
+// A method's result takes over the stubs in it; the releases of those
+// stubs the method made while it ran wait until then (releaseScope).
 
 // takeStub gives the result of the call the handle x: the result takes
 // over the stubs a method returns, as in JavaScript, including those it
@@ -305,20 +324,4 @@ func (t *ticket) takeStub(x *Stub) *Stub {
 	}
 	t.taken[x] = st
 	return st
-}
-
-// maxDeferred bounds the releases a running method may have put off: a
-// long-running method that releases many stubs does not hold them all.
-const maxDeferred = 256
-
-// deferRelease puts off the release of x until the call has sent its
-// result.
-func (t *ticket) deferRelease(x *Stub) {
-	if len(t.deferred) >= maxDeferred {
-		if old := t.deferred[0]; old != nil {
-			old.drop()
-		}
-		t.deferred = append(t.deferred[:0], t.deferred[1:]...)
-	}
-	t.deferred = append(t.deferred, x)
 }

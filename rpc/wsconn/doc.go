@@ -5,8 +5,8 @@
 // Entry points:
 //
 //   - [QuickAckListener] wraps a server's listener so that every
-//     connection it accepts is tuned (see below); [QuickAckConn] tunes one
-//     connection.
+//     connection it accepts is tuned (see below); [TuneListener] does so
+//     with options; [QuickAckConn] tunes one connection.
 //   - [Accept] upgrades an HTTP request to a [Transport] for
 //     capnweb.NewSession or capnweb.Serve. [Transport.Conn] lets the server
 //     exchange frames of its own first, such as an authentication
@@ -26,13 +26,16 @@
 //
 // Deno's WebSocket client leaves Nagle's algorithm on, and the JavaScript
 // client sends small frames the server does not answer at once (pull,
-// release). With Linux's delayed ACK every sequential call then waits
-// about 40 ms. A tuned connection re-arms TCP_QUICKACK after every read,
-// which removes the stall: serve HTTP on QuickAckListener(ln), or wrap
-// connections with QuickAckConn before they reach the HTTP server, and
-// accept with Accept, whose hijacked connection is then the tuned one. On
-// other systems QUICKACK does not exist, and the client must set
-// TCP_NODELAY instead.
+// release). With the server's delayed ACK every sequential call then
+// waits about 40 ms (200 ms on Windows). A tuned connection acknowledges
+// such data before its next read waits: on Linux by re-arming
+// TCP_QUICKACK, elsewhere, once [Accept] has made it a WebSocket, with an
+// unsolicited empty pong (RFC 6455 §5.5.3), which clients ignore and
+// whose segment carries the ACK. Serve HTTP on QuickAckListener(ln), or
+// wrap connections with QuickAckConn before they reach the HTTP server,
+// and accept with Accept, whose hijacked connection is then the tuned
+// one. [TuneListener] with NoQuickAck uses the pong on Linux too, to test
+// what other systems see. A client that sets TCP_NODELAY needs neither.
 //
 // # Batched writes
 //

@@ -2,7 +2,6 @@
 
 package wsconn
 
-// armQuickAck does nothing: TCP_QUICKACK exists only on Linux. Elsewhere
-// the stall it avoids must be fixed on the client side, with a socket that
-// sets TCP_NODELAY.
-func (rawSocket) armQuickAck() {}
+// armQuickAck does nothing and reports false: TCP_QUICKACK exists only on
+// Linux. Elsewhere a tuned connection acknowledges with a pong.
+func (rawSocket) armQuickAck() bool { return false }

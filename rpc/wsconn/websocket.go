@@ -80,6 +80,9 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *websocket.AcceptOption
 	}
 	t := New(c, readLimit)
 	t.nc, _ = rec.conn.(*tunedConn)
+	if t.nc != nil {
+		t.nc.startFrames() // the upgrade response is out: frames follow
+	}
 	return t, nil
 }
 

@@ -1,4 +1,5 @@
-import { browserError } from "./browser.ts";
+import { browserError, checkTarget } from "./browser.ts";
+import locatorCases from "../../cdp/testdata/locators.json" with { type: "json" };
 import { EvaluateError, NotCommittedError, NotGrantedError, Tab, TabError, tabs, type Target } from "./mod.ts";
 import { installFakeHost, parsePermissions, siteAllowed } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
@@ -147,12 +148,14 @@ Deno.test("bad targets are refused before anything is sent", async () => {
     ["#email", "not an object"],
     [null, "not an object"],
     [["label"], "not an object"],
-    [{}, "no way to find"],
+    [{}, "names no element"],
     [{ label: "A", text: "B" }, "more than one way"],
     [{ name: "q", label: "Q" }, "more than one way"],
     [{ css: "#x" }, 'unknown key "css"'],
-    [{ label: "" }, '"label" must be a non-empty string'],
-    [{ selector: 3 }, '"selector" must be a non-empty string'],
+    [{ label: "" }, "names no element"],
+    [{ selector: 3 }, '"selector" must be a string'],
+    [{ frame: 3, label: "A" }, '"frame" must be a string'],
+    [{ label: "A", exact: "yes" }, '"exact" must be true or false'],
   ];
   for (const [target, why] of bad) {
     for (const call of [() => tab.fill(target as Target, "x"), () => tab.click(target as Target)]) {
@@ -164,6 +167,28 @@ Deno.test("bad targets are refused before anything is sent", async () => {
   const p = await assertRejects(() => tab.press("Enter", { target: { id: "x" } as never }));
   assert(p instanceof TypeError, p.message);
   assertEquals(host.browser.actions, []);
+});
+
+Deno.test("checkTarget's verdicts are cdp's Locator.Check's, over cdp/testdata/locators.json", () => {
+  const cases = locatorCases.cases as { target: Record<string, unknown>; ok?: boolean; invalid?: string }[];
+  assert(cases.length > 0);
+  for (const c of cases) {
+    const what = JSON.stringify(c.target);
+    if (c.ok) {
+      // What is sent: the target without its empty strings.
+      const sent = Object.fromEntries(Object.entries(c.target).filter(([, v]) => v !== ""));
+      assertEquals(checkTarget("tab.fill", c.target) as unknown, sent, what);
+      continue;
+    }
+    let err: unknown;
+    try {
+      checkTarget("tab.fill", c.target);
+    } catch (e) {
+      err = e;
+    }
+    assert(err instanceof TypeError, `${what}: refused by cdp, taken by the SDK`);
+    assert(err.message.includes(c.invalid!), `${what}: ${err.message} does not say ${c.invalid}`);
+  }
 });
 
 Deno.test("bad options and arguments are refused before anything is sent", async () => {

@@ -1,11 +1,14 @@
 // A WebSocket client (RFC 6455) over a plain TCP connection with
 // TCP_NODELAY set, exposed as a Cap'n Web transport.
 //
-// Deno's built-in WebSocket leaves Nagle's algorithm on. Cap'n Web sends
-// small frames the host does not answer at once (pull, release), so with the
-// host's delayed ACK every sequential call would wait about 40 ms (200 ms on
-// Windows). Owning the socket lets us switch Nagle off; the framing is the
-// standard one, so the host needs nothing special.
+// Why not Deno's built-in WebSocket: the bootstrap runs as a --preload
+// module, and deno starts the script only once nothing keeps its event
+// loop busy. An open WebSocket (or WebSocketStream) always does and cannot
+// be unref'ed, so the script would never start; a Deno.Conn can. Owning the
+// socket also lets the SDK switch Nagle off and send a whole call (and the
+// previous call's release) in one write. The framing is the standard one,
+// so the host needs nothing special; it acknowledges unanswered frames at
+// once for clients with Nagle on (package rpc/wsconn).
 
 import type { RpcTransport } from "capnweb";
 
@@ -13,6 +16,12 @@ const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /** Largest message accepted from the host, as in Cap'n Web itself. */
 export const DEFAULT_MAX_MESSAGE = 32 << 20;
+
+/**
+ * How long a message the host never answers (Cap'n Web's release) may wait
+ * for the next message to travel with, in milliseconds.
+ */
+const HOLD_MS = 5;
 
 /** Largest HTTP response head accepted during the upgrade. */
 const MAX_RESPONSE_HEAD = 16 << 10;
@@ -363,6 +372,9 @@ async function writeAll(conn: Deno.Conn, b: Uint8Array): Promise<void> {
  *
  * Frames queued in the same tick leave in one write: Cap'n Web sends a
  * call as two frames (push, pull) and they then travel as one TCP segment.
+ * A release, which the host never answers, waits up to HOLD_MS for the
+ * next message and leaves with it: a sequential call then costs one write
+ * and one wake-up of the host, as a raw round trip does, rather than two.
  */
 export class SocketTransport implements RpcTransport {
   #conn: Deno.Conn;
@@ -372,6 +384,7 @@ export class SocketTransport implements RpcTransport {
   #waiters: { resolve: (m: string) => void; reject: (e: unknown) => void }[] = [];
   #outbox: Uint8Array[] = [];
   #flushing: Promise<void> | undefined;
+  #hold: number | undefined;
   #error: Error | undefined;
   #closeSent = false;
   #info: CloseInfo | undefined;
@@ -406,7 +419,12 @@ export class SocketTransport implements RpcTransport {
   /** send queues one text message. It throws once the connection is closing. */
   send(message: string): void {
     if (this.#error || this.#closeSent) throw this.#error ?? new WebSocketError("connection closed");
-    this.#enqueue(encodeFrame(OP_TEXT, this.#encoder.encode(message)));
+    const frame = encodeFrame(OP_TEXT, this.#encoder.encode(message));
+    if (!message.startsWith('["release",')) return this.#enqueue(frame);
+    this.#outbox.push(frame);
+    if (this.#flushing || this.#hold !== undefined) return;
+    this.#hold = setTimeout(() => this.#enqueue(), HOLD_MS);
+    Deno.unrefTimer(this.#hold); // a release alone keeps no program running
   }
 
   /** receive resolves with the next text message, or rejects once the connection ended. */
@@ -425,6 +443,7 @@ export class SocketTransport implements RpcTransport {
 
   /** flush resolves once every queued frame has been written. */
   async flush(): Promise<void> {
+    if (this.#hold !== undefined) this.#enqueue();
     while (this.#flushing) await this.#flushing;
   }
 
@@ -446,14 +465,19 @@ export class SocketTransport implements RpcTransport {
     return this.closed;
   }
 
-  #enqueue(frame: Uint8Array): void {
-    this.#outbox.push(frame);
-    if (!this.#flushing) this.#flushing = this.#writeLoop();
+  /** enqueue adds frame, if any, and starts writing the outbox. */
+  #enqueue(frame?: Uint8Array): void {
+    if (frame) this.#outbox.push(frame);
+    clearTimeout(this.#hold);
+    this.#hold = undefined;
+    if (!this.#flushing && this.#outbox.length > 0) this.#flushing = this.#writeLoop();
   }
 
   async #writeLoop(): Promise<void> {
-    // Let the rest of this tick queue its frames first.
-    await Promise.resolve();
+    // Let the rest of this tick queue its frames first. Cap'n Web sends
+    // a call's pull one or two microtasks after its push (when the
+    // caller's await reaches the promise's then): wait a few.
+    for (let i = 0; i < 3; i++) await null;
     try {
       while (this.#outbox.length > 0) {
         const batch = this.#outbox.length === 1 ? this.#outbox[0] : concat(this.#outbox);
@@ -545,6 +569,7 @@ export class SocketTransport implements RpcTransport {
     this.#info = info;
     this.#error = err;
     this.#outbox = [];
+    clearTimeout(this.#hold);
     try {
       this.#conn.close();
     } catch { /* already closed */ }

@@ -313,3 +313,46 @@ Deno.test("only ws: URLs are accepted", async () => {
   const e = await assertRejects(() => connect("wss://127.0.0.1:1/x"));
   assert(e.message.includes("wss:"), e.message);
 });
+
+/** framesIn decodes the whole client frames in b, as text. */
+function framesIn(b: Uint8Array): string[] {
+  const out: string[] = [];
+  while (clientFrameLength(b) > 0) {
+    const f = unmask(b);
+    out.push(new TextDecoder().decode(f.payload));
+    b = f.rest;
+  }
+  return out;
+}
+
+Deno.test("a release waits for the next message and leaves in one write with it", async () => {
+  const release = '["release",1,1]', push = '["push",["pipeline",0,["f"],[]]]', pull = '["pull",2]';
+  await withServer(
+    async (conn, read) => {
+      const chunk = new Uint8Array(65536);
+      const n = await conn.read(chunk);
+      assertEquals(framesIn(chunk.subarray(0, n ?? 0)), [release, push, pull]);
+      // Alone, it still leaves, soon: the client waits for this answer.
+      assertEquals(new TextDecoder().decode((await read()).payload), release);
+      await conn.write(serverFrame(0x1, enc.encode("seen")));
+      // close sends what is held first.
+      assertEquals(new TextDecoder().decode((await read()).payload), release);
+      const close = await read();
+      assertEquals(close.opcode, 0x8);
+      await conn.write(serverFrame(0x8, close.payload));
+    },
+    {},
+    async (url) => {
+      const t = await connect(url);
+      t.send(release);
+      await new Promise((r) => setTimeout(r, 0)); // a later turn of the event loop
+      t.send(push);
+      t.send(pull);
+      await t.flush();
+      t.send(release);
+      assertEquals(await t.receive(), "seen");
+      t.send(release);
+      await t.close();
+    },
+  );
+});

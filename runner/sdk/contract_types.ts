@@ -1,0 +1,101 @@
+// The object types of the host API as contract.json describes them, for
+// contract_test.ts to hold the SDK's own types to. Generated with
+// go test ./runner -run TestContractIsCurrent -update; do not edit.
+
+export interface DialogAnswer {
+  accept?: boolean;
+  promptText?: string;
+}
+
+export interface DialogAnswers {
+  alert?: "accept" | "dismiss" | DialogAnswer;
+  confirm?: "accept" | "dismiss" | DialogAnswer;
+  prompt?: "accept" | "dismiss" | DialogAnswer;
+  beforeunload?: "accept" | "dismiss" | DialogAnswer;
+}
+
+export interface FieldState {
+  value?: string;
+  invalid?: boolean;
+  validationMessage?: string;
+  errorText?: string;
+}
+
+export interface FormOptions {
+  dryRun?: boolean;
+  parts?: Record<string, string>;
+  timeout?: number;
+}
+
+export interface Locator {
+  label?: string;
+  placeholder?: string;
+  name?: string;
+  role?: string;
+  text?: string;
+  selector?: string;
+  testId?: string;
+  ref?: string;
+  exact?: boolean;
+  frame?: string;
+}
+
+export interface NavigationOptions {
+  waitUntil?: string;
+  timeout?: number;
+}
+
+export interface NotifyOptions {
+  level?: string;
+}
+
+export interface OpenOptions {
+  split?: string;
+}
+
+export interface OpenTabOptions {
+  background?: boolean;
+  timeout?: number;
+  seq?: number;
+}
+
+export interface PressOptions {
+  dryRun?: boolean;
+  parts?: Record<string, string>;
+  timeout?: number;
+  target?: Locator;
+  modifiers?: string[];
+}
+
+export interface ProgressEvent {
+  message?: string;
+  fraction?: number;
+}
+
+export interface Response {
+  status?: number;
+  url?: string;
+}
+
+export interface ScreenshotOptions {
+  fullPage?: boolean;
+}
+
+export interface StepEvent {
+  name?: string;
+  kind?: string;
+  phase?: string;
+  attempt?: number;
+  ok?: boolean;
+  error?: string;
+}
+
+export interface TabInfo {
+  id?: string;
+  url?: string;
+  title?: string;
+}
+
+export interface WaitForOptions {
+  timeout?: number;
+}
