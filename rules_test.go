@@ -75,6 +75,8 @@ var rules = []rule{
 		why: "permissions only computes: it parses headers and flags and starts nothing, serves nothing"},
 	{pkg: "display", banned: []string{"net/http", "os/exec", module + "/..."},
 		why: "display is a leaf: text rules only"},
+	{pkg: "errcode", banned: []string{"net/http", "os/exec", module + "/..."},
+		why: "errcode is a leaf: the one table of error codes that every package shares"},
 	{pkg: "consent", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},
 		why: "consent stores approvals and asks the host's prompter; it knows nothing of runs or browsers"},
 	{pkg: "history", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/...", module + "/permissions/..."},

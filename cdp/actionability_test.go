@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // actionPage holds targets that become ready only later: a field added
@@ -101,19 +103,19 @@ func TestActionsFailAtDeadlineWithLastReason(t *testing.T) {
 		{"missing", func(ctx context.Context) error {
 			_, err := tab.Fill(ctx, Locator{Label: "No such field"}, "x", FormOptions{})
 			return err
-		}, ErrNotFound, ""},
-		{"obscured click", func(ctx context.Context) error { return tab.ClickElement(ctx, Locator{Selector: "#b"}, FormOptions{}) }, ErrObscured, `id="shield"`},
+		}, errcode.NotFound, ""},
+		{"obscured click", func(ctx context.Context) error { return tab.ClickElement(ctx, Locator{Selector: "#b"}, FormOptions{}) }, errcode.Obscured, `id="shield"`},
 		{"obscured fill", func(ctx context.Context) error {
 			_, err := tab.Fill(ctx, Locator{Selector: "#f"}, "x", FormOptions{})
 			return err
-		}, ErrObscured, `id="shield"`},
+		}, errcode.Obscured, `id="shield"`},
 		{"disabled", func(ctx context.Context) error {
 			return tab.ClickElement(ctx, Locator{Selector: "#off"}, FormOptions{})
-		}, ErrDisabled, ""},
+		}, errcode.Disabled, ""},
 		{"read-only", func(ctx context.Context) error {
 			_, err := tab.Fill(ctx, Locator{Selector: "#ro"}, "x", FormOptions{})
 			return err
-		}, ErrNotEditable, ""},
+		}, errcode.Readonly, ""},
 	}
 	for _, c := range cases {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -138,7 +140,7 @@ func TestActionsFailAtDeadlineWithLastReason(t *testing.T) {
 	ctx := tctx(t, 10*time.Second)
 	t0 := time.Now()
 	err := tab.ClickElement(ctx, Locator{Text: "Twin"}, FormOptions{})
-	require.ErrorIs(t, err, ErrAmbiguous)
+	require.ErrorIs(t, err, errcode.Ambiguous)
 	require.Less(t, time.Since(t0), 2*time.Second)
 }
 

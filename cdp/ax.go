@@ -14,6 +14,8 @@ import (
 	"github.com/mafredri/cdp/protocol/dom"
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/runtime"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Roles and names as the browser computes them. Chromium keeps, for screen
@@ -74,7 +76,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, 
 	ok = ok && cur.uid == uid
 	t.mu.Unlock()
 	if !ok || worldID == 0 {
-		return nil, &LocatorError{Code: "stale_ref", Target: loc.String(), Message: "the page changed while the target was looked up; try again"}
+		return nil, &LocatorError{Code: errcode.StaleRef, Target: loc.String(), Message: "the page changed while the target was looked up; try again"}
 	}
 	// Each lookup holds its objects in a group of its own, released after
 	// it without waiting, so a release never takes a later lookup's.
@@ -135,7 +137,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, 
 	}
 	if err != nil {
 		if contextGone(err) {
-			return nil, &LocatorError{Code: "stale_ref", Target: loc.String(), Message: "the page navigated while the target was looked up; try again"}
+			return nil, &LocatorError{Code: errcode.StaleRef, Target: loc.String(), Message: "the page navigated while the target was looked up; try again"}
 		}
 		return nil, t.fail(err)
 	}
@@ -333,7 +335,7 @@ func (t *Tab) frameAX(ctx context.Context, c *devtools.Client, fr string, roles 
 	r, err := c.Accessibility.GetFullAXTree(ctx, accessibility.NewGetFullAXTreeArgs().SetFrameID(page.FrameID(fr)))
 	if err != nil {
 		if protocolError(err) != nil {
-			return nil, &LocatorError{Code: "stale_ref", Message: "the frame went away while it was searched; try again"}
+			return nil, &LocatorError{Code: errcode.StaleRef, Message: "the frame went away while it was searched; try again"}
 		}
 		return nil, t.fail(err)
 	}
@@ -455,7 +457,7 @@ func axNotFound(loc Locator, near []axNode) error {
 	if len(cands) > 0 {
 		msg += "; the closest are"
 	}
-	return &LocatorError{Code: "not_found", Target: loc.String(), Message: msg, Candidates: cands}
+	return &LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: msg, Candidates: cands}
 }
 
 // adoptables gives each node's element as an object of the isolated world.
@@ -498,10 +500,10 @@ func (t *Tab) adoptables(ctx context.Context, c *devtools.Client, worldID int, g
 // elementOf reads the runtime's answer to adopt.
 func elementOf(loc Locator, raw json.RawMessage) (*Element, error) {
 	var res struct {
-		OK         bool        `json:"ok"`
-		Code       string      `json:"code"`
-		Message    string      `json:"message"`
-		Candidates []Candidate `json:"candidates"`
+		OK         bool         `json:"ok"`
+		Code       errcode.Code `json:"code"`
+		Message    string       `json:"message"`
+		Candidates []Candidate  `json:"candidates"`
 		Element
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {

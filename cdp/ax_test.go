@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // accnamePage holds cases of the accessible-name computation, each element
@@ -96,7 +98,7 @@ func TestAXMisses(t *testing.T) {
 		t.Errorf("the error names the candidates that came close: %s", te.Message)
 	}
 	_, err = tab.resolveAX(ctx, "", Locator{Role: "button", Name: "save", Exact: true})
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, errcode.NotFound) {
 		t.Errorf("exact is case-sensitive: %v", err)
 	}
 	_, err = tab.resolveAX(ctx, "", Locator{Role: "button", Name: "Shadow"})
@@ -104,11 +106,11 @@ func TestAXMisses(t *testing.T) {
 		t.Errorf("a part of one name: %v", err)
 	}
 	_, err = tab.resolveAX(ctx, "", Locator{Role: "button"})
-	if !errors.Is(err, ErrAmbiguous) {
+	if !errors.Is(err, errcode.Ambiguous) {
 		t.Errorf("many buttons: %v", err)
 	}
 	other := attachWith(t, tab, TabOptions{Sites: []string{"example.com"}})
-	if _, err := other.resolveAX(ctx, "", Locator{Role: "main"}); !errors.Is(err, ErrSiteNotAllowed) {
+	if _, err := other.resolveAX(ctx, "", Locator{Role: "main"}); !errors.Is(err, errcode.SiteNotAllowed) {
 		t.Errorf("sites apply to the lookup: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // comboPage imitates the markup and behaviour of the custom dropdowns of
@@ -178,9 +180,9 @@ func TestSelectCustomComboboxes(t *testing.T) {
 	// A pick the widget ignores is not committed; an option that never
 	// shows is no_option at the deadline.
 	_, err = tab.Select(ctx, Locator{Label: "Stuck"}, "Vanilla", FormOptions{})
-	require.ErrorIs(t, err, ErrNotCommitted)
+	require.ErrorIs(t, err, errcode.NotCommitted)
 	_, err = tab.Select(tctx(t, 800*time.Millisecond), Locator{Label: "Author"}, "Nobody Atall", FormOptions{})
-	require.ErrorIs(t, err, ErrNoOption)
+	require.ErrorIs(t, err, errcode.NoOption)
 
 	// A datalist's suggestions are the browser's own: the choice is typed.
 	shown, err = tab.Select(ctx, Locator{Label: "Browser"}, "Google Chrome", FormOptions{})

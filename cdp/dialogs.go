@@ -11,6 +11,8 @@ import (
 	"github.com/mafredri/cdp/protocol/page"
 
 	"github.com/tranquil/automation/display"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Dialog is a JavaScript dialog a page opened.
@@ -98,7 +100,7 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // storm: N dismissed") instead of one per dialog. During a storm the page's own code never
 // pauses, so calls that run in it ([Tab.Evaluate], the readers) end at
 // their context's deadline, [Tab.Title] answers from the browser's copy,
-// and [Tab.Goto] fails at once with [ErrNavigation]: a navigation that
+// and [Tab.Goto] fails at once with code navigation: a navigation that
 // replaces a document while its dialog shows leaves the browser holding a
 // dialog it can no longer answer (see [Tab.Detach]). [Tab.Close] works.
 func (t *Tab) HandleDialogs(h DialogHandler) {
@@ -182,8 +184,8 @@ func (t *Tab) errDialogStorm(method string) error {
 	if method != "goto" || !t.inDialogStorm() {
 		return nil
 	}
-	return fmt.Errorf("%w: the page is opening dialogs without pause (more than %d a second); "+
-		"navigating now would leave the browser a dialog it cannot answer: close the tab instead", ErrNavigation, DialogStormRate)
+	return codeErr(errcode.Navigation, "navigation refused: the page is opening dialogs without pause (more than %d a second); "+
+		"navigating now would leave the browser a dialog it cannot answer: close the tab instead", DialogStormRate)
 }
 
 func (t *Tab) answerDialog(d Dialog, storm bool) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 const dialogsPage = `<title>dialogs</title>
@@ -84,7 +86,7 @@ func TestDialogsDismissedByDefault(t *testing.T) {
 	start := time.Now()
 	_, err := tab.Goto(ctx, serve("/dialogs-next", `<title>next</title>`), Load)
 	require.Less(t, time.Since(start), time.Second)
-	require.ErrorIs(t, err, ErrNavigation)
+	require.ErrorIs(t, err, errcode.Navigation)
 	require.ErrorContains(t, err, "beforeunload")
 	title, err := tab.Title(ctx)
 	require.NoError(t, err)

@@ -20,7 +20,8 @@
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickElement], [Tab.PressElement],
 //     [Tab.Resolve]: the form runtime.
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
-//   - [CodeOf] and [Codes]: the one table of error codes scripts, hosts and the action log share.
+//   - Errors carry a code of the one table (package errcode): [errcode.Of] finds it, errors.Is
+//     matches it, and scripts, hosts and the action log share it.
 //
 // Starting browsers and Electron apps, and probing and cleaning them up, is
 // package github.com/tranquil/automation/launch.
@@ -78,7 +79,7 @@
 // ran on, never a value. The sites check sits under it, where code runs: each
 // realm carries the origin the browser gave it, and a call into a realm
 // whose origin is not an allowed http or https site is a [*SiteError]
-// (matching [ErrSiteNotAllowed]), for the first attempt and for every
+// (matching [errcode.SiteNotAllowed]), for the first attempt and for every
 // retry in a new document. Input and screenshots, which run in no realm,
 // check the committed document, and a screenshot checks it again when the
 // page moved during the capture.
@@ -109,7 +110,7 @@
 // a page that tampers with built-ins cannot change how a field is found.
 // Values travel as arguments, never as code. Typing is trusted input
 // (Input.insertText); the result is read back, and a value the page did not
-// keep is [ErrNotCommitted]. The action log ([TabOptions.Log]) records the
+// keep is [errcode.NotCommitted]. The action log ([TabOptions.Log]) records the
 // method, target, site and outcome, never the value.
 //
 // Targets given by role and name, or by label, are found where the browser
@@ -129,7 +130,7 @@
 // the isolated world. Form actions, readers and [Tab.Resolve] look for a
 // target in the main frame and in every frame whose document the tab's
 // sites allow, judged by that frame's own address and, where code runs,
-// its realm's origin; a match in two frames is [ErrAmbiguous], and
+// its realm's origin; a match in two frames is [errcode.Ambiguous], and
 // [Locator.Frame] narrows the search. The element is then operated in its
 // frame: runtime calls in that frame's world, keys through the page to the
 // frame the runtime focused, clicks at the element's point moved into the

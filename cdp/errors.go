@@ -1,43 +1,69 @@
 package cdp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
-// Errors reported when a session ends. A *DetachedError matches ErrDetached
-// and exactly one of the more specific reasons.
+// Every error a page action returns carries a code of the one table
+// ([errcode.Of] finds it) and matches it with errors.Is
+// (errors.Is(err, errcode.NotFound)). Messages are written for the person
+// who made the call: they name what was waited for or refused, never a
+// protocol method or Go's context wording.
+
+// codedError is an error of this package with a code and nothing more to
+// say than its message.
+type codedError struct {
+	code errcode.Code
+	err  error // the message, and what it wraps
+}
+
+// codeErr makes a codedError; format may use %w.
+func codeErr(code errcode.Code, format string, args ...any) error {
+	return &codedError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+func (e *codedError) Error() string           { return e.err.Error() }
+func (e *codedError) Unwrap() error           { return e.err }
+func (e *codedError) ErrorCode() errcode.Code { return e.code }
+func (e *codedError) Is(target error) bool    { return target == error(e.code) }
+
+// Errors reported when a session ends: each has code closed. A
+// *DetachedError matches ErrDetached and exactly one of the more specific
+// reasons.
 var (
 	// ErrDetached matches every end of a tab session.
-	ErrDetached = errors.New("cdp: session detached")
+	ErrDetached = codeErr(errcode.Closed, "the tab's session ended")
 	// ErrTargetClosed reports that the page was closed.
-	ErrTargetClosed = errors.New("cdp: target closed")
+	ErrTargetClosed = codeErr(errcode.Closed, "the tab was closed")
 	// ErrTargetCrashed reports that the page's renderer crashed.
-	ErrTargetCrashed = errors.New("cdp: target crashed")
+	ErrTargetCrashed = codeErr(errcode.Closed, "the tab's page crashed")
 	// ErrBrowserClosed reports that the connection to the browser is gone
 	// (the browser exited or Browser.Close was called).
-	ErrBrowserClosed = errors.New("cdp: browser connection closed")
+	ErrBrowserClosed = codeErr(errcode.Closed, "the browser is gone")
 )
 
 // Other errors.
 var (
 	// ErrNotSupported reports a protocol method the browser does not offer,
 	// such as Target.createTarget in Electron.
-	ErrNotSupported = errors.New("cdp: not supported by this browser")
+	ErrNotSupported = codeErr(errcode.Error, "not supported by this browser")
 	// ErrMessageTooLarge reports a request or reply larger than
 	// Options.MaxMessageSize.
-	ErrMessageTooLarge = errors.New("cdp: message too large")
+	ErrMessageTooLarge = codeErr(errcode.Error, "message too large for the connection to the browser")
 	// ErrEndpoint reports an endpoint Connect cannot use, or a
-	// [PagePolicy] deny entry that is not a loopback endpoint.
+	// [PagePolicy] deny entry that is not a loopback endpoint. It is the
+	// host's mistake, never a script's, so it has no code.
 	ErrEndpoint = errors.New("cdp: bad endpoint")
-	// ErrNavigation reports a navigation the browser refused or failed.
-	ErrNavigation = errors.New("cdp: navigation failed")
 )
 
-// DetachedError says why a tab session ended.
+// DetachedError says why a tab session ended. Its code is closed.
 type DetachedError struct {
 	TargetID string
 	// Reason is ErrTargetClosed, ErrTargetCrashed, ErrBrowserClosed or
@@ -58,6 +84,9 @@ func (e *DetachedError) Error() string {
 	return s
 }
 
+// ErrorCode is closed.
+func (e *DetachedError) ErrorCode() errcode.Code { return errcode.Closed }
+
 // Unwrap lets errors.Is match both the reason and ErrDetached.
 func (e *DetachedError) Unwrap() []error {
 	if e.Reason == ErrDetached {
@@ -67,7 +96,7 @@ func (e *DetachedError) Unwrap() []error {
 }
 
 // EvalError is a JavaScript exception thrown (or a promise rejected) by code
-// run with [Tab.Evaluate] or [Tab.WaitFor].
+// run with [Tab.Evaluate] or [Tab.WaitFor]. Its code is eval_error.
 type EvalError struct {
 	// Name is the error's class, such as "TypeError"; empty when a
 	// non-Error value was thrown.
@@ -83,13 +112,19 @@ type EvalError struct {
 
 func (e *EvalError) Error() string {
 	if e.Name != "" {
-		return fmt.Sprintf("cdp: evaluate: %s: %s (line %d, column %d)", e.Name, e.Message, e.Line, e.Column)
+		return fmt.Sprintf("the page's code threw %s: %s (line %d, column %d)", e.Name, e.Message, e.Line, e.Column)
 	}
-	return fmt.Sprintf("cdp: evaluate: uncaught %s (line %d, column %d)", e.Message, e.Line, e.Column)
+	return fmt.Sprintf("the page's code threw %s (line %d, column %d)", e.Message, e.Line, e.Column)
 }
 
+// ErrorCode is eval_error.
+func (e *EvalError) ErrorCode() errcode.Code { return errcode.EvalError }
+
+// Is matches errcode.EvalError.
+func (e *EvalError) Is(target error) bool { return target == error(errcode.EvalError) }
+
 // WaitTimeoutError reports a condition that did not hold before the context
-// ended. It wraps the context's error.
+// ended. It wraps the context's error; its code is timeout.
 type WaitTimeoutError struct {
 	// What describes the condition, such as `selector "#done"`.
 	What string
@@ -98,8 +133,14 @@ type WaitTimeoutError struct {
 }
 
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("cdp: wait for %s: %v", e.What, e.Err)
+	if errors.Is(e.Err, context.Canceled) {
+		return fmt.Sprintf("stopped waiting for %s: the call was cancelled", e.What)
+	}
+	return fmt.Sprintf("timed out waiting for %s", e.What)
 }
+
+// ErrorCode is timeout.
+func (e *WaitTimeoutError) ErrorCode() errcode.Code { return errcode.Timeout }
 
 func (e *WaitTimeoutError) Unwrap() error { return e.Err }
 
@@ -130,31 +171,37 @@ func contextGone(err error) bool {
 // ErrTimeout matches a bounded wait that ran out: a condition that did not
 // hold in time ([*WaitTimeoutError]). Package launch reports a browser that
 // did not come up in time with this same error (as launch.ErrTimeout), so
-// [CodeOf] gives both CodeTimeout.
-var ErrTimeout = errors.New("cdp: timed out")
+// [errcode.Of] gives both the code timeout.
+var ErrTimeout = codeErr(errcode.Timeout, "timed out")
 
-// Is lets a wait that ran out match ErrTimeout as well as the context error.
-func (e *WaitTimeoutError) Is(target error) bool { return target == ErrTimeout }
+// Is lets a wait that ran out match ErrTimeout and errcode.Timeout as well
+// as the context error.
+func (e *WaitTimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == error(errcode.Timeout)
+}
 
-// ErrNavigationBlocked matches every navigation or request the page policy
-// refused: an address that is not http or https, or an endpoint of the host.
-var ErrNavigationBlocked = errors.New("cdp: navigation blocked by the page policy")
-
-// NavigationBlockedError is a navigation the page policy refused. It
-// matches ErrNavigationBlocked.
+// NavigationBlockedError is a navigation or request the page policy
+// refused: an address that is not http or https, or an endpoint of the
+// host. Its code is navigation_blocked.
 type NavigationBlockedError struct {
 	URL    string
 	Reason string
 }
 
 func (e *NavigationBlockedError) Error() string {
-	return fmt.Sprintf("cdp: navigation to %s blocked: %s", shorten(e.URL, 200), e.Reason)
+	return fmt.Sprintf("navigation to %s blocked: %s", shorten(e.URL, 200), e.Reason)
 }
 
-func (e *NavigationBlockedError) Is(target error) bool { return target == ErrNavigationBlocked }
+// ErrorCode is navigation_blocked.
+func (e *NavigationBlockedError) ErrorCode() errcode.Code { return errcode.NavigationBlocked }
+
+// Is matches errcode.NavigationBlocked.
+func (e *NavigationBlockedError) Is(target error) bool {
+	return target == error(errcode.NavigationBlocked)
+}
 
 // SiteError is a page action refused because the document it would run in
-// is not on the tab's allowed sites. It matches ErrSiteNotAllowed.
+// is not on the tab's allowed sites. Its code is site_not_allowed.
 type SiteError struct {
 	Method string // the action, such as "evaluate" or "fill"
 	Site   string // host of the document, or its scheme when it has none
@@ -167,15 +214,19 @@ type SiteError struct {
 
 func (e *SiteError) Error() string {
 	if e.Grant != "" {
-		return fmt.Sprintf("cdp: %s refused on %s: %s", e.Method, e.Site, e.Grant)
+		return fmt.Sprintf("%s refused on %s: %s", e.Method, e.Site, e.Grant)
 	}
 	if e.Sites == nil {
-		return fmt.Sprintf("cdp: %s refused: the document at %s is not a web page", e.Method, e.Site)
+		return fmt.Sprintf("%s refused: the document at %s is not a web page", e.Method, e.Site)
 	}
-	return fmt.Sprintf("cdp: %s refused on %s: allowed sites are %s", e.Method, e.Site, strings.Join(e.Sites, ", "))
+	return fmt.Sprintf("%s refused on %s: allowed sites are %s", e.Method, e.Site, strings.Join(e.Sites, ", "))
 }
 
-func (e *SiteError) Is(target error) bool { return target == ErrSiteNotAllowed }
+// ErrorCode is site_not_allowed.
+func (e *SiteError) ErrorCode() errcode.Code { return errcode.SiteNotAllowed }
+
+// Is matches errcode.SiteNotAllowed.
+func (e *SiteError) Is(target error) bool { return target == error(errcode.SiteNotAllowed) }
 
 // shorten cuts s to at most n characters for a message, never inside one.
 func shorten(s string, n int) string {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // world selects a JavaScript realm of the main frame.
@@ -31,7 +33,9 @@ const (
 // returned promise is awaited. The result is nil for undefined; NaN,
 // ±Infinity, -0 and bigints come back as JSON strings of their JavaScript
 // spelling ("NaN", "1n"). A thrown exception or rejected promise is an
-// *EvalError.
+// *EvalError. A result that is no data (a DOM node, a window, a function,
+// a symbol, an object that refers to itself) has code not_serializable:
+// it is judged by what the browser says it is, then read by value.
 //
 // If a navigation destroys the document mid-call, the call is made again
 // in the new document until ctx ends, so fn should be safe to repeat.
@@ -46,7 +50,7 @@ func (t *Tab) Evaluate(ctx context.Context, fn string, args ...any) (json.RawMes
 	}
 	var out json.RawMessage
 	err = t.act(ctx, "evaluate", "", false, func(ctx context.Context) (err error) {
-		out, err = t.call(ctx, mainWorld, fn, cargs)
+		out, err = t.callIn(ctx, "", mainWorld, fn, cargs, true)
 		return err
 	})
 	return out, err
@@ -64,7 +68,7 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 			f, isFloat = float64(v), true
 		case json.RawMessage:
 			if !json.Valid(v) {
-				return nil, fmt.Errorf("cdp: argument %d: invalid JSON", i)
+				return nil, codeErr(errcode.Invalid, "argument %d is not valid JSON", i+1)
 			}
 			out[i].Value = v
 			continue
@@ -82,7 +86,7 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 		}
 		b, err := json.Marshal(a)
 		if err != nil {
-			return nil, fmt.Errorf("cdp: argument %d: %w", i, err)
+			return nil, codeErr(errcode.Invalid, "argument %d cannot be sent as JSON: %w", i+1, err)
 		}
 		out[i].Value = b
 	}
@@ -91,7 +95,7 @@ func callArgs(args []any) ([]runtime.CallArgument, error) {
 
 // call runs fn in a realm of the main frame's current document; see callIn.
 func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallArgument) (json.RawMessage, error) {
-	return t.callIn(ctx, "", w, fn, args)
+	return t.callIn(ctx, "", w, fn, args, false)
 }
 
 // callIn runs fn in a realm of frame fr's current document ("" is the
@@ -99,7 +103,11 @@ func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallA
 // the realm under the call. Each realm is checked against the tab's sites
 // before fn runs in it; the call names the realm by its unique id, so it
 // cannot land in another document.
-func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []runtime.CallArgument) (json.RawMessage, error) {
+//
+// byType reads the result as [Tab.Evaluate] returns it: by what the
+// browser says it is first (see resultOf), then by value. Otherwise the
+// result comes by value in the same call.
+func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []runtime.CallArgument, byType bool) (json.RawMessage, error) {
 	stale := ""
 	for {
 		rm, err := t.realmIn(ctx, fr, w, stale)
@@ -109,30 +117,86 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 		if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 			return nil, err
 		}
-		r, err := t.callFunctionOn(ctx, rm.s.route, rm.uid, fn, args)
+		a := runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(rm.uid).SetArguments(args).SetAwaitPromise(true)
+		group := ""
+		if byType {
+			// Each call has a group of its own, so that one call freeing
+			// its objects never frees another's before it has read them.
+			group = fmt.Sprintf("tranquil-evaluate-%d", t.evalGroups.Add(1))
+			a.SetObjectGroup(group)
+		} else {
+			a.SetReturnByValue(true)
+		}
+		r, err := t.callFunctionOn(ctx, rm.s.route, a)
 		if err != nil {
 			if contextGone(err) {
 				stale = rm.uid
 				continue
 			}
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, &WaitTimeoutError{What: "the page's function to return", Err: ctx.Err()}
 			}
 			return nil, t.fail(err)
+		}
+		if byType && (r.Result.ObjectID != nil || r.ExceptionDetails != nil) {
+			defer t.releaseGroup(rm.s.route, group)
 		}
 		if r.ExceptionDetails != nil {
 			return nil, evalErrorOf(r.ExceptionDetails)
 		}
-		return valueOf(r.Result), nil
+		if !byType || r.Result.ObjectID == nil {
+			return valueOf(r.Result), nil
+		}
+		return t.resultOf(ctx, rm, r.Result)
+	}
+}
+
+// errNotSerializable is a result that cannot come back as JSON.
+var errNotSerializable = codeErr(errcode.NotSerializable,
+	"the function's result cannot come back as JSON (a DOM node, a window, a function, a symbol or a circular object): return plain data, such as el.textContent")
+
+// resultOf reads the object o an evaluation returned by reference. What
+// the browser says it is decides first: a function, a symbol or a DOM node
+// is no data. Anything else is then asked for by value, by a function
+// that only returns the object: the browser refusing that reply refuses
+// the value (a window, an object that refers to itself, one nested too
+// deep or holding a symbol).
+func (t *Tab) resultOf(ctx context.Context, rm realmRef, o runtime.RemoteObject) (json.RawMessage, error) {
+	if o.Type == "function" || o.Type == "symbol" || (o.Subtype != nil && *o.Subtype == "node") {
+		return nil, errNotSerializable
+	}
+	a := runtime.NewCallFunctionOnArgs("function () { return this }").SetObjectID(*o.ObjectID).SetReturnByValue(true)
+	r, err := t.callFunctionOn(ctx, rm.s.route, a)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, &WaitTimeoutError{What: "the page's function to return", Err: ctx.Err()}
+	case err != nil && !contextGone(err) && protocolError(err) != nil:
+		return nil, errNotSerializable
+	case err != nil:
+		return nil, t.fail(err)
+	case r.ExceptionDetails != nil:
+		return nil, errNotSerializable // a proxy's trap threw while it was read
+	}
+	return valueOf(r.Result), nil
+}
+
+// releaseGroup frees the objects an evaluation returned by reference (its
+// result, what it threw) once they are read. Nothing waits for the reply:
+// the session runs its requests in order, so the objects are gone before
+// anything sent later runs, and a failure leaves nothing to do (a gone
+// document took its objects with it).
+func (t *Tab) releaseGroup(rt *route, group string) {
+	params, err := json.Marshal(runtime.NewReleaseObjectGroupArgs(group))
+	if err == nil {
+		_ = t.b.m.send(rt, "Runtime.releaseObjectGroup", params)
 	}
 }
 
 // callFunctionOn is Runtime.callFunctionOn on the connection's direct path:
 // it is the call every evaluation, wait and form action makes, so it skips
 // rpcc's extra goroutine hops and second decode.
-func (t *Tab) callFunctionOn(ctx context.Context, rt *route, uid, fn string, args []runtime.CallArgument) (*runtime.CallFunctionOnReply, error) {
-	params, err := json.Marshal(runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(uid).SetArguments(args).
-		SetReturnByValue(true).SetAwaitPromise(true))
+func (t *Tab) callFunctionOn(ctx context.Context, rt *route, a *runtime.CallFunctionOnArgs) (*runtime.CallFunctionOnReply, error) {
+	params, err := json.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("cdp: encode call: %w", err)
 	}
@@ -207,7 +271,7 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 		ch := t.changed
 		t.mu.Unlock()
 		if !ok {
-			return realmRef{}, &LocatorError{Code: "stale_ref", Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
+			return realmRef{}, &LocatorError{Code: errcode.StaleRef, Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
 		}
 		if rm.uid != "" && rm.uid != stale {
 			return rm, nil
@@ -225,7 +289,7 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 				return rm, nil
 			}
 		case <-ctx.Done():
-			return realmRef{}, ctx.Err()
+			return realmRef{}, &WaitTimeoutError{What: "the page's document", Err: ctx.Err()}
 		case <-t.route.gone:
 			return realmRef{}, t.route.err
 		}
@@ -347,7 +411,7 @@ var waitBackoff = []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecon
 // It is a page action, checked and logged like [Tab.Evaluate].
 func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 	if cond.fn == "" {
-		return fmt.Errorf("cdp: wait: empty condition")
+		return codeErr(errcode.Invalid, "the wait has no condition")
 	}
 	cargs, err := callArgs(cond.args)
 	if err != nil {
@@ -365,7 +429,7 @@ func (t *Tab) WaitFor(ctx context.Context, cond Condition) error {
 // It is a page action, checked like [Tab.Evaluate] and logged as "holds".
 func (t *Tab) Holds(ctx context.Context, cond Condition) (bool, error) {
 	if cond.fn == "" {
-		return false, fmt.Errorf("cdp: holds: empty condition")
+		return false, codeErr(errcode.Invalid, "the check has no condition")
 	}
 	cargs, err := callArgs(cond.args)
 	if err != nil {

@@ -42,3 +42,36 @@ func BenchmarkEvaluatePolicy(b *testing.B) {
 	b.ReportMetric(median(without), "plain-p50-µs")
 	b.ReportMetric(median(with)/median(without), "p50-ratio")
 }
+
+// BenchmarkEvaluateByType measures reading an evaluation's result by
+// what the browser says it is (Tab.Evaluate: a number in one call, an
+// object in three) against reading it by value in one call, interleaved
+// on one page.
+func BenchmarkEvaluateByType(b *testing.B) {
+	ctx := b.Context()
+	tab, err := sharedConn.NewTabWith(ctx, serve("/bench-bytype", `<title>bytype</title>`), TabOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tab.Close(ctx)
+	fns := map[string]string{"number": `() => 42`, "object": `() => ({a: 1, b: [1, 2, 3], c: "text"})`}
+	times := map[string][]float64{}
+	for b.Loop() {
+		for i := 0; i < 200; i++ {
+			for name, fn := range fns {
+				for _, how := range []string{"by-value", "by-type"} {
+					t0 := time.Now()
+					if _, err := tab.callIn(ctx, "", mainWorld, fn, nil, how == "by-type"); err != nil {
+						b.Fatal(err)
+					}
+					times[name+"-"+how] = append(times[name+"-"+how], float64(time.Since(t0).Microseconds()))
+				}
+			}
+		}
+	}
+	for name := range fns {
+		b.ReportMetric(median(times[name+"-by-value"]), name+"-by-value-p50-µs")
+		b.ReportMetric(median(times[name+"-by-type"]), name+"-by-type-p50-µs")
+		b.ReportMetric(median(times[name+"-by-type"])/median(times[name+"-by-value"]), name+"-p50-ratio")
+	}
+}

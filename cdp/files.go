@@ -2,7 +2,6 @@ package cdp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,11 +9,9 @@ import (
 
 	"github.com/mafredri/cdp/protocol/dom"
 	"github.com/mafredri/cdp/protocol/runtime"
-)
 
-// ErrNotAFile reports a path SetFiles cannot give a page: not absolute,
-// missing, or not a regular file.
-var ErrNotAFile = errors.New("cdp: not a file that can be uploaded")
+	"github.com/tranquil/automation/errcode"
+)
 
 // elementFn returns the element behind a ref of the form runtime, as a
 // remote object (null when the ref is no longer good).
@@ -28,8 +25,8 @@ const elementFn = `function (h, ref) {
 // events), and reads the input's file count back: a count the page did
 // not keep is a *NotCommittedError whose Kept is the count it holds. No paths clears the input; more than one
 // needs an <input multiple>. A hidden input counts, since pages often
-// hide theirs behind a styled label; a disabled one is ErrDisabled, and
-// any other element ErrBadTarget.
+// hide theirs behind a styled label; a disabled one is errcode.Disabled, and
+// any other element errcode.BadTarget.
 //
 // The paths must be absolute paths of regular files; which files a caller
 // may hand a page is for the caller to decide (the runner allows only its
@@ -40,14 +37,14 @@ const elementFn = `function (h, ref) {
 func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts FormOptions) error {
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
-			return fmt.Errorf("%w: %q is not an absolute path", ErrNotAFile, p)
+			return codeErr(errcode.Invalid, "%q is not an absolute path, so it cannot be uploaded", p)
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrNotAFile, err)
+			return codeErr(errcode.Invalid, "cannot upload %s: %w", p, err)
 		}
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%w: %s is not a regular file", ErrNotAFile, p)
+			return codeErr(errcode.Invalid, "%s is not a regular file, so it cannot be uploaded", p)
 		}
 	}
 	if paths == nil {
@@ -68,7 +65,7 @@ func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts Fo
 			return err
 		}
 		if len(paths) > 1 && !in.Multiple {
-			return &LocatorError{Code: "bad_target", Target: desc, Message: fmt.Sprintf("the file input takes one file, not %d", len(paths))}
+			return &LocatorError{Code: errcode.BadTarget, Target: desc, Message: fmt.Sprintf("the file input takes one file, not %d", len(paths))}
 		}
 		if opts.DryRun {
 			return nil
@@ -106,7 +103,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		SetUniqueContextID(uid).SetArguments(args))
 	if err != nil {
 		if contextGone(err) {
-			return &LocatorError{Code: "stale_ref", Target: desc, Message: "the page navigated; resolve the target again"}
+			return &LocatorError{Code: errcode.StaleRef, Target: desc, Message: "the page navigated; resolve the target again"}
 		}
 		return t.fail(err)
 	}
@@ -114,7 +111,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		return evalErrorOf(r.ExceptionDetails)
 	}
 	if r.Result.ObjectID == nil {
-		return &LocatorError{Code: "stale_ref", Target: desc, Message: "the element is gone (the page navigated or re-rendered); resolve the target again"}
+		return &LocatorError{Code: errcode.StaleRef, Target: desc, Message: "the element is gone (the page navigated or re-rendered); resolve the target again"}
 	}
 	defer func() {
 		// The world would hold the element until its document goes.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 //go:embed forms.js
@@ -57,23 +59,6 @@ var formsElementsWrapper = `function (hash, name, target, ...els) {
   return globalThis.__tqForms[name](els, target);
 }`
 
-// Form errors. A [*LocatorError] matches the sentinel for its code.
-var (
-	ErrNotFound       = errors.New("cdp: no element matches the target")
-	ErrAmbiguous      = errors.New("cdp: more than one element matches the target")
-	ErrHidden         = errors.New("cdp: the target is hidden")
-	ErrDisabled       = errors.New("cdp: the target is disabled")
-	ErrStaleRef       = errors.New("cdp: stale element reference; resolve the target again")
-	ErrBadTarget      = errors.New("cdp: invalid target")
-	ErrNotEditable    = errors.New("cdp: the target does not take text")
-	ErrObscured       = errors.New("cdp: another element covers the target")
-	ErrNotStable      = errors.New("cdp: the target keeps moving")
-	ErrNoOption       = errors.New("cdp: no such option")
-	ErrMissingPart    = errors.New("cdp: a custom part is missing")
-	ErrNotCommitted   = errors.New("cdp: the page did not keep the value")
-	ErrSiteNotAllowed = errors.New("cdp: the page's site is not allowed")
-)
-
 // formCall runs one runtime method in the main frame's isolated world.
 func (t *Tab) formCall(ctx context.Context, target string, out any, method string, args ...any) error {
 	return t.formCallIn(ctx, "", target, out, method, args...)
@@ -88,18 +73,18 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 	if err != nil {
 		return err
 	}
-	raw, err := t.callIn(ctx, fr, sdkWorld, formsShortWrapper, cargs)
+	raw, err := t.callIn(ctx, fr, sdkWorld, formsShortWrapper, cargs, false)
 	if err == nil && string(raw) == `{"ok":false,"code":"no_runtime"}` {
-		raw, err = t.callIn(ctx, fr, sdkWorld, formsWrapper, cargs)
+		raw, err = t.callIn(ctx, fr, sdkWorld, formsWrapper, cargs, false)
 	}
 	if err != nil {
 		return err
 	}
 	var res struct {
-		OK         bool        `json:"ok"`
-		Code       string      `json:"code"`
-		Message    string      `json:"message"`
-		Candidates []Candidate `json:"candidates"`
+		OK         bool         `json:"ok"`
+		Code       errcode.Code `json:"code"`
+		Message    string       `json:"message"`
+		Candidates []Candidate  `json:"candidates"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("cdp: form runtime %s: %w", method, err)
@@ -117,14 +102,14 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 
 // Resolve finds the element loc names, in the isolated world. Hidden and
 // disabled matches are never picked: they are reported in Skipped, or as
-// ErrHidden / ErrDisabled when nothing else matches. More than one usable
-// match is ErrAmbiguous, listing the candidates. A native select a
+// errcode.Hidden / errcode.Disabled when nothing else matches. More than one usable
+// match is errcode.Ambiguous, listing the candidates. A native select a
 // component library hid behind its own combobox resolves to that
 // combobox. Resolve looks once; the actions wait for their target.
 //
 // The main frame and every frame below it whose document the tab's sites
 // allow are searched, same-site and cross-site (out-of-process) frames
-// alike; matches in two frames are ErrAmbiguous, and [Locator.Frame]
+// alike; matches in two frames are errcode.Ambiguous, and [Locator.Frame]
 // narrows the search to some frames.
 func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 	if err := loc.validate(); err != nil {
@@ -161,7 +146,7 @@ func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 	wg.Wait()
 	var els []*Element
 	var best *LocatorError
-	rank := map[string]int{"not_found": 1, "hidden": 2, "disabled": 2, "ambiguous": 3}
+	rank := map[errcode.Code]int{errcode.NotFound: 1, errcode.Hidden: 2, errcode.Disabled: 2, errcode.Ambiguous: 3}
 	for i, r := range res {
 		var te *LocatorError
 		switch {
@@ -170,7 +155,7 @@ func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 		case errors.As(r.err, &te):
 			if best == nil || rank[te.Code] > rank[best.Code] {
 				best = te
-			} else if te.Code == best.Code && te.Code == "not_found" {
+			} else if te.Code == best.Code && te.Code == errcode.NotFound {
 				cp := *best
 				cp.Candidates = append(slices.Clip(cp.Candidates), te.Candidates...)
 				best = &cp
@@ -187,7 +172,7 @@ func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 		for _, el := range els {
 			cands = append(cands, el.Element)
 		}
-		return nil, &LocatorError{Code: "ambiguous", Target: loc.String(), Candidates: cands,
+		return nil, &LocatorError{Code: errcode.Ambiguous, Target: loc.String(), Candidates: cands,
 			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame)", len(els))}
 	case best != nil:
 		return nil, withSkipped(best, skipped)
@@ -215,7 +200,7 @@ func (t *Tab) resolveFrame(ctx context.Context, fr string, loc Locator) (*Elemen
 		// reading of labels stays as a fallback for what the tree does not
 		// name that way (a label that is not the control's accessible name).
 		el, err := t.resolveAX(ctx, fr, loc)
-		if !errors.Is(err, ErrNotFound) || loc.Label == "" {
+		if !errors.Is(err, errcode.NotFound) || loc.Label == "" {
 			return el, err
 		}
 	}
@@ -267,7 +252,7 @@ func withSkipped(err error, skipped []string) error {
 	if len(skipped) == 0 {
 		return err
 	}
-	return editTarget(err, func(te *LocatorError) bool { return te.Code == CodeNotFound }, func(te *LocatorError) {
+	return editTarget(err, func(te *LocatorError) bool { return te.Code == errcode.NotFound }, func(te *LocatorError) {
 		te.Message += fmt.Sprintf("; frames on sites the script may not act on were not searched: %s", strings.Join(skipped, ", "))
 	})
 }
@@ -278,7 +263,7 @@ func notInFrames(loc Locator, skipped []string) error {
 	if loc.Frame != "" {
 		msg = fmt.Sprintf("no frame named %q or at an address holding it", loc.Frame)
 	}
-	return withSkipped(&LocatorError{Code: "not_found", Target: loc.String(), Message: msg}, skipped)
+	return withSkipped(&LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: msg}, skipped)
 }
 
 // action runs a form action through the page-action path: refused at once
@@ -294,12 +279,12 @@ func (t *Tab) action(ctx context.Context, method string, loc Locator, opts FormO
 }
 
 // outcomeOf is an action's outcome in the log: "refused" for the site
-// check's own refusal, else the error's code (see [CodeOf]).
+// check's own refusal, else the error's code (see [errcode.Of]).
 func outcomeOf(err error) string {
 	if refused(err) {
 		return "refused"
 	}
-	return CodeOf(err)
+	return string(errcode.Of(err))
 }
 
 // Fill types value into the text field target names, as a person would.
@@ -363,14 +348,14 @@ func (t *Tab) Fill(ctx context.Context, loc Locator, value string, opts FormOpti
 
 // Check sets a checkbox or radio to checked (or a checkbox to unchecked)
 // with a trusted click, then reads the state back; a state the page did not
-// keep is ErrNotCommitted. A box already in the wanted state is left alone
+// keep is errcode.NotCommitted. A box already in the wanted state is left alone
 // at once; otherwise it waits as [Tab.ClickElement] does.
 func (t *Tab) Check(ctx context.Context, loc Locator, checked bool, opts FormOptions) error {
 	return t.action(ctx, "check", loc, opts, func(ctx context.Context) error {
 		desc := loc.String()
 		el, err := t.clickReady(ctx, loc, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
 			if el.Kind == "radio" && !checked {
-				return false, &LocatorError{Code: "bad_target", Target: desc, Message: "a radio button cannot be unchecked; check another one"}
+				return false, &LocatorError{Code: errcode.BadTarget, Target: desc, Message: "a radio button cannot be unchecked; check another one"}
 			}
 			return el.Checked != checked, nil
 		})
@@ -427,7 +412,7 @@ func (t *Tab) clickReady(ctx context.Context, loc Locator, n need, click func(*r
 
 // Select chooses option, waiting for the target as [Tab.ClickElement]
 // does, and returns the choice the page shows afterwards; one that does
-// not match option is ErrNotCommitted.
+// not match option is errcode.NotCommitted.
 //
 // In a native <select> the option is matched by its label, else its
 // value, and chosen as a person's pick would (input and change events);
@@ -460,7 +445,7 @@ func (t *Tab) Select(ctx context.Context, loc Locator, option string, opts FormO
 
 // SelectAll selects exactly options (each by label, else value) in a
 // native <select multiple>, unselecting the rest, and returns the labels
-// of the options selected afterwards; a different set is ErrNotCommitted.
+// of the options selected afterwards; a different set is errcode.NotCommitted.
 // It waits as [Tab.Select] does.
 func (t *Tab) SelectAll(ctx context.Context, loc Locator, options []string, opts FormOptions) ([]string, error) {
 	var shown []string
@@ -475,7 +460,7 @@ func (t *Tab) SelectAll(ctx context.Context, loc Locator, options []string, opts
 		}
 		desc := loc.String()
 		if el.Mode != "native" {
-			return &LocatorError{Code: "not_select", Target: desc, Message: "not a native select", Candidates: []Candidate{el.Element.Element}}
+			return &LocatorError{Code: errcode.NotSelect, Target: desc, Message: "not a native select", Candidates: []Candidate{el.Element.Element}}
 		}
 		shown = el.Values
 		if !opts.DryRun && !el.Committed {
@@ -551,7 +536,7 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 			if err := t.insertTextIn(ctx, el.frame, option); err != nil {
 				return err
 			}
-			return &LocatorError{Code: "no_option", Target: desc, Message: "typed the option into the filter; waiting for it to show"}
+			return &LocatorError{Code: errcode.NoOption, Target: desc, Message: "typed the option into the filter; waiting for it to show"}
 		}
 		return nil
 	})
@@ -600,9 +585,9 @@ const reopenAfter = 500 * time.Millisecond
 // spinner in front of it is waited out. Checks repeat with a short
 // backoff and cost one round trip when the element is ready at once. When
 // ctx ends first, the error is the last reason the target was not ready
-// (ErrNotFound, ErrHidden, ErrDisabled, ErrObscured naming what covers
-// it, ErrNotEditable for a read-only field), with [LocatorError.Waited]
-// set. ErrAmbiguous, an invalid target and a stale ref fail at once, as
+// (errcode.NotFound, errcode.Hidden, errcode.Disabled, errcode.Obscured naming what covers
+// it, errcode.NotEditable for a read-only field), with [LocatorError.Waited]
+// set. errcode.Ambiguous, an invalid target and a stale ref fail at once, as
 // waiting cannot mend them.
 //
 // Where the click lands is checked too: if the page slips something else

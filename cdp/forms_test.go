@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 const labelsPage = `<title>labels</title>
@@ -63,7 +65,7 @@ func TestResolveTargets(t *testing.T) {
 	require.True(t, el.Skipped[0].Hidden)
 
 	_, err = tab.Resolve(ctx, Locator{Label: "Name"})
-	require.ErrorIs(t, err, ErrAmbiguous)
+	require.ErrorIs(t, err, errcode.Ambiguous)
 	var te *LocatorError
 	require.ErrorAs(t, err, &te)
 	require.Len(t, te.Candidates, 2)
@@ -71,17 +73,17 @@ func TestResolveTargets(t *testing.T) {
 	require.Contains(t, err.Error(), `id="n2"`)
 
 	_, err = tab.Resolve(ctx, Locator{Label: "Hidden one"})
-	require.ErrorIs(t, err, ErrHidden)
+	require.ErrorIs(t, err, errcode.Hidden)
 	_, err = tab.Resolve(ctx, Locator{Label: "Disabled one"})
-	require.ErrorIs(t, err, ErrDisabled)
+	require.ErrorIs(t, err, errcode.Disabled)
 	_, err = tab.Resolve(ctx, Locator{Label: "No such field"})
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, errcode.NotFound)
 	_, err = tab.Resolve(ctx, Locator{Label: "Email", Selector: "#x"})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.BadTarget)
 	_, err = tab.Resolve(ctx, Locator{})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.BadTarget)
 	_, err = tab.Resolve(ctx, Locator{Selector: "##"})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.BadTarget)
 
 	// Re-render: the element is replaced, its ref goes stale.
 	el, err = tab.Resolve(ctx, Locator{Label: "Going away"})
@@ -89,7 +91,7 @@ func TestResolveTargets(t *testing.T) {
 	_, err = tab.Evaluate(ctx, `() => { document.getElementById("box").innerHTML = '<input id=gone aria-label="Going away">' }`)
 	require.NoError(t, err)
 	_, err = tab.Fill(ctx, Locator{Ref: el.Ref}, "x", FormOptions{})
-	require.ErrorIs(t, err, ErrStaleRef)
+	require.ErrorIs(t, err, errcode.StaleRef)
 	require.Contains(t, err.Error(), "resolve the target again")
 
 	// Navigation: even a same-looking document does not accept old refs.
@@ -98,7 +100,7 @@ func TestResolveTargets(t *testing.T) {
 	_, err = tab.Goto(ctx, site.URL+"/labels?again", Load)
 	require.NoError(t, err)
 	_, err = tab.Resolve(ctx, Locator{Ref: el.Ref})
-	require.ErrorIs(t, err, ErrStaleRef)
+	require.ErrorIs(t, err, errcode.StaleRef)
 }
 
 // trustedPage holds a field that, like a controlled input in a UI
@@ -149,7 +151,7 @@ func TestFillMaxLengthNotCommitted(t *testing.T) {
 	tab := newTab(t, serve("/maxlength", `<label for=z>Zip</label><input id=z maxlength=5>`))
 	ctx := tctx(t, 20*time.Second)
 	_, err := tab.Fill(ctx, Locator{Label: "Zip"}, "1234567", FormOptions{})
-	require.ErrorIs(t, err, ErrNotCommitted)
+	require.ErrorIs(t, err, errcode.NotCommitted)
 	var nc *NotCommittedError
 	require.ErrorAs(t, err, &nc)
 	require.Equal(t, "12345", nc.Kept)
@@ -253,12 +255,12 @@ func TestCheckAndSelect(t *testing.T) {
 	require.NoError(t, tab.Check(ctx, Locator{Label: "I accept the terms"}, true, FormOptions{})) // already so
 	require.NoError(t, tab.Check(ctx, Locator{Label: "Newsletter"}, false, FormOptions{}))
 	require.Equal(t, `[true,false]`, state(`() => [terms.checked, news.checked]`))
-	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Locked"}, true, FormOptions{}), ErrNotCommitted)
+	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Locked"}, true, FormOptions{}), errcode.NotCommitted)
 
 	require.NoError(t, tab.Check(ctx, Locator{Role: "radio", Name: "Pro"}, true, FormOptions{}))
 	require.Equal(t, `[false,true]`, state(`() => [free.checked, pro.checked]`))
-	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Pro"}, false, FormOptions{}), ErrBadTarget)
-	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Country"}, true, FormOptions{}), ErrBadTarget)
+	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Pro"}, false, FormOptions{}), errcode.BadTarget)
+	require.ErrorIs(t, tab.Check(ctx, Locator{Label: "Country"}, true, FormOptions{}), errcode.BadTarget)
 
 	shown, err := tab.Select(ctx, Locator{Label: "Country"}, "Germany", FormOptions{})
 	require.NoError(t, err)
@@ -270,20 +272,20 @@ func TestCheckAndSelect(t *testing.T) {
 	// A missing option, a disabled one or a missing part may yet come: each
 	// is waited for until the deadline.
 	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Label: "Country"}, "Spain", FormOptions{})
-	require.ErrorIs(t, err, ErrNoOption)
+	require.ErrorIs(t, err, errcode.NoOption)
 	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Label: "Country"}, "Closed", FormOptions{})
-	require.ErrorIs(t, err, ErrDisabled)
+	require.ErrorIs(t, err, errcode.Disabled)
 	_, err = tab.Select(ctx, Locator{Label: "I accept the terms"}, "x", FormOptions{})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.NotSelect)
 
 	parts := map[string]string{"trigger": ".trigger", "option": ".opt", "value": ".value"}
 	shown, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Green", FormOptions{Parts: parts})
 	require.NoError(t, err)
 	require.Equal(t, "Green", shown)
 	_, err = tab.Select(tctx(t, 300*time.Millisecond), Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"trigger": ".nope", "option": ".opt"}})
-	require.ErrorIs(t, err, ErrMissingPart)
+	require.ErrorIs(t, err, errcode.MissingPart)
 	_, err = tab.Select(ctx, Locator{Selector: "#dd"}, "Red", FormOptions{Parts: map[string]string{"option": "]]bad"}})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.BadParts)
 
 	require.NoError(t, tab.ClickElement(ctx, Locator{Text: "Pick a colour"}, FormOptions{}))
 	require.Equal(t, `false`, state(`() => document.getElementById("menu").hidden`))
@@ -317,20 +319,20 @@ func TestDryRunAndActionLog(t *testing.T) {
 	require.JSONEq(t, `["", true, false]`, string(v), "a dry run changes nothing")
 
 	_, err = tab.Fill(ctx, Locator{Label: "Password"}, secret, opts) // too long: not committed
-	require.ErrorIs(t, err, ErrNotCommitted)
+	require.ErrorIs(t, err, errcode.NotCommitted)
 	_, err = tab.Fill(ctx, Locator{Label: "Password"}, "short", opts)
 	require.NoError(t, err)
 	sites := logged
 	sites.Sites = []string{"example.com", "*.example.org"}
 	elsewhere := attachWith(t, tab, sites)
 	_, err = elsewhere.Fill(ctx, Locator{Label: "Password"}, secret, opts)
-	require.ErrorIs(t, err, ErrSiteNotAllowed)
+	require.ErrorIs(t, err, errcode.SiteNotAllowed)
 	v, err = tab.Evaluate(ctx, `() => pw.value`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"short"`, string(v), "a refused site is not touched")
 	sites.Sites = []string{"127.0.0.1"}
 	_, err = attachWith(t, tab, sites).Fill(tctx(t, 300*time.Millisecond), Locator{Label: "Nope"}, secret, opts)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, errcode.NotFound)
 
 	mu.Lock()
 	defer mu.Unlock()

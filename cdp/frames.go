@@ -12,6 +12,8 @@ import (
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/mafredri/cdp/protocol/target"
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Frames. A page is a tree of frames: the main frame; frames the same
@@ -546,7 +548,7 @@ func (t *Tab) sessionOf(fr string) *session {
 // page's viewport, where input is sent: it adds the position of each
 // enclosing frame's content box, as the browser lays it out. The point
 // must then be inside the page's viewport and reach the frame there: an
-// element of the page in front of the frame is ErrObscured. A point the
+// element of the page in front of the frame is errcode.Obscured. A point the
 // page does not show is scrolled into view, and errNotInPage asks the
 // caller to look again.
 func (t *Tab) pagePoint(ctx context.Context, fr string, x, y float64) (float64, float64, error) {
@@ -555,7 +557,7 @@ func (t *Tab) pagePoint(ctx context.Context, fr string, x, y float64) (float64, 
 	}
 	s := t.sessionOf(fr)
 	if s == nil {
-		return 0, 0, &LocatorError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
+		return 0, 0, &LocatorError{Code: errcode.StaleRef, Message: "the frame is gone; resolve the target again"}
 	}
 	// Box models come in the viewport of the session's root frame. top is
 	// the element of the main frame's session that holds the frame, or
@@ -603,14 +605,14 @@ func (t *Tab) pagePoint(ctx context.Context, fr string, x, y float64) (float64, 
 	// frame of the same renderer) or the element holding the first frame
 	// of another renderer.
 	if (t.sessionOf(fr) == t.top && string(hit.FrameID) != fr) || (t.sessionOf(fr) != t.top && hit.BackendNodeID != top.node) {
-		return 0, 0, &LocatorError{Code: "obscured", Message: "the page in front of the frame covers it"}
+		return 0, 0, &LocatorError{Code: errcode.Obscured, Message: "the page in front of the frame covers it"}
 	}
 	return x, y, nil
 }
 
 // errNotInPage is a point of a frame that the page around it did not
 // show; it has been scrolled into view, and is to be checked again.
-var errNotInPage = &LocatorError{Code: "not_stable", Message: "the frame shows the element but the page around it does not; scrolling it into view"}
+var errNotInPage = &LocatorError{Code: errcode.NotStable, Message: "the frame shows the element but the page around it does not; scrolling it into view"}
 
 // ownerBox is where the element holding a frame is, in the viewport of
 // its session's root frame: its content box's top left, where the
@@ -622,7 +624,7 @@ type ownerBox struct {
 }
 
 func (t *Tab) ownerBoxOf(ctx context.Context, s *session, frame string) (ownerBox, error) {
-	gone := &LocatorError{Code: "stale_ref", Message: "the frame is gone; resolve the target again"}
+	gone := &LocatorError{Code: errcode.StaleRef, Message: "the frame is gone; resolve the target again"}
 	o, err := s.c.DOM.GetFrameOwner(ctx, dom.NewGetFrameOwnerArgs(page.FrameID(frame)))
 	if err != nil {
 		if protocolError(err) != nil {
@@ -630,7 +632,7 @@ func (t *Tab) ownerBoxOf(ctx context.Context, s *session, frame string) (ownerBo
 		}
 		return ownerBox{}, t.fail(err)
 	}
-	hidden := &LocatorError{Code: "hidden", Message: "the frame holding it is not rendered"}
+	hidden := &LocatorError{Code: errcode.Hidden, Message: "the frame holding it is not rendered"}
 	bm, err := s.c.DOM.GetBoxModel(ctx, dom.NewGetBoxModelArgs().SetBackendNodeID(o.BackendNodeID))
 	if err != nil {
 		if protocolError(err) != nil {

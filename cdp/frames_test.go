@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // The frames pages: a main page on 127.0.0.1 holding a same-site frame
@@ -118,7 +120,7 @@ func TestFramesAmbiguityAndNarrowing(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = tab.Fill(ctx, Locator{Label: "Notes"}, "x", FormOptions{})
-	require.ErrorIs(t, err, ErrAmbiguous)
+	require.ErrorIs(t, err, errcode.Ambiguous)
 	var te *LocatorError
 	require.True(t, errors.As(err, &te))
 	require.Len(t, te.Candidates, 2)
@@ -133,7 +135,7 @@ func TestFramesAmbiguityAndNarrowing(t *testing.T) {
 	require.Equal(t, "by address", v)
 
 	_, err = tab.Resolve(ctx, Locator{Label: "Notes", Frame: "no-such-frame"})
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, errcode.NotFound)
 }
 
 // sites= is judged per frame, by the frame's own document.
@@ -146,12 +148,12 @@ func TestFramesFollowSites(t *testing.T) {
 		_, err := tab.Fill(ctx, Locator{Label: "Card number"}, "4000", FormOptions{})
 		require.NoError(t, err)
 		_, err = tab.Resolve(ctx, Locator{Label: "Full name"})
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, errcode.NotFound)
 		require.Contains(t, err.Error(), "not searched: 127.0.0.1")
 		_, err = tab.Resolve(ctx, Locator{Label: "Security code"}) // 127.0.0.1 again, inside the allowed frame
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, errcode.NotFound)
 		_, err = tab.Resolve(ctx, Locator{Label: "Floor"}) // written by a 127.0.0.1 frame
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, errcode.NotFound)
 		_, err = tab.Evaluate(ctx, `() => 1`) // the main frame's world
 		require.True(t, refused(err), "%v", err)
 	})
@@ -170,7 +172,7 @@ func TestFramesFollowSites(t *testing.T) {
 			return len(skipped) > 0
 		}, 10*time.Second, 50*time.Millisecond)
 		_, err = tab.Resolve(ctx, Locator{Label: "Card number"})
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, errcode.NotFound)
 		require.Contains(t, err.Error(), "not searched: localhost")
 	})
 }
@@ -201,7 +203,7 @@ func TestFrameUnderAnOverlay(t *testing.T) {
 
 	short := tctx(t, 1500*time.Millisecond)
 	err := tab.ClickElement(short, Locator{Role: "button", Name: "Go"}, FormOptions{})
-	require.ErrorIs(t, err, ErrObscured)
+	require.ErrorIs(t, err, errcode.Obscured)
 	raw, err := tab.Evaluate(ctx, `() => window.coverClicks || 0`)
 	require.NoError(t, err)
 	require.Equal(t, "0", string(raw))
@@ -303,7 +305,7 @@ func TestFrameSessionsEndWithTheTab(t *testing.T) {
 	tab, err := sharedConn.NewTabWith(ctx, framesPage(), TabOptions{})
 	require.NoError(t, err)
 	_, err = tab.Resolve(ctx, Locator{Label: "Security code"}) // two levels of cross-site frames attached
-	for errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+	for errors.Is(err, errcode.NotFound) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 		_, err = tab.Resolve(ctx, Locator{Label: "Security code"})
 	}

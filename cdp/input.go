@@ -2,16 +2,17 @@ package cdp
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mafredri/cdp/protocol/input"
+
+	"github.com/tranquil/automation/errcode"
 )
 
-// ErrUnknownKey reports a key name Press does not know.
-var ErrUnknownKey = errors.New("cdp: unknown key")
+// ErrUnknownKey reports a key name Press does not know. Its code is
+// invalid.
+var ErrUnknownKey = codeErr(errcode.Invalid, "unknown key")
 
 // Modifier is a set of held modifier keys for Press and Click.
 type Modifier int
@@ -59,7 +60,7 @@ func keyOf(key string) (name string, d keyDef, err error) {
 		return key, d, nil
 	}
 	if utf8.RuneCountInString(key) != 1 {
-		return "", keyDef{}, fmt.Errorf("%w: %q", ErrUnknownKey, key)
+		return "", keyDef{}, codeErr(errcode.Invalid, "%w %q", ErrUnknownKey, key)
 	}
 	r, _ := utf8.DecodeRuneInString(key)
 	d = keyDef{text: key}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/tranquil/automation/internal/netclass"
 	"github.com/tranquil/automation/internal/testenv"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 func TestSiteAllowedPorts(t *testing.T) {
@@ -214,7 +216,7 @@ func (e *localEnv) refusals() []string {
 	defer e.mu.Unlock()
 	var out []string
 	for _, a := range e.log {
-		if a.Outcome == CodeNavigationBlocked {
+		if a.Outcome == string(errcode.NavigationBlocked) {
 			out = append(out, a.Method+" "+a.Target)
 		}
 	}
@@ -262,7 +264,7 @@ func TestGuardedTabStaysOffLocalAddresses(t *testing.T) {
 		host := strings.TrimPrefix(u, "http://")
 		host, _, _ = strings.Cut(host, "/")
 		assert.Equal(t, "add sites="+host+" to reach a service on this computer", nb.Reason, u)
-		assert.Equal(t, CodeNavigationBlocked, CodeOf(err))
+		assert.Equal(t, errcode.NavigationBlocked, errcode.Of(err))
 	}
 
 	// Page-made navigations: a frame, page code, a redirect of an allowed page.
@@ -277,7 +279,7 @@ func TestGuardedTabStaysOffLocalAddresses(t *testing.T) {
 	require.NoError(t, err)
 	e.waitRefusal(t, ctx, "navigate "+e.secret.URL+"/location?… (3 bytes of query)")
 	_, err = tab.Goto(ctx, site.URL+"/local-redirect", Load)
-	require.ErrorIs(t, err, ErrNavigationBlocked, "a redirect to another local service")
+	require.ErrorIs(t, err, errcode.NavigationBlocked, "a redirect to another local service")
 	e.waitRefusal(t, ctx, "navigate "+e.secret.URL+"/redirect")
 
 	refusals := e.refusals()
@@ -296,7 +298,7 @@ func TestGuardedTabStaysOffLocalAddresses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "the secret", text)
 	_, err = named.Goto(ctx, "http://app.localhost:"+secretPort+"/wild", Load)
-	require.ErrorIs(t, err, ErrNavigationBlocked, "*.localhost is no grant of app.localhost")
+	require.ErrorIs(t, err, errcode.NavigationBlocked, "*.localhost is no grant of app.localhost")
 	_, err = named.Goto(ctx, siteOther+"/local-start", Load)
 	require.NoError(t, err, "sites=localhost covers every port of localhost")
 	assert.Equal(t, []string{"/named"}, e.reached())
@@ -314,7 +316,7 @@ func TestGuardedTabStaysOffLocalAddresses(t *testing.T) {
 	var se *SiteError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "add sites=127.0.0.1:"+secretPort+" to reach a service on this computer", se.Grant)
-	assert.Equal(t, CodeSiteNotAllowed, CodeOf(err))
+	assert.Equal(t, errcode.SiteNotAllowed, errcode.Of(err))
 }
 
 func attachGuarded(t *testing.T, ctx context.Context, e *localEnv, id string) *Tab {
@@ -349,7 +351,7 @@ func TestGuardedTabRefusesLocalLinksAndForms(t *testing.T) {
 		// The click was sent; it reports the refusal when its check meets
 		// the error page the refusal left.
 		if err := tab.ClickElement(ctx, Locator{Selector: sel}, FormOptions{}); err != nil {
-			require.ErrorIs(t, err, ErrNavigationBlocked, sel)
+			require.ErrorIs(t, err, errcode.NavigationBlocked, sel)
 		}
 		e.waitRefusal(t, ctx, want[i])
 	}

@@ -5,18 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Locators: how a script names an element, what one resolves to, and
 // the errors a lookup or an action ends with.
-
-var codeErrors = map[string]error{
-	"not_found": ErrNotFound, "ambiguous": ErrAmbiguous, "hidden": ErrHidden, "disabled": ErrDisabled,
-	"stale_ref": ErrStaleRef, "bad_target": ErrBadTarget, "not_editable": ErrNotEditable,
-	"not_focusable": ErrNotEditable, "obscured": ErrObscured, "no_option": ErrNoOption,
-	"not_select": ErrBadTarget, "bad_parts": ErrBadTarget, "missing_part": ErrMissingPart,
-	"readonly": ErrNotEditable, "not_stable": ErrNotStable,
-}
 
 // Candidate describes an element the runtime considered.
 type Candidate struct {
@@ -58,10 +52,11 @@ func (c Candidate) String() string {
 	return s
 }
 
-// LocatorError reports why a target could not be used.
+// LocatorError reports why a target could not be used. It matches its
+// code with errors.Is (errors.Is(err, errcode.Ambiguous)).
 type LocatorError struct {
-	Code       string // the runtime's code, e.g. "ambiguous"
-	Target     string // the target, described
+	Code       errcode.Code // such as errcode.Ambiguous
+	Target     string       // the target, described
 	Message    string
 	Candidates []Candidate // the elements involved, when that helps
 	// Waited is how long an action waited for its target before giving
@@ -70,7 +65,10 @@ type LocatorError struct {
 }
 
 func (e *LocatorError) Error() string {
-	s := fmt.Sprintf("cdp: %s: %s", e.Target, e.Message)
+	s := e.Message
+	if e.Target != "" {
+		s = e.Target + ": " + s
+	}
 	if len(e.Candidates) > 0 {
 		parts := make([]string, len(e.Candidates))
 		for i, c := range e.Candidates {
@@ -84,11 +82,14 @@ func (e *LocatorError) Error() string {
 	return s
 }
 
-// Is matches the sentinel for the error's code.
-func (e *LocatorError) Is(target error) bool { return codeErrors[e.Code] == target }
+// ErrorCode is e.Code.
+func (e *LocatorError) ErrorCode() errcode.Code { return e.Code }
+
+// Is matches the error's code.
+func (e *LocatorError) Is(target error) bool { return target == error(e.Code) }
 
 // NotCommittedError reports a value the page did not keep (truncated,
-// reformatted, rejected). It matches ErrNotCommitted.
+// reformatted, rejected). Its code is not_committed.
 type NotCommittedError struct {
 	Target string
 	// Kept is what the field holds instead.
@@ -96,10 +97,14 @@ type NotCommittedError struct {
 }
 
 func (e *NotCommittedError) Error() string {
-	return fmt.Sprintf("cdp: %s: the page did not keep the value (it holds %d characters)", e.Target, len([]rune(e.Kept)))
+	return fmt.Sprintf("%s: the page did not keep the value (it holds %d characters)", e.Target, len([]rune(e.Kept)))
 }
 
-func (e *NotCommittedError) Is(target error) bool { return target == ErrNotCommitted }
+// ErrorCode is not_committed.
+func (e *NotCommittedError) ErrorCode() errcode.Code { return errcode.NotCommitted }
+
+// Is matches errcode.NotCommitted.
+func (e *NotCommittedError) Is(target error) bool { return target == error(errcode.NotCommitted) }
 
 // Locator names an element for the form actions. Set exactly one way of
 // finding it; Role may be combined with Name, which then means the
@@ -222,7 +227,7 @@ type Action struct {
 	Method  string // "fill", "check", "select", "click", "press", "goto", …; "navigate" for a refused navigation, "navigated" for one the page made
 	Target  string // the target, described; for a navigation, origin and path with only the query's length
 	Site    string // host of the page
-	Outcome string // "ok", "dry-run", "refused", or an error code of [Codes] such as "not_committed"
+	Outcome string // "ok", "dry-run", "refused", or an error code of [errcode.Codes] such as "not_committed"
 }
 
 // FormOptions configures a form action. The zero value acts as soon as the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tranquil/automation/errcode"
 )
 
 // locatorCases are the cases of testdata/locators.json, which the SDK's
@@ -40,8 +41,8 @@ func TestLocatorCheck(t *testing.T) {
 		}
 		var le *LocatorError
 		if assert.True(t, errors.As(err, &le), "%s: %v", c.Target, err) {
-			assert.Equal(t, "bad_target", le.Code)
-			assert.ErrorIs(t, err, ErrBadTarget)
+			assert.Equal(t, errcode.BadTarget, le.Code)
+			assert.ErrorIs(t, err, errcode.BadTarget)
 			assert.Contains(t, le.Message, c.Invalid, "%s", c.Target)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // mux carries every session of one browser over one transport (a
@@ -420,17 +422,7 @@ func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte
 		delete(m.pending, id)
 		m.pmu.Unlock()
 	}()
-	b := make([]byte, 0, len(params)+len(method)+96)
-	b = append(b, `{"id":`...)
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, `,"sessionId":"`...)
-	b = append(b, r.id...)
-	b = append(b, `","method":`...)
-	b = strconv.AppendQuote(b, method)
-	b = append(b, `,"params":`...)
-	b = append(b, params...)
-	b = append(b, '}')
-	if err := m.write(b); err != nil {
+	if err := m.write(request(id, r, method, params)); err != nil {
 		return nil, err
 	}
 	select {
@@ -441,6 +433,28 @@ func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// send sends one request on r's session and does not wait for its reply,
+// which answer drops: for a call whose outcome changes nothing for the
+// caller, such as freeing objects.
+func (m *mux) send(r *route, method string, params []byte) error {
+	id := directIDBase + m.directSeq.Add(1)%directIDBase
+	return m.write(request(id, r, method, params))
+}
+
+// request is the frame of a direct call.
+func request(id uint64, r *route, method string, params []byte) []byte {
+	b := make([]byte, 0, len(params)+len(method)+96)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"sessionId":"`...)
+	b = append(b, r.id...)
+	b = append(b, `","method":`...)
+	b = strconv.AppendQuote(b, method)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	return append(b, '}')
 }
 
 // plainID reports whether b is the kind of id Chromium issues (hex, or at
@@ -495,7 +509,7 @@ func (m *mux) drop(r *route, err error) {
 
 func (m *mux) write(b []byte) error {
 	if int64(len(b)) > m.maxSize {
-		return fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(b), m.maxSize)
+		return codeErr(errcode.Error, "%w (%d bytes, the limit is %d)", ErrMessageTooLarge, len(b), m.maxSize)
 	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // nativePage has one input of every type Chromium draws, a multiple select,
@@ -75,7 +77,7 @@ func TestFillEveryInputType(t *testing.T) {
 	// date, a volume off its step, text in a number field.
 	for _, c := range []struct{ label, value string }{{"Day", "5 March"}, {"Day", "2024-02-30"}, {"Volume", "7.5"}, {"Volume", "11"}, {"Count", "forty"}} {
 		_, err := tab.Fill(ctx, Locator{Label: c.label}, c.value, FormOptions{})
-		require.ErrorIs(t, err, ErrNotCommitted, c.label+" "+c.value)
+		require.ErrorIs(t, err, errcode.NotCommitted, c.label+" "+c.value)
 	}
 	// Numbers are strings that compare as numbers.
 	st, err := tab.Fill(ctx, Locator{Label: "Volume"}, "3.0", FormOptions{})
@@ -122,11 +124,11 @@ func TestSelectAllMultiple(t *testing.T) {
 	require.JSONEq(t, `[]`, selected(), "a dry run changes nothing")
 
 	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Locator{Label: "Toppings"}, []string{"Ham", "Anchovies"}, FormOptions{})
-	require.ErrorIs(t, err, ErrDisabled)
+	require.ErrorIs(t, err, errcode.Disabled)
 	_, err = tab.SelectAll(tctx(t, 300*time.Millisecond), Locator{Label: "Toppings"}, []string{"Ham", "Pineapple"}, FormOptions{})
-	require.ErrorIs(t, err, ErrNoOption)
+	require.ErrorIs(t, err, errcode.NoOption)
 	_, err = tab.SelectAll(ctx, Locator{Label: "Text"}, []string{"Ham"}, FormOptions{})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.NotSelect)
 	v, err := tab.Evaluate(ctx, `() => events.filter(e => e === "toppings:change").length`)
 	require.NoError(t, err)
 	require.Equal(t, "4", string(v))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mafredri/cdp/protocol/page"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // WaitUntil names the point in a page load a navigation waits for.
@@ -35,7 +37,7 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // events of the previous document can't end the wait early. A
 // same-document navigation (a #fragment) returns as soon as the browser
 // reports it, with status 0. A failed navigation (bad address, refused
-// connection) is ErrNavigation; an HTTP error status is not a failure, even
+// connection) has code navigation; an HTTP error status is not a failure, even
 // when the browser shows its own error page for an empty body.
 //
 // The status is read from the Network domain, which Goto turns on for the
@@ -105,10 +107,10 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 			return nil, &NavigationBlockedError{URL: url, Reason: reason}
 		}
 		if *nav.ErrorText == "net::ERR_ABORTED" && t.dialogStays() > stays {
-			return nil, fmt.Errorf("%w: %s: the page asked to be kept (beforeunload) and the tab's dialog answer kept it: %s", ErrNavigation, url, *nav.ErrorText)
+			return nil, codeErr(errcode.Navigation, "navigation to %s failed: the page asked to be kept (beforeunload) and the tab's dialog answer kept it (%s)", shorten(url, 200), *nav.ErrorText)
 		}
 		if _, answered := t.responseOf(loader); !answered || *nav.ErrorText != errHTTPStatus {
-			return nil, fmt.Errorf("%w: %s: %s", ErrNavigation, url, *nav.ErrorText)
+			return nil, codeErr(errcode.Navigation, "navigation to %s failed (%s)", shorten(url, 200), *nav.ErrorText)
 		}
 	}
 	if loader == "" {

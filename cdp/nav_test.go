@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 func init() {
@@ -45,7 +47,7 @@ func TestGotoWaitsForTheNewDocument(t *testing.T) {
 	require.JSONEq(t, `"#frag"`, string(v))
 
 	_, err = tab.Goto(ctx, "http://127.0.0.1:1/", Load)
-	require.ErrorIs(t, err, ErrNavigation)
+	require.ErrorIs(t, err, errcode.Navigation)
 	require.ErrorContains(t, err, "ERR_")
 	_, err = tab.Goto(ctx, slow, "networkidle")
 	require.ErrorContains(t, err, "unknown wait state")

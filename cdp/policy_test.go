@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // newTabWith opens a tab on the shared browser with opts, closed when the
@@ -76,8 +78,8 @@ func TestCheckNavigation(t *testing.T) {
 		"http:///nohost", "http:/x", "//example.com/", "example.com", "", "\x00http://x/",
 	} {
 		err := CheckNavigation(u)
-		if !errors.Is(err, ErrNavigationBlocked) {
-			t.Errorf("%q: got %v, want ErrNavigationBlocked", u, err)
+		if !errors.Is(err, errcode.NavigationBlocked) {
+			t.Errorf("%q: got %v, want errcode.NavigationBlocked", u, err)
 		}
 	}
 }
@@ -157,7 +159,7 @@ window.open("`+secret.URL+`/popup");</script>`)
 		t.Fatal(err)
 	}
 	_, err = tab.Goto(ctx, secret.URL+"/goto", Load)
-	if !errors.Is(err, ErrNavigationBlocked) {
+	if !errors.Is(err, errcode.NavigationBlocked) {
 		t.Fatalf("goto the denied endpoint: %v", err)
 	}
 	time.Sleep(500 * time.Millisecond)
@@ -196,7 +198,7 @@ window.open("`+secret.URL+`/popup");</script>`)
 		t.Fatal(err)
 	}
 	for _, u := range []string{secret.URL + "/after-first-close", other.URL + "/after-first-close"} {
-		if _, err := tab.Goto(ctx, u, Load); !errors.Is(err, ErrNavigationBlocked) {
+		if _, err := tab.Goto(ctx, u, Load); !errors.Is(err, errcode.NavigationBlocked) {
 			t.Errorf("%s with one Guard left: %v", u, err)
 		}
 	}
@@ -241,7 +243,7 @@ func TestPressKeyRefusesFocusInAFrame(t *testing.T) {
 	if _, err := tab.Evaluate(ctx, `() => document.getElementById("f").focus()`); err != nil {
 		t.Fatal(err)
 	}
-	if err := tab.PressKey(ctx, "a", 0, FormOptions{}); !errors.Is(err, ErrSiteNotAllowed) {
+	if err := tab.PressKey(ctx, "a", 0, FormOptions{}); !errors.Is(err, errcode.SiteNotAllowed) {
 		t.Fatalf("focus in another site's frame: %v", err)
 	}
 }

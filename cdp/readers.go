@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Readers report what the page shows or holds without acting on it. They
@@ -23,7 +25,7 @@ func (t *Tab) Text(ctx context.Context, loc Locator) (string, error) {
 
 // Value returns what loc's field holds: an input's or textarea's
 // value, a select's chosen label (the first, for a multiple select), the
-// text of a contenteditable element. Other elements are ErrBadTarget.
+// text of a contenteditable element. Other elements are errcode.BadTarget.
 func (t *Tab) Value(ctx context.Context, loc Locator) (string, error) {
 	var s string
 	err := t.readOne(ctx, "value", loc, "value", "", &s)
@@ -42,7 +44,7 @@ func (t *Tab) Attribute(ctx context.Context, loc Locator, name string) (string, 
 }
 
 // Checked reports whether loc's checkbox, switch or radio button is
-// checked; any other element is ErrBadTarget.
+// checked; any other element is errcode.BadTarget.
 func (t *Tab) Checked(ctx context.Context, loc Locator) (bool, error) {
 	var b bool
 	err := t.readOne(ctx, "checked", loc, "checked", "", &b)
@@ -124,7 +126,7 @@ func (t *Tab) pickRef(ctx context.Context, loc Locator) (string, error) {
 	if err == nil {
 		return el.Ref, nil
 	}
-	if !errors.Is(err, ErrHidden) && !errors.Is(err, ErrDisabled) {
+	if !errors.Is(err, errcode.Hidden) && !errors.Is(err, errcode.Disabled) {
 		return "", err
 	}
 	frames, _ := t.searchFrames(loc.Frame)
@@ -153,10 +155,10 @@ func (t *Tab) pickRef(ctx context.Context, loc Locator) (string, error) {
 func (t *Tab) visible(ctx context.Context, loc Locator) (bool, error) {
 	_, err := t.Resolve(ctx, loc)
 	switch {
-	case err == nil, errors.Is(err, ErrAmbiguous), errors.Is(err, ErrDisabled):
+	case err == nil, errors.Is(err, errcode.Ambiguous), errors.Is(err, errcode.Disabled):
 		// ambiguous: several usable, so shown; disabled: shown but not usable
 		return true, nil
-	case errors.Is(err, ErrHidden), errors.Is(err, ErrNotFound):
+	case errors.Is(err, errcode.Hidden), errors.Is(err, errcode.NotFound):
 		return false, nil
 	}
 	return false, err

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 const readersPage = `<title>readers</title>
@@ -51,7 +53,7 @@ func TestReaders(t *testing.T) {
 	} {
 		got, err := tab.Value(ctx, target)
 		if target.Selector == "#link" {
-			require.ErrorIs(t, err, ErrBadTarget, "a link holds no value")
+			require.ErrorIs(t, err, errcode.BadTarget, "a link holds no value")
 			continue
 		}
 		require.NoError(t, err, target.String())
@@ -65,7 +67,7 @@ func TestReaders(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, b)
 	_, err = tab.Checked(ctx, Locator{Label: "Name"})
-	require.ErrorIs(t, err, ErrBadTarget)
+	require.ErrorIs(t, err, errcode.BadTarget)
 
 	v, ok, err := tab.Attribute(ctx, Locator{Selector: "#link"}, "href")
 	require.NoError(t, err)
@@ -93,7 +95,7 @@ func TestReaders(t *testing.T) {
 	require.Equal(t, 3, n, "hidden ones count")
 
 	_, err = tab.Value(ctx, Locator{Selector: ".item"})
-	require.ErrorIs(t, err, ErrAmbiguous)
+	require.ErrorIs(t, err, errcode.Ambiguous)
 
 	require.NoError(t, tab.WaitVisible(ctx, Locator{Role: "button", Name: "Late"}))
 	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -124,7 +126,7 @@ func TestReadersOffSites(t *testing.T) {
 		"count":   func() error { _, err := tab.Count(ctx, Locator{Selector: "li"}); return err },
 		"waitFor": func() error { return tab.WaitVisible(ctx, Locator{Label: "Name"}) },
 	} {
-		require.ErrorIs(t, f(), ErrSiteNotAllowed, name)
+		require.ErrorIs(t, f(), errcode.SiteNotAllowed, name)
 	}
 	for _, a := range log.list {
 		if a.Method != "goto" {
@@ -158,9 +160,9 @@ func TestSetFiles(t *testing.T) {
 	require.Equal(t, "2", string(changed), "the page saw change events")
 
 	err = tab.SetFiles(ctx, Locator{Label: "Upload"}, paths, FormOptions{})
-	require.ErrorIs(t, err, ErrBadTarget, "two files for a single input")
+	require.ErrorIs(t, err, errcode.BadTarget, "two files for a single input")
 	err = tab.SetFiles(ctx, Locator{Label: "Name"}, paths[:1], FormOptions{})
-	require.ErrorIs(t, err, ErrBadTarget, "not a file input")
+	require.ErrorIs(t, err, errcode.BadTarget, "not a file input")
 	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Many"}, nil, FormOptions{}))
 	require.Equal(t, `""`, names("#fm"), "no paths clear it")
 	require.NoError(t, tab.SetFiles(ctx, Locator{Label: "Many"}, paths, FormOptions{DryRun: true}))
@@ -168,7 +170,7 @@ func TestSetFiles(t *testing.T) {
 
 	for _, bad := range []string{"one.txt", filepath.Join(dir, "missing.txt"), dir} {
 		err := tab.SetFiles(ctx, Locator{Label: "Upload"}, []string{bad}, FormOptions{})
-		require.True(t, errors.Is(err, ErrNotAFile), "%s: %v", bad, err)
+		require.True(t, errors.Is(err, errcode.Invalid), "%s: %v", bad, err)
 		require.False(t, strings.Contains(names("#f"), "missing"))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Waiting until a target is ready for an action: the retries, backoff
@@ -29,9 +31,9 @@ func waitable(err error, byRef bool) bool {
 		return false
 	}
 	switch te.Code {
-	case "not_found", "hidden", "disabled", "readonly", "obscured", "not_stable", "no_option", "missing_part":
+	case errcode.NotFound, errcode.Hidden, errcode.Disabled, errcode.Readonly, errcode.Obscured, errcode.NotStable, errcode.NoOption, errcode.MissingPart:
 		return true
-	case "stale_ref":
+	case errcode.StaleRef:
 		return !byRef
 	}
 	return false

@@ -12,6 +12,8 @@ import (
 
 	"github.com/mafredri/cdp/protocol/page"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 func init() {
@@ -68,7 +70,7 @@ func TestGotoResponse(t *testing.T) {
 	require.Equal(t, Response{URL: "about:blank"}, *r)
 
 	r, err = tab.Goto(ctx, "http://127.0.0.1:1/", Load)
-	require.ErrorIs(t, err, ErrNavigation)
+	require.ErrorIs(t, err, errcode.Navigation)
 	require.Nil(t, r)
 }
 

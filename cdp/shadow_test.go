@@ -7,6 +7,8 @@ import (
 	"github.com/mafredri/cdp/protocol/dom"
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // shadowPage builds its fields inside components: open and closed shadow
@@ -94,9 +96,9 @@ func TestShadowFinders(t *testing.T) {
 	// A selector is matched in each tree on its own: no combinator
 	// crosses into a shadow root.
 	_, err := tab.Resolve(ctx, Locator{Selector: "x-outer input"})
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, errcode.NotFound)
 	_, err = tab.Resolve(ctx, Locator{Selector: "input"})
-	require.ErrorIs(t, err, ErrAmbiguous)
+	require.ErrorIs(t, err, errcode.Ambiguous)
 
 	// Fill, click and check work on fields inside shadow roots: focus,
 	// read-back and the hit test look in the element's own tree.
@@ -116,7 +118,7 @@ func TestShadowFinders(t *testing.T) {
 	// A closed root is out of the runtime's sight; the accessibility tree
 	// finds it (see ax.go), and its elements, once adopted, are acted on.
 	_, err = tab.Resolve(ctx, Locator{Selector: "#secret"})
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, errcode.NotFound)
 }
 
 // TestShadowHitTest: an overlay in the document over a field inside a
@@ -126,7 +128,7 @@ func TestShadowHitTest(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 	short := tctx(t, 400*time.Millisecond)
 	err := tab.ClickElement(short, Locator{Role: "button", Name: "Covered"}, FormOptions{})
-	require.ErrorIs(t, err, ErrObscured)
+	require.ErrorIs(t, err, errcode.Obscured)
 	require.Contains(t, err.Error(), `id="veil"`)
 	var te *LocatorError
 	require.ErrorAs(t, err, &te)
@@ -198,5 +200,5 @@ func TestClosedShadowAdopt(t *testing.T) {
 		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
 	require.NoError(t, err)
 	_, err = elementOf(Locator{Label: "Closed field"}, r.Result.Value)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, errcode.NotFound)
 }

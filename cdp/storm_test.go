@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // stormPage loops on dialogs once its button is clicked, forever: the
@@ -102,7 +104,7 @@ func testStorm(t *testing.T, acceptBeforeUnload bool) {
 		_, err := tab.Goto(ctx, serve("/storm-next", `<title>next</title>`), Load)
 		return err
 	})
-	require.ErrorIs(t, err, ErrNavigation)
+	require.ErrorIs(t, err, errcode.Navigation)
 	require.ErrorContains(t, err, "dialogs without pause")
 	var title string
 	require.NoError(t, within(t, "title", 3*time.Second, func(ctx context.Context) (err error) {

@@ -17,6 +17,8 @@ import (
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/mafredri/cdp/protocol/target"
 	"github.com/mafredri/cdp/rpcc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // WorldName is the isolated world the form runtime lives in. It shows by
@@ -43,7 +45,8 @@ type Tab struct {
 	top     *session // the tab's own session: route, conn and c again
 	opts    TabOptions
 
-	axGroups atomic.Uint64 // numbers the object groups of accessibility lookups
+	axGroups   atomic.Uint64 // numbers the object groups of accessibility lookups
+	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
 
 	mu          sync.Mutex
 	frameID     string
@@ -280,9 +283,12 @@ func (t *Tab) fail(err error) error {
 		return err
 	}
 	if re := protocolError(err); re != nil {
-		return fmt.Errorf("cdp: %s", re.Message)
+		return codeErr(errcode.Error, "the browser refused the call: %s", re.Message)
 	}
-	return fmt.Errorf("cdp: %w", err)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &WaitTimeoutError{What: "the browser to answer", Err: err}
+	}
+	return codeErr(errcode.Error, "%w", err)
 }
 
 // Detach ends the session, leaving the page open. It is idempotent.

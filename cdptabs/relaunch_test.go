@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
@@ -63,14 +64,14 @@ func TestRelaunchAfterTheBrowserDies(t *testing.T) {
 
 	// The run in flight fails with "closed", on its session and on the tab.
 	_, err = tab.Evaluate(ctx, `() => 1`)
-	require.Equal(t, cdp.CodeClosed, cdp.CodeOf(err), "%v", err)
+	require.Equal(t, errcode.Closed, errcode.Of(err), "%v", err)
 	_, err = tabs.Target(ctx, run, info.ID)
-	require.Equal(t, cdp.CodeClosed, cdp.CodeOf(err), "%v", err)
+	require.Equal(t, errcode.Closed, errcode.Of(err), "%v", err)
 	ev = told.next(t, ctx)
 	require.Equal(t, BrowserRelaunched, ev.Kind, "the call above started a fresh browser")
 	_, err = tabs.Active(ctx, run)
 	require.ErrorIs(t, err, cdp.ErrBrowserClosed, "the run in flight gets no tab of the fresh browser")
-	require.Equal(t, cdp.CodeClosed, cdp.CodeOf(err))
+	require.Equal(t, errcode.Closed, errcode.Of(err))
 
 	// The next run gets the fresh browser.
 	fresh := tabs.Process()
@@ -116,7 +117,7 @@ func TestAttachedBrowserGoneIsOnlyReported(t *testing.T) {
 	// Nothing starts a browser in its place: calls fail with "closed".
 	_, err = tabs.Active(ctx, runner.RunInfo{})
 	require.ErrorIs(t, err, cdp.ErrBrowserClosed)
-	require.Equal(t, cdp.CodeClosed, cdp.CodeOf(err))
+	require.Equal(t, errcode.Closed, errcode.Of(err))
 	require.Nil(t, tabs.Process())
 	require.Empty(t, told, "an attached browser is never relaunched")
 }

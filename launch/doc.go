@@ -65,7 +65,7 @@
 // [ErrTimeout] and [ErrUpstream]; a launch gone without a cleanup is
 // [ErrTabDrift], and a cleanup with a failed step [ErrCleanupFailed].
 // [*Error], [*PolicyError] and [*CleanupError] carry the details.
-// ErrTimeout is cdp.ErrTimeout itself, so the one code table of package
-// cdp ([cdp.CodeOf]) gives a launch that ran out of time the code of a
+// ErrTimeout is cdp.ErrTimeout itself, so the one code table
+// ([github.com/tranquil/automation/errcode.Of]) gives a launch that ran out of time the code of a
 // page that did.
 package launch

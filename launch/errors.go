@@ -29,7 +29,7 @@ var (
 	// ErrTimeout reports a bounded wait that ran out: a browser that did
 	// not answer or publish its endpoint in time. It is [cdp.ErrTimeout]
 	// itself, which a condition that did not hold on a page matches too,
-	// so [cdp.CodeOf] gives a launch's timeout the code it gives a page's.
+	// so [github.com/tranquil/automation/errcode.Of] gives a launch's timeout the code it gives a page's.
 	ErrTimeout = cdp.ErrTimeout
 	// ErrUpstream reports a failure of the browser or app itself: it could
 	// not be started, exited early, or refused the connection.

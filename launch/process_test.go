@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
@@ -82,7 +83,7 @@ func TestPipeLaunchDiagnostics(t *testing.T) {
 
 	_, err := Chromium(ctx, Options{Path: silent, TempDir: tempRoot, StartTimeout: 500 * time.Millisecond})
 	require.ErrorIs(t, err, ErrTimeout)
-	assert.Equal(t, cdp.CodeTimeout, cdp.CodeOf(err), "cdp's one code table knows a launch's timeout")
+	assert.Equal(t, errcode.Timeout, errcode.Of(err), "cdp's one code table knows a launch's timeout")
 	var le *Error
 	require.ErrorAs(t, err, &le)
 	require.NotNil(t, le.Diagnostics)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/rpc"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // latencyScript measures its own host calls: the p50 of 300 round trips.
@@ -109,7 +111,7 @@ func BenchmarkAttackSoak(b *testing.B) {
 				}
 				entry, _ := r.Wait(context.Background())
 				attacked.Add(1)
-				if !strings.HasPrefix(entry.Reason, CodeLimitExceeded+": ") {
+				if !strings.HasPrefix(entry.Reason, string(errcode.LimitExceeded)+": ") {
 					wrong.Add(1)
 					wrongWhy.Store(entry.Reason + " " + entry.Output)
 				}

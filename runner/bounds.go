@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Bounds of what a script hands the host. Every channel from a script's
@@ -117,10 +119,10 @@ var (
 	// ErrNotSerializable: a value from the script is not data; it holds a
 	// function or an object passed by reference. The runner released
 	// every reference in it. Scripts see code not_serializable.
-	ErrNotSerializable = errors.New("runner: " + CodeNotSerializable + ": only data (JSON) passes from a script to the host")
+	ErrNotSerializable = errors.New("runner: " + string(errcode.NotSerializable) + ": only data (JSON) passes from a script to the host")
 	// ErrLimitExceeded: a value from the script is past its channel's
 	// limit ([ChannelLimits]). Scripts see code limit_exceeded.
-	ErrLimitExceeded = errors.New("runner: " + CodeLimitExceeded + ": a script's value is past the host's limit")
+	ErrLimitExceeded = errors.New("runner: " + string(errcode.LimitExceeded) + ": a script's value is past the host's limit")
 )
 
 // cutText cuts s to at most max bytes, marker included, never inside a
@@ -179,7 +181,7 @@ func releaseStubs(v any) bool {
 // notDataErr is the error a script gets for a value holding a function,
 // where only data may go.
 func notDataErr(api, what string) error {
-	return codeErr(CodeNotSerializable, capnweb.NameTypeError, "%s: %s holds a function; only data (JSON) reaches the app", api, what)
+	return codeErr(errcode.NotSerializable, capnweb.NameTypeError, "%s: %s holds a function; only data (JSON) reaches the app", api, what)
 }
 
 // dataJSON encodes v, a value the script handed the host, as JSON: a
@@ -192,7 +194,7 @@ func dataJSON(api, what string, v any) (json.RawMessage, error) {
 	}
 	raw, err := plainJSON(v)
 	if err != nil {
-		return nil, codeErr(CodeNotSerializable, capnweb.NameTypeError, "%s: %v", api, err)
+		return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError, "%s: %v", api, err)
 	}
 	return raw, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // DefaultSessionBudget is the memory budget of a run's session when
@@ -20,5 +22,5 @@ func sessionLimitReason(err error) string {
 	if errors.As(err, &ae) {
 		err = ae.Cause
 	}
-	return CodeLimitExceeded + ": the script's connection to the host went past a limit: " + capnweb.WireMessage(err)
+	return string(errcode.LimitExceeded) + ": the script's connection to the host went past a limit: " + capnweb.WireMessage(err)
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // ErrNoHost reports a granted capability the host did not implement.
@@ -90,7 +92,7 @@ func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) error {
 	switch o.Split {
 	case "", "left", "right", "up", "down":
 	default:
-		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeInvalid}, "ui.open: split must be left, right, up or down, not %q", cutText(o.Split, MaxReportBytes))
+		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.Invalid)}, "ui.open: split must be left, right, up or down, not %q", cutText(o.Split, MaxReportBytes))
 	}
 	if len(path) > MaxOpenPathBytes {
 		return limitErr(MaxOpenPathBytes, "ui.open takes a path of at most %d bytes; this one is %d", MaxOpenPathBytes, len(path))
@@ -201,12 +203,12 @@ func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
 // A run has at most MaxPaneControls at once, each named in at most
 // MaxPaneNameBytes, and registers at the rate ChannelLimits gives; past
 // any of them a registration is refused with a RangeError whose code is
-// CodeLimitExceeded.
+// errcode.LimitExceeded.
 type paneAPI struct{ r *Run }
 
 func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
 	if name == "" {
-		return codeErr(CodeInvalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
+		return codeErr(errcode.Invalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
 	}
 	if len(name) > MaxPaneNameBytes {
 		return limitErr(MaxPaneNameBytes, "paneControls.register takes a name of at most %d bytes; this one is %d", MaxPaneNameBytes, len(name))
@@ -249,7 +251,7 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 
 // contextAPI is context: the run's result and its log. A result is at most
 // MaxResultBytes of JSON; a larger one is refused with a RangeError whose
-// code is CodeLimitExceeded, and the earlier result stays.
+// code is errcode.LimitExceeded, and the earlier result stays.
 type contextAPI struct{ r *Run }
 
 func (a *contextAPI) Result(ctx context.Context, value any) error {

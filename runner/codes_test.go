@@ -4,37 +4,60 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 )
 
-// The SDK's TabErrorCode union names exactly the codes of the one table in
-// package cdp, so a code added on one side and not the other fails here.
+// updateCodes, set in the environment, makes TestSDKErrorCodesAreTheTable
+// write the SDK's union instead of comparing it (go generate does).
+const updateCodes = "TRANQUIL_UPDATE_CODES"
+
+// sdkUnion is the SDK's TabErrorCode union, generated from the table.
+var sdkUnion = regexp.MustCompile(`(?s)export type TabErrorCode =\n.*?;\n`)
+
+func tsUnion() string {
+	var b strings.Builder
+	b.WriteString("export type TabErrorCode =\n")
+	for _, c := range errcode.Codes() {
+		b.WriteString(`  | "` + string(c) + "\"\n")
+	}
+	b.WriteString("  // deno-lint-ignore ban-types\n  | (string & {});\n")
+	return b.String()
+}
+
+// The SDK's TabErrorCode union is generated from the one table (package
+// errcode), in its order: a code added to the table and not to the SDK
+// fails here until go generate ./runner writes it.
 func TestSDKErrorCodesAreTheTable(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("sdk", "errors.ts"))
+	path := filepath.Join("sdk", "errors.ts")
+	src, err := os.ReadFile(path)
 	require.NoError(t, err)
-	body := regexp.MustCompile(`(?s)export type TabErrorCode =(.*?);`).FindSubmatch(src)
-	require.NotNil(t, body, "errors.ts declares TabErrorCode")
-	var sdk []string
-	for _, m := range regexp.MustCompile(`\|\s*"([a-z_]+)"`).FindAllSubmatch(body[1], -1) {
-		sdk = append(sdk, string(m[1]))
+	require.Len(t, sdkUnion.FindAll(src, -1), 1, "errors.ts declares TabErrorCode once")
+	want := sdkUnion.ReplaceAllLiteral(src, []byte(tsUnion()))
+	if os.Getenv(updateCodes) != "" {
+		require.NoError(t, os.WriteFile(path, want, 0o644))
+		return
 	}
-	var table []string
-	for _, c := range cdp.Codes() {
-		table = append(table, c.Code)
-	}
-	slices.Sort(sdk)
-	slices.Sort(table)
-	require.Equal(t, table, sdk)
+	require.Equal(t, string(want), string(src), "run go generate ./runner after changing the code table")
 
 	// And every code the form runtime can answer with is in the table.
 	js, err := os.ReadFile(filepath.Join("..", "cdp", "forms.js"))
 	require.NoError(t, err)
 	for _, m := range regexp.MustCompile(`fail\("([a-z_]+)"`).FindAllSubmatch(js, -1) {
-		require.Contains(t, table, string(m[1]), "forms.js answers with a code the table lacks")
+		require.NotEmpty(t, errcode.Code(m[1]).Meaning(), "forms.js answers with code %s, which the table lacks", m[1])
 	}
+}
+
+// The union the test writes names every code once and nothing else, so
+// the comparison above cannot pass with a code missing.
+func TestSDKUnionNamesEveryCode(t *testing.T) {
+	u := tsUnion()
+	for _, c := range errcode.Codes() {
+		require.Equal(t, 1, strings.Count(u, `"`+string(c)+`"`), c)
+	}
+	require.Equal(t, len(errcode.Codes()), strings.Count(u, "\n  | \""))
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -61,7 +62,7 @@ func (o NavigationOptions) waitUntil() (cdp.WaitUntil, error) {
 	case "domcontentloaded":
 		return cdp.DOMContentLoaded, nil
 	}
-	return "", codeErr(CodeInvalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", o.WaitUntil)
+	return "", codeErr(errcode.Invalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", o.WaitUntil)
 }
 
 // WaitForOptions is the options object of tab.waitFor.
@@ -149,7 +150,7 @@ func argError(api string, e *capnweb.DecodeError) error {
 	if e.In == locatorType {
 		msg += "; " + targetHint
 	}
-	return codeErr(CodeInvalid, capnweb.NameTypeError, "%s: %s", api, msg)
+	return codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s", api, msg)
 }
 
 // argName is what a refused argument is called in messages: a locator is
@@ -208,7 +209,7 @@ func checkTarget(api string, l cdp.Locator) error {
 	if errors.As(err, &le) {
 		msg = le.Message
 	}
-	return codeErr(CodeInvalid, capnweb.NameTypeError, "%s: %s; %s", api, msg, targetHint)
+	return codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s; %s", api, msg, targetHint)
 }
 
 // decodeTarget decodes a locator that arrived as a capnweb.Value (in a

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
@@ -565,7 +566,7 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 		_, err := callOver(t, c.on, c.method, c.args...)
 		var re *capnweb.RemoteError
 		if assert.ErrorAs(t, err, &re, c.want) {
-			assert.Equal(t, CodeInvalid, re.Props["code"], c.want)
+			assert.Equal(t, string(errcode.Invalid), re.Props["code"], c.want)
 			assert.Equal(t, capnweb.NameTypeError, re.Name, c.want)
 			assert.Contains(t, re.Message, c.want)
 		}
@@ -576,19 +577,19 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 	_, err := callOver(t, ui, "notify", "hi", obj("level", fn))
 	var re *capnweb.RemoteError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, CodeNotSerializable, re.Props["code"])
+	assert.Equal(t, string(errcode.NotSerializable), re.Props["code"])
 	assert.Equal(t, "ui.notify: options holds a function; only data (JSON) reaches the app", re.Message)
 
 	// Absent keys: the call goes on to the tab, which the run never resolved.
 	_, err = callOver(t, tab, "goto", "t1", "https://x.example/", obj("timeout", capnweb.Undefined{}, "bogus", nil))
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, CodeNotFound, re.Props["code"], "%v", err)
+	assert.Equal(t, string(errcode.NotFound), re.Props["code"], "%v", err)
 	_, err = callOver(t, forms, "fill", "t1", obj("label", "Email", "frame", nil), "x", obj("parts", nil))
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, CodeNotFound, re.Props["code"], "%v", err)
+	assert.Equal(t, string(errcode.NotFound), re.Props["code"], "%v", err)
 	_, err = callOver(t, forms, "click", "t1", label, nil)
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, CodeNotFound, re.Props["code"], "%v", err)
+	assert.Equal(t, string(errcode.NotFound), re.Props["code"], "%v", err)
 }
 
 // The keys the contract lists for a request type are the ones capnweb

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/cdptabs"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/launch"
@@ -157,14 +158,14 @@ await context.result({ click, goto, title, evaluate, closed });
 	result(t, entry, &got)
 	// Each call returned within its own timeout: click's 2 s, goto's 3 s,
 	// the 30 s every other call has.
-	require.Equal(t, cdp.CodeTimeout, got.Click.Code, "%+v", got.Click)
+	require.Equal(t, string(errcode.Timeout), got.Click.Code, "%+v", got.Click)
 	require.Less(t, got.Click.Ms, 3000.0)
-	require.Equal(t, cdp.CodeNavigation, got.Goto.Code, "a storm refuses navigation at once: %+v", got.Goto)
+	require.Equal(t, string(errcode.Navigation), got.Goto.Code, "a storm refuses navigation at once: %+v", got.Goto)
 	require.Less(t, got.Goto.Ms, 1000.0)
 	require.Empty(t, got.Title.Code, "%+v", got.Title)
 	require.JSONEq(t, `"storm"`, string(got.Title.Value), "the browser's copy answers during a storm")
 	require.Less(t, got.Title.Ms, 4000.0)
-	require.Equal(t, cdp.CodeTimeout, got.Evaluate.Code, "%+v", got.Evaluate)
+	require.Equal(t, string(errcode.Timeout), got.Evaluate.Code, "%+v", got.Evaluate)
 	require.Less(t, got.Evaluate.Ms, 32000.0)
 	require.Empty(t, got.Closed.Code, "the tab in a storm closes: %+v", got.Closed)
 
@@ -219,9 +220,9 @@ func TestHostileBrowserKilledMidRun(t *testing.T) {
 	require.NoError(t, err)
 	var got struct{ Wait, Title, Active timedCall }
 	result(t, entry, &got)
-	require.Equal(t, cdp.CodeClosed, got.Wait.Code, "the call in flight fails closed: %+v", got.Wait)
-	require.Equal(t, cdp.CodeClosed, got.Title.Code, "and so does the next on the dead browser's tab: %+v", got.Title)
-	require.Equal(t, cdp.CodeClosed, got.Active.Code, "the run gets no tab of the fresh browser: %+v", got.Active)
+	require.Equal(t, string(errcode.Closed), got.Wait.Code, "the call in flight fails closed: %+v", got.Wait)
+	require.Equal(t, string(errcode.Closed), got.Title.Code, "and so does the next on the dead browser's tab: %+v", got.Title)
+	require.Equal(t, string(errcode.Closed), got.Active.Code, "the run gets no tab of the fresh browser: %+v", got.Active)
 
 	// The next run gets a fresh browser.
 	requireCalm(t, calmRun(t, h))
@@ -248,7 +249,7 @@ func TestHostileAttachedBrowserGone(t *testing.T) {
 	require.NoError(t, err)
 	var got struct{ Wait, Title, Active timedCall }
 	result(t, entry, &got)
-	require.Equal(t, cdp.CodeClosed, got.Wait.Code, "%+v", got.Wait)
+	require.Equal(t, string(errcode.Closed), got.Wait.Code, "%+v", got.Wait)
 
 	// Nothing replaced it: the next run is told the browser is closed.
 	next := h.run(t, "calm.ts", `// @permissions browser
@@ -257,7 +258,7 @@ try { await tabs.active(); await context.result("active"); } catch (e) { await c
 `)
 	var code string
 	result(t, next, &code)
-	require.Equal(t, cdp.CodeClosed, code)
+	require.Equal(t, string(errcode.Closed), code)
 	require.Empty(t, h.events, "an attached browser is only reported")
 }
 

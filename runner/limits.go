@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Limits of a run.
@@ -34,10 +35,6 @@ const (
 	MaxPayloadBytes = 64 << 10
 )
 
-// CodeLimitExceeded is the code of the RangeError a script gets for going
-// past one of the limits above.
-const CodeLimitExceeded = cdp.CodeLimitExceeded
-
 // ErrMemoryLimit reports a memory limit that cannot be applied: a
 // [Config.MemoryMB] too low for deno to start, or an operating system that
 // refused the limit (the run is then not started).
@@ -59,7 +56,7 @@ func setMemoryLimit(cfg *Config) error {
 
 // limitErr is the error a script gets for going past a limit.
 func limitErr(limit int, format string, args ...any) error {
-	return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": CodeLimitExceeded, "limit": limit}, format, args...)
+	return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded), "limit": limit}, format, args...)
 }
 
 // outOfMemory reports whether deno printed line because the process ran

@@ -4,27 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 )
 
-// CodeNotSerializable is the code of a tab.evaluate whose result cannot
-// travel back as JSON: a DOM node, a window, a symbol, a circular object.
-const CodeNotSerializable = cdp.CodeNotSerializable
-
-// goPrefix matches the prefixes Go packages put on their errors
-// ("cdp: ", "cdp.Input: DispatchMouseEvent: "): names a script author
-// cannot act on.
-var goPrefix = regexp.MustCompile(`\bcdp(?:\.[A-Za-z]+)?: (?:[A-Z][A-Za-z]+: )?`)
-
 // scriptMessage words a browser error for the script that made the call:
-// what happened and what to do, without Go's wording ("context deadline
-// exceeded") or the protocol methods behind it. code is the error's code.
-func scriptMessage(err error, code string) string {
+// what happened and what to do. cdp writes its messages for people, so
+// this adds the advice that names the script's own knobs (its timeout,
+// its sites=) and takes the message of the error that carries the code,
+// leaving out whatever wrapped it on the way. code is the error's code.
+func scriptMessage(err error, code errcode.Code) string {
 	var se *cdp.SiteError
 	var wt *cdp.WaitTimeoutError
+	var coded errcode.Coder
 	switch {
 	case errors.As(err, &se):
 		if se.Sites == nil {
@@ -34,32 +28,18 @@ func scriptMessage(err error, code string) string {
 			se.Method, se.Site, strings.Join(se.Sites, ", "), se.Site)
 	case errors.As(err, &wt):
 		if errors.Is(wt.Err, context.Canceled) {
-			return fmt.Sprintf("stopped waiting for %s: the call was cancelled", wt.What)
+			return wt.Error()
 		}
-		return fmt.Sprintf("timed out waiting for %s: raise the call's timeout, or wait for what comes first", wt.What)
-	}
-	msg := goPrefix.ReplaceAllString(scrubEndpoints(err.Error()), "")
-	switch {
-	case code == CodeTimeout && !strings.Contains(msg, "(waited "):
-		// A bare deadline names only Go's context or a protocol method.
-		return "timed out: the call took longer than its timeout; raise it, or wait for the page first"
-	case code == CodeClosed:
+		return wt.Error() + ": raise the call's timeout, or wait for what comes first"
+	case code == errcode.Closed:
 		return "the tab was closed, or its browser is gone: open the tab again"
 	case errors.Is(err, context.Canceled):
 		return "the call was cancelled: the run is ending"
+	case code == errcode.Timeout:
+		// A bare deadline, of a wait cdp does not name.
+		return "timed out: the call took longer than its timeout; raise it, or wait for the page first"
+	case errors.As(err, &coded):
+		return scrubEndpoints(coded.Error())
 	}
-	msg = strings.ReplaceAll(msg, "context deadline exceeded", "timed out")
-	return strings.ReplaceAll(msg, "context canceled", "cancelled")
-}
-
-// unserializable reports the browser's refusal to return an evaluate
-// result by value. cdp passes the browser's wording through, so the
-// wording is what is matched.
-func unserializable(err error) bool {
-	var ee *cdp.EvalError
-	if errors.As(err, &ee) {
-		return false
-	}
-	m := err.Error()
-	return strings.Contains(m, "Object reference chain is too long") || strings.Contains(m, "Object couldn't be returned by value")
+	return scrubEndpoints(err.Error())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 )
 
 // What a script reads carries no Go or protocol wording, and says what
@@ -40,7 +41,7 @@ func TestScriptMessageHidesGoWording(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := scriptMessage(tc.err, cdp.CodeOf(tc.err))
+			got := scriptMessage(tc.err, errcode.Of(tc.err))
 			assert.Equal(t, tc.want, got)
 			for _, bad := range []string{"cdp", "context deadline", "Dispatch"} {
 				assert.NotContains(t, got, bad)

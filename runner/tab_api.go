@@ -6,6 +6,8 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // The data plane of a run's tabs: tab, pageJs and forms, each call on one
@@ -104,7 +106,7 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts Navigati
 	defer c.end()
 	if err := c.tab.WaitNavigated(c.ctx, c.until); err != nil {
 		if errors.Is(err, cdp.ErrTimeout) {
-			return codeErr(CodeTimeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+			return codeErr(errcode.Timeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
 		}
 		return browserErr(err)
 	}
@@ -125,7 +127,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 		}
 		tg = &l
 	default:
-		return codeErr(CodeInvalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
+		return codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
 	c, err := a.r.startCall(ctx, id, opts.Timeout)
 	if err != nil {
@@ -173,7 +175,7 @@ func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator) (s st
 // none.
 func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string) (*string, error) {
 	if name == "" {
-		return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
+		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
 	var v *string
 	err := a.read(ctx, "tab.attribute", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
@@ -235,11 +237,11 @@ func (a *tabAPI) Close(ctx context.Context, id string) error {
 	}
 	a.r.mu.Unlock()
 	if t == nil {
-		return codeErr(CodeNotFound, capnweb.NameError, "no tab %q", id)
+		return codeErr(errcode.NotFound, capnweb.NameError, "no tab %q", id)
 	}
 	if !t.opened {
-		a.r.logAction(cdp.Action{Method: "close", Outcome: CodeNotGranted})
-		return codeErr(CodeNotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
+		a.r.logAction(cdp.Action{Method: "close", Outcome: string(errcode.NotGranted)})
+		return codeErr(errcode.NotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
 	}
 	return browserErr(a.r.dropTab(ctx, t, true))
 }
@@ -263,8 +265,8 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capn
 	}
 	raw, err := t.Evaluate(ctx, source, vals...)
 	if err != nil {
-		if unserializable(err) {
-			return nil, codeErr(CodeNotSerializable, capnweb.NameTypeError,
+		if errcode.Of(err) == errcode.NotSerializable {
+			return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError,
 				"the function's result cannot be sent back as JSON (a DOM node, a window, a symbol or a circular object): return plain data, such as el.textContent")
 		}
 		return nil, browserErr(err)
@@ -349,7 +351,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 		for i, v := range o {
 			s, ok := v.(string)
 			if !ok {
-				return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
+				return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
 			}
 			options[i] = s
 		}
@@ -363,7 +365,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 		}
 		return labels, err
 	}
-	return nil, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
+	return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
 }
 
 // SetFiles puts files into a file input. Each path is resolved against
@@ -379,7 +381,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 			if checkTarget(api, target) == nil {
 				desc = target.String()
 			}
-			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: errCodeOf(err)})
+			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: string(errCodeOf(err))})
 			return err
 		}
 		real = append(real, rp)
@@ -431,7 +433,7 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, o PressOptions) er
 		case "Shift":
 			mods |= cdp.Shift
 		default:
-			return codeErr(CodeInvalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
+			return codeErr(errcode.Invalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
 		}
 	}
 	if o.Target != nil {

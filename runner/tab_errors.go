@@ -17,7 +17,11 @@ import (
 	"github.com/tranquil/automation/internal/pathguard"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
+
+	"github.com/tranquil/automation/errcode"
 )
+
+//go:generate env TRANQUIL_UPDATE_CODES=1 go test -run ^TestSDKErrorCodesAreTheTable$ .
 
 // What the tab facades share: their waits, the errors a script can act
 // on, dialog answers and file grants.
@@ -41,8 +45,8 @@ func withTimeout(ctx context.Context, ms float64) (context.Context, context.Canc
 }
 
 // codeErr is an error a script can branch on through err.code.
-func codeErr(code, name, format string, args ...any) error {
-	return capnweb.Errorf(name, map[string]any{"code": code}, format, args...)
+func codeErr(code errcode.Code, name, format string, args ...any) error {
+	return capnweb.Errorf(name, map[string]any{"code": string(code)}, format, args...)
 }
 
 // browserErr maps a cdp or host error to an error with a code.
@@ -54,8 +58,8 @@ func browserErr(err error) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	code := cdp.CodeOf(err)
-	props := map[string]any{"code": code}
+	code := errcode.Of(err)
+	props := map[string]any{"code": string(code)}
 	var nc *cdp.NotCommittedError
 	if errors.As(err, &nc) {
 		props["kept"] = nc.Kept
@@ -101,7 +105,7 @@ func (t *runTab) answerDialog(d cdp.Dialog) cdp.DialogAnswer {
 // dialogPolicyOf reads tab.onDialog's argument.
 func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 	bad := func(format string, args ...any) (dialogPolicy, error) {
-		return dialogPolicy{}, codeErr(CodeInvalid, capnweb.NameTypeError, "tab.onDialog: "+format+
+		return dialogPolicy{}, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.onDialog: "+format+
 			`; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`, args...)
 	}
 	if o, ok := v.(*capnweb.Object); ok && o.Len() > 0 {
@@ -173,7 +177,7 @@ func decodeMessage(err error, root string) string {
 // nothing there, invalid for a folder or a malformed path.
 func (r *Run) grantedFile(p string) (string, error) {
 	if p == "" || strings.ContainsRune(p, 0) {
-		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: %q is not a path", p)
+		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.setFiles: %q is not a path", p)
 	}
 	abs := p
 	if !filepath.IsAbs(abs) {
@@ -181,7 +185,7 @@ func (r *Run) grantedFile(p string) (string, error) {
 	}
 	_, real, err := pathguard.Resolve(abs)
 	if err != nil {
-		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: cannot resolve %q: %v", p, err)
+		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.setFiles: cannot resolve %q: %v", p, err)
 	}
 	granted := slices.ContainsFunc(r.header.Read, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) })
 	if granted && slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) }) {
@@ -194,28 +198,28 @@ func (r *Run) grantedFile(p string) (string, error) {
 		}
 		// permission names the key the SDK's NotGrantedError tells the
 		// script to add.
-		return "", capnweb.Errorf(capnweb.NameError, map[string]any{"code": CodeNotGranted, "permission": perm},
+		return "", capnweb.Errorf(capnweb.NameError, map[string]any{"code": string(errcode.NotGranted), "permission": perm},
 			"tab.setFiles gives a page only files the script may read: %q is not under its read= grants", p)
 	}
 	fi, err := os.Stat(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", codeErr(CodeNotFound, capnweb.NameError, "tab.setFiles: there is no file %q", p)
+		return "", codeErr(errcode.NotFound, capnweb.NameError, "tab.setFiles: there is no file %q", p)
 	case err != nil:
-		return "", codeErr(CodeInvalid, capnweb.NameError, "tab.setFiles: %q: %v", p, err)
+		return "", codeErr(errcode.Invalid, capnweb.NameError, "tab.setFiles: %q: %v", p, err)
 	case !fi.Mode().IsRegular():
-		return "", codeErr(CodeInvalid, capnweb.NameTypeError, "tab.setFiles: %q is not a file", p)
+		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.setFiles: %q is not a file", p)
 	}
 	return real, nil
 }
 
-// errCodeOf is the code of an error made by codeErr.
-func errCodeOf(err error) string {
+// errCodeOf is the code of an error made by codeErr, or of one from cdp.
+func errCodeOf(err error) errcode.Code {
 	var ce *capnweb.Error
 	if errors.As(err, &ce) {
 		if c, ok := ce.Props["code"].(string); ok {
-			return c
+			return errcode.Code(c)
 		}
 	}
-	return cdp.CodeOf(err)
+	return errcode.Of(err)
 }

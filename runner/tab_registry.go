@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
@@ -75,7 +76,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	t := r.tabs[id]
 	r.mu.Unlock()
 	if t == nil {
-		return nil, nil, codeErr(CodeNotFound, capnweb.NameError, "no tab %q: get tabs from tabs.active, find, all, open or triggered", id)
+		return nil, nil, codeErr(errcode.NotFound, capnweb.NameError, "no tab %q: get tabs from tabs.active, find, all, open or triggered", id)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -13,31 +14,6 @@ const (
 	DefaultMaxBackgroundTabs = 4
 	DefaultMaxForegroundTabs = 4
 	defaultTabWait           = 30 * time.Second
-)
-
-// Error codes scripts receive on the code property of errors from browser
-// calls: the one table in package cdp (see [cdp.Codes]), named here too.
-const (
-	CodeNotCommitted      = cdp.CodeNotCommitted
-	CodeStaleRef          = cdp.CodeStaleRef
-	CodeNotGranted        = cdp.CodeNotGranted
-	CodeSiteNotAllowed    = cdp.CodeSiteNotAllowed
-	CodeTimeout           = cdp.CodeTimeout
-	CodeNavigation        = cdp.CodeNavigation
-	CodeNotFound          = cdp.CodeNotFound
-	CodeClosed            = cdp.CodeClosed
-	CodeAmbiguous         = cdp.CodeAmbiguous
-	CodeObscured          = cdp.CodeObscured
-	CodeEvalError         = cdp.CodeEvalError
-	CodeInvalid           = cdp.CodeInvalid
-	CodeNavigationBlocked = cdp.CodeNavigationBlocked
-	CodeBadTarget         = cdp.CodeBadTarget
-	CodeHidden            = cdp.CodeHidden
-	CodeDisabled          = cdp.CodeDisabled
-	CodeNoOption          = cdp.CodeNoOption
-	CodeReadonly          = cdp.CodeReadonly
-	CodeNotStable         = cdp.CodeNotStable
-	CodeMissingPart       = cdp.CodeMissingPart
 )
 
 // tabsAPI is tabs: resolving tabs.
@@ -101,8 +77,8 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o OpenTabOptions) (Ta
 		return TabInfo{}, err
 	}
 	if err := cdp.CheckNavigation(rawURL); err != nil {
-		a.r.logAction(cdp.Action{Method: "open", Outcome: CodeNavigationBlocked})
-		return TabInfo{}, codeErr(CodeNavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
+		a.r.logAction(cdp.Action{Method: "open", Outcome: string(errcode.NavigationBlocked)})
+		return TabInfo{}, codeErr(errcode.NavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
 	}
 	if o.Timeout != 0 {
 		var cancel context.CancelFunc
@@ -111,7 +87,7 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o OpenTabOptions) (Ta
 	}
 	line := a.r.m.tabs.of(o.Background)
 	if !line.await(ctx, line.join(a.r.id, o.Seq)) {
-		return TabInfo{}, codeErr(CodeTimeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", line.size, ctx.Err())
+		return TabInfo{}, codeErr(errcode.Timeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", line.size, ctx.Err())
 	}
 	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: o.Background})
 	line.opened()

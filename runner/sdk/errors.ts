@@ -101,34 +101,37 @@ export class StepTimeoutError extends Error {
  *   function
  * - limit_exceeded: a limit of the app (see the guide's Limits); the
  *   error's limit property holds it
+ *
+ * The list is generated from the Go table (package errcode) by
+ * go generate ./runner; a test fails until it is.
  */
 export type TabErrorCode =
-  | "not_committed"
-  | "stale_ref"
-  | "not_granted"
-  | "site_not_allowed"
-  | "timeout"
-  | "navigation"
   | "not_found"
-  | "closed"
   | "ambiguous"
-  | "obscured"
-  | "eval_error"
-  | "invalid"
-  | "navigation_blocked"
-  | "bad_target"
   | "hidden"
   | "disabled"
-  | "no_option"
   | "readonly"
-  | "not_stable"
   | "not_editable"
   | "not_focusable"
-  | "missing_part"
+  | "not_stable"
+  | "obscured"
+  | "no_option"
   | "not_select"
   | "bad_parts"
-  | "limit_exceeded"
+  | "missing_part"
+  | "bad_target"
+  | "stale_ref"
+  | "not_committed"
+  | "site_not_allowed"
+  | "navigation_blocked"
+  | "navigation"
+  | "timeout"
+  | "closed"
+  | "eval_error"
   | "not_serializable"
+  | "invalid"
+  | "not_granted"
+  | "limit_exceeded"
   | "error"
   // deno-lint-ignore ban-types
   | (string & {});
