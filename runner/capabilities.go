@@ -60,7 +60,7 @@ type uiAPI struct{ r *Run }
 
 // Notify shows message at opts.level. A message past MaxLineBytes is cut,
 // and notifications past the rate are dropped (see [ChannelLimits]).
-func (a *uiAPI) Notify(ctx context.Context, message string, o NotifyOptions) error {
+func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) error {
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
 	}

@@ -26,14 +26,14 @@ import (
 // struct. runner/sdk/contract.json lists every method with these shapes;
 // a test regenerates it from the capability objects and compares.
 
-// NotifyOptions is the options object of ui.notify.
-type NotifyOptions struct {
+// notifyOptions is the options object of ui.notify.
+type notifyOptions struct {
 	// Level is info (the default), success, warning or error.
 	Level Level `json:"level"`
 }
 
-// OpenTabOptions is the options object of tabs.open.
-type OpenTabOptions struct {
+// openTabOptions is the options object of tabs.open.
+type openTabOptions struct {
 	// Background opens the tab without showing it.
 	Background bool `json:"background"`
 	// Timeout bounds the wait for a tab slot and the load, in
@@ -44,9 +44,9 @@ type OpenTabOptions struct {
 	Seq *int `json:"seq"`
 }
 
-// NavigationOptions is the options object of tab.goto and
+// navigationOptions is the options object of tab.goto and
 // tab.waitForNavigation.
-type NavigationOptions struct {
+type navigationOptions struct {
 	// WaitUntil is "load" (the default) or "domcontentloaded".
 	WaitUntil string `json:"waitUntil"`
 	// Timeout bounds the navigation, in milliseconds; 0 is the host's
@@ -55,7 +55,7 @@ type NavigationOptions struct {
 }
 
 // waitUntil is the cdp form of WaitUntil, or an invalid error.
-func (o NavigationOptions) waitUntil() (cdp.WaitUntil, error) {
+func (o navigationOptions) waitUntil() (cdp.WaitUntil, error) {
 	switch o.WaitUntil {
 	case "", "load":
 		return cdp.Load, nil
@@ -65,21 +65,21 @@ func (o NavigationOptions) waitUntil() (cdp.WaitUntil, error) {
 	return "", codeErr(errcode.Invalid, capnweb.NameRangeError, "waitUntil must be \"load\" or \"domcontentloaded\", not %q", o.WaitUntil)
 }
 
-// WaitForOptions is the options object of tab.waitFor.
-type WaitForOptions struct {
+// waitForOptions is the options object of tab.waitFor.
+type waitForOptions struct {
 	// Timeout bounds the wait, in milliseconds; 0 is the host's default.
 	Timeout float64 `json:"timeout"`
 }
 
-// ScreenshotOptions is the options object of tab.screenshot.
-type ScreenshotOptions struct {
+// screenshotOptions is the options object of tab.screenshot.
+type screenshotOptions struct {
 	// FullPage captures the whole page, not only the visible part.
 	FullPage bool `json:"fullPage"`
 }
 
-// FormOptions is the options object of the form actions: fill, check,
+// formOptions is the options object of the form actions: fill, check,
 // select, setFiles and click.
-type FormOptions struct {
+type formOptions struct {
 	// DryRun resolves and checks the target and changes nothing.
 	DryRun bool `json:"dryRun"`
 	// Parts are CSS selectors for the parts of a custom control, by name
@@ -90,9 +90,9 @@ type FormOptions struct {
 	Timeout float64 `json:"timeout"`
 }
 
-// PressOptions is the options object of tab.press.
-type PressOptions struct {
-	FormOptions
+// pressOptions is the options object of tab.press.
+type pressOptions struct {
+	formOptions
 	// Target is the element to focus before the key is pressed; nil
 	// presses it on whatever has focus.
 	Target *cdp.Locator `json:"target"`
@@ -101,29 +101,29 @@ type PressOptions struct {
 	Modifiers []string `json:"modifiers"`
 }
 
-// DialogAnswers is tab.onDialog's answers by dialog type; each is
-// "accept", "dismiss" or a [DialogAnswer] object. A type left out is
+// dialogAnswers is tab.onDialog's answers by dialog type; each is
+// "accept", "dismiss" or a dialogAnswer object. A type left out is
 // dismissed.
-type DialogAnswers struct {
+type dialogAnswers struct {
 	Alert        capnweb.Value `json:"alert"`
 	Confirm      capnweb.Value `json:"confirm"`
 	Prompt       capnweb.Value `json:"prompt"`
 	Beforeunload capnweb.Value `json:"beforeunload"`
 }
 
-// dialogAnswerOfType is one of DialogAnswers' answers and its dialog type.
+// dialogAnswerOfType is one of dialogAnswers' answers and its dialog type.
 type dialogAnswerOfType struct {
 	typ    string
 	answer capnweb.Value
 }
 
 // byType lists the answers by dialog type, in the order of the fields.
-func (d DialogAnswers) byType() []dialogAnswerOfType {
+func (d dialogAnswers) byType() []dialogAnswerOfType {
 	return []dialogAnswerOfType{{"alert", d.Alert}, {"confirm", d.Confirm}, {"prompt", d.Prompt}, {"beforeunload", d.Beforeunload}}
 }
 
-// DialogAnswer is an answer to a dialog in object form.
-type DialogAnswer struct {
+// dialogAnswer is an answer to a dialog in object form.
+type dialogAnswer struct {
 	// Accept presses OK; false presses Cancel. It is required.
 	Accept *bool `json:"accept"`
 	// PromptText is what an accepted prompt returns to the page.

@@ -57,7 +57,7 @@ var contractUnions = map[string]struct {
 	"forms.select#3":         {shape: "string | string[]"},
 	"forms.select#result":    {shape: "string | string[]"},
 	"forms.onDialog#2": {shape: `"accept" | "dismiss" | DialogAnswer | DialogAnswers`,
-		types: []reflect.Type{reflect.TypeFor[DialogAnswer](), reflect.TypeFor[DialogAnswers]()}},
+		types: []reflect.Type{reflect.TypeFor[dialogAnswer](), reflect.TypeFor[dialogAnswers]()}},
 	"DialogAnswers.alert":        {shape: dialogAnswerShape},
 	"DialogAnswers.confirm":      {shape: dialogAnswerShape},
 	"DialogAnswers.prompt":       {shape: dialogAnswerShape},
@@ -191,7 +191,9 @@ func (d *describer) shape(slot string, t reflect.Type, result bool) string {
 		}
 		return d.shape(slot, t.Elem(), result) // absent, in a request
 	case reflect.Struct:
-		name := t.Name()
+		// Request types are unexported in Go (no host needs them) and
+		// named as the SDK's TypeScript names them.
+		name := strings.ToUpper(t.Name()[:1]) + t.Name()[1:]
 		if prev, ok := d.named[name]; ok && prev != t {
 			d.errs = append(d.errs, fmt.Sprintf("two types are called %s (%s and %s): the contract names types by name", name, prev, t))
 			return name
@@ -609,7 +611,7 @@ func TestRequestFieldNames(t *testing.T) {
 		}
 	}
 	var names []string
-	for _, f := range requestFields(reflect.TypeFor[PressOptions]()) {
+	for _, f := range requestFields(reflect.TypeFor[pressOptions]()) {
 		names = append(names, f.Name)
 	}
 	assert.Equal(t, []string{"dryRun", "parts", "timeout", "target", "modifiers"}, names, "embedded fields are flattened")

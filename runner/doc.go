@@ -98,9 +98,9 @@
 // runner/sdk/contract.json, which a test regenerates from the objects the
 // runner serves and the SDK's tests hold its calls and its fake host to.
 // The objects a script passes (options, targets, step and progress
-// reports) are the request types of this package ([NavigationOptions],
-// [FormOptions], [PressOptions], [OpenTabOptions], [NotifyOptions], …) or
-// a [cdp.Locator]; a key the type does not name, or a value of the wrong
+// reports) are the request types in contract.go (named there as the SDK
+// names them: FormOptions, NavigationOptions, …) or a [cdp.Locator],
+// decoded once, strictly, by capnweb ([capnweb.StrictArgs]); a key the type does not name, or a value of the wrong
 // type, is refused with code invalid and a message naming the key, and a
 // key set to undefined or null counts as absent.
 //

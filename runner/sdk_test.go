@@ -383,7 +383,7 @@ func (a *fakeTabsAPI) Find(pattern string) []TabInfo {
 
 func (a *fakeTabsAPI) All() []TabInfo { return []TabInfo{a.Active()} }
 
-func (a *fakeTabsAPI) Open(url string, o OpenTabOptions) (TabInfo, error) {
+func (a *fakeTabsAPI) Open(url string, o openTabOptions) (TabInfo, error) {
 	seq := "none"
 	if o.Seq != nil {
 		seq = fmt.Sprint(*o.Seq)
@@ -409,7 +409,7 @@ func (a *fakeTabAPI) URL(id string) (string, error) {
 
 func (a *fakeTabAPI) Title(id string) (string, error) { return "Cart", a.known(id) }
 
-func (a *fakeTabAPI) Goto(id, url string, o NavigationOptions) (cdp.Response, error) {
+func (a *fakeTabAPI) Goto(id, url string, o navigationOptions) (cdp.Response, error) {
 	a.h.record("goto %s %s %+v", id, url, o)
 	if strings.Contains(url, "down.example") {
 		return cdp.Response{}, coded("navigation", "net::ERR_NAME_NOT_RESOLVED")
@@ -417,12 +417,12 @@ func (a *fakeTabAPI) Goto(id, url string, o NavigationOptions) (cdp.Response, er
 	return cdp.Response{Status: 200, URL: url}, a.known(id)
 }
 
-func (a *fakeTabAPI) WaitForNavigation(id string, o NavigationOptions) error {
+func (a *fakeTabAPI) WaitForNavigation(id string, o navigationOptions) error {
 	a.h.record("waitForNavigation %s %+v", id, o)
 	return coded("timeout", "no navigation")
 }
 
-func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, o WaitForOptions) error {
+func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, o waitForOptions) error {
 	if obj, ok := what.(*capnweb.Object); ok {
 		tg, err := decodeTarget("tab.waitFor", obj)
 		if err != nil {
@@ -478,7 +478,7 @@ func (a *fakeTabAPI) Count(id string, target cdp.Locator) (int, error) {
 	return 3, err
 }
 
-func (a *fakeTabAPI) Screenshot(id string, o ScreenshotOptions) ([]byte, error) {
+func (a *fakeTabAPI) Screenshot(id string, o screenshotOptions) ([]byte, error) {
 	a.h.record("screenshot %s %+v", id, o)
 	return []byte("\x89PNG\r\n\x1a\n"), a.known(id)
 }
@@ -509,7 +509,7 @@ type fakeFormsAPI struct{ h *fakeSDKHost }
 
 // action decodes a form action's target and options as the host does and
 // records them.
-func (a *fakeFormsAPI) action(api, id string, tg cdp.Locator, o FormOptions, what string) (cdp.Locator, error) {
+func (a *fakeFormsAPI) action(api, id string, tg cdp.Locator, o formOptions, what string) (cdp.Locator, error) {
 	if err := checkTarget(api, tg); err != nil {
 		return tg, err
 	}
@@ -517,7 +517,7 @@ func (a *fakeFormsAPI) action(api, id string, tg cdp.Locator, o FormOptions, wha
 	return tg, nil
 }
 
-func (a *fakeFormsAPI) Fill(id string, target cdp.Locator, value string, o FormOptions) (cdp.FieldState, error) {
+func (a *fakeFormsAPI) Fill(id string, target cdp.Locator, value string, o formOptions) (cdp.FieldState, error) {
 	tg, err := a.action("tab.fill", id, target, o, value)
 	if err != nil {
 		return cdp.FieldState{}, err
@@ -533,17 +533,17 @@ func (a *fakeFormsAPI) Fill(id string, target cdp.Locator, value string, o FormO
 	return cdp.FieldState{Value: value}, nil
 }
 
-func (a *fakeFormsAPI) Check(id string, target cdp.Locator, checked bool, o FormOptions) error {
+func (a *fakeFormsAPI) Check(id string, target cdp.Locator, checked bool, o formOptions) error {
 	_, err := a.action("tab.check", id, target, o, fmt.Sprint(checked))
 	return err
 }
 
-func (a *fakeFormsAPI) Select(id string, target cdp.Locator, option capnweb.Value, o FormOptions) (any, error) {
+func (a *fakeFormsAPI) Select(id string, target cdp.Locator, option capnweb.Value, o formOptions) (any, error) {
 	_, err := a.action("tab.select", id, target, o, fmt.Sprint(option))
 	return option, err
 }
 
-func (a *fakeFormsAPI) SetFiles(id string, target cdp.Locator, paths []string, o FormOptions) error {
+func (a *fakeFormsAPI) SetFiles(id string, target cdp.Locator, paths []string, o formOptions) error {
 	_, err := a.action("tab.setFiles", id, target, o, fmt.Sprint(paths))
 	return err
 }
@@ -554,23 +554,23 @@ func (a *fakeFormsAPI) OnDialog(id string, answer capnweb.Value) error {
 	return err
 }
 
-func (a *fakeFormsAPI) Click(id string, target cdp.Locator, o FormOptions) error {
+func (a *fakeFormsAPI) Click(id string, target cdp.Locator, o formOptions) error {
 	_, err := a.action("tab.click", id, target, o, "")
 	return err
 }
 
-func (a *fakeFormsAPI) Press(id, key string, o PressOptions) error {
+func (a *fakeFormsAPI) Press(id, key string, o pressOptions) error {
 	tg := "focused"
 	if o.Target != nil {
 		tg = o.Target.String()
 	}
-	a.h.record("tab.press %s %s %s %v %+v", id, key, tg, o.Modifiers, o.FormOptions)
+	a.h.record("tab.press %s %s %s %v %+v", id, key, tg, o.Modifiers, o.formOptions)
 	return nil
 }
 
 type fakeUIAPI struct{ h *fakeSDKHost }
 
-func (u *fakeUIAPI) Notify(message string, o NotifyOptions) error {
+func (u *fakeUIAPI) Notify(message string, o notifyOptions) error {
 	u.h.mu.Lock()
 	defer u.h.mu.Unlock()
 	u.h.notes = append(u.h.notes, fmt.Sprintf("%s:%s", o.Level, message))

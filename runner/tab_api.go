@@ -74,7 +74,7 @@ type navCall struct {
 }
 
 // navigation checks a navigation's options and attaches tab id for it.
-func (a *tabAPI) navigation(ctx context.Context, id string, o NavigationOptions) (navCall, error) {
+func (a *tabAPI) navigation(ctx context.Context, id string, o navigationOptions) (navCall, error) {
 	until, err := o.waitUntil()
 	if err != nil {
 		return navCall{}, err
@@ -85,7 +85,7 @@ func (a *tabAPI) navigation(ctx context.Context, id string, o NavigationOptions)
 
 // Goto loads rawURL and returns the document's response: {status, url},
 // status 0 when there was none (about:blank, a #fragment).
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts NavigationOptions) (cdp.Response, error) {
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOptions) (cdp.Response, error) {
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return cdp.Response{}, err
@@ -98,7 +98,7 @@ func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts NavigationOpt
 	return *resp, nil
 }
 
-func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts NavigationOptions) error {
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigationOptions) error {
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts Navigati
 
 // WaitFor waits for a CSS selector to match, or for a target to resolve
 // to a visible element.
-func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts WaitForOptions) error {
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) error {
 	const api = "tab.waitFor"
 	var tg *cdp.Locator
 	switch w := what.(type) {
@@ -212,7 +212,7 @@ func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n in
 	return n, err
 }
 
-func (a *tabAPI) Screenshot(ctx context.Context, id string, o ScreenshotOptions) ([]byte, error) {
+func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) ([]byte, error) {
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ type formCall struct {
 // start attaches tab id for one action and builds its cdp options: the
 // focus hook, a dry run and custom parts. The sites= check and the log
 // belong to the tab.
-func (a *formsAPI) start(ctx context.Context, id string, o FormOptions) (formCall, error) {
+func (a *formsAPI) start(ctx context.Context, id string, o formOptions) (formCall, error) {
 	c, err := a.r.startCall(ctx, id, o.Timeout)
 	if err != nil {
 		return formCall{}, err
@@ -306,7 +306,7 @@ func (a *formsAPI) start(ctx context.Context, id string, o FormOptions) (formCal
 }
 
 // act runs one form action on target tg: the check, the timeout, then f.
-func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o FormOptions, f func(formCall, cdp.Locator) error) error {
+func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o formOptions, f func(formCall, cdp.Locator) error) error {
 	if err := checkTarget(api, tg); err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o Fo
 	return browserErr(f(c, tg))
 }
 
-func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, value string, opts FormOptions) (cdp.FieldState, error) {
+func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, value string, opts formOptions) (cdp.FieldState, error) {
 	var st cdp.FieldState
 	err := a.act(ctx, "tab.fill", id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
 		st, err = c.tab.Fill(c.ctx, tg, value, c.opts)
@@ -327,7 +327,7 @@ func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, valu
 	return st, err
 }
 
-func (a *formsAPI) Check(ctx context.Context, id string, target cdp.Locator, checked bool, opts FormOptions) error {
+func (a *formsAPI) Check(ctx context.Context, id string, target cdp.Locator, checked bool, opts formOptions) error {
 	return a.act(ctx, "tab.check", id, target, opts, func(c formCall, tg cdp.Locator) error {
 		return c.tab.Check(c.ctx, tg, checked, c.opts)
 	})
@@ -336,7 +336,7 @@ func (a *formsAPI) Check(ctx context.Context, id string, target cdp.Locator, che
 // Select chooses one option (a string) and returns the label shown, or
 // exactly the options of a list in a <select multiple> and returns their
 // labels.
-func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, option capnweb.Value, opts FormOptions) (any, error) {
+func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, option capnweb.Value, opts formOptions) (any, error) {
 	const api = "tab.select"
 	switch o := option.(type) {
 	case string:
@@ -371,7 +371,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 // SetFiles puts files into a file input. Each path is resolved against
 // the script's folder, as its read= grants are, and must be a file under
 // one of them: a page gets only what the script could read itself.
-func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, paths []string, opts FormOptions) error {
+func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, paths []string, opts formOptions) error {
 	const api = "tab.setFiles"
 	real := make([]string, 0, len(paths))
 	for _, p := range paths {
@@ -411,7 +411,7 @@ func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value
 	return nil
 }
 
-func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opts FormOptions) error {
+func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opts formOptions) error {
 	return a.act(ctx, "tab.click", id, target, opts, func(c formCall, tg cdp.Locator) error {
 		return c.tab.ClickElement(c.ctx, tg, c.opts)
 	})
@@ -419,7 +419,7 @@ func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opt
 
 // Press presses key, on opts.target when given (focusing it first), else on
 // whatever has focus; opts.modifiers lists held keys.
-func (a *formsAPI) Press(ctx context.Context, id, key string, o PressOptions) error {
+func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) error {
 	const api = "tab.press"
 	var mods cdp.Modifier
 	for _, m := range o.Modifiers {
@@ -441,7 +441,7 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, o PressOptions) er
 			return err
 		}
 	}
-	c, err := a.start(ctx, id, o.FormOptions)
+	c, err := a.start(ctx, id, o.formOptions)
 	if err != nil {
 		return err
 	}

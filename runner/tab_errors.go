@@ -110,7 +110,7 @@ func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 	}
 	if o, ok := v.(*capnweb.Object); ok && o.Len() > 0 {
 		if _, isAnswer := o.Get("accept"); !isAnswer {
-			var by DialogAnswers
+			var by dialogAnswers
 			if err := capnweb.Decode(o, &by); err != nil {
 				return bad("%s", decodeMessage(err, "the answers by type"))
 			}
@@ -147,7 +147,7 @@ func dialogAnswerOf(v capnweb.Value) (cdp.DialogAnswer, error) {
 		}
 		return cdp.DialogAnswer{}, fmt.Errorf("unknown answer %q", x)
 	case *capnweb.Object:
-		var a DialogAnswer
+		var a dialogAnswer
 		if err := capnweb.Decode(x, &a); err != nil {
 			return cdp.DialogAnswer{}, errors.New(decodeMessage(err, "answer"))
 		}

@@ -19,7 +19,7 @@ const maxOpenReorder = 2 * time.Second
 // so that tabs open in the order scripts asked for them.
 //
 // Line order is join order, with one correction. An open the SDK numbered
-// (OpenTabOptions.Seq: background opens, in the order the script made
+// (openTabOptions.Seq: background opens, in the order the script made
 // them) joins only once its run's lower numbers have joined, or when it
 // has waited reorderWait for them; a number that never comes is skipped.
 // Other opens join as they arrive.

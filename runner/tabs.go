@@ -71,7 +71,7 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 // kind (background or foreground) for a slot and its turn (see tabLine).
 // The host opens the tab blank; the run's own session then takes it to url
 // under the page policy, so the first request is already guarded.
-func (a *tabsAPI) Open(ctx context.Context, rawURL string, o OpenTabOptions) (TabInfo, error) {
+func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (TabInfo, error) {
 	h, err := a.host()
 	if err != nil {
 		return TabInfo{}, err
