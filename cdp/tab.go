@@ -45,7 +45,8 @@ type Tab struct {
 	top     *session // the tab's own session: route, conn and c again
 	opts    TabOptions
 
-	axGroups   atomic.Uint64 // numbers the object groups of accessibility lookups
+	*forms // locating elements and acting on them: forms.go and the files doc.go names
+
 	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
 
 	mu          sync.Mutex
@@ -124,6 +125,7 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
 	}
 	t.top = &session{id: t.session, root: targetID}
+	t.forms = &forms{p: t}
 	conn, rt, err := b.m.open(ctx, t.session, t.observe)
 	if err != nil {
 		return nil, err
