@@ -38,7 +38,7 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 	}
 	s := &scope{method: method}
 	t.mu.Lock()
-	t.actionMark = t.navSeq
+	t.nav.actionMark = t.nav.seq
 	s.site = hostOf(t.url)
 	t.mu.Unlock()
 	err := t.Err()
