@@ -30,7 +30,7 @@ type forms struct {
 // core is what the form runtime needs of the tab. Frames are named as the
 // core names them: "" for the main frame, else a subframe's id.
 type core interface {
-	// act runs f as one logged page action (see [Tab.act]).
+	// act runs f as one logged page action (action.go).
 	act(ctx context.Context, method, target string, dry bool, f func(ctx context.Context) error) error
 	// checkSomeDocument refuses an action when no frame's document is one
 	// the tab's sites allow.
@@ -46,7 +46,6 @@ type core interface {
 	// searchFrames lists the frames a target is looked for in, and the
 	// sites skipped.
 	searchFrames(want string) (frames, skipped []string)
-	hasSubframes() bool
 	// frameOrigin is frame fr's address without path, for candidates.
 	frameOrigin(fr string) string
 	// frameOfRef and noteRef map a runtime ref to the frame that made it.

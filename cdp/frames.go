@@ -465,19 +465,6 @@ func (t *Tab) frameAllowedLocked(u string) bool {
 	return documentAllowed(u) || u == "about:srcdoc"
 }
 
-// hasSubframes reports whether the page has frames below the main one
-// that hold a document.
-func (t *Tab) hasSubframes() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, f := range t.subframes {
-		if f.realms.mainCtx != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // frameOfRef is the frame a ref of the form runtime was made in: refs
 // carry their document's id before the colon.
 func (t *Tab) frameOfRef(ref string) string {

@@ -113,6 +113,13 @@ type ready struct {
 	Expanded  bool     `json:"expanded"`  // a combobox already open
 }
 
+// otherFrames reports whether a target may be in some frame other than
+// the main one, or the search passes over frames: then it is found first.
+func (fm *forms) otherFrames() bool {
+	frames, skipped := fm.p.searchFrames("")
+	return len(frames) != 1 || frames[0] != "" || len(skipped) > 0
+}
+
 // waitReady waits until loc is ready for n. A {role, name} or {label}
 // target is looked up in the accessibility tree on each try and then
 // checked by its ref; other targets are found and checked in one call.
@@ -125,7 +132,7 @@ func (fm *forms) waitReady(ctx context.Context, loc Locator, n need) (*ready, er
 		switch {
 		case loc.Ref != "":
 			fr = fm.p.frameOfRef(loc.Ref)
-		case axTarget(loc) || loc.Frame != "" || fm.p.hasSubframes():
+		case axTarget(loc) || loc.Frame != "" || fm.otherFrames():
 			// Found first (in the tree, or in whichever frame holds it),
 			// then checked by ref in its frame.
 			el, err := fm.Resolve(ctx, loc)
