@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/url"
 	"sync"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // Every page action (evaluate, waitFor, holds, screenshot, goto, the form actions
@@ -36,7 +38,7 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 	}
 	s := &scope{method: method}
 	t.mu.Lock()
-	t.actionMark = t.navSeq
+	t.nav.actionMark = t.nav.seq
 	s.site = hostOf(t.url)
 	t.mu.Unlock()
 	err := t.Err()
@@ -62,6 +64,15 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 		t.opts.Log(Action{Method: method, Target: target, Site: s.site, Outcome: outcome})
 	}
 	return err
+}
+
+// outcomeOf is an action's outcome in the log: "refused" for the site
+// check's own refusal, else the error's code (see [errcode.Of]).
+func outcomeOf(err error) string {
+	if refused(err) {
+		return "refused"
+	}
+	return string(errcode.Of(err))
 }
 
 // checkRealmIn applies the tab's sites to a realm of frame fr about to run

@@ -54,33 +54,23 @@ type axNode struct {
 }
 
 // axTarget reports whether the accessibility tree resolves target.
-func axTarget(t Locator) bool {
-	return t.Ref == "" && (t.Role != "" || t.Label != "")
+func axTarget(loc Locator) bool {
+	return loc.Ref == "" && (loc.Role != "" || loc.Label != "")
 }
 
 // resolveAX resolves a {role[, name]} or {label} target through the
 // accessibility tree of frame fr's document ("" for the main frame's).
 // Each frame's tree is its own: the main frame's does not reach into
 // frames.
-func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, error) {
-	rm, err := t.realmIn(ctx, fr, sdkWorld, "")
+func (fm *forms) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, error) {
+	rm, err := fm.p.world(ctx, fr)
 	if err != nil {
-		return nil, err
-	}
-	if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
-		return nil, err
+		return nil, named(err, loc.String())
 	}
 	uid, worldID, c := rm.uid, rm.id, rm.s.c
-	t.mu.Lock()
-	cur, _, ok := t.realmLocked(fr, sdkWorld)
-	ok = ok && cur.uid == uid
-	t.mu.Unlock()
-	if !ok || worldID == 0 {
-		return nil, &LocatorError{Code: errcode.StaleRef, Target: loc.String(), Message: "the page changed while the target was looked up; try again"}
-	}
 	// Each lookup holds its objects in a group of its own, released after
 	// it without waiting, so a release never takes a later lookup's.
-	group := fmt.Sprintf("tranquil-ax-%d", t.axGroups.Add(1))
+	group := fmt.Sprintf("tranquil-ax-%d", fm.axGroups.Add(1))
 	defer func() {
 		go func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
@@ -96,7 +86,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, 
 		// milliseconds on a page of 10,000 elements), so first ask it
 		// about the few elements whose text or attributes could hold the
 		// name, and walk the tree only when none of them has it.
-		objs, err = t.axFast(ctx, c, uid, group, roles, want, loc.Exact)
+		objs, err = fm.axFast(ctx, c, uid, group, roles, want, loc.Exact)
 		if err != nil {
 			return nil, err
 		}
@@ -106,19 +96,19 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, 
 		if fr == "" {
 			doc, err := c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
 			if err != nil {
-				return nil, t.fail(err)
+				return nil, fm.p.fail(err)
 			}
-			if nodes, err = t.queryAX(ctx, c, doc.Root.BackendNodeID, roles); err != nil {
+			if nodes, err = fm.queryAX(ctx, c, doc.Root.BackendNodeID, roles); err != nil {
 				return nil, err
 			}
-		} else if nodes, err = t.frameAX(ctx, c, fr, roles); err != nil {
+		} else if nodes, err = fm.frameAX(ctx, c, fr, roles); err != nil {
 			return nil, err
 		}
 		best, near := axMatch(nodes, want, loc.Exact, named)
 		if len(best) == 0 {
 			return nil, axNotFound(loc, near)
 		}
-		if objs, err = t.adoptables(ctx, c, worldID, group, best); err != nil {
+		if objs, err = fm.adoptables(ctx, c, worldID, group, best); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +129,7 @@ func (t *Tab) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, 
 		if contextGone(err) {
 			return nil, &LocatorError{Code: errcode.StaleRef, Target: loc.String(), Message: "the page navigated while the target was looked up; try again"}
 		}
-		return nil, t.fail(err)
+		return nil, fm.p.fail(err)
 	}
 	if r.ExceptionDetails != nil {
 		return nil, evalErrorOf(r.ExceptionDetails)
@@ -199,7 +189,7 @@ const axCandidatesFn = `function (want, limit) {
 // axFast asks the tree about the elements axCandidatesFn finds and returns
 // those of the best tier that have one of roles, as objects of the world.
 // None means the whole tree has to be asked.
-func (t *Tab) axFast(ctx context.Context, c *devtools.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
+func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
 	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(64)}}
 	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
 		SetArguments(args).SetObjectGroup(group))
@@ -207,14 +197,14 @@ func (t *Tab) axFast(ctx context.Context, c *devtools.Client, uid, group string,
 		if contextGone(err) {
 			return nil, nil
 		}
-		return nil, t.fail(err)
+		return nil, fm.p.fail(err)
 	}
 	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
 		return nil, nil
 	}
 	props, err := c.Runtime.GetProperties(ctx, runtime.NewGetPropertiesArgs(*r.Result.ObjectID).SetOwnProperties(true))
 	if err != nil {
-		return nil, t.fail(err)
+		return nil, fm.p.fail(err)
 	}
 	var els []runtime.RemoteObjectID
 	for _, p := range props.Result {
@@ -282,7 +272,7 @@ func axQuery(loc Locator) (roles []string, name string) {
 
 // queryAX asks the tree for each role at once and returns the nodes that
 // can be targets, in the tree's order for each role.
-func (t *Tab) queryAX(ctx context.Context, c *devtools.Client, root dom.BackendNodeID, roles []string) ([]axNode, error) {
+func (fm *forms) queryAX(ctx context.Context, c *devtools.Client, root dom.BackendNodeID, roles []string) ([]axNode, error) {
 	results := make([][]axNode, len(roles))
 	errs := make([]error, len(roles))
 	var wg sync.WaitGroup
@@ -310,7 +300,7 @@ func (t *Tab) queryAX(ctx context.Context, c *devtools.Client, root dom.BackendN
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, t.fail(err)
+			return nil, fm.p.fail(err)
 		}
 	}
 	var out []axNode
@@ -331,13 +321,13 @@ func (t *Tab) queryAX(ctx context.Context, c *devtools.Client, root dom.BackendN
 // update, which an out-of-process frame scrolled out of view does not get
 // (it would wait until the frame is shown), while the whole tree is
 // served as it stands.
-func (t *Tab) frameAX(ctx context.Context, c *devtools.Client, fr string, roles []string) ([]axNode, error) {
+func (fm *forms) frameAX(ctx context.Context, c *devtools.Client, fr string, roles []string) ([]axNode, error) {
 	r, err := c.Accessibility.GetFullAXTree(ctx, accessibility.NewGetFullAXTreeArgs().SetFrameID(page.FrameID(fr)))
 	if err != nil {
 		if protocolError(err) != nil {
 			return nil, &LocatorError{Code: errcode.StaleRef, Message: "the frame went away while it was searched; try again"}
 		}
-		return nil, t.fail(err)
+		return nil, fm.p.fail(err)
 	}
 	// Only the root of each document carries its frame; a frame inside
 	// this one is in the tree too, and is searched on its own.
@@ -461,7 +451,7 @@ func axNotFound(loc Locator, near []axNode) error {
 }
 
 // adoptables gives each node's element as an object of the isolated world.
-func (t *Tab) adoptables(ctx context.Context, c *devtools.Client, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
+func (fm *forms) adoptables(ctx context.Context, c *devtools.Client, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
 	nodes = nodes[:min(len(nodes), 64)] // more is ambiguous anyway
 	objs := make([]runtime.RemoteObjectID, len(nodes))
 	errs := make([]error, len(nodes))
@@ -488,7 +478,7 @@ func (t *Tab) adoptables(ctx context.Context, c *devtools.Client, worldID int, g
 			if contextGone(err) || protocolError(err) != nil {
 				continue // the node went away meanwhile
 			}
-			return nil, t.fail(err)
+			return nil, fm.p.fail(err)
 		}
 		if objs[i] != "" {
 			out = append(out, objs[i])

@@ -138,3 +138,14 @@
 // that the page shows that point and that nothing of the page lies in
 // front of the frame there. [Tab.Evaluate] runs in the main frame only.
 package cdp
+
+// Layout (for maintainers; not part of the package documentation). A Tab
+// is two parts. The session core owns the tab's sessions, realms, frames,
+// navigation, input, dialogs and console: tab.go, tabforms.go, frames.go,
+// eval.go, nav.go, input.go, response.go, dialogs.go, local.go,
+// serviceworkers.go, history.go and action.go. The form runtime locates
+// elements and acts on them: forms.go, readers.go, ready.go, files.go and
+// ax.go, as methods of forms, which Tab embeds so that they are Tab's
+// methods. The form runtime reaches the page only through the core
+// interface (forms.go), which Tab implements in tabforms.go; it never
+// names Tab or its fields. TestFormsBoundary holds that rule.

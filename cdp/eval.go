@@ -232,21 +232,56 @@ type realmRef struct {
 // gone. Call with t.mu held.
 func (t *Tab) realmLocked(fr string, w world) (rm realmRef, main string, ok bool) {
 	if fr == "" {
-		rm = realmRef{uid: t.mainCtx, origin: t.mainOrigin, s: t.top}
-		if w == sdkWorld {
-			rm = realmRef{uid: t.worldCtx, origin: t.worldOrigin, id: t.worldID, s: t.top}
-		}
-		return rm, t.mainCtx, true
+		return t.realms.ref(w, t.top), t.realms.mainCtx, true
 	}
 	f := t.subframes[fr]
 	if f == nil {
 		return rm, "", false
 	}
-	rm = realmRef{uid: f.mainCtx, origin: f.mainOrigin, s: f.s}
-	if w == sdkWorld {
-		rm = realmRef{uid: f.worldCtx, origin: f.worldOrigin, id: f.worldID, s: f.s}
+	return f.realms.ref(w, f.s), f.realms.mainCtx, true
+}
+
+// realms are one frame's two realms as the browser last reported them:
+// the page's main world and the form runtime's isolated world ("" when
+// there is none). The tab's mu guards them.
+type realms struct {
+	mainCtx     string // uniqueId of the main world
+	mainOrigin  string // its origin, as the browser reports it
+	worldCtx    string // uniqueId of the tranquil-sdk world
+	worldOrigin string // its origin
+	worldID     int    // numeric id of worldCtx, which DOM.resolveNode takes
+}
+
+// created records a realm the browser made (Runtime.executionContextCreated),
+// if it is one of the two.
+func (r *realms) created(isDefault bool, typ, name, uid, origin string, id int) {
+	switch {
+	case isDefault:
+		r.mainCtx, r.mainOrigin = uid, origin
+	case typ == "isolated" && name == WorldName:
+		r.worldCtx, r.worldOrigin, r.worldID = uid, origin, id
 	}
-	return rm, f.mainCtx, true
+}
+
+// destroyed forgets the realm uid, if it is one of the two.
+func (r *realms) destroyed(uid string) {
+	if r.mainCtx == uid {
+		r.mainCtx = ""
+	}
+	if r.worldCtx == uid {
+		r.worldCtx = ""
+	}
+}
+
+// clear forgets both, as a new document replaces them.
+func (r *realms) clear() { r.mainCtx, r.worldCtx = "", "" }
+
+// ref is realm w, reached on session s.
+func (r *realms) ref(w world, s *session) realmRef {
+	if w == sdkWorld {
+		return realmRef{uid: r.worldCtx, origin: r.worldOrigin, id: r.worldID, s: s}
+	}
+	return realmRef{uid: r.mainCtx, origin: r.mainOrigin, s: s}
 }
 
 // realmIn returns frame fr's realm w, waiting for one that is not stale.

@@ -34,7 +34,7 @@ const elementFn = `function (h, ref) {
 // not now. It is a form action: checked against the tab's sites for the
 // realm the input is in, logged without the paths, and with opts.DryRun
 // checked but not done.
-func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts FormOptions) error {
+func (fm *forms) SetFiles(ctx context.Context, loc Locator, paths []string, opts FormOptions) error {
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
 			return codeErr(errcode.Invalid, "%q is not an absolute path, so it cannot be uploaded", p)
@@ -51,17 +51,17 @@ func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts Fo
 		paths = []string{}
 	}
 	desc := loc.String()
-	return t.action(ctx, "setFiles", loc, opts, func(ctx context.Context) error {
-		ref, err := t.pickRef(ctx, loc)
+	return fm.action(ctx, "setFiles", loc, opts, func(ctx context.Context) error {
+		ref, err := fm.pickRef(ctx, loc)
 		if err != nil {
 			return err
 		}
-		fr := t.frameOfRef(ref)
+		fr := fm.p.frameOfRef(ref)
 		var in struct {
 			Multiple bool
 			Count    int
 		}
-		if err := t.formCallIn(ctx, fr, desc, &in, "fileInput", ref); err != nil {
+		if err := fm.formCallIn(ctx, fr, desc, &in, "fileInput", ref); err != nil {
 			return err
 		}
 		if len(paths) > 1 && !in.Multiple {
@@ -70,10 +70,10 @@ func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts Fo
 		if opts.DryRun {
 			return nil
 		}
-		if err := t.setInputFiles(ctx, fr, desc, ref, paths); err != nil {
+		if err := fm.setInputFiles(ctx, fr, desc, ref, paths); err != nil {
 			return err
 		}
-		if err := t.formCallIn(ctx, fr, desc, &in, "fileInput", ref); err != nil {
+		if err := fm.formCallIn(ctx, fr, desc, &in, "fileInput", ref); err != nil {
 			return err
 		}
 		if in.Count != len(paths) {
@@ -86,12 +86,9 @@ func (t *Tab) SetFiles(ctx context.Context, loc Locator, paths []string, opts Fo
 // setInputFiles hands paths to the input behind ref: it fetches the
 // element as an object of the isolated world (checked against the tab's
 // sites like any call there) and gives that to DOM.setFileInputFiles.
-func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []string) error {
-	rm, err := t.realmIn(ctx, fr, sdkWorld, "")
+func (fm *forms) setInputFiles(ctx context.Context, fr, desc, ref string, paths []string) error {
+	rm, err := fm.p.world(ctx, fr)
 	if err != nil {
-		return err
-	}
-	if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 		return err
 	}
 	uid, c := rm.uid, rm.s.c
@@ -105,7 +102,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		if contextGone(err) {
 			return &LocatorError{Code: errcode.StaleRef, Target: desc, Message: "the page navigated; resolve the target again"}
 		}
-		return t.fail(err)
+		return fm.p.fail(err)
 	}
 	if r.ExceptionDetails != nil {
 		return evalErrorOf(r.ExceptionDetails)
@@ -125,7 +122,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		// none; clearing the value is what the picker's cancel does.
 		c, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(clearFilesFn).SetObjectID(id))
 		if err != nil {
-			return t.fail(err)
+			return fm.p.fail(err)
 		}
 		if c.ExceptionDetails != nil {
 			return evalErrorOf(c.ExceptionDetails)
@@ -133,7 +130,7 @@ func (t *Tab) setInputFiles(ctx context.Context, fr, desc, ref string, paths []s
 		return nil
 	}
 	if err := c.DOM.SetFileInputFiles(ctx, dom.NewSetFileInputFilesArgs(paths).SetObjectID(id)); err != nil {
-		return t.fail(err)
+		return fm.p.fail(err)
 	}
 	return nil
 }

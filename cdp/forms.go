@@ -11,10 +11,58 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/mafredri/cdp/protocol/runtime"
 
 	"github.com/tranquil/automation/errcode"
 )
+
+// forms is the form runtime: it finds elements and acts on them. It
+// reaches the page only through p, so the tab's sessions, realms and
+// frames stay the core's own (see doc.go).
+type forms struct {
+	p        core
+	axGroups atomic.Uint64 // numbers the object groups of accessibility lookups
+}
+
+// core is what the form runtime needs of the tab. Frames are named as the
+// core names them: "" for the main frame, else a subframe's id.
+type core interface {
+	// act runs f as one logged page action (action.go).
+	act(ctx context.Context, method, target string, dry bool, f func(ctx context.Context) error) error
+	// checkSomeDocument refuses an action when no frame's document is one
+	// the tab's sites allow.
+	checkSomeDocument(ctx context.Context) error
+	// callWorld calls fn in frame fr's isolated world, checked against the
+	// tab's sites, and returns its value.
+	callWorld(ctx context.Context, fr, fn string, args []runtime.CallArgument) (json.RawMessage, error)
+	// world is frame fr's isolated world, checked against the tab's sites,
+	// for protocol calls the runtime makes there itself.
+	world(ctx context.Context, fr string) (realmRef, error)
+	// fail maps an error of such a protocol call.
+	fail(err error) error
+	// searchFrames lists the frames a target is looked for in, and the
+	// sites skipped.
+	searchFrames(want string) (frames, skipped []string)
+	// frameOrigin is frame fr's address without path, for candidates.
+	frameOrigin(fr string) string
+	// frameOfRef and noteRef map a runtime ref to the frame that made it.
+	frameOfRef(ref string) string
+	noteRef(fr, ref string)
+	// pagePoint turns a point of frame fr into one of the page.
+	pagePoint(ctx context.Context, fr string, x, y float64) (float64, float64, error)
+	// click sends a trusted click at the page point (x, y) into frame fr;
+	// with landed, it then runs landed and reports a navigation the click
+	// started and the tab's policy refused in its place.
+	click(ctx context.Context, fr string, x, y float64, landed func(ctx context.Context) error) error
+	pressIn(ctx context.Context, fr, key string, mods Modifier) error
+	insertTextIn(ctx context.Context, fr, text string) error
+	// Done and Err tell when and why the tab's session ended.
+	Done() <-chan struct{}
+	Err() error
+}
 
 //go:embed forms.js
 var formsSource string
@@ -60,12 +108,12 @@ var formsElementsWrapper = `function (hash, name, target, ...els) {
 }`
 
 // formCall runs one runtime method in the main frame's isolated world.
-func (t *Tab) formCall(ctx context.Context, target string, out any, method string, args ...any) error {
-	return t.formCallIn(ctx, "", target, out, method, args...)
+func (fm *forms) formCall(ctx context.Context, target string, out any, method string, args ...any) error {
+	return fm.formCallIn(ctx, "", target, out, method, args...)
 }
 
 // formCallIn runs one runtime method in frame fr's isolated world.
-func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method string, args ...any) error {
+func (fm *forms) formCallIn(ctx context.Context, fr, target string, out any, method string, args ...any) error {
 	if args == nil {
 		args = []any{}
 	}
@@ -73,9 +121,9 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 	if err != nil {
 		return err
 	}
-	raw, err := t.callIn(ctx, fr, sdkWorld, formsShortWrapper, cargs, false)
+	raw, err := fm.p.callWorld(ctx, fr, formsShortWrapper, cargs)
 	if err == nil && string(raw) == `{"ok":false,"code":"no_runtime"}` {
-		raw, err = t.callIn(ctx, fr, sdkWorld, formsWrapper, cargs, false)
+		raw, err = fm.p.callWorld(ctx, fr, formsWrapper, cargs)
 	}
 	if err != nil {
 		return err
@@ -111,22 +159,22 @@ func (t *Tab) formCallIn(ctx context.Context, fr, target string, out any, method
 // allow are searched, same-site and cross-site (out-of-process) frames
 // alike; matches in two frames are errcode.Ambiguous, and [Locator.Frame]
 // narrows the search to some frames.
-func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
+func (fm *forms) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 	if err := loc.validate(); err != nil {
 		return nil, err
 	}
 	if loc.Ref != "" {
-		return t.resolveIn(ctx, t.frameOfRef(loc.Ref), loc)
+		return fm.resolveIn(ctx, fm.p.frameOfRef(loc.Ref), loc)
 	}
-	frames, skipped := t.searchFrames(loc.Frame)
+	frames, skipped := fm.p.searchFrames(loc.Frame)
 	switch len(frames) {
 	case 0:
-		if err := t.checkDocument(ctx); err != nil && loc.Frame == "" {
+		if err := fm.p.checkSomeDocument(ctx); err != nil && loc.Frame == "" {
 			return nil, err
 		}
 		return nil, notInFrames(loc, skipped)
 	case 1:
-		el, err := t.resolveIn(ctx, frames[0], loc)
+		el, err := fm.resolveIn(ctx, frames[0], loc)
 		return el, withSkipped(err, skipped)
 	}
 	type found struct {
@@ -139,7 +187,7 @@ func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			el, err := t.resolveIn(ctx, fr, loc)
+			el, err := fm.resolveIn(ctx, fr, loc)
 			res[i] = found{el, err}
 		}()
 	}
@@ -181,31 +229,31 @@ func (t *Tab) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 }
 
 // resolveIn is Resolve in one frame.
-func (t *Tab) resolveIn(ctx context.Context, fr string, loc Locator) (*Element, error) {
-	el, err := t.resolveFrame(ctx, fr, loc)
+func (fm *forms) resolveIn(ctx context.Context, fr string, loc Locator) (*Element, error) {
+	el, err := fm.resolveFrame(ctx, fr, loc)
 	if err != nil {
-		return nil, t.inFrame(fr, err)
+		return nil, fm.inFrame(fr, err)
 	}
 	el.frame = fr
 	if fr != "" {
-		el.Element.Frame = addressOf(t.frameURL(fr))
-		t.noteRef(fr, el.Ref)
+		el.Element.Frame = fm.p.frameOrigin(fr)
+		fm.p.noteRef(fr, el.Ref)
 	}
 	return el, nil
 }
 
-func (t *Tab) resolveFrame(ctx context.Context, fr string, loc Locator) (*Element, error) {
+func (fm *forms) resolveFrame(ctx context.Context, fr string, loc Locator) (*Element, error) {
 	if axTarget(loc) {
 		// Roles and names as the browser computes them; the runtime's own
 		// reading of labels stays as a fallback for what the tree does not
 		// name that way (a label that is not the control's accessible name).
-		el, err := t.resolveAX(ctx, fr, loc)
+		el, err := fm.resolveAX(ctx, fr, loc)
 		if !errors.Is(err, errcode.NotFound) || loc.Label == "" {
 			return el, err
 		}
 	}
 	var el Element
-	if err := t.formCallIn(ctx, fr, loc.String(), &el, "resolve", loc); err != nil {
+	if err := fm.formCallIn(ctx, fr, loc.String(), &el, "resolve", loc); err != nil {
 		return nil, err
 	}
 	return &el, nil
@@ -233,12 +281,12 @@ func named(err error, desc string) error {
 
 // inFrame marks the candidates of a subframe's LocatorError with the
 // frame's address.
-func (t *Tab) inFrame(fr string, err error) error {
+func (fm *forms) inFrame(fr string, err error) error {
 	if fr == "" {
 		return err
 	}
 	return editTarget(err, func(te *LocatorError) bool { return len(te.Candidates) > 0 }, func(te *LocatorError) {
-		addr := addressOf(t.frameURL(fr))
+		addr := fm.p.frameOrigin(fr)
 		te.Candidates = slices.Clone(te.Candidates)
 		for i := range te.Candidates {
 			te.Candidates[i].Frame = addr
@@ -269,22 +317,13 @@ func notInFrames(loc Locator, skipped []string) error {
 // action runs a form action through the page-action path: refused at once
 // when the current document is not allowed, and checked again for the
 // realm each step runs in.
-func (t *Tab) action(ctx context.Context, method string, loc Locator, opts FormOptions, do func(ctx context.Context) error) error {
-	return t.act(ctx, method, loc.String(), opts.DryRun, func(ctx context.Context) error {
-		if err := t.checkSomeDocument(ctx); err != nil {
+func (fm *forms) action(ctx context.Context, method string, loc Locator, opts FormOptions, do func(ctx context.Context) error) error {
+	return fm.p.act(ctx, method, loc.String(), opts.DryRun, func(ctx context.Context) error {
+		if err := fm.p.checkSomeDocument(ctx); err != nil {
 			return err
 		}
 		return do(ctx)
 	})
-}
-
-// outcomeOf is an action's outcome in the log: "refused" for the site
-// check's own refusal, else the error's code (see [errcode.Of]).
-func outcomeOf(err error) string {
-	if refused(err) {
-		return "refused"
-	}
-	return string(errcode.Of(err))
 }
 
 // Fill types value into the text field target names, as a person would.
@@ -301,14 +340,14 @@ func outcomeOf(err error) string {
 // events) and read back as the input reads it ("2024-03-05",
 // "#ff8800"; a number for range, within its min, max and step). Number
 // and range values are strings of numbers and compare as numbers.
-func (t *Tab) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
+func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
-	err := t.action(ctx, "fill", loc, opts, func(ctx context.Context) error {
+	err := fm.action(ctx, "fill", loc, opts, func(ctx context.Context) error {
 		n := need{Act: "fill"}
 		if !opts.DryRun {
 			n.Value = &value // focused and selected, or set, in the same call
 		}
-		el, err := t.waitReady(ctx, loc, n)
+		el, err := fm.waitReady(ctx, loc, n)
 		if err != nil || opts.DryRun {
 			return err
 		}
@@ -323,9 +362,9 @@ func (t *Tab) Fill(ctx context.Context, loc Locator, value string, opts FormOpti
 		case el.Mode == "set":
 			want = el.Want
 		case value == "":
-			err = t.pressIn(ctx, el.frame, "Delete", 0) // insertText("") leaves the selection
+			err = fm.p.pressIn(ctx, el.frame, "Delete", 0) // insertText("") leaves the selection
 		default:
-			err = t.insertTextIn(ctx, el.frame, value)
+			err = fm.p.insertTextIn(ctx, el.frame, value)
 		}
 		if err != nil {
 			return err
@@ -334,7 +373,7 @@ func (t *Tab) Fill(ctx context.Context, loc Locator, value string, opts FormOpti
 			FieldState
 			Committed bool `json:"committed"`
 		}
-		if err := t.formCallIn(ctx, el.frame, desc, &got, "finish", el.Ref, want); err != nil {
+		if err := fm.formCallIn(ctx, el.frame, desc, &got, "finish", el.Ref, want); err != nil {
 			return err
 		}
 		if !got.Committed {
@@ -350,10 +389,10 @@ func (t *Tab) Fill(ctx context.Context, loc Locator, value string, opts FormOpti
 // with a trusted click, then reads the state back; a state the page did not
 // keep is errcode.NotCommitted. A box already in the wanted state is left alone
 // at once; otherwise it waits as [Tab.ClickElement] does.
-func (t *Tab) Check(ctx context.Context, loc Locator, checked bool, opts FormOptions) error {
-	return t.action(ctx, "check", loc, opts, func(ctx context.Context) error {
+func (fm *forms) Check(ctx context.Context, loc Locator, checked bool, opts FormOptions) error {
+	return fm.action(ctx, "check", loc, opts, func(ctx context.Context) error {
 		desc := loc.String()
-		el, err := t.clickReady(ctx, loc, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
+		el, err := fm.clickReady(ctx, loc, need{Act: "check", Checked: &checked, Dry: opts.DryRun}, func(el *ready) (bool, error) {
 			if el.Kind == "radio" && !checked {
 				return false, &LocatorError{Code: errcode.BadTarget, Target: desc, Message: "a radio button cannot be unchecked; check another one"}
 			}
@@ -365,7 +404,7 @@ func (t *Tab) Check(ctx context.Context, loc Locator, checked bool, opts FormOpt
 		var got struct {
 			Value bool `json:"value"`
 		}
-		if err := t.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
+		if err := fm.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
 			return err
 		}
 		if got.Value != checked {
@@ -380,12 +419,12 @@ func (t *Tab) Check(ctx context.Context, loc Locator, checked bool, opts FormOpt
 // run; it returns the element clicked (nil when none was). The runtime
 // checks where the click lands: a click the page moved something into
 // is held back before the page sees it and the whole wait starts again.
-func (t *Tab) clickReady(ctx context.Context, loc Locator, n need, click func(*ready) (bool, error)) (*ready, error) {
+func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func(*ready) (bool, error)) (*ready, error) {
 	desc := loc.String()
 	n.Guard = !n.Dry
 	var el *ready
-	err := t.until(ctx, loc.Ref != "", func(ctx context.Context) (err error) {
-		if el, err = t.waitReady(ctx, loc, n); err != nil {
+	err := fm.until(ctx, loc.Ref != "", func(ctx context.Context) (err error) {
+		if el, err = fm.waitReady(ctx, loc, n); err != nil {
 			return err
 		}
 		if click != nil {
@@ -398,11 +437,9 @@ func (t *Tab) clickReady(ctx context.Context, loc Locator, n need, click func(*r
 		if n.Dry {
 			return nil
 		}
-		t.forgetRefusals(el.frame)
-		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
-			return err
-		}
-		return t.clickNavigationRefused(el.frame, t.formCallIn(ctx, el.frame, desc, nil, "clickLanded"))
+		return fm.p.click(ctx, el.frame, el.X, el.Y, func(ctx context.Context) error {
+			return fm.formCallIn(ctx, el.frame, desc, nil, "clickLanded")
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -434,10 +471,10 @@ func (t *Tab) clickReady(ctx context.Context, loc Locator, n need, click func(*r
 // With opts.Parts the dropdown is custom markup: a trusted click on the
 // trigger, then on the option whose text matches, and the value part (or
 // else what the target shows) is read back.
-func (t *Tab) Select(ctx context.Context, loc Locator, option string, opts FormOptions) (string, error) {
+func (fm *forms) Select(ctx context.Context, loc Locator, option string, opts FormOptions) (string, error) {
 	var shown string
-	err := t.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
-		shown, err = t.choose(ctx, loc, []string{option}, false, opts)
+	err := fm.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
+		shown, err = fm.choose(ctx, loc, []string{option}, false, opts)
 		return err
 	})
 	return shown, err
@@ -447,14 +484,14 @@ func (t *Tab) Select(ctx context.Context, loc Locator, option string, opts FormO
 // native <select multiple>, unselecting the rest, and returns the labels
 // of the options selected afterwards; a different set is errcode.NotCommitted.
 // It waits as [Tab.Select] does.
-func (t *Tab) SelectAll(ctx context.Context, loc Locator, options []string, opts FormOptions) ([]string, error) {
+func (fm *forms) SelectAll(ctx context.Context, loc Locator, options []string, opts FormOptions) ([]string, error) {
 	var shown []string
-	err := t.action(ctx, "select", loc, opts, func(ctx context.Context) error {
+	err := fm.action(ctx, "select", loc, opts, func(ctx context.Context) error {
 		n := need{Act: "select", Options: options, Multiple: true, Dry: opts.DryRun}
 		if options == nil {
 			n.Options = []string{}
 		}
-		el, err := t.waitReady(ctx, loc, n)
+		el, err := fm.waitReady(ctx, loc, n)
 		if err != nil {
 			return err
 		}
@@ -471,10 +508,10 @@ func (t *Tab) SelectAll(ctx context.Context, loc Locator, options []string, opts
 	return shown, err
 }
 
-func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multiple bool, opts FormOptions) (string, error) {
+func (fm *forms) choose(ctx context.Context, loc Locator, options []string, multiple bool, opts FormOptions) (string, error) {
 	desc := loc.String()
 	n := need{Act: "select", Options: options, Multiple: multiple, Dry: opts.DryRun, Parts: opts.Parts}
-	el, err := t.waitReady(ctx, loc, n)
+	el, err := fm.waitReady(ctx, loc, n)
 	if err != nil {
 		return "", err
 	}
@@ -482,7 +519,7 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 		if opts.DryRun {
 			return "", nil
 		}
-		st, err := t.Fill(ctx, Locator{Ref: el.Ref}, el.Want, opts)
+		st, err := fm.Fill(ctx, Locator{Ref: el.Ref}, el.Want, opts)
 		return st.Value, err
 	}
 	if el.Mode == "native" {
@@ -499,7 +536,7 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 	}
 	option := options[0]
 	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) {
-		if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
+		if err := fm.p.click(ctx, el.frame, el.X, el.Y, nil); err != nil {
 			return "", err
 		}
 	}
@@ -512,18 +549,18 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 		X, Y float64
 		Type bool `json:"type"`
 	}
-	err = t.until(ctx, false, func(ctx context.Context) error {
+	err = fm.until(ctx, false, func(ctx context.Context) error {
 		at.Type = false
-		err := t.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed)
+		err := fm.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed)
 		if err != nil && el.Mode == "combobox" && time.Since(opened) > reopenAfter {
 			// A widget still settling from its last choice can let the
 			// opening click pass; a person seeing it stay shut clicks again.
 			var st struct {
 				Expanded bool `json:"expanded"`
 			}
-			if e := t.formCallIn(ctx, el.frame, desc, &st, "shown", el.Ref, opts.Parts); e == nil && !st.Expanded {
+			if e := fm.formCallIn(ctx, el.frame, desc, &st, "shown", el.Ref, opts.Parts); e == nil && !st.Expanded {
 				opened = time.Now()
-				if e := t.clickIn(ctx, el.frame, el.X, el.Y); e != nil {
+				if e := fm.p.click(ctx, el.frame, el.X, el.Y, nil); e != nil {
 					return e
 				}
 			}
@@ -533,7 +570,7 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 		}
 		if at.Type {
 			typed = true
-			if err := t.insertTextIn(ctx, el.frame, option); err != nil {
+			if err := fm.p.insertTextIn(ctx, el.frame, option); err != nil {
 				return err
 			}
 			return &LocatorError{Code: errcode.NoOption, Target: desc, Message: "typed the option into the filter; waiting for it to show"}
@@ -543,9 +580,9 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 	if err != nil {
 		return "", err
 	}
-	x, y, err := t.pagePoint(ctx, el.frame, at.X, at.Y)
+	x, y, err := fm.p.pagePoint(ctx, el.frame, at.X, at.Y)
 	if err == nil {
-		err = t.clickIn(ctx, el.frame, x, y)
+		err = fm.p.click(ctx, el.frame, x, y, nil)
 	}
 	if err != nil {
 		return "", err
@@ -557,7 +594,7 @@ func (t *Tab) choose(ctx context.Context, loc Locator, options []string, multipl
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	for i := 0; ; i++ {
-		if err := t.formCallIn(ctx, el.frame, desc, &got, "shown", el.Ref, opts.Parts); err != nil {
+		if err := fm.formCallIn(ctx, el.frame, desc, &got, "shown", el.Ref, opts.Parts); err != nil {
 			return "", err
 		}
 		if strings.Contains(strings.ToLower(got.Value), strings.ToLower(option)) {
@@ -599,24 +636,24 @@ const reopenAfter = 500 * time.Millisecond
 // when no animation runs on it, and only an overlay from elsewhere on the
 // page counts as covering it, not the field's own floating label, mask or
 // icon.
-func (t *Tab) ClickElement(ctx context.Context, loc Locator, opts FormOptions) error {
-	return t.action(ctx, "click", loc, opts, func(ctx context.Context) error {
-		_, err := t.clickReady(ctx, loc, need{Act: "click", Dry: opts.DryRun}, nil)
+func (fm *forms) ClickElement(ctx context.Context, loc Locator, opts FormOptions) error {
+	return fm.action(ctx, "click", loc, opts, func(ctx context.Context) error {
+		_, err := fm.clickReady(ctx, loc, need{Act: "click", Dry: opts.DryRun}, nil)
 		return err
 	})
 }
 
 // PressElement clicks the element loc names, waiting for it as
 // [Tab.ClickElement] does, and presses key on it.
-func (t *Tab) PressElement(ctx context.Context, loc Locator, key string, mods Modifier, opts FormOptions) error {
+func (fm *forms) PressElement(ctx context.Context, loc Locator, key string, mods Modifier, opts FormOptions) error {
 	if _, _, err := keyOf(key); err != nil {
 		return err
 	}
-	return t.action(ctx, "press", loc, opts, func(ctx context.Context) error {
-		el, err := t.clickReady(ctx, loc, need{Act: "click", Dry: opts.DryRun}, nil)
+	return fm.action(ctx, "press", loc, opts, func(ctx context.Context) error {
+		el, err := fm.clickReady(ctx, loc, need{Act: "click", Dry: opts.DryRun}, nil)
 		if err != nil || opts.DryRun {
 			return err
 		}
-		return t.pressIn(ctx, el.frame, key, mods)
+		return fm.p.pressIn(ctx, el.frame, key, mods)
 	})
 }

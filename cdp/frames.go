@@ -40,16 +40,12 @@ type session struct {
 
 // subframe is a frame below the main one, as its session reports it.
 type subframe struct {
-	id          string
-	s           *session
-	url         string
-	name        string
-	seq         int // when it was first seen, for a stable search order
-	mainCtx     string
-	mainOrigin  string
-	worldCtx    string
-	worldOrigin string
-	worldID     int
+	id     string
+	s      *session
+	url    string
+	name   string
+	seq    int // when it was first seen, for a stable search order
+	realms realms
 }
 
 // maxSubframes bounds the frames a tab tracks; a page with more is
@@ -145,21 +141,11 @@ func (t *Tab) onContextCreated(s *session, params json.RawMessage) {
 	}
 	t.mu.Lock()
 	if s == t.top && c.AuxData.FrameID == t.frameID {
-		switch {
-		case c.AuxData.IsDefault:
-			t.mainCtx, t.mainOrigin = c.UniqueID, c.Origin
-		case c.AuxData.Type == "isolated" && c.Name == WorldName:
-			t.worldCtx, t.worldOrigin, t.worldID = c.UniqueID, c.Origin, c.ID
-		}
+		t.realms.created(c.AuxData.IsDefault, c.AuxData.Type, c.Name, c.UniqueID, c.Origin, c.ID)
 		t.broadcast()
 	} else if f := t.subframeLocked(s, c.AuxData.FrameID); f != nil {
 		f.s = s // a frame that moved to its own process reports from there
-		switch {
-		case c.AuxData.IsDefault:
-			f.mainCtx, f.mainOrigin = c.UniqueID, c.Origin
-		case c.AuxData.Type == "isolated" && c.Name == WorldName:
-			f.worldCtx, f.worldOrigin, f.worldID = c.UniqueID, c.Origin, c.ID
-		}
+		f.realms.created(c.AuxData.IsDefault, c.AuxData.Type, c.Name, c.UniqueID, c.Origin, c.ID)
 		t.broadcast()
 	}
 	t.mu.Unlock()
@@ -174,19 +160,9 @@ func (t *Tab) onContextDestroyed(params json.RawMessage) {
 		return
 	}
 	t.mu.Lock()
-	if t.mainCtx == ev.UniqueID {
-		t.mainCtx = ""
-	}
-	if t.worldCtx == ev.UniqueID {
-		t.worldCtx = ""
-	}
+	t.realms.destroyed(ev.UniqueID)
 	for _, f := range t.subframes {
-		if f.mainCtx == ev.UniqueID {
-			f.mainCtx = ""
-		}
-		if f.worldCtx == ev.UniqueID {
-			f.worldCtx = ""
-		}
+		f.realms.destroyed(ev.UniqueID)
 	}
 	t.broadcast()
 	t.mu.Unlock()
@@ -197,11 +173,11 @@ func (t *Tab) onContextDestroyed(params json.RawMessage) {
 func (t *Tab) onContextsCleared(s *session) {
 	t.mu.Lock()
 	if s == t.top {
-		t.mainCtx, t.worldCtx = "", ""
+		t.realms.clear()
 	}
 	for _, f := range t.subframes {
 		if f.s == s {
-			f.mainCtx, f.worldCtx = "", ""
+			f.realms.clear()
 		}
 	}
 	t.broadcast()
@@ -278,7 +254,7 @@ func (t *Tab) onSameDocument(s *session, params json.RawMessage) {
 	}
 	t.mu.Lock()
 	if s == t.top && ev.FrameID == t.frameID {
-		t.navSeq++
+		t.nav.seq++
 		t.url = ev.URL
 		t.broadcast()
 	} else if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
@@ -434,7 +410,7 @@ func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
 	}
 	subs := make([]*subframe, 0, len(t.subframes))
 	for _, f := range t.subframes {
-		if f.mainCtx != "" && f.url != "" {
+		if f.realms.mainCtx != "" && f.url != "" {
 			subs = append(subs, f)
 		}
 	}
@@ -460,7 +436,7 @@ func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
 // sandboxed), which the browser reports. Call with t.mu held.
 func (t *Tab) addressLocked(f *subframe) string {
 	if (f.url == "about:srcdoc" || f.url == "about:blank") && t.opts.Sites != nil {
-		return f.mainOrigin
+		return f.realms.mainOrigin
 	}
 	return f.url
 }
@@ -487,19 +463,6 @@ func (t *Tab) frameAllowedLocked(u string) bool {
 		return SiteAllowed(u, t.opts.Sites)
 	}
 	return documentAllowed(u) || u == "about:srcdoc"
-}
-
-// hasSubframes reports whether the page has frames below the main one
-// that hold a document.
-func (t *Tab) hasSubframes() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, f := range t.subframes {
-		if f.mainCtx != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // frameOfRef is the frame a ref of the form runtime was made in: refs

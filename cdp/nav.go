@@ -118,7 +118,7 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	// Events that came before the reply are already recorded per loader,
 	// so there is no window in which they could be missed.
-	if err := t.waitState(ctx, func() bool { return t.lifecycle[loader][name] }, "navigation to "+url); err != nil {
+	if err := t.waitState(ctx, func() bool { return t.nav.lifecycle[loader][name] }, "navigation to "+url); err != nil {
 		return nil, err
 	}
 	r, ok := t.responseOf(loader)
@@ -140,7 +140,7 @@ func (t *Tab) WaitForNavigation(ctx context.Context, waitUntil WaitUntil, trigge
 		return err
 	}
 	t.mu.Lock()
-	start := t.navSeq
+	start := t.nav.seq
 	t.mu.Unlock()
 	if trigger != nil {
 		if err := trigger(ctx); err != nil {
@@ -161,20 +161,20 @@ func (t *Tab) WaitNavigated(ctx context.Context, waitUntil WaitUntil) error {
 		return err
 	}
 	t.mu.Lock()
-	start := t.actionMark
+	start := t.nav.actionMark
 	t.mu.Unlock()
 	return t.waitNavigationSince(ctx, start, name)
 }
 
-// waitNavigationSince waits until the main frame has navigated since navSeq
+// waitNavigationSince waits until the main frame has navigated since nav.seq
 // was start and its current document reached the lifecycle state name.
 func (t *Tab) waitNavigationSince(ctx context.Context, start int, name string) error {
 	return t.waitState(ctx, func() bool {
-		if t.navSeq == start {
+		if t.nav.seq == start {
 			return false
 		}
-		seen, newDoc := t.lifecycle[t.loader]
-		// A same-document navigation bumps navSeq without a new loader; the
+		seen, newDoc := t.nav.lifecycle[t.nav.loader]
+		// A same-document navigation bumps nav.seq without a new loader; the
 		// current loader then has long passed its load states.
 		return !newDoc || seen[name] || seen["load"]
 	}, "navigation")
@@ -198,4 +198,34 @@ func (t *Tab) waitState(ctx context.Context, ok func() bool, what string) error 
 			return t.route.err
 		}
 	}
+}
+
+// navState is the main frame's document history as navigation waits need
+// it. The tab's mu guards it.
+type navState struct {
+	loader     string                     // newest document's loader id
+	seq        int                        // counts new documents and same-document navigations
+	lifecycle  map[string]map[string]bool // loaderId → lifecycle names seen
+	loaders    []string                   // insertion order of lifecycle, to bound it
+	actionMark int                        // seq when the latest page action began
+}
+
+// lifecycleEvent records a Page.lifecycleEvent of the main frame; a loader
+// not seen before is a new document.
+func (n *navState) lifecycleEvent(loaderID, name string) {
+	seen := n.lifecycle[loaderID]
+	if seen == nil {
+		seen = map[string]bool{}
+		n.lifecycle[loaderID] = seen
+		n.loaders = append(n.loaders, loaderID)
+		if len(n.loaders) > 16 {
+			delete(n.lifecycle, n.loaders[0])
+			n.loaders = n.loaders[1:]
+		}
+		if loaderID != n.loader {
+			n.loader = loaderID
+			n.seq++
+		}
+	}
+	seen[name] = true
 }

@@ -17,26 +17,26 @@ import (
 
 // Text returns the text loc's element shows (its innerText: rendered
 // text, with the line breaks a person sees).
-func (t *Tab) Text(ctx context.Context, loc Locator) (string, error) {
+func (fm *forms) Text(ctx context.Context, loc Locator) (string, error) {
 	var s string
-	err := t.readOne(ctx, "text", loc, "text", "", &s)
+	err := fm.readOne(ctx, "text", loc, "text", "", &s)
 	return s, err
 }
 
 // Value returns what loc's field holds: an input's or textarea's
 // value, a select's chosen label (the first, for a multiple select), the
 // text of a contenteditable element. Other elements are errcode.BadTarget.
-func (t *Tab) Value(ctx context.Context, loc Locator) (string, error) {
+func (fm *forms) Value(ctx context.Context, loc Locator) (string, error) {
 	var s string
-	err := t.readOne(ctx, "value", loc, "value", "", &s)
+	err := fm.readOne(ctx, "value", loc, "value", "", &s)
 	return s, err
 }
 
 // Attribute returns the named attribute of loc's element, and whether
 // the element has it.
-func (t *Tab) Attribute(ctx context.Context, loc Locator, name string) (string, bool, error) {
+func (fm *forms) Attribute(ctx context.Context, loc Locator, name string) (string, bool, error) {
 	var s *string
-	err := t.readOne(ctx, "attribute", loc, "attribute", name, &s)
+	err := fm.readOne(ctx, "attribute", loc, "attribute", name, &s)
 	if err != nil || s == nil {
 		return "", false, err
 	}
@@ -45,19 +45,19 @@ func (t *Tab) Attribute(ctx context.Context, loc Locator, name string) (string, 
 
 // Checked reports whether loc's checkbox, switch or radio button is
 // checked; any other element is errcode.BadTarget.
-func (t *Tab) Checked(ctx context.Context, loc Locator) (bool, error) {
+func (fm *forms) Checked(ctx context.Context, loc Locator) (bool, error) {
 	var b bool
-	err := t.readOne(ctx, "checked", loc, "checked", "", &b)
+	err := fm.readOne(ctx, "checked", loc, "checked", "", &b)
 	return b, err
 }
 
 // IsVisible reports whether an element loc names is visible: false
 // when none matches or every match is hidden, true when one or more are
 // shown (disabled ones too).
-func (t *Tab) IsVisible(ctx context.Context, loc Locator) (bool, error) {
+func (fm *forms) IsVisible(ctx context.Context, loc Locator) (bool, error) {
 	var vis bool
-	err := t.reader(ctx, "visible", loc, func(ctx context.Context) (err error) {
-		vis, err = t.visible(ctx, loc)
+	err := fm.reader(ctx, "visible", loc, func(ctx context.Context) (err error) {
+		vis, err = fm.visible(ctx, loc)
 		return err
 	})
 	return vis, err
@@ -67,19 +67,19 @@ func (t *Tab) IsVisible(ctx context.Context, loc Locator) (bool, error) {
 // and disabled ones included, over every frame Resolve searches (a {role}
 // or {label} target is matched by the runtime's own reading of roles and
 // labels, not the accessibility tree).
-func (t *Tab) Count(ctx context.Context, loc Locator) (int, error) {
+func (fm *forms) Count(ctx context.Context, loc Locator) (int, error) {
 	if err := loc.validate(); err != nil {
 		return 0, err
 	}
 	total := 0
-	err := t.reader(ctx, "count", loc, func(ctx context.Context) error {
-		frames, _ := t.searchFrames(loc.Frame)
+	err := fm.reader(ctx, "count", loc, func(ctx context.Context) error {
+		frames, _ := fm.p.searchFrames(loc.Frame)
 		if loc.Ref != "" {
-			frames = []string{t.frameOfRef(loc.Ref)}
+			frames = []string{fm.p.frameOfRef(loc.Ref)}
 		}
 		for i, fr := range frames {
 			var res struct{ Count int }
-			if err := t.formCallIn(ctx, fr, loc.String(), &res, "countOf", loc); err != nil {
+			if err := fm.formCallIn(ctx, fr, loc.String(), &res, "countOf", loc); err != nil {
 				if i == 0 && fr == "" {
 					return err
 				}
@@ -93,9 +93,9 @@ func (t *Tab) Count(ctx context.Context, loc Locator) (int, error) {
 }
 
 // reader runs one reader as a page action.
-func (t *Tab) reader(ctx context.Context, method string, loc Locator, do func(ctx context.Context) error) error {
-	return t.act(ctx, method, loc.String(), false, func(ctx context.Context) error {
-		if err := t.checkSomeDocument(ctx); err != nil {
+func (fm *forms) reader(ctx context.Context, method string, loc Locator, do func(ctx context.Context) error) error {
+	return fm.p.act(ctx, method, loc.String(), false, func(ctx context.Context) error {
+		if err := fm.p.checkSomeDocument(ctx); err != nil {
 			return err
 		}
 		return do(ctx)
@@ -104,14 +104,14 @@ func (t *Tab) reader(ctx context.Context, method string, loc Locator, do func(ct
 
 // readOne reads one thing (what, with arg) from the element loc names
 // into out.
-func (t *Tab) readOne(ctx context.Context, method string, loc Locator, what, arg string, out any) error {
-	return t.reader(ctx, method, loc, func(ctx context.Context) error {
-		ref, err := t.pickRef(ctx, loc)
+func (fm *forms) readOne(ctx context.Context, method string, loc Locator, what, arg string, out any) error {
+	return fm.reader(ctx, method, loc, func(ctx context.Context) error {
+		ref, err := fm.pickRef(ctx, loc)
 		if err != nil {
 			return err
 		}
 		var res struct{ Value json.RawMessage }
-		if err := t.formCallIn(ctx, t.frameOfRef(ref), loc.String(), &res, "readOf", ref, what, arg); err != nil {
+		if err := fm.formCallIn(ctx, fm.p.frameOfRef(ref), loc.String(), &res, "readOf", ref, what, arg); err != nil {
 			return err
 		}
 		return json.Unmarshal(res.Value, out)
@@ -121,28 +121,28 @@ func (t *Tab) readOne(ctx context.Context, method string, loc Locator, what, arg
 // pickRef resolves loc as the form actions do, and when its only
 // matches are hidden or disabled, takes one of those: what they hold can
 // still be read (and a file input is often hidden behind its label).
-func (t *Tab) pickRef(ctx context.Context, loc Locator) (string, error) {
-	el, err := t.Resolve(ctx, loc)
+func (fm *forms) pickRef(ctx context.Context, loc Locator) (string, error) {
+	el, err := fm.Resolve(ctx, loc)
 	if err == nil {
 		return el.Ref, nil
 	}
 	if !errors.Is(err, errcode.Hidden) && !errors.Is(err, errcode.Disabled) {
 		return "", err
 	}
-	frames, _ := t.searchFrames(loc.Frame)
+	frames, _ := fm.p.searchFrames(loc.Frame)
 	if loc.Ref != "" {
-		frames = []string{t.frameOfRef(loc.Ref)}
+		frames = []string{fm.p.frameOfRef(loc.Ref)}
 	}
 	var first error
 	for _, fr := range frames {
 		var res struct{ Ref string }
-		if err := t.formCallIn(ctx, fr, loc.String(), &res, "pickAny", loc); err != nil {
+		if err := fm.formCallIn(ctx, fr, loc.String(), &res, "pickAny", loc); err != nil {
 			if first == nil {
 				first = err
 			}
 			continue
 		}
-		t.noteRef(fr, res.Ref)
+		fm.p.noteRef(fr, res.Ref)
 		return res.Ref, nil
 	}
 	if first == nil {
@@ -152,8 +152,8 @@ func (t *Tab) pickRef(ctx context.Context, loc Locator) (string, error) {
 }
 
 // visible is IsVisible without the page action around it.
-func (t *Tab) visible(ctx context.Context, loc Locator) (bool, error) {
-	_, err := t.Resolve(ctx, loc)
+func (fm *forms) visible(ctx context.Context, loc Locator) (bool, error) {
+	_, err := fm.Resolve(ctx, loc)
 	switch {
 	case err == nil, errors.Is(err, errcode.Ambiguous), errors.Is(err, errcode.Disabled):
 		// ambiguous: several usable, so shown; disabled: shown but not usable
@@ -168,14 +168,14 @@ func (t *Tab) visible(ctx context.Context, loc Locator) (bool, error) {
 // [Tab.IsVisible] reports it, or ctx ends (a *WaitTimeoutError). It is a
 // page action, logged as a waitFor, and survives navigations: each check
 // looks at the document shown then.
-func (t *Tab) WaitVisible(ctx context.Context, loc Locator) error {
+func (fm *forms) WaitVisible(ctx context.Context, loc Locator) error {
 	if err := loc.validate(); err != nil {
 		return err
 	}
 	what := loc.String()
-	return t.act(ctx, "waitFor", what, false, func(ctx context.Context) error {
+	return fm.p.act(ctx, "waitFor", what, false, func(ctx context.Context) error {
 		for i := 0; ; i++ {
-			vis, err := t.visible(ctx, loc)
+			vis, err := fm.visible(ctx, loc)
 			if err != nil {
 				if ctx.Err() != nil {
 					return &WaitTimeoutError{What: what, Err: ctx.Err()}
@@ -192,9 +192,9 @@ func (t *Tab) WaitVisible(ctx context.Context, loc Locator) error {
 				case <-ctx.Done():
 					tm.Stop()
 					return &WaitTimeoutError{What: what, Err: ctx.Err()}
-				case <-t.route.gone:
+				case <-fm.p.Done():
 					tm.Stop()
-					return t.route.err
+					return fm.p.Err()
 				}
 			}
 		}

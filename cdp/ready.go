@@ -43,7 +43,7 @@ func waitable(err error, byRef bool) bool {
 // ctx ends; then the last reason f gave is the error, with the time
 // waited. It does not match ErrTimeout: the reason (not_found, obscured,
 // …) is what the caller branches on.
-func (t *Tab) until(ctx context.Context, byRef bool, f func(ctx context.Context) error) error {
+func (fm *forms) until(ctx context.Context, byRef bool, f func(ctx context.Context) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultFormWait)
@@ -70,9 +70,9 @@ func (t *Tab) until(ctx context.Context, byRef bool, f func(ctx context.Context)
 			case <-tm.C:
 			case <-ctx.Done():
 				tm.Stop()
-			case <-t.route.gone:
+			case <-fm.p.Done():
 				tm.Stop()
-				return t.route.err
+				return fm.p.Err()
 			}
 		}
 		if ctx.Err() != nil {
@@ -113,36 +113,43 @@ type ready struct {
 	Expanded  bool     `json:"expanded"`  // a combobox already open
 }
 
+// otherFrames reports whether a target may be in some frame other than
+// the main one, or the search passes over frames: then it is found first.
+func (fm *forms) otherFrames() bool {
+	frames, skipped := fm.p.searchFrames("")
+	return len(frames) != 1 || frames[0] != "" || len(skipped) > 0
+}
+
 // waitReady waits until loc is ready for n. A {role, name} or {label}
 // target is looked up in the accessibility tree on each try and then
 // checked by its ref; other targets are found and checked in one call.
-func (t *Tab) waitReady(ctx context.Context, loc Locator, n need) (*ready, error) {
+func (fm *forms) waitReady(ctx context.Context, loc Locator, n need) (*ready, error) {
 	desc := loc.String()
 	var r ready
-	err := t.until(ctx, loc.Ref != "", func(ctx context.Context) error {
+	err := fm.until(ctx, loc.Ref != "", func(ctx context.Context) error {
 		r = ready{}
 		tg, fr := loc, ""
 		switch {
 		case loc.Ref != "":
-			fr = t.frameOfRef(loc.Ref)
-		case axTarget(loc) || loc.Frame != "" || t.hasSubframes():
+			fr = fm.p.frameOfRef(loc.Ref)
+		case axTarget(loc) || loc.Frame != "" || fm.otherFrames():
 			// Found first (in the tree, or in whichever frame holds it),
 			// then checked by ref in its frame.
-			el, err := t.Resolve(ctx, loc)
+			el, err := fm.Resolve(ctx, loc)
 			if err != nil {
 				return err
 			}
 			tg, fr = Locator{Ref: el.Ref}, el.frame
 		}
 		r.frame = fr
-		if err := t.formCallIn(ctx, fr, desc, &r, "actionable", tg, n); err != nil || fr == "" {
-			return t.inFrame(fr, err)
+		if err := fm.formCallIn(ctx, fr, desc, &r, "actionable", tg, n); err != nil || fr == "" {
+			return fm.inFrame(fr, err)
 		}
 		if n.Act == "fill" || r.Mode == "native" || r.Mode == "datalist" {
 			return nil // nothing is clicked; keys go to the focused frame
 		}
 		// Clicks go to the page, so the point must be one the page shows.
-		x, y, err := t.pagePoint(ctx, fr, r.X, r.Y)
+		x, y, err := fm.p.pagePoint(ctx, fr, r.X, r.Y)
 		if err != nil {
 			return named(err, desc)
 		}
@@ -153,7 +160,7 @@ func (t *Tab) waitReady(ctx context.Context, loc Locator, n need) (*ready, error
 		return nil, err
 	}
 	if r.frame != "" {
-		r.Element.Element.Frame = addressOf(t.frameURL(r.frame))
+		r.Element.Element.Frame = fm.p.frameOrigin(r.frame)
 	}
 	return &r, nil
 }

@@ -153,7 +153,7 @@ func BenchmarkGotoResponse(b *testing.B) {
 				return err
 			}
 			loader := string(*nav.LoaderID)
-			return tab.waitState(ctx, func() bool { return tab.lifecycle[loader]["load"] }, "navigation")
+			return tab.waitState(ctx, func() bool { return tab.nav.lifecycle[loader]["load"] }, "navigation")
 		})
 	}
 	const n = 200

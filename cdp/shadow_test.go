@@ -146,7 +146,7 @@ func TestClosedShadowAdopt(t *testing.T) {
 	_, err := tab.Resolve(ctx, Locator{Selector: "x-closed"}) // the world exists
 	require.NoError(t, err)
 	tab.mu.Lock()
-	world := tab.worldID
+	world := tab.realms.worldID
 	tab.mu.Unlock()
 	require.NotZero(t, world)
 	doc, err := tab.c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(-1).SetPierce(true))

@@ -45,28 +45,20 @@ type Tab struct {
 	top     *session // the tab's own session: route, conn and c again
 	opts    TabOptions
 
-	axGroups   atomic.Uint64 // numbers the object groups of accessibility lookups
+	*forms // locating elements and acting on them: forms.go and the files doc.go names
+
 	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
 
-	mu          sync.Mutex
-	frameID     string
-	mainCtx     string          // uniqueId of the main world of the main frame
-	worldCtx    string          // uniqueId of the tranquil-sdk world of the main frame
-	mainOrigin  string          // origin of mainCtx, as the browser reports it
-	worldOrigin string          // origin of worldCtx
-	worldID     int             // numeric id of worldCtx, which DOM.resolveNode takes
-	url         string          // the main frame's committed address
-	frames      map[string]bool // frames of this tab seen committing, for refusals
-	actionMark  int             // navSeq when the latest page action began
-	changed     chan struct{}
-	// Lifecycle per document of the main frame, for navigation waits.
-	loader    string                     // newest document's loader id
-	navSeq    int                        // counts new documents and same-document navigations
-	lifecycle map[string]map[string]bool // loaderId → lifecycle names seen
-	loaders   []string                   // insertion order of lifecycle, to bound it
-	subs      map[int]func(method string, params json.RawMessage)
-	nextSub   int
-	ext       tabExt // navigation responses and dialogs: response.go, dialogs.go
+	mu      sync.Mutex
+	frameID string
+	realms  realms          // the main frame's
+	url     string          // the main frame's committed address
+	frames  map[string]bool // frames of this tab seen committing, for refusals
+	changed chan struct{}
+	nav     navState // the main frame's documents, for navigation waits
+	subs    map[int]func(method string, params json.RawMessage)
+	nextSub int
+	ext     tabExt // navigation responses and dialogs: response.go, dialogs.go
 	// Frames below the main one: frames.go.
 	subframes map[string]*subframe // by frame id
 	sessions  map[string]*session  // out-of-process frames' sessions, by session id
@@ -119,11 +111,12 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	}
 	t := &Tab{
 		b: b, id: targetID, session: string(r.SessionID), frameID: targetID, opts: opts,
-		changed: make(chan struct{}), lifecycle: map[string]map[string]bool{},
+		changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}},
 		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
 		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
 	}
 	t.top = &session{id: t.session, root: targetID}
+	t.forms = &forms{p: t}
 	conn, rt, err := b.m.open(ctx, t.session, t.observe)
 	if err != nil {
 		return nil, err
@@ -184,13 +177,13 @@ func (t *Tab) setup(ctx context.Context) error {
 	}
 	frame := string(tree.FrameTree.Frame.ID)
 	t.mu.Lock()
-	if t.loader == "" {
-		t.loader = string(tree.FrameTree.Frame.LoaderID)
+	if t.nav.loader == "" {
+		t.nav.loader = string(tree.FrameTree.Frame.LoaderID)
 	}
 	if t.url == "" {
 		t.url = frameURL(tree.FrameTree.Frame.URL, tree.FrameTree.Frame.URLFragment)
 	}
-	t.actionMark = t.navSeq
+	t.nav.actionMark = t.nav.seq
 	other := frame != t.frameID
 	t.frameID = frame
 	t.top.root = frame
@@ -369,21 +362,7 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 		}
 		t.mu.Lock()
 		if ev.FrameID == t.frameID {
-			seen := t.lifecycle[ev.LoaderID]
-			if seen == nil {
-				seen = map[string]bool{}
-				t.lifecycle[ev.LoaderID] = seen
-				t.loaders = append(t.loaders, ev.LoaderID)
-				if len(t.loaders) > 16 {
-					delete(t.lifecycle, t.loaders[0])
-					t.loaders = t.loaders[1:]
-				}
-				if ev.LoaderID != t.loader {
-					t.loader = ev.LoaderID
-					t.navSeq++
-				}
-			}
-			seen[ev.Name] = true
+			t.nav.lifecycleEvent(ev.LoaderID, ev.Name)
 			t.broadcast()
 		}
 		t.mu.Unlock()
@@ -612,7 +591,7 @@ func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, e
 	var png []byte
 	err := t.act(ctx, "screenshot", "", false, func(ctx context.Context) error {
 		t.mu.Lock()
-		loader := t.loader
+		loader := t.nav.loader
 		t.mu.Unlock()
 		if err := t.checkDocument(ctx); err != nil {
 			return err
@@ -622,7 +601,7 @@ func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, e
 			return err
 		}
 		t.mu.Lock()
-		moved := t.loader != loader
+		moved := t.nav.loader != loader
 		t.mu.Unlock()
 		if moved {
 			// The page changed under the capture: what it shows may be

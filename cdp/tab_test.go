@@ -128,7 +128,7 @@ func TestCrossSiteNavigationUsesNewContext(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `"a"`, string(v))
 	tab.mu.Lock()
-	old := tab.mainCtx
+	old := tab.realms.mainCtx
 	tab.mu.Unlock()
 
 	_, err = tab.Goto(ctx, siteOther+"/site-b", Load) // another site: another renderer
