@@ -63,7 +63,7 @@ type dialogState struct {
 }
 
 // DialogStormRate is how many dialogs a tab's page may open in one
-// [DialogStormWindow] before the tab is in a dialog storm. A person reads
+// second before the tab is in a dialog storm. A person reads
 // a dialog in a second or more; a page that opens more than this many in
 // a second is looping on them (while (true) alert()), and answering each
 // through the handler and the log only feeds the loop. It is low because
@@ -73,10 +73,10 @@ type dialogState struct {
 // ten in any second answered by the handler.
 const DialogStormRate = 10
 
-// DialogStormWindow is the span the storm meter counts dialogs over. A
+// dialogStormWindow is the span the storm meter counts dialogs over. A
 // storm lasts while the page opens more than half DialogStormRate dialogs
 // in a window, so that a storm that slows a little is still one.
-const DialogStormWindow = time.Second
+const dialogStormWindow = time.Second
 
 // dialogAnswerTimeout bounds answering one dialog.
 const dialogAnswerTimeout = defaultCleanupTimeout
@@ -94,7 +94,7 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // prompt text.
 //
 // A page that opens more than [DialogStormRate] dialogs in a
-// [DialogStormWindow] is in a dialog storm: from then until it opens no
+// second is in a dialog storm: from then until it opens no
 // more than half as many in a window, its dialogs are dismissed without
 // asking h, and the log gets one "dialog" action per window ("dialog
 // storm: N dismissed") instead of one per dialog. During a storm the page's own code never
@@ -138,7 +138,7 @@ func (t *Tab) meterDialog(now time.Time, site string) bool {
 	// lastWithin reports whether the latest n dialogs opened within a
 	// window of now.
 	lastWithin := func(n int) bool {
-		return len(ds.opened) >= n && now.Sub(ds.opened[len(ds.opened)-n]) < DialogStormWindow
+		return len(ds.opened) >= n && now.Sub(ds.opened[len(ds.opened)-n]) < dialogStormWindow
 	}
 	if ds.storm {
 		ds.storm = lastWithin(DialogStormRate/2 + 1)
@@ -153,7 +153,7 @@ func (t *Tab) meterDialog(now time.Time, site string) bool {
 	if !ds.flushing {
 		// One entry per window: the timer logs what the window dismissed.
 		ds.flushing = true
-		time.AfterFunc(DialogStormWindow, t.logStorm)
+		time.AfterFunc(dialogStormWindow, t.logStorm)
 	}
 	return true
 }
@@ -176,7 +176,7 @@ func (t *Tab) inDialogStorm() bool {
 	ds := &t.ext.dlg
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	return ds.storm && len(ds.opened) > 0 && time.Since(ds.opened[len(ds.opened)-1]) < DialogStormWindow
+	return ds.storm && len(ds.opened) > 0 && time.Since(ds.opened[len(ds.opened)-1]) < dialogStormWindow
 }
 
 // errDialogStorm is why a navigation is refused during a storm, or nil.

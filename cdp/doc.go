@@ -30,10 +30,8 @@
 //
 // All tabs of a [Browser] share one connection using flattened sessions:
 // the debugging pipe of a launched browser, or a WebSocket to one started
-// with a debugging port. One reader goroutine routes messages by their
-// sessionId and writers share one lock; each session is an rpcc.Conn, so
-// the generated clients of github.com/mafredri/cdp ([Tab.Client]) work
-// unchanged. Messages up to [Options.MaxMessageSize] (256 MiB by default)
+// with a debugging port. The generated clients of github.com/mafredri/cdp
+// ([Tab.Client]) work unchanged on each session. Messages up to [Options.MaxMessageSize] (256 MiB by default)
 // go both ways; a bigger reply fails only its own call.
 //
 // Over the pipe (fds 3 and 4 of the browser, or two inherited handles on
@@ -73,26 +71,15 @@
 // and data: addresses never become requests. Refusals are
 // [*NavigationBlockedError]s and go to the tab's log.
 //
-// The page-action path works per tab session. Every page action
-// (evaluate, waitFor, holds, screenshot, goto, the form actions, key
-// presses) runs through one function that logs it once with the site it
-// ran on, never a value. The sites check sits under it, where code runs: each
-// realm carries the origin the browser gave it, and a call into a realm
-// whose origin is not an allowed http or https site is a [*SiteError]
-// (matching [errcode.SiteNotAllowed]), for the first attempt and for every
-// retry in a new document. Input and screenshots, which run in no realm,
-// check the committed document, and a screenshot checks it again when the
-// page moved during the capture.
+// Every page action is logged once with the site it ran on, never a value,
+// and checked where code runs: a call into a realm whose origin is not an
+// allowed http or https site is a [*SiteError], on every retry too. Input
+// and screenshots check the committed document.
 //
 // A tab attached with [TabOptions.RefuseServiceWorkers] unregisters the
-// service worker registrations that appear on its documents' sites while
-// it is attached (ServiceWorker.unregister, as soon as the browser reports
-// them through the ServiceWorker domain, and once more when the tab
-// detaches or closes), since a worker answers its scope's requests in
-// every tab of the profile long after the page that registered it. It
-// refuses rather than waits for the session's end so that no other tab is
-// served by the worker meanwhile. Storage.clearDataForOrigin would also
-// drop the site's registrations from before, which are the user's.
+// service workers its documents register, as soon as the browser reports
+// them: a worker would answer its scope's requests in every tab of the
+// profile long after the run.
 //
 // # Documents and realms
 //
@@ -122,12 +109,9 @@
 //
 // # Frames
 //
-// A tab tracks every frame of its page. Frames the page's renderer runs
-// report over the tab's own session; a cross-site frame runs in a renderer
-// of its own and is a target of its own, which the tab attaches
-// automatically (Target.setAutoAttach, flattened, paused until its domains
-// are on), and so on for the frames inside it. Each frame's documents get
-// the isolated world. Form actions, readers and [Tab.Resolve] look for a
+// A tab tracks every frame of its page, cross-site ones (their own
+// targets, attached automatically) included, and each frame's documents
+// get the isolated world. Form actions, readers and [Tab.Resolve] look for a
 // target in the main frame and in every frame whose document the tab's
 // sites allow, judged by that frame's own address and, where code runs,
 // its realm's origin; a match in two frames is [errcode.Ambiguous], and

@@ -258,7 +258,7 @@ func (r *realms) created(isDefault bool, typ, name, uid, origin string, id int) 
 	switch {
 	case isDefault:
 		r.mainCtx, r.mainOrigin = uid, origin
-	case typ == "isolated" && name == WorldName:
+	case typ == "isolated" && name == worldName:
 		r.worldCtx, r.worldOrigin, r.worldID = uid, origin, id
 	}
 }

@@ -383,7 +383,7 @@ func (t *Tab) detachFrame(sessionID string, why error) {
 // isolatedWorldOn creates the form runtime's world in a frame's current
 // document over session s; a document already gone is not an error.
 func (t *Tab) isolatedWorldOn(ctx context.Context, s *session, frame string) error {
-	_, err := s.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(WorldName))
+	_, err := s.c.Page.CreateIsolatedWorld(ctx, page.NewCreateIsolatedWorldArgs(page.FrameID(frame)).SetWorldName(worldName))
 	if err != nil && !contextGone(err) && protocolError(err) == nil {
 		return err
 	}

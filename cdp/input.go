@@ -10,9 +10,9 @@ import (
 	"github.com/tranquil/automation/errcode"
 )
 
-// ErrUnknownKey reports a key name Press does not know. Its code is
+// errUnknownKey reports a key name Press does not know. Its code is
 // invalid.
-var ErrUnknownKey = codeErr(errcode.Invalid, "unknown key")
+var errUnknownKey = codeErr(errcode.Invalid, "unknown key")
 
 // Modifier is a set of held modifier keys for Press and Click.
 type Modifier int
@@ -60,7 +60,7 @@ func keyOf(key string) (name string, d keyDef, err error) {
 		return key, d, nil
 	}
 	if utf8.RuneCountInString(key) != 1 {
-		return "", keyDef{}, codeErr(errcode.Invalid, "%w %q", ErrUnknownKey, key)
+		return "", keyDef{}, codeErr(errcode.Invalid, "%w %q", errUnknownKey, key)
 	}
 	r, _ := utf8.DecodeRuneInString(key)
 	d = keyDef{text: key}

@@ -116,7 +116,7 @@ for (const type of ["input", "keydown", "click", "focus"]) f.addEventListener(ty
 	require.NoError(t, tab.Press(ctx, "Backspace", 0))
 	require.NoError(t, tab.Press(ctx, "a", Ctrl)) // select all: types nothing
 	require.NoError(t, tab.Press(ctx, "Enter", 0))
-	require.ErrorIs(t, tab.Press(ctx, "NoSuchKey", 0), ErrUnknownKey)
+	require.ErrorIs(t, tab.Press(ctx, "NoSuchKey", 0), errUnknownKey)
 	v, err := tab.Evaluate(ctx, `() => [document.getElementById("f").value, events.every(e => e.endsWith(":true")), events.includes("click:true")]`)
 	require.NoError(t, err)
 	require.JSONEq(t, `["héllo", true, true]`, string(v))

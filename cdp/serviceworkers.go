@@ -14,7 +14,11 @@ import (
 // registered in one tab answers every later request of its scope, in any
 // tab, for as long as the profile keeps it. [TabOptions.RefuseServiceWorkers]
 // has a tab unregister each registration that appears on a site its
-// documents were on while it was attached.
+// documents were on while it was attached, as soon as the browser reports
+// it and once more when the tab detaches or closes: at once, not at the
+// session's end, so that no other tab is served by the worker meanwhile.
+// Storage.clearDataForOrigin is not used: it would also drop the site's
+// registrations from before the run, which are the user's.
 
 // swState is a tab's view of the browser's service worker registrations.
 type swState struct {

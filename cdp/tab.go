@@ -21,9 +21,9 @@ import (
 	"github.com/tranquil/automation/errcode"
 )
 
-// WorldName is the isolated world the form runtime lives in. It shows by
+// worldName is the isolated world the form runtime lives in. It shows by
 // this name in DevTools' context picker.
-const WorldName = "tranquil-sdk"
+const worldName = "tranquil-sdk"
 
 const defaultCleanupTimeout = 5 * time.Second
 
@@ -210,7 +210,7 @@ func (t *Tab) setup(ctx context.Context) error {
 // every new document of a session itself.
 func worldOnNewDocuments(ctx context.Context, c *devtools.Client) error {
 	_, err := c.Page.AddScriptToEvaluateOnNewDocument(ctx,
-		page.NewAddScriptToEvaluateOnNewDocumentArgs("//# sourceURL=tranquil-sdk").SetWorldName(WorldName))
+		page.NewAddScriptToEvaluateOnNewDocumentArgs("//# sourceURL=tranquil-sdk").SetWorldName(worldName))
 	return err
 }
 
