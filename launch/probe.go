@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,23 @@ import (
 
 // DefaultProbeTimeout bounds a [Launcher.Probe] given no timeout.
 const DefaultProbeTimeout = 5 * time.Second
+
+// firstPageWait bounds how long a read waits for a target that has not
+// committed its first document: an app's window shows its page within a
+// second or two of appearing as a target.
+const firstPageWait = 3 * time.Second
+
+// notYetAPage reports whether err refused a read of tab because its
+// document is not a web page yet while the browser already says the
+// target is one: the first commit has not reached the session.
+func notYetAPage(ctx context.Context, tab *cdp.Tab, err error) bool {
+	var se *cdp.SiteError
+	if !errors.As(err, &se) || se.Sites != nil {
+		return false
+	}
+	u, uerr := tab.URL(ctx)
+	return uerr == nil && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://"))
+}
 
 // detachTimeout bounds the detach of a session opened for a read, which
 // runs even when the read's own context has ended.
@@ -228,6 +246,19 @@ func readPage(ctx context.Context, b *cdp.Browser, targetID string) (pageState, 
 		_ = tab.Detach(dctx)
 	}()
 	v, err := tab.Evaluate(ctx, probeJS, MaxSnapshotRefs)
+	// An app that has just started may not have committed its first page
+	// yet: its realm is the initial empty document, which is no web page.
+	// That passes in a moment, so the read waits for it, a while at most.
+	wait := firstPageWait
+	for pause := 25 * time.Millisecond; notYetAPage(ctx, tab, err) && wait > 0; pause = min(2*pause, 200*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return pageState{}, fmt.Errorf("read page: %w", err)
+		case <-time.After(pause):
+		}
+		wait -= pause
+		v, err = tab.Evaluate(ctx, probeJS, MaxSnapshotRefs)
+	}
 	if err != nil {
 		return pageState{}, fmt.Errorf("read page: %w", err)
 	}
