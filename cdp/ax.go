@@ -141,8 +141,11 @@ func (fm *forms) resolveAX(ctx context.Context, fr string, loc Locator) (*Elemen
 // accessible name could hold want: those whose label-giving attributes or
 // labels hold it, and the deepest elements whose text holds it with a few
 // of their ancestors (a name from content belongs to an ancestor of the
-// text). Open shadow roots are searched too. It is a superset filter only;
-// the tree decides.
+// text). An element named by an attribute comes with a few ancestors too,
+// since its name is part of theirs (a link around an image names itself by
+// the image's alt). Open shadow roots are searched too. It is a superset
+// filter only; the tree decides. It stops at limit elements, and then the
+// list may miss some: axFast then leaves the lookup to the whole tree.
 const axCandidatesFn = `function (want, limit) {
   const norm = (s) => String(s == null ? "" : s).replace(/\s+/g, " ").trim().toLowerCase();
   const w = norm(want);
@@ -164,9 +167,9 @@ const axCandidatesFn = `function (want, limit) {
   for (const root of roots) {
     for (const el of root.querySelectorAll(attrs)) {
       if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
-          has(el.getAttribute("placeholder")) || (el.tagName === "INPUT" && has(el.value))) { out.add(el); continue; }
+          has(el.getAttribute("placeholder")) || (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
       const ids = el.getAttribute("aria-labelledby");
-      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) out.add(el);
+      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) up(el);
     }
     for (const l of root.querySelectorAll("label")) {
       if (has(l.textContent)) { if (l.control) out.add(l.control); up(l); }
@@ -186,11 +189,16 @@ const axCandidatesFn = `function (want, limit) {
   return Array.from(out).slice(0, limit);
 }`
 
+// axFastLimit is how many likely elements axFast asks the tree about
+// before it leaves the lookup to the whole tree: each costs a round trip,
+// made side by side, so a few dozen cost about one.
+const axFastLimit = 64
+
 // axFast asks the tree about the elements axCandidatesFn finds and returns
 // those of the best tier that have one of roles, as objects of the world.
 // None means the whole tree has to be asked.
 func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
-	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(64)}}
+	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(axFastLimit)}}
 	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
 		SetArguments(args).SetObjectGroup(group))
 	if err != nil {
@@ -211,6 +219,11 @@ func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group stri
 		if p.Value != nil && p.Value.ObjectID != nil && p.Value.Subtype != nil && *p.Value.Subtype == "node" {
 			els = append(els, *p.Value.ObjectID)
 		}
+	}
+	if len(els) >= axFastLimit {
+		// Cut at the limit: another element of the name may be past it, and
+		// answering from the ones seen would pick one of several.
+		return nil, nil
 	}
 	nodes := make([]axNode, len(els))
 	ok := make([]bool, len(els))

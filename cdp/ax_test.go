@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,53 @@ func TestAXMisses(t *testing.T) {
 	other := attachWith(t, tab, TabOptions{Sites: []string{"example.com"}})
 	if _, err := other.resolveAX(ctx, "", Locator{Role: "main"}); !errors.Is(err, errcode.SiteNotAllowed) {
 		t.Errorf("sites apply to the lookup: %v", err)
+	}
+}
+
+// samenamePage repeats names the ways real pages do: many rows of text,
+// links named only by their image, and a label that names a button.
+func samenamePage() string {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><title>same names</title><table>`)
+	for i := range 40 {
+		b.WriteString(`<tr><td><div><span>Order ` + string(rune('A'+i%26)) + `</span></div></td><td><div><span><button>Remove</button></span></div></td></tr>`)
+	}
+	b.WriteString(`</table>
+<a href="/a" id=img1><img alt="Delete" src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></a>
+<a href="/b" id=img2><img alt="Delete" src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></a>
+<a href="/c" id=text1>Delete</a>
+<label for=lb>Send</label><button id=lb>Go</button><button id=sendtext>Send</button>
+<section><button>Archive</button></section>`)
+	for range 80 {
+		b.WriteString(`<div><p><span>Archive this</span></p></div>`)
+	}
+	b.WriteString(`<section><button>Archive</button></section>`)
+	return b.String()
+}
+
+// A name several elements share is ambiguous however each got it, and
+// however many there are: the quick look at likely elements may make the
+// lookup faster, never pick one of many.
+func TestAXNeverGuesses(t *testing.T) {
+	tab := newTabWith(t, serve("/samename", samenamePage()), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for _, c := range []struct {
+		loc  Locator
+		want int
+	}{
+		{Locator{Role: "button", Name: "Remove"}, 40},
+		{Locator{Role: "link", Name: "Delete"}, 3},
+		{Locator{Role: "button", Name: "Send"}, 2},
+		{Locator{Role: "button", Name: "Archive", Exact: true}, 2}, // past the quick look's limit
+	} {
+		_, err := tab.resolveAX(ctx, "", c.loc)
+		var le *LocatorError
+		if !errors.As(err, &le) || le.Code != errcode.Ambiguous {
+			t.Errorf("%s: want ambiguous, got %v", c.loc, err)
+			continue
+		}
+		if !strings.Contains(le.Message, fmt.Sprint(c.want)) {
+			t.Errorf("%s: the error counts the %d matches: %s", c.loc, c.want, le.Message)
+		}
 	}
 }
