@@ -343,7 +343,10 @@ await ui.notify(big);
 for (let i = 0; i < 5000; i++) context.log("flood " + i);
 const clicked = Promise.withResolvers<void>();
 await paneControls.register("big", () => {
-  setTimeout(clicked.resolve, 1000);
+  // The run ends a while after the click: long enough for the host to
+  // take the 20 MiB reply and refuse it on a loaded machine, as the run
+  // ending first would end the call with the run instead.
+  setTimeout(clicked.resolve, 5000);
   return big;
 });
 await clicked.promise;
