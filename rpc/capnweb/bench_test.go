@@ -57,18 +57,7 @@ func BenchmarkServerCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			push := []byte(`["push",` + tc.call + `]`)
-			id := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				id++
-				n := strconv.Itoa(id)
-				ft.in <- push
-				ft.in <- []byte(`["pull",` + n + `]`)
-				if got := <-ft.out; !bytes.HasPrefix(got, []byte(`["resolve",`+n+`,`)) {
-					b.Fatalf("got %s", got)
-				}
-				ft.in <- []byte(`["release",` + n + `,1]`)
-			}
+			pushPullRelease(b, ft, push)
 			close(ft.done)
 			s.Close()
 		})
@@ -109,18 +98,7 @@ func BenchmarkServerCallIdle(b *testing.B) {
 				b.Fatal(err)
 			}
 			push := []byte(`["push",["pipeline",0,["add"],[1,2]]]`)
-			id := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				id++
-				n := strconv.Itoa(id)
-				ft.in <- push
-				ft.in <- []byte(`["pull",` + n + `]`)
-				if got := <-ft.out; !bytes.HasPrefix(got, []byte(`["resolve",`+n+`,`)) {
-					b.Fatalf("got %s", got)
-				}
-				ft.in <- []byte(`["release",` + n + `,1]`)
-			}
+			pushPullRelease(b, ft, push)
 			close(ft.done)
 			s.Close()
 		})
@@ -195,5 +173,22 @@ func BenchmarkServerCallYield(b *testing.B) {
 				s.Close()
 			})
 		}
+	}
+}
+
+// pushPullRelease runs the benchmark loop of one call: push, pull, wait
+// for the resolve, release.
+func pushPullRelease(b *testing.B, ft *frameTransport, push []byte) {
+	id := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		id++
+		n := strconv.Itoa(id)
+		ft.in <- push
+		ft.in <- []byte(`["pull",` + n + `]`)
+		if got := <-ft.out; !bytes.HasPrefix(got, []byte(`["resolve",`+n+`,`)) {
+			b.Fatalf("got %s", got)
+		}
+		ft.in <- []byte(`["release",` + n + `,1]`)
 	}
 }

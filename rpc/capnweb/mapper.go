@@ -113,11 +113,7 @@ func (s *Stub) Map(fn func(m *Mapper, elem MapValue) any) *Stub {
 		sess.mu.Unlock()
 		return sess.broken(err)
 	}
-	id := sess.nextImport
-	sess.nextImport++
-	ne := &importEntry{id: id, intro: 1, handles: 1, fut: newFuture(), inTable: true}
-	sess.imports[id] = ne
-	sess.enqueueLocked(b)
+	ne := sess.pushLocked(b)
 	sess.mu.Unlock()
 	sess.flush()
 	return &Stub{sess: sess, imp: ne, owner: s.owner}

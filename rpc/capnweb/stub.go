@@ -179,11 +179,7 @@ func (s *Stub) pipeline(path []string, args []any, hasArgs bool) *Stub {
 		b = append(b, ']')
 	}
 	b = append(b, "]]"...)
-	id := sess.nextImport
-	sess.nextImport++
-	ne := &importEntry{id: id, intro: 1, handles: 1, fut: newFuture(), inTable: true}
-	sess.imports[id] = ne
-	sess.enqueueLocked(b)
+	ne := sess.pushLocked(b)
 	sess.mu.Unlock()
 	sess.flush()
 	// The export table now holds what the frame introduced.
@@ -324,4 +320,15 @@ func (t *ticket) takeStub(x *Stub) *Stub {
 	}
 	t.taken[x] = st
 	return st
+}
+
+// pushLocked queues the push frame b and enters the import its result
+// will be, with the one handle the caller gets. s.mu is held.
+func (s *Session) pushLocked(b []byte) *importEntry {
+	id := s.nextImport
+	s.nextImport++
+	ne := &importEntry{id: id, intro: 1, handles: 1, fut: newFuture(), inTable: true}
+	s.imports[id] = ne
+	s.enqueueLocked(b)
+	return ne
 }
