@@ -26,26 +26,6 @@ import (
 // {label} targets are found there (Accessibility.queryAXTree), then handed
 // to the isolated world, which checks and keeps them like any other match.
 
-// axRoles maps a role as scripts write it (WAI-ARIA) to the roles
-// Chromium's tree reports for it.
-var axRoles = map[string][]string{
-	"img":          {"image", "img"},
-	"image":        {"image"},
-	"textbox":      {"textbox"},
-	"presentation": {"none"},
-	"none":         {"none"},
-	"document":     {"RootWebArea", "document"},
-}
-
-// labelRoles are the roles of controls a label can name.
-var labelRoles = []string{
-	"textbox", "searchbox", "combobox", "checkbox", "radio", "switch", "slider", "spinbutton",
-	"listbox", "button", "Date", "DateTime", "InputTime", "ColorWell", "menuitemcheckbox", "menuitemradio",
-}
-
-// axSkip are Chromium's internal roles that are never a target.
-var axSkip = map[string]bool{"StaticText": true, "InlineTextBox": true, "LineBreak": true}
-
 // axNode is one candidate from the accessibility tree.
 type axNode struct {
 	backend dom.BackendNodeID
@@ -269,18 +249,6 @@ const formsElementsShortWrapper = `function (hash, name, target, ...els) {
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-// axQuery is what to ask the tree: the roles, and the name to match.
-func axQuery(loc Locator) (roles []string, name string) {
-	if loc.Label != "" {
-		return labelRoles, loc.Label
-	}
-	role := strings.TrimSpace(loc.Role)
-	if rs, ok := axRoles[strings.ToLower(role)]; ok {
-		return rs, loc.Name
-	}
-	return []string{strings.ToLower(role)}, loc.Name
 }
 
 // queryAX asks the tree for each role at once and returns the nodes that
