@@ -36,4 +36,3 @@ func axQuery(loc Locator) (roles []string, name string) {
 	}
 	return []string{strings.ToLower(role)}, loc.Name
 }
-
