@@ -14,6 +14,11 @@ var axRoles = map[string][]string{
 	"presentation": {"none"},
 	"none":         {"none"},
 	"document":     {"RootWebArea", "document"},
+	// A table the browser takes for layout (no headers, no caption) is
+	// still a table of rows and cells to the person reading it.
+	"table": {"table", "LayoutTable"},
+	"row":   {"row", "LayoutTableRow"},
+	"cell":  {"cell", "LayoutTableCell"},
 }
 
 // labelRoles are the roles of controls a label can name.
