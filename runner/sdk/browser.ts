@@ -200,7 +200,13 @@ export function checkTarget(api: string, target: unknown): Target {
 // included (cdp's maxLocatorDepth).
 const TARGET_DEPTH = 4;
 
-function checkTargetPart(api: string, whole: unknown, target: unknown, depth: number, part: string): Record<string, unknown> {
+function checkTargetPart(
+  api: string,
+  whole: unknown,
+  target: unknown,
+  depth: number,
+  part: string,
+): Record<string, unknown> {
   const bad = (why: string) =>
     new TypeError(
       `${api}: ${part ? `its "${part}" part: ` : ""}${why} (target ${describeTarget(whole)}); ` +
@@ -219,7 +225,9 @@ function checkTargetPart(api: string, whole: unknown, target: unknown, depth: nu
         exact = v;
         continue;
       case "nth":
-        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw bad(`"nth" must be a whole number (0 the first match, -1 the last)`);
+        if (typeof v !== "number" || !Number.isSafeInteger(v)) {
+          throw bad(`"nth" must be a whole number (0 the first match, -1 the last)`);
+        }
         out.nth = v;
         continue;
       case "within":
@@ -231,7 +239,9 @@ function checkTargetPart(api: string, whole: unknown, target: unknown, depth: nu
         out[k] = checkTargetPart(api, whole, v, depth + 1, k);
         continue;
     }
-    if (k !== "frame" && k !== "hasText" && !(TARGET_KEYS as readonly string[]).includes(k)) throw bad(`unknown key "${k}"`);
+    if (k !== "frame" && k !== "hasText" && !(TARGET_KEYS as readonly string[]).includes(k)) {
+      throw bad(`unknown key "${k}"`);
+    }
     if (typeof v !== "string") throw bad(`"${k}" must be a string`);
     if (v === "") continue;
     if (k === "frame" || k === "hasText") out[k] = v;
