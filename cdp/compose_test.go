@@ -102,9 +102,18 @@ func TestComposedTargets(t *testing.T) {
 		require.Contains(t, err.Error(), c.want, "%s", c.loc)
 	}
 
-	// The actions take composed targets too.
-	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "link", Name: "Remove", Within: row("Grace Hopper")}, FormOptions{}))
+	// The actions take composed targets too, whichever way they find
+	// their element.
+	require.NoError(t, tab.ClickElement(ctx, Locator{Selector: "a", HasText: "remove", Within: &Locator{Selector: "tr", HasText: "Barbara"}}, FormOptions{}))
 	v, err := tab.Evaluate(ctx, `() => location.hash`)
+	require.NoError(t, err)
+	require.JSONEq(t, `"#rm4"`, string(v))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Selector: "a", Nth: intp(3)}, FormOptions{}))
+	v, err = tab.Evaluate(ctx, `() => location.hash`)
+	require.NoError(t, err)
+	require.JSONEq(t, `"#rm3"`, string(v))
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "link", Name: "Remove", Within: row("Grace Hopper")}, FormOptions{}))
+	v, err = tab.Evaluate(ctx, `() => location.hash`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"#rm1"`, string(v))
 	s, err := tab.Text(ctx, Locator{Role: "cell", Within: row("Alan Turing"), Nth: intp(1)})

@@ -411,10 +411,12 @@
     return { ok: true };
   }
 
-  // pickSet picks from a set as resolve does, or, with any, as pickAny
+  // pickSet picks from a set as resolve does, or, with any, as pickAnyOf
   // does; nth picks that match (0 the first, -1 the last) and only it.
-  function pickSet(set, nth, any) {
+  // It drops the sets of drop, the lookup's last step done.
+  function pickSet(set, nth, any, drop) {
     const els = sets.get(set);
+    dropSets(drop);
     if (!els) return lost();
     if (typeof nth === "number") {
       const i = nth < 0 ? els.length + nth : nth;
@@ -982,26 +984,14 @@
 
   // Readers and file inputs (cdp/readers.go): what one element holds,
   // read without acting on it, and the element itself for
-  // DOM.setFileInputFiles. Unlike pick, pickAny takes hidden and disabled
+  // DOM.setFileInputFiles. Unlike pick, pickAnyOf takes hidden and disabled
   // elements: a value can be read from them, and a file input often hides
   // behind its label. Among several matches only a single visible one wins.
-  function pickAny(target) {
-    const { els, error } = find(target);
-    if (error) return error;
-    return pickAnyOf(els);
-  }
-
   function pickAnyOf(els) {
     if (els.length === 0) return fail("not_found", "no element matches");
     const shown = els.length > 1 ? els.filter(visible) : els;
-    if (shown.length !== 1) return fail("ambiguous", els.length + " elements match", els.map(describe));
+    if (shown.length !== 1) return fail("ambiguous", els.length + " elements match; narrow the target (within, hasText, has) or pick one with nth", els.slice(0, 10).map(describe));
     return { ok: true, ref: refOf(shown[0]) };
-  }
-
-  function countOf(target) {
-    const { els, error } = find(target);
-    if (error) return error;
-    return { ok: true, count: els.length };
   }
 
   function readOf(ref, what, name) {
@@ -1097,5 +1087,5 @@
     return { ok: true, seen: true };
   }
 
-  return { resolve, findSet, adoptSet, narrowSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, pickAny, countOf, readOf, fileInput, elementOf, clickLanded };
+  return { resolve, findSet, adoptSet, narrowSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
 })

@@ -157,6 +157,11 @@ type Locator struct {
 // maxLocatorDepth bounds how deeply Within and Has nest.
 const maxLocatorDepth = 4
 
+// composed reports whether loc has a scope, filters or nth.
+func (t Locator) composed() bool {
+	return t.Within != nil || t.Has != nil || t.HasText != "" || t.Nth != nil
+}
+
 // plain is loc without its scope, filters and pick: what one step of a
 // lookup matches.
 func (t Locator) plain() Locator {

@@ -35,6 +35,8 @@ type lookup struct {
 	// all is set when every match matters (counting, nth); otherwise a
 	// {role} lookup resolves at most axAdoptLimit of its matches.
 	all bool
+	// dropped is set once the runtime dropped the lookup's sets itself.
+	dropped bool
 }
 
 // axAdoptLimit is how many of a tree lookup's matches are handed to the
@@ -58,6 +60,9 @@ func (fm *forms) newLookup(ctx context.Context, fr string, loc Locator) (*lookup
 // release never delays the caller.
 func (lk *lookup) close(ctx context.Context) {
 	sets := lk.sets
+	if lk.dropped {
+		sets = nil
+	}
 	go func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
 		defer cancel()
@@ -347,8 +352,11 @@ func (lk *lookup) queryUnder(ctx context.Context, roots []runtime.RemoteObjectID
 // pick picks the element a lookup's set names: resolve's rule, or with
 // any, the readers' (hidden and disabled elements may be read).
 func (lk *lookup) pick(ctx context.Context, f found, loc Locator, any bool) (*Element, error) {
+	// The pick is the lookup's last step: the runtime drops its sets then,
+	// which saves the lookup a call when it ends.
 	var el Element
-	if err := lk.fm.formCallIn(ctx, lk.fr, lk.desc, &el, "pickSet", f.Set, loc.Nth, any); err != nil {
+	lk.dropped = true
+	if err := lk.fm.formCallIn(ctx, lk.fr, lk.desc, &el, "pickSet", f.Set, loc.Nth, any, lk.sets); err != nil {
 		return nil, err
 	}
 	return &el, nil

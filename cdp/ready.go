@@ -121,8 +121,9 @@ func (fm *forms) otherFrames() bool {
 }
 
 // waitReady waits until loc is ready for n. A {role, name} or {label}
-// target is looked up in the accessibility tree on each try and then
-// checked by its ref; other targets are found and checked in one call.
+// target, or one with a scope, filters or nth, is looked up on each try
+// and then checked by its ref; other targets are found and checked in one
+// call.
 func (fm *forms) waitReady(ctx context.Context, loc Locator, n need) (*ready, error) {
 	desc := loc.String()
 	var r ready
@@ -132,9 +133,10 @@ func (fm *forms) waitReady(ctx context.Context, loc Locator, n need) (*ready, er
 		switch {
 		case loc.Ref != "":
 			fr = fm.p.frameOfRef(loc.Ref)
-		case axTarget(loc) || loc.Frame != "" || fm.otherFrames():
-			// Found first (in the tree, or in whichever frame holds it),
-			// then checked by ref in its frame.
+		case axTarget(loc) || loc.composed() || loc.Frame != "" || fm.otherFrames():
+			// Found first (in the tree, through its scope and filters, or
+			// in whichever frame holds it), then checked by ref in its
+			// frame.
 			el, err := fm.Resolve(ctx, loc)
 			if err != nil {
 				return err

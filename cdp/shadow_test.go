@@ -126,8 +126,12 @@ func TestShadowFinders(t *testing.T) {
 func TestShadowHitTest(t *testing.T) {
 	tab := newTab(t, serve("/shadow-cover", shadowPage+`<div id=veil style="position:fixed;inset:0;background:rgba(0,0,0,.2)"></div>`))
 	ctx := tctx(t, 30*time.Second)
-	short := tctx(t, 400*time.Millisecond)
-	err := tab.ClickElement(short, Locator{Role: "button", Name: "Covered"}, FormOptions{})
+	// The first lookup builds the runtime; the wait below is about the
+	// cover, so it starts with the runtime there.
+	_, err := tab.Resolve(ctx, Locator{Role: "button", Name: "Covered"})
+	require.NoError(t, err)
+	short := tctx(t, 800*time.Millisecond)
+	err = tab.ClickElement(short, Locator{Role: "button", Name: "Covered"}, FormOptions{})
 	require.ErrorIs(t, err, errcode.Obscured)
 	require.Contains(t, err.Error(), `id="veil"`)
 	var te *LocatorError
