@@ -60,9 +60,12 @@ func (fm *forms) treeNodes(ctx context.Context, c *devtools.Client, fr string, r
 // the image's alt). Text is compared without any white space, since the
 // browser puts spaces between blocks that the DOM's text lacks, and also
 // as rendered (innerText), since a hidden part of an element's text is no
-// part of its name. Open shadow roots are searched too. It is a superset
-// filter only; the tree decides. It stops at limit elements, and then the
-// list may miss some: axFast then leaves the lookup to the whole tree.
+// part of its name. Text a style sheet generates (::before, ::after)
+// counts for the elements of its rule. Open shadow roots are searched too.
+// It is a superset filter only; the tree decides. It stops at limit
+// elements, and then the list may miss some: axFast then leaves the lookup
+// to the whole tree. Names it cannot see: a custom element's own
+// ElementInternals label, and style sheets of another origin.
 const axCandidatesFn = `function (want, limit) {
   const bare = (s) => String(s == null ? "" : s).replace(/\s+/g, "").toLowerCase();
   const w = bare(want);
@@ -92,6 +95,23 @@ const axCandidatesFn = `function (want, limit) {
           (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
       const ids = el.getAttribute("aria-labelledby");
       if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) up(el);
+    }
+    // Text a style sheet puts before or after an element is part of its
+    // name: the elements of such rules whose content could hold want.
+    const generated = (rules) => {
+      for (const rule of rules || []) {
+        if (rule.cssRules && !rule.style) { generated(rule.cssRules); continue; } // @media, @supports, @layer
+        const c = rule.style && rule.style.content;
+        if (!c || c === "none" || c === "normal" || !/:(before|after|marker)/.test(rule.selectorText || "")) continue;
+        const byAttr = c.includes("attr(");
+        if (!byAttr && !has(c)) continue;
+        let els = [];
+        try { els = root.querySelectorAll(rule.selectorText.replace(/::?(before|after|marker)/g, "") || "*"); } catch { continue; }
+        for (const el of els) if (!byAttr || Array.from(el.attributes).some((a) => has(a.value))) up(el);
+      }
+    };
+    for (const sheet of [...(root.styleSheets || []), ...(root.adoptedStyleSheets || [])]) {
+      try { generated(sheet.cssRules); } catch { /* another origin's sheet */ }
     }
     for (const l of root.querySelectorAll("label, legend, caption, figcaption")) {
       if (has(l.textContent)) { if (l.control) out.add(l.control); up(l); }

@@ -165,6 +165,8 @@ const repeatsPage = `<!doctype html><title>repeats</title>
 <button id=b2>Save</button>
 <button id=b3 aria-label="label">one</button><button id=b4 aria-label="label">two</button><button id=b5 title="label"></button>
 <h2 id=h1>Profile</h2><h2 id=h2>Pro<b>file</b></h2>
+<style>.trash::after { content: "Trash can" } @media screen { .bin::before { content: attr(data-what) } }</style>
+<button id=t1>Trash can</button><button id=t2 class=trash></button><button id=t3 class=bin data-what="Trash can"></button>
 <iframe src="/compose/repeats-inner" style="height:80px"></iframe>`
 
 const repeatsInner = `<!doctype html><button id=fb>Archive</button><button id=fb2>Send</button>`
@@ -185,6 +187,7 @@ func TestRepeatedNamesAreAmbiguous(t *testing.T) {
 		{Locator{Role: "button", Name: "Save"}, 2},
 		{Locator{Role: "button", Name: "label"}, 3},
 		{Locator{Role: "heading", Name: "Profile", Exact: true}, 2},
+		{Locator{Role: "button", Name: "Trash can"}, 3}, // two by generated content
 		{Locator{Role: "button", Name: "Archive"}, 2}, // one in the page, one in the frame
 	} {
 		_, err := tab.Resolve(ctx, c.loc)
