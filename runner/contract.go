@@ -193,7 +193,7 @@ func (a *contextAPI) ArgError(method string, err *capnweb.DecodeError) error {
 }
 
 // targetHint says what a locator looks like, after a refused one.
-const targetHint = "a target is one of {label}, {placeholder}, {name}, {role, name}, {text}, {selector}, {testId} or {ref}"
+const targetHint = "a target is one of {label}, {placeholder}, {name}, {role, name}, {text}, {selector}, {testId} or {ref}, with within, hasText, has and nth to narrow it"
 
 var locatorType = reflect.TypeFor[cdp.Locator]()
 

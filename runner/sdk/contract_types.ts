@@ -38,6 +38,10 @@ export interface Locator {
   ref?: string;
   exact?: boolean;
   frame?: string;
+  within?: Locator;
+  hasText?: string;
+  has?: Locator;
+  nth?: number;
 }
 
 export interface NavigationOptions {
