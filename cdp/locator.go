@@ -146,9 +146,11 @@ type Locator struct {
 	HasText string `json:"hasText,omitempty"`
 	// Has keeps the matches that hold an element Has names.
 	Has *Locator `json:"has,omitempty"`
-	// Nth picks one match by its place among all of them, hidden and
-	// disabled ones included, in document order (main frame first): 0 is
-	// the first, -1 the last. It is the only way to accept a target that
+	// Nth picks one match by its place among all of them, disabled and
+	// hidden ones included (a {role} or {label} target matches only what
+	// the accessibility tree shows, so never an element hidden with
+	// display: none), in document order (main frame first): 0 is the
+	// first, -1 the last. It is the only way to accept a target that
 	// matches more than one element; without it, more than one usable
 	// match is errcode.Ambiguous.
 	Nth *int `json:"nth,omitempty"`

@@ -43,9 +43,10 @@ import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
  *   `{ role: "row", hasText: "Ada Lovelace" }`
  * - `has`: keep the matches that hold an element another target names:
  *   `{ role: "row", has: { role: "cell", name: "Overdue" } }`
- * - `nth`: take the match at this place among all of them (hidden ones
- *   counted, document order, page before frames): 0 the first, -1 the
- *   last. It is the only way to accept a target that matches several:
+ * - `nth`: take the match at this place among all of them (disabled and
+ *   hidden ones counted, though a role or label never matches an element
+ *   hidden with display: none; document order, page before frames): 0 the
+ *   first, -1 the last. It is the only way to accept a target that matches several:
  *   `{ role: "button", name: "Edit", nth: 0 }`
  *
  * A row's name is its cells' names joined by spaces. `within` and `has`
