@@ -188,7 +188,7 @@ func TestRepeatedNamesAreAmbiguous(t *testing.T) {
 		{Locator{Role: "button", Name: "label"}, 3},
 		{Locator{Role: "heading", Name: "Profile", Exact: true}, 2},
 		{Locator{Role: "button", Name: "Trash can"}, 3}, // two by generated content
-		{Locator{Role: "button", Name: "Archive"}, 2}, // one in the page, one in the frame
+		{Locator{Role: "button", Name: "Archive"}, 2},   // one in the page, one in the frame
 	} {
 		_, err := tab.Resolve(ctx, c.loc)
 		if !errors.Is(err, errcode.Ambiguous) {
