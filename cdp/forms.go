@@ -348,6 +348,10 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 			n.Value = &value // focused and selected, or set, in the same call
 		}
 		el, err := fm.waitReady(ctx, loc, n)
+		if errors.Is(err, errcode.NotEditable) {
+			st, err = fm.fillCustom(ctx, loc, value, opts, err)
+			return err
+		}
 		if err != nil || opts.DryRun {
 			return err
 		}
@@ -398,19 +402,13 @@ func (fm *forms) Check(ctx context.Context, loc Locator, checked bool, opts Form
 			}
 			return el.Checked != checked, nil
 		})
+		if errors.Is(err, errcode.BadTarget) {
+			return fm.checkCustom(ctx, loc, checked, opts, err)
+		}
 		if err != nil || el == nil || opts.DryRun {
 			return err
 		}
-		var got struct {
-			Value bool `json:"value"`
-		}
-		if err := fm.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
-			return err
-		}
-		if got.Value != checked {
-			return &NotCommittedError{Target: desc, Kept: fmt.Sprint(got.Value)}
-		}
-		return nil
+		return fm.checkedBack(ctx, el.frame, desc, el.Ref, el.Element.Element.Tag == "input", checked)
 	})
 }
 
@@ -475,6 +473,16 @@ func (fm *forms) Select(ctx context.Context, loc Locator, option string, opts Fo
 	var shown string
 	err := fm.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
 		shown, err = fm.choose(ctx, loc, []string{option}, false, opts)
+		if errors.Is(err, errcode.Ambiguous) && loc.Label != "" {
+			// An open list is often labelled like its field (the ARIA
+			// pattern names the listbox by the field's label): the label
+			// then names the combobox and its list, and the combobox is
+			// the one a person operates.
+			combo := Locator{Role: "combobox", Name: loc.Label, Exact: loc.Exact, Frame: loc.Frame}
+			if s, e := fm.choose(ctx, combo, []string{option}, false, opts); !errors.Is(e, errcode.NotFound) && !errors.Is(e, errcode.Ambiguous) {
+				shown, err = s, e
+			}
+		}
 		return err
 	})
 	return shown, err
