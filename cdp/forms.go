@@ -578,7 +578,7 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		}
 		if at.Type {
 			typed = true
-			if err := fm.p.insertTextIn(ctx, el.frame, option); err != nil {
+			if err := fm.typeKeys(ctx, el.frame, option); err != nil {
 				return err
 			}
 			return &LocatorError{Code: errcode.NoOption, Target: desc, Message: "typed the option into the filter; waiting for it to show"}
@@ -614,6 +614,18 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		case <-time.After(formBackoff[min(i+1, len(formBackoff)-1)]):
 		}
 	}
+}
+
+// typeKeys types text into the focused element of frame fr one key press
+// at a time, as a person does: a filter that searches on key events
+// (keyup, say) rather than on input sees each key.
+func (fm *forms) typeKeys(ctx context.Context, fr, text string) error {
+	for _, r := range text {
+		if err := fm.p.pressIn(ctx, fr, string(r), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reopenAfter is how long Select waits for a combobox's options after
