@@ -117,7 +117,7 @@ func (fm *forms) axFieldValue(ctx context.Context, fr, desc, ref string) (string
 			return fm.p.fail(err)
 		}
 		for _, n := range tree.Nodes {
-			if st := axStateFrom(n); st.HasValue && (st.textual() || n.BackendDOMNodeID == nil) {
+			if st := axStateFrom(n); st.HasValue && st.textual() {
 				v, ok = st.Value, true
 				return nil
 			}

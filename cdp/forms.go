@@ -334,6 +334,10 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // value the page did not keep is a *NotCommittedError; leaves the field
 // so the page's validation runs; and returns the field's state.
 //
+// A custom element the accessibility tree calls a text field (its role
+// from ElementInternals) is clicked to focus it, its text selected and
+// typed over, and read back from the tree.
+//
 // Inputs Chromium gives a picker (date, time, datetime-local, month,
 // week, color, range) ignore typed text: their value is set the way the
 // picker sets it (the element's own setter, then input and change
@@ -392,7 +396,9 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 // Check sets a checkbox or radio to checked (or a checkbox to unchecked)
 // with a trusted click, then reads the state back; a state the page did not
 // keep is errcode.NotCommitted. A box already in the wanted state is left alone
-// at once; otherwise it waits as [Tab.ClickElement] does.
+// at once; otherwise it waits as [Tab.ClickElement] does. A box that is
+// not an <input> (ARIA, ElementInternals) is read from the accessibility
+// tree, for up to a second while the widget re-renders.
 func (fm *forms) Check(ctx context.Context, loc Locator, checked bool, opts FormOptions) error {
 	return fm.action(ctx, "check", loc, opts, func(ctx context.Context) error {
 		desc := loc.String()
@@ -461,10 +467,13 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 // Select2, MUI, Headless UI and the like) is driven with trusted input: a
 // click opens it; the option whose text matches is clicked once it shows,
 // and when none does and the widget focused a filter field, option is
-// typed there first. A native select a library hid behind such a widget
+// typed there first, key by key. A button whose popup holds options (a
+// country picker) counts as a combobox, and a label naming both a
+// combobox and its open list names the combobox. A native select a library hid behind such a widget
 // resolves to the widget. The choice is read back from what the widget
-// shows: a listbox's selected options, a closed combobox's value, or the
-// text displayed in it or beside its filter input.
+// shows: a listbox's selected options, a closed combobox's value, the
+// options its popup marks selected (a web component's own options), or
+// the text displayed in it or beside its filter input.
 //
 // With opts.Parts the dropdown is custom markup: a trusted click on the
 // trigger, then on the option whose text matches, and the value part (or
@@ -473,15 +482,18 @@ func (fm *forms) Select(ctx context.Context, loc Locator, option string, opts Fo
 	var shown string
 	err := fm.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
 		shown, err = fm.choose(ctx, loc, []string{option}, false, opts)
-		if errors.Is(err, errcode.Ambiguous) && loc.Label != "" {
-			// An open list is often labelled like its field (the ARIA
-			// pattern names the listbox by the field's label): the label
-			// then names the combobox and its list, and the combobox is
-			// the one a person operates.
-			combo := Locator{Role: "combobox", Name: loc.Label, Exact: loc.Exact, Frame: loc.Frame}
-			if s, e := fm.choose(ctx, combo, []string{option}, false, opts); !errors.Is(e, errcode.NotFound) && !errors.Is(e, errcode.Ambiguous) {
-				shown, err = s, e
-			}
+		if !errors.Is(err, errcode.Ambiguous) || loc.Label == "" {
+			return err
+		}
+		// The ARIA pattern labels an open list by its field's label: the
+		// combobox is the one a person operates. Ambiguous options are
+		// not retried, only an ambiguous target.
+		if _, e := fm.Resolve(ctx, loc); !errors.Is(e, errcode.Ambiguous) {
+			return err
+		}
+		combo := Locator{Role: "combobox", Name: loc.Label, Exact: loc.Exact, Frame: loc.Frame}
+		if s, e := fm.choose(ctx, combo, []string{option}, false, opts); !errors.Is(e, errcode.NotFound) && !errors.Is(e, errcode.Ambiguous) {
+			shown, err = s, e
 		}
 		return err
 	})
