@@ -702,14 +702,15 @@
   // optionsIn lists the options in root: those in its tree and its open
   // shadow roots, and those slotted into it (a web component's options are
   // often its host's children, shown through a slot of its popup). An
-  // option alone in a component's shadow tree stands for that component:
-  // the host is what the page marks selected, and the option's text is
-  // often slotted into it from the host's own children.
+  // option alone in a component's shadow tree (not a list's) stands for
+  // that component: the host is what the page marks selected, and the
+  // option's text is often slotted into it from the host's own children.
   function optionsIn(root) {
     const out = new Set();
     const add = (o) => {
       const h = hostOf(o);
-      const alone = h && h !== root && !containsDeep(h, root) && deepAll("[role=option]", h.shadowRoot).length === 1;
+      const alone = h && h !== root && !containsDeep(h, root) && deepAll("[role=option]", h.shadowRoot).length === 1 &&
+        !deepAll("[role=listbox], [role=combobox]", h.shadowRoot).length;
       out.add(alone ? h : o);
     };
     const seen = new Set();
@@ -778,10 +779,10 @@
   // shownOf is the choice a custom dropdown shows: a listbox's selected
   // options; the option aria-activedescendant names when it is selected;
   // a closed combobox's own value; the selected options of the popup it
-  // names; else the text shown in it or, for an
-  // input that is only the widget's filter, in the few elements around it
-  // (a single-value display), leaving out labels, popups, live regions
-  // and visually hidden text.
+  // names; else the text shown in it or, for an input that is only the
+  // widget's filter, in the few elements around it (a single-value
+  // display), leaving out labels, popups, live regions and visually
+  // hidden text.
   function shownOf(el) {
     if (roleOf(el) === "listbox") {
       return deepAll("[role=option][aria-selected=true]", el).map((o) => flatText(o)).join(", ");
