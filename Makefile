@@ -8,7 +8,9 @@ DENO         := $(TOOLS)/node_modules/.bin/deno
 # loopback (cdp/libs_test.go); pinned, installed from npm.
 TESTLIBS     := $(TOOLS)/testlibs
 TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1 choices.js@11.2.4 select2@4.1.0 jquery@3.7.1 \
-                vue@3.5.45 quill@2.0.3 intl-tel-input@29.5.1 @shoelace-style/shoelace@2.20.1
+                vue@3.5.45 quill@2.0.3 intl-tel-input@29.5.1 @shoelace-style/shoelace@2.20.1 \
+                @material/web@2.5.0 @fluentui/web-components@3.1.3 @microsoft/fast-element@3.0.3 \
+                @ionic/core@9.0.5 @ui5/webcomponents@2.26.0
 GO           ?= go
 STATICCHECK_VERSION := v0.8.2
 GOFLAGS_TEST ?= -race -timeout 20m

@@ -362,6 +362,10 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // value the page did not keep is a *NotCommittedError; leaves the field
 // so the page's validation runs; and returns the field's state.
 //
+// A custom element the accessibility tree calls a text field (its role
+// from ElementInternals) is clicked to focus it, its text selected and
+// typed over, and read back from the tree.
+//
 // Inputs Chromium gives a picker (date, time, datetime-local, month,
 // week, color, range) ignore typed text: their value is set the way the
 // picker sets it (the element's own setter, then input and change
@@ -376,6 +380,10 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 			n.Value = &value // focused and selected, or set, in the same call
 		}
 		el, err := fm.waitReady(ctx, loc, n)
+		if errors.Is(err, errcode.NotEditable) {
+			st, err = fm.fillCustom(ctx, loc, value, opts, err)
+			return err
+		}
 		if err != nil || opts.DryRun {
 			return err
 		}
@@ -416,7 +424,9 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 // Check sets a checkbox or radio to checked (or a checkbox to unchecked)
 // with a trusted click, then reads the state back; a state the page did not
 // keep is errcode.NotCommitted. A box already in the wanted state is left alone
-// at once; otherwise it waits as [Tab.ClickElement] does.
+// at once; otherwise it waits as [Tab.ClickElement] does. A box that is
+// not an <input> (ARIA, ElementInternals) is read from the accessibility
+// tree, for up to a second while the widget re-renders.
 func (fm *forms) Check(ctx context.Context, loc Locator, checked bool, opts FormOptions) error {
 	return fm.action(ctx, "check", loc, opts, func(ctx context.Context) error {
 		desc := loc.String()
@@ -426,19 +436,13 @@ func (fm *forms) Check(ctx context.Context, loc Locator, checked bool, opts Form
 			}
 			return el.Checked != checked, nil
 		})
+		if errors.Is(err, errcode.BadTarget) {
+			return fm.checkCustom(ctx, loc, checked, opts, err)
+		}
 		if err != nil || el == nil || opts.DryRun {
 			return err
 		}
-		var got struct {
-			Value bool `json:"value"`
-		}
-		if err := fm.formCallIn(ctx, el.frame, desc, &got, "read", el.Ref); err != nil {
-			return err
-		}
-		if got.Value != checked {
-			return &NotCommittedError{Target: desc, Kept: fmt.Sprint(got.Value)}
-		}
-		return nil
+		return fm.checkedBack(ctx, el.frame, desc, el.Ref, el.Element.Element.Tag == "input", checked)
 	})
 }
 
@@ -491,10 +495,13 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 // Select2, MUI, Headless UI and the like) is driven with trusted input: a
 // click opens it; the option whose text matches is clicked once it shows,
 // and when none does and the widget focused a filter field, option is
-// typed there first. A native select a library hid behind such a widget
+// typed there first, key by key. A button whose popup holds options (a
+// country picker) counts as a combobox, and a label naming both a
+// combobox and its open list names the combobox. A native select a library hid behind such a widget
 // resolves to the widget. The choice is read back from what the widget
-// shows: a listbox's selected options, a closed combobox's value, or the
-// text displayed in it or beside its filter input.
+// shows: a listbox's selected options, a closed combobox's value, the
+// options its popup marks selected (a web component's own options), or
+// the text displayed in it or beside its filter input.
 //
 // With opts.Parts the dropdown is custom markup: a trusted click on the
 // trigger, then on the option whose text matches, and the value part (or
@@ -503,6 +510,19 @@ func (fm *forms) Select(ctx context.Context, loc Locator, option string, opts Fo
 	var shown string
 	err := fm.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
 		shown, err = fm.choose(ctx, loc, []string{option}, false, opts)
+		if !errors.Is(err, errcode.Ambiguous) || loc.Label == "" {
+			return err
+		}
+		// The ARIA pattern labels an open list by its field's label: the
+		// combobox is the one a person operates. Ambiguous options are
+		// not retried, only an ambiguous target.
+		if _, e := fm.Resolve(ctx, loc); !errors.Is(e, errcode.Ambiguous) {
+			return err
+		}
+		combo := Locator{Role: "combobox", Name: loc.Label, Exact: loc.Exact, Frame: loc.Frame}
+		if s, e := fm.choose(ctx, combo, []string{option}, false, opts); !errors.Is(e, errcode.NotFound) && !errors.Is(e, errcode.Ambiguous) {
+			shown, err = s, e
+		}
 		return err
 	})
 	return shown, err
@@ -598,7 +618,7 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		}
 		if at.Type {
 			typed = true
-			if err := fm.p.insertTextIn(ctx, el.frame, option); err != nil {
+			if err := fm.typeKeys(ctx, el.frame, option); err != nil {
 				return err
 			}
 			return &LocatorError{Code: errcode.NoOption, Target: desc, Message: "typed the option into the filter; waiting for it to show"}
@@ -634,6 +654,18 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		case <-time.After(formBackoff[min(i+1, len(formBackoff)-1)]):
 		}
 	}
+}
+
+// typeKeys types text into the focused element of frame fr one key press
+// at a time, as a person does: a filter that searches on key events
+// (keyup, say) rather than on input sees each key.
+func (fm *forms) typeKeys(ctx context.Context, fr, text string) error {
+	for _, r := range text {
+		if err := fm.p.pressIn(ctx, fr, string(r), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reopenAfter is how long Select waits for a combobox's options after

@@ -610,11 +610,14 @@
   }
 
   // comboOf is the ARIA combobox or listbox el is (a custom dropdown).
+  // A trigger whose popup holds options (a country picker's button that
+  // opens a dialog with a search box and a list) is one too.
   function comboOf(el) {
     const role = roleOf(el);
     if (role === "combobox" || role === "listbox") return role;
     const pop = (el.getAttribute("aria-haspopup") || "").toLowerCase();
-    return pop === "listbox" || (pop === "true" && role === "button") ? "combobox" : "";
+    if (pop === "listbox" || (pop === "true" && role === "button")) return "combobox";
+    return pop && pop !== "false" && popupOptions(el).own.length ? "combobox" : "";
   }
 
   // actionable finds target and checks it is ready for act:
@@ -799,17 +802,63 @@
   // option on the page (a popup rendered at the end of the body).
   function optionsOf(el, parts) {
     if (parts && parts.option) return partEls(el, parts, "option");
+    const own = popupOptions(el).own;
+    if (own.some(visible)) return { els: own };
+    const inside = optionsIn(el);
+    if (inside.some(visible)) return { els: inside };
+    return { els: optionsIn(doc) };
+  }
+
+  // popupOptions lists the options of the popups el names (aria-controls,
+  // aria-owns), and whether one of them takes several choices.
+  function popupOptions(el) {
     const own = [];
+    let multi = false;
     for (const a of ["aria-controls", "aria-owns"]) {
       for (const id of (el.getAttribute(a) || "").split(/\s+/).filter(Boolean)) {
         const p = byId(el, id);
-        if (p) own.push(...deepAll("[role=option]", p));
+        if (!p) continue;
+        own.push(...optionsIn(p));
+        multi = multi || p.getAttribute("aria-multiselectable") === "true";
       }
     }
-    if (own.some(visible)) return { els: own };
-    const inside = deepAll("[role=option]", el);
-    if (inside.some(visible)) return { els: inside };
-    return { els: deepAll("[role=option]") };
+    return { own, multi };
+  }
+
+  // optionsIn lists the options in root: those in its tree and its open
+  // shadow roots, and those slotted into it (a web component's options are
+  // often its host's children, shown through a slot of its popup). An
+  // option alone in a component's shadow tree (not a list's) stands for
+  // that component: the host is what the page marks selected, and the
+  // option's text is often slotted into it from the host's own children.
+  function optionsIn(root) {
+    const out = new Set();
+    const add = (o) => {
+      const h = hostOf(o);
+      const alone = h && h !== root && !containsDeep(h, root) && deepAll("[role=option]", h.shadowRoot).length === 1 &&
+        !deepAll("[role=listbox], [role=combobox]", h.shadowRoot).length;
+      out.add(alone ? h : o);
+    };
+    const seen = new Set();
+    const visit = (r) => {
+      if (seen.has(r)) return;
+      seen.add(r);
+      for (const o of deepAll("[role=option]", r)) add(o);
+      for (const s of deepAll("slot", r)) {
+        for (const a of s.assignedElements({ flatten: true })) {
+          if (a.matches("[role=option]")) add(a);
+          else visit(a);
+        }
+      }
+    };
+    visit(root);
+    return Array.from(out);
+  }
+
+  // picked reports an option that says it is selected.
+  function picked(o) {
+    if (o.getAttribute("aria-selected") === "true") return true;
+    return !!o.shadowRoot && deepAll("[role=option][aria-selected=true]", o.shadowRoot).length > 0;
   }
 
   // filterField is the focused text field a dropdown filters its options
@@ -855,10 +904,11 @@
 
   // shownOf is the choice a custom dropdown shows: a listbox's selected
   // options; the option aria-activedescendant names when it is selected;
-  // a closed combobox's own value; else the text shown in it or, for an
-  // input that is only the widget's filter, in the few elements around it
-  // (a single-value display), leaving out labels, popups, live regions
-  // and visually hidden text.
+  // a closed combobox's own value; the selected options of the popup it
+  // names; else the text shown in it or, for an input that is only the
+  // widget's filter, in the few elements around it (a single-value
+  // display), leaving out labels, popups, live regions and visually
+  // hidden text.
   function shownOf(el) {
     if (roleOf(el) === "listbox") {
       return deepAll("[role=option][aria-selected=true]", el).map((o) => flatText(o)).join(", ");
@@ -867,6 +917,12 @@
     const active = ad && byId(el, ad);
     if (active && active.getAttribute("aria-selected") === "true") return flatText(active);
     if (el.tagName === "INPUT" && el.value && el.getAttribute("aria-expanded") !== "true") return el.value;
+    // What the widget itself reports: the options of its popup that say
+    // they are selected (a web component's options, a country list), read
+    // once it is closed, or while it is open when it takes several.
+    const pop = popupOptions(el);
+    const chosen = pop.own.filter(picked);
+    if (chosen.length && (pop.multi || el.getAttribute("aria-expanded") !== "true")) return chosen.map((o) => flatText(o)).join(", ");
     if (el.getAttribute("aria-expanded") !== "true") {
       // A closed widget that shows its choice as a selected option of its
       // own (Choices.js): the options a person sees selected.

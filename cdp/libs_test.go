@@ -29,7 +29,8 @@ func libsDir(t *testing.T) string {
 	if v := os.Getenv("TRANQUIL_TESTLIBS"); v != "" {
 		dir = v
 	}
-	for _, pkg := range []string{"tom-select", "flatpickr", "imask", "choices.js", "select2", "jquery", "vue", "quill", "intl-tel-input", "@shoelace-style/shoelace"} {
+	for _, pkg := range []string{"tom-select", "flatpickr", "imask", "choices.js", "select2", "jquery", "vue", "quill", "intl-tel-input", "@shoelace-style/shoelace",
+		"@material/web", "@fluentui/web-components", "@microsoft/fast-element", "@ionic/core", "@ui5/webcomponents"} {
 		if _, err := os.Stat(filepath.Join(dir, pkg, "package.json")); err != nil {
 			t.Fatalf("the component library %s for the test pages is not installed in %s; install them with: %s", pkg, dir, libsInstall)
 		}
