@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/accessibility"
@@ -20,6 +23,200 @@ import (
 // {label}, from the DOM otherwise), then the filters (HasText, Has).
 // Resolve picks from the last set, Count counts it, so the two always
 // agree.
+
+// Resolve finds the element loc names, in the isolated world. Hidden and
+// disabled matches are never picked: they are reported in Skipped, or as
+// errcode.Hidden / errcode.Disabled when nothing else matches. More than
+// one usable match is errcode.Ambiguous, listing the candidates, unless
+// [Locator.Nth] picks one. A native select a component library hid
+// behind its own combobox resolves to that combobox. Resolve looks once;
+// the actions wait for their target.
+//
+// The main frame and every frame below it whose document the tab's sites
+// allow are searched, same-site and cross-site (out-of-process) frames
+// alike; matches in two frames are errcode.Ambiguous, and [Locator.Frame]
+// narrows the search to some frames.
+func (fm *forms) Resolve(ctx context.Context, loc Locator) (*Element, error) {
+	return fm.resolve(ctx, loc, false)
+}
+
+// resolve is Resolve; with any, hidden and disabled matches may be
+// picked, as the readers do.
+func (fm *forms) resolve(ctx context.Context, loc Locator, any bool) (*Element, error) {
+	if err := loc.validate(); err != nil {
+		return nil, err
+	}
+	if loc.Ref != "" {
+		return fm.resolveIn(ctx, fm.p.frameOfRef(loc.Ref), loc, any)
+	}
+	frames, skipped := fm.p.searchFrames(loc.Frame)
+	switch {
+	case len(frames) == 0:
+		if err := fm.p.checkSomeDocument(ctx); err != nil && loc.Frame == "" {
+			return nil, err
+		}
+		return nil, notInFrames(loc, skipped)
+	case len(frames) == 1:
+		el, err := fm.resolveIn(ctx, frames[0], loc, any)
+		return el, withSkipped(err, skipped)
+	case loc.Nth != nil:
+		return fm.resolveNth(ctx, frames, skipped, loc, any)
+	}
+	type result struct {
+		el  *Element
+		err error
+	}
+	res := make([]result, len(frames))
+	var wg sync.WaitGroup
+	for i, fr := range frames {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			el, err := fm.resolveIn(ctx, fr, loc, any)
+			res[i] = result{el, err}
+		}()
+	}
+	wg.Wait()
+	var els []*Element
+	var best *LocatorError
+	rank := map[errcode.Code]int{errcode.NotFound: 1, errcode.Hidden: 2, errcode.Disabled: 2, errcode.Ambiguous: 3}
+	for i, r := range res {
+		var te *LocatorError
+		switch {
+		case r.err == nil:
+			els = append(els, r.el)
+		case errors.As(r.err, &te):
+			if best == nil || rank[te.Code] > rank[best.Code] {
+				best = te
+			} else if te.Code == best.Code && te.Code == errcode.NotFound {
+				cp := *best
+				cp.Candidates = append(slices.Clip(cp.Candidates), te.Candidates...)
+				best = &cp
+			}
+		case i == 0 && frames[0] == "":
+			return nil, r.err // the main frame's own failure: the browser or the page
+		}
+	}
+	switch {
+	case len(els) == 1:
+		return els[0], nil
+	case len(els) > 1:
+		cands := make([]Candidate, 0, len(els))
+		for _, el := range els {
+			cands = append(cands, el.Element)
+		}
+		return nil, &LocatorError{Code: errcode.Ambiguous, Target: loc.String(), Candidates: cands,
+			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame), or pick one with nth", len(els))}
+	case best != nil:
+		return nil, withSkipped(best, skipped)
+	}
+	return nil, withSkipped(res[0].err, skipped)
+}
+
+// resolveNth resolves a target with Nth over several frames: the matches
+// are counted in each, in order, and the one Nth names is picked where it
+// is.
+func (fm *forms) resolveNth(ctx context.Context, frames, skipped []string, loc Locator, any bool) (*Element, error) {
+	counts := make([]int, len(frames))
+	total := 0
+	for i, fr := range frames {
+		n, err := fm.countIn(ctx, fr, loc)
+		if err != nil {
+			if i == 0 && fr == "" {
+				return nil, err
+			}
+			continue // a frame that went or refused meanwhile holds none
+		}
+		counts[i] = n
+		total += n
+	}
+	k := *loc.Nth
+	if k < 0 {
+		k += total
+	}
+	if k < 0 || k >= total {
+		return nil, withSkipped(&LocatorError{Code: errcode.NotFound, Target: loc.String(),
+			Message: fmt.Sprintf("nth %d is past the %d %s", *loc.Nth, total, plural(total, "element that matches", "elements that match"))}, skipped)
+	}
+	for i, fr := range frames {
+		if k < counts[i] {
+			at := loc
+			at.Nth = &k
+			return fm.resolveIn(ctx, fr, at, any)
+		}
+		k -= counts[i]
+	}
+	panic("unreachable")
+}
+
+// resolveIn is resolve in one frame.
+func (fm *forms) resolveIn(ctx context.Context, fr string, loc Locator, any bool) (*Element, error) {
+	el, err := fm.pickIn(ctx, fr, loc, any)
+	if err != nil {
+		return nil, fm.inFrame(fr, err)
+	}
+	el.frame = fr
+	if fr != "" {
+		el.Element.Frame = fm.p.frameOrigin(fr)
+		fm.p.noteRef(fr, el.Ref)
+	}
+	return el, nil
+}
+
+// editTarget returns err with its LocatorError replaced by a copy that
+// edit changed, when err holds one that keep accepts; errors are shared,
+// so they are never changed in place.
+func editTarget(err error, keep func(*LocatorError) bool, edit func(*LocatorError)) error {
+	var te *LocatorError
+	if !errors.As(err, &te) || !keep(te) {
+		return err
+	}
+	cp := *te
+	edit(&cp)
+	return &cp
+}
+
+// named gives a LocatorError made without a description loc's
+// description.
+func named(err error, desc string) error {
+	return editTarget(err, func(te *LocatorError) bool { return te.Target == "" },
+		func(te *LocatorError) { te.Target = desc })
+}
+
+// inFrame marks the candidates of a subframe's LocatorError with the
+// frame's address.
+func (fm *forms) inFrame(fr string, err error) error {
+	if fr == "" {
+		return err
+	}
+	return editTarget(err, func(te *LocatorError) bool { return len(te.Candidates) > 0 }, func(te *LocatorError) {
+		addr := fm.p.frameOrigin(fr)
+		te.Candidates = slices.Clone(te.Candidates)
+		for i := range te.Candidates {
+			te.Candidates[i].Frame = addr
+		}
+	})
+}
+
+// withSkipped adds to a not_found the frames that were not searched
+// because the tab's sites do not allow them.
+func withSkipped(err error, skipped []string) error {
+	if len(skipped) == 0 {
+		return err
+	}
+	return editTarget(err, func(te *LocatorError) bool { return te.Code == errcode.NotFound }, func(te *LocatorError) {
+		te.Message += fmt.Sprintf("; frames on sites the script may not act on were not searched: %s", strings.Join(skipped, ", "))
+	})
+}
+
+// notInFrames is the not_found of a search that had no frame to look in.
+func notInFrames(loc Locator, skipped []string) error {
+	msg := "no frame to search"
+	if loc.Frame != "" {
+		msg = fmt.Sprintf("no frame named %q or at an address holding it", loc.Frame)
+	}
+	return withSkipped(&LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: msg}, skipped)
+}
 
 // lookup is one search in one frame's isolated world. Its sets and
 // protocol objects are released when it closes.
