@@ -108,6 +108,7 @@ BEGIN {
 	peer["BrowserPeers evaluate-ratio"] = "puppeteer-core page.evaluate"; target["BrowserPeers evaluate-ratio"] = "<= 1.5"
 	peer["BrowserPeers fill-ratio"] = "Playwright locator.fill";         target["BrowserPeers fill-ratio"] = "<= 2"
 	peer["RoleLookup p50-ratio"] = "Playwright getByRole, 10,000 elements"; target["RoleLookup p50-ratio"] = "<= 1.0"
+	peer["ScopedLookup p50-ratio"] = "Playwright row.getByRole, 1,000-row table"; target["ScopedLookup p50-ratio"] = "<= 1.0"
 	peer["GotoPolicy p50-ratio"] = "the same goto without the page policy"; target["GotoPolicy p50-ratio"] = "<= 1.1"
 	peer["EvaluatePolicy p50-ratio"] = "Tab.Evaluate with no sites or log"; target["EvaluatePolicy p50-ratio"] = "<= 1.05"
 	peer["Put ratio"] = "os.WriteFile, no fsync";                        target["Put ratio"] = "-"

@@ -3,7 +3,6 @@ package cdp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -38,83 +37,18 @@ func axTarget(loc Locator) bool {
 	return loc.Ref == "" && (loc.Role != "" || loc.Label != "")
 }
 
-// resolveAX resolves a {role[, name]} or {label} target through the
-// accessibility tree of frame fr's document ("" for the main frame's).
-// Each frame's tree is its own: the main frame's does not reach into
-// frames.
-func (fm *forms) resolveAX(ctx context.Context, fr string, loc Locator) (*Element, error) {
-	rm, err := fm.p.world(ctx, fr)
+// treeNodes asks frame fr's tree ("" for the main frame's) for its nodes
+// of roles. Each frame's tree is its own: the main frame's does not reach
+// into frames.
+func (fm *forms) treeNodes(ctx context.Context, c *devtools.Client, fr string, roles []string) ([]axNode, error) {
+	if fr != "" {
+		return fm.frameAX(ctx, c, fr, roles)
+	}
+	doc, err := c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
 	if err != nil {
-		return nil, named(err, loc.String())
-	}
-	uid, worldID, c := rm.uid, rm.id, rm.s.c
-	// Each lookup holds its objects in a group of its own, released after
-	// it without waiting, so a release never takes a later lookup's.
-	group := fmt.Sprintf("tranquil-ax-%d", fm.axGroups.Add(1))
-	defer func() {
-		go func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
-			defer cancel()
-			_ = c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(group))
-		}()
-	}()
-	roles, want := axQuery(loc)
-	named := loc.Name != "" || loc.Label != ""
-	var objs []runtime.RemoteObjectID
-	if named {
-		// Asking the whole tree costs a walk of every node (hundreds of
-		// milliseconds on a page of 10,000 elements), so first ask it
-		// about the few elements whose text or attributes could hold the
-		// name, and walk the tree only when none of them has it.
-		objs, err = fm.axFast(ctx, c, uid, group, roles, want, loc.Exact)
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(objs) == 0 {
-		var nodes []axNode
-		if fr == "" {
-			doc, err := c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(0))
-			if err != nil {
-				return nil, fm.p.fail(err)
-			}
-			if nodes, err = fm.queryAX(ctx, c, doc.Root.BackendNodeID, roles); err != nil {
-				return nil, err
-			}
-		} else if nodes, err = fm.frameAX(ctx, c, fr, roles); err != nil {
-			return nil, err
-		}
-		best, near := axMatch(nodes, want, loc.Exact, named)
-		if len(best) == 0 {
-			return nil, axNotFound(loc, near)
-		}
-		if objs, err = fm.adoptables(ctx, c, worldID, group, best); err != nil {
-			return nil, err
-		}
-	}
-	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(loc)}}
-	for _, o := range objs {
-		args = append(args, runtime.CallArgument{ObjectID: &o})
-	}
-	adopt := func(wrapper string) (*runtime.CallFunctionOnReply, error) {
-		return c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(wrapper).
-			SetExecutionContextID(runtime.ExecutionContextID(worldID)).SetArguments(args).SetReturnByValue(true).SetAwaitPromise(true))
-	}
-	// The runtime's source goes along only when the document lacks it.
-	r, err := adopt(formsElementsShortWrapper)
-	if err == nil && r.ExceptionDetails == nil && string(r.Result.Value) == `{"ok":false,"code":"no_runtime"}` {
-		r, err = adopt(formsElementsWrapper)
-	}
-	if err != nil {
-		if contextGone(err) {
-			return nil, &LocatorError{Code: errcode.StaleRef, Target: loc.String(), Message: "the page navigated while the target was looked up; try again"}
-		}
 		return nil, fm.p.fail(err)
 	}
-	if r.ExceptionDetails != nil {
-		return nil, evalErrorOf(r.ExceptionDetails)
-	}
-	return elementOf(loc, r.Result.Value)
+	return fm.queryAX(ctx, c, doc.Root.BackendNodeID, roles)
 }
 
 // axCandidatesFn finds, in the isolated world, the elements whose
@@ -123,14 +57,21 @@ func (fm *forms) resolveAX(ctx context.Context, fr string, loc Locator) (*Elemen
 // of their ancestors (a name from content belongs to an ancestor of the
 // text). An element named by an attribute comes with a few ancestors too,
 // since its name is part of theirs (a link around an image names itself by
-// the image's alt). Open shadow roots are searched too. It is a superset
+// the image's alt). Text is compared without any white space, since the
+// browser puts spaces between blocks that the DOM's text lacks, and also
+// as rendered (innerText), since a hidden part of an element's text is no
+// part of its name. Open shadow roots are searched too. It is a superset
 // filter only; the tree decides. It stops at limit elements, and then the
 // list may miss some: axFast then leaves the lookup to the whole tree.
 const axCandidatesFn = `function (want, limit) {
-  const norm = (s) => String(s == null ? "" : s).replace(/\s+/g, " ").trim().toLowerCase();
-  const w = norm(want);
+  const bare = (s) => String(s == null ? "" : s).replace(/\s+/g, "").toLowerCase();
+  const w = bare(want);
   const out = new Set();
-  const has = (s) => s != null && norm(s).includes(w);
+  const has = (s) => s != null && bare(s).includes(w);
+  // Characters of w in order: a cheap test before innerText, which lays
+  // the element out.
+  const spread = (s) => { let i = 0; for (let j = 0; j < s.length && i < w.length; j++) if (s[j] === w[i]) i++; return i === w.length; };
+  const holds = (el) => { const t = bare(el.textContent); return t.includes(w) || (spread(t) && el.nodeType === 1 && typeof el.innerText === "string" && bare(el.innerText).includes(w)); };
   const up = (el) => {
     for (let i = 0; el && i < 5; i++) {
       out.add(el);
@@ -143,15 +84,16 @@ const axCandidatesFn = `function (want, limit) {
     const r = all[i].shadowRoot;
     if (r) { roots.push(r); for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot); }
   }
-  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],input[value],input[type=submit],input[type=reset],input[type=button]";
+  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
   for (const root of roots) {
     for (const el of root.querySelectorAll(attrs)) {
       if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
-          has(el.getAttribute("placeholder")) || (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
+          has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
+          (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
       const ids = el.getAttribute("aria-labelledby");
       if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) up(el);
     }
-    for (const l of root.querySelectorAll("label")) {
+    for (const l of root.querySelectorAll("label, legend, caption, figcaption")) {
       if (has(l.textContent)) { if (l.control) out.add(l.control); up(l); }
     }
     // Deepest text holders, found top-down.
@@ -160,7 +102,7 @@ const axCandidatesFn = `function (want, limit) {
       const n = stack.pop();
       let deeper = false;
       for (const c of n.children) {
-        if (has(c.textContent)) { deeper = true; stack.push(c); }
+        if (holds(c)) { deeper = true; stack.push(c); }
       }
       if (!deeper && n.nodeType === 1) up(n);
     }
@@ -190,15 +132,9 @@ func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group stri
 	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
 		return nil, nil
 	}
-	props, err := c.Runtime.GetProperties(ctx, runtime.NewGetPropertiesArgs(*r.Result.ObjectID).SetOwnProperties(true))
+	els, err := fm.nodeObjects(ctx, c, *r.Result.ObjectID)
 	if err != nil {
-		return nil, fm.p.fail(err)
-	}
-	var els []runtime.RemoteObjectID
-	for _, p := range props.Result {
-		if p.Value != nil && p.Value.ObjectID != nil && p.Value.Subtype != nil && *p.Value.Subtype == "node" {
-			els = append(els, *p.Value.ObjectID)
-		}
+		return nil, err
 	}
 	if len(els) >= axFastLimit {
 		// Cut at the limit: another element of the name may be past it, and
@@ -220,7 +156,15 @@ func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group stri
 			if n.Ignored {
 				return
 			}
-			nodes[i], ok[i] = axNode{role: axString(n.Role), name: norm(axString(n.Name))}, true
+			if isRow(axString(n.Role)) && axString(n.Name) == "" {
+				// A row's name is its cells' (see rowNames): ask for them.
+				if p, err = c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(true)); err == nil {
+					if name, ok := rowNames(p.Nodes)[n.NodeID]; ok {
+						n.Name = &accessibility.AXValue{Value: mustJSON(name)}
+					}
+				}
+			}
+			nodes[i], ok[i] = nodeOf(&n), true
 		}()
 	}
 	wg.Wait()
@@ -254,28 +198,46 @@ func mustJSON(v any) json.RawMessage {
 // queryAX asks the tree for each role at once and returns the nodes that
 // can be targets, in the tree's order for each role.
 func (fm *forms) queryAX(ctx context.Context, c *devtools.Client, root dom.BackendNodeID, roles []string) ([]axNode, error) {
-	results := make([][]axNode, len(roles))
-	errs := make([]error, len(roles))
+	var qs []*accessibility.QueryAXTreeArgs
+	for _, role := range withCells(roles) {
+		qs = append(qs, accessibility.NewQueryAXTreeArgs().SetBackendNodeID(root).SetRole(role))
+	}
+	return fm.queryMany(ctx, c, qs, roles)
+}
+
+func isRow(role string) bool { return role == "row" || role == "LayoutTableRow" }
+
+// withCells adds to roles the roles of a row's cells when roles hold
+// "row": rowNames needs them.
+func withCells(roles []string) []string {
+	if !slices.ContainsFunc(roles, isRow) {
+		return roles
+	}
+	out := slices.Clone(roles)
+	for _, r := range cellRoles {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// queryMany makes the tree queries side by side and returns the nodes of
+// roles (any role, when nil) they found, in the queries' order.
+func (fm *forms) queryMany(ctx context.Context, c *devtools.Client, qs []*accessibility.QueryAXTreeArgs, roles []string) ([]axNode, error) {
+	results := make([][]accessibility.AXNode, len(qs))
+	errs := make([]error, len(qs))
 	var wg sync.WaitGroup
-	for i, role := range roles {
+	for i, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := c.Accessibility.QueryAXTree(ctx, accessibility.NewQueryAXTreeArgs().SetBackendNodeID(root).SetRole(role))
+			r, err := c.Accessibility.QueryAXTree(ctx, q)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			for _, n := range r.Nodes {
-				if n.Ignored || n.BackendDOMNodeID == nil {
-					continue
-				}
-				an := axNode{backend: *n.BackendDOMNodeID, role: axString(n.Role), name: norm(axString(n.Name))}
-				if axSkip[an.role] {
-					continue
-				}
-				results[i] = append(results[i], an)
-			}
+			results[i] = r.Nodes
 		}()
 	}
 	wg.Wait()
@@ -284,17 +246,92 @@ func (fm *forms) queryAX(ctx context.Context, c *devtools.Client, root dom.Backe
 			return nil, fm.p.fail(err)
 		}
 	}
-	var out []axNode
-	seen := map[dom.BackendNodeID]bool{}
+	var all []accessibility.AXNode
 	for _, rs := range results {
-		for _, n := range rs {
-			if !seen[n.backend] {
-				seen[n.backend] = true
-				out = append(out, n)
+		all = append(all, rs...)
+	}
+	return dedupeNodes(axNodes(all, roles)), nil
+}
+
+// axNodes keeps the nodes that can be targets, of roles when roles is
+// not nil.
+func axNodes(nodes []accessibility.AXNode, roles []string) []axNode {
+	rows := rowNames(nodes)
+	var out []axNode
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Ignored || n.BackendDOMNodeID == nil {
+			continue
+		}
+		an := nodeOf(n)
+		if name, ok := rows[n.NodeID]; ok {
+			an.name = name
+		}
+		if axSkip[an.role] || (roles != nil && !slices.Contains(roles, an.role)) {
+			continue
+		}
+		out = append(out, an)
+	}
+	return out
+}
+
+func nodeOf(n *accessibility.AXNode) axNode {
+	an := axNode{role: axString(n.Role), name: norm(axString(n.Name))}
+	if n.BackendDOMNodeID != nil {
+		an.backend = *n.BackendDOMNodeID
+	}
+	return an
+}
+
+// cellRoles are the roles of a row's cells.
+var cellRoles = []string{"cell", "gridcell", "columnheader", "rowheader", "LayoutTableCell"}
+
+// rowNames names the rows among nodes that the tree leaves unnamed.
+// Chromium gives a row no name from its content, where WAI-ARIA (and
+// Playwright) name a row by its cells; so a row's name is its cells'
+// names as the tree gives them, joined by spaces, when nodes hold them.
+func rowNames(nodes []accessibility.AXNode) map[accessibility.AXNodeID]string {
+	var rows map[accessibility.AXNodeID][]string
+	for i := range nodes {
+		if isRow(axString(nodes[i].Role)) && axString(nodes[i].Name) == "" {
+			if rows == nil {
+				rows = map[accessibility.AXNodeID][]string{}
+			}
+			rows[nodes[i].NodeID] = []string{}
+		}
+	}
+	if rows == nil {
+		return nil
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.ParentID == nil || !slices.Contains(cellRoles, axString(n.Role)) {
+			continue
+		}
+		if cells, ok := rows[*n.ParentID]; ok {
+			if name := norm(axString(n.Name)); name != "" {
+				rows[*n.ParentID] = append(cells, name)
 			}
 		}
 	}
-	return out, nil
+	out := make(map[accessibility.AXNodeID]string, len(rows))
+	for id, cells := range rows {
+		out[id] = strings.Join(cells, " ")
+	}
+	return out
+}
+
+// dedupeNodes drops repeats of a node, keeping the first.
+func dedupeNodes(nodes []axNode) []axNode {
+	out := nodes[:0:0]
+	seen := map[dom.BackendNodeID]bool{}
+	for _, n := range nodes {
+		if !seen[n.backend] {
+			seen[n.backend] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // frameAX is queryAX for a frame below the main one. It reads the
@@ -334,13 +371,17 @@ func (fm *forms) frameAX(ctx context.Context, c *devtools.Client, fr string, rol
 		frameOf[n.NodeID] = f
 		return f
 	}
+	rows := rowNames(r.Nodes)
 	var out []axNode
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if n.Ignored || n.BackendDOMNodeID == nil || docOf(n, 0) != fr {
 			continue
 		}
-		an := axNode{backend: *n.BackendDOMNodeID, role: axString(n.Role), name: norm(axString(n.Name))}
+		if name, ok := rows[n.NodeID]; ok {
+			n.Name = &accessibility.AXValue{Value: mustJSON(name)}
+		}
+		an := nodeOf(n)
 		if !axSkip[an.role] && slices.Contains(roles, an.role) {
 			out = append(out, an)
 		}
@@ -433,7 +474,6 @@ func axNotFound(loc Locator, near []axNode) error {
 
 // adoptables gives each node's element as an object of the isolated world.
 func (fm *forms) adoptables(ctx context.Context, c *devtools.Client, worldID int, group string, nodes []axNode) ([]runtime.RemoteObjectID, error) {
-	nodes = nodes[:min(len(nodes), 64)] // more is ambiguous anyway
 	objs := make([]runtime.RemoteObjectID, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -466,23 +506,4 @@ func (fm *forms) adoptables(ctx context.Context, c *devtools.Client, worldID int
 		}
 	}
 	return out, nil
-}
-
-// elementOf reads the runtime's answer to adopt.
-func elementOf(loc Locator, raw json.RawMessage) (*Element, error) {
-	var res struct {
-		OK         bool         `json:"ok"`
-		Code       errcode.Code `json:"code"`
-		Message    string       `json:"message"`
-		Candidates []Candidate  `json:"candidates"`
-		Element
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("cdp: form runtime adopt: %w", err)
-	}
-	if !res.OK {
-		return nil, &LocatorError{Code: res.Code, Target: loc.String(), Message: res.Message, Candidates: res.Candidates}
-	}
-	el := res.Element
-	return &el, nil
 }

@@ -76,7 +76,7 @@ func TestAXRolesAndNames(t *testing.T) {
 		{Locator{Role: "textbox", Name: "Slotted name"}, "sl"},
 	}
 	for _, c := range cases {
-		el, err := tab.resolveAX(ctx, "", c.target)
+		el, err := tab.pickIn(ctx, "", c.target, false)
 		if err != nil {
 			t.Errorf("%s: %v", c.target, err)
 			continue
@@ -90,7 +90,7 @@ func TestAXRolesAndNames(t *testing.T) {
 func TestAXMisses(t *testing.T) {
 	tab := newTabWith(t, serve("/accname", accnamePage), TabOptions{})
 	ctx := tctx(t, 30*time.Second)
-	_, err := tab.resolveAX(ctx, "", Locator{Role: "button", Name: "Sav draft"})
+	_, err := tab.pickIn(ctx, "", Locator{Role: "button", Name: "Sav draft"}, false)
 	var te *LocatorError
 	if !errors.As(err, &te) || te.Code != "not_found" {
 		t.Fatalf("a name nobody has: %v", err)
@@ -98,20 +98,20 @@ func TestAXMisses(t *testing.T) {
 	if !strings.Contains(te.Error(), `"Save Draft"`) {
 		t.Errorf("the error names the candidates that came close: %s", te.Message)
 	}
-	_, err = tab.resolveAX(ctx, "", Locator{Role: "button", Name: "save", Exact: true})
+	_, err = tab.pickIn(ctx, "", Locator{Role: "button", Name: "save", Exact: true}, false)
 	if !errors.Is(err, errcode.NotFound) {
 		t.Errorf("exact is case-sensitive: %v", err)
 	}
-	_, err = tab.resolveAX(ctx, "", Locator{Role: "button", Name: "Shadow"})
+	_, err = tab.pickIn(ctx, "", Locator{Role: "button", Name: "Shadow"}, false)
 	if err != nil {
 		t.Errorf("a part of one name: %v", err)
 	}
-	_, err = tab.resolveAX(ctx, "", Locator{Role: "button"})
+	_, err = tab.pickIn(ctx, "", Locator{Role: "button"}, false)
 	if !errors.Is(err, errcode.Ambiguous) {
 		t.Errorf("many buttons: %v", err)
 	}
 	other := attachWith(t, tab, TabOptions{Sites: []string{"example.com"}})
-	if _, err := other.resolveAX(ctx, "", Locator{Role: "main"}); !errors.Is(err, errcode.SiteNotAllowed) {
+	if _, err := other.pickIn(ctx, "", Locator{Role: "main"}, false); !errors.Is(err, errcode.SiteNotAllowed) {
 		t.Errorf("sites apply to the lookup: %v", err)
 	}
 }
@@ -152,7 +152,7 @@ func TestAXNeverGuesses(t *testing.T) {
 		{Locator{Role: "button", Name: "Send"}, 2},
 		{Locator{Role: "button", Name: "Archive", Exact: true}, 2}, // past the quick look's limit
 	} {
-		_, err := tab.resolveAX(ctx, "", c.loc)
+		_, err := tab.pickIn(ctx, "", c.loc, false)
 		var le *LocatorError
 		if !errors.As(err, &le) || le.Code != errcode.Ambiguous {
 			t.Errorf("%s: want ambiguous, got %v", c.loc, err)

@@ -150,45 +150,54 @@ func (fm *forms) formCallIn(ctx context.Context, fr, target string, out any, met
 
 // Resolve finds the element loc names, in the isolated world. Hidden and
 // disabled matches are never picked: they are reported in Skipped, or as
-// errcode.Hidden / errcode.Disabled when nothing else matches. More than one usable
-// match is errcode.Ambiguous, listing the candidates. A native select a
-// component library hid behind its own combobox resolves to that
-// combobox. Resolve looks once; the actions wait for their target.
+// errcode.Hidden / errcode.Disabled when nothing else matches. More than
+// one usable match is errcode.Ambiguous, listing the candidates, unless
+// [Locator.Nth] picks one. A native select a component library hid
+// behind its own combobox resolves to that combobox. Resolve looks once;
+// the actions wait for their target.
 //
 // The main frame and every frame below it whose document the tab's sites
 // allow are searched, same-site and cross-site (out-of-process) frames
 // alike; matches in two frames are errcode.Ambiguous, and [Locator.Frame]
 // narrows the search to some frames.
 func (fm *forms) Resolve(ctx context.Context, loc Locator) (*Element, error) {
+	return fm.resolve(ctx, loc, false)
+}
+
+// resolve is Resolve; with any, hidden and disabled matches may be
+// picked, as the readers do.
+func (fm *forms) resolve(ctx context.Context, loc Locator, any bool) (*Element, error) {
 	if err := loc.validate(); err != nil {
 		return nil, err
 	}
 	if loc.Ref != "" {
-		return fm.resolveIn(ctx, fm.p.frameOfRef(loc.Ref), loc)
+		return fm.resolveIn(ctx, fm.p.frameOfRef(loc.Ref), loc, any)
 	}
 	frames, skipped := fm.p.searchFrames(loc.Frame)
-	switch len(frames) {
-	case 0:
+	switch {
+	case len(frames) == 0:
 		if err := fm.p.checkSomeDocument(ctx); err != nil && loc.Frame == "" {
 			return nil, err
 		}
 		return nil, notInFrames(loc, skipped)
-	case 1:
-		el, err := fm.resolveIn(ctx, frames[0], loc)
+	case len(frames) == 1:
+		el, err := fm.resolveIn(ctx, frames[0], loc, any)
 		return el, withSkipped(err, skipped)
+	case loc.Nth != nil:
+		return fm.resolveNth(ctx, frames, skipped, loc, any)
 	}
-	type found struct {
+	type result struct {
 		el  *Element
 		err error
 	}
-	res := make([]found, len(frames))
+	res := make([]result, len(frames))
 	var wg sync.WaitGroup
 	for i, fr := range frames {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			el, err := fm.resolveIn(ctx, fr, loc)
-			res[i] = found{el, err}
+			el, err := fm.resolveIn(ctx, fr, loc, any)
+			res[i] = result{el, err}
 		}()
 	}
 	wg.Wait()
@@ -221,16 +230,52 @@ func (fm *forms) Resolve(ctx context.Context, loc Locator) (*Element, error) {
 			cands = append(cands, el.Element)
 		}
 		return nil, &LocatorError{Code: errcode.Ambiguous, Target: loc.String(), Candidates: cands,
-			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame)", len(els))}
+			Message: fmt.Sprintf("%d elements in different frames match; narrow the target (frame: names a frame), or pick one with nth", len(els))}
 	case best != nil:
 		return nil, withSkipped(best, skipped)
 	}
 	return nil, withSkipped(res[0].err, skipped)
 }
 
-// resolveIn is Resolve in one frame.
-func (fm *forms) resolveIn(ctx context.Context, fr string, loc Locator) (*Element, error) {
-	el, err := fm.resolveFrame(ctx, fr, loc)
+// resolveNth resolves a target with Nth over several frames: the matches
+// are counted in each, in order, and the one Nth names is picked where it
+// is.
+func (fm *forms) resolveNth(ctx context.Context, frames, skipped []string, loc Locator, any bool) (*Element, error) {
+	counts := make([]int, len(frames))
+	total := 0
+	for i, fr := range frames {
+		n, err := fm.countIn(ctx, fr, loc)
+		if err != nil {
+			if i == 0 && fr == "" {
+				return nil, err
+			}
+			continue // a frame that went or refused meanwhile holds none
+		}
+		counts[i] = n
+		total += n
+	}
+	k := *loc.Nth
+	if k < 0 {
+		k += total
+	}
+	if k < 0 || k >= total {
+		return nil, withSkipped(&LocatorError{Code: errcode.NotFound, Target: loc.String(),
+			Message: fmt.Sprintf("nth %d is past the %d %s", *loc.Nth, total, plural(total, "element that matches", "elements that match"))}, skipped)
+	}
+	for i, fr := range frames {
+		if k < counts[i] {
+			at := loc
+			at.Nth = &k
+			return fm.resolveIn(ctx, fr, at, any)
+		}
+		k -= counts[i]
+	}
+	panic("unreachable")
+}
+
+// resolveIn is resolve in one frame.
+func (fm *forms) resolveIn(ctx context.Context, fr string, loc Locator, any bool) (*Element, error) {
+	el, err := fm.pickIn(ctx, fr, loc, any)
 	if err != nil {
 		return nil, fm.inFrame(fr, err)
 	}
@@ -240,23 +285,6 @@ func (fm *forms) resolveIn(ctx context.Context, fr string, loc Locator) (*Elemen
 		fm.p.noteRef(fr, el.Ref)
 	}
 	return el, nil
-}
-
-func (fm *forms) resolveFrame(ctx context.Context, fr string, loc Locator) (*Element, error) {
-	if axTarget(loc) {
-		// Roles and names as the browser computes them; the runtime's own
-		// reading of labels stays as a fallback for what the tree does not
-		// name that way (a label that is not the control's accessible name).
-		el, err := fm.resolveAX(ctx, fr, loc)
-		if !errors.Is(err, errcode.NotFound) || loc.Label == "" {
-			return el, err
-		}
-	}
-	var el Element
-	if err := fm.formCallIn(ctx, fr, loc.String(), &el, "resolve", loc); err != nil {
-		return nil, err
-	}
-	return &el, nil
 }
 
 // editTarget returns err with its LocatorError replaced by a copy that

@@ -299,12 +299,131 @@
     return pick(els);
   }
 
-  // adopt applies resolve's choice to elements found elsewhere (the
-  // accessibility tree): els are the best-matching tier, in document order.
-  function adopt(els, target) {
-    if (!Array.isArray(els) || !els.every((e) => e && e.nodeType === 1)) return fail("bad_target", "adopt takes an array of elements");
-    if (!target || typeof target !== "object") return fail("bad_target", "target must be an object");
-    return pick(els);
+  // Sets: the elements one step of a lookup found (a target's matches, a
+  // scope's, a filter's), kept under a token for the lookup's next step
+  // and dropped when the lookup ends. A few hundred are kept at most, so a
+  // lookup that never ended cannot hold elements for long.
+  const sets = new Map();
+  let setSeq = 0;
+
+  function keep(els, total) {
+    const set = "s" + (++setSeq);
+    if (typeof total === "number" && total > els.length) els.total = total;
+    sets.set(set, els);
+    if (sets.size > 256) sets.delete(sets.keys().next().value);
+    return { ok: true, set, n: typeof total === "number" && total > els.length ? total : els.length };
+  }
+
+  const lost = () => fail("stale_ref", "the page changed while the target was looked up; try again");
+
+  // inside keeps the elements strictly inside an element of the scope set
+  // (through open shadow roots); no scope keeps them all.
+  function inside(els, scope) {
+    if (!scope) return els;
+    const scopes = sets.get(scope);
+    if (!scopes) return null;
+    return els.filter((e) => scopes.some((s) => s !== e && containsDeep(s, e)));
+  }
+
+  // order sorts elements the way deepAll lists them: document order, a
+  // host's shadow tree right after the host.
+  function order(els) {
+    const index = new Map();
+    const key = (el) => {
+      const k = [];
+      for (let n = el; n && n !== doc;) {
+        const p = n.parentNode;
+        if (!p) break;
+        if (p.nodeType === 11 && p.host) { k.push(-1); n = p.host; continue; }
+        let ix = index.get(p);
+        if (!ix) { ix = new Map(); Array.from(p.childNodes).forEach((c, i) => ix.set(c, i)); index.set(p, ix); }
+        k.push(ix.get(n));
+        n = p;
+      }
+      return k.reverse();
+    };
+    const keys = new Map(els.map((e) => [e, key(e)]));
+    return els.slice().sort((a, b) => {
+      const ka = keys.get(a), kb = keys.get(b);
+      for (let i = 0; i < Math.min(ka.length, kb.length); i++) if (ka[i] !== kb[i]) return ka[i] - kb[i];
+      return ka.length - kb.length;
+    });
+  }
+
+  // findSet is find's matches inside scope, kept.
+  function findSet(target, scope) {
+    const { els, error } = find(target);
+    if (error) return error;
+    const kept = inside(els, scope);
+    return kept ? keep(kept) : lost();
+  }
+
+  // adoptSet keeps elements found elsewhere (the accessibility tree), in
+  // document order, inside scope; total is how many matched when only
+  // some were passed.
+  function adoptSet(els, opts) {
+    if (!Array.isArray(els) || !els.every((e) => e && e.nodeType === 1)) return fail("bad_target", "adoptSet takes an array of elements");
+    const { scope, total } = opts || {};
+    const kept = inside(order(Array.from(new Set(els))), scope);
+    return kept ? keep(kept, scope ? undefined : total) : lost();
+  }
+
+  // deepText is all the text inside el, open shadow trees and slotted
+  // content included, with runs of white space made one space.
+  function deepText(el) {
+    let out = "";
+    const walk = (n) => {
+      let kids = n.childNodes;
+      if (n.nodeType === 1 && n.shadowRoot) kids = Array.from(n.shadowRoot.childNodes).concat(Array.from(n.childNodes).filter((c) => !c.assignedSlot));
+      for (const c of kids) {
+        if (c.nodeType === 3) out += c.data + " ";
+        else if (c.nodeType === 1 && !c.matches("script, style, template")) walk(c);
+      }
+    };
+    walk(el);
+    return norm(out);
+  }
+
+  // narrowSet keeps the elements of set whose text holds hasText (ignoring
+  // case and runs of white space) and that hold an element of the has set.
+  function narrowSet(set, hasText, has) {
+    let els = sets.get(set);
+    if (!els) return lost();
+    if (hasText) {
+      const w = low(hasText);
+      els = els.filter((e) => deepText(e).toLowerCase().includes(w));
+    }
+    if (has) {
+      const inner = sets.get(has);
+      if (!inner) return lost();
+      els = els.filter((e) => inner.some((i) => i !== e && containsDeep(e, i)));
+    }
+    return keep(els);
+  }
+
+  // setElements hands a set to the caller as an array of elements.
+  function setElements(set) {
+    return sets.get(set) || [];
+  }
+
+  function dropSets(list) {
+    for (const s of list || []) sets.delete(s);
+    return { ok: true };
+  }
+
+  // pickSet picks from a set as resolve does, or, with any, as pickAny
+  // does; nth picks that match (0 the first, -1 the last) and only it.
+  function pickSet(set, nth, any) {
+    const els = sets.get(set);
+    if (!els) return lost();
+    if (typeof nth === "number") {
+      const i = nth < 0 ? els.length + nth : nth;
+      if (i < 0 || i >= els.length) {
+        return fail("not_found", "nth " + nth + " is past the " + els.length + (els.length === 1 ? " element that matches" : " elements that match"), els.slice(0, 5).map(describe));
+      }
+      return any ? pickAnyOf([els[i]]) : pick([els[i]]);
+    }
+    return any ? pickAnyOf(els) : pick(els, els.total);
   }
 
   // srOnly reports an element hidden the way screen-reader-only text is: a
@@ -331,7 +450,9 @@
     return ws.length === 1 ? ws[0] : null;
   }
 
-  function pick(found) {
+  // pick takes the one usable element of found; total is how many
+  // matched when found holds only some of them.
+  function pick(found, total) {
     if (found.length === 0) return fail("not_found", "no element matches");
     const els = [];
     for (const e of found) {
@@ -344,7 +465,10 @@
       const code = els.some((e) => visible(e)) ? "disabled" : "hidden";
       return fail(code, els.length === 1 ? "the only match is " + code : "every match is hidden or disabled", els.map(describe));
     }
-    if (usable.length > 1) return fail("ambiguous", usable.length + " elements match", usable.map(describe));
+    if (usable.length > 1) {
+      const n = Math.max(usable.length, total || 0);
+      return fail("ambiguous", n + " elements match; narrow the target (within, hasText, has) or pick one with nth", usable.slice(0, 10).map(describe));
+    }
     const el = usable[0];
     return { ok: true, ref: refOf(el), kind: kindOf(el), element: describe(el), skipped };
   }
@@ -864,6 +988,10 @@
   function pickAny(target) {
     const { els, error } = find(target);
     if (error) return error;
+    return pickAnyOf(els);
+  }
+
+  function pickAnyOf(els) {
     if (els.length === 0) return fail("not_found", "no element matches");
     const shown = els.length > 1 ? els.filter(visible) : els;
     if (shown.length !== 1) return fail("ambiguous", els.length + " elements match", els.map(describe));
@@ -969,5 +1097,5 @@
     return { ok: true, seen: true };
   }
 
-  return { resolve, adopt, actionable, finish, read, optionAt, shown, pickAny, countOf, readOf, fileInput, elementOf, clickLanded };
+  return { resolve, findSet, adoptSet, narrowSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, pickAny, countOf, readOf, fileInput, elementOf, clickLanded };
 })

@@ -135,13 +135,56 @@ type Locator struct {
 	Exact bool `json:"exact,omitempty"`
 	// Frame limits the search to the frames below the main one whose name
 	// attribute is Frame or whose address contains it. Empty searches the
-	// main frame and every frame in it.
+	// main frame and every frame in it. Only the outermost target sets it.
 	Frame string `json:"frame,omitempty"`
+
+	// Within limits the search to the inside of the elements Within names
+	// (any of them: it may match several, as a row name may).
+	Within *Locator `json:"within,omitempty"`
+	// HasText keeps the matches whose text (hidden text and open shadow
+	// trees included) holds HasText, ignoring case and runs of white space.
+	HasText string `json:"hasText,omitempty"`
+	// Has keeps the matches that hold an element Has names.
+	Has *Locator `json:"has,omitempty"`
+	// Nth picks one match by its place among all of them, hidden and
+	// disabled ones included, in document order (main frame first): 0 is
+	// the first, -1 the last. It is the only way to accept a target that
+	// matches more than one element; without it, more than one usable
+	// match is errcode.Ambiguous.
+	Nth *int `json:"nth,omitempty"`
+}
+
+// maxLocatorDepth bounds how deeply Within and Has nest.
+const maxLocatorDepth = 4
+
+// plain is loc without its scope, filters and pick: what one step of a
+// lookup matches.
+func (t Locator) plain() Locator {
+	t.Within, t.Has, t.HasText, t.Nth = nil, nil, "", nil
+	return t
 }
 
 // String describes the target for logs and errors. It never includes a
 // value being typed.
 func (t Locator) String() string {
+	s := t.plain().way()
+	if t.Within != nil {
+		s += " within " + t.Within.String()
+	}
+	if t.HasText != "" {
+		s += fmt.Sprintf(" with text %q", t.HasText)
+	}
+	if t.Has != nil {
+		s += " holding " + t.Has.String()
+	}
+	if t.Nth != nil {
+		s += fmt.Sprintf(" (nth %d)", *t.Nth)
+	}
+	return s
+}
+
+// way describes the one way the target finds its element.
+func (t Locator) way() string {
 	switch {
 	case t.Ref != "":
 		return fmt.Sprintf("ref %q", t.Ref)
@@ -169,11 +212,47 @@ func (t Locator) validate() error { return t.Check() }
 
 // Check refuses a locator that cannot name an element: one that sets no
 // way of finding it or more than one (Role with Name is one way), or sets
-// Exact with neither Role nor Label, the only ways it changes. An empty
-// string is no value. It returns a *LocatorError with code bad_target.
-// The SDK's checkTarget holds scripts' targets to the same rule (the
-// cases of testdata/locators.json test both).
+// Exact with neither Role nor Label, the only ways it changes; and a
+// Within or Has that is itself refused, sets Frame, or nests more than
+// four deep. An empty string is no value. It returns a *LocatorError with
+// code bad_target. The SDK's checkTarget holds scripts' targets to the
+// same rule (the cases of testdata/locators.json test both).
 func (t Locator) Check() error {
+	return t.check(0)
+}
+
+func (t Locator) check(depth int) error {
+	if err := t.checkWay(); err != nil {
+		return err
+	}
+	for _, part := range []struct {
+		name string
+		loc  *Locator
+	}{{"within", t.Within}, {"has", t.Has}} {
+		if part.loc == nil {
+			continue
+		}
+		msg := ""
+		switch {
+		case depth+1 >= maxLocatorDepth:
+			msg = fmt.Sprintf("targets nest at most %d deep", maxLocatorDepth)
+		case part.loc.Frame != "":
+			msg = fmt.Sprintf(`"frame" goes on the outermost target, not in %q`, part.name)
+		}
+		if msg != "" {
+			return &LocatorError{Code: "bad_target", Target: t.String(), Message: msg}
+		}
+		if err := part.loc.check(depth + 1); err != nil {
+			return editTarget(err, func(*LocatorError) bool { return true }, func(te *LocatorError) {
+				te.Message = fmt.Sprintf("its %q part: %s", part.name, te.Message)
+				te.Target = t.String()
+			})
+		}
+	}
+	return nil
+}
+
+func (t Locator) checkWay() error {
 	n := 0
 	for _, s := range []string{t.Label, t.Placeholder, t.Text, t.Selector, t.TestID, t.Ref} {
 		if s != "" {

@@ -63,10 +63,10 @@ func (fm *forms) IsVisible(ctx context.Context, loc Locator) (bool, error) {
 	return vis, err
 }
 
-// Count returns how many elements the page's DOM holds for loc, hidden
-// and disabled ones included, over every frame Resolve searches (a {role}
-// or {label} target is matched by the runtime's own reading of roles and
-// labels, not the accessibility tree).
+// Count returns how many elements loc matches, hidden and disabled ones
+// included, over every frame Resolve searches: the matches Resolve picks
+// from, found the same way, so a count of one is a target Resolve takes
+// and [Locator.Nth] below the count picks a match.
 func (fm *forms) Count(ctx context.Context, loc Locator) (int, error) {
 	if err := loc.validate(); err != nil {
 		return 0, err
@@ -78,14 +78,14 @@ func (fm *forms) Count(ctx context.Context, loc Locator) (int, error) {
 			frames = []string{fm.p.frameOfRef(loc.Ref)}
 		}
 		for i, fr := range frames {
-			var res struct{ Count int }
-			if err := fm.formCallIn(ctx, fr, loc.String(), &res, "countOf", loc); err != nil {
+			n, err := fm.countIn(ctx, fr, loc)
+			if err != nil {
 				if i == 0 && fr == "" {
 					return err
 				}
 				continue // a frame that went or refused meanwhile holds none
 			}
-			total += res.Count
+			total += n
 		}
 		return nil
 	})
@@ -129,26 +129,10 @@ func (fm *forms) pickRef(ctx context.Context, loc Locator) (string, error) {
 	if !errors.Is(err, errcode.Hidden) && !errors.Is(err, errcode.Disabled) {
 		return "", err
 	}
-	frames, _ := fm.p.searchFrames(loc.Frame)
-	if loc.Ref != "" {
-		frames = []string{fm.p.frameOfRef(loc.Ref)}
+	if el, err = fm.resolve(ctx, loc, true); err != nil {
+		return "", err
 	}
-	var first error
-	for _, fr := range frames {
-		var res struct{ Ref string }
-		if err := fm.formCallIn(ctx, fr, loc.String(), &res, "pickAny", loc); err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		fm.p.noteRef(fr, res.Ref)
-		return res.Ref, nil
-	}
-	if first == nil {
-		first = err
-	}
-	return "", first
+	return el.Ref, nil
 }
 
 // visible is IsVisible without the page action around it.

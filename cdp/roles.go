@@ -39,7 +39,7 @@ import "strings"
 //	Section, SectionWithoutName                  section
 //	ListMarker, SvgRoot (an svg with no name)    listmarker, svgroot
 //	PluginObject, EmbeddedObject                 pluginobject, embeddedobject
-//	LayoutTable, LayoutTableRow, LayoutTableCell layouttable, layouttablerow, layouttablecell
+//	LayoutTable, LayoutTableRow, LayoutTableCell table, row, cell
 //	MathMLFraction, MathMLRow, …                 mathmlfraction, mathmlrow, …
 //
 // Chromium's own name is accepted too, in any case ("ColorWell",
@@ -58,6 +58,11 @@ var roleTable = []struct {
 	{"presentation", []string{"none"}},
 	{"none", []string{"none"}},
 	{"document", []string{"RootWebArea", "document"}},
+	// A table the browser takes for layout (no headers, no caption) is
+	// still a table of rows and cells to the person reading it.
+	{"table", []string{"table", "LayoutTable"}},
+	{"row", []string{"row", "LayoutTableRow"}},
+	{"cell", []string{"cell", "LayoutTableCell"}},
 	{"term", []string{"term", "DescriptionListTerm", "DescriptionListTermDeprecated"}},
 	{"definition", []string{"definition", "DescriptionListDetail", "DescriptionListDetailDeprecated"}},
 	{"insertion", []string{"insertion", "Insertion", "ContentInsertion"}},
@@ -100,9 +105,6 @@ var roleTable = []struct {
 	{"svgroot", []string{"SvgRoot"}},
 	{"pluginobject", []string{"PluginObject"}},
 	{"embeddedobject", []string{"EmbeddedObject"}},
-	{"layouttable", []string{"LayoutTable"}},
-	{"layouttablerow", []string{"LayoutTableRow"}},
-	{"layouttablecell", []string{"LayoutTableCell"}},
 	{"mathmlfraction", []string{"MathMLFraction"}},
 	{"mathmlidentifier", []string{"MathMLIdentifier"}},
 	{"mathmlmultiscripts", []string{"MathMLMultiscripts"}},

@@ -138,7 +138,7 @@ func TestShadowHitTest(t *testing.T) {
 	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Covered"}, FormOptions{}))
 }
 
-// TestClosedShadowAdopt hands adopt an element inside a closed shadow root,
+// TestClosedShadowAdopt hands the runtime an element inside a closed shadow root,
 // as the accessibility-tree lookup does, and acts on it by its ref.
 func TestClosedShadowAdopt(t *testing.T) {
 	tab := newTab(t, serve("/shadow-closed", shadowPage))
@@ -170,12 +170,14 @@ func TestClosedShadowAdopt(t *testing.T) {
 	require.NotNil(t, secret)
 	obj, err := tab.c.DOM.ResolveNode(ctx, dom.NewResolveNodeArgs().SetBackendNodeID(secret.BackendNodeID).SetExecutionContextID(runtime.ExecutionContextID(world)))
 	require.NoError(t, err)
-	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adopt")}, {Value: mustJSON(Locator{Label: "Closed field"})}, {ObjectID: obj.Object.ObjectID}}
-	r, err := tab.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
-		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
+	target := Locator{Label: "Closed field"}
+	lk, err := tab.newLookup(ctx, "", target)
 	require.NoError(t, err)
-	require.Nil(t, r.ExceptionDetails)
-	el, err := elementOf(Locator{Label: "Closed field"}, r.Result.Value)
+	defer lk.close(ctx)
+	f, err := lk.adopt(ctx, []runtime.RemoteObjectID{*obj.Object.ObjectID}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, f.N)
+	el, err := lk.pick(ctx, f, target, false)
 	require.NoError(t, err)
 	require.Equal(t, "secret", el.Element.ID)
 	require.Equal(t, "Closed field", el.Element.Label)
@@ -194,11 +196,10 @@ func TestClosedShadowAdopt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "found by name", st.Value)
 
-	// adopt applies resolve's rules: no elements is not_found.
-	args = args[:3]
-	r, err = tab.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(formsElementsWrapper).
-		SetExecutionContextID(runtime.ExecutionContextID(world)).SetArguments(args).SetReturnByValue(true))
+	// Adopted elements are picked by resolve's rules: none is not_found.
+	f, err = lk.adopt(ctx, nil, nil)
 	require.NoError(t, err)
-	_, err = elementOf(Locator{Label: "Closed field"}, r.Result.Value)
+	require.Zero(t, f.N)
+	_, err = lk.pick(ctx, f, target, false)
 	require.ErrorIs(t, err, errcode.NotFound)
 }

@@ -44,6 +44,10 @@ func site(t testing.TB) *httptest.Server {
 		fmt.Fprintf(w, "<title>Page %s</title><h1>page %s</h1>", n, n)
 	})
 	page("/next", `<title>Before</title><a id=go href="/after">go</a>`)
+	page("/orders", `<title>Orders</title><table>
+<tr><td>Ada Lovelace</td><td>10.00</td><td><button onclick="document.title='edit Ada'">Edit</button></td></tr>
+<tr><td>Grace Hopper</td><td>20.00</td><td><button onclick="document.title='edit Grace'">Edit</button></td></tr>
+<tr><td>Alan Turing</td><td>30.00</td><td><button onclick="document.title='edit Alan'">Edit</button></td></tr></table>`)
 	page("/after", `<title>After</title><script>window.arrived = true;</script>`)
 	page("/form", `<title>Form</title>
 <label for=f>Card holder</label><input id=f>
@@ -499,6 +503,42 @@ await context.result({
 		assert.Equal(t, 200, res.Moved.Status)
 		assert.Equal(t, e.site.URL+"/p/moved-here", res.Moved.URL, "the address after the redirect")
 		assert.Equal(t, "Page moved-here", res.Title)
+	})
+
+	t.Run("composed targets", func(t *testing.T) {
+		entry := e.run(t, "orders.ts", `// @permissions browser forms
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+e.site.URL+`/orders");
+const out: Record<string, unknown> = {};
+try { await tab.click({ role: "button", name: "Edit" }); } catch (err) { out.plain = [(err as { code: string }).code, (err as Error).message]; }
+out.count = await tab.count({ role: "button", name: "Edit" });
+await tab.click({ role: "button", name: "Edit", within: { role: "row", name: "Grace Hopper" } });
+out.within = await tab.title();
+await tab.click({ role: "button", name: "Edit", nth: -1 });
+out.nth = await tab.title();
+await tab.click({ role: "button", within: { role: "row", has: { role: "cell", name: "10.00" } } });
+out.has = await tab.title();
+out.hasText = await tab.text({ role: "cell", within: { role: "row", hasText: "turing" }, nth: 1 });
+try { await tab.click({ role: "button", within: { role: "row", frame: "x" } } as never); } catch (err) { out.frame = (err as Error).name + ": " + (err as Error).message; }
+await context.result(out);
+`)
+		var out struct {
+			Plain            []string
+			Count            int
+			Within, Nth, Has string
+			HasText, Frame   string
+		}
+		result(t, entry, &out)
+		require.Len(t, out.Plain, 2)
+		assert.Equal(t, "ambiguous", out.Plain[0], "three Edit buttons: never a guess")
+		assert.Contains(t, out.Plain[1], "3 elements match")
+		assert.Equal(t, 3, out.Count, "count agrees with the lookup")
+		assert.Equal(t, "edit Grace", out.Within)
+		assert.Equal(t, "edit Alan", out.Nth)
+		assert.Equal(t, "edit Ada", out.Has)
+		assert.Equal(t, "30.00", out.HasText)
+		assert.Contains(t, out.Frame, `TypeError: tab.click: "frame" goes on the outermost target`, "the SDK refuses frame inside within")
 	})
 
 	t.Run("dialogs", func(t *testing.T) {

@@ -30,19 +30,51 @@ import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
  * a match in two frames is "ambiguous". `frame` narrows the search to the
  * frames whose name attribute is `frame` or whose address contains it:
  * `{ label: "Card number", frame: "checkout" }`.
+ *
+ * More than one usable match is an error ("ambiguous", listing the
+ * candidates), never a guess; `tab.count(target)` counts the same matches
+ * the lookup chooses from. Real pages repeat themselves (a table of
+ * orders, each row with its own "Edit"), so a target can be narrowed:
+ *
+ * - `within`: look only inside the elements another target names (it may
+ *   match several):
+ *   `{ role: "button", name: "Edit", within: { role: "row", name: "Ada Lovelace" } }`
+ * - `hasText`: keep the matches whose text holds this (ignoring case):
+ *   `{ role: "row", hasText: "Ada Lovelace" }`
+ * - `has`: keep the matches that hold an element another target names:
+ *   `{ role: "row", has: { role: "cell", name: "Overdue" } }`
+ * - `nth`: take the match at this place among all of them (hidden ones
+ *   counted, document order, page before frames): 0 the first, -1 the
+ *   last. It is the only way to accept a target that matches several:
+ *   `{ role: "button", name: "Edit", nth: 0 }`
+ *
+ * A row's name is its cells' names joined by spaces. `within` and `has`
+ * nest at most four targets deep, and only the outermost target takes
+ * `frame`.
  */
 export type Target =
-  & (
-    | { label: string; exact?: boolean }
-    | { placeholder: string }
-    | { name: string }
-    | { role: string; name?: string; exact?: boolean }
-    | { text: string }
-    | { selector: string }
-    | { testId: string }
-    | { ref: string }
-  )
-  & { frame?: string };
+  & TargetWay
+  & {
+    frame?: string;
+    within?: TargetPart;
+    hasText?: string;
+    has?: TargetPart;
+    nth?: number;
+  };
+
+/** TargetWay is the one way a target finds its element. */
+export type TargetWay =
+  | { label: string; exact?: boolean }
+  | { placeholder: string }
+  | { name: string }
+  | { role: string; name?: string; exact?: boolean }
+  | { text: string }
+  | { selector: string }
+  | { testId: string }
+  | { ref: string };
+
+/** TargetPart is a target inside another (within, has): it takes no frame. */
+export type TargetPart = TargetWay & { within?: TargetPart; hasText?: string; has?: TargetPart; nth?: number };
 
 /** When a navigation counts as done. */
 export type WaitUntil = "load" | "domcontentloaded";
@@ -161,30 +193,56 @@ function describeTarget(t: unknown): string {
  * The cases of cdp/testdata/locators.json hold the two to each other.
  */
 export function checkTarget(api: string, target: unknown): Target {
+  return checkTargetPart(api, target, target, 0, "") as Target;
+}
+
+// TARGET_DEPTH is how many targets within and has nest, the outermost
+// included (cdp's maxLocatorDepth).
+const TARGET_DEPTH = 4;
+
+function checkTargetPart(api: string, whole: unknown, target: unknown, depth: number, part: string): Record<string, unknown> {
   const bad = (why: string) =>
     new TypeError(
-      `${api}: ${why} (target ${describeTarget(target)}); ` +
-        `a target is one of { label }, { placeholder }, { name }, { role, name? }, { text }, { selector }, { testId }, { ref }`,
+      `${api}: ${part ? `its "${part}" part: ` : ""}${why} (target ${describeTarget(whole)}); ` +
+        `a target is one of { label }, { placeholder }, { name }, { role, name? }, { text }, { selector }, { testId }, { ref }` +
+        `, with within, hasText, has and nth to narrow it`,
     );
   if (target === null || typeof target !== "object" || Array.isArray(target)) throw bad("the target is not an object");
-  const out: Record<string, string> = {};
+  const out: Record<string, unknown> = {};
+  const ways: Record<string, string> = {};
   let exact: boolean | undefined;
   for (const [k, v] of Object.entries(target)) {
     if (v === undefined || v === null) continue;
-    if (k === "exact") {
-      if (typeof v !== "boolean") throw bad(`"exact" must be true or false`);
-      exact = v;
-      continue;
+    switch (k) {
+      case "exact":
+        if (typeof v !== "boolean") throw bad(`"exact" must be true or false`);
+        exact = v;
+        continue;
+      case "nth":
+        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw bad(`"nth" must be a whole number (0 the first match, -1 the last)`);
+        out.nth = v;
+        continue;
+      case "within":
+      case "has":
+        if (depth + 1 >= TARGET_DEPTH) throw bad(`targets nest at most ${TARGET_DEPTH} deep`);
+        if (v !== null && typeof v === "object" && "frame" in v && (v as Record<string, unknown>).frame) {
+          throw bad(`"frame" goes on the outermost target, not in "${k}"`);
+        }
+        out[k] = checkTargetPart(api, whole, v, depth + 1, k);
+        continue;
     }
-    if (k !== "frame" && !(TARGET_KEYS as readonly string[]).includes(k)) throw bad(`unknown key "${k}"`);
+    if (k !== "frame" && k !== "hasText" && !(TARGET_KEYS as readonly string[]).includes(k)) throw bad(`unknown key "${k}"`);
     if (typeof v !== "string") throw bad(`"${k}" must be a string`);
-    if (v !== "") out[k] = v;
+    if (v === "") continue;
+    if (k === "frame" || k === "hasText") out[k] = v;
+    else ways[k] = v;
   }
-  const ways = Object.keys(out).filter((k) => k !== "frame" && (k !== "name" || !("role" in out))).length;
-  if (ways === 0) throw bad("the target names no element");
-  if (ways > 1) throw bad("the target names more than one way to find the element");
-  if (exact === true && !("role" in out) && !("label" in out)) throw bad(`"exact" goes with {role, name} or {label}`);
-  return (exact === undefined ? out : { ...out, exact }) as Target;
+  const n = Object.keys(ways).filter((k) => k !== "name" || !("role" in ways)).length;
+  if (n === 0) throw bad("the target names no element");
+  if (n > 1) throw bad("the target names more than one way to find the element");
+  if (exact === true && !("role" in ways) && !("label" in ways)) throw bad(`"exact" goes with {role, name} or {label}`);
+  const clean: Record<string, unknown> = { ...ways, ...out };
+  return exact === undefined ? clean : { ...clean, exact };
 }
 
 function checkTimeout(api: string, timeout: unknown): number | undefined {

@@ -140,10 +140,14 @@ function hostError(init: FakeErrorInit): Error {
   return Object.assign(new Error(message ?? `the fake browser failed the call (${code})`), props, { code });
 }
 
-/** key identifies a target by value, whatever the order of its keys. */
+/** key identifies a target by value, whatever the order of its keys (within and has included). */
 function key(t: unknown): string {
   if (t === undefined) return "";
-  return JSON.stringify(Object.entries(t as Record<string, unknown>).sort(([a], [b]) => a < b ? -1 : 1));
+  const sorted = (v: unknown): unknown =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a < b ? -1 : 1).map(([k, x]) => [k, sorted(x)])
+      : v;
+  return JSON.stringify(sorted(t));
 }
 
 /** A tab of the fake browser. */

@@ -1,0 +1,393 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	devtools "github.com/mafredri/cdp"
+	"github.com/mafredri/cdp/protocol/accessibility"
+	"github.com/mafredri/cdp/protocol/runtime"
+
+	"github.com/tranquil/automation/errcode"
+)
+
+// Matching: every target, plain or composed, is looked up the same way in
+// each frame. A lookup builds sets of elements in the frame's isolated
+// world, one step at a time: the scope's matches (Within), the target's
+// own matches inside it (from the accessibility tree for {role} and
+// {label}, from the DOM otherwise), then the filters (HasText, Has).
+// Resolve picks from the last set, Count counts it, so the two always
+// agree.
+
+// lookup is one search in one frame's isolated world. Its sets and
+// protocol objects are released when it closes.
+type lookup struct {
+	fm    *forms
+	fr    string
+	desc  string // the target, described, for errors
+	c     *devtools.Client
+	uid   string
+	world int
+	group string   // the object group of its protocol objects
+	sets  []string // the runtime's sets it made
+	// all is set when every match matters (counting, nth); otherwise a
+	// {role} lookup resolves at most axAdoptLimit of its matches.
+	all bool
+}
+
+// axAdoptLimit is how many of a tree lookup's matches are handed to the
+// runtime when only one is wanted: more than one usable is ambiguous
+// anyway, and the error says how many matched.
+const axAdoptLimit = 64
+
+func (fm *forms) newLookup(ctx context.Context, fr string, loc Locator) (*lookup, error) {
+	rm, err := fm.p.world(ctx, fr)
+	if err != nil {
+		return nil, named(err, loc.String())
+	}
+	return &lookup{
+		fm: fm, fr: fr, desc: loc.String(), c: rm.s.c, uid: rm.uid, world: rm.id,
+		group: fmt.Sprintf("tranquil-ax-%d", fm.axGroups.Add(1)),
+		all:   loc.Nth != nil,
+	}, nil
+}
+
+// close drops the lookup's sets and objects without waiting, so that a
+// release never delays the caller.
+func (lk *lookup) close(ctx context.Context) {
+	sets := lk.sets
+	go func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
+		defer cancel()
+		if cargs, err := callArgs([]any{formsHash, sets}); err == nil && len(sets) > 0 {
+			// Straight to the world the sets are in: dropping them runs
+			// nothing of the page's, whatever document it shows now.
+			_, _ = lk.c.Runtime.CallFunctionOn(cctx, runtime.NewCallFunctionOnArgs(dropSetsFn).SetUniqueContextID(lk.uid).SetArguments(cargs))
+		}
+		_ = lk.c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(lk.group))
+	}()
+}
+
+const dropSetsFn = `function (hash, sets) {
+  if (globalThis.__tqForms && globalThis.__tqFormsHash === hash) globalThis.__tqForms.dropSets(sets);
+}`
+
+// found is a set the runtime keeps: its token and size, and when it is
+// empty, why.
+type found struct {
+	Set  string `json:"set"`
+	N    int    `json:"n"`
+	miss error
+}
+
+// call runs a runtime method that makes a set.
+func (lk *lookup) call(ctx context.Context, method string, args ...any) (found, error) {
+	var f found
+	if err := lk.fm.formCallIn(ctx, lk.fr, lk.desc, &f, method, args...); err != nil {
+		return found{}, err
+	}
+	lk.sets = append(lk.sets, f.Set)
+	return f, nil
+}
+
+// match finds the elements loc names inside the elements of scope ("" for
+// the whole document).
+func (lk *lookup) match(ctx context.Context, loc Locator, scope string) (found, error) {
+	if loc.Within != nil {
+		sc, err := lk.match(ctx, *loc.Within, scope)
+		if err != nil || sc.N == 0 {
+			return found{miss: scopeMiss("within", loc, sc.miss)}, err
+		}
+		scope = sc.Set
+	}
+	f, err := lk.base(ctx, loc, scope)
+	if err != nil || f.N == 0 || (loc.HasText == "" && loc.Has == nil) {
+		return f, err
+	}
+	has := ""
+	if loc.Has != nil {
+		h, err := lk.match(ctx, *loc.Has, f.Set)
+		if err != nil || h.N == 0 {
+			return found{miss: scopeMiss("has", loc, h.miss)}, err
+		}
+		has = h.Set
+	}
+	n := f.N
+	f, err = lk.call(ctx, "narrowSet", f.Set, loc.HasText, has)
+	if err == nil && f.N == 0 {
+		f.miss = &LocatorError{Code: errcode.NotFound, Target: lk.desc,
+			Message: fmt.Sprintf("%d %s the rest of the target but not its filters", n, plural(n, "element matches", "elements match"))}
+	}
+	return f, err
+}
+
+// scopeMiss is the not_found of a target whose within or has part found
+// nothing.
+func scopeMiss(part string, loc Locator, miss error) error {
+	inner := loc.Within
+	if part == "has" {
+		inner = loc.Has
+	}
+	msg := fmt.Sprintf("nothing matches its %s part (%s)", part, inner)
+	var te *LocatorError
+	if errors.As(miss, &te) && te.Message != "" {
+		msg += ": " + te.Message
+		return &LocatorError{Code: te.Code, Target: loc.String(), Message: msg, Candidates: te.Candidates}
+	}
+	return &LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: msg}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// base finds loc's own matches inside scope, before its filters.
+func (lk *lookup) base(ctx context.Context, loc Locator, scope string) (found, error) {
+	if axTarget(loc) {
+		f, err := lk.ax(ctx, loc, scope)
+		if err != nil || f.N > 0 || loc.Label == "" {
+			return f, err
+		}
+		// A label that the tree does not give as the control's name (the
+		// runtime reads labels its own way).
+		g, err := lk.dom(ctx, loc, scope)
+		if err == nil && g.N == 0 {
+			g.miss = f.miss
+		}
+		return g, err
+	}
+	return lk.dom(ctx, loc, scope)
+}
+
+// dom finds loc's matches with the runtime's own reading of the DOM.
+func (lk *lookup) dom(ctx context.Context, loc Locator, scope string) (found, error) {
+	f, err := lk.call(ctx, "findSet", loc.plain(), scope)
+	if err == nil && f.N == 0 {
+		f.miss = &LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: "no element matches"}
+	}
+	return f, err
+}
+
+// ax finds a {role[, name]} or {label} target's matches in the frame's
+// accessibility tree: inside scope, the subtree of each scope element;
+// else a quick look at the likely elements, or the whole tree.
+func (lk *lookup) ax(ctx context.Context, loc Locator, scope string) (found, error) {
+	roles, want := axQuery(loc)
+	named := loc.Name != "" || loc.Label != ""
+	var objs []runtime.RemoteObjectID
+	var near []axNode
+	total := 0
+	done := false
+	if scope != "" && lk.fr == "" {
+		roots, err := lk.elements(ctx, scope)
+		if err != nil {
+			return found{}, err
+		}
+		if len(roots) <= axScopeLimit {
+			nodes, err := lk.queryUnder(ctx, roots, roles)
+			if err != nil {
+				return found{}, err
+			}
+			best, nr := axMatch(nodes, want, loc.Exact, named)
+			near, total = nr, len(best)
+			if objs, err = lk.fm.adoptables(ctx, lk.c, lk.world, lk.group, best); err != nil {
+				return found{}, err
+			}
+			done = true
+		}
+	}
+	if !done && named {
+		// Asking the whole tree costs a walk of every node (hundreds of
+		// milliseconds on a page of 10,000 elements), so first ask it
+		// about the elements whose text or attributes could hold the
+		// name; axFast answers only when it saw every such element.
+		var err error
+		if objs, err = lk.fm.axFast(ctx, lk.c, lk.uid, lk.group, roles, want, loc.Exact); err != nil {
+			return found{}, err
+		}
+		total = len(objs)
+		done = len(objs) > 0
+	}
+	if !done {
+		nodes, err := lk.fm.treeNodes(ctx, lk.c, lk.fr, roles)
+		if err != nil {
+			return found{}, err
+		}
+		best, nr := axMatch(nodes, want, loc.Exact, named)
+		near, total = nr, len(best)
+		if !lk.all && len(best) > axAdoptLimit {
+			best = best[:axAdoptLimit]
+		}
+		if objs, err = lk.fm.adoptables(ctx, lk.c, lk.world, lk.group, best); err != nil {
+			return found{}, err
+		}
+	}
+	if len(objs) == 0 {
+		return found{miss: axNotFound(loc, near)}, nil
+	}
+	opts := map[string]any{"total": total}
+	if scope != "" {
+		opts["scope"] = scope
+	}
+	f, err := lk.adopt(ctx, objs, opts)
+	if err == nil && f.N == 0 {
+		f.miss = axNotFound(loc, nil)
+	}
+	return f, err
+}
+
+// axScopeLimit is how many scope elements a {role} lookup asks the tree
+// about one by one; past it, the whole tree is asked and the runtime
+// keeps what is inside the scope.
+const axScopeLimit = 64
+
+// adopt hands elements (objects of the world) to the runtime's adoptSet.
+func (lk *lookup) adopt(ctx context.Context, objs []runtime.RemoteObjectID, opts map[string]any) (found, error) {
+	args := []runtime.CallArgument{{Value: mustJSON(formsHash)}, {Value: mustJSON("adoptSet")}, {Value: mustJSON(opts)}}
+	for _, o := range objs {
+		args = append(args, runtime.CallArgument{ObjectID: &o})
+	}
+	call := func(wrapper string) (*runtime.CallFunctionOnReply, error) {
+		return lk.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(wrapper).
+			SetExecutionContextID(runtime.ExecutionContextID(lk.world)).SetArguments(args).SetReturnByValue(true))
+	}
+	// The runtime's source goes along only when the document lacks it.
+	r, err := call(formsElementsShortWrapper)
+	if err == nil && r.ExceptionDetails == nil && string(r.Result.Value) == `{"ok":false,"code":"no_runtime"}` {
+		r, err = call(formsElementsWrapper)
+	}
+	if err != nil {
+		if contextGone(err) {
+			return found{}, &LocatorError{Code: errcode.StaleRef, Target: lk.desc, Message: "the page navigated while the target was looked up; try again"}
+		}
+		return found{}, lk.fm.p.fail(err)
+	}
+	if r.ExceptionDetails != nil {
+		return found{}, evalErrorOf(r.ExceptionDetails)
+	}
+	var res struct {
+		OK         bool         `json:"ok"`
+		Code       errcode.Code `json:"code"`
+		Message    string       `json:"message"`
+		Candidates []Candidate  `json:"candidates"`
+		found
+	}
+	if err := json.Unmarshal(r.Result.Value, &res); err != nil {
+		return found{}, fmt.Errorf("cdp: form runtime adoptSet: %w", err)
+	}
+	if !res.OK {
+		return found{}, &LocatorError{Code: res.Code, Target: lk.desc, Message: res.Message, Candidates: res.Candidates}
+	}
+	lk.sets = append(lk.sets, res.Set)
+	return res.found, nil
+}
+
+// elements returns a set's elements as objects of the world.
+func (lk *lookup) elements(ctx context.Context, set string) ([]runtime.RemoteObjectID, error) {
+	cargs, err := callArgs([]any{formsHash, set})
+	if err != nil {
+		return nil, err
+	}
+	r, err := lk.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(setElementsFn).
+		SetExecutionContextID(runtime.ExecutionContextID(lk.world)).SetArguments(cargs).SetObjectGroup(lk.group))
+	if err != nil {
+		if contextGone(err) {
+			return nil, &LocatorError{Code: errcode.StaleRef, Target: lk.desc, Message: "the page navigated while the target was looked up; try again"}
+		}
+		return nil, lk.fm.p.fail(err)
+	}
+	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
+		return nil, nil
+	}
+	return lk.fm.nodeObjects(ctx, lk.c, *r.Result.ObjectID)
+}
+
+// setElementsFn returns a set of the runtime the document holds.
+const setElementsFn = `function (hash, set) {
+  return globalThis.__tqForms && globalThis.__tqFormsHash === hash ? globalThis.__tqForms.setElements(set) : [];
+}`
+
+// nodeObjects lists the elements of an array object.
+func (fm *forms) nodeObjects(ctx context.Context, c *devtools.Client, arr runtime.RemoteObjectID) ([]runtime.RemoteObjectID, error) {
+	props, err := c.Runtime.GetProperties(ctx, runtime.NewGetPropertiesArgs(arr).SetOwnProperties(true))
+	if err != nil {
+		return nil, fm.p.fail(err)
+	}
+	var els []runtime.RemoteObjectID
+	for _, p := range props.Result {
+		if p.Value != nil && p.Value.ObjectID != nil && p.Value.Subtype != nil && *p.Value.Subtype == "node" {
+			els = append(els, *p.Value.ObjectID)
+		}
+	}
+	return els, nil
+}
+
+// queryUnder asks the tree for the nodes of roles under each root (the
+// roots' own nodes included; the runtime keeps what is strictly inside).
+func (lk *lookup) queryUnder(ctx context.Context, roots []runtime.RemoteObjectID, roles []string) ([]axNode, error) {
+	var qs []*accessibility.QueryAXTreeArgs
+	for _, o := range roots {
+		if len(roles) > 1 {
+			// One query for every role of a subtree.
+			qs = append(qs, accessibility.NewQueryAXTreeArgs().SetObjectID(o))
+			continue
+		}
+		for _, role := range withCells(roles) {
+			qs = append(qs, accessibility.NewQueryAXTreeArgs().SetObjectID(o).SetRole(role))
+		}
+	}
+	return lk.fm.queryMany(ctx, lk.c, qs, roles)
+}
+
+// pick picks the element a lookup's set names: resolve's rule, or with
+// any, the readers' (hidden and disabled elements may be read).
+func (lk *lookup) pick(ctx context.Context, f found, loc Locator, any bool) (*Element, error) {
+	var el Element
+	if err := lk.fm.formCallIn(ctx, lk.fr, lk.desc, &el, "pickSet", f.Set, loc.Nth, any); err != nil {
+		return nil, err
+	}
+	return &el, nil
+}
+
+// matchIn runs loc's lookup in frame fr and gives its set to use.
+func (fm *forms) matchIn(ctx context.Context, fr string, loc Locator, all bool, use func(*lookup, found) error) error {
+	lk, err := fm.newLookup(ctx, fr, loc)
+	if err != nil {
+		return err
+	}
+	defer lk.close(ctx)
+	lk.all = lk.all || all
+	f, err := lk.match(ctx, loc, "")
+	if err != nil {
+		return err
+	}
+	return use(lk, f)
+}
+
+// pickIn resolves loc in frame fr; with any, as the readers do.
+func (fm *forms) pickIn(ctx context.Context, fr string, loc Locator, any bool) (*Element, error) {
+	var el *Element
+	err := fm.matchIn(ctx, fr, loc, false, func(lk *lookup, f found) (err error) {
+		if f.N == 0 {
+			return f.miss
+		}
+		el, err = lk.pick(ctx, f, loc, any)
+		return err
+	})
+	return el, err
+}
+
+// countIn counts loc's matches in frame fr.
+func (fm *forms) countIn(ctx context.Context, fr string, loc Locator) (int, error) {
+	n := 0
+	err := fm.matchIn(ctx, fr, loc, true, func(_ *lookup, f found) error {
+		n = f.N
+		return nil
+	})
+	return n, err
+}
