@@ -87,13 +87,13 @@ const axCandidatesFn = `function (want, limit) {
     const r = all[i].shadowRoot;
     if (r) { roots.push(r); for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot); }
   }
-  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
+  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-labeledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
   for (const root of roots) {
     for (const el of root.querySelectorAll(attrs)) {
       if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
           has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
           (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
-      const ids = el.getAttribute("aria-labelledby");
+      const ids = el.getAttribute("aria-labelledby") || el.getAttribute("aria-labeledby"); // the browser reads both spellings
       if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) up(el);
     }
     // Text a style sheet puts before or after an element is part of its

@@ -209,6 +209,10 @@ func TestRepeatedNamesAreAmbiguous(t *testing.T) {
 	el, err = tab.Resolve(ctx, Locator{Role: "button", Name: "Send"})
 	require.NoError(t, err)
 	require.Equal(t, "fb2", el.Element.ID)
+	// The tree's document node is the Document; its element stands for it.
+	el, err = tab.Resolve(ctx, Locator{Role: "document", Name: "repeats"})
+	require.NoError(t, err)
+	require.Equal(t, "html", el.Element.Tag)
 }
 
 // waitFrames waits until the tab knows n frames below the main one.

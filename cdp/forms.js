@@ -362,7 +362,9 @@
   // document order, inside scope; total is how many matched when only
   // some were passed.
   function adoptSet(els, opts) {
-    if (!Array.isArray(els) || !els.every((e) => e && e.nodeType === 1)) return fail("bad_target", "adoptSet takes an array of elements");
+    if (!Array.isArray(els) || !els.every((e) => e && (e.nodeType === 1 || e.nodeType === 9))) return fail("bad_target", "adoptSet takes an array of elements");
+    // The tree's document node is the Document: its element stands for it.
+    els = els.map((e) => e.nodeType === 9 ? e.documentElement : e).filter(Boolean);
     const { scope, total } = opts || {};
     const kept = inside(order(Array.from(new Set(els))), scope);
     return kept ? keep(kept, scope ? undefined : total) : lost();

@@ -32,20 +32,12 @@ import (
 // wptMinResolved is the floor of cases resolved to the intended element:
 // the figure measured when the test was written. A change that loses a
 // case fails here.
-const wptMinResolved = 298
+const wptMinResolved = 301
 
 // wptKnownWrong are the cases whose lookup answers with another element,
 // by page and test name, with the reason: a wrong answer outside this list
 // fails the test, and so does one of these once it is right.
-var wptKnownWrong = map[string]string{
-	// Chromium names an element by aria-labeledby (the misspelling) too;
-	// the quick look of ax.go (axCandidatesFn) follows only
-	// aria-labelledby, so it finds the one correctly spelled element of
-	// the name and answers with it, never asking the whole tree.
-	"name/comp_labelledby.html: link is labelled by aria-labeledby (non-standard spelling)":                "aria-labeledby",
-	"name/comp_labelledby.html: button is labelled by aria-labeledby (non-standard spelling)":              "aria-labeledby",
-	"name/comp_labelledby.html: div with role group is labelled by aria-labeledby (non-standard spelling)": "aria-labeledby",
-}
+var wptKnownWrong = map[string]string{}
 
 // wptCaseAttr marks each case element with its number, so that the element
 // a lookup finds can be told apart from the one it was meant to find.
