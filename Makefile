@@ -109,6 +109,7 @@ BEGIN {
 	peer["Handshake ratio"] = "bare WebSocket connect";                 target["Handshake ratio"] = "<= 1.5"
 	peer["BrowserPeers evaluate-ratio"] = "puppeteer-core page.evaluate"; target["BrowserPeers evaluate-ratio"] = "<= 1.5"
 	peer["BrowserPeers fill-ratio"] = "Playwright locator.fill";         target["BrowserPeers fill-ratio"] = "<= 2"
+	peer["ExpectVsRead p50-ratio"] = "tab.text, then compare in the script"; target["ExpectVsRead p50-ratio"] = "<= 1.2"
 	peer["RoleLookup p50-ratio"] = "Playwright getByRole, 10,000 elements"; target["RoleLookup p50-ratio"] = "<= 1.0"
 	peer["ScopedLookup p50-ratio"] = "Playwright row.getByRole, 1,000-row table"; target["ScopedLookup p50-ratio"] = "<= 1.0"
 	peer["GotoPolicy p50-ratio"] = "the same goto without the page policy"; target["GotoPolicy p50-ratio"] = "<= 1.1"

@@ -13,7 +13,17 @@ import (
 // run in the isolated world through the page-action path like the form
 // actions: refused on a document outside the tab's sites, checked again
 // for the realm they run in, and logged with the target only, never what
-// they read. They do not wait for the target: [Tab.WaitVisible] does.
+// they read. Text, Value, Attribute and Checked wait for their target
+// to be there (not found, or several matches while the page still renders
+// its list, are reasons to wait; hidden and disabled elements are read as
+// they are) until ctx ends, or for [DefaultReadWait] when ctx has no
+// deadline. IsVisible and Count answer at once: they are questions about
+// the page now, not waits.
+
+// DefaultReadWait bounds how long a reader waits for its target when ctx
+// has no deadline: long enough for a page still rendering, short enough
+// that a wrong target fails soon.
+const DefaultReadWait = 5 * time.Second
 
 // Text returns the text loc's element shows (its innerText: rendered
 // text, with the line breaks a person sees).
@@ -44,10 +54,17 @@ func (fm *forms) Attribute(ctx context.Context, loc Locator, name string) (strin
 }
 
 // Checked reports whether loc's checkbox, switch or radio button is
-// checked; any other element is errcode.BadTarget.
+// checked; any other element is errcode.BadTarget. A custom element whose
+// role and state come from ElementInternals (out of the isolated world's
+// sight) is read from the accessibility tree.
 func (fm *forms) Checked(ctx context.Context, loc Locator) (bool, error) {
 	var b bool
 	err := fm.readOne(ctx, "checked", loc, "checked", "", &b)
+	if errors.Is(err, errcode.BadTarget) {
+		if _, st, ok := fm.customWidget(ctx, loc, axState.checkable); ok {
+			return st.Checked == "true", nil
+		}
+	}
 	return b, err
 }
 
@@ -71,25 +88,32 @@ func (fm *forms) Count(ctx context.Context, loc Locator) (int, error) {
 	if err := loc.validate(); err != nil {
 		return 0, err
 	}
-	total := 0
-	err := fm.reader(ctx, "count", loc, func(ctx context.Context) error {
-		frames, _ := fm.p.searchFrames(loc.Frame)
-		if loc.Ref != "" {
-			frames = []string{fm.p.frameOfRef(loc.Ref)}
-		}
-		for i, fr := range frames {
-			n, err := fm.countIn(ctx, fr, loc)
-			if err != nil {
-				if i == 0 && fr == "" {
-					return err
-				}
-				continue // a frame that went or refused meanwhile holds none
-			}
-			total += n
-		}
-		return nil
+	var total int
+	err := fm.reader(ctx, "count", loc, func(ctx context.Context) (err error) {
+		total, err = fm.count(ctx, loc)
+		return err
 	})
 	return total, err
+}
+
+// count is Count without the page action around it.
+func (fm *forms) count(ctx context.Context, loc Locator) (int, error) {
+	frames, _ := fm.p.searchFrames(loc.Frame)
+	if loc.Ref != "" {
+		frames = []string{fm.p.frameOfRef(loc.Ref)}
+	}
+	total := 0
+	for i, fr := range frames {
+		n, err := fm.countIn(ctx, fr, loc)
+		if err != nil {
+			if i == 0 && fr == "" {
+				return 0, err
+			}
+			continue // a frame that went or refused meanwhile holds none
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // reader runs one reader as a page action.
@@ -103,19 +127,47 @@ func (fm *forms) reader(ctx context.Context, method string, loc Locator, do func
 }
 
 // readOne reads one thing (what, with arg) from the element loc names
-// into out.
+// into out, waiting for the element as the readers do.
 func (fm *forms) readOne(ctx context.Context, method string, loc Locator, what, arg string, out any) error {
+	if err := loc.validate(); err != nil {
+		return err
+	}
 	return fm.reader(ctx, method, loc, func(ctx context.Context) error {
-		ref, err := fm.pickRef(ctx, loc)
-		if err != nil {
-			return err
-		}
-		var res struct{ Value json.RawMessage }
-		if err := fm.formCallIn(ctx, fm.p.frameOfRef(ref), loc.String(), &res, "readOf", ref, what, arg); err != nil {
-			return err
-		}
-		return json.Unmarshal(res.Value, out)
+		byRef := loc.Ref != ""
+		return fm.untilWith(ctx, DefaultReadWait, func(err error) bool { return readable(err, byRef) }, func(ctx context.Context) error {
+			return fm.read(ctx, loc, what, arg, out)
+		})
 	})
+}
+
+// readable reports whether a reader may still find its target by waiting:
+// it is not there yet, or several match while a list still renders (one
+// of them may go), or the fresh ref of this very read fell to a re-render.
+func readable(err error, byRef bool) bool {
+	var te *LocatorError
+	if !errors.As(err, &te) {
+		return false
+	}
+	switch te.Code {
+	case errcode.NotFound, errcode.Ambiguous:
+		return true
+	case errcode.StaleRef:
+		return !byRef
+	}
+	return false
+}
+
+// read is one try of readOne, without the page action or the wait.
+func (fm *forms) read(ctx context.Context, loc Locator, what, arg string, out any) error {
+	ref, err := fm.pickRef(ctx, loc)
+	if err != nil {
+		return err
+	}
+	var res struct{ Value json.RawMessage }
+	if err := fm.formCallIn(ctx, fm.p.frameOfRef(ref), loc.String(), &res, "readOf", ref, what, arg); err != nil {
+		return err
+	}
+	return json.Unmarshal(res.Value, out)
 }
 
 // pickRef resolves loc as the form actions do, and when its only
@@ -149,38 +201,8 @@ func (fm *forms) visible(ctx context.Context, loc Locator) (bool, error) {
 }
 
 // WaitVisible waits until an element loc names is visible, as
-// [Tab.IsVisible] reports it, or ctx ends (a *WaitTimeoutError). It is a
-// page action, logged as a waitFor, and survives navigations: each check
-// looks at the document shown then.
+// [Tab.IsVisible] reports it, or ctx ends (a *WaitTimeoutError): it is
+// [Tab.WaitState] with [StateVisible].
 func (fm *forms) WaitVisible(ctx context.Context, loc Locator) error {
-	if err := loc.validate(); err != nil {
-		return err
-	}
-	what := loc.String()
-	return fm.p.act(ctx, "waitFor", what, false, func(ctx context.Context) error {
-		for i := 0; ; i++ {
-			vis, err := fm.visible(ctx, loc)
-			if err != nil {
-				if ctx.Err() != nil {
-					return &WaitTimeoutError{What: what, Err: ctx.Err()}
-				}
-				return err
-			}
-			if vis {
-				return nil
-			}
-			if d := waitBackoff[min(i, len(waitBackoff)-1)]; d > 0 {
-				tm := time.NewTimer(d)
-				select {
-				case <-tm.C:
-				case <-ctx.Done():
-					tm.Stop()
-					return &WaitTimeoutError{What: what, Err: ctx.Err()}
-				case <-fm.p.Done():
-					tm.Stop()
-					return fm.p.Err()
-				}
-			}
-		}
-	})
+	return fm.WaitState(ctx, loc, StateVisible)
 }

@@ -44,9 +44,15 @@ func waitable(err error, byRef bool) bool {
 // waited. It does not match ErrTimeout: the reason (not_found, obscured,
 // …) is what the caller branches on.
 func (fm *forms) until(ctx context.Context, byRef bool, f func(ctx context.Context) error) error {
+	return fm.untilWith(ctx, DefaultFormWait, func(err error) bool { return waitable(err, byRef) }, f)
+}
+
+// untilWith is until with its own rule of what waiting can mend, and its
+// own bound for a ctx without a deadline.
+func (fm *forms) untilWith(ctx context.Context, bound time.Duration, mendable func(error) bool, f func(ctx context.Context) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultFormWait)
+		ctx, cancel = context.WithTimeout(ctx, bound)
 		defer cancel()
 	}
 	start := time.Now()
@@ -56,7 +62,7 @@ func (fm *forms) until(ctx context.Context, byRef bool, f func(ctx context.Conte
 		if last == nil {
 			return nil
 		}
-		if waitable(last, byRef) {
+		if mendable(last) {
 			reason = last
 		} else if ctx.Err() == nil {
 			return last

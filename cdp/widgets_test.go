@@ -78,6 +78,10 @@ func checkBoth(t *testing.T, tab *Tab, loc Locator, state string) {
 		if got := truth(t, tab, state); got != map[bool]string{true: "true", false: "false"}[want] {
 			t.Fatalf("after check %v the widget holds %s", want, got)
 		}
+		// The reader says what the widget holds too.
+		if got, err := tab.Checked(ctx, loc); err != nil || got != want {
+			t.Fatalf("after check %v the reader says %v, %v", want, got, err)
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ const (
 	NavigationBlocked Code = "navigation_blocked"
 	Navigation        Code = "navigation"
 	Timeout           Code = "timeout"
+	ExpectationFailed Code = "expectation_failed"
 	Closed            Code = "closed"
 	EvalError         Code = "eval_error"
 	NotSerializable   Code = "not_serializable"
@@ -64,6 +65,7 @@ var table = []struct {
 	{NavigationBlocked, "the page policy refused the address"},
 	{Navigation, "the navigation failed or was cancelled"},
 	{Timeout, "the call ran out of time"},
+	{ExpectationFailed, "what was expected of the page did not come in time"},
 	{Closed, "the tab or the browser is gone"},
 	{EvalError, "the page's code threw"},
 	{NotSerializable, "a result cannot come back as JSON"},

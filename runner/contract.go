@@ -69,6 +69,41 @@ func (o navigationOptions) waitUntil() (cdp.WaitUntil, error) {
 type waitForOptions struct {
 	// Timeout bounds the wait, in milliseconds; 0 is the host's default.
 	Timeout float64 `json:"timeout"`
+	// State is what to wait for: "visible" (the default), "hidden",
+	// "attached" or "detached", as cdp.WaitState names them.
+	State string `json:"state"`
+}
+
+// readOptions is the options object of the readers that wait for their
+// target: tab.text, tab.value, tab.attribute and tab.checked.
+type readOptions struct {
+	// Timeout bounds the wait for the target, in milliseconds; 0 is
+	// cdp.DefaultReadWait.
+	Timeout float64 `json:"timeout"`
+}
+
+// expectation is tab.expect's condition: one kind of check (a
+// cdp.ExpectKind), what it expects, and how long to keep checking.
+type expectation struct {
+	// Kind is text, containsText, value, visible, hidden, checked,
+	// unchecked or count.
+	Kind string `json:"kind"`
+	// Text is the text or value expected by text, containsText and value,
+	// unless Pattern is given.
+	Text *string `json:"text"`
+	// Pattern is a regular expression the text or value must match.
+	Pattern *textPattern `json:"pattern"`
+	// Count is the number of elements count expects.
+	Count *int `json:"count"`
+	// Timeout bounds the checking, in milliseconds; 0 is
+	// cdp.DefaultReadWait.
+	Timeout float64 `json:"timeout"`
+}
+
+// textPattern is a JavaScript RegExp as it crosses the bridge.
+type textPattern struct {
+	Source string `json:"source"`
+	Flags  string `json:"flags"`
 }
 
 // screenshotOptions is the options object of tab.screenshot.

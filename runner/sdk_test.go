@@ -447,25 +447,47 @@ func (a *fakeTabAPI) read(api, id string, tg cdp.Locator) (string, error) {
 	return tg.String(), a.known(id)
 }
 
-func (a *fakeTabAPI) Text(id string, target cdp.Locator) (string, error) {
-	return a.read("tab.text", id, target)
+// readWith is read for the readers that take a timeout, which it records
+// when the script gave one.
+func (a *fakeTabAPI) readWith(api, id string, tg cdp.Locator, o readOptions) (string, error) {
+	if o.Timeout > 0 {
+		api += fmt.Sprintf(" (timeout %v)", o.Timeout)
+	}
+	return a.read(api, id, tg)
 }
 
-func (a *fakeTabAPI) Value(id string, target cdp.Locator) (string, error) {
-	return a.read("tab.value", id, target)
+func (a *fakeTabAPI) Text(id string, target cdp.Locator, o readOptions) (string, error) {
+	return a.readWith("tab.text", id, target, o)
 }
 
-func (a *fakeTabAPI) Attribute(id string, target cdp.Locator, name string) (*string, error) {
-	s, err := a.read("tab.attribute", id, target)
+func (a *fakeTabAPI) Value(id string, target cdp.Locator, o readOptions) (string, error) {
+	return a.readWith("tab.value", id, target, o)
+}
+
+func (a *fakeTabAPI) Attribute(id string, target cdp.Locator, name string, o readOptions) (*string, error) {
+	s, err := a.readWith("tab.attribute", id, target, o)
 	if name == "missing" {
 		return nil, err
 	}
 	return &s, err
 }
 
-func (a *fakeTabAPI) Checked(id string, target cdp.Locator) (bool, error) {
-	_, err := a.read("tab.checked", id, target)
+func (a *fakeTabAPI) Checked(id string, target cdp.Locator, o readOptions) (bool, error) {
+	_, err := a.readWith("tab.checked", id, target, o)
 	return true, err
+}
+
+// Expect records the expectation and holds it, but for the text "Done".
+func (a *fakeTabAPI) Expect(id string, target cdp.Locator, e expectation) error {
+	if _, err := e.cdp("tab.expect"); err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(e)
+	a.h.record("tab.expect %s %s %s", id, target, raw)
+	if e.Text != nil && *e.Text == "Done" {
+		return coded("expectation_failed", `expected text "Done" in `+target.String()+`, last seen "Saving…" (waited 5 s)`)
+	}
+	return a.known(id)
 }
 
 func (a *fakeTabAPI) Visible(id string, target cdp.Locator) (bool, error) {
@@ -903,6 +925,11 @@ await tab.press("Enter", { target: { testId: "q" }, modifiers: ["Shift"] });
 await tab.waitFor("#done", { timeout: 100 });
 const png = await tab.screenshot({ fullPage: true });
 await tab.waitFor({ role: "dialog", name: "Pay" });
+await tab.waitFor({ role: "dialog" }, { state: "detached", timeout: 300 });
+await tab.text({ label: "Total" }, { timeout: 250 });
+await tab.expect({ role: "status" }).toHaveText(/^sav(ed|ing)$/i, { timeout: 1000 });
+await tab.expect({ selector: "li" }).toHaveCount(0);
+await tab.expect({ label: "Agree" }).toBeChecked({ checked: false });
 out.read = [
   await tab.text({ label: "Total" }),
   await tab.value({ name: "q" }),
@@ -942,6 +969,7 @@ await catchIt("revoked", () => tab.fill({ label: "Revoked" }, "x"));
 await catchIt("eval", () => tab.evaluate(() => { throw new TypeError("boom"); }));
 await catchIt("navigation", () => tab.goto("https://down.example/"));
 await catchIt("timeout", () => tab.waitForNavigation({ timeout: 50 }));
+await catchIt("expectation", () => tab.expect({ role: "status" }).toHaveText("Done"));
 {
   await using opened = await tabs.open("https://shop.example/new", { background: true });
   out.opened = opened.id;
@@ -974,6 +1002,8 @@ await context.result(out as never);
 		"eval":       {"cls": "EvaluateError", "code": "eval_error", "remote": []any{"TypeError", "boom", float64(1), float64(7)}},
 		"navigation": {"cls": "TabError", "code": "navigation", "message": "tab.goto: net::ERR_NAME_NOT_RESOLVED"},
 		"timeout":    {"cls": "TabError", "code": "timeout"},
+		"expectation": {"cls": "ExpectationError", "code": "expectation_failed", "tab": "t1", "typed": true,
+			"message": `tab.expect: expected text "Done" in role "status", last seen "Saving…" (waited 5 s)`},
 		"unknownTab": {"cls": "TabError", "code": "not_found", "tab": "zz"},
 	}
 	for name, fields := range want {
@@ -990,9 +1020,14 @@ await context.result(out as never);
 		`tab.select t1 name "country" NO {DryRun:false Parts:map[trigger:.dd] Timeout:0}`,
 		`tab.click t1 text "Go"  {DryRun:false Parts:map[] Timeout:0}`,
 		`tab.press t1 Enter testId "q" [Shift] {DryRun:false Parts:map[] Timeout:0}`,
-		"waitFor t1 #done {Timeout:100}",
+		"waitFor t1 #done {Timeout:100 State:}",
 		"screenshot t1 {FullPage:true}",
-		`waitFor t1 role "dialog" name "Pay" {Timeout:0}`,
+		`waitFor t1 role "dialog" name "Pay" {Timeout:0 State:}`,
+		`waitFor t1 role "dialog" {Timeout:300 State:detached}`,
+		`tab.text (timeout 250) t1 label "Total"`,
+		`tab.expect t1 role "status" {"kind":"text","text":null,"pattern":{"source":"^sav(ed|ing)$","flags":"i"},"count":null,"timeout":1000}`,
+		`tab.expect t1 selector "li" {"kind":"count","text":null,"pattern":null,"count":0,"timeout":0}`,
+		`tab.expect t1 label "Agree" {"kind":"unchecked","text":null,"pattern":null,"count":null,"timeout":0}`,
 		`tab.text t1 label "Total"`,
 		`tab.value t1 name "q"`,
 		`tab.attribute t1 testId "link"`,
@@ -1010,6 +1045,7 @@ await context.result(out as never);
 		"evaluate t1 ()=>{\n    throw new TypeError(\"boom\");\n  } []",
 		"goto t1 https://down.example/ {WaitUntil: Timeout:0}",
 		"waitForNavigation t1 {WaitUntil: Timeout:50}",
+		`tab.expect t1 role "status" {"kind":"text","text":"Done","pattern":null,"count":null,"timeout":0}`,
 		"open https://shop.example/new background=true seq=0 timeout=0",
 		"close t2",
 	}, h.browser)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
@@ -113,13 +114,17 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigati
 	return nil
 }
 
-// WaitFor waits for a CSS selector to match, or for a target to resolve
-// to a visible element.
+// WaitFor waits for a CSS selector to match, or for a target to be in
+// opts.State: visible (the default), hidden, attached or detached. A
+// selector with a state is waited for as the target {selector}.
 func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) error {
 	const api = "tab.waitFor"
 	var tg *cdp.Locator
 	switch w := what.(type) {
 	case string:
+		if opts.State != "" {
+			tg = &cdp.Locator{Selector: w}
+		}
 	case *capnweb.Object:
 		l, err := decodeTarget(api, w)
 		if err != nil {
@@ -129,25 +134,42 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 	default:
 		return codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
+	state := cdp.StateVisible
+	switch s := cdp.WaitState(opts.State); s {
+	case "":
+	case cdp.StateVisible, cdp.StateHidden, cdp.StateAttached, cdp.StateDetached:
+		state = s
+	default:
+		return codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: state must be \"visible\", \"hidden\", \"attached\" or \"detached\", not %q", api, opts.State)
+	}
 	c, err := a.r.startCall(ctx, id, opts.Timeout)
 	if err != nil {
 		return err
 	}
 	defer c.end()
 	if tg != nil {
-		return browserErr(c.tab.WaitVisible(c.ctx, *tg))
+		return browserErr(c.tab.WaitState(c.ctx, *tg, state))
 	}
 	return browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(what.(string))))
 }
 
-// read runs one reader on target. Readers need only the browser grant:
-// they run in the isolated world, never the page's code, and the tab's
-// sites= still applies to the document they read.
-func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
+// readWait is how long a reader waits for its target, and an expectation
+// checks, when the script gives no timeout: a page still rendering just
+// works, a wrong target fails soon.
+const readWait = float64(cdp.DefaultReadWait / time.Millisecond)
+
+// read runs one reader on target, waiting for it up to timeout
+// milliseconds (0: readWait). Readers need only the browser grant: they
+// run in the isolated world, never the page's code, and the tab's sites=
+// still applies to the document they read.
+func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeout float64, f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
 	if err := checkTarget(api, tg); err != nil {
 		return err
 	}
-	c, err := a.r.startCall(ctx, id, 0)
+	if timeout <= 0 {
+		timeout = readWait
+	}
+	c, err := a.r.startCall(ctx, id, timeout)
 	if err != nil {
 		return err
 	}
@@ -155,16 +177,16 @@ func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, f fun
 	return browserErr(f(c.ctx, c.tab, tg))
 }
 
-func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator) (s string, err error) {
-	err = a.read(ctx, "tab.text", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator, opts readOptions) (s string, err error) {
+	err = a.read(ctx, "tab.text", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Text(ctx, tg)
 		return err
 	})
 	return s, err
 }
 
-func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator) (s string, err error) {
-	err = a.read(ctx, "tab.value", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator, opts readOptions) (s string, err error) {
+	err = a.read(ctx, "tab.value", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		s, err = t.Value(ctx, tg)
 		return err
 	})
@@ -173,12 +195,12 @@ func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator) (s st
 
 // Attribute returns the attribute's value, or null when the element has
 // none.
-func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string) (*string, error) {
+func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string, opts readOptions) (*string, error) {
 	if name == "" {
 		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
 	var v *string
-	err := a.read(ctx, "tab.attribute", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
+	err := a.read(ctx, "tab.attribute", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
 		s, ok, err := t.Attribute(ctx, tg, name)
 		if ok {
 			v = &s
@@ -188,28 +210,83 @@ func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, n
 	return v, err
 }
 
-func (a *tabAPI) Checked(ctx context.Context, id string, target cdp.Locator) (b bool, err error) {
-	err = a.read(ctx, "tab.checked", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+func (a *tabAPI) Checked(ctx context.Context, id string, target cdp.Locator, opts readOptions) (b bool, err error) {
+	err = a.read(ctx, "tab.checked", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.Checked(ctx, tg)
 		return err
 	})
 	return b, err
 }
 
+// Visible answers at once: it is a question about the page now.
 func (a *tabAPI) Visible(ctx context.Context, id string, target cdp.Locator) (b bool, err error) {
-	err = a.read(ctx, "tab.visible", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+	err = a.read(ctx, "tab.visible", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		b, err = t.IsVisible(ctx, tg)
 		return err
 	})
 	return b, err
 }
 
+// Count answers at once: it is a question about the page now.
 func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n int, err error) {
-	err = a.read(ctx, "tab.count", id, target, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
+	err = a.read(ctx, "tab.count", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		n, err = t.Count(ctx, tg)
 		return err
 	})
 	return n, err
+}
+
+// Expect checks e on target in the page until it holds or its timeout
+// (0: readWait) passes: one call however long it takes, so an expectation
+// that holds at once costs what a reader does. It fails with code
+// expectation_failed, saying what was last seen.
+func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e expectation) error {
+	const api = "tab.expect"
+	ce, err := e.cdp(api)
+	if err != nil {
+		return err
+	}
+	return a.read(ctx, api, id, target, e.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
+		return t.Expect(ctx, tg, ce)
+	})
+}
+
+// cdp checks e and builds the cdp.Expectation it asks for.
+func (e expectation) cdp(api string) (cdp.Expectation, error) {
+	bad := func(format string, args ...any) (cdp.Expectation, error) {
+		return cdp.Expectation{}, codeErr(errcode.Invalid, capnweb.NameTypeError, api+": "+format, args...)
+	}
+	out := cdp.Expectation{Kind: cdp.ExpectKind(e.Kind)}
+	textual := e.Text != nil || e.Pattern != nil
+	switch out.Kind {
+	case cdp.ExpectText, cdp.ExpectContainsText, cdp.ExpectValue:
+		switch {
+		case e.Count != nil:
+			return bad("%s takes a text or a pattern, not a count", e.Kind)
+		case e.Text != nil && e.Pattern != nil, !textual:
+			return bad("%s expects a text or a pattern", e.Kind)
+		case e.Text != nil:
+			out.Text = *e.Text
+		default:
+			p, err := cdp.CompilePattern(e.Pattern.Source, e.Pattern.Flags)
+			if err != nil {
+				return bad("%s", err.Error())
+			}
+			out.Pattern = p
+		}
+	case cdp.ExpectCount:
+		if textual || e.Count == nil || *e.Count < 0 {
+			return bad("count expects a number of elements, 0 or more, and nothing else")
+		}
+		out.Count = *e.Count
+	case cdp.ExpectVisible, cdp.ExpectHidden, cdp.ExpectChecked, cdp.ExpectUnchecked:
+		if textual || e.Count != nil {
+			return bad("%s takes no text, pattern or count", e.Kind)
+		}
+	default:
+		return bad("nothing to expect called %q: use text, containsText, value, visible, hidden, checked, unchecked or count", e.Kind)
+	}
+	return out, nil
 }
 
 func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) ([]byte, error) {

@@ -3,7 +3,7 @@
 // host, which checks the run's grants and sites= before touching a page; the
 // script never talks to the browser itself.
 
-import { EvaluateError, NotCommittedError, NotGrantedError, TabError } from "./errors.ts";
+import { EvaluateError, ExpectationError, NotCommittedError, NotGrantedError, TabError } from "./errors.ts";
 import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
 
 /**
@@ -100,10 +100,168 @@ export interface NavigationResponse {
   url: string;
 }
 
+/**
+ * What Tab.waitFor waits for, as Playwright's locator.waitFor: "visible"
+ * (an element the target names is shown), "hidden" (none matches, or
+ * every match is hidden), "attached" (some element matches, shown or
+ * hidden), "detached" (none matches).
+ */
+export type WaitState = "visible" | "hidden" | "attached" | "detached";
+
 /** Options of Tab.waitFor. */
 export interface WaitForOptions {
   /** How long to wait, in milliseconds. Default: the host's limit. */
   timeout?: number;
+  /** What to wait for. Default "visible". */
+  state?: WaitState;
+}
+
+/** Options of the readers that wait for their target: text, value, attribute and checked. */
+export interface ReadOptions {
+  /** How long to wait for the target to be there, in milliseconds. Default 5000. */
+  timeout?: number;
+}
+
+/** Options of an expectation (Tab.expect). */
+export interface ExpectOptions {
+  /** How long to keep checking, in milliseconds. Default 5000. */
+  timeout?: number;
+}
+
+/** Options of Expectations.toBeChecked. */
+export interface CheckedExpectOptions extends ExpectOptions {
+  /** Whether the box should be checked. Default true. */
+  checked?: boolean;
+}
+
+/**
+ * ExpectRequest is what an expectation sends the host: one kind of check,
+ * what it expects, and how long to keep checking. Scripts use Tab.expect.
+ * A RegExp travels as its source and flags; the host matches it with an
+ * engine that has the usual syntax but no lookaround or backreferences.
+ */
+export interface ExpectRequest {
+  kind: "text" | "containsText" | "value" | "visible" | "hidden" | "checked" | "unchecked" | "count";
+  text?: string;
+  pattern?: { source: string; flags: string };
+  count?: number;
+  timeout?: number;
+}
+
+const WAIT_STATES: readonly string[] = ["visible", "hidden", "attached", "detached"];
+
+/** invalid is the TypeError of an argument the SDK refuses, with code "invalid" as the host's refusals have. */
+function invalid(message: string): TypeError {
+  return Object.assign(new TypeError(message), { code: "invalid" });
+}
+
+/** strictOptions checks an options object that takes only keys, and returns it without undefined keys. */
+function strictOptions(api: string, opts: unknown, keys: readonly string[]): Record<string, unknown> {
+  if (opts === undefined) return {};
+  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+    throw invalid(`${api}: options must be an object`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(opts)) {
+    if (v === undefined) continue;
+    if (!keys.includes(k)) throw invalid(`${api}: unknown key "${k}" in options (it takes ${keys.join(", ")})`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** readOptions checks ReadOptions and returns the copy sent to the host. */
+function readOptions(api: string, opts: unknown): ReadOptions {
+  const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
+  return timeout === undefined ? {} : { timeout };
+}
+
+/** textOf checks an expected text or RegExp and returns it as the host takes it. */
+function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "text" | "pattern"> {
+  if (typeof t === "string") return { text: t };
+  if (t instanceof RegExp) return { pattern: { source: t.source, flags: t.flags } };
+  throw invalid(`${api}: ${what} must be a string or a RegExp, got ${describeTarget(t)}`);
+}
+
+/**
+ * Expectations are the checks Tab.expect(target) offers, after
+ * Playwright's expect(locator). Each checks the page again and again
+ * until it holds, or its timeout (default 5 s) passes: then it rejects
+ * with an ExpectationError (code "expectation_failed") saying what was
+ * expected and what was last seen. The checking happens in the app, so
+ * one that holds at once costs what a reader does. A target not there
+ * yet is waited for like the rest; a wrong kind of element (the value of
+ * a link) rejects at once with "bad_target".
+ *
+ * ```ts
+ * await tab.click({ role: "button", name: "Save" });
+ * await tab.expect({ role: "status" }).toHaveText("Saved");
+ * ```
+ */
+export class Expectations {
+  readonly #tab: string;
+  readonly #target: Target;
+
+  /** Expectations on target in the tab with this ID; scripts get them from Tab.expect. */
+  constructor(tab: string, target: Target) {
+    this.#tab = tab;
+    this.#target = checkTarget("tab.expect", target);
+  }
+
+  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+    const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
+    if (timeout !== undefined) req.timeout = timeout;
+    await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req);
+  }
+
+  /**
+   * toHaveText expects the element's text (as Tab.text reads it) to be
+   * text, white space aside: runs of it count as one space, and none at
+   * either end. A RegExp need only match somewhere in the text.
+   */
+  async toHaveText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveText";
+    await this.#expect(api, { kind: "text", ...textOf(api, "the text", text) }, opts);
+  }
+
+  /** toContainText expects the element's text to contain text (white space aside), or to match a RegExp. */
+  async toContainText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toContainText";
+    await this.#expect(api, { kind: "containsText", ...textOf(api, "the text", text) }, opts);
+  }
+
+  /** toHaveValue expects the field to hold exactly value (as Tab.value reads it), or a value matching a RegExp. */
+  async toHaveValue(value: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveValue";
+    await this.#expect(api, { kind: "value", ...textOf(api, "the value", value) }, opts);
+  }
+
+  /** toBeVisible expects an element the target names to be shown, as Tab.visible reports it. */
+  async toBeVisible(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeVisible", { kind: "visible" }, opts);
+  }
+
+  /** toBeHidden expects no element the target names to be shown: none matches, or every match is hidden. */
+  async toBeHidden(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeHidden", { kind: "hidden" }, opts);
+  }
+
+  /** toBeChecked expects the checkbox, switch or radio button to be checked (or, with checked: false, not). */
+  async toBeChecked(opts: CheckedExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toBeChecked";
+    const { checked, ...rest } = strictOptions(api, opts, ["timeout", "checked"]);
+    const on = checkBool(api, "checked", checked) ?? true;
+    await this.#expect(api, { kind: on ? "checked" : "unchecked" }, rest);
+  }
+
+  /** toHaveCount expects count elements to match the target, hidden ones included, as Tab.count counts them. */
+  async toHaveCount(count: number, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveCount";
+    if (!Number.isSafeInteger(count) || count < 0) {
+      throw invalid(`${api}: the count must be a whole number, 0 or more, got ${String(count)}`);
+    }
+    await this.#expect(api, { kind: "count", count }, opts);
+  }
 }
 
 /** A kind of JavaScript dialog a page can open. */
@@ -459,6 +617,8 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
   switch (code) {
     case "not_committed":
       return new NotCommittedError(api, e.message, str(details.kept), init);
+    case "expectation_failed":
+      return new ExpectationError(api, e.message, init);
     case "eval_error": {
       const num = (v: unknown) => typeof v === "number" ? v : 0;
       return new EvaluateError(api, e.message, {
@@ -604,7 +764,15 @@ export class Tab implements AsyncDisposable {
   /**
    * waitFor resolves once an element matches the CSS selector, or once the
    * target names a visible element (as visible() reports it); it rejects
-   * with code "timeout" otherwise.
+   * with code "timeout" otherwise, saying what it last saw. opts.state
+   * waits for something else, as Playwright's locator.waitFor does:
+   * "hidden" (none matches, or every match is hidden), "attached" (some
+   * element matches, shown or hidden) or "detached" (none matches). A
+   * selector with a state is waited for as { selector }.
+   *
+   * ```ts
+   * await tab.waitFor({ role: "dialog" }, { state: "hidden", timeout: 3000 });
+   * ```
    */
   async waitFor(what: string | Target, opts: WaitForOptions = {}): Promise<void> {
     const api = "tab.waitFor";
@@ -615,65 +783,105 @@ export class Tab implements AsyncDisposable {
     } else {
       sent = checkTarget(api, what);
     }
-    const o = checkOptions(api, opts);
+    const o = strictOptions(api, opts, ["timeout", "state"]);
+    const out: WaitForOptions = {};
     const timeout = checkTimeout(api, o.timeout);
-    await hostCall("tab", "waitFor", api, this.id, this.id, sent, timeout === undefined ? {} : { timeout });
+    if (timeout !== undefined) out.timeout = timeout;
+    if (o.state !== undefined) {
+      if (typeof o.state !== "string" || !WAIT_STATES.includes(o.state)) {
+        throw invalid(
+          `${api}: state must be "visible", "hidden", "attached" or "detached", got ${describeTarget(o.state)}`,
+        );
+      }
+      out.state = o.state as WaitState;
+    }
+    await hostCall("tab", "waitFor", api, this.id, this.id, sent, out);
   }
 
   /**
    * text returns the text the target's element shows, with the line
    * breaks a person sees. Like every reader (text, value, attribute,
    * checked, visible, count) it needs only browser, reads the page without
-   * running its code, logs the target but never what it read, and does
-   * not wait: call waitFor first for what appears later. On a page outside
-   * the script's sites= it rejects with "site_not_allowed".
+   * running its code, and logs the target but never what it read. On a
+   * page outside the script's sites= it rejects with "site_not_allowed".
+   *
+   * text, value, attribute and checked wait for their target to be there,
+   * up to opts.timeout (default 5 s), so a page still rendering just works;
+   * then they reject with the reason ("not_found", or "ambiguous" when
+   * several elements match). visible and count answer at once: they are
+   * questions about the page now. To wait for a change, use expect.
    */
-  async text(target: Target): Promise<string> {
+  async text(target: Target, opts: ReadOptions = {}): Promise<string> {
     const api = "tab.text";
-    return await hostCall<string>("tab", "text", api, this.id, this.id, checkTarget(api, target));
+    const t = checkTarget(api, target);
+    return await hostCall<string>("tab", "text", api, this.id, this.id, t, readOptions(api, opts));
   }
 
   /**
    * value returns what the target's field holds: an input's or textarea's
    * value, a select's chosen label, an editable element's text. Any other
    * element rejects with code "bad_target". Disabled and hidden fields can
-   * be read too.
+   * be read too. It waits for the field as text does.
    */
-  async value(target: Target): Promise<string> {
+  async value(target: Target, opts: ReadOptions = {}): Promise<string> {
     const api = "tab.value";
-    return await hostCall<string>("tab", "value", api, this.id, this.id, checkTarget(api, target));
+    const t = checkTarget(api, target);
+    return await hostCall<string>("tab", "value", api, this.id, this.id, t, readOptions(api, opts));
   }
 
-  /** attribute returns the named attribute of the target's element, or null when it has none. */
-  async attribute(target: Target, name: string): Promise<string | null> {
+  /**
+   * attribute returns the named attribute of the target's element, or null
+   * when it has none. It waits for the element as text does.
+   */
+  async attribute(target: Target, name: string, opts: ReadOptions = {}): Promise<string | null> {
     const api = "tab.attribute";
     checkString(api, "the attribute name", name);
     if (name === "") throw new TypeError(`${api}: the attribute name is empty`);
     const t = checkTarget(api, target);
-    const v = await hostCall<string | null | undefined>("tab", "attribute", api, this.id, this.id, t, name);
+    const o = readOptions(api, opts);
+    const v = await hostCall<string | null | undefined>("tab", "attribute", api, this.id, this.id, t, name, o);
     return v ?? null;
   }
 
-  /** checked reports whether the target's checkbox, switch or radio button is checked ("bad_target" for anything else). */
-  async checked(target: Target): Promise<boolean> {
+  /**
+   * checked reports whether the target's checkbox, switch or radio button
+   * is checked ("bad_target" for anything else). It waits for the element
+   * as text does.
+   */
+  async checked(target: Target, opts: ReadOptions = {}): Promise<boolean> {
     const api = "tab.checked";
-    return await hostCall<boolean>("tab", "checked", api, this.id, this.id, checkTarget(api, target));
+    const t = checkTarget(api, target);
+    return await hostCall<boolean>("tab", "checked", api, this.id, this.id, t, readOptions(api, opts));
   }
 
   /**
    * visible reports whether an element the target names is shown: false
    * when none matches or every match is hidden, true when any is shown
-   * (disabled ones included).
+   * (disabled ones included). It answers at once, without waiting.
    */
   async visible(target: Target): Promise<boolean> {
     const api = "tab.visible";
     return await hostCall<boolean>("tab", "visible", api, this.id, this.id, checkTarget(api, target));
   }
 
-  /** count returns how many elements the target matches, hidden ones included. */
+  /** count returns how many elements the target matches, hidden ones included. It answers at once, without waiting. */
   async count(target: Target): Promise<number> {
     const api = "tab.count";
     return await hostCall<number>("tab", "count", api, this.id, this.id, checkTarget(api, target));
+  }
+
+  /**
+   * expect returns the retrying checks on the target (see Expectations):
+   *
+   * ```ts
+   * await tab.expect({ role: "status" }).toHaveText("Saved");
+   * await tab.expect({ selector: ".row" }).toHaveCount(3, { timeout: 10_000 });
+   * ```
+   *
+   * A target that is not one throws a TypeError here, at once.
+   */
+  expect(target: Target): Expectations {
+    return new Expectations(this.id, target);
   }
 
   /**

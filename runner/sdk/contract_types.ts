@@ -14,6 +14,14 @@ export interface DialogAnswers {
   beforeunload?: "accept" | "dismiss" | DialogAnswer;
 }
 
+export interface Expectation {
+  kind?: string;
+  text?: string;
+  pattern?: TextPattern;
+  count?: number;
+  timeout?: number;
+}
+
 export interface FieldState {
   value?: string;
   invalid?: boolean;
@@ -76,6 +84,10 @@ export interface ProgressEvent {
   fraction?: number;
 }
 
+export interface ReadOptions {
+  timeout?: number;
+}
+
 export interface Response {
   status?: number;
   url?: string;
@@ -100,6 +112,12 @@ export interface TabInfo {
   title?: string;
 }
 
+export interface TextPattern {
+  source?: string;
+  flags?: string;
+}
+
 export interface WaitForOptions {
   timeout?: number;
+  state?: string;
 }

@@ -81,6 +81,8 @@ export class StepTimeoutError extends Error {
  *   tab.setFiles was given a file outside its read= grants
  * - site_not_allowed: the tab's page is outside the script's sites= list
  * - timeout: the wait or action ran out of time
+ * - expectation_failed: what tab.expect checked did not come true in time
+ *   (ExpectationError)
  * - navigation: the page failed to load, or navigated away mid-action
  * - not_found: no element matches the target, no such tab, or no such file
  * - closed: the tab was closed
@@ -126,6 +128,7 @@ export type TabErrorCode =
   | "navigation_blocked"
   | "navigation"
   | "timeout"
+  | "expectation_failed"
   | "closed"
   | "eval_error"
   | "not_serializable"
@@ -216,5 +219,24 @@ export class EvaluateError extends TabError {
     this.remoteMessage = remote.message;
     this.line = remote.line;
     this.column = remote.column;
+  }
+}
+
+/**
+ * ExpectationError reports a check of tab.expect that did not come true
+ * before its timeout: the message says what was expected and what the
+ * page last showed, such as `expected text "Saved" in role "status", last
+ * seen "Saving…" (waited 5 s)`.
+ */
+export class ExpectationError extends TabError {
+  declare readonly code: "expectation_failed";
+
+  constructor(
+    api: string,
+    message: string,
+    init: { tab?: string; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super("expectation_failed", api, message, init);
+    this.name = "ExpectationError";
   }
 }

@@ -2,7 +2,15 @@
 // of every action, and failures a test scripts per method, tab or target.
 // It answers the same host calls (tabs, tab, pageJs, forms) the app does.
 
-import type { DialogAnswer, DialogPolicy, DialogType, NavigationResponse, Target } from "./browser.ts";
+import type {
+  DialogAnswer,
+  DialogPolicy,
+  DialogType,
+  ExpectRequest,
+  NavigationResponse,
+  Target,
+  WaitForOptions,
+} from "./browser.ts";
 import { resolvePath } from "./path.ts";
 import { siteAllowed } from "./rules.ts";
 import { served } from "./served.ts";
@@ -41,6 +49,7 @@ export type FakeMethod =
   | "checked"
   | "visible"
   | "count"
+  | "expect"
   | "setFiles"
   | "onDialog"
   | "dialog";
@@ -56,12 +65,13 @@ export interface FakeAction {
   method: FakeMethod;
   /** The tab's ID. */
   tab: string;
-  /** The target of a form action, reader or press, or { selector } for waitFor given a selector. */
+  /** The target of a form action, reader, expect or press, or { selector } for waitFor given a selector. */
   target?: Target;
   /**
    * What fill typed, select chose (a list, for several), check set, press
-   * pressed, goto and open loaded, setFiles set (the paths as given), or
-   * the type of a dialog.
+   * pressed, goto and open loaded, setFiles set (the paths as given), the
+   * type of a dialog, the state a waitFor was given, or the kind of check
+   * of an expect ("text", "visible", …).
    */
   value?: string | boolean | string[];
   /** Whether the call was a dry run. */
@@ -113,7 +123,10 @@ export interface FakeBrowserOptions {
    * count): gets the tab, the reader, the target and, for attribute, the
    * name, and returns what the page would show. Default: value and checked
    * answer what fill, select or check last committed to the target (or
-   * FakeTab.setValue gave it); the others fail, saying so.
+   * FakeTab.setValue gave it); the others fail, saying so. tab.expect
+   * asks it again and again, every 20 ms, until its check holds or its
+   * timeout passes; an error with code "not_found" counts as no element
+   * there yet. The fake's readers answer at once: they do not wait.
    */
   read?: (tab: FakeTab, reader: FakeReader, target: Target, name?: string) => unknown;
   /**
@@ -393,13 +406,85 @@ export class FakeBrowser {
 
   /** reader answers one reader call, as a page action (held to sites=). */
   #reader(id: string, reader: FakeReader, target: Target, name?: string): unknown {
-    return this.#act(id, { method: reader, target }, true, undefined, (tab) => {
-      if (this.#opts.read) return this.#opts.read(tab, reader, target, name);
-      const v = tab.value(target);
-      if (reader === "value") return typeof v === "string" ? v : Array.isArray(v) ? (v[0] ?? "") : "";
-      if (reader === "checked") return v === true;
-      throw new Error(`the fake host has no page to run tab.${reader} on: pass read to installFakeHost`);
-    });
+    return this.#act(
+      id,
+      { method: reader, target },
+      true,
+      undefined,
+      (tab) => this.#readPage(tab, reader, target, name),
+    );
+  }
+
+  /** readPage is what the page shows to reader: the read option's answer, or the fake's own. */
+  #readPage(tab: FakeTab, reader: FakeReader, target: Target, name?: string): unknown {
+    if (this.#opts.read) return this.#opts.read(tab, reader, target, name);
+    const v = tab.value(target);
+    if (reader === "value") return typeof v === "string" ? v : Array.isArray(v) ? (v[0] ?? "") : "";
+    if (reader === "checked") return v === true;
+    throw new Error(`the fake host has no page to run tab.${reader} on: pass read to installFakeHost`);
+  }
+
+  /** expect checks e on target as the app does: again and again until it holds or its timeout passes. */
+  async #expect(tab: FakeTab, target: Target, e: ExpectRequest): Promise<void> {
+    const reader: FakeReader = e.kind === "text" || e.kind === "containsText"
+      ? "text"
+      : e.kind === "value"
+      ? "value"
+      : e.kind === "checked" || e.kind === "unchecked"
+      ? "checked"
+      : e.kind === "count"
+      ? "count"
+      : "visible";
+    const space = (s: string) => s.split(/\s+/).filter((w) => w !== "").join(" ");
+    const re = e.pattern ? new RegExp(e.pattern.source, e.pattern.flags.replace(/[gy]/g, "")) : undefined;
+    const check = (v: unknown): [boolean, string] => {
+      switch (e.kind) {
+        case "text":
+        case "containsText":
+        case "value": {
+          const s = String(v);
+          const held = re
+            ? re.test(s)
+            : e.kind === "value"
+            ? s === e.text
+            : e.kind === "text"
+            ? space(s) === space(e.text ?? "")
+            : space(s).includes(space(e.text ?? ""));
+          return [held, JSON.stringify(s)];
+        }
+        case "checked":
+        case "unchecked":
+          return [(v === true) === (e.kind === "checked"), v === true ? "checked" : "not checked"];
+        case "visible":
+        case "hidden":
+          return [(v === true) === (e.kind === "visible"), v === true ? "visible" : "not visible"];
+        case "count":
+          return [v === e.count, `${String(v)} elements match`];
+      }
+      return [false, ""];
+    };
+    const ms = e.timeout ?? 5000;
+    const start = Date.now();
+    for (;;) {
+      let seen: string;
+      try {
+        const [held, s] = check(this.#readPage(tab, reader, target));
+        if (held) return;
+        seen = s;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== "not_found") throw err;
+        seen = "no element matches";
+      }
+      const left = start + ms - Date.now();
+      if (left <= 0) {
+        const want = e.pattern ? `/${e.pattern.source}/${e.pattern.flags}` : JSON.stringify(e.text ?? e.count);
+        throw hostError({
+          code: "expectation_failed",
+          message: `expected ${e.kind} ${want} in ${JSON.stringify(target)}, last seen ${seen} (waited ${ms} ms)`,
+        });
+      }
+      await new Promise((r) => setTimeout(r, Math.min(20, left)));
+    }
   }
 
   /** api returns the host objects the fake serves: tabs, tab, pageJs and forms. */
@@ -466,10 +551,10 @@ export class FakeBrowser {
               }),
           )
         ),
-        waitFor: served((id: string, what: string | Target) =>
+        waitFor: served((id: string, what: string | Target, o?: WaitForOptions) =>
           this.#act(
             id,
-            { method: "waitFor", target: typeof what === "string" ? { selector: what } : what },
+            { method: "waitFor", target: typeof what === "string" ? { selector: what } : what, value: o?.state },
             false,
             undefined,
             () => {},
@@ -481,6 +566,15 @@ export class FakeBrowser {
         checked: served((id: string, target: Target) => this.#reader(id, "checked", target)),
         visible: served((id: string, target: Target) => this.#reader(id, "visible", target)),
         count: served((id: string, target: Target) => this.#reader(id, "count", target)),
+        expect: served((id: string, target: Target, e: ExpectRequest) =>
+          this.#act(
+            id,
+            { method: "expect", target, value: e.kind },
+            true,
+            undefined,
+            (tab) => this.#expect(tab, target, e),
+          )
+        ),
         screenshot: served((id: string) =>
           this.#act(id, { method: "screenshot" }, false, undefined, () => PNG.slice())
         ),

@@ -51,25 +51,30 @@ import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
 
-export { Tab, tabs } from "./browser.ts";
+export { Expectations, Tab, tabs } from "./browser.ts";
 export type {
+  CheckedExpectOptions,
   DialogAnswer,
   DialogPolicy,
   DialogType,
+  ExpectOptions,
   FieldState,
   FormOptions,
   NavigationOptions,
   NavigationResponse,
   OpenOptions,
   PressOptions,
+  ReadOptions,
   ScreenshotOptions,
   Target,
   WaitForOptions,
+  WaitState,
   WaitUntil,
 } from "./browser.ts";
 export {
   CancelledError,
   EvaluateError,
+  ExpectationError,
   NoHostError,
   NotCommittedError,
   NotGrantedError,

@@ -1,0 +1,493 @@
+package cdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tranquil/automation/errcode"
+)
+
+// Waiting for a state and checking a condition again and again, in the
+// page, until it holds: the waits of tab.waitFor and the retrying
+// expectations of tab.expect. Both poll with the readers' own lookups,
+// so a condition that holds at once costs one look.
+
+// WaitState is a state [Tab.WaitState] waits for, as Playwright's
+// locator.waitFor names them.
+type WaitState string
+
+const (
+	// StateVisible: an element the locator names is shown (disabled ones
+	// count), as [Tab.IsVisible] reports it.
+	StateVisible WaitState = "visible"
+	// StateHidden: none matches, or every match is hidden.
+	StateHidden WaitState = "hidden"
+	// StateAttached: some element matches, shown or hidden.
+	StateAttached WaitState = "attached"
+	// StateDetached: no element matches.
+	StateDetached WaitState = "detached"
+)
+
+// WaitState waits until the elements loc names are in state s, or ctx
+// ends: then a *WaitTimeoutError says what was last seen. It is a page
+// action, logged as a waitFor, and survives navigations: each check looks
+// at the document shown then.
+func (fm *forms) WaitState(ctx context.Context, loc Locator, s WaitState) error {
+	if err := loc.validate(); err != nil {
+		return err
+	}
+	switch s {
+	case StateVisible, StateHidden, StateAttached, StateDetached:
+	default:
+		return &LocatorError{Code: errcode.Invalid, Target: loc.String(), Message: fmt.Sprintf("no state %q: wait for visible, hidden, attached or detached", string(s))}
+	}
+	what := loc.String()
+	return fm.p.act(ctx, "waitFor", what, false, func(ctx context.Context) error {
+		start := time.Now()
+		var seen string
+		err := fm.poll(ctx, func(ctx context.Context) (bool, error) {
+			held, now, err := fm.inState(ctx, loc, s)
+			if err == nil {
+				seen = now // a check cut short by ctx saw nothing
+			}
+			return held, err
+		})
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			w := fmt.Sprintf("%s to be %s", what, s)
+			if seen != "" {
+				w += fmt.Sprintf(" (waited %s; last seen: %s)", waited(time.Since(start)), seen)
+			}
+			return &WaitTimeoutError{What: w, Err: ctx.Err()}
+		}
+		return err
+	})
+}
+
+// inState reports whether loc's elements are in state s, and when not,
+// what they are instead.
+func (fm *forms) inState(ctx context.Context, loc Locator, s WaitState) (bool, string, error) {
+	switch s {
+	case StateAttached, StateDetached:
+		n, err := fm.count(ctx, loc)
+		if err != nil {
+			return false, "", err
+		}
+		if (n > 0) == (s == StateAttached) {
+			return true, "", nil
+		}
+		return false, matches(n), nil
+	}
+	shown, err := fm.shown(ctx, loc)
+	if err != nil {
+		return false, "", err
+	}
+	if (shown > 0) == (s == StateVisible) {
+		return true, "", nil
+	}
+	switch shown {
+	case 0:
+		n, err := fm.count(ctx, loc)
+		if err != nil || n == 0 {
+			return false, matches(0), err
+		}
+		return false, matches(n) + ", none visible", nil
+	case 1:
+		return false, "1 visible element matches", nil
+	}
+	return false, "more than one visible element matches", nil
+}
+
+// shown tells how many elements loc names are shown: 0, 1, or 2 for
+// more than one. A disabled element is shown.
+func (fm *forms) shown(ctx context.Context, loc Locator) (int, error) {
+	_, err := fm.Resolve(ctx, loc)
+	switch {
+	case err == nil, errors.Is(err, errcode.Disabled):
+		return 1, nil
+	case errors.Is(err, errcode.Ambiguous):
+		return 2, nil
+	case errors.Is(err, errcode.Hidden), errors.Is(err, errcode.NotFound):
+		return 0, nil
+	}
+	return 0, err
+}
+
+// matches says how many elements match.
+func matches(n int) string {
+	switch n {
+	case 0:
+		return "no element matches"
+	case 1:
+		return "1 element matches"
+	}
+	return strconv.Itoa(n) + " elements match"
+}
+
+// poll checks cond until it holds, fails (its error: waiting cannot mend
+// it), or ctx ends (ctx's error). The pauses between checks are short at
+// first, then ease off.
+func (fm *forms) poll(ctx context.Context, cond func(ctx context.Context) (bool, error)) error {
+	for i := 0; ; i++ {
+		held, err := cond(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if held {
+			return nil
+		}
+		d := waitBackoff[min(i, len(waitBackoff)-1)]
+		if d == 0 {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		tm := time.NewTimer(d)
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			tm.Stop()
+			return ctx.Err()
+		case <-fm.p.Done():
+			tm.Stop()
+			return fm.p.Err()
+		}
+	}
+}
+
+// ExpectKind names what [Tab.Expect] checks.
+type ExpectKind string
+
+const (
+	// ExpectText: the element's text (as [Tab.Text] reads it) is
+	// Expectation.Text, white space aside (runs of it count as one space,
+	// and none at either end), or matches Expectation.Pattern.
+	ExpectText ExpectKind = "text"
+	// ExpectContainsText: the text contains Expectation.Text, white space
+	// aside, or matches Expectation.Pattern.
+	ExpectContainsText ExpectKind = "containsText"
+	// ExpectValue: the field holds exactly Expectation.Text (as
+	// [Tab.Value] reads it), or a value matching Expectation.Pattern.
+	ExpectValue ExpectKind = "value"
+	// ExpectVisible: an element the locator names is shown.
+	ExpectVisible ExpectKind = "visible"
+	// ExpectHidden: none is shown, or none matches.
+	ExpectHidden ExpectKind = "hidden"
+	// ExpectChecked: the checkbox, switch or radio button is checked.
+	ExpectChecked ExpectKind = "checked"
+	// ExpectUnchecked: it is not checked.
+	ExpectUnchecked ExpectKind = "unchecked"
+	// ExpectCount: Expectation.Count elements match, hidden ones
+	// included, as [Tab.Count] counts them.
+	ExpectCount ExpectKind = "count"
+)
+
+// Expectation is a condition on the elements a locator names.
+type Expectation struct {
+	Kind ExpectKind
+	// Text is the text or value expected, unless Pattern is set.
+	Text string
+	// Pattern, when set, is what the text or value must match.
+	Pattern *Pattern
+	// Count is the number of elements ExpectCount expects.
+	Count int
+}
+
+// describe says what e expects of the elements target names.
+func (e Expectation) describe(target string) string {
+	text := strconv.Quote(e.Text)
+	if e.Pattern != nil {
+		text = "matching " + e.Pattern.shown
+	}
+	switch e.Kind {
+	case ExpectText:
+		return fmt.Sprintf("text %s in %s", text, target)
+	case ExpectContainsText:
+		if e.Pattern == nil {
+			text = "containing " + text
+		}
+		return fmt.Sprintf("text %s in %s", text, target)
+	case ExpectValue:
+		return fmt.Sprintf("value %s in %s", text, target)
+	case ExpectVisible:
+		return target + " to be visible"
+	case ExpectHidden:
+		return target + " to be hidden"
+	case ExpectChecked:
+		return target + " to be checked"
+	case ExpectUnchecked:
+		return target + " not to be checked"
+	case ExpectCount:
+		if e.Count == 1 {
+			return target + " to match 1 element"
+		}
+		return fmt.Sprintf("%s to match %d elements", target, e.Count)
+	}
+	return string(e.Kind)
+}
+
+// Pattern is a regular expression as a script writes one: a JavaScript
+// RegExp's source and flags, matched by Go's regexp, which has the same
+// syntax for what scripts mostly use (classes, groups, alternation,
+// anchors, counts) but no lookaround or backreferences.
+type Pattern struct {
+	re    *regexp.Regexp
+	shown string // as the script wrote it: /source/flags
+}
+
+// CompilePattern compiles a JavaScript RegExp's source and flags. The
+// flags i, m and s keep their meaning; g, y, d and u change nothing for a
+// match, so they are accepted and ignored. A pattern Go's regexp cannot
+// match, or another flag, is an *InvalidPatternError.
+func CompilePattern(source, flags string) (*Pattern, error) {
+	shown := "/" + source + "/" + flags
+	var inline string
+	for _, f := range flags {
+		switch f {
+		case 'i', 'm', 's':
+			if !strings.ContainsRune(inline, f) {
+				inline += string(f)
+			}
+		case 'g', 'y', 'd', 'u':
+		default:
+			return nil, &InvalidPatternError{Pattern: shown, Reason: fmt.Sprintf("the flag %q is not supported; use i, m, s, g, y, d or u", f)}
+		}
+	}
+	expr := jsEscapes(source)
+	if inline != "" {
+		expr = "(?" + inline + ")" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		reason := err.Error()
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			reason = fmt.Sprintf("%s at %s", se.Code, strconv.Quote(se.Expr))
+		}
+		return nil, &InvalidPatternError{Pattern: shown, Reason: reason + "; lookaround and backreferences are not supported"}
+	}
+	return &Pattern{re: re, shown: shown}, nil
+}
+
+// jsEscapes rewrites JavaScript's \uXXXX and \u{X…} escapes in a pattern
+// as \x{…}, the form Go's regexp reads.
+func jsEscapes(src string) string {
+	if !strings.Contains(src, `\u`) {
+		return src
+	}
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		if src[i] != '\\' || i+1 >= len(src) {
+			b.WriteByte(src[i])
+			continue
+		}
+		if src[i+1] == 'u' {
+			rest := src[i+2:]
+			if j := strings.IndexByte(rest, '}'); strings.HasPrefix(rest, "{") && j > 1 && isHex(rest[1:j]) {
+				b.WriteString(`\x{` + rest[1:j] + "}")
+				i += 2 + j
+				continue
+			}
+			if len(rest) >= 4 && isHex(rest[:4]) {
+				b.WriteString(`\x{` + rest[:4] + "}")
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(src[i : i+2])
+		i++
+	}
+	return b.String()
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// String is the pattern as the script wrote it.
+func (p *Pattern) String() string { return p.shown }
+
+// InvalidPatternError is a pattern [CompilePattern] cannot use. Its code
+// is invalid.
+type InvalidPatternError struct {
+	Pattern string
+	Reason  string
+}
+
+func (e *InvalidPatternError) Error() string {
+	return fmt.Sprintf("the pattern %s cannot be matched: %s", e.Pattern, e.Reason)
+}
+
+// ErrorCode is invalid.
+func (e *InvalidPatternError) ErrorCode() errcode.Code { return errcode.Invalid }
+
+// Is matches errcode.Invalid.
+func (e *InvalidPatternError) Is(target error) bool { return target == error(errcode.Invalid) }
+
+// ExpectationError is an expectation that did not hold before its time
+// ran out. Its code is expectation_failed.
+type ExpectationError struct {
+	// Expected says what was expected, target included: `text "Saved"
+	// in role "status"`.
+	Expected string
+	// Seen is what the last check found: a quoted text, or words such
+	// as "no element matches".
+	Seen string
+	// Waited is how long the expectation was checked.
+	Waited time.Duration
+}
+
+func (e *ExpectationError) Error() string {
+	sep := ", last seen: "
+	if strings.HasPrefix(e.Seen, `"`) {
+		sep = ", last seen "
+	}
+	return fmt.Sprintf("expected %s%s%s (waited %s)", e.Expected, sep, e.Seen, waited(e.Waited))
+}
+
+// ErrorCode is expectation_failed.
+func (e *ExpectationError) ErrorCode() errcode.Code { return errcode.ExpectationFailed }
+
+// Is matches errcode.ExpectationFailed.
+func (e *ExpectationError) Is(target error) bool { return target == error(errcode.ExpectationFailed) }
+
+// waited words a wait for people: "300 ms", "5 s", "2.5 s".
+func waited(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s"
+}
+
+// Expect checks e against the elements loc names until it holds or ctx
+// ends, then fails with an *ExpectationError saying what was last seen
+// (a *WaitTimeoutError when ctx was cancelled rather than timed out).
+// Waiting for the target is part of it: not found and several matches
+// are what was seen. A target of the wrong kind (a value of a link), a
+// page outside the tab's sites or a stale ref fail at once. It is a page
+// action, logged as an expect with the target only, never the text.
+func (fm *forms) Expect(ctx context.Context, loc Locator, e Expectation) error {
+	if err := loc.validate(); err != nil {
+		return err
+	}
+	what := loc.String()
+	cond, err := fm.condition(loc, e)
+	if err != nil {
+		return err
+	}
+	return fm.p.act(ctx, "expect", what, false, func(ctx context.Context) error {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, DefaultReadWait)
+			defer cancel()
+		}
+		start := time.Now()
+		var seen string
+		err := fm.poll(ctx, func(ctx context.Context) (bool, error) {
+			held, now, err := cond(ctx)
+			if err == nil {
+				seen = now // a check cut short by ctx saw nothing
+			}
+			return held, err
+		})
+		if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+			return err
+		}
+		if errors.Is(ctx.Err(), context.Canceled) || seen == "" {
+			return &WaitTimeoutError{What: e.describe(what), Err: ctx.Err()}
+		}
+		return &ExpectationError{Expected: e.describe(what), Seen: seen, Waited: time.Since(start)}
+	})
+}
+
+// condition is one check of e: whether it holds, and what was seen.
+func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context) (bool, string, error), error) {
+	byRef := loc.Ref != ""
+	// read reads what into out; a target not there (yet) is what was seen.
+	read := func(ctx context.Context, what string, out any) (string, error) {
+		err := fm.read(ctx, loc, what, "", out)
+		var le *LocatorError
+		if err != nil && readable(err, byRef) && errors.As(err, &le) {
+			if le.Code == errcode.Ambiguous {
+				return "more than one element matches", nil
+			}
+			return matches(0), nil
+		}
+		return "", err
+	}
+	switch e.Kind {
+	case ExpectText, ExpectContainsText, ExpectValue:
+		what := "text"
+		if e.Kind == ExpectValue {
+			what = "value"
+		}
+		want := e.Text
+		if e.Kind != ExpectValue {
+			want = normalizeSpace(want)
+		}
+		return func(ctx context.Context) (bool, string, error) {
+			var s string
+			if seen, err := read(ctx, what, &s); seen != "" || err != nil {
+				return false, seen, err
+			}
+			var held bool
+			switch {
+			case e.Pattern != nil:
+				held = e.Pattern.re.MatchString(s)
+			case e.Kind == ExpectValue:
+				held = s == want
+			case e.Kind == ExpectText:
+				held = normalizeSpace(s) == want
+			default:
+				held = strings.Contains(normalizeSpace(s), want)
+			}
+			return held, strconv.Quote(shorten(s, 200)), nil
+		}, nil
+	case ExpectChecked, ExpectUnchecked:
+		return func(ctx context.Context) (bool, string, error) {
+			var on bool
+			if seen, err := read(ctx, "checked", &on); seen != "" || err != nil {
+				return false, seen, err
+			}
+			if on {
+				return e.Kind == ExpectChecked, "checked", nil
+			}
+			return e.Kind == ExpectUnchecked, "not checked", nil
+		}, nil
+	case ExpectVisible, ExpectHidden:
+		s := StateVisible
+		if e.Kind == ExpectHidden {
+			s = StateHidden
+		}
+		return func(ctx context.Context) (bool, string, error) { return fm.inState(ctx, loc, s) }, nil
+	case ExpectCount:
+		if e.Count < 0 {
+			return nil, &LocatorError{Code: errcode.Invalid, Target: loc.String(), Message: "a count cannot be negative"}
+		}
+		return func(ctx context.Context) (bool, string, error) {
+			n, err := fm.count(ctx, loc)
+			return n == e.Count, matches(n), err
+		}, nil
+	}
+	return nil, &LocatorError{Code: errcode.Invalid, Target: loc.String(), Message: fmt.Sprintf("nothing to expect called %q", string(e.Kind))}
+}
+
+// normalizeSpace makes each run of white space one space and trims both
+// ends, as a person reads text.
+func normalizeSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,125 @@
+// Tab.expect, the readers' timeouts and waitFor's states, against the
+// fake host: what the SDK sends, what it refuses before sending, and the
+// fake's own retrying.
+
+import { ExpectationError, Expectations, Tab, TabError, tabs } from "./mod.ts";
+import { type FakeHostOptions, installFakeHost } from "./testing.ts";
+import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
+
+const PAGE = "https://shop.example/cart";
+
+function oneTab(read?: FakeHostOptions["read"]) {
+  return installFakeHost({ permissions: "browser", tabs: [{ url: PAGE }], read });
+}
+
+Deno.test("expectations pass once the page shows what they expect", async () => {
+  let text = "Saving…";
+  setTimeout(() => text = "  Saved\n at 10:00 ", 60);
+  using host = oneTab((_tab, reader, target) => {
+    switch (reader) {
+      case "text":
+        return text;
+      case "value":
+        return "ada@example.com";
+      case "checked":
+        return text !== "Saving…";
+      case "visible":
+        return "role" in target;
+      case "count":
+        return 3;
+    }
+  });
+  const tab = await tabs.active();
+  const status = tab.expect({ role: "status" });
+  assert(status instanceof Expectations);
+  await status.toHaveText("Saved at 10:00", { timeout: 2000 });
+  await status.toHaveText(/^\s*saved/i);
+  await status.toContainText("at 10");
+  await tab.expect({ label: "Email" }).toHaveValue("ada@example.com");
+  await tab.expect({ label: "Email" }).toHaveValue(/@example\.com$/);
+  await tab.expect({ label: "Agree" }).toBeChecked();
+  await tab.expect({ role: "dialog" }).toBeVisible();
+  await tab.expect({ selector: "#gone" }).toBeHidden();
+  await tab.expect({ selector: "li" }).toHaveCount(3);
+  const expects = host.browser.actions.filter((a) => a.method === "expect");
+  assertEquals(expects.map((a) => a.value), [
+    "text",
+    "text",
+    "containsText",
+    "value",
+    "value",
+    "checked",
+    "visible",
+    "hidden",
+    "count",
+  ]);
+  assert(expects.every((a) => a.outcome === "ok"));
+});
+
+Deno.test("an expectation that never holds rejects with an ExpectationError saying what it saw", async () => {
+  using _host = oneTab(() => "Saving…");
+  const tab = await tabs.active();
+  const start = Date.now();
+  const e = await assertRejects(() => tab.expect({ role: "status" }).toHaveText("Saved", { timeout: 100 }));
+  assert(Date.now() - start >= 90, "it kept checking until its timeout");
+  assert(e instanceof ExpectationError && e instanceof TabError, String(e));
+  assertEquals([e.code, e.api, e.name], ["expectation_failed", "tab.expect", "ExpectationError"]);
+  assert(e.message.includes(`"Saving…"`), e.message);
+});
+
+Deno.test("readers take a timeout and waitFor a state", async () => {
+  using host = oneTab(() => "x");
+  const tab = await tabs.active();
+  await tab.text({ testId: "t" }, { timeout: 250 });
+  await tab.waitFor({ role: "dialog" }, { state: "hidden", timeout: 1000 });
+  await tab.waitFor("#x");
+  assertEquals(
+    host.browser.actions.map((a) => [a.method, a.value]),
+    [["text", undefined], ["waitFor", "hidden"], ["waitFor", undefined]],
+  );
+});
+
+Deno.test("the SDK refuses bad arguments to expect, the readers and waitFor before calling the host", async () => {
+  using host = oneTab(() => "x");
+  const tab = await tabs.active();
+  const status = tab.expect({ role: "status" });
+  const cases: [() => Promise<unknown>, string][] = [
+    [() => tab.text({ testId: "t" }, { timout: 5 } as never), 'unknown key "timout"'],
+    [() => tab.value({ testId: "t" }, { timeout: -1 }), "timeout must be a positive"],
+    [() => tab.attribute({ testId: "t" }, "href", { wait: true } as never), 'unknown key "wait"'],
+    [() => tab.checked({ testId: "t" }, null as never), "options must be an object"],
+    [
+      () => tab.waitFor("#x", { state: "gone" as never }),
+      'state must be "visible", "hidden", "attached" or "detached"',
+    ],
+    [() => tab.waitFor("#x", { visible: true } as never), 'unknown key "visible"'],
+    [() => status.toHaveText(5 as never), "the text must be a string or a RegExp"],
+    [() => status.toHaveText("x", { timeout: 0 }), "timeout must be a positive"],
+    [() => status.toHaveText("x", { retries: 3 } as never), 'unknown key "retries"'],
+    [() => status.toBeChecked({ checked: "yes" as never }), "checked must be true or false"],
+    [() => status.toBeVisible({ checked: true } as never), 'unknown key "checked"'],
+    [() => status.toHaveCount(-1), "the count must be a whole number"],
+    [() => status.toHaveCount(1.5), "the count must be a whole number"],
+  ];
+  for (const [call, why] of cases) {
+    const e = await assertRejects(call);
+    assert((e instanceof TypeError || e instanceof RangeError) && e.message.includes(why), `${why}: ${e.message}`);
+    if (why.startsWith("unknown key")) assertEquals((e as { code?: unknown }).code, "invalid", why);
+  }
+  let thrown: unknown;
+  try {
+    tab.expect({ css: "#x" } as never);
+  } catch (e) {
+    thrown = e;
+  }
+  assert(thrown instanceof TypeError, "a bad target is refused at once");
+  assertEquals(host.browser.actions, []);
+});
+
+Deno.test("a closed tab's expectation rejects with the tab's error", async () => {
+  using host = oneTab(() => "x");
+  const tab = new Tab("tab-1");
+  host.browser.tab("tab-1")!.closed = true;
+  const e = await assertRejects(() => tab.expect({ role: "status" }).toBeVisible());
+  assert(e instanceof TabError && e.code === "closed", String(e));
+});
