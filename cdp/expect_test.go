@@ -106,8 +106,12 @@ func TestExpectTimesOutWithWhatWasSeen(t *testing.T) {
 			`expected label "Agree" not to be checked, last seen: checked`},
 		{Locator{Selector: ".row"}, Expectation{Kind: ExpectCount, Count: 2},
 			`expected selector ".row" to match 2 elements, last seen: 3 elements match`},
+		// A role is what the accessibility tree shows: a dialog hidden
+		// with display: none has none.
 		{Locator{Role: "dialog"}, Expectation{Kind: ExpectVisible},
-			`expected role "dialog" to be visible, last seen: 1 element matches, none visible`},
+			`expected role "dialog" to be visible, last seen: no element matches`},
+		{Locator{Selector: "[role=dialog]"}, Expectation{Kind: ExpectVisible},
+			`expected selector "[role=dialog]" to be visible, last seen: 1 element matches, none visible`},
 		{Locator{Selector: "#banner"}, Expectation{Kind: ExpectVisible},
 			`last seen: no element matches`},
 		{Locator{Role: "button", Name: "Late"}, Expectation{Kind: ExpectHidden},
