@@ -32,6 +32,7 @@ type axState struct {
 	HasValue bool
 	Readonly bool
 	Expanded *bool
+	HasPopup string // "menu", "listbox", "dialog", …; "" for none
 }
 
 // checkable reports whether the tree operates the node as a checkbox,
@@ -156,6 +157,10 @@ func axStateFrom(n accessibility.AXNode) axState {
 		case "expanded":
 			b := str(&p.Value) == "true"
 			st.Expanded = &b
+		case "hasPopup":
+			if v := str(&p.Value); v != "false" {
+				st.HasPopup = v
+			}
 		}
 	}
 	return st

@@ -307,6 +307,12 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 // options its popup marks selected (a web component's own options), or
 // the text displayed in it or beside its filter input.
 //
+// A button that opens a dialog, popover, sheet or menu of choices built
+// only once open (Ionic's select in each of its forms, a menu button) is
+// clicked, the choice of that name clicked once it shows (a radio,
+// option or menu item), the dialog confirmed when it asks (OK, Done), and
+// the choice read back from the name the button then shows.
+//
 // With opts.Parts the dropdown is custom markup: a trusted click on the
 // trigger, then on the option whose text matches, and the value part (or
 // else what the target shows) is read back.
@@ -314,6 +320,12 @@ func (fm *forms) Select(ctx context.Context, loc Locator, option string, opts Fo
 	var shown string
 	err := fm.action(ctx, "select", loc, opts, func(ctx context.Context) (err error) {
 		shown, err = fm.choose(ctx, loc, []string{option}, false, opts)
+		if errors.Is(err, errcode.NotSelect) && opts.Parts == nil && !opts.DryRun {
+			// A button that opens a dialog or menu of choices.
+			if s, e := fm.choosePopup(ctx, loc, option); !errors.Is(e, errcode.NotSelect) {
+				shown, err = s, e
+			}
+		}
 		if !errors.Is(err, errcode.Ambiguous) || loc.Label == "" {
 			return err
 		}

@@ -290,3 +290,32 @@ func TestWidgetMultiSelectLabelInList(t *testing.T) {
 		}
 	}
 }
+
+// Ionic's select builds its list of choices only once opened, in one of
+// four forms (an alert, a popover, an action sheet, a modal): it is
+// opened, the choice clicked and the dialog confirmed as a person does,
+// and read back from what the select then shows.
+func TestWidgetIonicSelect(t *testing.T) {
+	libsDir(t)
+	for _, form := range []string{"alert", "popover", "action-sheet", "modal"} {
+		t.Run(form, func(t *testing.T) {
+			tab := newTabWith(t, libPage("/w-ion-select-"+form, []string{"@ionic/core/css/ionic.bundle.css", "module:@ionic/core/dist/ionic/ionic.esm.js"},
+				`<ion-app><ion-content><ion-list><ion-item><ion-select id=is label="Fruit" interface="`+form+`" placeholder="Pick one">
+<ion-select-option value=apple>Apple</ion-select-option><ion-select-option value=banana>Banana</ion-select-option>
+<ion-select-option value=cherry>Cherry</ion-select-option></ion-select></ion-item></ion-list></ion-content></ion-app>`, ``), TabOptions{})
+			ctx := tctx(t, 60*time.Second)
+			for _, c := range []struct{ label, value string }{{"Banana", "banana"}, {"Cherry", "cherry"}, {"Apple", "apple"}} {
+				got, err := tab.Select(ctx, Locator{Label: "Fruit"}, c.label, FormOptions{})
+				if err != nil {
+					t.Fatalf("select %s: %v", c.label, err)
+				}
+				if got != c.label {
+					t.Errorf("select %s read back %q", c.label, got)
+				}
+				if v := truth(t, tab, `() => document.getElementById("is").value`); v != `"`+c.value+`"` {
+					t.Fatalf("after choosing %s the select holds %s", c.label, v)
+				}
+			}
+		})
+	}
+}
