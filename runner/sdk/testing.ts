@@ -23,7 +23,11 @@
  * app would, and grants what the header declares; it refuses remote
  * imports the run could not load (a RemoteImportError: an @std module,
  * say, when the header has no import=) as the app refuses the run;
- * host.run() runs the script, from the top at every call. The header
+ * host.run() runs the script, from the top at every call, and is the one
+ * way to run it: a module runs once per test file, so a plain
+ * import("./script.ts") in a second test would run nothing, and the fake
+ * host refuses the script's calls from such an import (and every later
+ * installFakeHost for that script) with a StrayImportError. The header
  * rules are the app's own, checked against the Go code over its fuzz
  * corpora. Without a script it grants what a script with the
  * clipboard permission gets; pass permissions (a // @permissions line's
@@ -41,11 +45,11 @@
  *
  * Deno.test("keeps what the shop allows", async () => {
  *   using host = installFakeHost({
- *     permissions: "browser forms sites=shop.example",
+ *     script: import.meta.resolve("./order.ts"), // its header: // @permissions browser forms sites=shop.example
  *     tabs: [{ url: "https://shop.example/cart", title: "Cart" }],
  *     failures: [{ method: "fill", target: { label: "Quantity" }, error: { code: "not_committed", kept: "10" } }],
  *   });
- *   await import("./order.ts");
+ *   await host.run();
  *   const fills = host.browser.actions.filter((a) => a.method === "fill");
  *   if (fills[0]?.outcome !== "not_committed") throw new Error("the script never tried");
  * });
@@ -238,7 +242,6 @@ export class FakeHost implements Disposable {
   /** The script's header as the app read it, when installFakeHost was given a script. */
   readonly header: Header | undefined;
   readonly #script: URL | undefined;
-  #runs = 0;
   readonly #rt: Runtime;
   readonly #uninstall: () => void;
 
@@ -252,6 +255,7 @@ export class FakeHost implements Disposable {
     let scriptDir = opts.scriptDir ?? defaultDir();
     if (opts.script !== undefined) {
       this.#script = scriptUrl(opts.script);
+      if (strays.has(this.#script.href)) throw new StrayImportError(this.#script);
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
       this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
@@ -324,7 +328,7 @@ export class FakeHost implements Disposable {
         }),
       },
     };
-    this.#rt = new Runtime({
+    this.#rt = new FakeRuntime(this.#script, {
       runId: opts.runId ?? "test-run",
       scriptDir,
       trigger: opts.trigger,
@@ -345,7 +349,8 @@ export class FakeHost implements Disposable {
   async run(): Promise<void> {
     if (this.#script === undefined) throw new TypeError("installFakeHost was given no script to run");
     const url = new URL(this.#script);
-    url.searchParams.set("fake-run", String(++this.#runs));
+    // Unique across hosts: a second test's host must not get the first's module.
+    url.searchParams.set("fake-run", String(++fakeRuns));
     await import(url.href);
     await this.settled();
   }
@@ -395,6 +400,64 @@ export class FakeHost implements Disposable {
 
   [Symbol.dispose](): void {
     this.uninstall();
+  }
+}
+
+/**
+ * StrayImportError is thrown when the script given to installFakeHost was
+ * run by a plain import rather than host.run(): deno runs a module once per
+ * test file, so such a test would pass in one test and run nothing in the
+ * next. The script's calls from that import throw it, and so does every
+ * later installFakeHost for the same script.
+ */
+export class StrayImportError extends Error {
+  override name = "StrayImportError";
+  /** The script's file: URL. */
+  readonly script: string;
+  constructor(script: URL) {
+    super(
+      `${fromFileUrl(script)} was run by an import, not host.run(): a module runs once per test file, ` +
+        `so the next test's import would run nothing; call host.run() instead`,
+    );
+    this.script = script.href;
+  }
+}
+
+/** The runs of every fake host in this test file, for each run's module URL. */
+let fakeRuns = 0;
+
+/** The scripts a test ran by a plain import; see StrayImportError. */
+const strays = new Set<string>();
+
+/**
+ * FakeRuntime is the fake host's runtime: it refuses the calls of a
+ * script run by a plain import of its module instead of host.run(), whose
+ * frames name the module without run()'s query.
+ */
+class FakeRuntime extends Runtime {
+  readonly #script: URL | undefined;
+
+  constructor(script: URL | undefined, init: ConstructorParameters<typeof Runtime>[0]) {
+    super(init);
+    this.#script = script;
+  }
+
+  // deno-lint-ignore no-explicit-any
+  override capability(cap: Capability, api: string): any {
+    if (this.#script !== undefined) {
+      // V8's limit, which the DOM lib does not declare: the script's frame may be deep.
+      const v8 = Error as unknown as { stackTraceLimit: number };
+      const limit = v8.stackTraceLimit;
+      v8.stackTraceLimit = 100;
+      const stack = new Error().stack ?? "";
+      v8.stackTraceLimit = limit;
+      // A frame of the plain module is "<url>:line:col"; host.run()'s is "<url>?fake-run=N:line:col".
+      if (stack.includes(`${this.#script.href}:`)) {
+        strays.add(this.#script.href);
+        throw new StrayImportError(this.#script);
+      }
+    }
+    return super.capability(cap, api);
   }
 }
 

@@ -1,5 +1,12 @@
 import { config, context, NotGrantedError, tabs, ui } from "./mod.ts";
-import { HeaderError, installFakeHost, parsePermissions, RemoteImportError, UndeclaredImportError } from "./testing.ts";
+import {
+  HeaderError,
+  installFakeHost,
+  parsePermissions,
+  RemoteImportError,
+  StrayImportError,
+  UndeclaredImportError,
+} from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
 function script(text: string, files: Record<string, string> = {}): string {
@@ -79,6 +86,33 @@ Deno.test("run runs the script again each time", async () => {
   await host.run();
   assertEquals(host.notifications.length, 2);
   assertEquals(host.results, [1, 1]);
+});
+
+Deno.test("every test's host runs the script from the top", async () => {
+  const path = script(`// @permissions none\n${BODY}`);
+  for (let test = 1; test <= 3; test++) {
+    using host = installFakeHost({ script: path });
+    await host.run();
+    assertEquals(host.notifications.map((n) => n.message), ["ran"], `test ${test}`);
+  }
+});
+
+Deno.test("a script run by a plain import fails loudly, in that test and the next", async () => {
+  const path = script(`// @permissions none\n${BODY}`);
+  {
+    using host = installFakeHost({ script: path });
+    const e = await assertRejects(() => import(path));
+    assert(e instanceof StrayImportError, String(e));
+    assertEquals(host.notifications, []);
+  }
+  // A second test's import would run nothing (deno has the module): its host is refused instead.
+  let err: unknown;
+  try {
+    installFakeHost({ script: path });
+  } catch (e) {
+    err = e;
+  }
+  assert(err instanceof StrayImportError && err.message.includes("host.run()"), String(err));
 });
 
 Deno.test("a host given no script cannot run one", async () => {
