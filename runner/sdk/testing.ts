@@ -244,6 +244,10 @@ export class FakeHost implements Disposable {
   readonly #script: URL | undefined;
   readonly #rt: Runtime;
   readonly #uninstall: () => void;
+  #exit: RunExit | undefined;
+  #module = "";
+  #onExit: (e: RunExit) => void = () => {};
+  readonly #restoreExit: () => void;
 
   constructor(opts: FakeHostOptions = {}) {
     this.clipboard = opts.clipboard ?? "";
@@ -328,7 +332,7 @@ export class FakeHost implements Disposable {
         }),
       },
     };
-    this.#rt = new FakeRuntime(this.#script, {
+    this.#rt = new FakeRuntime(this.#script, () => this.#exitedModule(), {
       runId: opts.runId ?? "test-run",
       scriptDir,
       trigger: opts.trigger,
@@ -337,6 +341,7 @@ export class FakeHost implements Disposable {
       main,
     });
     this.#uninstall = install(this.#rt);
+    this.#restoreExit = replaceExit((code) => this.#exitScript(code));
   }
 
   /**
@@ -344,15 +349,48 @@ export class FakeHost implements Disposable {
    * run: from the top, every time it is called (an await import() of the
    * same module runs it only once). The modules the script imports are
    * not run again. It resolves when the script's top level has finished
-   * and its context.result and context.log calls are handled.
+   * and its context.result and context.log calls are handled, with
+   * undefined; or, when the script ended itself with Deno.exit(code) or
+   * context.exit(code), with that code, as the app would (0: succeeded,
+   * else failed with the code). While the host is installed, Deno.exit
+   * ends the fake run, never the test.
    */
-  async run(): Promise<void> {
+  async run(): Promise<RunExit | undefined> {
     if (this.#script === undefined) throw new TypeError("installFakeHost was given no script to run");
     const url = new URL(this.#script);
     // Unique across hosts: a second test's host must not get the first's module.
     url.searchParams.set("fake-run", String(++fakeRuns));
-    await import(url.href);
+    this.#exit = undefined;
+    this.#module = url.href;
+    const exited = new Promise<RunExit>((resolve) => this.#onExit = resolve);
+    try {
+      // An exit from a timer or an un-awaited promise ends the run too.
+      await Promise.race([import(url.href), exited]);
+    } catch (e) {
+      if (!(e instanceof ScriptExit)) throw e;
+    }
     await this.settled();
+    return this.#exit;
+  }
+
+  /**
+   * exitScript ends the current run as the app ends a script that calls
+   * Deno.exit or context.exit: the first code is the run's, and the
+   * script stops (ScriptExit is thrown, here and at each later call it
+   * makes).
+   */
+  #exitScript(code?: number): never {
+    const n = (code ?? Deno.exitCode ?? 0) & 0xff;
+    if (this.#exit === undefined) {
+      this.#exit = { code: n };
+      this.#onExit(this.#exit);
+    }
+    throw new ScriptExit(this.#exit.code);
+  }
+
+  /** exitedModule is the module URL of the run that ended itself, if it did. */
+  #exitedModule(): string | undefined {
+    return this.#exit === undefined ? undefined : this.#module;
   }
 
   /** The last context.result value, or undefined. */
@@ -396,6 +434,7 @@ export class FakeHost implements Disposable {
   uninstall(): void {
     this.browser.dispose();
     this.#uninstall();
+    this.#restoreExit();
   }
 
   [Symbol.dispose](): void {
@@ -423,6 +462,47 @@ export class StrayImportError extends Error {
   }
 }
 
+/** How a fake run ended itself: the code of its Deno.exit or context.exit. */
+export interface RunExit {
+  code: number;
+}
+
+/**
+ * ScriptExit is what Deno.exit and context.exit throw in a fake run, to
+ * stop the script where the app would have ended its process. A script
+ * that catches it is stopped at its next call to the SDK.
+ */
+export class ScriptExit extends Error {
+  override name = "ScriptExit";
+  readonly code: number;
+  constructor(code: number) {
+    super(`the script ended itself with exit code ${code}`);
+    this.code = code;
+  }
+}
+
+/**
+ * replaceExit makes Deno.exit call exit until the returned function is
+ * called, and keeps a ScriptExit that reaches the top (from a timer or an
+ * un-awaited promise) from failing the test.
+ */
+function replaceExit(exit: (code?: number) => never): () => void {
+  const prev = Deno.exit;
+  const mine = (code?: number): never => exit(code);
+  Deno.exit = mine;
+  const quiet = (ev: Event) => {
+    const e = ev instanceof ErrorEvent ? ev.error : (ev as PromiseRejectionEvent).reason;
+    if (e instanceof ScriptExit) ev.preventDefault();
+  };
+  globalThis.addEventListener("error", quiet);
+  globalThis.addEventListener("unhandledrejection", quiet);
+  return () => {
+    if (Deno.exit === mine) Deno.exit = prev;
+    globalThis.removeEventListener("error", quiet);
+    globalThis.removeEventListener("unhandledrejection", quiet);
+  };
+}
+
 /** The runs of every fake host in this test file, for each run's module URL. */
 let fakeRuns = 0;
 
@@ -436,10 +516,16 @@ const strays = new Set<string>();
  */
 class FakeRuntime extends Runtime {
   readonly #script: URL | undefined;
+  readonly #exited: () => string | undefined;
 
-  constructor(script: URL | undefined, init: ConstructorParameters<typeof Runtime>[0]) {
+  constructor(
+    script: URL | undefined,
+    exited: () => string | undefined,
+    init: ConstructorParameters<typeof Runtime>[0],
+  ) {
     super(init);
     this.#script = script;
+    this.#exited = exited;
   }
 
   // deno-lint-ignore no-explicit-any
@@ -456,6 +542,9 @@ class FakeRuntime extends Runtime {
         strays.add(this.#script.href);
         throw new StrayImportError(this.#script);
       }
+      // A run that ended itself makes no more calls (the test's own still go through).
+      const exited = this.#exited();
+      if (exited !== undefined && stack.includes(`${exited}:`)) Deno.exit();
     }
     return super.capability(cap, api);
   }

@@ -4,6 +4,7 @@ import {
   installFakeHost,
   parsePermissions,
   RemoteImportError,
+  ScriptExit,
   StrayImportError,
   UndeclaredImportError,
 } from "./testing.ts";
@@ -113,6 +114,54 @@ Deno.test("a script run by a plain import fails loudly, in that test and the nex
     err = e;
   }
   assert(err instanceof StrayImportError && err.message.includes("host.run()"), String(err));
+});
+
+Deno.test("a script that ends itself ends the fake run with its code, and runs no further", async () => {
+  const exit = Deno.exit;
+  const none = '// @permissions none\nimport { context, ui } from "tranquil/automation";\n';
+  for (
+    const [body, code, notes, results] of [
+      [`await ui.notify("a");\nDeno.exit(3);\nawait ui.notify("b");`, 3, ["a"], []],
+      [`await context.result(1);\nawait context.exit();\nawait ui.notify("b");`, 0, [], [1]],
+      [`context.log("x");\nawait context.exit(7);\nawait ui.notify("b");`, 7, [], []],
+      // Caught, the exit still ends the run: the script's next call stops it.
+      [`try { Deno.exit(2); } catch { /* ignored */ }\nawait ui.notify("b");`, 2, [], []],
+      [`await ui.notify("a");`, undefined, ["a"], []],
+    ] as const
+  ) {
+    using host = installFakeHost({ script: script(none + body) });
+    const end = await host.run();
+    assertEquals(end?.code, code, body);
+    assertEquals(host.notifications.map((n) => n.message), [...notes], body);
+    assertEquals(host.results, [...results], body);
+  }
+  assert(Deno.exit === exit, "Deno.exit was not put back");
+});
+
+Deno.test("an exit from a timer ends the fake run, not the test", async () => {
+  using host = installFakeHost({
+    script: script(`// @permissions none
+import { ui } from "tranquil/automation";
+setTimeout(() => Deno.exit(4), 0);
+await new Promise((r) => setTimeout(r, 50));
+try {
+  await ui.notify("late");
+} catch (e) {
+  (globalThis as { caught?: unknown }).caught = e;
+}
+await ui.notify("later");
+`),
+  });
+  assertEquals((await host.run())?.code, 4);
+  await new Promise((r) => setTimeout(r, 100));
+  assertEquals(host.notifications, []);
+  const caught = (globalThis as { caught?: unknown }).caught;
+  assert(caught instanceof ScriptExit && caught.code === 4, String(caught));
+});
+
+Deno.test("context.exit refuses a code the process could not carry", async () => {
+  using _host = installFakeHost({ permissions: "none" });
+  for (const code of [-1, 256, 1.5]) await assertRejects(() => context.exit(code));
 });
 
 Deno.test("a host given no script cannot run one", async () => {
