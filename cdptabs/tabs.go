@@ -101,13 +101,19 @@ type BrowserEvent struct {
 
 // Launch starts a browser (see launch.Chromium) and returns its tabs,
 // with one blank page active. The browser speaks CDP over a pipe and opens
-// no DevTools port, so there is none for a script to reach.
+// no DevTools port, so there is none for a script to reach. It first
+// removes the profiles in opts.TempDir that a host killed before it could
+// clean up left behind (see launch.SweepProfiles); those of a live host or
+// browser are kept.
 func Launch(ctx context.Context, opts launch.Options) (*Tabs, error) {
 	return LaunchWith(ctx, opts, Config{})
 }
 
 // LaunchWith is [Launch] with a Config.
 func LaunchWith(ctx context.Context, opts launch.Options, cfg Config) (*Tabs, error) {
+	// Profiles a killed host left behind are removed first; a failed sweep
+	// leaves them for the next launch and does not stop this one.
+	_, _ = launch.SweepProfiles(opts.TempDir)
 	t := &Tabs{cfg: cfg, launch: &opts, shutdown: make(chan struct{})}
 	if err := t.start(ctx); err != nil {
 		return nil, err

@@ -53,8 +53,12 @@ func (s State) valid() bool {
 // Action is one entry of a run's action log: an operation a script asked
 // the host to perform. It never holds a value typed into a form.
 type Action struct {
-	At      time.Time
-	Method  string // e.g. "tab.fill"
+	At time.Time
+	// Method is the page operation by its name in the SDK without the
+	// object it was called on: "fill", "click", "goto", "open", "close",
+	// "setFiles". The last entry of a log cut at its limit has "…" and
+	// says in Outcome how many actions were not kept.
+	Method  string
 	Target  string // what it acted on, e.g. a field label or selector
 	Site    string // the origin it acted on
 	Outcome string // "ok" or a short error

@@ -606,11 +606,16 @@ func portAnswers(ctx context.Context, port int) bool {
 
 // Sweep removes profile directories in TempDir that a launcher created for
 // a host process that has since died, when the browser recorded in them is
-// dead too. A directory without this package's name and owner file, or
-// whose host or browser still runs, is never touched. It returns the
-// directories removed.
-func (l *Launcher) Sweep() ([]string, error) {
-	dir := l.opts.TempDir
+// dead too; see [SweepProfiles].
+func (l *Launcher) Sweep() ([]string, error) { return SweepProfiles(l.opts.TempDir) }
+
+// SweepProfiles removes the profile directories in dir (empty: os.TempDir())
+// that this package created, with [Chromium] or a [Launcher], for a host
+// process that has since died (killed before it could remove them), when
+// the browser recorded in them is dead too. A directory without this
+// package's name and owner file, or whose host or browser still runs, is
+// never touched. It returns the directories removed.
+func SweepProfiles(dir string) ([]string, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}

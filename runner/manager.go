@@ -370,9 +370,18 @@ func (m *Manager) SendEvent(ctx context.Context, runID, name string, payload any
 // Start begins a run and returns at once; the run proceeds through
 // consent, the module check, the queue and execution on its own goroutine.
 // Refusals are not errors of Start: they end the run in StateRefused,
-// recorded in history. Start fails only when the request is unusable or the
-// manager is closed.
+// recorded in history. Start fails only when the request is unusable, the
+// manager is closed, or ctx is done.
+//
+// ctx bounds the start only: done before Start begins the run, it starts
+// nothing, records nothing and returns an error that wraps ctx.Err(); once
+// Start has returned, cancelling ctx does not touch the run, which outlives
+// the request that began it (an HTTP handler, a key press). Stop a run
+// with [Run.Cancel]; Close stops them all. The run keeps ctx's values.
 func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("runner: start: %w", err)
+	}
 	if req.Script == "" {
 		return nil, fmt.Errorf("runner: no script given")
 	}

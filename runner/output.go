@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -126,6 +127,22 @@ type firstError struct {
 	// warnings are the bootstrap's warning lines (calls the script left
 	// running at its end), for the history entry.
 	warnings []string
+	// ended is the code the bootstrap's exitLine named, when endedSet:
+	// the script ended itself with it, so it is the script's, not the
+	// bootstrap's.
+	ended    int
+	endedSet bool
+}
+
+// exitLine is what the bootstrap prints before a script's own non-zero
+// exit (Deno.exit, context.exit), with the code.
+const exitLine = "tranquil: the script ended itself with exit code "
+
+// endedItself reports whether the script itself ended the run with code.
+func (f *firstError) endedItself(code int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.endedSet && f.ended == code
 }
 
 // The bootstrap prints its warnings on stderr under warningPrefix; a run
@@ -159,6 +176,9 @@ func (f *firstError) see(line string) {
 	f.lines++
 	if f.oom == "" && outOfMemory(line) {
 		f.oom = line
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(line, exitLine)); err == nil && strings.HasPrefix(line, exitLine) {
+		f.ended, f.endedSet = n, true
 	}
 	switch {
 	case strings.HasPrefix(line, warningPrefix):

@@ -55,7 +55,7 @@ func (r *Run) settle(c *child, out *output, h *permissions.Header, expired strin
 	case code == 0:
 		r.mirrorOutputs(h) // its failure stays in the mirror's state
 		r.finish(history.StateSucceeded, "")
-	case code == exitDenied:
+	case code == exitDenied && !out.errs.endedItself(code): // a script's own 3 is its failure
 		r.finish(history.StateRefused, firstNonEmpty(out.errs.raw(), "the SDK could not provide a capability this script needs"))
 	default:
 		reason := firstNonEmpty(r.entryFirstError(), describeExit(code, sig))

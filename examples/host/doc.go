@@ -10,12 +10,14 @@
 //	host show [--json] RUN_ID      show one run in full (a unique prefix of the ID will do)
 //	host approvals [--json]        list the scripts the user approved
 //	host revoke SCRIPT             withdraw a script's approval
-//	host doctor [--json]           check deno, Chromium, the data dir and the SDK cache
+//	host doctor [--json]           check deno, Chromium, the data dir and the SDK cache;
+//	                               it creates nothing (the data dir included)
 //	host mirror set SCRIPT DIR     copy SCRIPT's write= outputs to DIR after every succeeded run
 //	host mirror status [--json] [SCRIPT]
 //	                               show the mirrors and what their last sync did
 //	host mirror remove SCRIPT      stop mirroring SCRIPT; files already copied stay
 //	host mirror sync SCRIPT        copy SCRIPT's outputs to its mirror now
+//	host help                      print the usage (as do --help and COMMAND --help)
 //
 // Every subcommand takes --data DIR, the data directory (default: the user
 // config directory's tranquil-automation folder). It holds the SDK, deno's
@@ -64,7 +66,8 @@
 //
 // Exit codes: 0 the run succeeded, 1 it failed (or the host could not run it),
 // 2 it was refused (a bad header, an undeclared import, or consent denied),
-// 3 it was cancelled or timed out, 64 the command line was wrong. The other
+// 3 it was cancelled or timed out, 64 the command line was wrong (a SCRIPT
+// that is not a file included: a mistyped path is never a run). The other
 // commands use the same codes: plan exits 2 for a script a run would refuse,
 // mirror set and mirror sync for a refused destination or unapproved
 // permissions, and revoke and mirror remove exit 1 when there was nothing to

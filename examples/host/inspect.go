@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,11 @@ func (a *app) plan(ctx context.Context, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	p, code := a.makePlan(ctx, pos[0], *denoFlag)
+	script, ok := a.scriptArg("plan", pos[0])
+	if !ok {
+		return exitUsage
+	}
+	p, code := a.makePlan(ctx, script, *denoFlag)
 	if *asJSON {
 		if err := printJSON(a.stdout, p); err != nil {
 			return exitFailed
@@ -66,11 +71,7 @@ func (a *app) plan(ctx context.Context, args []string) int {
 		return code
 	}
 	if p.Refused {
-		loc := p.Script
-		if p.Line > 0 {
-			loc = fmt.Sprintf("%s:%d:%d", p.Script, p.Line, p.Column)
-		}
-		fmt.Fprintf(w, "refused: %s: %s\n", safe(loc), safe(p.Reason))
+		fmt.Fprintf(w, "refused: %s\n", safe(located(p.Script, p.Line, p.Column, p.Reason)))
 		return code
 	}
 	fmt.Fprintf(w, "script:       %s\n", safe(p.Script))
@@ -394,6 +395,7 @@ type doctorOut struct {
 	Chromium        string   `json:"chromium"`
 	ChromiumVersion string   `json:"chromiumVersion,omitempty"`
 	DataDir         string   `json:"dataDir"`
+	DataDirMissing  bool     `json:"dataDirMissing,omitempty"`
 	CacheDir        string   `json:"cacheDir"`
 	SDKDir          string   `json:"sdkDir,omitempty"`
 	SDKHash         string   `json:"sdkHash,omitempty"`
@@ -433,25 +435,37 @@ func (a *app) doctor(ctx context.Context, args []string) int {
 			problem("chromium at %s does not run: %v", chromium, err)
 		}
 	}
+	// doctor looks and creates nothing: the SDK is laid down, and the run
+	// manager opened, in a scratch directory it removes.
+	scratch, err := os.MkdirTemp("", "tranquil-doctor-")
+	if err != nil {
+		problem("no scratch directory: %v", err)
+	} else {
+		defer os.RemoveAll(scratch)
+	}
 	if d.DataDir, err = a.dataDir(); err != nil {
 		problem("%v", err)
-	} else {
+	} else if scratch != "" {
+		if _, err := os.Stat(d.DataDir); errors.Is(err, os.ErrNotExist) {
+			d.DataDirMissing = true
+		}
 		d.CacheDir = denoCacheDir()
 		if d.CacheDir == "" {
 			d.CacheDir = filepath.Join(d.DataDir, "deno-cache")
 		}
-		sdk, err := runner.MaterializeSDK(filepath.Join(d.DataDir, "sdk"))
+		sdk, err := runner.MaterializeSDK(filepath.Join(scratch, "sdk"))
 		if err != nil {
 			problem("the SDK cannot be written: %v", err)
 		} else {
-			d.SDKDir = sdk.Dir
+			d.SDKDir = filepath.Join(d.DataDir, "sdk", filepath.Base(sdk.Dir)) // where a run lays it down
 			d.SDKHash = strings.TrimPrefix(filepath.Base(sdk.Dir), "sdk-")
 		}
 	}
-	if d.Deno != "" && d.DataDir != "" {
+	if _, err := os.Stat(d.CacheDir); d.Deno != "" && scratch != "" && d.CacheDir != "" && err == nil {
 		// The runner asks deno itself, offline, whether a run would
-		// download anything.
-		if m, _, err := a.newManager(managerOptions{deno: *denoFlag}); err != nil {
+		// download anything; a cache that does not exist yet is cold.
+		m, _, err := a.newManager(managerOptions{deno: *denoFlag, dataDir: filepath.Join(scratch, "data"), cacheDir: d.CacheDir})
+		if err != nil {
 			problem("the run manager cannot start: %v", err)
 		} else {
 			if d.CacheWarm, err = m.CacheWarm(ctx); err != nil {
@@ -469,7 +483,11 @@ func (a *app) doctor(ctx context.Context, args []string) int {
 		w := a.stdout
 		fmt.Fprintf(w, "deno:        %s %s\n", orNone(d.Deno), d.DenoVersion)
 		fmt.Fprintf(w, "chromium:    %s %s\n", orNone(d.Chromium), d.ChromiumVersion)
-		fmt.Fprintf(w, "data dir:    %s\n", d.DataDir)
+		if d.DataDirMissing {
+			fmt.Fprintf(w, "data dir:    %s (not created yet: the first run makes it)\n", d.DataDir)
+		} else {
+			fmt.Fprintf(w, "data dir:    %s\n", d.DataDir)
+		}
 		fmt.Fprintf(w, "deno cache:  %s\n", d.CacheDir)
 		fmt.Fprintf(w, "sdk:         %s (version %s, hash %s)\n", d.SDKDir, d.SDKVersion, d.SDKHash)
 		if d.CacheWarm {

@@ -62,6 +62,9 @@ commands:
   mirror status [SCRIPT]   show the mirrors and what their last sync did (--json)
   mirror remove SCRIPT     stop mirroring a script
   mirror sync SCRIPT       copy a script's outputs to its mirror now
+  help                     print this (as do --help and COMMAND --help)
+
+exit codes: 0 succeeded, 1 failed, 2 refused, 3 cancelled or timed out, 64 usage error
 `
 
 func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -90,12 +93,48 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if args[0] == "help" || wantsHelp(args[1:]) {
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "unknown command %q\n%s", args[0], usage)
 		return exitUsage
 	}
 	return cmd(a, ctx, args[1:])
+}
+
+// wantsHelp reports whether a subcommand's arguments ask for help (-h,
+// --help) before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// scriptArg makes a SCRIPT argument absolute and checks that it names a
+// file: a mistyped path is the command line's error (exitUsage), never a
+// refused run in the history.
+func (a *app) scriptArg(cmd, arg string) (string, bool) {
+	script, err := filepath.Abs(arg)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(script); err == nil && fi.IsDir() {
+			err = fmt.Errorf("%s is a directory, not a script", script)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%s: %s\n", cmd, safe(err.Error()))
+		return "", false
+	}
+	return script, true
 }
 
 // flags returns a FlagSet for a subcommand, with the shared --data.

@@ -20,6 +20,9 @@ type managerOptions struct {
 	// allowLocal are the local sites every run's tabs may load: the
 	// folder this host serves itself (--serve).
 	allowLocal []string
+	// dataDir and cacheDir, when set, replace the data directory and
+	// deno's cache (doctor's scratch copy, which leaves the real one be).
+	dataDir, cacheDir string
 }
 
 // errNoPrompt is the answer of a command that runs nothing and so has no
@@ -33,6 +36,10 @@ func (a *app) newManager(o managerOptions) (*runner.Manager, *mirror.Store, erro
 	data, err := a.dataDir()
 	if err != nil {
 		return nil, nil, err
+	}
+	cache := denoCacheDir()
+	if o.dataDir != "" {
+		data, cache = o.dataDir, o.cacheDir
 	}
 	deno, fromPATH, err := findDeno(o.deno)
 	if err != nil {
@@ -57,7 +64,7 @@ func (a *app) newManager(o managerOptions) (*runner.Manager, *mirror.Store, erro
 	}
 	m, err := runner.New(runner.Config{
 		DataDir:   data,
-		CacheDir:  denoCacheDir(),
+		CacheDir:  cache,
 		DenoPath:  deno,
 		AllowPATH: fromPATH,
 		Host:      o.host,

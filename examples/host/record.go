@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/tranquil/automation/history"
@@ -77,7 +79,13 @@ func writeSummary(w io.Writer, e history.Entry) {
 	}
 	fmt.Fprintln(w, line)
 	if e.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", safe(e.Reason))
+		reason := e.Reason
+		if m := headerAt.FindStringSubmatch(reason); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			col, _ := strconv.Atoi(m[2])
+			reason = located(e.Script, line, col, m[3])
+		}
+		fmt.Fprintf(w, "reason: %s\n", safe(reason))
 	}
 	if e.FirstError != "" && e.FirstError != e.Reason {
 		fmt.Fprintf(w, "error: %s\n", safe(e.FirstError))
@@ -94,6 +102,20 @@ func writeSummary(w io.Writer, e history.Entry) {
 			fmt.Fprintf(w, "  %-8s %-12s %-8s %s\n", safe(a.Method), safe(a.Site), safe(a.Outcome), safe(a.Target))
 		}
 	}
+}
+
+// headerAt is how the runner places a header error in a refused run's
+// reason: "line N, column M: message".
+var headerAt = regexp.MustCompile(`^line (\d+), column (\d+): (.*)$`)
+
+// located puts an error's place first as editors and compilers do,
+// FILE:LINE:COL: message (FILE: message without a line), so that plan and
+// run say where the same way.
+func located(file string, line, col int, msg string) string {
+	if line <= 0 {
+		return file + ": " + msg
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", file, line, col, msg)
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,9 +49,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, "run: --serve and --url both say where the first tab opens; pass one")
 		return exitUsage
 	}
-	script, err := filepath.Abs(pos[0])
-	if err != nil {
-		fmt.Fprintf(a.stderr, "run: %s\n", safe(err.Error()))
+	script, ok := a.scriptArg("run", pos[0])
+	if !ok {
 		return exitUsage
 	}
 	var sel *runner.Selection

@@ -13,6 +13,10 @@
 //   4  the host could not be reached, or the handshake failed
 //   5  the host closed the connection while the script ran
 //
+// A script that ends itself (Deno.exit(n), context.exit(n)) exits with its
+// own n; a non-zero one is named on stderr first (exitLine), so that the
+// host does not read the script's 3 as the bootstrap's.
+//
 // The SDK is imported statically, so the script's own import of
 // "tranquil/automation" resolves to the same, already loaded module.
 // TRANQUIL_ENTRY names the script, whose frames error reports keep.
@@ -25,6 +29,8 @@ import { toFileUrl } from "./path.ts";
 import { CloseCode, connect } from "./transport.ts";
 import { SDK_VERSION } from "./version.ts";
 
+// The script's Deno.exit is replaced below; the bootstrap's own exits are these.
+const realExit: (code: number) => never = Deno.exit.bind(Deno);
 const EXIT_DENIED = 3;
 const EXIT_CONNECT = 4;
 const EXIT_HOST_GONE = 5;
@@ -35,7 +41,7 @@ const SDK_DIR = new URL(".", import.meta.url).href;
 
 function fail(code: number, message: string): never {
   console.error(`tranquil: ${message}`);
-  Deno.exit(code);
+  realExit(code);
 }
 
 function env(name: string): string {
@@ -116,6 +122,16 @@ const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main });
 control.attach(rt);
 install(rt);
 
+// A script that ends itself ends the run at once with its code; the host
+// reads a non-zero one from the line before it (runner's exitLine).
+Deno.exit = (code?: number): never => {
+  const n = (code ?? Deno.exitCode) & 0xff; // what the process's parent sees
+  finishing = true;
+  warnCutOff();
+  if (n !== 0) console.error(`tranquil: the script ended itself with exit code ${n}`);
+  return realExit(n);
+};
+
 // Any end of the connection before the script finished means the host is
 // gone or aborted the session, including an abort that Cap'n Web answers by
 // closing the transport itself: exit rather than linger as an orphan.
@@ -163,7 +179,7 @@ async function finish(): Promise<never> {
   warnCutOff();
   finishing = true;
   await transport.close(CloseCode.normal, "done", 500);
-  Deno.exit(0);
+  realExit(0);
 }
 
 /**
@@ -176,7 +192,7 @@ function report(e: unknown): never {
   if (rt.signal.aborted) {
     console.error(`tranquil: cancelled: ${(rt.signal.reason as Error)?.message ?? "the run was cancelled"}`);
     warnCutOff();
-    Deno.exit(1);
+    realExit(1);
   }
   const err = e instanceof Error ? e : undefined;
   const code = typeof (e as { code?: unknown })?.code === "string" ? ` (${(e as { code: string }).code})` : "";
@@ -191,7 +207,7 @@ function report(e: unknown): never {
     for (const f of scriptFrames(cause.stack ?? "")) console.error(`    at ${f}`);
   }
   warnCutOff();
-  Deno.exit(1);
+  realExit(1);
 }
 
 /**

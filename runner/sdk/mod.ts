@@ -135,6 +135,22 @@ export const context = {
     return rt.track(rt.call<void>("context", "result", value));
   },
   /**
+   * exit ends the run now, once the results, logs and reports already
+   * made have reached the app: with code 0 (the default) the run's history
+   * says succeeded, with any other code (1 to 255) failed, with that code.
+   * Await it: nothing after it runs. Deno.exit(code) ends the run the same
+   * way but at once, cutting off calls still under way. In the fake host
+   * of tranquil/automation/testing, host.run() resolves with the code.
+   */
+  async exit(code = 0): Promise<never> {
+    if (!Number.isInteger(code) || code < 0 || code > 255) {
+      throw new RangeError(`context.exit: code must be an integer from 0 to 255, got ${code}`);
+    }
+    await runtime().settled();
+    // Looked up now: the app's bootstrap and the fake host each put their own in.
+    Deno.exit(code);
+  },
+  /**
    * progress tells the app how far the run is, for its runs panel: a short
    * message and, when known, the fraction done (0 to 1). Like log, it
    * does not wait.

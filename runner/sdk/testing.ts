@@ -23,7 +23,11 @@
  * app would, and grants what the header declares; it refuses remote
  * imports the run could not load (a RemoteImportError: an @std module,
  * say, when the header has no import=) as the app refuses the run;
- * host.run() runs the script, from the top at every call. The header
+ * host.run() runs the script, from the top at every call, and is the one
+ * way to run it: a module runs once per test file, so a plain
+ * import("./script.ts") in a second test would run nothing, and the fake
+ * host refuses the script's calls from such an import (and every later
+ * installFakeHost for that script) with a StrayImportError. The header
  * rules are the app's own, checked against the Go code over its fuzz
  * corpora. Without a script it grants what a script with the
  * clipboard permission gets; pass permissions (a // @permissions line's
@@ -41,11 +45,11 @@
  *
  * Deno.test("keeps what the shop allows", async () => {
  *   using host = installFakeHost({
- *     permissions: "browser forms sites=shop.example",
+ *     script: import.meta.resolve("./order.ts"), // its header: // @permissions browser forms sites=shop.example
  *     tabs: [{ url: "https://shop.example/cart", title: "Cart" }],
  *     failures: [{ method: "fill", target: { label: "Quantity" }, error: { code: "not_committed", kept: "10" } }],
  *   });
- *   await import("./order.ts");
+ *   await host.run();
  *   const fills = host.browser.actions.filter((a) => a.method === "fill");
  *   if (fills[0]?.outcome !== "not_committed") throw new Error("the script never tried");
  * });
@@ -238,9 +242,12 @@ export class FakeHost implements Disposable {
   /** The script's header as the app read it, when installFakeHost was given a script. */
   readonly header: Header | undefined;
   readonly #script: URL | undefined;
-  #runs = 0;
   readonly #rt: Runtime;
   readonly #uninstall: () => void;
+  #exit: RunExit | undefined;
+  #module = "";
+  #onExit: (e: RunExit) => void = () => {};
+  readonly #restoreExit: () => void;
 
   constructor(opts: FakeHostOptions = {}) {
     this.clipboard = opts.clipboard ?? "";
@@ -252,6 +259,7 @@ export class FakeHost implements Disposable {
     let scriptDir = opts.scriptDir ?? defaultDir();
     if (opts.script !== undefined) {
       this.#script = scriptUrl(opts.script);
+      if (strays.has(this.#script.href)) throw new StrayImportError(this.#script);
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
       this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
@@ -324,7 +332,7 @@ export class FakeHost implements Disposable {
         }),
       },
     };
-    this.#rt = new Runtime({
+    this.#rt = new FakeRuntime(this.#script, () => this.#exitedModule(), {
       runId: opts.runId ?? "test-run",
       scriptDir,
       trigger: opts.trigger,
@@ -333,6 +341,7 @@ export class FakeHost implements Disposable {
       main,
     });
     this.#uninstall = install(this.#rt);
+    this.#restoreExit = replaceExit((code) => this.#exitScript(code));
   }
 
   /**
@@ -340,14 +349,48 @@ export class FakeHost implements Disposable {
    * run: from the top, every time it is called (an await import() of the
    * same module runs it only once). The modules the script imports are
    * not run again. It resolves when the script's top level has finished
-   * and its context.result and context.log calls are handled.
+   * and its context.result and context.log calls are handled, with
+   * undefined; or, when the script ended itself with Deno.exit(code) or
+   * context.exit(code), with that code, as the app would (0: succeeded,
+   * else failed with the code). While the host is installed, Deno.exit
+   * ends the fake run, never the test.
    */
-  async run(): Promise<void> {
+  async run(): Promise<RunExit | undefined> {
     if (this.#script === undefined) throw new TypeError("installFakeHost was given no script to run");
     const url = new URL(this.#script);
-    url.searchParams.set("fake-run", String(++this.#runs));
-    await import(url.href);
+    // Unique across hosts: a second test's host must not get the first's module.
+    url.searchParams.set("fake-run", String(++fakeRuns));
+    this.#exit = undefined;
+    this.#module = url.href;
+    const exited = new Promise<RunExit>((resolve) => this.#onExit = resolve);
+    try {
+      // An exit from a timer or an un-awaited promise ends the run too.
+      await Promise.race([import(url.href), exited]);
+    } catch (e) {
+      if (!(e instanceof ScriptExit)) throw e;
+    }
     await this.settled();
+    return this.#exit;
+  }
+
+  /**
+   * exitScript ends the current run as the app ends a script that calls
+   * Deno.exit or context.exit: the first code is the run's, and the
+   * script stops (ScriptExit is thrown, here and at each later call it
+   * makes).
+   */
+  #exitScript(code?: number): never {
+    const n = (code ?? Deno.exitCode ?? 0) & 0xff;
+    if (this.#exit === undefined) {
+      this.#exit = { code: n };
+      this.#onExit(this.#exit);
+    }
+    throw new ScriptExit(this.#exit.code);
+  }
+
+  /** exitedModule is the module URL of the run that ended itself, if it did. */
+  #exitedModule(): string | undefined {
+    return this.#exit === undefined ? undefined : this.#module;
   }
 
   /** The last context.result value, or undefined. */
@@ -391,10 +434,119 @@ export class FakeHost implements Disposable {
   uninstall(): void {
     this.browser.dispose();
     this.#uninstall();
+    this.#restoreExit();
   }
 
   [Symbol.dispose](): void {
     this.uninstall();
+  }
+}
+
+/**
+ * StrayImportError is thrown when the script given to installFakeHost was
+ * run by a plain import rather than host.run(): deno runs a module once per
+ * test file, so such a test would pass in one test and run nothing in the
+ * next. The script's calls from that import throw it, and so does every
+ * later installFakeHost for the same script.
+ */
+export class StrayImportError extends Error {
+  override name = "StrayImportError";
+  /** The script's file: URL. */
+  readonly script: string;
+  constructor(script: URL) {
+    super(
+      `${fromFileUrl(script)} was run by an import, not host.run(): a module runs once per test file, ` +
+        `so the next test's import would run nothing; call host.run() instead`,
+    );
+    this.script = script.href;
+  }
+}
+
+/** How a fake run ended itself: the code of its Deno.exit or context.exit. */
+export interface RunExit {
+  code: number;
+}
+
+/**
+ * ScriptExit is what Deno.exit and context.exit throw in a fake run, to
+ * stop the script where the app would have ended its process. A script
+ * that catches it is stopped at its next call to the SDK.
+ */
+export class ScriptExit extends Error {
+  override name = "ScriptExit";
+  readonly code: number;
+  constructor(code: number) {
+    super(`the script ended itself with exit code ${code}`);
+    this.code = code;
+  }
+}
+
+/**
+ * replaceExit makes Deno.exit call exit until the returned function is
+ * called, and keeps a ScriptExit that reaches the top (from a timer or an
+ * un-awaited promise) from failing the test.
+ */
+function replaceExit(exit: (code?: number) => never): () => void {
+  const prev = Deno.exit;
+  const mine = (code?: number): never => exit(code);
+  Deno.exit = mine;
+  const quiet = (ev: Event) => {
+    const e = ev instanceof ErrorEvent ? ev.error : (ev as PromiseRejectionEvent).reason;
+    if (e instanceof ScriptExit) ev.preventDefault();
+  };
+  globalThis.addEventListener("error", quiet);
+  globalThis.addEventListener("unhandledrejection", quiet);
+  return () => {
+    if (Deno.exit === mine) Deno.exit = prev;
+    globalThis.removeEventListener("error", quiet);
+    globalThis.removeEventListener("unhandledrejection", quiet);
+  };
+}
+
+/** The runs of every fake host in this test file, for each run's module URL. */
+let fakeRuns = 0;
+
+/** The scripts a test ran by a plain import; see StrayImportError. */
+const strays = new Set<string>();
+
+/**
+ * FakeRuntime is the fake host's runtime: it refuses the calls of a
+ * script run by a plain import of its module instead of host.run(), whose
+ * frames name the module without run()'s query.
+ */
+class FakeRuntime extends Runtime {
+  readonly #script: URL | undefined;
+  readonly #exited: () => string | undefined;
+
+  constructor(
+    script: URL | undefined,
+    exited: () => string | undefined,
+    init: ConstructorParameters<typeof Runtime>[0],
+  ) {
+    super(init);
+    this.#script = script;
+    this.#exited = exited;
+  }
+
+  // deno-lint-ignore no-explicit-any
+  override capability(cap: Capability, api: string): any {
+    if (this.#script !== undefined) {
+      // V8's limit, which the DOM lib does not declare: the script's frame may be deep.
+      const v8 = Error as unknown as { stackTraceLimit: number };
+      const limit = v8.stackTraceLimit;
+      v8.stackTraceLimit = 100;
+      const stack = new Error().stack ?? "";
+      v8.stackTraceLimit = limit;
+      // A frame of the plain module is "<url>:line:col"; host.run()'s is "<url>?fake-run=N:line:col".
+      if (stack.includes(`${this.#script.href}:`)) {
+        strays.add(this.#script.href);
+        throw new StrayImportError(this.#script);
+      }
+      // A run that ended itself makes no more calls (the test's own still go through).
+      const exited = this.#exited();
+      if (exited !== undefined && stack.includes(`${exited}:`)) Deno.exit();
+    }
+    return super.capability(cap, api);
   }
 }
 

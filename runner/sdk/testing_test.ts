@@ -1,5 +1,13 @@
 import { config, context, NotGrantedError, tabs, ui } from "./mod.ts";
-import { HeaderError, installFakeHost, parsePermissions, RemoteImportError, UndeclaredImportError } from "./testing.ts";
+import {
+  HeaderError,
+  installFakeHost,
+  parsePermissions,
+  RemoteImportError,
+  ScriptExit,
+  StrayImportError,
+  UndeclaredImportError,
+} from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
 function script(text: string, files: Record<string, string> = {}): string {
@@ -79,6 +87,81 @@ Deno.test("run runs the script again each time", async () => {
   await host.run();
   assertEquals(host.notifications.length, 2);
   assertEquals(host.results, [1, 1]);
+});
+
+Deno.test("every test's host runs the script from the top", async () => {
+  const path = script(`// @permissions none\n${BODY}`);
+  for (let test = 1; test <= 3; test++) {
+    using host = installFakeHost({ script: path });
+    await host.run();
+    assertEquals(host.notifications.map((n) => n.message), ["ran"], `test ${test}`);
+  }
+});
+
+Deno.test("a script run by a plain import fails loudly, in that test and the next", async () => {
+  const path = script(`// @permissions none\n${BODY}`);
+  {
+    using host = installFakeHost({ script: path });
+    const e = await assertRejects(() => import(path));
+    assert(e instanceof StrayImportError, String(e));
+    assertEquals(host.notifications, []);
+  }
+  // A second test's import would run nothing (deno has the module): its host is refused instead.
+  let err: unknown;
+  try {
+    installFakeHost({ script: path });
+  } catch (e) {
+    err = e;
+  }
+  assert(err instanceof StrayImportError && err.message.includes("host.run()"), String(err));
+});
+
+Deno.test("a script that ends itself ends the fake run with its code, and runs no further", async () => {
+  const exit = Deno.exit;
+  const none = '// @permissions none\nimport { context, ui } from "tranquil/automation";\n';
+  for (
+    const [body, code, notes, results] of [
+      [`await ui.notify("a");\nDeno.exit(3);\nawait ui.notify("b");`, 3, ["a"], []],
+      [`await context.result(1);\nawait context.exit();\nawait ui.notify("b");`, 0, [], [1]],
+      [`context.log("x");\nawait context.exit(7);\nawait ui.notify("b");`, 7, [], []],
+      // Caught, the exit still ends the run: the script's next call stops it.
+      [`try { Deno.exit(2); } catch { /* ignored */ }\nawait ui.notify("b");`, 2, [], []],
+      [`await ui.notify("a");`, undefined, ["a"], []],
+    ] as const
+  ) {
+    using host = installFakeHost({ script: script(none + body) });
+    const end = await host.run();
+    assertEquals(end?.code, code, body);
+    assertEquals(host.notifications.map((n) => n.message), [...notes], body);
+    assertEquals(host.results, [...results], body);
+  }
+  assert(Deno.exit === exit, "Deno.exit was not put back");
+});
+
+Deno.test("an exit from a timer ends the fake run, not the test", async () => {
+  using host = installFakeHost({
+    script: script(`// @permissions none
+import { ui } from "tranquil/automation";
+setTimeout(() => Deno.exit(4), 0);
+await new Promise((r) => setTimeout(r, 50));
+try {
+  await ui.notify("late");
+} catch (e) {
+  (globalThis as { caught?: unknown }).caught = e;
+}
+await ui.notify("later");
+`),
+  });
+  assertEquals((await host.run())?.code, 4);
+  await new Promise((r) => setTimeout(r, 100));
+  assertEquals(host.notifications, []);
+  const caught = (globalThis as { caught?: unknown }).caught;
+  assert(caught instanceof ScriptExit && caught.code === 4, String(caught));
+});
+
+Deno.test("context.exit refuses a code the process could not carry", async () => {
+  using _host = installFakeHost({ permissions: "none" });
+  for (const code of [-1, 256, 1.5]) await assertRejects(() => context.exit(code));
 });
 
 Deno.test("a host given no script cannot run one", async () => {
