@@ -10,9 +10,9 @@ import (
 func Example() {
 	r := trace.NewRecorder("run-1", trace.Limits{})
 	start := time.Now()
-	r.Call(trace.Call{Method: "tab.fill", Target: `{label: "Email"}`, Tab: "t1",
+	r.Call(trace.Call{Method: "tab.fill", Target: `label "Email"`, Tab: "t1",
 		Page: "https://example.test/signup?ref=mail", Start: start, Duration: 40 * time.Millisecond})
-	r.Call(trace.Call{Method: "tab.click", Target: `{role: button, name: "Send"}`, Tab: "t1",
+	r.Call(trace.Call{Method: "tab.click", Target: `role button "Send"`, Tab: "t1",
 		Start: start, Duration: time.Second, Code: "not_found", Error: "no element matches the target"})
 	r.Console(trace.ConsoleLine{At: time.Now(), Tab: "t1", Level: "error", Text: "form: missing field"})
 
@@ -33,7 +33,7 @@ func Example() {
 	}
 	fmt.Println(tr.Console[0].Level, tr.Console[0].Text)
 	// Output:
-	// 1 tab.fill {label: "Email"} https://example.test/signup ok
-	// 2 tab.click {role: button, name: "Send"}  not_found
+	// 1 tab.fill label "Email" https://example.test/signup ok
+	// 2 tab.click role button "Send"  not_found
 	// error form: missing field
 }
