@@ -36,6 +36,33 @@ type historySource struct{ h *history.Store }
 
 func (s historySource) Runs(context.Context) ([]history.Entry, error) { return s.h.List(), nil }
 
+func (s historySource) Entry(_ context.Context, id string) (history.Entry, bool) { return s.h.Get(id) }
+
+// entrySource is a Source that finds one run without listing them all.
+type entrySource interface {
+	Entry(ctx context.Context, id string) (history.Entry, bool)
+}
+
+// entry finds run id's entry, or nil.
+func (v *view) entry(ctx context.Context, id string) *history.Entry {
+	if es, ok := v.src.(entrySource); ok {
+		if e, ok := es.Entry(ctx, id); ok {
+			return &e
+		}
+		return nil
+	}
+	runs, err := v.src.Runs(ctx)
+	if err != nil {
+		return nil
+	}
+	for i := range runs {
+		if runs[i].ID == id {
+			return &runs[i]
+		}
+	}
+	return nil
+}
+
 func (s historySource) Trace(_ context.Context, id string) (*trace.Trace, error) {
 	data, err := s.h.Trace(id)
 	if err != nil {
@@ -186,16 +213,7 @@ func (v *view) run(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, "reading a trace", err)
 		return
 	}
-	var entry *history.Entry
-	if runs, err := v.src.Runs(r.Context()); err == nil {
-		for i := range runs {
-			if runs[i].ID == id {
-				entry = &runs[i]
-				break
-			}
-		}
-	}
-	v.render(w, "run", runPage{ID: id, Entry: entry, Trace: t, Rows: timeline(t), Failures: failures(t)})
+	v.render(w, "run", runPage{ID: id, Entry: v.entry(r.Context(), id), Trace: t, Rows: timeline(t), Failures: failures(t)})
 }
 
 func (v *view) shot(w http.ResponseWriter, r *http.Request) {

@@ -234,4 +234,10 @@ func TestFromHistory(t *testing.T) {
 	runs, err := src.Runs(context.Background())
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
+
+	// The run page finds the run's entry without listing every run.
+	w := httptest.NewRecorder()
+	traceview.New(src, traceview.Options{}).ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/run/r1", nil))
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Contains(t, w.Body.String(), `<dd class="state-failed">failed</dd>`)
 }
