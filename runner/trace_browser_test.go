@@ -32,16 +32,17 @@ func traceSite(t testing.TB) *httptest.Server {
 
 // A real script fills a field, reads it and fails a click; its trace holds
 // the calls with their outcomes, the navigation, the page's console line,
-// the failure's screenshot and outline, and never the value typed nor the
-// page's query.
+// the script's steps and progress, the failure's screenshot and outline,
+// and never the value typed nor the page's query.
 func TestBrowserTrace(t *testing.T) {
 	const value, query = "VALUE-zq81x-quokka", "QUERY-secret-7731"
 	e := newBrowserEnvWith(t, envOptions{site: traceSite(t)})
 	entry := e.run(t, "traced.ts", fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1
-import { context, tabs } from "tranquil/automation";
+import { context, step, tabs } from "tranquil/automation";
 const tab = await tabs.active();
 await tab.goto("%s/signup?token=%s");
-await tab.fill({ label: "Secret word" }, "%s");
+await step.do("fill the form", async () => { await tab.fill({ label: "Secret word" }, "%s"); });
+context.progress("half way", 0.5);
 const read = await tab.value({ label: "Secret word" });
 let code = "none";
 try { await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); }
@@ -90,6 +91,12 @@ await context.result({ read, code });
 		logged = logged || (l.Level == "log" && l.Text == "trace page ready 42")
 	}
 	assert.True(t, logged, "console: %+v", tr.Console)
+
+	var steps []string
+	for _, s := range tr.Steps {
+		steps = append(steps, fmt.Sprintf("%s %s %s %v %.1f", s.Kind, s.Name, s.Phase, s.OK, s.Fraction))
+	}
+	assert.Equal(t, []string{"do fill the form start false -1.0", "do fill the form end true -1.0", "progress half way  false 0.5"}, steps)
 
 	require.Len(t, tr.Failures, 1)
 	f := tr.Failures[0]
