@@ -13,6 +13,9 @@
 // its target described, its tab and page address (without query or
 // fragment), its times and its outcome. Texts the page controls (console
 // lines, dialog messages, error messages) are cut to a few hundred bytes.
+// A failure's screenshot is pixels: it shows the page as it was, the
+// fields' contents included (a password field shows its dots), so a host
+// shows traces only to the user whose runs they are.
 //
 // # Bounds
 //
