@@ -7,6 +7,8 @@ import (
 
 	"github.com/mafredri/cdp/protocol/accessibility"
 	"github.com/mafredri/cdp/protocol/page"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // EvidenceOptions bounds what [Tab.Evidence] captures. The zero value is
@@ -56,11 +58,16 @@ type Evidence struct {
 // not logged and waits for nothing, but the document must be one the
 // tab's sites allow, before and after the capture, as for Screenshot.
 // The outline is read even when the screenshot fails, and the first
-// error is returned with what was captured.
+// error is returned with what was captured. During a dialog storm it
+// captures nothing and fails at once.
 func (t *Tab) Evidence(ctx context.Context, o EvidenceOptions) (Evidence, error) {
 	o = o.withDefaults()
 	if err := t.Err(); err != nil {
 		return Evidence{}, err
+	}
+	if t.inDialogStorm() {
+		// The page shows one dialog after another and renders nothing.
+		return Evidence{}, codeErr(errcode.Timeout, "cdp: evidence: the page is opening dialogs without pause")
 	}
 	if err := t.checkDocument(ctx); err != nil {
 		return Evidence{}, err

@@ -25,10 +25,11 @@ func newTrace(m *Manager, id string) *trace.Recorder {
 	return trace.NewRecorder(id, trace.Limits{})
 }
 
-// evidenceTimeout bounds the capture after a failed call: a screenshot and
-// an outline take tens of milliseconds on a working page, and a page too
-// busy to give them must not hold the call's answer up for long.
-const evidenceTimeout = 3 * time.Second
+// evidenceTimeout bounds the capture after a failed call, which holds the
+// call's answer: a screenshot and an outline take tens of milliseconds on
+// a working page, and a page too busy to give them must not keep a call
+// much past its own timeout.
+const evidenceTimeout = time.Second
 
 // traced records a call on tab id in the run's trace and returns err, its
 // outcome. tg is the call's target, nil for none. A failed call that the
