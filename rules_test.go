@@ -97,6 +97,10 @@ var rules = []rule{
 		why: "starting and stopping browsers knows nothing of scripts or runs"},
 	{pkg: "cdp", direct: true, banned: []string{"os/exec"},
 		why: "the browser client connects to browsers; starting them is package launch's"},
+	{pkg: "trace", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/...", module + "/history/..."},
+		why: "a trace is types, a bounded recorder and an encoding; the runner fills it, history stores it"},
+	{pkg: "traceview", banned: []string{"os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},
+		why: "the view shows what a Source gives it; it runs nothing and drives no browser"},
 }
 
 // TestPackageRules fails when a package gains an import its rule forbids,

@@ -10,7 +10,8 @@
 //     against its [TabOptions] (sites, log); [Browser.Attach] and [Browser.NewTab] use the zero
 //     options; [Browser.Targets] lists pages.
 //   - [Tab.Evaluate], [Tab.Goto] (with the document's [Response]), [Tab.WaitForNavigation], [Tab.WaitNavigated],
-//     [Tab.WaitFor], [Tab.Holds], [Tab.Screenshot].
+//     [Tab.WaitFor], [Tab.Holds], [Tab.Screenshot]; [Tab.Evidence] (a small screenshot and an
+//     accessibility outline, unlogged, for a trace of a failed action).
 //   - [Tab.Text], [Tab.Value], [Tab.Attribute], [Tab.Checked], [Tab.IsVisible], [Tab.Count], [Tab.WaitVisible]:
 //     readers in the isolated world; [Tab.SetFiles] fills a file input.
 //   - [Tab.OnConsole], [Tab.OnPageError] and [Tab.ConsoleHistory]: the page's console and uncaught exceptions.

@@ -7,6 +7,8 @@
 //   - [Store.Subscribe] calls a function after every Put, for live views.
 //   - [NewOutput] returns an [Output], a writer that keeps the head and
 //     the tail of a run's output under a byte cap.
+//   - [Store.PutTrace] keeps a run's trace (bytes the caller encoded, such
+//     as package trace's) beside its entry; [Store.Trace] reads it back.
 //
 // # Storage
 //
@@ -38,6 +40,16 @@
 // error wrapping [ErrTrimmed]; its state, reason, exit and times are
 // stored. A rewrite that finds no room for the second copy it needs
 // appends instead.
+//
+// # Traces
+//
+// A run's trace is a file of its own in the folder path.traces, named by a
+// hash of the run's ID, written atomically: a header line (a checksum,
+// the length and the run's ID), then the trace. It is removed when its run
+// is evicted. One trace is at most Options.TraceCap bytes; when all of
+// them pass Options.TraceTotal, the oldest runs' traces are removed first.
+// A trace file that is not what PutTrace wrote is refused with a
+// [*TraceCorruptError]; the run itself is unaffected.
 //
 // # Sharing
 //

@@ -47,6 +47,13 @@ type Options struct {
 	// LockTimeout bounds how long Put waits for another process holding
 	// the file's write lock. Zero means DefaultLockTimeout.
 	LockTimeout time.Duration
+	// TraceCap bounds one run's trace (see [Store.PutTrace]), in bytes.
+	// Zero or less means DefaultTraceCap.
+	TraceCap int64
+	// TraceTotal bounds all traces together; past it the oldest runs'
+	// traces are removed. Zero or less means DefaultTraceTotal; it is
+	// never below TraceCap.
+	TraceTotal int64
 }
 
 // Store keeps the newest runs in memory and in a journal file at a
@@ -64,6 +71,8 @@ type Store struct {
 	path        string
 	log         *slog.Logger
 	lockTimeout time.Duration
+	traceCap    int64
+	traceTotal  int64
 
 	mu     sync.Mutex // guards everything below it, and the file within this process
 	closed bool
@@ -105,10 +114,18 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
+	if opts.TraceCap <= 0 {
+		opts.TraceCap = DefaultTraceCap
+	}
+	if opts.TraceTotal <= 0 {
+		opts.TraceTotal = DefaultTraceTotal
+	}
 	s := &Store{
 		path:        abs,
 		log:         opts.Logger,
 		lockTimeout: opts.LockTimeout,
+		traceCap:    opts.TraceCap,
+		traceTotal:  max(opts.TraceTotal, opts.TraceCap),
 		runs:        newSet(opts.Capacity),
 		subs:        map[int]func(Entry){},
 	}
@@ -264,6 +281,8 @@ func (s *Store) putLocked(e Entry, line []byte) error {
 	if err := s.syncLocked(true); err != nil {
 		return err
 	}
+	before := s.runs
+	defer func() { s.dropTracesLocked(before) }()
 	next := s.runs.clone()
 	next.put(e)
 	if s.gen == "" || s.lines+1 > 2*next.capacity {

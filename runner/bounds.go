@@ -341,6 +341,7 @@ func (r *Run) scriptEvent(ch Channel, e Event, also func()) {
 	if ch != "" && !r.admit(ch) {
 		return
 	}
+	r.traceEvent(e)
 	r.emitIf(func(g *hostGate) bool { return !g.closed }, e, also)
 }
 

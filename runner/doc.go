@@ -185,6 +185,14 @@
 // tab) end after the default wait, so a page whose code never yields (a
 // dialog storm, see [cdp.Tab.HandleDialogs]) holds no call for ever.
 //
+// Each run also keeps a trace (package trace) with its history entry,
+// unless [Config.NoTrace] is set: its tab calls (method, target, tab,
+// page address without query, times, outcome and code), navigations,
+// console lines and page errors, dialogs, steps and progress, and for the
+// first failed calls a small screenshot and an accessibility outline of
+// the page ([cdp.Tab.Evidence]). It never holds a value typed or a
+// prompt's answer. [Manager.Trace] reads it; package traceview shows it.
+//
 // Nothing a run's pages register outlives it as a service worker: each
 // registration that appears on a site a run's tab was on is unregistered
 // as soon as the browser reports it, and once more when the run lets go

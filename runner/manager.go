@@ -154,6 +154,10 @@ type Config struct {
 	// every later run and in the user's own browsing. Registrations that
 	// existed before the run are left alone.
 	KeepServiceWorkers bool
+	// NoTrace records no trace of runs. False (the default) keeps, with
+	// each run's history entry, what it did in its tabs (package trace):
+	// read it with Manager.Trace.
+	NoTrace bool
 	// DefaultImports are hosts every run may import code from (see
 	// permissions.FlagConfig).
 	DefaultImports []string

@@ -16,6 +16,7 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/trace"
 )
 
 // Request asks for one run.
@@ -135,6 +136,8 @@ type Run struct {
 
 	// gate is the one door from the script to host code.
 	gate hostGate
+	// trace records the run's browser work (trace.go); nil when off.
+	trace *trace.Recorder
 }
 
 // runSignals are closed once each, and need no lock.
@@ -188,6 +191,7 @@ func newRun(m *Manager, id string, req Request) *Run {
 	r.gate.init()
 	r.key, _ = consent.ScriptKey(req.Script)
 	r.entry = history.Entry{ID: id, Kind: history.KindScript, Script: req.Script, Trigger: req.Trigger, Start: time.Now().UTC()}
+	r.trace = newTrace(m, id)
 	return r
 }
 

@@ -89,6 +89,7 @@ func (r *Run) finish(s history.State, reason string) {
 		f()
 	}
 	r.closeGate() // before the end event, which is the run's last
+	r.storeTrace()
 	r.mu.Lock()
 	r.entry.End = time.Now().UTC()
 	// The run's own time: a person reading the consent prompt is not it.

@@ -92,9 +92,10 @@ func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOpt
 		return cdp.Response{}, err
 	}
 	defer c.end()
+	start := time.Now()
 	resp, err := c.tab.Goto(c.ctx, rawURL, c.until)
-	if err != nil {
-		return cdp.Response{}, browserErr(err)
+	if err := a.r.traced(c.tabCall, "tab.goto", id, nil, start, browserErr(err)); err != nil {
+		return cdp.Response{}, err
 	}
 	return *resp, nil
 }
@@ -174,7 +175,8 @@ func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeo
 		return err
 	}
 	defer c.end()
-	return browserErr(f(c.ctx, c.tab, tg))
+	start := time.Now()
+	return a.r.traced(c, api, id, &tg, start, browserErr(f(c.ctx, c.tab, tg)))
 }
 
 func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator, opts readOptions) (s string, err error) {
@@ -392,7 +394,8 @@ func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o fo
 		return err
 	}
 	defer c.end()
-	return browserErr(f(c, tg))
+	start := time.Now()
+	return a.r.traced(c.tabCall, api, id, &tg, start, browserErr(f(c, tg)))
 }
 
 func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, value string, opts formOptions) (cdp.FieldState, error) {
@@ -523,8 +526,9 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) er
 		return err
 	}
 	defer c.end()
+	start := time.Now()
 	if o.Target != nil {
-		return browserErr(c.tab.PressElement(c.ctx, *o.Target, key, mods, c.opts))
+		return a.r.traced(c.tabCall, api, id, o.Target, start, browserErr(c.tab.PressElement(c.ctx, *o.Target, key, mods, c.opts)))
 	}
-	return browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts))
+	return a.r.traced(c.tabCall, api, id, nil, start, browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts)))
 }

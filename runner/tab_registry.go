@@ -101,11 +101,11 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	ct, err := b.AttachWith(ctx, target.TargetID, r.tabOptions(gw))
+	ct, err := b.AttachWith(ctx, target.TargetID, r.traceTab(id, r.tabOptions(gw)))
 	if err != nil {
 		return nil, nil, browserErr(err)
 	}
-	ct.HandleDialogs(t.answerDialog)
+	ct.HandleDialogs(r.traceAttached(id, ct, t.answerDialog))
 	t.cdp = ct
 	return t, ct, nil
 }

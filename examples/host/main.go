@@ -45,6 +45,7 @@ var commands = map[string]func(*app, context.Context, []string) int{
 	"revoke":    (*app).revoke,
 	"doctor":    (*app).doctor,
 	"mirror":    (*app).mirror,
+	"trace":     (*app).trace,
 }
 
 const usage = `usage: host [--data DIR] COMMAND [flags] [ARG]
@@ -62,6 +63,7 @@ commands:
   mirror status [SCRIPT]   show the mirrors and what their last sync did (--json)
   mirror remove SCRIPT     stop mirroring a script
   mirror sync SCRIPT       copy a script's outputs to its mirror now
+  trace [--addr ADDR]      serve the runs' traces on 127.0.0.1 (a local web page)
   help                     print this (as do --help and COMMAND --help)
 
 exit codes: 0 succeeded, 1 failed, 2 refused, 3 cancelled or timed out, 64 usage error

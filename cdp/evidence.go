@@ -1,0 +1,188 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mafredri/cdp/protocol/accessibility"
+	"github.com/mafredri/cdp/protocol/page"
+
+	"github.com/tranquil/automation/errcode"
+)
+
+// EvidenceOptions bounds what [Tab.Evidence] captures. The zero value is
+// usable: each zero field means its default.
+type EvidenceOptions struct {
+	// MaxWidth is the screenshot's largest width in pixels; a wider
+	// viewport is scaled down. Zero means 800.
+	MaxWidth int
+	// Quality is the screenshot's JPEG quality, 1 to 100. Zero means 60.
+	Quality int
+	// Depth is how deep the outline goes below the document, counting
+	// the wrappers it leaves out. Zero means 24.
+	Depth int
+	// MaxLines bounds the outline's lines. Zero means 200.
+	MaxLines int
+}
+
+func (o EvidenceOptions) withDefaults() EvidenceOptions {
+	if o.MaxWidth <= 0 {
+		o.MaxWidth = 800
+	}
+	if o.Quality <= 0 || o.Quality > 100 {
+		o.Quality = 60
+	}
+	if o.Depth <= 0 {
+		o.Depth = 24
+	}
+	if o.MaxLines <= 0 {
+		o.MaxLines = 200
+	}
+	return o
+}
+
+// Evidence is what a tab showed at one moment, for a trace of a failed
+// action.
+type Evidence struct {
+	// JPEG is the visible part of the page, scaled down.
+	JPEG []byte
+	// Outline is the page's accessibility tree, one node a line indented
+	// by depth: its role and name. It never holds a field's value, nor
+	// the text inside a text field.
+	Outline string
+}
+
+// Evidence captures what the tab shows, for a trace: a small JPEG of the
+// viewport and an accessibility outline. It is not a page action: it is
+// not logged and waits for nothing, but the document must be one the
+// tab's sites allow, before and after the capture, as for Screenshot.
+// The outline is read even when the screenshot fails, and the first
+// error is returned with what was captured. During a dialog storm it
+// captures nothing and fails at once.
+func (t *Tab) Evidence(ctx context.Context, o EvidenceOptions) (Evidence, error) {
+	o = o.withDefaults()
+	if err := t.Err(); err != nil {
+		return Evidence{}, err
+	}
+	if t.inDialogStorm() {
+		// The page shows one dialog after another and renders nothing.
+		return Evidence{}, codeErr(errcode.Timeout, "cdp: evidence: the page is opening dialogs without pause")
+	}
+	if err := t.checkDocument(ctx); err != nil {
+		return Evidence{}, err
+	}
+	t.mu.Lock()
+	loader := t.nav.loader
+	t.mu.Unlock()
+	var ev Evidence
+	shotErr := t.evidenceShot(ctx, o, &ev)
+	outline, outErr := t.outline(ctx, o)
+	t.mu.Lock()
+	moved := t.nav.loader != loader
+	t.mu.Unlock()
+	if moved {
+		// The page changed under the capture: judge the next document.
+		if err := t.checkDocument(ctx); err != nil {
+			return Evidence{}, err
+		}
+	}
+	ev.Outline = outline
+	if shotErr != nil {
+		return ev, shotErr
+	}
+	return ev, outErr
+}
+
+func (t *Tab) evidenceShot(ctx context.Context, o EvidenceOptions, ev *Evidence) error {
+	m, err := t.c.Page.GetLayoutMetrics(ctx)
+	if err != nil {
+		return t.fail(err)
+	}
+	v := m.CSSVisualViewport
+	if v.ClientWidth <= 0 || v.ClientHeight <= 0 {
+		return fmt.Errorf("cdp: evidence: the page has no viewport")
+	}
+	scale := min(1, float64(o.MaxWidth)/v.ClientWidth)
+	args := page.NewCaptureScreenshotArgs().SetFormat("jpeg").SetQuality(o.Quality).
+		SetClip(page.Viewport{X: v.PageX, Y: v.PageY, Width: v.ClientWidth, Height: v.ClientHeight, Scale: scale})
+	r, err := t.c.Page.CaptureScreenshot(ctx, args)
+	if err != nil {
+		return t.fail(err)
+	}
+	ev.JPEG = r.Data
+	return nil
+}
+
+// textEntryRoles are roles whose subtree shows what was typed: the
+// outline names them and goes no deeper.
+var textEntryRoles = map[string]bool{
+	"textbox": true, "searchbox": true, "combobox": true, "spinbutton": true, "TextField": true,
+}
+
+// outline renders the page's accessibility tree to o.Depth, without
+// ignored nodes (their children move up) and without values.
+func (t *Tab) outline(ctx context.Context, o EvidenceOptions) (string, error) {
+	r, err := t.c.Accessibility.GetFullAXTree(ctx, accessibility.NewGetFullAXTreeArgs().SetDepth(o.Depth))
+	if err != nil {
+		return "", t.fail(err)
+	}
+	byID := make(map[accessibility.AXNodeID]*accessibility.AXNode, len(r.Nodes))
+	for i := range r.Nodes {
+		byID[r.Nodes[i].NodeID] = &r.Nodes[i]
+	}
+	var b strings.Builder
+	lines := 0
+	var walk func(n *accessibility.AXNode, depth int)
+	walk = func(n *accessibility.AXNode, depth int) {
+		if lines >= o.MaxLines || depth > o.Depth {
+			return
+		}
+		role, name := axString(n.Role), axString(n.Name)
+		shown := !n.Ignored && role != "none" && role != "generic" && !(role == "StaticText" && name == "") && role != "InlineTextBox"
+		if shown {
+			b.WriteString(strings.Repeat("  ", depth))
+			b.WriteString(role)
+			if name != "" {
+				fmt.Fprintf(&b, " %q", cutRunes(name, 80))
+			}
+			b.WriteByte('\n')
+			lines++
+			if textEntryRoles[role] {
+				return
+			}
+		}
+		next := depth
+		if shown {
+			next++
+		}
+		for _, c := range n.ChildIDs {
+			if k := byID[c]; k != nil {
+				walk(k, next)
+			}
+		}
+	}
+	if len(r.Nodes) > 0 {
+		walk(&r.Nodes[0], 0)
+	}
+	if lines >= o.MaxLines {
+		b.WriteString("…\n")
+	}
+	return b.String(), nil
+}
+
+// cutRunes cuts s to at most n runes.
+func cutRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "…"
+		}
+		n--
+	}
+	return s
+}
+
+// Address is the address of the main frame's document as the tab last
+// heard of it, without a round trip to the browser: for describing where
+// a call ran, not for deciding anything.
+func (t *Tab) Address() string { return t.frameURL("") }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tranquil/automation/traceview"
+)
+
+// traceReadTimeout bounds how long the view waits for a request's
+// headers: a local browser sends them at once, and a stuck client must
+// not hold a connection open.
+const traceReadTimeout = 10 * time.Second
+
+// traceShutdown bounds how long a stopping view waits for requests under
+// way: each reads one trace, which takes milliseconds.
+const traceShutdown = 5 * time.Second
+
+// trace serves the runs' traces (package traceview) on a loopback address
+// until interrupted or ctx ends.
+func (a *app) trace(ctx context.Context, args []string) int {
+	fs := a.flags("trace")
+	addr := fs.String("addr", "127.0.0.1:0", "the loopback address to serve on (port 0: any free one)")
+	if _, ok := a.positional(fs, args, 0, ""); !ok {
+		return exitUsage
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		fmt.Fprintf(a.stderr, "trace: --addr must be a loopback IP address and port, such as 127.0.0.1:8080, not %s\n", safe(*addr))
+		return exitUsage
+	}
+	hist, err := a.openHistory()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "trace: %s\n", safe(err.Error()))
+		return exitFailed
+	}
+	defer hist.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "trace: %s\n", safe(err.Error()))
+		return exitFailed
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{Handler: traceview.New(traceview.FromHistory(hist), traceview.Options{}), ReadHeaderTimeout: traceReadTimeout}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }() // ends with Shutdown below
+	fmt.Fprintf(a.stdout, "serving the runs' traces at http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), traceShutdown)
+		defer cancel()
+		err = srv.Shutdown(sctx)
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(a.stderr, "trace: %s\n", safe(err.Error()))
+		return exitFailed
+	}
+	return exitOK
+}

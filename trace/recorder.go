@@ -1,0 +1,228 @@
+package trace
+
+import (
+	"sync"
+	"time"
+)
+
+// Defaults for Limits.
+const (
+	DefaultCalls       = 2000
+	DefaultNavigations = 200
+	DefaultConsole     = 300
+	DefaultDialogs     = 100
+	DefaultSteps       = 1000
+	DefaultFailures    = 3
+	DefaultText        = 300
+	DefaultImage       = 384 << 10
+	DefaultOutline     = 8 << 10
+)
+
+// Limits bound what a Recorder keeps. A zero field means its default; the
+// defaults keep a run's encoded trace to a few megabytes whatever the
+// script or its pages do.
+type Limits struct {
+	Calls       int // calls kept; DefaultCalls
+	Navigations int // DefaultNavigations
+	Console     int // console lines and page errors kept; DefaultConsole
+	Dialogs     int // DefaultDialogs
+	Steps       int // steps and progress reports kept; DefaultSteps
+	Failures    int // failures with a screenshot and outline; DefaultFailures
+	Text        int // bytes of any one text (a message, a target); DefaultText
+	Image       int // bytes of one screenshot; larger ones are left out; DefaultImage
+	Outline     int // bytes of one outline; DefaultOutline
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(p *int, d int) {
+		if *p <= 0 {
+			*p = d
+		}
+	}
+	def(&l.Calls, DefaultCalls)
+	def(&l.Navigations, DefaultNavigations)
+	def(&l.Console, DefaultConsole)
+	def(&l.Dialogs, DefaultDialogs)
+	def(&l.Steps, DefaultSteps)
+	def(&l.Failures, DefaultFailures)
+	def(&l.Text, DefaultText)
+	def(&l.Image, DefaultImage)
+	def(&l.Outline, DefaultOutline)
+	return l
+}
+
+// Recorder collects one run's trace under its Limits. It is safe for
+// concurrent use and starts no goroutines. Each list keeps its first half
+// and, as a ring, its last half: the start shows how the run began, the
+// end how it failed.
+type Recorder struct {
+	lim Limits
+
+	mu       sync.Mutex
+	runID    string
+	start    time.Time
+	seq      int
+	calls    keep[Call]
+	navs     keep[Navigation]
+	console  keep[ConsoleLine]
+	dialogs  keep[Dialog]
+	steps    keep[Step]
+	failures []Failure
+	dropped  int // failures not kept
+}
+
+// NewRecorder returns a Recorder for run runID, its clock starting now.
+func NewRecorder(runID string, l Limits) *Recorder {
+	l = l.withDefaults()
+	return &Recorder{
+		lim: l, runID: runID, start: time.Now().UTC(),
+		calls: newKeep[Call](l.Calls), navs: newKeep[Navigation](l.Navigations),
+		console: newKeep[ConsoleLine](l.Console), dialogs: newKeep[Dialog](l.Dialogs),
+		steps: newKeep[Step](l.Steps),
+	}
+}
+
+// Call records c, its texts cut and its page stripped to an [Address],
+// and returns its Seq (Seq is set here).
+func (r *Recorder) Call(c Call) int {
+	t := r.lim.Text
+	c.Method, c.Target, c.Tab, c.Page = cut(c.Method, t), cut(c.Target, t), cut(c.Tab, t), cut(Address(c.Page), t)
+	c.Code, c.Error = cut(c.Code, t), cut(c.Error, t)
+	c.Start = c.Start.UTC()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	c.Seq = r.seq
+	r.calls.add(c)
+	return c.Seq
+}
+
+// Navigation records n.
+func (r *Recorder) Navigation(n Navigation) {
+	t := r.lim.Text
+	n.At, n.Tab, n.Kind, n.URL = n.At.UTC(), cut(n.Tab, t), cut(n.Kind, t), cut(n.URL, t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.navs.add(n)
+}
+
+// Console records l.
+func (r *Recorder) Console(l ConsoleLine) {
+	t := r.lim.Text
+	l.At, l.Tab, l.Level, l.Text = l.At.UTC(), cut(l.Tab, t), cut(l.Level, t), cut(l.Text, t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.console.add(l)
+}
+
+// dialogMessage is how much of a dialog's message is kept: enough to
+// know which dialog it was.
+const dialogMessage = 100
+
+// Dialog records d, keeping only the start of its message.
+func (r *Recorder) Dialog(d Dialog) {
+	t := r.lim.Text
+	d.At, d.Tab, d.Type, d.Message = d.At.UTC(), cut(d.Tab, t), cut(d.Type, t), cut(d.Message, min(t, dialogMessage))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dialogs.add(d)
+}
+
+// Step records s.
+func (r *Recorder) Step(s Step) {
+	t := r.lim.Text
+	s.At, s.Kind, s.Name, s.Phase, s.Error = s.At.UTC(), cut(s.Kind, t), cut(s.Name, t), cut(s.Phase, t), cut(s.Error, t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.steps.add(s)
+}
+
+// WantFailure reports whether a Failure recorded now would be kept, so a
+// caller takes no screenshot that would be dropped.
+func (r *Recorder) WantFailure() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failures) < r.lim.Failures
+}
+
+// Failure records f. An image over Limits.Image, or of another type than
+// JPEG or PNG, is left out and noted; the outline is cut.
+func (r *Recorder) Failure(f Failure) {
+	if f.Image != nil && (len(f.Image) > r.lim.Image || imageType(f.Image) != f.ImageType) {
+		f.Note = cut(joinNote(f.Note, "the screenshot was too large or not an image"), r.lim.Text)
+		f.Image, f.ImageType = nil, ""
+	}
+	if f.Image == nil {
+		f.ImageType = ""
+	}
+	f.Image = append([]byte(nil), f.Image...)
+	f.Outline, f.Note = cut(f.Outline, r.lim.Outline), cut(f.Note, r.lim.Text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.failures) >= r.lim.Failures {
+		r.dropped++
+		return
+	}
+	r.failures = append(r.failures, f)
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// Trace returns a copy of what was recorded so far.
+func (r *Recorder) Trace() *Trace {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := &Trace{
+		RunID: r.runID, Start: r.start,
+		Calls: r.calls.list(), Navigations: r.navs.list(), Console: r.console.list(),
+		Dialogs: r.dialogs.list(), Steps: r.steps.list(),
+		Dropped: Dropped{
+			Calls: r.calls.dropped, Navigations: r.navs.dropped, Console: r.console.dropped,
+			Dialogs: r.dialogs.dropped, Steps: r.steps.dropped, Failures: r.dropped,
+		},
+	}
+	for _, f := range r.failures {
+		f.Image = append([]byte(nil), f.Image...)
+		t.Failures = append(t.Failures, f)
+	}
+	return t
+}
+
+// keep holds at most n items: the first n/2, and the newest n-n/2 in a
+// ring; the ones in between are counted.
+type keep[T any] struct {
+	headCap, tailCap int
+	head, tail       []T
+	off              int // oldest item of tail, once it is full
+	dropped          int
+}
+
+func newKeep[T any](n int) keep[T] { return keep[T]{headCap: n / 2, tailCap: n - n/2} }
+
+func (k *keep[T]) add(v T) {
+	switch {
+	case len(k.head) < k.headCap:
+		k.head = append(k.head, v)
+	case len(k.tail) < k.tailCap:
+		k.tail = append(k.tail, v)
+	default:
+		k.tail[k.off] = v
+		k.off = (k.off + 1) % k.tailCap
+		k.dropped++
+	}
+}
+
+func (k *keep[T]) list() []T {
+	if len(k.head)+len(k.tail) == 0 {
+		return nil
+	}
+	out := make([]T, 0, len(k.head)+len(k.tail))
+	out = append(out, k.head...)
+	out = append(out, k.tail[k.off:]...)
+	return append(out, k.tail[:k.off]...)
+}

@@ -1,0 +1,9 @@
+package traceview_test
+
+import (
+	"testing"
+
+	"github.com/tranquil/automation/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }

@@ -1,0 +1,243 @@
+package traceview_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/cdptabs"
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/launch"
+	"github.com/tranquil/automation/trace"
+	"github.com/tranquil/automation/traceview"
+)
+
+// What a script and its pages control, hostile.
+const (
+	hostileHTML  = `<img src=x onerror=alert(1)>`
+	hostileTitle = `</title><script>alert(2)</script>`
+	hostileCtl   = "\x1b[31mred\u202eevil"
+)
+
+// source is a Source over fixed runs.
+type source struct {
+	runs   []history.Entry
+	traces map[string]*trace.Trace
+}
+
+func (s source) Runs(context.Context) ([]history.Entry, error) { return s.runs, nil }
+
+func (s source) Trace(_ context.Context, id string) (*trace.Trace, error) {
+	if t, ok := s.traces[id]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w: %s", traceview.ErrNotFound, id)
+}
+
+func jpegImage(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	for x := range 40 {
+		for y := range 30 {
+			img.Set(x, y, color.RGBA{R: uint8(x * 6), G: 80, B: 160, A: 255})
+		}
+	}
+	var b bytes.Buffer
+	require.NoError(t, jpeg.Encode(&b, img, nil))
+	return b.Bytes()
+}
+
+func hostileSource(t *testing.T) source {
+	start := time.Now().Add(-time.Minute)
+	r := trace.NewRecorder("run-bad", trace.Limits{})
+	r.Navigation(trace.Navigation{At: start, Tab: "t1", Kind: "goto", URL: "http://127.0.0.1/" + hostileHTML})
+	r.Call(trace.Call{Method: "tab.fill", Target: `label "Name"`, Tab: "t1", Page: "http://127.0.0.1/form", Start: start, Duration: 12 * time.Millisecond})
+	r.Console(trace.ConsoleLine{At: start.Add(time.Millisecond), Tab: "t1", Level: "log", Text: hostileHTML + hostileTitle + hostileCtl})
+	seq := r.Call(trace.Call{Method: "tab.click", Target: `role button ` + hostileTitle, Tab: "t1", Page: "http://127.0.0.1/form",
+		Start: start.Add(2 * time.Millisecond), Duration: 300 * time.Millisecond, Code: "not_found", Error: "no element matches " + hostileHTML})
+	r.Failure(trace.Failure{Seq: seq, Image: jpegImage(t), ImageType: trace.JPEG, Outline: "main\n  button " + hostileHTML})
+	r.Step(trace.Step{At: start.Add(3 * time.Millisecond), Kind: "do", Name: hostileCtl, Phase: "end", Error: hostileTitle})
+	code := 1
+	return source{
+		runs: []history.Entry{
+			{ID: "run-ok", Script: "/scripts/ok.ts", State: history.StateSucceeded, Start: start.Add(time.Second), Duration: time.Second},
+			{ID: "run-bad", Script: "/scripts/" + hostileHTML + hostileTitle + ".ts", State: history.StateFailed, ExitCode: &code,
+				Start: start, Duration: 2 * time.Second, Reason: hostileTitle, FirstError: hostileHTML + hostileCtl,
+				Output: "out " + hostileHTML + "\n" + hostileTitle + "\n" + hostileCtl + "\n"},
+		},
+		traces: map[string]*trace.Trace{"run-bad": r.Trace()},
+	}
+}
+
+// The view in real Chromium: the run list, the failed action with its
+// screenshot loaded, everything hostile shown as text with control
+// characters visible, no script, a strict CSP.
+func TestViewInChromium(t *testing.T) {
+	srv := httptest.NewServer(traceview.New(hostileSource(t), traceview.Options{}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bt, err := cdptabs.Launch(ctx, launch.Options{Path: testenv.Chromium(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { bt.Shutdown() })
+	tab, err := bt.Browser().NewTab(ctx, "about:blank")
+	require.NoError(t, err)
+	t.Cleanup(func() { tab.Close(context.Background()) })
+
+	eval := func(fn string, v any) {
+		t.Helper()
+		raw, err := tab.Evaluate(ctx, fn)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, v), "%s", raw)
+	}
+
+	_, err = tab.Goto(ctx, srv.URL+"/", cdp.Load)
+	require.NoError(t, err)
+	var list struct {
+		Rows    int
+		Links   []string
+		Images  int
+		Scripts int
+		Text    string
+	}
+	eval(`() => ({
+		rows: document.querySelectorAll("#runs tbody tr").length,
+		links: [...document.querySelectorAll("#runs a")].map(a => a.getAttribute("href")),
+		images: document.images.length, scripts: document.scripts.length,
+		text: document.body.textContent })`, &list)
+	assert.Equal(t, 2, list.Rows)
+	assert.Equal(t, []string{"/run/run-ok", "/run/run-bad"}, list.Links)
+	assert.Zero(t, list.Images, "no element injected")
+	assert.Zero(t, list.Scripts)
+	assert.Contains(t, list.Text, hostileHTML)
+	assert.Contains(t, list.Text, hostileTitle)
+
+	_, err = tab.Goto(ctx, srv.URL+"/run/run-bad", cdp.Load)
+	require.NoError(t, err)
+	var run struct {
+		Title       string
+		Images      int
+		Loaded      bool
+		Width       int
+		Scripts     int
+		Script      string
+		Output      string
+		Timeline    string
+		FailedRows  int
+		Outline     string
+		InjectedImg int
+	}
+	eval(`async () => {
+		const shot = document.querySelector("img.shot");
+		if (shot && !shot.complete) await shot.decode().catch(() => {});
+		return {
+			title: document.title, images: document.images.length,
+			loaded: !!shot && shot.complete, width: shot ? shot.naturalWidth : 0,
+			scripts: document.scripts.length,
+			script: document.getElementById("script").textContent,
+			output: document.getElementById("output").textContent,
+			timeline: document.getElementById("timeline").textContent,
+			failedRows: document.querySelectorAll("#timeline tr.failed").length,
+			outline: document.querySelector("pre.outline").textContent,
+			injectedImg: document.querySelectorAll("img[src=x], img[onerror]").length,
+		};
+	}`, &run)
+	assert.Equal(t, 1, run.Images, "only the screenshot")
+	assert.True(t, run.Loaded)
+	assert.Equal(t, 40, run.Width, "the screenshot loaded")
+	assert.Zero(t, run.Scripts, "no script element, injected or not")
+	assert.Zero(t, run.InjectedImg)
+	assert.Contains(t, run.Title, hostileHTML, "the title shows the script's name as text")
+	assert.Contains(t, run.Title, "</title><script>")
+	assert.Contains(t, run.Script, hostileHTML+hostileTitle)
+	for _, s := range []string{hostileHTML, hostileTitle, `\x1b[31mred\u202eevil`} {
+		assert.Contains(t, run.Output, s)
+	}
+	assert.NotContains(t, run.Output, "\x1b")
+	assert.NotContains(t, run.Output, "\u202e")
+	assert.NotContains(t, run.Timeline, "\u202e")
+	assert.Contains(t, run.Timeline, "tab.click")
+	assert.Contains(t, run.Timeline, "not_found")
+	assert.Contains(t, run.Timeline, "300.0 ms")
+	assert.Contains(t, run.Timeline, "no element matches "+hostileHTML)
+	assert.Contains(t, run.Timeline, `\x1b[31mred\u202eevil`, "the console line and step, control characters visible")
+	assert.GreaterOrEqual(t, run.FailedRows, 2, "the failed click and the failed step")
+	assert.Contains(t, run.Outline, "button "+hostileHTML)
+}
+
+func TestViewHeadersAndRefusals(t *testing.T) {
+	srv := httptest.NewServer(traceview.New(hostileSource(t), traceview.Options{}))
+	t.Cleanup(srv.Close)
+	get := func(path, host string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, p := range []string{"/", "/run/run-bad", "/run/run-bad/shot/0", "/view.css", "/run/nope", "/run/run-bad/shot/9"} {
+		resp := get(p, "")
+		csp := resp.Header.Get("Content-Security-Policy")
+		assert.Contains(t, csp, "default-src 'none'", p)
+		assert.NotContains(t, csp, "script-src", p)
+		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), p)
+	}
+	assert.Equal(t, http.StatusOK, get("/run/run-bad", "").StatusCode)
+	assert.Equal(t, "image/jpeg", get("/run/run-bad/shot/0", "").Header.Get("Content-Type"))
+	assert.Equal(t, http.StatusNotFound, get("/run/nope", "").StatusCode)
+	assert.Equal(t, http.StatusNotFound, get("/run/run-ok", "").StatusCode, "a run without a trace")
+	assert.Equal(t, http.StatusNotFound, get("/run/run-bad/shot/9", "").StatusCode)
+	assert.Equal(t, http.StatusNotFound, get("/run/run-bad/shot/-1", "").StatusCode)
+	assert.Equal(t, http.StatusMisdirectedRequest, get("/", "rebound.example:80").StatusCode, "a rebound name is refused")
+	assert.Equal(t, http.StatusOK, get("/", "localhost").StatusCode)
+	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader("x"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}
+
+// FromHistory reads what a history.Store keeps.
+func TestFromHistory(t *testing.T) {
+	h, err := history.Open(t.TempDir()+"/history.jsonl", history.Options{})
+	require.NoError(t, err)
+	require.NoError(t, h.Put(history.Entry{ID: "r1", State: history.StateFailed, Start: time.Now()}))
+	src := traceview.FromHistory(h)
+	_, err = src.Trace(context.Background(), "r1")
+	require.True(t, errors.Is(err, history.ErrNoTrace), "%v", err)
+	data, err := trace.Encode(hostileSource(t).traces["run-bad"])
+	require.NoError(t, err)
+	require.NoError(t, h.PutTrace("r1", data))
+	tr, err := src.Trace(context.Background(), "r1")
+	require.NoError(t, err)
+	require.Len(t, tr.Calls, 2)
+	runs, err := src.Runs(context.Background())
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+
+	// The run page finds the run's entry without listing every run.
+	w := httptest.NewRecorder()
+	traceview.New(src, traceview.Options{}).ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/run/r1", nil))
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Contains(t, w.Body.String(), `<dd class="state-failed">failed</dd>`)
+}
