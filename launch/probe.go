@@ -132,7 +132,12 @@ func (r ElementRef) Locator() cdp.Locator {
 }
 
 // probeJS reads the page in one call.
-const probeJS = `(max) => {
+const probeJS = `async (max) => {
+	// A document still parsing shows only its first part: wait for the
+	// rest (2 s at most, for a page whose parse never ends).
+	if (document.readyState === "loading") {
+		await new Promise((done) => { document.addEventListener("DOMContentLoaded", done, { once: true }); setTimeout(done, 2000); });
+	}
 	const a = document.activeElement;
 	let focused = "";
 	if (a && a !== document.body && a !== document.documentElement) {
