@@ -68,14 +68,15 @@ func inlinePair(t *testing.T, api any) (*Session, *Stub) {
 // never wake a worker goroutine.
 //
 // A call that the machine's scheduler holds up past inlineBudget rightly
-// moves to a worker, which a loaded machine does now and then; so each of
-// up to three fresh sessions gets the chance, and one must keep every call
-// on its reader. Were quick calls sent to workers, none would.
+// moves to a worker, which a loaded machine (and the race detector) does
+// now and then; so each of up to ten fresh sessions gets the chance, and
+// one must keep every call on its reader. Were quick calls sent to
+// workers, none would.
 func TestQuickCallsStayOnTheReader(t *testing.T) {
 	CheckLeaks(t)
 	ctx := context.Background()
 	var workers []int32
-	for range 3 {
+	for range 10 {
 		server, main := inlinePair(t, newLatchAPI())
 		for i := range 200 {
 			v, err := main.CallMethod(ctx, "add", i, 1)
