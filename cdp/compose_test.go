@@ -230,3 +230,29 @@ func waitFrames(t *testing.T, tab *Tab, n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A scope or a filter's inner target needs every match, however many:
+// only the set a lookup picks from may be cut short.
+func TestComposedScopesKeepEveryMatch(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><title>many rows</title><table>`)
+	for i := range 100 {
+		fmt.Fprintf(&b, `<tr><td>Item %d</td><td><button id=e%d>Edit</button></td></tr>`, i, i)
+	}
+	b.WriteString(`</table>`)
+	tab := newTab(t, serve("/compose/many-rows", b.String()))
+	ctx := tctx(t, 60*time.Second)
+	inRows := Locator{Role: "button", Name: "Edit", Within: &Locator{Role: "row"}}
+	n, err := tab.Count(ctx, inRows)
+	require.NoError(t, err)
+	require.Equal(t, 100, n)
+	_, err = tab.Resolve(ctx, inRows)
+	require.ErrorIs(t, err, errcode.Ambiguous)
+	require.Contains(t, err.Error(), "100 elements match")
+	el, err := tab.Resolve(ctx, Locator{Role: "button", Name: "Edit", Within: &Locator{Role: "row"}, Nth: intp(90)})
+	require.NoError(t, err)
+	require.Equal(t, "e90", el.Element.ID)
+	n, err = tab.Count(ctx, Locator{Role: "row", Has: &Locator{Role: "button", Name: "Edit"}})
+	require.NoError(t, err)
+	require.Equal(t, 100, n)
+}

@@ -229,8 +229,9 @@ type lookup struct {
 	world int
 	group string   // the object group of its protocol objects
 	sets  []string // the runtime's sets it made
-	// all is set when every match matters (counting, nth); otherwise a
-	// {role} lookup resolves at most axAdoptLimit of its matches.
+	// all is set when every match matters (counting, nth); otherwise the
+	// set a lookup picks from holds at most axAdoptLimit of a {role}
+	// target's matches.
 	all bool
 	// dropped is set once the runtime dropped the lookup's sets itself.
 	dropped bool
@@ -295,22 +296,23 @@ func (lk *lookup) call(ctx context.Context, method string, args ...any) (found, 
 }
 
 // match finds the elements loc names inside the elements of scope ("" for
-// the whole document).
-func (lk *lookup) match(ctx context.Context, loc Locator, scope string) (found, error) {
+// the whole document). final is set for the set the lookup picks from;
+// a scope or a filter's inner set needs every match.
+func (lk *lookup) match(ctx context.Context, loc Locator, scope string, final bool) (found, error) {
 	if loc.Within != nil {
-		sc, err := lk.match(ctx, *loc.Within, scope)
+		sc, err := lk.match(ctx, *loc.Within, scope, false)
 		if err != nil || sc.N == 0 {
 			return found{miss: scopeMiss("within", loc, sc.miss)}, err
 		}
 		scope = sc.Set
 	}
-	f, err := lk.base(ctx, loc, scope)
+	f, err := lk.base(ctx, loc, scope, final && loc.HasText == "" && loc.Has == nil)
 	if err != nil || f.N == 0 || (loc.HasText == "" && loc.Has == nil) {
 		return f, err
 	}
 	has := ""
 	if loc.Has != nil {
-		h, err := lk.match(ctx, *loc.Has, f.Set)
+		h, err := lk.match(ctx, *loc.Has, f.Set, false)
 		if err != nil || h.N == 0 {
 			return found{miss: scopeMiss("has", loc, h.miss)}, err
 		}
@@ -349,9 +351,9 @@ func plural(n int, one, many string) string {
 }
 
 // base finds loc's own matches inside scope, before its filters.
-func (lk *lookup) base(ctx context.Context, loc Locator, scope string) (found, error) {
+func (lk *lookup) base(ctx context.Context, loc Locator, scope string, final bool) (found, error) {
 	if axTarget(loc) {
-		f, err := lk.ax(ctx, loc, scope)
+		f, err := lk.ax(ctx, loc, scope, final)
 		if err != nil || f.N > 0 || loc.Label == "" {
 			return f, err
 		}
@@ -378,7 +380,7 @@ func (lk *lookup) dom(ctx context.Context, loc Locator, scope string) (found, er
 // ax finds a {role[, name]} or {label} target's matches in the frame's
 // accessibility tree: inside scope, the subtree of each scope element;
 // else a quick look at the likely elements, or the whole tree.
-func (lk *lookup) ax(ctx context.Context, loc Locator, scope string) (found, error) {
+func (lk *lookup) ax(ctx context.Context, loc Locator, scope string, final bool) (found, error) {
 	roles, want := axQuery(loc)
 	named := loc.Name != "" || loc.Label != ""
 	var objs []runtime.RemoteObjectID
@@ -422,7 +424,7 @@ func (lk *lookup) ax(ctx context.Context, loc Locator, scope string) (found, err
 		}
 		best, nr := axMatch(nodes, want, loc.Exact, named)
 		near, total = nr, len(best)
-		if !lk.all && len(best) > axAdoptLimit {
+		if final && scope == "" && !lk.all && len(best) > axAdoptLimit {
 			best = best[:axAdoptLimit]
 		}
 		if objs, err = lk.fm.adoptables(ctx, lk.c, lk.world, lk.group, best); err != nil {
@@ -567,7 +569,7 @@ func (fm *forms) matchIn(ctx context.Context, fr string, loc Locator, all bool, 
 	}
 	defer lk.close(ctx)
 	lk.all = lk.all || all
-	f, err := lk.match(ctx, loc, "")
+	f, err := lk.match(ctx, loc, "", true)
 	if err != nil {
 		return err
 	}
