@@ -172,20 +172,21 @@ func axStateFrom(n accessibility.AXNode) axState {
 // render asynchronously), so the state seen at once may be the old one.
 const settleWait = time.Second
 
-// readBack calls read until it reports ok or settleWait passes, and
-// returns what it read last.
-func readBack(ctx context.Context, read func(ctx context.Context) (string, bool, error)) (string, bool, error) {
-	rctx, cancel := context.WithTimeout(ctx, settleWait)
+// readBack calls read until it reports ok or the time within passes
+// (settleWait, mostly), and returns what it read last.
+func (fm *forms) readBack(ctx context.Context, within time.Duration, read func(ctx context.Context) (string, bool, error)) (string, bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	for i := 0; ; i++ {
 		got, ok, err := read(ctx)
 		if err != nil || ok {
 			return got, ok, err
 		}
-		select {
-		case <-rctx.Done():
-			return got, false, nil
-		case <-time.After(formBackoff[min(i+1, len(formBackoff)-1)]):
+		if err := fm.pause(rctx, formBackoff, i+1); err != nil {
+			if rctx.Err() != nil {
+				return got, false, nil // read long enough
+			}
+			return got, false, err // the tab's session ended
 		}
 	}
 }
@@ -194,7 +195,7 @@ func readBack(ctx context.Context, read func(ctx context.Context) (string, bool,
 // <input> from the DOM, any other element (ARIA, ElementInternals) from
 // the tree, which reads aria-checked and internals alike.
 func (fm *forms) checkedBack(ctx context.Context, fr, desc, ref string, input, want bool) error {
-	got, ok, err := readBack(ctx, func(ctx context.Context) (string, bool, error) {
+	got, ok, err := fm.readBack(ctx, settleWait, func(ctx context.Context) (string, bool, error) {
 		if !input {
 			st, err := fm.axStateOf(ctx, fr, desc, ref)
 			return st.Checked, st.Checked == strconv.FormatBool(want), err
@@ -285,7 +286,7 @@ func (fm *forms) fillCustom(ctx context.Context, loc Locator, value string, opts
 	if err != nil {
 		return FieldState{}, err
 	}
-	got, ok, err := readBack(ctx, func(ctx context.Context) (string, bool, error) {
+	got, ok, err := fm.readBack(ctx, settleWait, func(ctx context.Context) (string, bool, error) {
 		v, has, err := fm.axFieldValue(ctx, el.frame, desc, el.Ref)
 		if err == nil && !has {
 			// No value anywhere in the tree: the text it shows.

@@ -144,22 +144,8 @@ func (fm *forms) poll(ctx context.Context, cond func(ctx context.Context) (bool,
 		if held {
 			return nil
 		}
-		d := waitBackoff[min(i, len(waitBackoff)-1)]
-		if d == 0 {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			continue
-		}
-		tm := time.NewTimer(d)
-		select {
-		case <-tm.C:
-		case <-ctx.Done():
-			tm.Stop()
-			return ctx.Err()
-		case <-fm.p.Done():
-			tm.Stop()
-			return fm.p.Err()
+		if err := fm.pause(ctx, waitBackoff, i); err != nil {
+			return err
 		}
 	}
 }

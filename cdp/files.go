@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/dom"
 	"github.com/mafredri/cdp/protocol/runtime"
 
@@ -87,52 +88,24 @@ func (fm *forms) SetFiles(ctx context.Context, loc Locator, paths []string, opts
 // element as an object of the isolated world (checked against the tab's
 // sites like any call there) and gives that to DOM.setFileInputFiles.
 func (fm *forms) setInputFiles(ctx context.Context, fr, desc, ref string, paths []string) error {
-	rm, err := fm.p.world(ctx, fr)
-	if err != nil {
-		return err
-	}
-	uid, c := rm.uid, rm.s.c
-	args, err := callArgs([]any{formsHash, ref})
-	if err != nil {
-		return err
-	}
-	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(elementFn).
-		SetUniqueContextID(uid).SetArguments(args))
-	if err != nil {
-		if contextGone(err) {
-			return &LocatorError{Code: errcode.StaleRef, Target: desc, Message: "the page navigated; resolve the target again"}
+	return fm.withObject(ctx, fr, desc, ref, func(c *devtools.Client, id runtime.RemoteObjectID) error {
+		if len(paths) == 0 {
+			// DOM.setFileInputFiles leaves the files as they are when given
+			// none; clearing the value is what the picker's cancel does.
+			r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(clearFilesFn).SetObjectID(id))
+			if err != nil {
+				return fm.p.fail(err)
+			}
+			if r.ExceptionDetails != nil {
+				return evalErrorOf(r.ExceptionDetails)
+			}
+			return nil
 		}
-		return fm.p.fail(err)
-	}
-	if r.ExceptionDetails != nil {
-		return evalErrorOf(r.ExceptionDetails)
-	}
-	if r.Result.ObjectID == nil {
-		return &LocatorError{Code: errcode.StaleRef, Target: desc, Message: "the element is gone (the page navigated or re-rendered); resolve the target again"}
-	}
-	defer func() {
-		// The world would hold the element until its document goes.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
-		defer cancel()
-		_ = c.Runtime.ReleaseObject(cctx, runtime.NewReleaseObjectArgs(*r.Result.ObjectID))
-	}()
-	id := *r.Result.ObjectID
-	if len(paths) == 0 {
-		// DOM.setFileInputFiles leaves the files as they are when given
-		// none; clearing the value is what the picker's cancel does.
-		c, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(clearFilesFn).SetObjectID(id))
-		if err != nil {
+		if err := c.DOM.SetFileInputFiles(ctx, dom.NewSetFileInputFilesArgs(paths).SetObjectID(id)); err != nil {
 			return fm.p.fail(err)
 		}
-		if c.ExceptionDetails != nil {
-			return evalErrorOf(c.ExceptionDetails)
-		}
 		return nil
-	}
-	if err := c.DOM.SetFileInputFiles(ctx, dom.NewSetFileInputFilesArgs(paths).SetObjectID(id)); err != nil {
-		return fm.p.fail(err)
-	}
-	return nil
+	})
 }
 
 // clearFilesFn empties a file input (this) and tells the page, as the

@@ -452,24 +452,22 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		return "", err
 	}
 	// Widgets may show the choice a task or a render later.
-	var got struct {
-		Value string `json:"value"`
-	}
-	rctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	for i := 0; ; i++ {
+	shown, ok, err := fm.readBack(ctx, settleWait, func(ctx context.Context) (string, bool, error) {
+		var got struct {
+			Value string `json:"value"`
+		}
 		if err := fm.formCallIn(ctx, el.frame, desc, &got, "shown", el.Ref, opts.Parts); err != nil {
-			return "", err
+			return "", false, err
 		}
-		if strings.Contains(strings.ToLower(got.Value), strings.ToLower(option)) {
-			return got.Value, nil
-		}
-		select {
-		case <-rctx.Done():
-			return got.Value, &NotCommittedError{Target: desc, Kept: got.Value}
-		case <-time.After(formBackoff[min(i+1, len(formBackoff)-1)]):
-		}
+		return got.Value, strings.Contains(strings.ToLower(got.Value), strings.ToLower(option)), nil
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return shown, &NotCommittedError{Target: desc, Kept: shown}
 	}
+	return shown, nil
 }
 
 // typeKeys types text into the focused element of frame fr one key press

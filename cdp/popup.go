@@ -91,36 +91,64 @@ func (fm *forms) clickChoice(ctx context.Context, desc string, trigger *Element,
 // looked up again.
 func (fm *forms) popupShown(ctx context.Context, loc Locator, trigger *Element, option string) (string, error) {
 	desc := loc.String()
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	confirmed := false
-	var name string
-	for i := 0; ; i++ {
-		st, err := fm.axStateOf(rctx, trigger.frame, desc, trigger.Ref)
+	tries := 0
+	name, ok, err := fm.readBack(ctx, popupSettle, func(ctx context.Context) (string, bool, error) {
+		tries++
+		st, err := fm.axStateOf(ctx, trigger.frame, desc, trigger.Ref)
 		if errors.Is(err, errcode.StaleRef) {
-			if trigger, err = fm.Resolve(rctx, loc); err == nil {
-				continue
+			if el, err := fm.Resolve(ctx, loc); err == nil {
+				trigger = el
 			}
+			return "", false, nil
 		}
-		if err == nil {
-			name = st.Name
-			if at := strings.Index(strings.ToLower(name), strings.ToLower(option)); at >= 0 {
-				return name[at : at+len(option)], nil
-			}
+		if err != nil {
+			return "", false, nil // read again
 		}
-		if !confirmed && i >= 2 {
-			confirmed = true
-			for _, ok := range popupConfirm {
-				if el, err := fm.Resolve(rctx, Locator{Role: "button", Name: ok, Exact: true}); err == nil {
-					_, _ = fm.clickReady(rctx, Locator{Ref: el.Ref}, need{Act: "click"}, nil)
-					break
-				}
-			}
+		if shown, ok := shownAs(st.Name, option); ok {
+			return shown, true, nil
 		}
-		select {
-		case <-rctx.Done():
-			return name, &NotCommittedError{Target: desc, Kept: name}
-		case <-time.After(formBackoff[min(i+1, len(formBackoff)-1)]):
+		if tries == 3 {
+			fm.confirmPopup(ctx)
+		}
+		return st.Name, false, nil
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return name, &NotCommittedError{Target: desc, Kept: name}
+	}
+	return name, nil
+}
+
+// popupSettle is how long a picker's choice may take to show once
+// chosen: longer than settleWait, since a dialog that asks to be
+// confirmed closes only after that.
+const popupSettle = 2 * time.Second
+
+// confirmPopup presses the button that closes a dialog of choices with the
+// choice kept, when there is one.
+func (fm *forms) confirmPopup(ctx context.Context) {
+	for _, name := range popupConfirm {
+		if el, err := fm.Resolve(ctx, Locator{Role: "button", Name: name, Exact: true}); err == nil {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, _ = fm.clickReady(cctx, Locator{Ref: el.Ref}, need{Act: "click"}, nil)
+			cancel()
+			return
 		}
 	}
+}
+
+// shownAs finds option in a widget's name, ignoring case, and returns it
+// as the name spells it.
+func shownAs(name, option string) (string, bool) {
+	for i := range name {
+		if j := i + len(option); j <= len(name) && strings.EqualFold(name[i:j], option) {
+			return name[i:j], true
+		}
+	}
+	if strings.Contains(strings.ToLower(name), strings.ToLower(option)) {
+		return option, true
+	}
+	return "", false
 }

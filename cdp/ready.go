@@ -70,18 +70,10 @@ func (fm *forms) untilWith(ctx context.Context, bound time.Duration, mendable fu
 		if ctx.Err() != nil {
 			break
 		}
-		if d := formBackoff[min(i, len(formBackoff)-1)]; d > 0 {
-			tm := time.NewTimer(d)
-			select {
-			case <-tm.C:
-			case <-ctx.Done():
-				tm.Stop()
-			case <-fm.p.Done():
-				tm.Stop()
-				return fm.p.Err()
+		if err := fm.pause(ctx, formBackoff, i); err != nil {
+			if ctx.Err() == nil {
+				return err // the tab's session ended
 			}
-		}
-		if ctx.Err() != nil {
 			break
 		}
 	}
@@ -90,6 +82,25 @@ func (fm *forms) untilWith(ctx context.Context, bound time.Duration, mendable fu
 		return last
 	}
 	return editTarget(reason, func(*LocatorError) bool { return true }, func(te *LocatorError) { te.Waited = time.Since(start) })
+}
+
+// pause waits out step i of backoff before the next try. It returns ctx's
+// error when ctx ends first, and the tab's when its session ends.
+func (fm *forms) pause(ctx context.Context, backoff []time.Duration, i int) error {
+	d := backoff[min(i, len(backoff)-1)]
+	if d == 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fm.p.Done():
+		return fm.p.Err()
+	}
 }
 
 // need tells the runtime's actionable which action a target must be ready

@@ -116,7 +116,15 @@ func TestWidgetMaterialSelect(t *testing.T) {
 <md-select-option value=banana><div slot=headline>Banana</div></md-select-option>
 <md-select-option value=cherry><div slot=headline>Cherry</div></md-select-option></md-outlined-select>`,
 		`import "@material/web/select/outlined-select.js"; import "@material/web/select/select-option.js";`), TabOptions{})
-	ctx := tctx(t, 30*time.Second)
+	chooseFruits(t, tab, "ms", 30*time.Second)
+}
+
+// chooseFruits selects Banana, Cherry and Apple in turn in the select
+// labelled "Fruit", checking each against the value the element of id
+// holds, within d.
+func chooseFruits(t *testing.T, tab *Tab, id string, d time.Duration) {
+	t.Helper()
+	ctx := tctx(t, d)
 	for _, c := range []struct{ label, value string }{{"Banana", "banana"}, {"Cherry", "cherry"}, {"Apple", "apple"}} {
 		got, err := tab.Select(ctx, Locator{Label: "Fruit"}, c.label, FormOptions{})
 		if err != nil {
@@ -125,7 +133,7 @@ func TestWidgetMaterialSelect(t *testing.T) {
 		if got != c.label {
 			t.Errorf("select %s read back %q", c.label, got)
 		}
-		if v := truth(t, tab, `() => document.getElementById("ms").value`); v != `"`+c.value+`"` {
+		if v := truth(t, tab, `() => document.getElementById("`+id+`").value`); v != `"`+c.value+`"` {
 			t.Fatalf("after choosing %s the select holds %s", c.label, v)
 		}
 	}
@@ -303,19 +311,7 @@ func TestWidgetIonicSelect(t *testing.T) {
 				`<ion-app><ion-content><ion-list><ion-item><ion-select id=is label="Fruit" interface="`+form+`" placeholder="Pick one">
 <ion-select-option value=apple>Apple</ion-select-option><ion-select-option value=banana>Banana</ion-select-option>
 <ion-select-option value=cherry>Cherry</ion-select-option></ion-select></ion-item></ion-list></ion-content></ion-app>`, ``), TabOptions{})
-			ctx := tctx(t, 60*time.Second)
-			for _, c := range []struct{ label, value string }{{"Banana", "banana"}, {"Cherry", "cherry"}, {"Apple", "apple"}} {
-				got, err := tab.Select(ctx, Locator{Label: "Fruit"}, c.label, FormOptions{})
-				if err != nil {
-					t.Fatalf("select %s: %v", c.label, err)
-				}
-				if got != c.label {
-					t.Errorf("select %s read back %q", c.label, got)
-				}
-				if v := truth(t, tab, `() => document.getElementById("is").value`); v != `"`+c.value+`"` {
-					t.Fatalf("after choosing %s the select holds %s", c.label, v)
-				}
-			}
+			chooseFruits(t, tab, "is", 60*time.Second)
 		})
 	}
 }
