@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // changingPage changes 300 ms after it loads: a status's text, a field's
@@ -39,14 +40,13 @@ func expectSite(t testing.TB) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline'")
 		if r.URL.Path == "/changing" {
 			fmt.Fprint(w, changingPage)
 			return
 		}
 		fmt.Fprint(w, "<title>Home</title><h1>Home</h1>")
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(srv.Close)
 	return srv
 }

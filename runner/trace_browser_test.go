@@ -3,7 +3,6 @@ package runner_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,20 +11,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/trace"
 )
 
 // traceSite serves a sign-up page that logs to the console.
 func traceSite(t testing.TB) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline'")
-		fmt.Fprint(w, `<title>Sign up</title><h1>Sign up</h1>
+	srv := testenv.HTMLSite(`<title>Sign up</title><h1>Sign up</h1>
 <label for=w>Secret word</label><input id=w>
 <button>Send</button>
 <script>console.log("trace page ready", 42)</script>`)
-	}))
 	t.Cleanup(srv.Close)
 	return srv
 }
