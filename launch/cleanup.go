@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -60,8 +61,18 @@ func (e *CleanupError) Error() string {
 func (e *CleanupError) Unwrap() error { return ErrCleanupFailed }
 
 // stopGrace is how long a launched process gets between SIGTERM and
-// SIGKILL.
+// SIGKILL when the cleanup budget leaves that much; less otherwise.
 const stopGrace = 3 * time.Second
+
+// DefaultCleanupBudget is how long one Cleanup may take in all, every
+// launch and step of it together, unless LauncherOptions.CleanupBudget or
+// the context's deadline says otherwise.
+const DefaultCleanupBudget = 5 * time.Second
+
+// killedLook is how long a process killed after the budget ran out is
+// waited for: enough for the kernel to reap it, so a cleanup whose
+// context was cancelled still reports the common case as done.
+const killedLook = 200 * time.Millisecond
 
 // Cleanup ends the launches named by ids, or all of them when ids is empty.
 // For a launch it owns it (1) closes the connection, (2) sends SIGTERM and
@@ -69,7 +80,17 @@ const stopGrace = 3 * time.Second
 // answers on the port (skipped for a Chromium launch, which has no port),
 // and (4) removes the profile directory; for an
 // attachment it only closes the connection. Each step's outcome is
-// reported. When a step fails, the error is a *CleanupError matching
+// reported.
+//
+// The whole call has one budget: LauncherOptions.CleanupBudget (5 s by
+// default), or ctx's deadline when sooner. Launches are cleaned at the
+// same time, so one stuck app does not hold up the others. The grace
+// between SIGTERM and SIGKILL is 3 s, or half of what is left of the
+// budget when that is less; once the budget is spent a process still
+// running is killed at once, and a step that could not finish in time
+// fails, saying so. A cancelled ctx spends the budget.
+//
+// When a step fails, the error is a *CleanupError matching
 // ErrCleanupFailed, the launch stays listed, and calling Cleanup again with
 // the same ID is safe: steps already done succeed again without touching
 // anything else. A process is never signalled after it has been reaped, so
@@ -79,19 +100,33 @@ func (l *Launcher) Cleanup(ctx context.Context, ids ...string) ([]CleanupReport,
 	if err != nil {
 		return nil, err
 	}
-	reports := make([]CleanupReport, 0, len(insts))
+	budget := l.opts.CleanupBudget
+	if budget <= 0 {
+		budget = DefaultCleanupBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	reports := make([]CleanupReport, len(insts))
+	var wg sync.WaitGroup
+	for i, inst := range insts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reports[i] = l.cleanup(ctx, inst)
+		}()
+	}
+	wg.Wait()
 	failed := false
-	for _, inst := range insts {
-		r := l.cleanup(ctx, inst)
-		if r.OK() {
-			l.mu.Lock()
-			inst.cleaned = true
-			l.order = slices.DeleteFunc(l.order, func(id string) bool { return id == inst.ID })
-			l.mu.Unlock()
-		} else {
+	for i, r := range reports {
+		if !r.OK() {
 			failed = true
+			continue
 		}
-		reports = append(reports, r)
+		inst := insts[i]
+		l.mu.Lock()
+		inst.cleaned = true
+		l.order = slices.DeleteFunc(l.order, func(id string) bool { return id == inst.ID })
+		l.mu.Unlock()
 	}
 	if failed {
 		return reports, &CleanupError{Reports: reports}
@@ -120,7 +155,7 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Process) CleanupReport {
 	}
 
 	p := inst
-	if err := p.stop(stopGrace); err != nil {
+	if err := p.stop(ctx); err != nil {
 		add(StepProcess, StepFailed, err.Error())
 	} else {
 		add(StepProcess, StepOK, "")
@@ -128,25 +163,14 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Process) CleanupReport {
 
 	// The port is the browser's until the process is gone; once it is, a
 	// listener there could only be a helper the group left behind.
-	portFree := false
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		if !portAnswers(ctx, inst.port) {
-			portFree = true
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	portFree := inst.port == 0 || portFreed(ctx, inst.port)
 	switch {
 	case inst.port == 0:
 		add(StepPort, StepSkipped, "no debugging port: launched with a pipe")
 	case portFree:
 		add(StepPort, StepOK, "")
 	default:
-		add(StepPort, StepFailed, fmt.Sprintf("127.0.0.1:%d still answers /json/version", inst.port))
+		add(StepPort, StepFailed, fmt.Sprintf("127.0.0.1:%d still answers /json/version%s", inst.port, spent(ctx)))
 	}
 
 	switch {
@@ -154,11 +178,38 @@ func (l *Launcher) cleanup(ctx context.Context, inst *Process) CleanupReport {
 		// Something of the launch still runs and may write to the profile.
 		add(StepProfile, StepSkipped, "kept while the process or port is live")
 	default:
-		if err := p.removeProfile(); err != nil {
+		if err := p.removeProfile(ctx); err != nil {
 			add(StepProfile, StepFailed, err.Error())
 		} else {
 			add(StepProfile, StepOK, "")
 		}
 	}
 	return r
+}
+
+// portFreed reports whether port stops answering /json/version within 2 s
+// and the budget of ctx.
+func portFreed(ctx context.Context, port int) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if !portAnswers(ctx, port) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// spent says, for a step's failure, that the cleanup budget ran out.
+func spent(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return " when the cleanup budget was spent"
+	}
+	return ""
 }

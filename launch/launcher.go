@@ -38,6 +38,11 @@ type LauncherOptions struct {
 	// Connect configures the connection to each launched browser; nil
 	// means the defaults of [cdp.Connect].
 	Connect *cdp.Options
+	// CleanupBudget bounds each [Launcher.Cleanup] call, every launch and
+	// step of it together, so a stuck app cannot hold up a host's quit.
+	// Zero means DefaultCleanupBudget (5 s); a context deadline that comes
+	// sooner wins.
+	CleanupBudget time.Duration
 }
 
 // Launcher starts browsers and Electron apps and owns what it started:

@@ -501,10 +501,11 @@ func (p *Process) Kill() error {
 
 // Close stops the browser: it closes the connection, sends a polite
 // signal to the process group, a forced kill after three seconds, then it
-// reaps the process and removes the profile directory. A Launcher's
-// process is closed by [Launcher.Cleanup] of its ID, which it then no
-// longer lists, and Close of an attachment closes only the connection. It
-// is safe to call more than once.
+// reaps the process and removes the profile directory, all within
+// DefaultCleanupBudget. A Launcher's process is closed by
+// [Launcher.Cleanup] of its ID, which it then no longer lists, and Close
+// of an attachment closes only the connection. It is safe to call more
+// than once.
 func (p *Process) Close() error {
 	if p.l != nil {
 		_, err := p.l.Cleanup(context.Background(), p.ID)
@@ -514,34 +515,54 @@ func (p *Process) Close() error {
 		if p.browser != nil {
 			_ = p.browser.Close()
 		}
-		if err := p.stop(3 * time.Second); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultCleanupBudget)
+		defer cancel()
+		if err := p.stop(ctx); err != nil {
 			p.closeErr = err
 			return
 		}
-		p.closeErr = p.removeProfile()
+		p.closeErr = p.removeProfile(ctx)
 	})
 	return p.closeErr
 }
 
-// stop sends SIGTERM to the process group, SIGKILL after grace, and waits
-// until the process is reaped. It never signals after the reap, when the
-// pid may belong to someone else, except for the group members the leader
-// left behind, which still hold the group id.
-func (p *Process) stop(grace time.Duration) error {
+// stop sends SIGTERM to the process group, SIGKILL after the grace (see
+// [Launcher.Cleanup]), and waits until the process is reaped, within
+// ctx. It never signals after the reap, when the pid may belong to
+// someone else, except for the group members the leader left behind,
+// which still hold the group id.
+func (p *Process) stop(ctx context.Context) error {
 	select {
 	case <-p.done:
 		return nil
 	default:
 	}
 	_ = browserproc.KillTree(p.cmd.Process, false)
+	grace := stopGrace
+	if dl, ok := ctx.Deadline(); ok {
+		grace = min(grace, time.Until(dl)/2)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
 	case <-p.done:
-	case <-time.After(grace):
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-p.done:
+	default:
 		_ = browserproc.KillTree(p.cmd.Process, true)
+		look := time.NewTimer(killedLook)
+		defer look.Stop()
 		select {
 		case <-p.done:
-		case <-time.After(5 * time.Second):
-			return fmt.Errorf("launch: process %d did not exit after SIGKILL", p.Pid())
+		case <-ctx.Done():
+			select {
+			case <-p.done:
+			case <-look.C:
+				return fmt.Errorf("launch: process %d did not exit after SIGKILL within the cleanup budget", p.Pid())
+			}
 		}
 	}
 	if browserproc.GroupAlive(p.Pid()) {
@@ -552,17 +573,22 @@ func (p *Process) stop(grace time.Duration) error {
 
 // removeProfile removes the profile directory. Children of the group may
 // hold files in it briefly after the leader is reaped, so it retries for a
-// second. A directory already gone is success.
-func (p *Process) removeProfile() error {
+// second, within ctx. A directory already gone is success.
+func (p *Process) removeProfile(ctx context.Context) error {
 	removeSingletonDir(p.dataDir)
-	var err error
-	for i := 0; i < 20; i++ {
-		if err = os.RemoveAll(p.dataDir); err == nil {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for {
+		err := os.RemoveAll(p.dataDir)
+		if err == nil {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("launch: remove profile: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return fmt.Errorf("launch: remove profile: %w", err)
 }
 
 // removeSingletonDir removes the directory the profile's singleton socket
