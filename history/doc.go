@@ -62,7 +62,9 @@
 //
 // Put normalizes an entry so that what Get returns now and after a restart
 // is identical: times become UTC, strings valid UTF-8, empty slices nil,
-// and the empty Kind KindScript. Result is kept byte for byte.
+// and the empty Kind KindScript. A Kind other than KindScript (KindWorkflow,
+// or a host's own lower-case word) is stored like any other. Result is
+// kept byte for byte.
 //
 // Capacity evicts only finished runs, oldest Start first. A run left live
 // (queued, starting, running) by a host that died stays live, and is never

@@ -9,13 +9,35 @@ import (
 	"time"
 )
 
-// Kind says what ran.
+// Kind says what ran. The runs panel lists every kind together: the
+// scripts a runner.Manager runs, the runs of a workflow engine, and any
+// other kind a host records, named by a short lower-case word.
 type Kind string
 
 // Kinds of run. The empty Kind is stored as [KindScript].
 const (
-	KindScript Kind = "script"
+	KindScript   Kind = "script"   // a script a runner.Manager ran
+	KindWorkflow Kind = "workflow" // a run of a workflow engine, recorded by the host
 )
+
+// maxKind is the longest kind name.
+const maxKind = 32
+
+// valid reports whether k is a kind name: a lower-case letter, then
+// lower-case letters, digits, '-' or '_', at most maxKind bytes. The rule
+// keeps a kind something a panel can show and filter on, and catches
+// what is not a name at all.
+func (k Kind) valid() bool {
+	if k == "" || len(k) > maxKind || k[0] < 'a' || k[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // State is where a run is in its life. The first three are live; the rest
 // are terminal and final.
@@ -69,7 +91,7 @@ type Action struct {
 type Entry struct {
 	ID      string
 	Kind    Kind
-	Script  string // the script's path
+	Script  string // the script's path, or what ran for another Kind (a workflow's name)
 	Trigger string // what started the run, e.g. "manual", "pane"
 
 	State    State
@@ -115,8 +137,8 @@ func normalize(e Entry) (Entry, error) {
 	if e.Kind == "" {
 		e.Kind = KindScript
 	}
-	if e.Kind != KindScript {
-		return Entry{}, fmt.Errorf("%w: run %s: unknown kind %q", ErrInvalidEntry, e.ID, e.Kind)
+	if !e.Kind.valid() {
+		return Entry{}, fmt.Errorf("%w: run %s: kind %q is not a lower-case word", ErrInvalidEntry, e.ID, e.Kind)
 	}
 	if !e.State.valid() {
 		return Entry{}, fmt.Errorf("%w: run %s: unknown state %q", ErrInvalidEntry, e.ID, e.State)

@@ -160,7 +160,9 @@ func TestPutRejectsInvalidEntries(t *testing.T) {
 		"empty id":        {State: StateQueued},
 		"unknown state":   {ID: "a", State: "paused"},
 		"empty state":     {ID: "a"},
-		"unknown kind":    {ID: "a", State: StateQueued, Kind: "cron"},
+		"kind not a word": {ID: "a", State: StateQueued, Kind: "Cron Job"},
+		"kind too long":   {ID: "a", State: StateQueued, Kind: Kind(strings.Repeat("k", maxKind+1))},
+		"kind digit":      {ID: "a", State: StateQueued, Kind: "1run"},
 		"result not json": {ID: "a", State: StateSucceeded, Result: json.RawMessage(`{"a":`)},
 	}
 	for name, e := range cases {
@@ -173,6 +175,24 @@ func TestPutRejectsInvalidEntries(t *testing.T) {
 	assert.Empty(t, s.List(), "nothing stored")
 	_, err := os.Stat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing written")
+}
+
+// The runs panel lists scripts and workflow runs together: a workflow
+// run, or a host's own kind, is stored and read back as it was put.
+func TestOtherKindsOfRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h")
+	s, _ := open(t, path, 0)
+	for _, k := range []Kind{KindWorkflow, "import", "sync-job_2"} {
+		e := Entry{ID: "r-" + string(k), Kind: k, Script: "nightly report", State: StateRunning, Start: t0}
+		require.NoError(t, s.Put(e), k)
+	}
+	require.NoError(t, s.Put(Entry{ID: "r-script", State: StateSucceeded, Start: t0}))
+	s2, _ := open(t, path, 0)
+	kinds := map[string]Kind{}
+	for _, e := range s2.List() {
+		kinds[e.ID] = e.Kind
+	}
+	assert.Equal(t, map[string]Kind{"r-workflow": KindWorkflow, "r-import": "import", "r-sync-job_2": "sync-job_2", "r-script": KindScript}, kinds)
 }
 
 func TestListNewestFirst(t *testing.T) {

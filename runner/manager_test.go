@@ -602,6 +602,8 @@ func TestRestartSettlesRunsLeftLive(t *testing.T) {
 	h, err := history.Open(filepath.Join(root, "history.jsonl"), history.Options{})
 	require.NoError(t, err)
 	require.NoError(t, h.Put(history.Entry{ID: "left", Script: "/x.ts", State: history.StateRunning, Start: time.Now()}))
+	// A durable workflow's run outlives a host: it is the host's to settle.
+	require.NoError(t, h.Put(history.Entry{ID: "flow", Kind: history.KindWorkflow, Script: "nightly", State: history.StateRunning, Start: time.Now()}))
 	require.NoError(t, h.Close())
 	m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(t)})
 	require.NoError(t, err)
@@ -610,6 +612,10 @@ func TestRestartSettlesRunsLeftLive(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, history.StateFailed, e.State)
 	assert.Equal(t, "the host stopped during the run", e.Reason)
+	flow, ok := m.History().Get("flow")
+	require.True(t, ok)
+	assert.Equal(t, history.StateRunning, flow.State, "a workflow run is left to the host")
+	assert.Equal(t, history.KindWorkflow, flow.Kind)
 }
 
 func TestResolveDeno(t *testing.T) {

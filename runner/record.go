@@ -80,11 +80,12 @@ func (m *Manager) record(r *Run, e history.Entry) {
 	r.tellHost(LevelWarning, what)
 }
 
-// settleOrphanedEntries ends history entries a previous host left live:
-// that host died, and its runs died with it.
+// settleOrphanedEntries ends the script runs a previous host left live:
+// that host died, and its runs died with it. Runs of another kind (a
+// durable workflow's) are the host's to settle: they may outlive a host.
 func (m *Manager) settleOrphanedEntries() {
 	for _, e := range m.hist.List() {
-		if e.State.Terminal() {
+		if e.State.Terminal() || e.Kind != history.KindScript {
 			continue
 		}
 		e.State, e.Reason = history.StateFailed, "the host stopped during the run"
