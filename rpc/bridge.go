@@ -457,9 +457,11 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 		c.Close(StatusDenied, "capability mismatch")
 		return
 	}
-	if granted == nil {
-		granted = []permissions.Capability{}
-	}
+	// The list the script is told is what its session can reach: a
+	// capability its header permits but registered for another audience
+	// would read as undefined, so it is not granted.
+	api := newHostAPI(p, granted, b.cfg.Registry)
+	granted = api.names()
 	body, _ := json.Marshal(Accepted{Protocol: ProtocolVersion, Granted: granted})
 	if err := c.Write(hctx, websocket.MessageText, append([]byte("OK "), body...)); err != nil {
 		fail("writing OK", "error", err)
@@ -467,7 +469,6 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	}
 	b.removePending(pc)
 
-	api := newHostAPI(p, granted, b.cfg.Registry)
 	c.SetReadLimit(b.cfg.ReadLimit)
 	// Counted before the session serves: its first calls may be answered
 	// before NewSession returns.

@@ -25,7 +25,8 @@
 //	DENY {"reason":…,"missing":[…],"sdk":…}   then close code 4001
 //
 // Granted is the SDK's declared capabilities ∩ those the run's approved
-// header permits. If the header permits a capability the SDK does not
+// header permits ∩ those registered for the principal's audience: exactly
+// the properties the session's main object has. If the header permits a capability the SDK does not
 // implement (a stale SDK), the run is denied, not degraded; the SDK must
 // treat DENY as fatal and never retry. Any other failure closes with 1008
 // and the reason "authentication failed"; the real reason goes to the host

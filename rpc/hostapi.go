@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/tranquil/automation/permissions"
@@ -35,6 +36,17 @@ func newHostAPI(p Principal, granted []permissions.Capability, r *Registry) *hos
 		}
 	}
 	return api
+}
+
+// names are the session's capabilities, sorted; never nil, so the
+// handshake's list is [] rather than null.
+func (h *hostAPI) names() []permissions.Capability {
+	names := make([]permissions.Capability, 0, len(h.caps))
+	for c := range h.caps {
+		names = append(names, c)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // GetProperty implements [capnweb.Handler].
