@@ -58,6 +58,13 @@
 // and the profile sweep in [NewLauncher] removes only this package's
 // profile directories whose host and browser are both dead.
 //
+// Cleanup has one budget for everything it ends ([DefaultCleanupBudget],
+// 5 s, or [LauncherOptions.CleanupBudget], or the context's deadline when
+// sooner): the launches are ended at the same time, an app that ignores
+// the polite signal is killed when half of what is left has passed, and a
+// step that could not finish in time is reported as failed, so an app
+// that will not die cannot hold up a host's quit.
+//
 // # Errors
 //
 // Failures fall in categories matched with errors.Is: every failed launch
