@@ -193,6 +193,17 @@
 // the page ([cdp.Tab.Evidence]). It never holds a value typed or a
 // prompt's answer. [Manager.Trace] reads it; package traceview shows it.
 //
+// The same trace holds the run's accesses outside the browser whenever
+// tracing is on ([Config.NoTrace] turns both off): every permission check
+// deno made (files read and written, hosts, env names but never their
+// values, sys calls, imports), each kind, value and outcome once with a
+// count, allowed or denied as the run's own flags decide (audit.go). Deno
+// reports them through DENO_AUDIT_PERMISSIONS to a FIFO in a 0700
+// directory under DataDir, which no grant reaches; the flags alone
+// enforce, never the report. Deno 2.9 does not report run checks, so the
+// commands a run starts are not listed, and on Windows, where the pipe
+// would need a named pipe, no accesses are recorded.
+//
 // Nothing a run's pages register outlives it as a service worker: each
 // registration that appears on a site a run's tab was on is unregistered
 // as soon as the browser reports it, and once more when the run lets go

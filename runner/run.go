@@ -453,9 +453,11 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 		r.finish(history.StateFailed, err.Error())
 		return
 	}
+	aud := r.startAudit(h, args) // the run's accesses, into its trace (audit.go)
+	defer aud.stop()
 	out := newOutput(r, m.cfg.OutputCap)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
-	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: r.env(h, entry, tok),
+	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: aud.env(r.env(h, entry, tok)),
 		stdout: stdout, stderr: stderr, memoryMB: m.cfg.MemoryMB, killGrace: m.cfg.KillGrace, log: m.log})
 	var notStarted *startError
 	switch {
@@ -480,6 +482,7 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 		}
 	}
 	expired := sv.run()
+	aud.stop() // the child has exited: all it reported is in the pipe
 	stdout.flush()
 	stderr.flush()
 	r.settle(c, out, h, expired)

@@ -157,7 +157,7 @@ func (r *Run) storeTrace() {
 		return
 	}
 	t := r.trace.Trace()
-	if len(t.Calls)+len(t.Navigations)+len(t.Console)+len(t.Dialogs)+len(t.Steps) == 0 {
+	if len(t.Calls)+len(t.Navigations)+len(t.Console)+len(t.Dialogs)+len(t.Steps)+len(t.Accesses) == 0 {
 		return
 	}
 	data, err := trace.Encode(t)

@@ -13,6 +13,10 @@
 // its target described, its tab and page address (without query or
 // fragment), its times and its outcome. Texts the page controls (console
 // lines, dialog messages, error messages) are cut to a few hundred bytes.
+// Accesses ([Recorder.Access]) are the permission checks the run's deno
+// process made outside the browser (files, hosts, environment names,
+// system calls), one entry per kind, value and outcome with a count; an
+// environment variable appears by name only.
 // A failure's screenshot is pixels: it shows the page as it was, the
 // fields' contents included (a password field shows its dots), so a host
 // shows traces only to the user whose runs they are.
@@ -21,7 +25,8 @@
 //
 // Every list has a cap ([Limits]); past it a Recorder keeps the first half
 // and the newest half and counts the rest ([Dropped]), so a run making a
-// hundred thousand calls records a few thousand. Screenshots are kept only
+// hundred thousand calls records a few thousand. Accesses keep at most
+// Limits.Accesses distinct entries, however many checks repeat them. Screenshots are kept only
 // for the first few failures and only under a byte cap.
 //
 // # Encoding

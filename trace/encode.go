@@ -11,7 +11,11 @@ import (
 )
 
 // magic starts every encoded trace; the number is the format's version.
-const magic = "tranquil-trace/1\n"
+// Version 2 added Accesses; Decode still reads version 1, which has none.
+const (
+	magic   = "tranquil-trace/2\n"
+	magicV1 = "tranquil-trace/1\n"
+)
 
 // MaxDecoded bounds the JSON inside an encoded trace: far above what a
 // Recorder with the default Limits makes, and small enough that a hostile
@@ -55,7 +59,9 @@ func Encode(t *Trace) ([]byte, error) {
 func Decode(data []byte) (*Trace, error) {
 	rest, ok := bytes.CutPrefix(data, []byte(magic))
 	if !ok {
-		return nil, corrupt("not a trace (bad version line)")
+		if rest, ok = bytes.CutPrefix(data, []byte(magicV1)); !ok {
+			return nil, corrupt("not a trace (bad version line)")
+		}
 	}
 	z, err := gzip.NewReader(bytes.NewReader(rest))
 	if err != nil {
@@ -111,8 +117,23 @@ func (t *Trace) check() error {
 			return corrupt("failure %d: the image is not %q", i+1, f.ImageType)
 		}
 	}
+	seen := map[accessKey]bool{}
+	for i, a := range t.Accesses {
+		k := accessKey{a.Kind, a.Value, a.Allowed}
+		switch {
+		case a.Kind == "":
+			return corrupt("access %d has no kind", i+1)
+		case a.Count < 1:
+			return corrupt("access %d was never made", i+1)
+		case a.Last.Before(a.First):
+			return corrupt("access %d ends before it starts", i+1)
+		case seen[k]:
+			return corrupt("access %d is listed twice", i+1)
+		}
+		seen[k] = true
+	}
 	d := t.Dropped
-	for _, n := range []int{d.Calls, d.Navigations, d.Console, d.Dialogs, d.Steps, d.Failures} {
+	for _, n := range []int{d.Calls, d.Navigations, d.Console, d.Dialogs, d.Steps, d.Failures, d.Accesses} {
 		if n < 0 {
 			return corrupt("a negative count of dropped items")
 		}

@@ -23,6 +23,9 @@ func sample() *trace.Trace {
 	r.Dialog(trace.Dialog{At: at, Tab: "t1", Type: "confirm", Message: "Sure?", Accepted: true})
 	r.Step(trace.Step{At: at, Kind: "do", Name: "log in", Phase: "end", Attempt: 1, OK: true, Fraction: -1})
 	r.Failure(trace.Failure{Seq: seq, Image: []byte("\xff\xd8\xff\xe0 jpeg"), ImageType: trace.JPEG, Outline: "main\n  button \"Send\""})
+	r.Access("read", "/work/in.txt", true, at)
+	r.Access("net", "127.0.0.1:1", false, at)
+	r.Access("net", "127.0.0.1:1", false, at.Add(time.Second))
 	return r.Trace()
 }
 
@@ -34,6 +37,11 @@ func TestEncodeRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 
+	require.Equal(t, []trace.Access{
+		{Kind: "read", Value: "/work/in.txt", Allowed: true, Count: 1, First: want.Accesses[0].First, Last: want.Accesses[0].First},
+		{Kind: "net", Value: "127.0.0.1:1", Count: 2, First: want.Accesses[1].First, Last: want.Accesses[1].First.Add(time.Second)},
+	}, got.Accesses)
+
 	empty, err := trace.Encode(&trace.Trace{RunID: "r"})
 	require.NoError(t, err)
 	got, err = trace.Decode(empty)
@@ -44,7 +52,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 // gz is an encoded trace whose JSON is js.
 func gz(js string) []byte {
 	var b bytes.Buffer
-	b.WriteString("tranquil-trace/1\n")
+	b.WriteString("tranquil-trace/2\n")
 	z := gzip.NewWriter(&b)
 	z.Write([]byte(js))
 	z.Close()
@@ -54,7 +62,7 @@ func gz(js string) []byte {
 // bombOf is an encoded trace whose JSON would be n bytes.
 func bombOf(n int) []byte {
 	var b bytes.Buffer
-	b.WriteString("tranquil-trace/1\n")
+	b.WriteString("tranquil-trace/2\n")
 	z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 	z.Write([]byte(`{"RunID":"`))
 	chunk := bytes.Repeat([]byte("a"), 1<<20)
@@ -75,8 +83,8 @@ func TestDecodeRefusesCorrupt(t *testing.T) {
 	bomb := bombOf(trace.MaxDecoded + 1)
 	for name, data := range map[string][]byte{
 		"empty":              nil,
-		"no version":         good[len("tranquil-trace/1\n"):],
-		"other version":      append([]byte("tranquil-trace/2\n"), good[len("tranquil-trace/1\n"):]...),
+		"no version":         good[len("tranquil-trace/2\n"):],
+		"other version":      append([]byte("tranquil-trace/3\n"), good[len("tranquil-trace/2\n"):]...),
 		"cut":                good[:len(good)-10],
 		"flipped":            flipped,
 		"not json":           gz("nope"),
@@ -87,6 +95,11 @@ func TestDecodeRefusesCorrupt(t *testing.T) {
 		"image not png":      gz(`{"Failures":[{"Seq":1,"Image":"PHN2Zz4=","ImageType":"image/png"}]}`),
 		"type no image":      gz(`{"Failures":[{"Seq":1,"ImageType":"image/png"}]}`),
 		"negative dropped":   gz(`{"Dropped":{"Calls":-1}}`),
+		"access no kind":     gz(`{"Accesses":[{"Value":"x","Count":1}]}`),
+		"access never made":  gz(`{"Accesses":[{"Kind":"read","Value":"x","Count":0}]}`),
+		"access backwards":   gz(`{"Accesses":[{"Kind":"read","Count":1,"First":"2026-01-02T00:00:00Z","Last":"2026-01-01T00:00:00Z"}]}`),
+		"access twice":       gz(`{"Accesses":[{"Kind":"env","Value":"A","Count":1},{"Kind":"env","Value":"A","Count":2}]}`),
+		"negative accesses":  gz(`{"Dropped":{"Accesses":-1}}`),
 		"bomb":               bomb,
 		"invalid utf-8":      gz("{\"RunID\":\"\xff\"}"),
 	} {
@@ -95,4 +108,17 @@ func TestDecodeRefusesCorrupt(t *testing.T) {
 		require.True(t, errors.As(err, &ce), "%s: %v", name, err)
 		require.ErrorIs(t, err, trace.ErrCorrupt, name)
 	}
+}
+
+// A trace stored before accesses were recorded (version 1) still reads.
+func TestDecodeReadsVersion1(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("tranquil-trace/1\n")
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(`{"RunID":"old","Calls":[{"Seq":1,"Method":"tab.goto"}]}`))
+	z.Close()
+	got, err := trace.Decode(b.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, "old", got.RunID)
+	require.Empty(t, got.Accesses)
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -16,6 +17,7 @@ const (
 	DefaultText        = 300
 	DefaultImage       = 384 << 10
 	DefaultOutline     = 8 << 10
+	DefaultAccesses    = 256
 )
 
 // Limits bound what a Recorder keeps. A zero field means its default; the
@@ -31,6 +33,9 @@ type Limits struct {
 	Text        int // bytes of any one text (a message, a target); DefaultText
 	Image       int // bytes of one screenshot; larger ones are left out; DefaultImage
 	Outline     int // bytes of one outline; DefaultOutline
+	// Accesses bounds the distinct kind, value and outcome triples kept;
+	// DefaultAccesses. Repeats of a kept one only raise its count.
+	Accesses int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -48,6 +53,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Text, DefaultText)
 	def(&l.Image, DefaultImage)
 	def(&l.Outline, DefaultOutline)
+	def(&l.Accesses, DefaultAccesses)
 	return l
 }
 
@@ -58,17 +64,25 @@ func (l Limits) withDefaults() Limits {
 type Recorder struct {
 	lim Limits
 
-	mu       sync.Mutex
-	runID    string
-	start    time.Time
-	seq      int
-	calls    keep[Call]
-	navs     keep[Navigation]
-	console  keep[ConsoleLine]
-	dialogs  keep[Dialog]
-	steps    keep[Step]
-	failures []Failure
-	dropped  int // failures not kept
+	mu            sync.Mutex
+	runID         string
+	start         time.Time
+	seq           int
+	calls         keep[Call]
+	navs          keep[Navigation]
+	console       keep[ConsoleLine]
+	dialogs       keep[Dialog]
+	steps         keep[Step]
+	failures      []Failure
+	dropped       int // failures not kept
+	accesses      []Access
+	accessAt      map[accessKey]int // index in accesses
+	accessDropped int
+}
+
+type accessKey struct {
+	kind, value string
+	allowed     bool
 }
 
 // NewRecorder returns a Recorder for run runID, its clock starting now.
@@ -173,6 +187,42 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
+// Access records one permission check: its kind, its value and whether
+// it was allowed, at time at. A check like one already kept raises that
+// one's count; a new one past Limits.Accesses is counted as dropped.
+func (r *Recorder) Access(kind, value string, allowed bool, at time.Time) {
+	t := r.lim.Text
+	k := accessKey{cut(kind, t), cut(value, t), allowed}
+	at = at.UTC()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i, ok := r.accessAt[k]; ok {
+		a := &r.accesses[i]
+		a.Count++
+		if at.After(a.Last) {
+			a.Last = at
+		}
+		return
+	}
+	if len(r.accesses) >= r.lim.Accesses {
+		r.accessDropped++
+		return
+	}
+	if r.accessAt == nil {
+		r.accessAt = map[accessKey]int{}
+	}
+	r.accessAt[k] = len(r.accesses)
+	r.accesses = append(r.accesses, Access{Kind: k.kind, Value: k.value, Allowed: allowed, Count: 1, First: at, Last: at})
+}
+
+// AccessDropped counts n permission checks that could not be recorded,
+// such as reports that could not be read.
+func (r *Recorder) AccessDropped(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.accessDropped += n
+}
+
 // Trace returns a copy of what was recorded so far.
 func (r *Recorder) Trace() *Trace {
 	r.mu.Lock()
@@ -184,7 +234,9 @@ func (r *Recorder) Trace() *Trace {
 		Dropped: Dropped{
 			Calls: r.calls.dropped, Navigations: r.navs.dropped, Console: r.console.dropped,
 			Dialogs: r.dialogs.dropped, Steps: r.steps.dropped, Failures: r.dropped,
+			Accesses: r.accessDropped,
 		},
+		Accesses: slices.Clone(r.accesses),
 	}
 	for _, f := range r.failures {
 		f.Image = append([]byte(nil), f.Image...)

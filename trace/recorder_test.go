@@ -96,3 +96,32 @@ func TestAddress(t *testing.T) {
 		require.Equal(t, want, trace.Address(in), in)
 	}
 }
+
+// A hundred thousand checks of one kind, value and outcome are one entry
+// with its count; new ones past the limit are counted, not kept; every
+// text is cut.
+func TestRecorderAggregatesAccesses(t *testing.T) {
+	r := trace.NewRecorder("run-1", trace.Limits{Accesses: 3, Text: 20})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const n = 100_000
+	for i := range n {
+		r.Access("read", "/secret.txt", false, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	r.Access("read", "/secret.txt", true, t0)
+	r.Access("env", strings.Repeat("N", 100), true, t0)
+	r.Access("net", "a:1", false, t0)          // a fourth: dropped
+	r.Access("net", "b:1", false, t0)          // a fifth: dropped
+	r.Access("read", "/secret.txt", false, t0) // kept one: counted, not dropped
+	r.AccessDropped(2)
+	tr := r.Trace()
+	require.Len(t, tr.Accesses, 3)
+	a := tr.Accesses[0]
+	require.Equal(t, trace.Access{Kind: "read", Value: "/secret.txt", Count: n + 1, First: t0, Last: t0.Add((n - 1) * time.Millisecond)}, a)
+	require.True(t, tr.Accesses[1].Allowed)
+	require.LessOrEqual(t, len(tr.Accesses[2].Value), 20)
+	require.Equal(t, 4, tr.Dropped.Accesses)
+	require.Equal(t, 4, tr.Dropped.Total())
+	data, err := trace.Encode(tr)
+	require.NoError(t, err)
+	require.Less(t, len(data), 4<<10)
+}

@@ -24,6 +24,10 @@ type Trace struct {
 	// Failures hold what the page looked like when a call failed, for the
 	// first few failed calls.
 	Failures []Failure
+	// Accesses are what the run's deno process asked its permissions
+	// for, outside the browser: one entry per kind, value and outcome, in
+	// the order each was first asked.
+	Accesses []Access
 
 	Dropped Dropped
 }
@@ -31,11 +35,15 @@ type Trace struct {
 // Dropped counts what a [Recorder] did not keep, list by list.
 type Dropped struct {
 	Calls, Navigations, Console, Dialogs, Steps, Failures int
+	// Accesses counts permission checks not kept: those of a new kind,
+	// value and outcome once Limits.Accesses entries were held, and
+	// reports that could not be read (too long, not JSON).
+	Accesses int
 }
 
 // Total is the number of items dropped from every list.
 func (d Dropped) Total() int {
-	return d.Calls + d.Navigations + d.Console + d.Dialogs + d.Steps + d.Failures
+	return d.Calls + d.Navigations + d.Console + d.Dialogs + d.Steps + d.Failures + d.Accesses
 }
 
 // Call is one call a script made on one of its tabs.
@@ -123,6 +131,24 @@ type Failure struct {
 	Outline string
 	// Note says what could not be captured, if anything.
 	Note string
+}
+
+// Access is one kind of permission check deno made for the script, with
+// how often it was made and whether it was allowed.
+type Access struct {
+	// Kind is deno's permission name: "read", "write", "net", "env",
+	// "sys", "ffi", "import" or "run".
+	Kind string
+	// Value is what was checked: an absolute path, a host:port, an
+	// environment variable's name (never its value), a sys call's name.
+	Value string
+	// Allowed reports whether the run's grants allowed it.
+	Allowed bool
+	// Count is how many times deno made this check.
+	Count int
+	// First and Last are when the host read the first and the last of
+	// them.
+	First, Last time.Time
 }
 
 // Image types a Failure may hold.

@@ -5,11 +5,12 @@
 //     "/run/{id}" shows one run's timeline (calls with durations and
 //     outcomes, navigations, console lines, dialogs, steps) and its
 //     failures' screenshots and outlines, served from
-//     "/run/{id}/shot/{n}".
+//     "/run/{id}/shot/{n}", and a table of what the run touched outside
+//     the browser (trace.Access: kind, what, allowed or denied, count).
 //   - [FromHistory] is a Source over a history.Store.
 //
-// Everything a script or a page controls (names, addresses, console
-// lines, messages, output) is escaped twice over: display.Line makes
+// Everything a script or a page controls (names, addresses, paths,
+// console lines, messages, output) is escaped twice over: display.Line makes
 // control characters and bidi overrides visible as Go escapes, and
 // html/template escapes the markup. Pages carry a strict
 // Content-Security-Policy (no script at all, styles and images from the

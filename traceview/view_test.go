@@ -72,6 +72,11 @@ func hostileSource(t *testing.T) source {
 		Start: start.Add(2 * time.Millisecond), Duration: 300 * time.Millisecond, Code: "not_found", Error: "no element matches " + hostileHTML})
 	r.Failure(trace.Failure{Seq: seq, Image: jpegImage(t), ImageType: trace.JPEG, Outline: "main\n  button " + hostileHTML})
 	r.Step(trace.Step{At: start.Add(3 * time.Millisecond), Kind: "do", Name: hostileCtl, Phase: "end", Error: hostileTitle})
+	r.Access("read", "/work/in.txt", true, start)
+	for range 3 {
+		r.Access("read", "/work/"+hostileHTML+hostileCtl, false, start.Add(4*time.Millisecond))
+	}
+	r.Access("env", hostileTitle, true, start)
 	code := 1
 	return source{
 		runs: []history.Entry{
@@ -141,6 +146,8 @@ func TestViewInChromium(t *testing.T) {
 		FailedRows  int
 		Outline     string
 		InjectedImg int
+		Accesses    [][]string
+		DeniedRows  int
 	}
 	eval(`async () => {
 		const shot = document.querySelector("img.shot");
@@ -155,6 +162,8 @@ func TestViewInChromium(t *testing.T) {
 			failedRows: document.querySelectorAll("#timeline tr.failed").length,
 			outline: document.querySelector("pre.outline").textContent,
 			injectedImg: document.querySelectorAll("img[src=x], img[onerror]").length,
+			accesses: [...document.querySelectorAll("#accesses tbody tr")].map(tr => [...tr.cells].slice(0, 4).map(td => td.textContent)),
+			deniedRows: document.querySelectorAll("#accesses tr.failed").length,
 		};
 	}`, &run)
 	assert.Equal(t, 1, run.Images, "only the screenshot")
@@ -178,6 +187,12 @@ func TestViewInChromium(t *testing.T) {
 	assert.Contains(t, run.Timeline, `\x1b[31mred\u202eevil`, "the console line and step, control characters visible")
 	assert.GreaterOrEqual(t, run.FailedRows, 2, "the failed click and the failed step")
 	assert.Contains(t, run.Outline, "button "+hostileHTML)
+	assert.Equal(t, [][]string{
+		{"read", "/work/in.txt", "allowed", "1"},
+		{"read", "/work/" + hostileHTML + `\x1b[31mred\u202eevil`, "denied", "3"},
+		{"env", hostileTitle, "allowed", "1"},
+	}, run.Accesses, "each access a row, the script's paths and names as text")
+	assert.Equal(t, 1, run.DeniedRows)
 }
 
 func TestViewHeadersAndRefusals(t *testing.T) {
