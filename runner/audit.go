@@ -417,6 +417,30 @@ func (a *auditLog) stop() {
 	})
 }
 
+// staleAudit is how old a report pipe's directory must be before a new
+// manager removes it as left by a host that died: a live run's deno opens
+// its pipe within milliseconds of the directory's making, and once it has,
+// the pipe works on after its name is gone.
+const staleAudit = time.Minute
+
+// sweepAudit removes the report pipes that hosts which died mid-run left
+// under root: directories named as startAudit names them, old enough not
+// to be another live manager's run that has not started its deno yet.
+func sweepAudit(root string) {
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || !strings.HasPrefix(d.Name(), "run-") {
+			continue
+		}
+		if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > staleAudit {
+			os.RemoveAll(filepath.Join(root, d.Name()))
+		}
+	}
+}
+
 // startAudit is the run's report pipe, or nil when the run is not traced
 // or no pipe can be made here (see openAuditPipe). The run goes on
 // either way: its trace is the host's, not part of its outcome.

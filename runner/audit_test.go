@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -298,4 +299,26 @@ func TestAccessRulesJudge(t *testing.T) {
 	}
 	_, ok := rulesFromArgs([]string{"--allow-import=esm.sh:443", "--no-remote"}, "/").judge("import", "esm.sh:443")
 	assert.False(t, ok, "--no-remote refuses what the list allows")
+}
+
+// A host that died mid-run left its run's report pipe behind: the next
+// manager removes it, but never a directory young enough to be another
+// live manager's run about to start its deno.
+func TestStaleAuditPipesSwept(t *testing.T) {
+	root := t.TempDir()
+	audit := filepath.Join(root, "audit")
+	old, young, other := filepath.Join(audit, "run-old"), filepath.Join(audit, "run-young"), filepath.Join(audit, "keep")
+	for _, d := range []string{old, young, other} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(old, "audit"), nil, 0o600))
+	then := time.Now().Add(-2 * staleAudit)
+	require.NoError(t, os.Chtimes(old, then, then))
+	require.NoError(t, os.Chtimes(other, then, then))
+	m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(t)})
+	require.NoError(t, err)
+	defer m.Close()
+	assert.NoDirExists(t, old)
+	assert.DirExists(t, young)
+	assert.DirExists(t, other, "only directories named as the runner names them")
 }

@@ -296,6 +296,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.stopRev = m.gate.Store().OnRevoke(m.onRevoke)
 	m.cleanSelections()
+	sweepAudit(filepath.Join(cfg.DataDir, "audit"))
 	m.settleOrphanedEntries()
 	return m, nil
 }
