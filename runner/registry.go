@@ -31,7 +31,7 @@ const stdProbeTimeout = 30 * time.Second
 // with `go generate ./runner` (see gen_stdlock_test.go) after changing a
 // version in sdk/deno.json.
 //
-//go:generate go test -run ^TestGenerateStdLock$ -stdlock.registry=https://jsr.io/
+//go:generate go test -run ^TestGenerateStdLock$ . -args -stdlock.registry=https://jsr.io/
 //go:embed std.lock
 var shippedStdLock []byte
 
