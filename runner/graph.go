@@ -177,8 +177,10 @@ func (t importTable) refusal(spec string) (why string, probe bool) {
 			name, version = m[1], m[2]
 		}
 		if i := slices.IndexFunc(t.std, func(p stdPin) bool { return p.Name == name }); i >= 0 {
-			if version == t.std[i].Version {
-				return "", !t.hosts
+			if version == t.std[i].Version || t.hosts {
+				// With a host to import from, deno fetches another
+				// version itself (the run has no lock then).
+				return "", version == t.std[i].Version && !t.hosts
 			}
 			return fmt.Sprintf("%s cannot be loaded: this app ships %s %s only; import it by its short name (\"%s\" or \"%s/…\")", spec, name, t.std[i].Version, name, name), false
 		}

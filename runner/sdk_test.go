@@ -1419,6 +1419,7 @@ func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 		"comment":      {src: none + "// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n", want: "ok"},
 		"granted":      {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n", want: "ok"},
 		"grantedNpm":   {src: "// @permissions import=esm.sh\nimport \"npm:left-pad@1\";\n", want: "ok"},
+		"grantedJsr":   {src: "// @permissions import=jsr.io\nimport \"jsr:@std/fmt@^1/colors\";\n", want: "ok"},
 		"grantedBare":  {src: "// @permissions import=esm.sh\nimport \"left-pad\";\n", want: refused},
 		"grantedBlob":  {src: "// @permissions import=esm.sh\nawait import(\"blob:http://x.invalid/0b3c\");\n", want: refused},
 		"undeclared":   {src: none + "import { v } from \"./helper.ts\";\nconsole.log(v);\n", files: map[string]string{"helper.ts": "export const v = 1;\n"}, want: undeclared},

@@ -1016,10 +1016,11 @@ export class UndeclaredImportError extends TypeError {
  * - jsr: loads when it is one of the @std packages the app caches
  *   (registry: the SDK's pinned "jsr:@std/x@1.2.3" specifiers, when the app
  *   names a JSR registry, runner.Config.JSR) at its pinned version; the
- *   same package at another version never loads (runs load it under a
- *   frozen lock). Other jsr: modules, and http: and https: ones, load only
- *   when the run may import from some host, and then only from the hosts
- *   named (jsr: ones when jsr.io is one of them).
+ *   same package at another version loads only when the run may import
+ *   from some host (without one, runs load @std under a frozen lock).
+ *   Other jsr: modules, and http: and https: ones, load only when the run
+ *   may import from some host, and then only from the hosts named (jsr:
+ *   ones when jsr.io is one of them).
  *
  * imports are the hosts the run may import code from: its import= grants
  * and the app's defaults (runner.Config.DefaultImports); cached are the
@@ -1056,7 +1057,7 @@ export function importRefusal(
       const m = /^jsr:\/?(@[^/@]+\/[^/@]+)(?:@([^/]*))?(\/.*)?$/.exec(specifier);
       const pin = std.find((p) => p.name === m?.[1]);
       if (pin !== undefined) {
-        if (m?.[2] === pin.version) return undefined;
+        if (m?.[2] === pin.version || imports.length > 0) return undefined;
         return `${specifier} cannot be loaded: this app ships ${pin.name} ${pin.version} only; import it by its short name ("${pin.name}" or "${pin.name}/…")`;
       }
       break;
