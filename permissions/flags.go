@@ -76,6 +76,13 @@ type FlagConfig struct {
 	// With import= hosts, Registry joins their --allow-import list (and
 	// downloads from all of them are allowed, as for any declared host).
 	Registry string
+	// Lock is the deno lock file that pins the Registry's modules: their
+	// versions and the integrity of what the module cache holds. With
+	// Registry and no import= hosts, a run gets --lock=<Lock> --frozen in
+	// place of --no-lock, so a cached module that does not match it is
+	// refused. Empty means none. (A run with import= hosts gets no lock:
+	// a frozen one would refuse every module those hosts serve.)
+	Lock string
 }
 
 // RunArgs returns the complete argument list for deno: "run", the flags,
@@ -116,6 +123,9 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 		if norm, msg := parseHost(c.Registry, "import"); msg != "" || norm != c.Registry || strings.Contains(norm, "*") {
 			return nil, fmt.Errorf("%w: registry %q is not a host[:port] (%s)", ErrFlagConfig, c.Registry, msg)
 		}
+	}
+	if c.Lock != "" && (!filepath.IsAbs(c.Lock) || strings.Contains(c.Lock, ",")) {
+		return nil, fmt.Errorf("%w: Lock %q must be an absolute path without commas", ErrFlagConfig, c.Lock)
 	}
 	machinery := []string{c.Bootstrap, entry, c.SDKDir, c.ConfigPath}
 	for i, p := range machinery {
@@ -161,7 +171,13 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 		}
 	}
 
-	flags := []string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath, "--location=" + Location(h)}
+	imports := dedupe(append(slices.Clone(c.DefaultImports), h.Import...))
+	lock := []string{"--no-lock"}
+	if c.Lock != "" && c.Registry != "" && len(imports) == 0 {
+		lock = []string{"--lock=" + c.Lock, "--frozen"}
+	}
+	flags := append([]string{"--no-prompt"}, lock...)
+	flags = append(flags, "--config="+c.ConfigPath, "--location="+Location(h))
 	flags = append(flags, "--allow-net="+strings.Join(append([]string{bridge.String()}, h.Net...), ","))
 	flags = append(flags, "--deny-net="+strings.Join(denyNet(h.Net, denyPorts), ","))
 	flags = append(flags, "--allow-env="+strings.Join(append(MachineryEnv(), h.Env...), ","))
@@ -173,7 +189,6 @@ func Flags(h *Header, c FlagConfig) ([]string, error) {
 	if len(h.Run) > 0 {
 		flags = append(flags, "--allow-run="+strings.Join(h.Run, ","))
 	}
-	imports := dedupe(append(slices.Clone(c.DefaultImports), h.Import...))
 	switch {
 	case len(imports) > 0:
 		if c.Registry != "" {

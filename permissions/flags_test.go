@@ -30,6 +30,7 @@ func TestFlagsMatrix(t *testing.T) {
 	base := func(extra ...string) []string {
 		return append([]string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath, "--location=" + loc}, extra...)
 	}
+	lock := filepath.Dir(c.SDKDir) + "/std.lock"
 	env := "--allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER"
 	read := "--allow-read=" + c.Bootstrap + "," + script + "," + c.SDKDir
 	cases := []struct {
@@ -94,6 +95,23 @@ func TestFlagsMatrix(t *testing.T) {
 			"--allow-net=127.0.0.1:40123",
 			"--deny-net="+privateDeny+",[::1],[::]",
 			env, read, "--allow-import=esm.sh,jsr.io")},
+		// The registry's lock: frozen when the registry's cached modules
+		// are all a run may load; no lock once a host is declared (a
+		// frozen lock would refuse every module the host serves), nor
+		// without a registry.
+		{"none", func(c *FlagConfig) { c.Registry, c.Lock = "127.0.0.1:4873", lock }, append([]string{
+			"--no-prompt", "--lock=" + lock, "--frozen", "--config=" + c.ConfigPath, "--location=" + loc,
+			"--allow-net=127.0.0.1:40123",
+			"--deny-net=" + privateDeny + ",[::1],[::]"},
+			env, read, "--allow-import=127.0.0.1:4873", "--cached-only")},
+		{"import=esm.sh", func(c *FlagConfig) { c.Registry, c.Lock = "jsr.io", lock }, base(
+			"--allow-net=127.0.0.1:40123",
+			"--deny-net="+privateDeny+",[::1],[::]",
+			env, read, "--allow-import=esm.sh,jsr.io")},
+		{"none", func(c *FlagConfig) { c.Lock = lock }, base(
+			"--allow-net=127.0.0.1:40123",
+			"--deny-net="+privateDeny+",[::1],[::]",
+			env, read, "--no-remote", "--cached-only")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.header, func(t *testing.T) {
@@ -177,6 +195,8 @@ func TestFlagsErrors(t *testing.T) {
 		{"registry as a URL", func(c *FlagConfig) { c.Registry = "https://jsr.io/" }},
 		{"registry list", func(c *FlagConfig) { c.Registry = "jsr.io,esm.sh" }},
 		{"registry wildcard", func(c *FlagConfig) { c.Registry = "*.jsr.io" }},
+		{"relative lock", func(c *FlagConfig) { c.Lock = "std.lock" }},
+		{"comma in lock", func(c *FlagConfig) { c.Lock = "/a,b/std.lock" }},
 	}
 	for _, b := range bad {
 		cfg := good

@@ -208,8 +208,8 @@ console.log(pooledMap);
 	plan, err := e.m.Plan(context.Background(), Request{Script: p})
 	require.NoError(t, err)
 	require.ErrorIs(t, plan.Refused, ErrRemoteImport)
-	assert.Contains(t, plan.Refused.Error(), "jsr:@std/async@^1 cannot be loaded")
+	assert.Contains(t, plan.Refused.Error(), "jsr:@std/async@1.0.13 cannot be loaded")
 	_, entry := e.run(t, Request{Script: p})
 	assert.Equal(t, history.StateRefused, entry.State)
-	assert.Contains(t, entry.Reason, "jsr:@std/async@^1 cannot be loaded")
+	assert.Contains(t, entry.Reason, "jsr:@std/async@1.0.13 cannot be loaded")
 }

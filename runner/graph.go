@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -25,13 +26,15 @@ import (
 // permission check, so the header alone would not stop them.
 var ErrUndeclaredImport = errors.New("runner: the script imports a file it did not declare")
 
-// ErrRemoteImport refuses a script whose module graph loads remote code
-// (a jsr: specifier such as an @std module, or an https: URL) its run
-// could only fail to load: with no import= grant and no
-// Config.DefaultImports, deno runs with --no-remote, or, with Config.JSR,
-// loads jsr: modules from the module cache alone and the module is not
-// there.
-var ErrRemoteImport = errors.New("runner: the script imports remote code its run may not load")
+// ErrRemoteImport refuses a script whose module graph, statically or by
+// a dynamic import of a string literal, names a module its run cannot
+// load: remote code (jsr:, http:, https:, npm:) when the run may import
+// none (no import= grant, no Config.DefaultImports), a jsr: module other
+// than the @std packages the SDK pins (at their pinned versions, from
+// Config.JSR's cache), a bare name the SDK's import map does not map, a
+// blob: URL, or a scheme deno does not load. The message says what to do
+// instead. node: built-ins and data: URLs load in every run.
+var ErrRemoteImport = errors.New("runner: the script imports code its run cannot load")
 
 // graphCache remembers passed checks. An entry stays valid while every
 // local file of the graph keeps its content (SHA-256) and the header is
@@ -75,20 +78,12 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 	if ok && e.header == canonical && e.fresh() {
 		return nil
 	}
-	files, remote, err := moduleFiles(ctx, m, sdk, entry)
+	files, names, err := moduleFiles(ctx, m, sdk, entry)
 	if err != nil {
 		return err
 	}
-	if len(remote) > 0 && len(h.Import) == 0 && len(m.cfg.DefaultImports) == 0 {
-		if m.jsr.host == "" || slices.ContainsFunc(remote, func(s string) bool { return !strings.HasPrefix(s, "jsr:") }) {
-			return fmt.Errorf("%w: %s cannot be loaded, since this app gives runs no remote code%s; use Deno's own APIs instead, or add import= for its host to the // @permissions line if the app allows that",
-				ErrRemoteImport, strings.Join(remote, ", "), m.remoteNote())
-		}
-		// The run loads jsr: modules from the cache only: check they are
-		// there now rather than fail mid-run.
-		if err := m.probeCached(ctx, remote); err != nil {
-			return err
-		}
+	if err := m.checkImports(ctx, sdk, h, names); err != nil {
+		return err
 	}
 	// Hashing after deno info read the graph leaves a window in which a
 	// file could change unseen; the next check would see it, and deno's own
@@ -109,12 +104,129 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 	return nil
 }
 
-// remoteNote says what this app offers instead of remote code.
-func (m *Manager) remoteNote() string {
+// checkImports refuses the first module names a run could not load (see
+// ErrRemoteImport), with the way out; jsr: modules it would load from the
+// cache are checked there, all at once.
+func (m *Manager) checkImports(ctx context.Context, sdk SDKPaths, h *permissions.Header, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	imports, err := sdkImports(sdk.Config)
+	if err != nil {
+		return err
+	}
+	t := importTable{hosts: len(h.Import) > 0 || len(m.cfg.DefaultImports) > 0}
+	for _, v := range imports {
+		if strings.HasPrefix(v, "npm:") {
+			t.npm = append(t.npm, v)
+		}
+	}
 	if m.jsr.host != "" {
-		return " beyond the cached @std packages its SDK maps"
+		if t.std, err = stdPins(sdk.Config); err != nil {
+			return err
+		}
+	}
+	var cached []string
+	for _, n := range names {
+		why, probe := t.refusal(n)
+		if why != "" {
+			return fmt.Errorf("%w: %s", ErrRemoteImport, why)
+		}
+		if probe {
+			cached = append(cached, n)
+		}
+	}
+	if len(cached) > 0 {
+		// The run loads them from the cache only: check they are there
+		// now rather than fail mid-run.
+		return m.probeCached(ctx, sdk, cached)
+	}
+	return nil
+}
+
+// importTable decides which module specifiers (resolved through the SDK's
+// import map) a run may load. runner/sdk/rules.ts (importRefusal) states
+// the same table for the offline testing kit;
+// TestFakeHostRefusesImportsAsTheAppDoes holds the two together.
+type importTable struct {
+	hosts bool     // the run may import from some host (import=, DefaultImports)
+	npm   []string // the SDK's own npm: packages, which deno's cache holds
+	std   []stdPin // the @std packages cached from Config.JSR; none without it
+}
+
+// refusal says why a run cannot load spec, or "" when it can; probe
+// reports a jsr: module the run loads from the module cache alone.
+func (t importTable) refusal(spec string) (why string, probe bool) {
+	scheme, _, ok := strings.Cut(spec, ":")
+	if !ok || !schemeRe.MatchString(scheme) {
+		return fmt.Sprintf("%q cannot be loaded: it is not a name this app maps; use %s, or a relative path (\"./lib.ts\") to a module copied next to the script", spec, t.names()), false
+	}
+	switch scheme = strings.ToLower(scheme); scheme {
+	case "file", "node", "data":
+		return "", false
+	case "blob":
+		return spec + " cannot be loaded: a blob: URL exists only inside the run that made it; copy the code into a module next to the script and import that", false
+	case "npm":
+		if t.hosts || slices.Contains(t.npm, spec) {
+			return "", false
+		}
+		return spec + " cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache, which holds the SDK's own; " + t.instead(), false
+	case "jsr":
+		name, version := "", ""
+		if m := jsrSpecRe.FindStringSubmatch(spec); m != nil {
+			name, version = m[1], m[2]
+		}
+		if i := slices.IndexFunc(t.std, func(p stdPin) bool { return p.Name == name }); i >= 0 {
+			if version == t.std[i].Version || t.hosts {
+				// With a host to import from, deno fetches another
+				// version itself (the run has no lock then).
+				return "", version == t.std[i].Version && !t.hosts
+			}
+			return fmt.Sprintf("%s cannot be loaded: this app ships %s %s only; import it by its short name (\"%s\" or \"%s/…\")", spec, name, t.std[i].Version, name, name), false
+		}
+		fallthrough
+	case "http", "https":
+		if t.hosts {
+			return "", false
+		}
+		return spec + " cannot be loaded, since this app gives runs no remote code" + t.note() + "; " + t.instead(), false
+	}
+	return fmt.Sprintf("%s cannot be loaded: deno loads no %s: modules; copy the module next to the script and import it by a relative path", spec, scheme), false
+}
+
+var schemeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// note says what remote code this app offers.
+func (t importTable) note() string {
+	if len(t.std) > 0 {
+		return " beyond the @std packages it ships"
 	}
 	return " (the SDK bundles no @std modules)"
+}
+
+// names are the module names a script may import.
+func (t importTable) names() string {
+	if len(t.std) == 0 {
+		return "\"tranquil/automation\""
+	}
+	return "one of the @std short names (" + t.stdNames() + ") or \"tranquil/automation\""
+}
+
+func (t importTable) stdNames() string {
+	var n []string
+	for _, p := range t.std {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// instead is the way out of a refused remote import.
+func (t importTable) instead() string {
+	use := "use Deno's own APIs"
+	if len(t.std) > 0 {
+		use = "use one of the @std short names (" + t.stdNames() + ") or Deno's own APIs"
+	}
+	return use + ", copy the module next to the script and import it by a relative path, or add import= for its host to the // @permissions line if the app allows that"
 }
 
 func (e graphEntry) fresh() bool {
@@ -146,8 +258,11 @@ func allowedModule(file, entry, sdkDir string, reads []permissions.Path) error {
 
 // moduleFiles lists the local files of entry's module graph with deno info,
 // which neither downloads (--no-remote, --no-npm) nor runs anything, and
-// the remote (jsr:, http:, https:) modules it names.
-func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (files, remote []string, err error) {
+// every other module the graph names (dynamic imports of a string literal
+// included), resolved through the SDK's import map: jsr:, npm:, http(s):,
+// node:, data:, blob: … specifiers, and as written, the bare names the
+// map does not resolve.
+func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (files, names []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm", "--config="+sdk.Config, entry)
@@ -165,21 +280,43 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 		}
 		return nil, nil, fmt.Errorf("runner: reading the script's imports: %s", detail)
 	}
+	type resolved struct {
+		Specifier string `json:"specifier"`
+		Error     string `json:"error"`
+	}
 	var info struct {
 		Modules []struct {
-			Specifier string `json:"specifier"`
-			Local     string `json:"local"`
+			Specifier    string `json:"specifier"`
+			Local        string `json:"local"`
+			Dependencies []struct {
+				Specifier string    `json:"specifier"`
+				Code      *resolved `json:"code"`
+				Type      *resolved `json:"type"`
+			} `json:"dependencies"`
 		} `json:"modules"`
 	}
 	if err := json.Unmarshal(out, &info); err != nil {
 		return nil, nil, fmt.Errorf("runner: reading the script's imports: %w", err)
 	}
+	seen := map[string]bool{}
+	name := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			names = append(names, s)
+		}
+	}
 	for _, mod := range info.Modules {
-		if scheme, _, _ := strings.Cut(mod.Specifier, ":"); scheme == "jsr" || scheme == "http" || scheme == "https" {
-			remote = append(remote, mod.Specifier)
-			continue
+		// A name the import map does not resolve has no module of its
+		// own: deno reports it on the dependency.
+		for _, d := range mod.Dependencies {
+			for _, r := range []*resolved{d.Code, d.Type} {
+				if r != nil && r.Specifier == "" && r.Error != "" {
+					name(d.Specifier)
+				}
+			}
 		}
 		if !strings.HasPrefix(mod.Specifier, "file:") {
+			name(mod.Specifier)
 			continue
 		}
 		p := mod.Local
@@ -192,5 +329,5 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 		}
 		files = append(files, p)
 	}
-	return files, remote, nil
+	return files, names, nil
 }

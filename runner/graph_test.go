@@ -133,3 +133,44 @@ func BenchmarkGraphCheck(b *testing.B) {
 		}
 	})
 }
+
+// Plan refuses what the run could not load, whatever the scheme, with
+// the way out in the message, rather than approving a run that would fail
+// with what looks like a network error: npm:left-pad under
+// "@permissions none" is the case that used to pass.
+func TestPlanRefusesImportsTheRunCannotLoad(t *testing.T) {
+	reg := serveJSR(t, stdStandIns(t))
+	for _, registry := range []bool{false, true} {
+		e := newMgr(t, nil)
+		if registry {
+			e = newStdMgr(t, reg, nil)
+		}
+		for _, c := range []struct {
+			src, want string
+			std       bool // with a registry, the way out names the @std short names
+		}{
+			{`import leftPad from "npm:left-pad@1";`, "npm:left-pad@1 cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache", true},
+			{`const m = await import("npm:left-pad@1");`, "copy the module next to the script", true},
+			{`import "left-pad";`, `"left-pad" cannot be loaded: it is not a name this app maps`, true},
+			{`await import("blob:http://x.invalid/1");`, "a blob: URL exists only inside the run that made it", false},
+			{`import "ftp://x.invalid/y.js";`, "deno loads no ftp: modules", false},
+			{`import "https://esm.sh/x@1";`, "since this app gives runs no remote code", true},
+		} {
+			p := e.script(t, "s.ts", "// @permissions none\n"+c.src+"\n")
+			plan, err := e.m.Plan(context.Background(), Request{Script: p})
+			require.NoError(t, err)
+			require.ErrorIs(t, plan.Refused, ErrRemoteImport, c.src)
+			assert.Contains(t, plan.Refused.Error(), c.want, c.src)
+			if registry && c.std {
+				assert.Contains(t, plan.Refused.Error(), "@std/fmt", "the message names the @std short names: %s", c.src)
+			}
+		}
+		if registry {
+			p := e.script(t, "range.ts", "// @permissions none\nimport \"jsr:@std/fmt@^1/colors\";\n")
+			plan, err := e.m.Plan(context.Background(), Request{Script: p})
+			require.NoError(t, err)
+			require.ErrorIs(t, plan.Refused, ErrRemoteImport)
+			assert.Contains(t, plan.Refused.Error(), "this app ships @std/fmt "+pinOf(t, "@std/fmt")+` only; import it by its short name ("@std/fmt"`)
+		}
+	}
+}

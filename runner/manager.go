@@ -169,6 +169,10 @@ type Config struct {
 	// certificates), and runs load them from the cache only: they never
 	// download, so the registry learns nothing of what a run does.
 	JSR string
+	// stdLock replaces the shipped std.lock as the seed Prepare verifies
+	// the @std packages against: for tests, whose stand-in registry serves
+	// content of its own.
+	stdLock []byte
 	// Logger receives the manager's diagnostics. Nil means slog.Default().
 	Logger *slog.Logger
 	// OnEvent, if set, receives every run event. It is called

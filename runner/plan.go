@@ -25,7 +25,7 @@ func (m *Manager) denoArgs(h *permissions.Header, sdk SDKPaths, entry string) ([
 	fc := permissions.FlagConfig{
 		BridgeAddr: m.bridge.Addr(), Bootstrap: sdk.Bootstrap, Entry: entry, SDKDir: sdk.Dir,
 		ConfigPath: sdk.Config, DenyLoopback: deny, DefaultImports: m.cfg.DefaultImports,
-		Protected: m.protected, Registry: m.jsr.host,
+		Protected: m.protected, Registry: m.jsr.host, Lock: m.runLock(sdk),
 	}
 	flags, err := permissions.Flags(h, fc)
 	if err != nil {

@@ -43,11 +43,14 @@ func (o *onceOK[T]) get(make func() (T, error)) (T, error) {
 }
 
 // Prepare materialises the embedded SDK and caches its npm dependency, so
-// that no run downloads anything; with Config.JSR it also caches the @std
-// packages the SDK's import map names (an error wrapping [ErrRegistry] if
-// that fails: runs still start, and the next Prepare tries again). It is
-// idempotent and safe to call concurrently; Start calls it when needed,
-// without the @std step.
+// that no run downloads anything; with Config.JSR it also caches every
+// export of the @std packages the SDK's import map pins, each at its one
+// version, verified against the integrity the library ships (std.lock),
+// and writes the lock runs load them under (--lock, --frozen). If that
+// fails it returns an error wrapping [ErrRegistry]: runs still start, a
+// script importing an @std module is refused, and the next Prepare tries
+// again. It is idempotent and safe to call concurrently; Start calls it
+// when needed, without the @std step.
 func (m *Manager) Prepare(ctx context.Context) error {
 	sdk, err := m.prepare(ctx)
 	if err != nil || m.jsr.host == "" {

@@ -183,8 +183,8 @@ func TestSDKVersionAndConfig(t *testing.T) {
 	assert.Equal(t, "./testing.ts", cfg.Imports["tranquil/automation/testing"])
 	assert.Equal(t, "npm:capnweb@0.12.0", cfg.Imports["capnweb"])
 	for _, name := range []string{"assert", "async", "collections", "csv", "encoding", "fmt", "fs", "http", "path", "testing", "text"} {
-		assert.Equal(t, "jsr:@std/"+name+"@^1", cfg.Imports["@std/"+name], name)
-		assert.Equal(t, "jsr:/@std/"+name+"@^1/", cfg.Imports["@std/"+name+"/"], name)
+		assert.Regexp(t, `^jsr:@std/`+name+`@\d+\.\d+\.\d+$`, cfg.Imports["@std/"+name], "%s: one exact version", name)
+		assert.Equal(t, "jsr:/"+strings.TrimPrefix(cfg.Imports["@std/"+name], "jsr:")+"/", cfg.Imports["@std/"+name+"/"], name)
 	}
 	assert.Len(t, cfg.Imports, 3+2*11, "nothing else is mapped")
 	require.NotNil(t, cfg.Lock)
@@ -1365,45 +1365,70 @@ func verdict(met bool) string {
 // TestFakeHostRefusesImportsAsTheAppDoes plans the same scripts with a
 // real Manager and installs the SDK's fake host for each: the fake refuses
 // a script's imports exactly when the app refuses the run for them, in an
-// app without a JSR registry and in one with (whose registry's @std
-// packages reach every module the scripts name). (The fake refuses more
-// than the plan only where deno, not the plan, refuses the run: an npm:
-// package not in its cache, a host import= does not name;
-// testing_test.ts covers those.)
+// app without a JSR registry and in one with (whose stand-in registry
+// serves every @std package the SDK pins, shaped as jsr.io's). The table
+// names the verdict both must reach for every kind of specifier: the
+// @std short names and their subpaths, jsr: (pinned, a range, another
+// package), npm: (the SDK's own, another), http(s):, node:, data:, blob:,
+// another scheme, bare names the import map lacks, local files inside and
+// outside the grants, statically and by dynamic import of a string
+// literal. (The fake refuses more than the plan only where deno, not the
+// plan, refuses the run: a host import= does not name; testing_test.ts
+// covers those.)
 func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
 	t.Run("no registry", func(t *testing.T) { fakeAgreesOnImports(t, newMgr(t, nil), false) })
 	t.Run("registry", func(t *testing.T) {
-		pkgs := stdStandIns(t)
-		pkgs["@std/assert"] = map[string]string{"mod.ts": "export const assert = (v: unknown) => { if (!v) throw new Error(\"assert\"); };\n"}
-		pkgs["@std/fmt"] = map[string]string{"mod.ts": "export * from \"./colors.ts\";\n", "colors.ts": "export const red = (s: string) => s;\n"}
-		pkgs["@std/path"] = map[string]string{"mod.ts": "export * from \"./join.ts\";\n", "join.ts": "export const join = (...p: string[]) => p.join(\"/\");\n"}
-		reg := serveJSR(t, pkgs)
-		fakeAgreesOnImports(t, newMgr(t, func(c *Config) { c.JSR = reg.URL }), true)
+		reg := serveJSR(t, stdStandIns(t))
+		fakeAgreesOnImports(t, newStdMgr(t, reg, nil), true)
 	})
 }
 
 func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
+	path := pinOf(t, "@std/path")
+	const none, std, refused, undeclared = "// @permissions none\n", "std", "refused", "undeclared"
 	scripts := map[string]struct {
 		src   string
 		files map[string]string
+		want  string // the verdict without a registry; "std": "refused" there, "ok" with one
 	}{
-		"std":        {src: "// @permissions none\nimport { assert } from \"@std/assert\";\nconsole.log(assert);\n"},
-		"jsr":        {src: "// @permissions none\nimport \"jsr:@std/fmt@^1/colors\";\n"},
-		"https":      {src: "// @permissions none\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
-		"typeOnly":   {src: "// @permissions none\nimport type { T } from \"https://esm.sh/t@1\";\nconst t: T | undefined = undefined;\nconsole.log(t);\n"},
-		"dynamic":    {src: "// @permissions none\nconst m = await import(\"jsr:@std/path@^1\");\nconsole.log(m);\n"},
-		"reexport":   {src: "// @permissions none\nexport { join } from \"@std/path\";\n"},
-		"viaHelper":  {src: "// @permissions read=helper.ts\nimport { join } from \"./helper.ts\";\nconsole.log(join);\n", files: map[string]string{"helper.ts": "export { join } from \"@std/path/join\";\n"}},
-		"sdk":        {src: "// @permissions none\nimport { ui } from \"tranquil/automation\";\nimport { RpcTarget } from \"capnweb\";\nconsole.log(ui, RpcTarget);\n"},
-		"node":       {src: "// @permissions none\nimport { join } from \"node:path\";\nconsole.log(join);\n"},
-		"comment":    {src: "// @permissions none\n// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n"},
-		"granted":    {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n"},
-		"undeclared": {src: "// @permissions none\nimport { v } from \"./helper.ts\";\nconsole.log(v);\n", files: map[string]string{"helper.ts": "export const v = 1;\n"}},
-		"textFile":   {src: "// @permissions none\nimport s from \"./notes.txt\" with { type: \"text\" };\nconsole.log(s);\n", files: map[string]string{"notes.txt": "secret"}},
-		"declared":   {src: "// @permissions read=notes.txt\nimport s from \"./notes.txt\" with { type: \"text\" };\nconsole.log(s);\n", files: map[string]string{"notes.txt": "secret"}},
+		"std":          {src: none + "import { name } from \"@std/assert\";\nconsole.log(name);\n", want: std},
+		"stdSubpath":   {src: none + "import { name } from \"@std/fmt/colors\";\nconsole.log(name);\n", want: std},
+		"stdDeep":      {src: none + "import { name } from \"@std/path/posix/join\";\nconsole.log(name);\n", want: std},
+		"jsrPinned":    {src: none + "import \"jsr:@std/path@" + path + "/posix\";\n", want: std},
+		"jsrRange":     {src: none + "import \"jsr:@std/fmt@^1/colors\";\n", want: refused},
+		"jsrOther":     {src: none + "import \"jsr:@luca/flag@1\";\n", want: refused},
+		"https":        {src: none + "import x from \"https://esm.sh/x@1\";\nconsole.log(x);\n", want: refused},
+		"http":         {src: none + "import \"http://cdn.example/y.js\";\n", want: refused},
+		"typeOnly":     {src: none + "import type { T } from \"https://esm.sh/t@1\";\nconst t: T | undefined = undefined;\nconsole.log(t);\n", want: refused},
+		"dynamic":      {src: none + "const m = await import(\"jsr:@std/path@^1\");\nconsole.log(m);\n", want: refused},
+		"dynamicStd":   {src: none + "const m = await import(\"@std/path/join\");\nconsole.log(m);\n", want: std},
+		"npm":          {src: none + "import leftPad from \"npm:left-pad@1\";\nconsole.log(leftPad);\n", want: refused},
+		"npmDynamic":   {src: none + "const m = await import(\"npm:left-pad@1\");\nconsole.log(m);\n", want: refused},
+		"npmSDK":       {src: none + "import \"npm:capnweb@0.12.0\";\n", want: "ok"},
+		"bare":         {src: none + "import leftPad from \"left-pad\";\nconsole.log(leftPad);\n", want: refused},
+		"bareDynamic":  {src: none + "const m = await import(\"lodash\");\nconsole.log(m);\n", want: refused},
+		"bareStdless":  {src: none + "import \"@std/yaml\";\n", want: refused},
+		"data":         {src: none + "import { a } from \"data:text/javascript,export const a = 1;\";\nconsole.log(a);\n", want: "ok"},
+		"blob":         {src: none + "const m = await import(\"blob:http://x.invalid/0b3c\");\nconsole.log(m);\n", want: refused},
+		"ftp":          {src: none + "import \"ftp://x.invalid/y.js\";\n", want: refused},
+		"reexport":     {src: none + "export { name } from \"@std/path\";\n", want: std},
+		"viaHelper":    {src: "// @permissions read=helper.ts\nimport { name } from \"./helper.ts\";\nconsole.log(name);\n", files: map[string]string{"helper.ts": "export { name } from \"@std/path/join\";\n"}, want: std},
+		"npmViaHelper": {src: "// @permissions read=helper.ts\nimport \"./helper.ts\";\n", files: map[string]string{"helper.ts": "export * from \"npm:left-pad@1\";\n"}, want: refused},
+		"sdk":          {src: none + "import { ui } from \"tranquil/automation\";\nimport { RpcTarget } from \"capnweb\";\nconsole.log(ui, RpcTarget);\n", want: "ok"},
+		"node":         {src: none + "import { join } from \"node:path\";\nconsole.log(join);\n", want: "ok"},
+		"comment":      {src: none + "// import \"jsr:@std/assert\";\n/* import \"https://esm.sh/x\"; */\nconsole.log(1);\n", want: "ok"},
+		"granted":      {src: "// @permissions import=esm.sh\nimport x from \"https://esm.sh/x@1\";\nconsole.log(x);\n", want: "ok"},
+		"grantedNpm":   {src: "// @permissions import=esm.sh\nimport \"npm:left-pad@1\";\n", want: "ok"},
+		"grantedJsr":   {src: "// @permissions import=jsr.io\nimport \"jsr:@std/fmt@^1/colors\";\n", want: "ok"},
+		"grantedBare":  {src: "// @permissions import=esm.sh\nimport \"left-pad\";\n", want: refused},
+		"grantedBlob":  {src: "// @permissions import=esm.sh\nawait import(\"blob:http://x.invalid/0b3c\");\n", want: refused},
+		"undeclared":   {src: none + "import { v } from \"./helper.ts\";\nconsole.log(v);\n", files: map[string]string{"helper.ts": "export const v = 1;\n"}, want: undeclared},
+		"outsideDir":   {src: none + "import { v } from \"../outside.ts\";\nconsole.log(v);\n", files: map[string]string{"../outside.ts": "export const v = 1;\n"}, want: undeclared},
+		"textFile":     {src: none + "import s from \"./notes.txt\" with { type: \"text\" };\nconsole.log(s);\n", files: map[string]string{"notes.txt": "secret"}, want: undeclared},
+		"declared":     {src: "// @permissions read=notes.txt\nimport s from \"./notes.txt\" with { type: \"text\" };\nconsole.log(s);\n", files: map[string]string{"notes.txt": "secret"}, want: "ok"},
 	}
 	var paths []string
-	app := map[string]string{}
+	app, reasons := map[string]string{}, map[string]string{}
 	ctx := context.Background()
 	for name, s := range scripts {
 		p := e.script(t, name+"/script.ts", s.src)
@@ -1413,6 +1438,7 @@ func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 		paths = append(paths, p)
 		plan, err := e.m.Plan(ctx, Request{Script: p})
 		require.NoError(t, err, name)
+		reasons[p] = fmt.Sprint(plan.Refused)
 		switch {
 		case plan.Refused == nil:
 			app[p] = "ok"
@@ -1450,15 +1476,13 @@ console.log(JSON.stringify(out));
 	require.NoError(t, err, "%s", out)
 	var fake map[string]string
 	require.NoError(t, json.Unmarshal(out, &fake), "%s", out)
-	for name := range scripts {
+	for name, s := range scripts {
 		p := filepath.Join(e.dir, name, "script.ts")
+		want := s.want
+		if want == std {
+			want = map[bool]string{false: refused, true: "ok"}[stdModules]
+		}
+		assert.Equal(t, want, app[p], "%s: the app's verdict (%s)", name, reasons[p])
 		assert.Equal(t, app[p], fake[p], "%s: the app says %s, the fake host %s", name, app[p], fake[p])
-	}
-	t.Logf("verdicts: %v", app)
-	if stdModules {
-		assert.Equal(t, "ok", app[filepath.Join(e.dir, "std", "script.ts")], "the registry's packages load")
-		assert.Equal(t, "refused", app[filepath.Join(e.dir, "https", "script.ts")], "the test sees refusals at all")
-	} else {
-		assert.Equal(t, "refused", app[filepath.Join(e.dir, "std", "script.ts")], "the test sees refusals at all")
 	}
 }

@@ -965,9 +965,9 @@ function unescape(s: string, mode: "other" | "host" | "zone"): string | undefine
 
 /**
  * RemoteImportError is the app's refusal of a script whose modules import
- * code its run may not load (runner.ErrRemoteImport, or deno's own
- * refusal under the flags the app computes): each refused specifier, as
- * the SDK's import map resolves it, and why.
+ * code its run cannot load (runner.ErrRemoteImport, or deno's own refusal
+ * under the flags the app computes): each refused specifier, as the SDK's
+ * import map resolves it, and why, with what to do instead.
  */
 export class RemoteImportError extends TypeError {
   override name = "RemoteImportError";
@@ -975,7 +975,7 @@ export class RemoteImportError extends TypeError {
   /** The refused specifiers, resolved, in the order the modules name them. */
   readonly specifiers: string[];
   constructor(refused: { specifier: string; why: string }[]) {
-    super(`the script imports remote code its run may not load: ${refused.map((r) => r.why).join("; ")}`);
+    super(`the script imports code its run cannot load: ${refused.map((r) => r.why).join("; ")}`);
     this.specifiers = refused.map((r) => r.specifier);
   }
 }
@@ -1002,21 +1002,29 @@ export class UndeclaredImportError extends TypeError {
 
 /**
  * importRefusal says why a run cannot load the module specifier (already
- * resolved through the SDK's import map), or returns undefined when it
- * can. imports are the hosts the run may import code from: its import=
- * grants and the app's defaults (runner.Config.DefaultImports). cached
- * are the npm: packages of the SDK's import map, which deno's cache holds.
+ * resolved through the SDK's import map; a bare name the map does not
+ * resolve stays as written), or returns undefined when it can. It is the
+ * table the runner's module-graph check applies (runner/graph.go,
+ * importTable), for every scheme:
  *
- * With no such host the run may load no remote code: the app refuses a
- * module graph that names an http:, https: or jsr: module before the run
- * starts, and deno runs with --no-remote and --cached-only, so an npm:
- * package loads only when it is one of the SDK's own. With hosts, deno's
- * --allow-import takes http: and https: modules from those hosts only
- * ("*.example.com" covering its subdomains), jsr: ones when jsr.io is one
- * of them, and fetches npm: packages. Every other specifier (a local
- * file, node:, data:) is not remote. registry are the jsr: packages an app
- * that names a JSR registry (runner.Config.JSR) caches for every run: the
- * @std packages of the SDK's import map, which load whatever the hosts.
+ * - file:, node: (Deno's built-ins) and data: load in every run (local
+ *   files are held to the read= grants elsewhere).
+ * - A bare name the import map does not map, a blob: URL (it exists only
+ *   inside the run that made it) and any other scheme never load.
+ * - npm: loads once the run may import from some host (deno fetches it);
+ *   without one only the SDK's own packages (cached) do.
+ * - jsr: loads when it is one of the @std packages the app caches
+ *   (registry: the SDK's pinned "jsr:@std/x@1.2.3" specifiers, when the app
+ *   names a JSR registry, runner.Config.JSR) at its pinned version; the
+ *   same package at another version loads only when the run may import
+ *   from some host (without one, runs load @std under a frozen lock).
+ *   Other jsr: modules, and http: and https: ones, load only when the run
+ *   may import from some host, and then only from the hosts named (jsr:
+ *   ones when jsr.io is one of them).
+ *
+ * imports are the hosts the run may import code from: its import= grants
+ * and the app's defaults (runner.Config.DefaultImports); cached are the
+ * npm: packages of the SDK's import map.
  */
 export function importRefusal(
   specifier: string,
@@ -1024,15 +1032,46 @@ export function importRefusal(
   cached: readonly string[] = [],
   registry: readonly string[] = [],
 ): string | undefined {
+  const std = registry.map(jsrPin).filter((p) => p !== undefined);
+  const stdNames = std.map((p) => p.name).join(", ");
+  const names = std.length > 0
+    ? `one of the @std short names (${stdNames}) or "tranquil/automation"`
+    : `"tranquil/automation"`;
+  const instead = `${
+    std.length > 0 ? `use one of the @std short names (${stdNames}) or Deno's own APIs` : "use Deno's own APIs"
+  }, copy the module next to the script and import it by a relative path, or add import= for its host to the // @permissions line if the app allows that`;
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(specifier)?.[1].toLowerCase();
-  if (scheme === "jsr" && registry.includes(jsrPackage(specifier))) return undefined;
-  if (scheme === "npm") {
-    if (imports.length > 0 || cached.includes(specifier)) return undefined;
-    return `${specifier} cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache, which holds the SDK's own; add import= to the // @permissions line if the app allows that`;
+  switch (scheme) {
+    case undefined:
+      return `"${specifier}" cannot be loaded: it is not a name this app maps; use ${names}, or a relative path ("./lib.ts") to a module copied next to the script`;
+    case "file":
+    case "node":
+    case "data":
+      return undefined;
+    case "blob":
+      return `${specifier} cannot be loaded: a blob: URL exists only inside the run that made it; copy the code into a module next to the script and import that`;
+    case "npm":
+      if (imports.length > 0 || cached.includes(specifier)) return undefined;
+      return `${specifier} cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache, which holds the SDK's own; ${instead}`;
+    case "jsr": {
+      const m = /^jsr:\/?(@[^/@]+\/[^/@]+)(?:@([^/]*))?(\/.*)?$/.exec(specifier);
+      const pin = std.find((p) => p.name === m?.[1]);
+      if (pin !== undefined) {
+        if (m?.[2] === pin.version || imports.length > 0) return undefined;
+        return `${specifier} cannot be loaded: this app ships ${pin.name} ${pin.version} only; import it by its short name ("${pin.name}" or "${pin.name}/…")`;
+      }
+      break;
+    }
+    case "http":
+    case "https":
+      break;
+    default:
+      return `${specifier} cannot be loaded: deno loads no ${scheme}: modules; copy the module next to the script and import it by a relative path`;
   }
-  if (scheme !== "http" && scheme !== "https" && scheme !== "jsr") return undefined;
   if (imports.length === 0) {
-    return `${specifier} cannot be loaded, since this app gives runs no remote code (the SDK bundles no @std modules); use Deno's own APIs instead, or add import= for its host to the // @permissions line if the app allows that`;
+    return `${specifier} cannot be loaded, since this app gives runs no remote code${
+      std.length > 0 ? " beyond the @std packages it ships" : " (the SDK bundles no @std modules)"
+    }; ${instead}`;
   }
   let host: string, port: string;
   if (scheme === "jsr") {
@@ -1057,7 +1096,8 @@ export function importRefusal(
   })`;
 }
 
-/** jsrPackage is the package a jsr: specifier names: "@std/async" for "jsr:/@std/async@^1/pool". */
-export function jsrPackage(specifier: string): string {
-  return /^jsr:\/?(@[^/@]+\/[^/@]+)/.exec(specifier)?.[1] ?? "";
+/** jsrPin reads a pinned "jsr:@std/x@1.2.3" specifier of the SDK's import map. */
+function jsrPin(spec: string): { name: string; version: string } | undefined {
+  const m = /^jsr:(@[^/@]+\/[^/@]+)@(\d+\.\d+\.\d+)$/.exec(spec);
+  return m === null ? undefined : { name: m[1], version: m[2] };
 }

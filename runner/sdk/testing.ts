@@ -69,7 +69,6 @@ import {
   decodeUTF8,
   type Header,
   importRefusal,
-  jsrPackage,
   parseHeader,
   RemoteImportError,
   UndeclaredImportError,
@@ -125,14 +124,17 @@ export interface FakeHostOptions extends FakeBrowserOptions {
    * header as the app does before a run: a header the app refuses throws
    * the app's HeaderError here, and the header's permissions are the run's
    * (so not together with permissions or grant). It reads the modules the
-   * script imports too (its local ones, in turn), and throws a
-   * RemoteImportError for remote code the run could not load: any http:,
-   * https: or jsr: module (an @std one included) when neither the header's
-   * import= nor defaultImports name a host, one from a host they do not
-   * name otherwise, and an npm: package other than the SDK's own when no
-   * host is named; an UndeclaredImportError for a local file outside the
-   * SDK its read= grants do not cover. host.run() then runs it, again at
-   * each call.
+   * script imports too (its local ones, in turn, and dynamic imports of a
+   * string literal), and throws a RemoteImportError for code the run could
+   * not load, by the table the app's plan applies (see importRefusal): any
+   * http:, https: or jsr: module when neither the header's import= nor
+   * defaultImports name a host (an @std one unless stdModules, and then
+   * only at the version the SDK pins), one from a host they do not name
+   * otherwise, an npm: package other than the SDK's own when no host is
+   * named, a bare name the SDK's import map does not map, a blob: URL or
+   * another scheme deno does not load; an UndeclaredImportError for a
+   * local file outside the SDK its read= grants do not cover. host.run()
+   * then runs it, again at each call.
    */
   script?: string | URL;
   /**
@@ -143,8 +145,8 @@ export interface FakeHostOptions extends FakeBrowserOptions {
   defaultImports?: string[];
   /**
    * Whether the app names a JSR registry (runner.Config.JSR), so that the
-   * @std packages of the SDK's import map load for every run. Default
-   * false, as in an app that names none.
+   * @std packages of the SDK's import map load for every run, at the
+   * versions it pins. Default false, as in an app that names none.
    */
   stdModules?: boolean;
   /** The script's directory, for files and relative paths. Default: the script's, else the working directory. */
@@ -555,7 +557,7 @@ const IMPORT_MAP: Readonly<Record<string, string>> = sdkConfig.imports;
 const SDK_URL = new URL(".", import.meta.url).href;
 
 /** resolveSpecifier resolves a specifier a module at base names, through the SDK's import map as deno would. */
-function resolveSpecifier(spec: string, base: URL): string | undefined {
+function resolveSpecifier(spec: string, base: URL): string {
   if (/^(\.{1,2}\/|\/)/.test(spec)) return new URL(spec, base).href;
   let target = IMPORT_MAP[spec];
   if (target === undefined) {
@@ -564,7 +566,7 @@ function resolveSpecifier(spec: string, base: URL): string | undefined {
     if (prefix !== undefined) target = IMPORT_MAP[prefix] + spec.slice(prefix.length);
   }
   if (target !== undefined) return target.startsWith("./") ? new URL(target, SDK_URL).href : target;
-  return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec) ? spec : undefined; // a bare name deno cannot resolve either
+  return spec; // a URL, or a bare name deno cannot resolve either (importRefusal refuses it)
 }
 
 /**
@@ -587,7 +589,10 @@ function specifiersOf(src: string): string[] {
  */
 function checkImports(url: URL, imports: readonly string[], stdModules: boolean, reads: readonly string[]): void {
   const cached = Object.values(IMPORT_MAP).filter((v) => v.startsWith("npm:"));
-  const registry = stdModules ? Object.values(IMPORT_MAP).filter((v) => v.startsWith("jsr:")).map(jsrPackage) : [];
+  // The SDK's pinned @std packages ("jsr:@std/x@1.2.3"), not their "@std/x/" prefixes.
+  const registry = stdModules
+    ? Object.entries(IMPORT_MAP).filter(([k, v]) => !k.endsWith("/") && v.startsWith("jsr:")).map(([, v]) => v)
+    : [];
   const refused: { specifier: string; why: string }[] = [];
   const seen = new Set<string>();
   const visit = (file: URL) => {
@@ -601,7 +606,6 @@ function checkImports(url: URL, imports: readonly string[], stdModules: boolean,
     }
     for (const spec of specifiersOf(src)) {
       const resolved = resolveSpecifier(spec, file);
-      if (resolved === undefined) continue;
       if (resolved.startsWith("file:")) {
         const local = new URL(resolved);
         if (!local.href.startsWith(SDK_URL) && local.href !== url.href && !granted(fromFileUrl(local), reads)) {

@@ -177,8 +177,8 @@ Deno.test("a host given no script cannot run one", async () => {
 
 Deno.test("the fake host refuses remote imports a run without import= could not load", () => {
   const none = "// @permissions none";
-  assertEquals(refusedImports(none, `import { assert } from "@std/assert";`), ["jsr:@std/assert@^1"]);
-  assertEquals(refusedImports(none, `import { red } from "@std/fmt/colors";`), ["jsr:/@std/fmt@^1/colors"]);
+  assertEquals(refusedImports(none, `import { assert } from "@std/assert";`), ["jsr:@std/assert@1.0.10"]);
+  assertEquals(refusedImports(none, `import { red } from "@std/fmt/colors";`), ["jsr:/@std/fmt@1.0.8/colors"]);
   assertEquals(refusedImports(none, `import x from "https://esm.sh/x@1";\nimport "http://cdn.example/y.js";`), [
     "https://esm.sh/x@1",
     "http://cdn.example/y.js",
@@ -193,7 +193,7 @@ Deno.test("the fake host refuses remote imports a run without import= could not 
     refusedImports("// @permissions read=helper.ts", `import "./helper.ts";`, {
       files: { "helper.ts": `export { join } from "@std/path";\n` },
     }),
-    ["jsr:@std/path@^1"],
+    ["jsr:@std/path@1.0.9"],
   );
   // What every run may load: the SDK, its own npm package, Deno's built-ins, declared local files; and comments.
   assertEquals(
@@ -221,7 +221,7 @@ Deno.test("the fake host refuses remote imports a run without import= could not 
   })();
   assert(e instanceof RemoteImportError && e.code === "refused", String(e));
   assert(
-    e.message.includes("jsr:@std/assert@^1 cannot be loaded, since this app gives runs no remote code"),
+    e.message.includes("jsr:@std/assert@1.0.10 cannot be loaded, since this app gives runs no remote code"),
     e.message,
   );
 });
@@ -257,7 +257,7 @@ Deno.test("the fake host lets a run import from its import= hosts only", () => {
   assertEquals(refusedImports(header, `import "npm:left-pad@1";`), [], "npm: packages are fetched once any host is");
   assertEquals(refusedImports(header, `import "https://deno.land/x/z.ts";\nimport "@std/assert";`), [
     "https://deno.land/x/z.ts",
-    "jsr:@std/assert@^1",
+    "jsr:@std/assert@1.0.10",
   ]);
   assertEquals(refusedImports("// @permissions none", `import "@std/assert";`, { defaultImports: ["jsr.io"] }), []);
 });
