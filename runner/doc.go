@@ -38,13 +38,17 @@
 //     the run with a [GrantError] naming the grant and the link. The walk
 //     stops at [MaxGrantEntries] entries or after [MaxGrantWalk]; a tree it
 //     could not finish refuses the run ([ErrGrantTooLarge]), since what
-//     was not checked cannot be trusted. A run that may load no remote
-//     code (no import= grant, no [Config.DefaultImports]) is refused when
-//     its graph names any ([ErrRemoteImport]), an @std module included:
-//     deno would fail the import at run time. With [Config.JSR], jsr:
-//     modules are allowed when they load from the module cache (a deno
-//     start with --cached-only checks it); Prepare caches the SDK's @std
-//     packages there.
+//     was not checked cannot be trusted. Every import the graph names,
+//     string-literal dynamic ones included, is checked against one table
+//     (the SDK's testing kit applies the same one): node:, data: and the
+//     SDK's own packages load; a bare name the import map does not hold,
+//     blob: and unknown schemes never do; npm:, jsr: and http(s): need an
+//     import= grant or [Config.DefaultImports]. With [Config.JSR], the
+//     @std packages the SDK ships load at their pinned versions from the
+//     module cache, under a lock the run is held to (--frozen), so a
+//     changed cache entry fails the run; Prepare caches them. Anything
+//     else refuses the run at Plan ([ErrRemoteImport]) with what to do
+//     instead, never later at run time.
 //  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
 //     once; the rest queue in FIFO order), gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own
