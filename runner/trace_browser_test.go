@@ -226,10 +226,10 @@ await context.result({ tab: tab.id, selectCode, workspaceCode });
 		"tab.checked": tabCall, "tab.check": tabCall, "tab.visible": tabCall, "tab.count": tabCall,
 		"tab.expect": tabCall, "tab.select": {2, res.Tab, res.SelectCode}, "tab.evaluate": tabCall,
 		"tab.screenshot": tabCall, "tab.press": tabCall, "tab.onDialog": tabCall, "tab.click": tabCall,
-		"tab.close": tabCall,
+		"tab.close":       tabCall,
 		"clipboard.write": {1, "", ""}, "clipboard.read": {1, "", ""}, "ui.notify": {1, "", ""}, "ui.open": {1, "", ""},
 		"workspace.projectDir": {1, "", string(errcode.Error)},
-		"config.set": {1, "", ""}, "config.get": {1, "", ""}, "config.keys": {1, "", ""}, "config.delete": {1, "", ""},
+		"config.set":           {1, "", ""}, "config.get": {1, "", ""}, "config.keys": {1, "", ""}, "config.delete": {1, "", ""},
 		"paneControls.register": {1, "", ""}, "paneControls.unregister": {1, "", ""},
 		"context.result": {1, "", ""},
 	}
