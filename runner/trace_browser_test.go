@@ -261,6 +261,7 @@ await context.result({ tab: tab.id, selectCode, workspaceCode });
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), secret)
 	assert.NotContains(t, string(js), secret)
+	t.Logf("trace: %d calls, %d bytes stored (%d a call)", len(tr.Calls), len(raw), len(raw)/len(tr.Calls))
 }
 
 // The README's trace snippet is explainRun, which the test above runs.
