@@ -116,11 +116,16 @@ var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 // callMessage is what the script was told, without the error's name. A
 // failed expectation's message quotes the text expected and the text
 // seen, which for a field is what was typed: the trace keeps neither.
-// Nor does it keep what a refusal of an argument quotes.
+// Nor does it keep what a refusal of an argument quotes, or what
+// evaluate's function threw.
 func callMessage(code errcode.Code, err error) string {
 	switch code {
 	case errcode.ExpectationFailed:
 		return "the expectation did not hold (what was expected and seen is not kept)"
+	case errcode.EvalError:
+		// What the page's function threw may be built from its
+		// arguments; the page's own errors are in the console lines.
+		return "the page's function threw (its message is not kept)"
 	case errcode.Invalid, errcode.NavigationBlocked:
 		// A refused argument is quoted back to the script, and may be
 		// a value (a URL's query, a text where an option was due).

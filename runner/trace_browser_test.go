@@ -186,6 +186,7 @@ await tab.expect({ label: "Secret word" }).toHaveValue(SECRET);
 await tab.select({ label: "Colour" }, "Blue");
 const selectCode = await code(() => tab.select({ label: "Colour" }, SECRET, { timeout: 300 }));
 await tab.evaluate((s: string) => s.length, SECRET);
+const evaluateCode = await code(() => tab.evaluate((s: string) => { throw new Error(s); }, SECRET));
 await tab.screenshot();
 await tab.press("Tab");
 await tab.onDialog("dismiss");
@@ -202,11 +203,12 @@ await config.keys();
 await config.delete("k");
 await paneControls.register("p", () => 1);
 await paneControls.unregister("p");
-await context.result({ tab: tab.id, selectCode, workspaceCode });
+await context.result({ tab: tab.id, selectCode, evaluateCode, workspaceCode });
 `, secret, srv.URL+"/form", srv.URL+"/form"))
-	var res struct{ Tab, SelectCode, WorkspaceCode string }
+	var res struct{ Tab, SelectCode, EvaluateCode, WorkspaceCode string }
 	result(t, entry, &res)
 	require.NotEqual(t, "none", res.SelectCode)
+	require.NotEqual(t, "none", res.EvaluateCode)
 	// A host without a workspace fails with a plain error, which the
 	// trace files under errcode.Error.
 	require.Equal(t, "threw", res.WorkspaceCode)
@@ -224,7 +226,7 @@ await context.result({ tab: tab.id, selectCode, workspaceCode });
 		"tab.url": tabCall, "tab.title": tabCall, "tab.goto": tabCall, "tab.waitFor": {2, res.Tab, ""},
 		"tab.fill": tabCall, "tab.value": tabCall, "tab.text": tabCall, "tab.attribute": tabCall,
 		"tab.checked": tabCall, "tab.check": tabCall, "tab.visible": tabCall, "tab.count": tabCall,
-		"tab.expect": tabCall, "tab.select": {2, res.Tab, res.SelectCode}, "tab.evaluate": tabCall,
+		"tab.expect": tabCall, "tab.select": {2, res.Tab, res.SelectCode}, "tab.evaluate": {2, res.Tab, res.EvaluateCode},
 		"tab.screenshot": tabCall, "tab.press": tabCall, "tab.onDialog": tabCall, "tab.click": tabCall,
 		"tab.close":       tabCall,
 		"clipboard.write": {1, "", ""}, "clipboard.read": {1, "", ""}, "ui.notify": {1, "", ""}, "ui.open": {1, "", ""},
@@ -252,8 +254,10 @@ await context.result({ tab: tab.id, selectCode, workspaceCode });
 
 	var out strings.Builder
 	require.NoError(t, explainRun(&out, e.m, entry.ID))
-	assert.Equal(t, fmt.Sprintf("tab.select label \"Colour\" on %q: %s (screenshot: true)\nworkspace.projectDir  on \"\": %s (screenshot: false)\n",
-		srv.URL+"/form", res.SelectCode, errcode.Error), out.String())
+	assert.Equal(t, fmt.Sprintf("tab.select label \"Colour\" on %[1]q: %[2]s (screenshot: true)\n"+
+		"tab.evaluate  on %[1]q: %[3]s (screenshot: false)\n"+
+		"workspace.projectDir  on \"\": %[4]s (screenshot: false)\n",
+		srv.URL+"/form", res.SelectCode, res.EvaluateCode, errcode.Error), out.String())
 
 	raw, err := e.m.History().Trace(entry.ID)
 	require.NoError(t, err)
