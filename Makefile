@@ -125,15 +125,18 @@ BEGIN {
 	peer["Soak heap-ratio"] = "heap halfway through 300 runs (leaks: all 0)"; target["Soak heap-ratio"] = "<= 1.2"
 	peer["AttackSoak p50-ratio"] = "benign call p50 with no attack running"; target["AttackSoak p50-ratio"] = "<= 2"
 	peer["AttackSoak heap-ratio"] = "MaxConcurrent x (budget + largest frame)"; target["AttackSoak heap-ratio"] = "<= 1"
+	peer["TraceFill p50-ratio"] = "tab.fill with Config.NoTrace";       target["TraceFill p50-ratio"] = "<= 1.1"
+	peer["TraceCall p50-ratio"] = "tab.url with Config.NoTrace";        target["TraceCall p50-ratio"] = "<= 1.1"
+	peer["TraceHostCall p50-ratio"] = "config.get with Config.NoTrace"; target["TraceHostCall p50-ratio"] = "<= 1.1"
 	row("figure", "peer", "ratio", "target")
 	printf "|%s|%s|%s|%s|\n", "----------------------------------------------", "------------------------------------------", "--------", "----------"
 }
 /^== bench\// { harness = $$2; sub(/^bench\//, "", harness); sub(/\/run$$/, "", harness); section = "" }
 /^Benchmark/ {
 	name = $$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$$/, "", name)
-	for (i = 3; i < NF; i++) if ($$(i+1) ~ /ratio|-x$$/) {
+	for (i = 3; i < NF; i++) if ($$(i+1) ~ /ratio|-x$$|bytes\/call$$/) {
 		key = name " " $$(i+1)
-		row(harness ": " name " " $$(i+1), (key in peer) ? peer[key] : "see bench/" harness, sprintf("%.2f", $$i), (key in target) ? target[key] : "-")
+		row(harness ": " name " " $$(i+1), (key in peer) ? peer[key] : ($$(i+1) ~ /bytes/) ? "a size, not a ratio" : "see bench/" harness, sprintf("%.2f", $$i), (key in target) ? target[key] : "-")
 	}
 	next
 }

@@ -1,8 +1,15 @@
 package cdp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"math"
 	"strings"
 
 	"github.com/mafredri/cdp/protocol/accessibility"
@@ -45,7 +52,8 @@ func (o EvidenceOptions) withDefaults() EvidenceOptions {
 // Evidence is what a tab showed at one moment, for a trace of a failed
 // action.
 type Evidence struct {
-	// JPEG is the visible part of the page, scaled down.
+	// JPEG is the visible part of the page, scaled down, with every
+	// text field's box painted over: what was typed does not show.
 	JPEG []byte
 	// Outline is the page's accessibility tree, one node a line indented
 	// by depth: its role and name. It never holds a field's value, nor
@@ -94,6 +102,11 @@ func (t *Tab) Evidence(ctx context.Context, o EvidenceOptions) (Evidence, error)
 	return ev, outErr
 }
 
+// evidenceShot takes the screenshot with every text field's box painted
+// over. The page itself is never changed, so a capture cut short leaves
+// nothing behind: the boxes are read before and after the capture (a page
+// that moved its fields in between has both painted) and painted on the
+// image here. A screenshot whose fields cannot be found is not kept.
 func (t *Tab) evidenceShot(ctx context.Context, o EvidenceOptions, ev *Evidence) error {
 	m, err := t.c.Page.GetLayoutMetrics(ctx)
 	if err != nil {
@@ -103,6 +116,10 @@ func (t *Tab) evidenceShot(ctx context.Context, o EvidenceOptions, ev *Evidence)
 	if v.ClientWidth <= 0 || v.ClientHeight <= 0 {
 		return fmt.Errorf("cdp: evidence: the page has no viewport")
 	}
+	before, err := t.fieldBoxes(ctx)
+	if err != nil {
+		return err
+	}
 	scale := min(1, float64(o.MaxWidth)/v.ClientWidth)
 	args := page.NewCaptureScreenshotArgs().SetFormat("jpeg").SetQuality(o.Quality).
 		SetClip(page.Viewport{X: v.PageX, Y: v.PageY, Width: v.ClientWidth, Height: v.ClientHeight, Scale: scale})
@@ -110,8 +127,106 @@ func (t *Tab) evidenceShot(ctx context.Context, o EvidenceOptions, ev *Evidence)
 	if err != nil {
 		return t.fail(err)
 	}
-	ev.JPEG = r.Data
+	after, err := t.fieldBoxes(ctx)
+	if err != nil {
+		return err
+	}
+	img, err := maskFields(r.Data, append(before, after...), v.ClientWidth, v.ClientHeight, o.Quality)
+	if err != nil {
+		return err
+	}
+	ev.JPEG = img
 	return nil
+}
+
+// fieldBoxesJS returns, in CSS pixels of the visual viewport, the border
+// box of every element that shows what a person typed: text inputs,
+// textareas and contenteditable elements, in open shadow roots and
+// same-origin frames too, and every frame or plugin whose document the
+// isolated world cannot read, whole.
+const fieldBoxesJS = `function () {
+  const out = [];
+  const vv = window.visualViewport;
+  const ox = vv ? vv.offsetLeft : 0, oy = vv ? vv.offsetTop : 0;
+  const shown = new Set(["button", "submit", "reset", "checkbox", "radio", "range", "color", "hidden", "image", "file"]);
+  const add = (r, dx, dy) => {
+    if (r.width > 0 && r.height > 0) out.push([r.left + dx - ox, r.top + dy - oy, r.width, r.height]);
+  };
+  const walk = (root, dx, dy, depth) => {
+    for (const el of root.querySelectorAll("*")) {
+      const tag = el.localName;
+      if (tag === "input") {
+        if (!shown.has(String(el.type).toLowerCase())) add(el.getBoundingClientRect(), dx, dy);
+      } else if (tag === "textarea") {
+        add(el.getBoundingClientRect(), dx, dy);
+      } else if (el.isContentEditable) {
+        if (!(el.parentElement && el.parentElement.isContentEditable)) add(el.getBoundingClientRect(), dx, dy);
+      } else if (tag === "iframe" || tag === "frame" || tag === "object" || tag === "embed") {
+        const r = el.getBoundingClientRect();
+        let doc = null;
+        try { doc = el.contentDocument; } catch (e) { doc = null; }
+        if (!doc || !doc.documentElement || depth > 8) {
+          add(r, dx, dy);
+        } else {
+          const cs = getComputedStyle(el);
+          walk(doc, dx + r.left + el.clientLeft + parseFloat(cs.paddingLeft || "0"),
+            dy + r.top + el.clientTop + parseFloat(cs.paddingTop || "0"), depth + 1);
+        }
+      }
+      if (el.shadowRoot) walk(el.shadowRoot, dx, dy, depth);
+    }
+  };
+  walk(document, 0, 0, 0);
+  return out;
+}`
+
+// fieldBoxes reads the boxes fieldBoxesJS finds.
+func (t *Tab) fieldBoxes(ctx context.Context) ([][4]float64, error) {
+	raw, err := t.call(ctx, sdkWorld, fieldBoxesJS, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cdp: evidence: finding the page's text fields: %w", err)
+	}
+	var boxes [][4]float64
+	if err := json.Unmarshal(raw, &boxes); err != nil {
+		return nil, fmt.Errorf("cdp: evidence: finding the page's text fields: %w", err)
+	}
+	return boxes, nil
+}
+
+// fieldMask is the colour painted over a text field, and maskMargin the
+// image pixels painted around its box, for a focus ring or a caret.
+var fieldMask = image.NewUniform(color.RGBA{0xc8, 0xc8, 0xc8, 0xff})
+
+const maskMargin = 2
+
+// maskFields paints boxes, in CSS pixels of a viewport w by h, over the
+// JPEG shot and encodes it again at quality.
+func maskFields(shot []byte, boxes [][4]float64, w, h float64, quality int) ([]byte, error) {
+	src, err := jpeg.Decode(bytes.NewReader(shot))
+	if err != nil {
+		return nil, fmt.Errorf("cdp: evidence: reading the screenshot: %w", err)
+	}
+	b := src.Bounds()
+	img := image.NewRGBA(b)
+	draw.Draw(img, b, src, b.Min, draw.Src)
+	fx, fy := float64(b.Dx())/w, float64(b.Dy())/h
+	// px is a coordinate in image pixels, held to the image so that a
+	// box far off the page converts to no overflowing int.
+	px := func(v, f, size float64, round func(float64) float64) int {
+		return int(round(max(-1, min(v*f, size+1))))
+	}
+	for _, x := range boxes {
+		r := image.Rect(
+			px(x[0], fx, float64(b.Dx()), math.Floor)-maskMargin, px(x[1], fy, float64(b.Dy()), math.Floor)-maskMargin,
+			px(x[0]+x[2], fx, float64(b.Dx()), math.Ceil)+maskMargin, px(x[1]+x[3], fy, float64(b.Dy()), math.Ceil)+maskMargin,
+		).Add(b.Min).Intersect(b)
+		draw.Draw(img, r, fieldMask, image.Point{}, draw.Src)
+	}
+	var out bytes.Buffer
+	if err := jpeg.Encode(&out, img, &jpeg.Options{Quality: quality}); err != nil {
+		return nil, fmt.Errorf("cdp: evidence: encoding the screenshot: %w", err)
+	}
+	return out.Bytes(), nil
 }
 
 // textEntryRoles are roles whose subtree shows what was typed: the

@@ -60,7 +60,9 @@ type uiAPI struct{ r *Run }
 
 // Notify shows message at opts.level. A message past MaxLineBytes is cut,
 // and notifications past the rate are dropped (see [ChannelLimits]).
-func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) error {
+func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) (err error) {
+	h := a.r.call("ui.notify", "")
+	defer h.end(&err)
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
 	}
@@ -85,7 +87,9 @@ func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) err
 }
 
 // Open shows a file in the host; opts.split places it.
-func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) error {
+func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) (err error) {
+	h := a.r.call("ui.open", "")
+	defer h.end(&err)
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
 	}
@@ -108,7 +112,9 @@ func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) error {
 // clipboardAPI is clipboard: read and write.
 type clipboardAPI struct{ r *Run }
 
-func (a *clipboardAPI) Read(ctx context.Context) (string, error) {
+func (a *clipboardAPI) Read(ctx context.Context) (_ string, err error) {
+	h := a.r.call("clipboard.read", "")
+	defer h.end(&err)
 	if a.r.m.cfg.Host.Clipboard == nil {
 		return "", noHost("clipboard")
 	}
@@ -120,7 +126,9 @@ func (a *clipboardAPI) Read(ctx context.Context) (string, error) {
 	return a.r.m.cfg.Host.Clipboard.Read(ctx, a.r.Info())
 }
 
-func (a *clipboardAPI) Write(ctx context.Context, text string) error {
+func (a *clipboardAPI) Write(ctx context.Context, text string) (err error) {
+	h := a.r.call("clipboard.write", "")
+	defer h.end(&err)
 	if a.r.m.cfg.Host.Clipboard == nil {
 		return noHost("clipboard")
 	}
@@ -138,7 +146,9 @@ func (a *clipboardAPI) Write(ctx context.Context, text string) error {
 // workspaceAPI is workspace: projectDir.
 type workspaceAPI struct{ r *Run }
 
-func (a *workspaceAPI) ProjectDir(ctx context.Context) (string, error) {
+func (a *workspaceAPI) ProjectDir(ctx context.Context) (_ string, err error) {
+	h := a.r.call("workspace.projectDir", "")
+	defer h.end(&err)
 	if a.r.m.cfg.Host.Workspace == nil {
 		return "", noHost("workspace")
 	}
@@ -154,7 +164,9 @@ func (a *workspaceAPI) ProjectDir(ctx context.Context) (string, error) {
 // host's configuration.
 type configAPI struct{ r *Run }
 
-func (a *configAPI) Get(ctx context.Context, key string) (any, error) {
+func (a *configAPI) Get(ctx context.Context, key string) (_ any, err error) {
+	h := a.r.call("config.get", "")
+	defer h.end(&err)
 	raw, ok, err := a.r.m.state.get(a.r.key, key)
 	if err != nil || !ok {
 		return capnweb.Undefined{}, err
@@ -165,7 +177,9 @@ func (a *configAPI) Get(ctx context.Context, key string) (any, error) {
 // Set stores value under key: data only (code not_serializable
 // otherwise), at most MaxConfigValueBytes of JSON, at the config rate
 // (code limit_exceeded past either).
-func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) error {
+func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) (err error) {
+	h := a.r.call("config.set", "")
+	defer h.end(&err)
 	raw, err := dataJSON("config.set", "the value", value)
 	if err != nil {
 		return err
@@ -177,7 +191,9 @@ func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) er
 }
 
 // Delete removes key; it counts against the config rate like Set.
-func (a *configAPI) Delete(ctx context.Context, key string) error {
+func (a *configAPI) Delete(ctx context.Context, key string) (err error) {
+	h := a.r.call("config.delete", "")
+	defer h.end(&err)
 	return a.update(ctx, key, nil)
 }
 
@@ -194,7 +210,9 @@ func (a *configAPI) update(ctx context.Context, key string, raw json.RawMessage)
 	return err
 }
 
-func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
+func (a *configAPI) Keys(ctx context.Context) (_ []string, err error) {
+	h := a.r.call("config.keys", "")
+	defer h.end(&err)
 	return a.r.m.state.keys(a.r.key)
 }
 
@@ -206,7 +224,9 @@ func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
 // errcode.LimitExceeded.
 type paneAPI struct{ r *Run }
 
-func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
+func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) (err error) {
+	h := a.r.call("paneControls.register", "")
+	defer h.end(&err)
 	if name == "" {
 		return codeErr(errcode.Invalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
 	}
@@ -239,6 +259,8 @@ func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stu
 // Unregister needs no rate of its own: each control is unregistered
 // once, so its events are bounded by Register's.
 func (a *paneAPI) Unregister(ctx context.Context, name string) {
+	h := a.r.call("paneControls.unregister", "")
+	defer h.end(nil)
 	a.r.mu.Lock()
 	old := a.r.panes[name]
 	delete(a.r.panes, name)
@@ -254,7 +276,9 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 // code is errcode.LimitExceeded, and the earlier result stays.
 type contextAPI struct{ r *Run }
 
-func (a *contextAPI) Result(ctx context.Context, value any) error {
+func (a *contextAPI) Result(ctx context.Context, value any) (err error) {
+	h := a.r.call("context.result", "")
+	defer h.end(&err)
 	raw, err := dataJSON("context.result", "the value", value)
 	if err != nil {
 		return err
@@ -279,6 +303,8 @@ func (a *contextAPI) Log(ctx context.Context, message string) {
 
 // Payload is the trigger's payload, which the bootstrap reads once before
 // the script starts; undefined for none.
+//
+// The trace does not record it: the bootstrap asks, not the script.
 func (a *contextAPI) Payload(ctx context.Context) (any, error) {
 	if len(a.r.req.TriggerPayload) == 0 {
 		return capnweb.Undefined{}, nil

@@ -190,12 +190,16 @@
 // dialog storm, see [cdp.Tab.HandleDialogs]) holds no call for ever.
 //
 // Each run also keeps a trace (package trace) with its history entry,
-// unless [Config.NoTrace] is set: its tab calls (method, target, tab,
-// page address without query, times, outcome and code), navigations,
-// console lines and page errors, dialogs, steps and progress, and for the
-// first failed calls a small screenshot and an accessibility outline of
-// the page ([cdp.Tab.Evidence]). It never holds a value typed or a
-// prompt's answer. [Manager.Trace] reads it; package traceview shows it.
+// unless [Config.NoTrace] is set: every host call the script made, once
+// (method, target, tab, page address without query, times, outcome and
+// code; context.log, step and progress are reports, kept as output and
+// steps), its tabs' navigations, console lines and page errors, dialogs,
+// steps and progress, and for the first failed tab calls a small
+// screenshot, text fields' contents blanked, and an accessibility outline
+// of the page ([cdp.Tab.Evidence]). It never holds a value the script
+// passed (a text typed, a clipboard's text, a config value, evaluate's
+// code), nor a field's value or a prompt's answer. [Manager.Trace] reads
+// it; package traceview shows it.
 //
 // The same trace holds the run's accesses outside the browser whenever
 // tracing is on ([Config.NoTrace] turns both off): every permission check

@@ -17,24 +17,30 @@ import (
 // tabAPI is tab: the data plane of one resolved tab.
 type tabAPI struct{ r *Run }
 
-func (a *tabAPI) URL(ctx context.Context, id string) (string, error) {
+func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
+	h := a.r.call("tab.url", id)
+	defer h.end(&err)
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return "", err
 	}
+	h.on = t
 	u, err := t.URL(ctx)
 	return u, browserErr(err)
 }
 
-func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
+func (a *tabAPI) Title(ctx context.Context, id string) (_ string, err error) {
+	h := a.r.call("tab.title", id)
+	defer h.end(&err)
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return "", err
 	}
+	h.on = t
 	s, err := t.Title(ctx)
 	return s, browserErr(err)
 }
@@ -86,40 +92,45 @@ func (a *tabAPI) navigation(ctx context.Context, id string, o navigationOptions)
 
 // Goto loads rawURL and returns the document's response: {status, url},
 // status 0 when there was none (about:blank, a #fragment).
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOptions) (cdp.Response, error) {
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOptions) (_ cdp.Response, err error) {
+	h := a.r.call("tab.goto", id)
+	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return cdp.Response{}, err
 	}
 	defer c.end()
-	start := time.Now()
 	resp, err := c.tab.Goto(c.ctx, rawURL, c.until)
-	if err := a.r.traced(c.tabCall, "tab.goto", id, nil, start, browserErr(err)); err != nil {
+	if err := h.traced(c.tabCall, browserErr(err)); err != nil {
 		return cdp.Response{}, err
 	}
 	return *resp, nil
 }
 
-func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigationOptions) error {
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigationOptions) (err error) {
+	h := a.r.call("tab.waitForNavigation", id)
+	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
 		return err
 	}
 	defer c.end()
-	if err := c.tab.WaitNavigated(c.ctx, c.until); err != nil {
-		if errors.Is(err, cdp.ErrTimeout) {
-			return codeErr(errcode.Timeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
-		}
-		return browserErr(err)
+	err = c.tab.WaitNavigated(c.ctx, c.until)
+	if errors.Is(err, cdp.ErrTimeout) {
+		err = codeErr(errcode.Timeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+	} else {
+		err = browserErr(err)
 	}
-	return nil
+	return h.traced(c.tabCall, err)
 }
 
 // WaitFor waits for a CSS selector to match, or for a target to be in
 // opts.State: visible (the default), hidden, attached or detached. A
 // selector with a state is waited for as the target {selector}.
-func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) error {
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) (err error) {
 	const api = "tab.waitFor"
+	h := a.r.call(api, id)
+	defer h.end(&err)
 	var tg *cdp.Locator
 	switch w := what.(type) {
 	case string:
@@ -132,6 +143,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 			return err
 		}
 		tg = &l
+		h.target = tg
 	default:
 		return codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
@@ -149,9 +161,12 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 	}
 	defer c.end()
 	if tg != nil {
-		return browserErr(c.tab.WaitState(c.ctx, *tg, state))
+		h.target = tg
+		return h.traced(c, browserErr(c.tab.WaitState(c.ctx, *tg, state)))
 	}
-	return browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(what.(string))))
+	css := what.(string)
+	h.target = &cdp.Locator{Selector: css}
+	return h.traced(c, browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(css))))
 }
 
 // readWait is how long a reader waits for its target, and an expectation
@@ -163,7 +178,9 @@ const readWait = float64(cdp.DefaultReadWait / time.Millisecond)
 // milliseconds (0: readWait). Readers need only the browser grant: they
 // run in the isolated world, never the page's code, and the tab's sites=
 // still applies to the document they read.
-func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeout float64, f func(context.Context, *cdp.Tab, cdp.Locator) error) error {
+func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeout float64, f func(context.Context, *cdp.Tab, cdp.Locator) error) (err error) {
+	h := a.r.call(api, id)
+	defer h.end(&err)
 	if err := checkTarget(api, tg); err != nil {
 		return err
 	}
@@ -175,8 +192,8 @@ func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeo
 		return err
 	}
 	defer c.end()
-	start := time.Now()
-	return a.r.traced(c, api, id, &tg, start, browserErr(f(c.ctx, c.tab, tg)))
+	h.target = &tg
+	return h.traced(c, browserErr(f(c.ctx, c.tab, tg)))
 }
 
 func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator, opts readOptions) (s string, err error) {
@@ -199,7 +216,7 @@ func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator, opts 
 // none.
 func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string, opts readOptions) (*string, error) {
 	if name == "" {
-		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
+		return nil, a.r.refused("tab.attribute", id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name"))
 	}
 	var v *string
 	err := a.read(ctx, "tab.attribute", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
@@ -246,7 +263,7 @@ func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e ex
 	const api = "tab.expect"
 	ce, err := e.cdp(api)
 	if err != nil {
-		return err
+		return a.r.refused(api, id, err)
 	}
 	return a.read(ctx, api, id, target, e.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
 		return t.Expect(ctx, tg, ce)
@@ -291,11 +308,14 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 	return out, nil
 }
 
-func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) ([]byte, error) {
+func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) (_ []byte, err error) {
+	h := a.r.call("tab.screenshot", id)
+	defer h.end(&err)
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	h.on = t
 	so := cdp.ScreenshotOptions{FullPage: o.FullPage}
 	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
 		so.Capture = func(ctx context.Context) ([]byte, error) {
@@ -308,7 +328,9 @@ func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions)
 
 // Close closes a tab the run opened. The user's own tabs (found with
 // active, find, all or triggered) are the user's to close.
-func (a *tabAPI) Close(ctx context.Context, id string) error {
+func (a *tabAPI) Close(ctx context.Context, id string) (err error) {
+	h := a.r.call("tab.close", id)
+	defer h.end(&err)
 	a.r.mu.Lock()
 	t := a.r.tabs[id]
 	if t != nil && t.opened {
@@ -331,13 +353,16 @@ type pageJsAPI struct{ r *Run }
 // Evaluate keeps the key order of objects both ways: arguments arrive as
 // ordered objects and results are decoded as JSON.parse would, so a
 // script's Object.keys sees the page's order.
-func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (any, error) {
+func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (_ any, err error) {
+	h := a.r.call("tab.evaluate", id)
+	defer h.end(&err)
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	h.on = t
 	vals := make([]any, len(args))
 	for i, v := range args {
 		vals[i] = v
@@ -385,7 +410,9 @@ func (a *formsAPI) start(ctx context.Context, id string, o formOptions) (formCal
 }
 
 // act runs one form action on target tg: the check, the timeout, then f.
-func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o formOptions, f func(formCall, cdp.Locator) error) error {
+func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o formOptions, f func(formCall, cdp.Locator) error) (err error) {
+	h := a.r.call(api, id)
+	defer h.end(&err)
 	if err := checkTarget(api, tg); err != nil {
 		return err
 	}
@@ -394,8 +421,8 @@ func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o fo
 		return err
 	}
 	defer c.end()
-	start := time.Now()
-	return a.r.traced(c.tabCall, api, id, &tg, start, browserErr(f(c, tg)))
+	h.target = &tg
+	return h.traced(c.tabCall, browserErr(f(c, tg)))
 }
 
 func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, value string, opts formOptions) (cdp.FieldState, error) {
@@ -431,7 +458,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 		for i, v := range o {
 			s, ok := v.(string)
 			if !ok {
-				return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
+				return nil, a.r.refused(api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1))
 			}
 			options[i] = s
 		}
@@ -445,7 +472,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 		}
 		return labels, err
 	}
-	return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
+	return nil, a.r.refused(api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options"))
 }
 
 // SetFiles puts files into a file input. Each path is resolved against
@@ -462,7 +489,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 				desc = target.String()
 			}
 			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: string(errCodeOf(err))})
-			return err
+			return a.r.refused(api, id, err)
 		}
 		real = append(real, rp)
 	}
@@ -476,15 +503,18 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 // type ({confirm: "accept", beforeunload: "accept"}; types left out are
 // dismissed). Accepting is acting on the page as the user would, so it
 // needs the forms grant; without it every dialog is dismissed.
-func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) error {
+func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) (err error) {
+	h := a.r.call("tab.onDialog", id)
+	defer h.end(&err)
 	p, err := dialogPolicyOf(answer)
 	if err != nil {
 		return err
 	}
-	rt, _, err := a.r.tab(ctx, id)
+	rt, t, err := a.r.tab(ctx, id)
 	if err != nil {
 		return err
 	}
+	h.on = t
 	rt.dmu.Lock()
 	rt.dialogs = p
 	rt.dmu.Unlock()
@@ -499,8 +529,10 @@ func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opt
 
 // Press presses key, on opts.target when given (focusing it first), else on
 // whatever has focus; opts.modifiers lists held keys.
-func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) error {
+func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) (err error) {
 	const api = "tab.press"
+	h := a.r.call(api, id)
+	defer h.end(&err)
 	var mods cdp.Modifier
 	for _, m := range o.Modifiers {
 		switch m {
@@ -526,9 +558,9 @@ func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) er
 		return err
 	}
 	defer c.end()
-	start := time.Now()
 	if o.Target != nil {
-		return a.r.traced(c.tabCall, api, id, o.Target, start, browserErr(c.tab.PressElement(c.ctx, *o.Target, key, mods, c.opts)))
+		h.target = o.Target
+		return h.traced(c.tabCall, browserErr(c.tab.PressElement(c.ctx, *o.Target, key, mods, c.opts)))
 	}
-	return a.r.traced(c.tabCall, api, id, nil, start, browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts)))
+	return h.traced(c.tabCall, browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts)))
 }

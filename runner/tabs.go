@@ -26,7 +26,9 @@ func (a *tabsAPI) host() (Tabs, error) {
 	return a.r.m.cfg.Host.Tabs, nil
 }
 
-func (a *tabsAPI) Active(ctx context.Context) (TabInfo, error) {
+func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
+	tc := a.r.call("tabs.active", "")
+	defer tc.end(&err)
 	h, err := a.host()
 	if err != nil {
 		return TabInfo{}, err
@@ -38,7 +40,9 @@ func (a *tabsAPI) Active(ctx context.Context) (TabInfo, error) {
 	return a.r.knowTab(info, false, false), nil
 }
 
-func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]TabInfo, error) {
+func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err error) {
+	tc := a.r.call("tabs.find", "")
+	defer tc.end(&err)
 	h, err := a.host()
 	if err != nil {
 		return nil, err
@@ -47,7 +51,9 @@ func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]TabInfo, error) {
 	return a.list(infos, err)
 }
 
-func (a *tabsAPI) All(ctx context.Context) ([]TabInfo, error) {
+func (a *tabsAPI) All(ctx context.Context) (_ []TabInfo, err error) {
+	tc := a.r.call("tabs.all", "")
+	defer tc.end(&err)
 	h, err := a.host()
 	if err != nil {
 		return nil, err
@@ -71,7 +77,9 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 // kind (background or foreground) for a slot and its turn (see tabLine).
 // The host opens the tab blank; the run's own session then takes it to url
 // under the page policy, so the first request is already guarded.
-func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (TabInfo, error) {
+func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ TabInfo, err error) {
+	tc := a.r.call("tabs.open", "")
+	defer tc.end(&err)
 	h, err := a.host()
 	if err != nil {
 		return TabInfo{}, err
@@ -96,9 +104,13 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (Ta
 		return TabInfo{}, browserErr(err)
 	}
 	tab := a.r.knowTab(info, true, o.Background)
+	tc.tab = info.ID
 	_, t, err := a.r.tab(ctx, info.ID)
-	if err == nil && rawURL != "about:blank" {
-		_, err = t.Goto(ctx, rawURL, cdp.Load)
+	if err == nil {
+		tc.on = t
+		if rawURL != "about:blank" {
+			_, err = t.Goto(ctx, rawURL, cdp.Load)
+		}
 	}
 	if err != nil {
 		a.r.mu.Lock()
@@ -115,7 +127,9 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (Ta
 }
 
 // Triggered returns the tab that triggered the run, if any.
-func (a *tabsAPI) Triggered(ctx context.Context) (any, error) {
+func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
+	tc := a.r.call("tabs.triggered", "")
+	defer tc.end(&err)
 	h, err := a.host()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/tranquil/automation/cdp"
@@ -31,43 +32,110 @@ func newTrace(m *Manager, id string) *trace.Recorder {
 // much past its own timeout.
 const evidenceTimeout = time.Second
 
-// traced records a call on tab id in the run's trace and returns err, its
-// outcome. tg is the call's target, nil for none. A failed call that the
-// page could explain gets the tab's evidence, while the call still holds
-// the run's gate.
-func (r *Run) traced(c tabCall, api, id string, tg *cdp.Locator, start time.Time, err error) error {
-	rec := r.trace
-	if rec == nil {
-		return err
+// hostCall is one host call under way, as the run's trace records it:
+// once, when it ends, whether it reached a tab or was refused first. It
+// holds the call's method, tab and target, never its arguments, which
+// may be a value typed, a clipboard's text or a file's content.
+//
+// A host method starts it and defers end; a call on a tab's session
+// records through traced instead, while it still holds the run's gate.
+// context.log, step and progress are reports, not calls: steps and
+// progress are the trace's Steps, and a log line belongs to the output.
+type hostCall struct {
+	r      *Run
+	api    string
+	tab    string
+	target *cdp.Locator
+	on     *cdp.Tab // the tab's session once attached: the call's page
+	start  time.Time
+	done   bool
+}
+
+// call starts the record of call api on tab ("" for none). With no
+// trace it reads no clock.
+func (r *Run) call(api, tab string) hostCall {
+	if r.trace == nil {
+		return hostCall{done: true}
 	}
-	call := trace.Call{Method: api, Tab: id, Page: c.tab.Address(), Start: start, Duration: time.Since(start)}
-	if tg != nil {
-		call.Target = tg.String()
+	return hostCall{r: r, api: api, tab: tab, start: time.Now()}
+}
+
+// end records the call with the outcome *errp (nil for a call that
+// cannot fail), unless traced already did.
+func (h *hostCall) end(errp *error) {
+	if h.done {
+		return
+	}
+	var err error
+	if errp != nil {
+		err = *errp
+	}
+	h.record(err)
+}
+
+// record adds the call to the trace and returns its Seq and code.
+func (h *hostCall) record(err error) (int, errcode.Code) {
+	h.done = true
+	call := trace.Call{Method: h.api, Tab: h.tab, Start: h.start, Duration: time.Since(h.start)}
+	if h.on != nil {
+		call.Page = h.on.Address()
+	}
+	if h.target != nil {
+		call.Target = h.target.String()
 	}
 	if err == nil {
-		rec.Call(call)
-		return nil
+		return h.r.trace.Call(call), ""
 	}
 	code := errCodeOf(err)
 	call.Code, call.Error = string(code), callMessage(code, err)
-	seq := rec.Call(call)
+	return h.r.trace.Call(call), code
+}
+
+// traced records the call, made on c's tab, with its outcome err and
+// returns err. A failed call that the page could explain gets the tab's
+// evidence, while the call still holds the run's gate.
+func (h *hostCall) traced(c tabCall, err error) error {
+	if h.done {
+		return err
+	}
+	h.on = c.tab
+	seq, code := h.record(err)
 	switch code {
-	case errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked:
+	case "", errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked:
 		return err // the page has nothing to say about these
 	}
-	if rec.WantFailure() && c.tab.Err() == nil {
-		r.captureFailure(c.tab, seq)
+	if h.r.trace.WantFailure() && c.tab.Err() == nil {
+		h.r.captureFailure(c.tab, seq)
 	}
 	return err
 }
 
+// quoted is a Go-quoted string in a message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
 // callMessage is what the script was told, without the error's name. A
 // failed expectation's message quotes the text expected and the text
 // seen, which for a field is what was typed: the trace keeps neither.
+// Nor does it keep what a refusal of an argument quotes, or what
+// evaluate's function threw.
 func callMessage(code errcode.Code, err error) string {
-	if code == errcode.ExpectationFailed {
+	switch code {
+	case errcode.ExpectationFailed:
 		return "the expectation did not hold (what was expected and seen is not kept)"
+	case errcode.EvalError:
+		// What the page's function threw may be built from its
+		// arguments; the page's own errors are in the console lines.
+		return "the page's function threw (its message is not kept)"
+	case errcode.Invalid, errcode.NavigationBlocked:
+		// A refused argument is quoted back to the script, and may be
+		// a value (a URL's query, a text where an option was due).
+		return quoted.ReplaceAllString(plainMessage(err), `"…"`)
 	}
+	return plainMessage(err)
+}
+
+// plainMessage is err's message without its name.
+func plainMessage(err error) string {
 	var ce *capnweb.Error
 	if errors.As(err, &ce) {
 		return ce.Message
@@ -178,4 +246,12 @@ func (m *Manager) Trace(id string) (*trace.Trace, error) {
 		return nil, err
 	}
 	return trace.Decode(data)
+}
+
+// refused records call api on tab, refused before it started, and
+// returns err.
+func (r *Run) refused(api, tab string, err error) error {
+	h := r.call(api, tab)
+	h.end(&err)
+	return err
 }

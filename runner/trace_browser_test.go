@@ -3,7 +3,12 @@ package runner_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/hosttest"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -57,8 +65,10 @@ await context.result({ read, code });
 	byMethod := map[string]trace.Call{}
 	for _, c := range tr.Calls {
 		byMethod[c.Method] = c
-		assert.Equal(t, page, c.Page, c.Method)
-		assert.NotEmpty(t, c.Tab, c.Method)
+		if strings.HasPrefix(c.Method, "tab.") {
+			assert.Equal(t, page, c.Page, c.Method)
+			assert.NotEmpty(t, c.Tab, c.Method)
+		}
 	}
 	require.Contains(t, byMethod, "tab.goto")
 	require.Contains(t, byMethod, "tab.fill")
@@ -114,4 +124,171 @@ await context.result({ read, code });
 		assert.NotContains(t, string(js), secret)
 	}
 	t.Logf("trace: %d calls, %d bytes stored", len(tr.Calls), len(raw))
+}
+
+// explainRun prints each call of run id that failed, the page it failed
+// on, and whether the trace kept a screenshot of that page.
+func explainRun(w io.Writer, m *runner.Manager, id string) error {
+	tr, err := m.Trace(id)
+	if err != nil {
+		return err // history.ErrNoTrace: the run made no call
+	}
+	shot := map[int]bool{}
+	for _, f := range tr.Failures {
+		shot[f.Seq] = len(f.Image) > 0
+	}
+	for _, c := range tr.Calls {
+		if !c.OK() {
+			fmt.Fprintf(w, "%s %s on %q: %s (screenshot: %v)\n", c.Method, c.Target, c.Page, c.Code, shot[c.Seq])
+		}
+	}
+	return nil
+}
+
+// Every kind of SDK call that reaches the host is in the run's trace,
+// once, with its method, tab and outcome: the tab calls, the tabs calls
+// and the other services. None of the values passed is: what was typed,
+// written to the clipboard, notified, evaluated, stored in the config or
+// asked of a select that does not have it.
+func TestBrowserTraceEveryCall(t *testing.T) {
+	const secret = "SECRET-v41ue-wombat"
+	srv := testenv.HTMLSite(`<title>Form</title><h1>Form</h1>
+<label for=w>Secret word</label><input id=w>
+<label><input type=checkbox> Agree</label>
+<label for=c>Colour</label><select id=c><option>Red</option><option>Blue</option></select>
+<button>Send</button>`)
+	t.Cleanup(srv.Close)
+	e := newBrowserEnvWith(t, envOptions{site: srv, config: func(c *runner.Config) { c.Host.Clipboard = &hosttest.Clipboard{} }})
+	entry := e.run(t, "every-call.ts", fmt.Sprintf(`// @permissions browser forms page-js clipboard
+import { clipboard, config, context, paneControls, tabs, ui, workspace } from "tranquil/automation";
+const SECRET = %q;
+const code = async (f: () => Promise<unknown>) => {
+  try { await f(); return "none"; } catch (e) { return (e as { code?: string }).code ?? "threw"; }
+};
+await tabs.active();
+await tabs.all();
+await tabs.find("no-such-tab-zz");
+const tab = await tabs.open(%q);
+await tab.url();
+await tab.title();
+await tab.goto(%q);
+await tab.waitFor("h1");
+await tab.waitFor({ label: "Secret word" }, { state: "visible" });
+await tab.fill({ label: "Secret word" }, SECRET);
+await tab.value({ label: "Secret word" });
+await tab.text({ role: "heading" });
+await tab.attribute({ label: "Secret word" }, "id");
+await tab.checked({ label: "Agree" });
+await tab.check({ label: "Agree" });
+await tab.visible({ role: "button", name: "Send" });
+await tab.count({ role: "button" });
+await tab.expect({ label: "Secret word" }).toHaveValue(SECRET);
+await tab.select({ label: "Colour" }, "Blue");
+const selectCode = await code(() => tab.select({ label: "Colour" }, SECRET, { timeout: 300 }));
+await tab.evaluate((s: string) => s.length, SECRET);
+const evaluateCode = await code(() => tab.evaluate((s: string) => { throw new Error(s); }, SECRET));
+await tab.screenshot();
+await tab.press("Tab");
+await tab.onDialog("dismiss");
+await tab.click({ role: "button", name: "Send" });
+await tab.close();
+await clipboard.write(SECRET);
+await clipboard.read();
+await ui.notify(SECRET);
+await ui.open(SECRET + ".txt");
+const workspaceCode = await code(() => workspace.projectDir());
+await config.set("k", SECRET);
+await config.get("k");
+await config.keys();
+await config.delete("k");
+await paneControls.register("p", () => 1);
+await paneControls.unregister("p");
+await context.result({ tab: tab.id, selectCode, evaluateCode, workspaceCode });
+`, secret, srv.URL+"/form", srv.URL+"/form"))
+	var res struct{ Tab, SelectCode, EvaluateCode, WorkspaceCode string }
+	result(t, entry, &res)
+	require.NotEqual(t, "none", res.SelectCode)
+	require.NotEqual(t, "none", res.EvaluateCode)
+	// A host without a workspace fails with a plain error, which the
+	// trace files under errcode.Error.
+	require.Equal(t, "threw", res.WorkspaceCode)
+
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	type want struct {
+		n    int
+		tab  string
+		code string
+	}
+	tabCall := want{1, res.Tab, ""}
+	wants := map[string]want{
+		"tabs.active": {1, "", ""}, "tabs.all": {1, "", ""}, "tabs.find": {1, "", ""}, "tabs.open": tabCall,
+		"tab.url": tabCall, "tab.title": tabCall, "tab.goto": tabCall, "tab.waitFor": {2, res.Tab, ""},
+		"tab.fill": tabCall, "tab.value": tabCall, "tab.text": tabCall, "tab.attribute": tabCall,
+		"tab.checked": tabCall, "tab.check": tabCall, "tab.visible": tabCall, "tab.count": tabCall,
+		"tab.expect": tabCall, "tab.select": {2, res.Tab, res.SelectCode}, "tab.evaluate": {2, res.Tab, res.EvaluateCode},
+		"tab.screenshot": tabCall, "tab.press": tabCall, "tab.onDialog": tabCall, "tab.click": tabCall,
+		"tab.close":       tabCall,
+		"clipboard.write": {1, "", ""}, "clipboard.read": {1, "", ""}, "ui.notify": {1, "", ""}, "ui.open": {1, "", ""},
+		"workspace.projectDir": {1, "", string(errcode.Error)},
+		"config.set":           {1, "", ""}, "config.get": {1, "", ""}, "config.keys": {1, "", ""}, "config.delete": {1, "", ""},
+		"paneControls.register": {1, "", ""}, "paneControls.unregister": {1, "", ""},
+		"context.result": {1, "", ""},
+	}
+	got := map[string]want{}
+	for _, c := range tr.Calls {
+		w := got[c.Method]
+		w.n++
+		w.tab = c.Tab
+		if c.Code != "" {
+			w.code = c.Code // the one failure of a method, if any
+		}
+		got[c.Method] = w
+		assert.NotZero(t, c.Start, c.Method)
+		if strings.HasPrefix(c.Method, "tab.") && c.Method != "tab.close" {
+			assert.Equal(t, srv.URL+"/form", c.Page, c.Method)
+		}
+	}
+	assert.Equal(t, wants, got)
+	assert.Equal(t, 0, tr.Dropped.Calls)
+
+	var out strings.Builder
+	require.NoError(t, explainRun(&out, e.m, entry.ID))
+	assert.Equal(t, fmt.Sprintf("tab.select label \"Colour\" on %[1]q: %[2]s (screenshot: true)\n"+
+		"tab.evaluate  on %[1]q: %[3]s (screenshot: false)\n"+
+		"workspace.projectDir  on \"\": %[4]s (screenshot: false)\n",
+		srv.URL+"/form", res.SelectCode, res.EvaluateCode, errcode.Error), out.String())
+
+	raw, err := e.m.History().Trace(entry.ID)
+	require.NoError(t, err)
+	js, err := json.Marshal(tr)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), secret)
+	assert.NotContains(t, string(js), secret)
+	t.Logf("trace: %d calls, %d bytes stored (%d a call)", len(tr.Calls), len(raw), len(raw)/len(tr.Calls))
+}
+
+// The README's trace snippet is explainRun, which the test above runs.
+func TestReadmeTraceSnippet(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "## A run's trace")
+	require.True(t, ok, "the README has no trace section")
+	_, code, ok := strings.Cut(section, "```go\n")
+	require.True(t, ok)
+	code, _, _ = strings.Cut(code, "```")
+
+	src, err := os.ReadFile("trace_browser_test.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "trace_browser_test.go", src, parser.ParseComments)
+	require.NoError(t, err)
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "explainRun" {
+			from, to := fset.Position(fn.Doc.Pos()).Offset, fset.Position(fn.End()).Offset
+			assert.Equal(t, string(src[from:to])+"\n", code)
+			return
+		}
+	}
+	t.Fatal("no explainRun")
 }
