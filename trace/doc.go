@@ -1,8 +1,10 @@
-// Package trace records what a run did in its browser tabs, bounded in
-// size, and encodes it for keeping with the run's history entry.
+// Package trace records what a run did, in its browser tabs and outside
+// them, bounded in size, and encodes it for keeping with the run's
+// history entry.
 //
-//   - [NewRecorder] returns a [Recorder]: the runner tells it each tab
-//     call ([Recorder.Call]), navigation, console line, dialog, step and,
+//   - [NewRecorder] returns a [Recorder]: the runner tells it each host
+//     call ([Recorder.Call]), each access outside the browser
+//     ([Recorder.Access]), navigation, console line, dialog, step and,
 //     for a failed call, what the page showed ([Recorder.Failure]).
 //   - [Recorder.Trace] returns the [Trace] so far; [Encode] and [Decode]
 //     turn it into bytes and back.

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// Trace is what a run did in its browser tabs, for reading after it
-// failed. Each list is in the order things happened; a list that reached
+// Trace is what a run did, in its browser tabs and outside them, for
+// reading after it failed. Each list is in the order things happened; a list that reached
 // its limit kept its first and last items and counts the rest in
 // Dropped. It never holds a value typed into a page or a prompt's answer.
 type Trace struct {
@@ -46,7 +46,8 @@ func (d Dropped) Total() int {
 	return d.Calls + d.Navigations + d.Console + d.Dialogs + d.Steps + d.Failures + d.Accesses
 }
 
-// Call is one call a script made on one of its tabs.
+// Call is one call a script made to the host: on one of its tabs, or to
+// another of the host's objects (ui, clipboard, …), when Tab is "".
 type Call struct {
 	// Seq numbers the run's calls from 1, counting dropped ones, so a
 	// Failure names its call even when calls between were dropped.
@@ -54,7 +55,7 @@ type Call struct {
 	Method string // e.g. "tab.fill"
 	// Target is the call's target described (cdp.Locator.String), or "".
 	Target string
-	Tab    string // the tab's id
+	Tab    string // the tab's id, or "" for a call on no tab
 	// Page is the tab's address when the call ended, without query or
 	// fragment (see [Address]).
 	Page     string
