@@ -17,7 +17,7 @@ GOFLAGS_TEST ?= -race -timeout 20m
 
 export TRANQUIL_DENO ?= $(DENO)
 
-.PHONY: all tools test check fmt vet lint build cross bench demo fuzz clean
+.PHONY: all tools test check fmt vet lint build cross bench demo fuzz clean test-windows
 
 all: test
 
@@ -170,6 +170,22 @@ fuzz:
 			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+# test-windows runs, under Wine 8, the Windows test binaries of the packages
+# that need neither Deno nor Chromium, and runner's child supervision with
+# a stand-in child (internal/winetest/run prints what is left out and why).
+# It installs wine64 and MinGW with apt-get when they are missing (MinGW
+# builds the bcryptprimitives.dll stand-in Go needs and Wine 8 lacks).
+# Not part of `make test`.
+test-windows:
+	@need=; command -v wine >/dev/null 2>&1 || need="$$need wine wine64"; \
+	command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need="$$need gcc-mingw-w64-x86-64-win32"; \
+	if [ -n "$$need" ]; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			echo "installing$$need with apt-get"; apt-get update && apt-get install -y $$need; \
+		else echo "test-windows needs$$need; install it (Debian: apt-get install$$need)" >&2; exit 1; fi; \
+	fi
+	internal/winetest/run $(TOOLS)/wine
 
 clean:
 	rm -rf $(TOOLS)

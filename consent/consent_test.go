@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/internal/winetest"
 	"github.com/tranquil/automation/permissions"
 )
 
@@ -32,7 +34,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	dir, err := filepath.EvalSymlinks(winetest.TempDir(t))
 	require.NoError(t, err)
 	logs := &bytes.Buffer{}
 	s, err := OpenStore(filepath.Join(dir, "state", "consent.json"), StoreOptions{
@@ -127,7 +129,7 @@ func TestAuthorizeFlow(t *testing.T) {
 	assert.False(t, req.FirstRun)
 	assert.Equal(t, h.Canonical(), req.Previous)
 	assert.Equal(t, []string{"can connect to b.example", "can run commands as you, with your full access: git"}, texts(req.Added))
-	assert.Equal(t, []string{"can create, change and delete " + filepath.Dir(path) + "/out.md (and everything inside, if it is or becomes a folder)"}, texts(req.Removed))
+	assert.Equal(t, []string{"can create, change and delete " + filepath.Join(filepath.Dir(path), "out.md") + " (and everything inside, if it is or becomes a folder)"}, texts(req.Removed))
 
 	// Changed again and denied: refused, approval unchanged.
 	path, h3 := f.script(t, "job.ts", "browser clipboard")
@@ -231,6 +233,7 @@ func TestAbandonedPromptIsCancelled(t *testing.T) {
 }
 
 func TestKeyedByRealPath(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	f := newFixture(t)
 	ctx := context.Background()
 	path, h := f.script(t, "job.ts", "browser")
@@ -247,6 +250,11 @@ func TestKeyedByRealPath(t *testing.T) {
 	assert.Len(t, all, 1)
 }
 
+// privateMode is what Stat reports for a file only its owner may use:
+// 0600 on Unix; on Windows, where Go reports only the read-only bit (a
+// writable file is 0666), privacy comes from the folder's ACL.
+var privateMode = map[bool]os.FileMode{true: 0o666, false: 0o600}[runtime.GOOS == "windows"]
+
 func TestStoreFileIsPrivateAndAtomic(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -255,7 +263,7 @@ func TestStoreFileIsPrivateAndAtomic(t *testing.T) {
 	require.NoError(t, err)
 	fi, err := os.Stat(f.store.Path())
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	assert.Equal(t, privateMode, fi.Mode().Perm())
 	entries, err := os.ReadDir(filepath.Dir(f.store.Path()))
 	require.NoError(t, err)
 	var names []string
@@ -265,7 +273,7 @@ func TestStoreFileIsPrivateAndAtomic(t *testing.T) {
 	assert.ElementsMatch(t, []string{"consent.json", "consent.json.lock", "consent.key"}, names)
 	fi, err = os.Stat(f.store.KeyFile())
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the key file is private too")
+	assert.Equal(t, privateMode, fi.Mode().Perm(), "the key file is private too")
 	assert.ElementsMatch(t, []string{f.store.Path(), f.store.Path() + ".lock", f.store.KeyFile()}, f.store.Protected())
 }
 

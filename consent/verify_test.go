@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 // rawStore reads the store file as JSON, for tests that tamper with it.
@@ -205,7 +207,7 @@ func TestBrokenKeyFileIsReplaced(t *testing.T) {
 }
 
 func TestConcurrentOpensAgreeOnOneKey(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	dir, err := filepath.EvalSymlinks(winetest.TempDir(t))
 	require.NoError(t, err)
 	storePath := filepath.Join(dir, "fresh", "consent.json")
 	stores := make([]*Store, 8)

@@ -32,7 +32,7 @@ func ExampleStore_Sync() {
 	fmt.Println("before:", m.State.Outcome())
 
 	res, err := store.Sync(ctx, mirror.Source{Script: script, ScriptDir: filepath.Dir(script), WriteRoots: []string{out}, Trigger: "sync"})
-	fmt.Println("copied:", res.Copied, err)
+	fmt.Println("copied:", slashed(res.Copied), err)
 	m, _, _ = store.Status(ctx, script)
 	fmt.Println("after:", m.State.Outcome(), m.State.Copied)
 
@@ -63,4 +63,14 @@ func ExampleStore_Set_refused() {
 	// Output:
 	// true true
 	// true false
+}
+
+// slashed writes paths with forward slashes, so that the example's output
+// is the same on Windows, whose relative paths use backslashes.
+func slashed(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.ToSlash(p)
+	}
+	return out
 }

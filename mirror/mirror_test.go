@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 // fixture is a script with a write= directory, a store and a destination,
@@ -26,7 +27,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	testenv.CheckGoroutines(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	root, err := filepath.EvalSymlinks(winetest.TempDir(t))
 	require.NoError(t, err)
 	f := &fixture{root: root, dir: filepath.Join(root, "scripts"), dest: filepath.Join(root, "reports")}
 	f.script = filepath.Join(f.dir, "report.ts")
@@ -71,7 +72,7 @@ func TestSyncCopiesOnlyWhatChangedAndNeverDeletes(t *testing.T) {
 
 	res, err := f.sync(t)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"out/a.txt", "out/sub/b.txt"}, res.Copied)
+	assert.ElementsMatch(t, []string{filepath.FromSlash("out/a.txt"), filepath.FromSlash("out/sub/b.txt")}, res.Copied)
 	assert.Equal(t, "alpha", readFile(t, filepath.Join(f.dest, "out", "a.txt")))
 	assert.Equal(t, "beta", readFile(t, filepath.Join(f.dest, "out", "sub", "b.txt")))
 	before, err := os.Stat(filepath.Join(f.dest, "out", "sub", "b.txt"))
@@ -81,7 +82,7 @@ func TestSyncCopiesOnlyWhatChangedAndNeverDeletes(t *testing.T) {
 	f.write(t, "a.txt", "alpha, second edition")
 	res, err = f.sync(t)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"out/a.txt"}, res.Copied)
+	assert.Equal(t, []string{filepath.FromSlash("out/a.txt")}, res.Copied)
 	assert.Equal(t, 1, res.Unchanged)
 	assert.Equal(t, "alpha, second edition", readFile(t, filepath.Join(f.dest, "out", "a.txt")))
 	after, err := os.Stat(filepath.Join(f.dest, "out", "sub", "b.txt"))
@@ -104,6 +105,7 @@ func TestSyncCopiesOnlyWhatChangedAndNeverDeletes(t *testing.T) {
 }
 
 func TestSourceLinkOutsideIsSkippedAndReported(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	f := newFixture(t)
 	f.set(t)
 	secret := filepath.Join(f.root, "secret.txt")
@@ -115,7 +117,7 @@ func TestSourceLinkOutsideIsSkippedAndReported(t *testing.T) {
 
 	res, err := f.sync(t)
 	require.NoError(t, err, "skips are not errors")
-	assert.ElementsMatch(t, []string{"out/ok.txt", "out/alias.txt"}, res.Copied)
+	assert.ElementsMatch(t, []string{filepath.FromSlash("out/ok.txt"), filepath.FromSlash("out/alias.txt")}, res.Copied)
 	assert.ElementsMatch(t, []Skip{
 		{Path: filepath.Join(f.out, "leak.txt"), Reason: SkipSourceLink},
 		{Path: filepath.Join(f.out, "updir"), Reason: SkipSourceLink},
@@ -132,6 +134,7 @@ func TestSourceLinkOutsideIsSkippedAndReported(t *testing.T) {
 }
 
 func TestDestinationLinkOutsideIsSkippedAndReported(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	f := newFixture(t)
 	f.set(t)
 	elsewhere := filepath.Join(f.root, "elsewhere")
@@ -143,7 +146,7 @@ func TestDestinationLinkOutsideIsSkippedAndReported(t *testing.T) {
 
 	res, err := f.sync(t)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"out/y.txt"}, res.Copied)
+	assert.Equal(t, []string{filepath.FromSlash("out/y.txt")}, res.Copied)
 	assert.Equal(t, []Skip{{Path: filepath.Join(f.out, "sub", "x.txt"), Reason: SkipDestLink}}, res.Skipped)
 	assert.NoFileExists(t, filepath.Join(elsewhere, "x.txt"))
 	// The link itself is left alone: a mirror never unlinks.
@@ -170,6 +173,9 @@ func TestGuardRefusesOverlappingDestinations(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			if strings.Contains(name, "link") {
+				winetest.RequireSymlinks(t)
+			}
 			_, err := f.store.Set(ctx, ScopeScript, f.script, c.dest)
 			require.ErrorIs(t, err, ErrRefused)
 			var re *RefusedError
@@ -441,8 +447,8 @@ func TestOneFailedCopyDoesNotStopTheOthers(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(f.dest, "out", "a.txt", "kept"), 0o755))
 	res, err := f.sync(t)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "out/a.txt")
-	assert.Equal(t, []string{"out/b.txt"}, res.Copied)
+	assert.Contains(t, err.Error(), filepath.FromSlash("out/a.txt"))
+	assert.Equal(t, []string{filepath.FromSlash("out/b.txt")}, res.Copied)
 	assert.DirExists(t, filepath.Join(f.dest, "out", "a.txt", "kept"), "nothing in the destination is removed")
 	entries, rerr := os.ReadDir(filepath.Join(f.dest, "out"))
 	require.NoError(t, rerr)
@@ -456,6 +462,7 @@ func TestOneFailedCopyDoesNotStopTheOthers(t *testing.T) {
 }
 
 func TestWriteRootSwappedForALinkIsSkipped(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	f := newFixture(t)
 	f.set(t)
 	private := filepath.Join(f.root, "private")

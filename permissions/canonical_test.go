@@ -3,6 +3,8 @@ package permissions
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +17,7 @@ func TestCanonicalIsStable(t *testing.T) {
 	dir := filepath.Dir(script)
 	a := mustParse(t, script, "// @permissions write=out.md net=b.com,a.com:443 browser env=HOME net=a.com:443\n// @timeout 90m\n")
 	b := mustParse(t, script, "// title\n//@permissions   browser  net=a.com:443   env=HOME write=./out.md net=b.com\n// @timeout 1h30m\n")
-	want := "browser net=a.com:443 net=b.com write=" + dir + "/out.md env=HOME timeout=1h30m"
+	want := "browser net=a.com:443 net=b.com write=" + quoteValue(filepath.Join(dir, "out.md")) + " env=HOME timeout=1h30m"
 	assert.Equal(t, want, a.Canonical())
 	assert.Equal(t, want, b.Canonical())
 
@@ -28,9 +30,26 @@ func TestCanonicalIsStable(t *testing.T) {
 func TestCanonicalQuotes(t *testing.T) {
 	script := scriptDir(t)
 	dir := filepath.Dir(script)
+	// esc is dir as a quoted value holds it: backslashes (Windows'
+	// separators) doubled.
+	esc := strings.ReplaceAll(dir, `\`, `\\`)
+	sep := strings.ReplaceAll(string(filepath.Separator), `\`, `\\`)
+	if runtime.GOOS == "windows" {
+		// A quote cannot be part of a Windows file name: refused, not
+		// mangled.
+		_, err := Parse([]byte(`// @permissions read="we\"ird.txt"`+"\n"), script)
+		require.ErrorIs(t, err, ErrBadValue)
+		h := mustParse(t, script, `// @permissions read="my notes.txt"`+"\n")
+		c := h.Canonical()
+		assert.Equal(t, `read="`+esc+sep+`my notes.txt"`, c)
+		gs, err := ParseCanonical(c)
+		require.NoError(t, err)
+		assert.Equal(t, h.Grants(), gs)
+		return
+	}
 	h := mustParse(t, script, `// @permissions read="my notes.txt","we\"ird.txt"`+"\n")
 	c := h.Canonical()
-	assert.Equal(t, `read="`+dir+`/my notes.txt" read="`+dir+`/we\"ird.txt"`, c)
+	assert.Equal(t, `read="`+esc+sep+`my notes.txt" read="`+esc+sep+`we\"ird.txt"`, c)
 	gs, err := ParseCanonical(c)
 	require.NoError(t, err)
 	assert.Equal(t, h.Grants(), gs)
@@ -53,7 +72,7 @@ func TestDiff(t *testing.T) {
 	next := mustParse(t, script, "// @permissions browser net=a.com,b.com run=git\n// @timeout none\n")
 	d := Diff(old.Grants(), next.Grants())
 	assert.Equal(t, Grants{{"net", "b.com"}, {"run", "git"}, {"timeout", "none"}}, d.Added)
-	assert.Equal(t, Grants{{"write", dir + "/out.md"}}, d.Removed)
+	assert.Equal(t, Grants{{"write", filepath.Join(dir, "out.md")}}, d.Removed)
 	assert.False(t, d.Empty())
 	assert.True(t, Diff(next.Grants(), next.Grants()).Empty())
 
@@ -79,11 +98,11 @@ func TestDescribe(t *testing.T) {
 		{"forms", "can fill in and submit forms in your browser tabs on any site", RiskHigh},
 		{"page-js", "can run its own code inside your pages on any site, seeing what those pages see", RiskHigh},
 		{"run=git", "can run commands as you, with your full access: git", RiskHigh},
-		{"write=results", "can create, change and delete " + dir + "/results and everything inside", RiskHigh},
-		{"write=out.md", "can create, change and delete " + dir + "/out.md (and everything inside, if it is or becomes a folder)", RiskMedium},
-		{"write=other.ts", "can create, change and delete " + dir + "/other.ts (and everything inside, if it is or becomes a folder), which is code that runs later", RiskHigh},
-		{"read=in.txt", "can read " + dir + "/in.txt", RiskMedium},
-		{"read=results", "can read " + dir + "/results and everything inside", RiskMedium},
+		{"write=results", "can create, change and delete " + filepath.Join(dir, "results") + " and everything inside", RiskHigh},
+		{"write=out.md", "can create, change and delete " + filepath.Join(dir, "out.md") + " (and everything inside, if it is or becomes a folder)", RiskMedium},
+		{"write=other.ts", "can create, change and delete " + filepath.Join(dir, "other.ts") + " (and everything inside, if it is or becomes a folder), which is code that runs later", RiskHigh},
+		{"read=in.txt", "can read " + filepath.Join(dir, "in.txt"), RiskMedium},
+		{"read=results", "can read " + filepath.Join(dir, "results") + " and everything inside", RiskMedium},
 		{"net=localhost:3000", "can reach services on this computer: localhost:3000", RiskHigh},
 		{"net=127.0.0.1", "can reach services on this computer: 127.0.0.1", RiskHigh},
 		{"net=[::1]:8080", "can reach services on this computer: [::1]:8080", RiskHigh},
@@ -130,8 +149,8 @@ func TestDescribe(t *testing.T) {
 
 	// Grants known only by canonical form are worded without guessing
 	// whether a path is a folder.
-	ds := Grants{{"read", dir + "/results"}}.Describe()
-	assert.Equal(t, "can read "+dir+"/results (and everything inside, if it is or becomes a folder)", ds[0].Text)
+	ds := Grants{{"read", filepath.Join(dir, "results")}}.Describe()
+	assert.Equal(t, "can read "+filepath.Join(dir, "results")+" (and everything inside, if it is or becomes a folder)", ds[0].Text)
 	assert.Equal(t, "high", RiskHigh.String())
 }
 

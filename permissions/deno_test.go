@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 // countingListener accepts loopback connections and counts them.
@@ -82,7 +83,7 @@ func runSandboxed(t *testing.T, script, body string, bridge *countingListener, d
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(script, src, 0o644))
 
-	machinery := filepath.Join(t.TempDir(), "sdk")
+	machinery := filepath.Join(winetest.TempDir(t), "sdk")
 	require.NoError(t, os.MkdirAll(machinery, 0o755))
 	boot := filepath.Join(machinery, "main.ts")
 	cfgPath := filepath.Join(machinery, "deno.json")
@@ -102,7 +103,7 @@ func runSandboxed(t *testing.T, script, body string, bridge *countingListener, d
 	defer cancel()
 	cmd := exec.CommandContext(ctx, deno, args...)
 	cmd.Dir = h.ScriptDir
-	home := t.TempDir()
+	home := winetest.TempDir(t)
 	cmd.Env = append([]string{
 		"PATH=/usr/bin:/bin", "HOME=" + home, "DENO_DIR=" + filepath.Join(home, "deno"),
 		"NO_COLOR=1", "DENO_NO_UPDATE_CHECK=1",

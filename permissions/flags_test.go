@@ -50,12 +50,12 @@ func TestFlagsMatrix(t *testing.T) {
 			"--allow-net=127.0.0.1:40123,*.example.com:443,api.github.com",
 			"--deny-net="+privateDeny+",[::1],[::]",
 			env+",AWS_*,HOME", read, "--no-remote", "--cached-only")},
-		{"read=a.txt,data write=out.md run=git,/usr/bin/jq import=esm.sh", nil, base(
+		{"read=a.txt,data write=out.md run=git," + jq + " import=esm.sh", nil, base(
 			"--allow-net=127.0.0.1:40123",
 			"--deny-net="+privateDeny+",[::1],[::]",
-			env, read+","+dir+"/a.txt,"+dir+"/data",
-			"--allow-write="+dir+"/out.md",
-			"--allow-run=/usr/bin/jq,git",
+			env, read+","+filepath.Join(dir, "a.txt")+","+filepath.Join(dir, "data"),
+			"--allow-write="+filepath.Join(dir, "out.md"),
+			"--allow-run="+jq+",git",
 			"--allow-import=esm.sh")},
 		{"import=esm.sh", func(c *FlagConfig) { c.DefaultImports = []string{"modules.example:443"} }, base(
 			"--allow-net=127.0.0.1:40123",

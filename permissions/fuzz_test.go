@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tranquil/automation/internal/pathguard"
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 var fuzzSeeds = []string{
@@ -25,7 +26,7 @@ var fuzzSeeds = []string{
 // fuzzScript builds a script directory with symlinks that point at the
 // directory itself, its parent and elsewhere, so random paths meet them.
 func fuzzScript(f testing.TB) string {
-	root, err := filepath.EvalSymlinks(f.TempDir())
+	root, err := filepath.EvalSymlinks(winetest.TempDir(f))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -4,19 +4,22 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 // scriptDir makes a real directory holding a script and returns the
 // script's path.
 func scriptDir(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	root, err := filepath.EvalSymlinks(winetest.TempDir(t))
 	require.NoError(t, err)
 	dir := filepath.Join(root, "proj", "scripts")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -62,13 +65,13 @@ func TestParseGrants(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "input.txt"), []byte("x"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "results"), 0o755))
 
-	h := mustParse(t, script, `// @permissions browser clipboard forms page-js sites=example.com,*.shop.example net=api.github.com,Example.COM:443,10.1.2.3,[::1]:8080,*.example.org net=api.github.com run=git,/usr/bin/jq read=input.txt,"my notes.txt" write=results,../out.md env=HOME,AWS_* import=esm.sh
+	h := mustParse(t, script, `// @permissions browser clipboard forms page-js sites=example.com,*.shop.example net=api.github.com,Example.COM:443,10.1.2.3,[::1]:8080,*.example.org net=api.github.com run=git,`+jq+` read=input.txt,"my notes.txt" write=results,../out.md env=HOME,AWS_* import=esm.sh
 // @timeout 15m
 `)
 	assert.True(t, h.Browser && h.Clipboard && h.Forms && h.PageJS && !h.None)
 	assert.Equal(t, []string{"*.shop.example", "example.com"}, h.Sites)
 	assert.Equal(t, []string{"*.example.org", "10.1.2.3", "[::1]:8080", "api.github.com", "example.com:443"}, h.Net)
-	assert.Equal(t, []string{"/usr/bin/jq", "git"}, h.Run)
+	assert.Equal(t, []string{jq, "git"}, h.Run)
 	assert.Equal(t, []string{"AWS_*", "HOME"}, h.Env)
 	assert.Equal(t, []string{"esm.sh"}, h.Import)
 	require.Len(t, h.Read, 2)
@@ -99,6 +102,14 @@ func TestParseQuotedValues(t *testing.T) {
 	// refused with a clear message rather than split.
 	_, err := Parse([]byte(`// @permissions read="a, b.txt"`), script)
 	require.ErrorIs(t, err, ErrBadValue)
+	if runtime.GOOS == "windows" {
+		// A quote cannot be part of a Windows file name: refused.
+		_, err := Parse([]byte(`// @permissions write="say \"hi\".txt"`), script)
+		require.ErrorIs(t, err, ErrBadValue)
+		h := mustParse(t, script, `// @permissions write="say hi.txt"`)
+		assert.Equal(t, filepath.Join(dir, `say hi.txt`), h.Write[0].Resolved)
+		return
+	}
 	h := mustParse(t, script, `// @permissions write="say \"hi\".txt"`)
 	assert.Equal(t, filepath.Join(dir, `say "hi".txt`), h.Write[0].Resolved)
 }
@@ -307,8 +318,8 @@ func TestParseEnv(t *testing.T) {
 
 func TestParseRun(t *testing.T) {
 	script := scriptDir(t)
-	h := mustParse(t, script, "// @permissions run=git,/usr/bin/jq,node18,clang++,python3.11\n")
-	assert.Equal(t, []string{"/usr/bin/jq", "clang++", "git", "node18", "python3.11"}, h.Run)
+	h := mustParse(t, script, "// @permissions run=git,"+jq+",node18,clang++,python3.11\n")
+	assert.Equal(t, []string{jq, "clang++", "git", "node18", "python3.11"}, h.Run)
 	for in, msg := range map[string]string{
 		"*":        "would let the script run any program",
 		"./tool":   "relative path",
@@ -324,6 +335,7 @@ func TestParseRun(t *testing.T) {
 }
 
 func TestParsePaths(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	script := scriptDir(t)
 	dir := filepath.Dir(script)
 	outside := filepath.Join(filepath.Dir(filepath.Dir(dir)), "elsewhere")
@@ -351,7 +363,7 @@ func TestParsePaths(t *testing.T) {
 		{"../..", ErrBlanketPath, "own folder or one of its parents"},
 		{"./sub/..", ErrBlanketPath, "own folder or one of its parents"},
 		{dir, ErrBlanketPath, "own folder or one of its parents"},
-		{"/", ErrBlanketPath, "own folder or one of its parents"},
+		{filepath.VolumeName(dir) + string(filepath.Separator), ErrBlanketPath, "own folder or one of its parents"},
 		{"up", ErrBlanketPath, "leads through a symlink to"},
 		{"up/", ErrBlanketPath, "leads through a symlink to"},
 		{outside + "/proj-link", ErrBlanketPath, "leads through a symlink to " + filepath.Dir(dir)},
@@ -361,8 +373,16 @@ func TestParsePaths(t *testing.T) {
 		{"//server/share/x", ErrBadValue, "network path"},
 		{"${XDG_DATA_HOME}/x", ErrBadValue, "variables are not expanded"},
 		{"%APPDATA%/x", ErrBadValue, "variables are not expanded"},
-		{"/proc/self/environ", ErrBadValue, "under /proc"},
-		{"/dev/sda", ErrBadValue, "under /dev"},
+	}
+	if runtime.GOOS != "windows" {
+		bad = append(bad, []struct {
+			in   string
+			kind error
+			msg  string
+		}{
+			{"/proc/self/environ", ErrBadValue, "under /proc"},
+			{"/dev/sda", ErrBadValue, "under /dev"},
+		}...)
 	}
 	for _, b := range bad {
 		for _, key := range []string{"read", "write"} {

@@ -263,6 +263,11 @@ func checkRun(v string) string {
 var specialRoots = []string{"/proc", "/sys", "/dev"}
 
 func (p *parser) resolvePath(key, v string) (Path, string, error) {
+	if runtime.GOOS == "windows" {
+		if msg := windowsPathProblem(key, v); msg != "" {
+			return Path{}, msg, ErrBadValue
+		}
+	}
 	switch {
 	case strings.ContainsRune(v, 0):
 		return Path{}, "the path contains a NUL byte", ErrBadValue

@@ -40,7 +40,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = rename(tmp, path); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	return syncDir(dir)

@@ -7,19 +7,22 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 var errCorrupt = errors.New("corrupt")
 
 func counter(t *testing.T, logs *bytes.Buffer) *File[int] {
 	return &File[int]{
-		Path: filepath.Join(t.TempDir(), "n"),
+		Path: filepath.Join(winetest.TempDir(t), "n"),
 		Decode: func(b []byte) (int, error) {
 			n, err := strconv.Atoi(string(b))
 			if err != nil {
@@ -51,7 +54,8 @@ func TestUpdateIsSerialised(t *testing.T) {
 	assert.Equal(t, 20, n)
 	fi, err := os.Stat(f.Path)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	// Windows reports only the read-only bit: a writable file is 0666.
+	assert.Equal(t, map[bool]os.FileMode{true: 0o666, false: 0o600}[runtime.GOOS == "windows"], fi.Mode().Perm())
 }
 
 func TestCorruptFileIsMovedAside(t *testing.T) {
@@ -73,7 +77,7 @@ func TestCorruptFileIsMovedAside(t *testing.T) {
 
 func TestUnmovableCorruptFileIsAnError(t *testing.T) {
 	f := counter(t, &bytes.Buffer{})
-	blocker := filepath.Join(t.TempDir(), "file")
+	blocker := filepath.Join(winetest.TempDir(t), "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	f.Path = filepath.Join(blocker, "n") // its directory is a file
 	err := f.Update(context.Background(), func(n int) (int, bool) { return 1, true })

@@ -19,7 +19,8 @@ var ErrLinkLoop = errors.New("pathguard: too many levels of symbolic links")
 // Resolve returns the lexical form of p (absolute and cleaned; p must be
 // absolute) and its real form: every symlink on the longest existing prefix
 // is followed, and the components that do not exist yet are appended
-// unchanged.
+// unchanged. On Windows each existing component of the real form is the
+// name on disk: its long form, not an 8.3 short name, in its own case.
 func Resolve(p string) (lexical, real string, err error) {
 	if !filepath.IsAbs(p) {
 		return "", "", fmt.Errorf("pathguard: %q is not absolute", p)
@@ -50,7 +51,7 @@ func realpath(p string, links int) (string, error) {
 			return "", fmt.Errorf("pathguard: %w", err)
 		}
 		if !maybeLink(fi) {
-			cur = next
+			cur = filepath.Join(cur, longName(next, c))
 			continue
 		}
 		if links >= maxLinks {
@@ -86,13 +87,14 @@ func maybeLink(fi fs.FileInfo) bool {
 
 // Contains reports whether dir is p itself or an ancestor of p. Both must be
 // clean absolute paths; the comparison is by whole components, so /a/b does
-// not contain /a/bc.
+// not contain /a/bc. On Windows it ignores case, as the file system does:
+// C:\Data and c:\DATA\x name the same folder and a file in it.
 func Contains(dir, p string) bool {
-	if dir == p {
+	if samePath(dir, p) {
 		return true
 	}
 	if !strings.HasSuffix(dir, string(filepath.Separator)) {
 		dir += string(filepath.Separator)
 	}
-	return strings.HasPrefix(p, dir)
+	return len(p) >= len(dir) && samePath(p[:len(dir)], dir)
 }

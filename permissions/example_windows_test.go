@@ -1,0 +1,71 @@
+//go:build windows
+
+package permissions_test
+
+import (
+	"fmt"
+
+	"github.com/tranquil/automation/permissions"
+)
+
+// script is where the examples' script lives: the examples of
+// example_unix_test.go, with Windows paths.
+const script = `C:\srv\example-scripts\report\job.ts`
+
+func ExampleParse() {
+	src := []byte(`// Weekly report
+// @permissions browser net=api.github.com write=report.md
+// @timeout 15m
+import { tabs } from "tranquil/automation";
+`)
+	h, err := permissions.Parse(src, script)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(h.Canonical())
+	fmt.Println(h.Capabilities())
+	for _, d := range h.Describe() {
+		fmt.Printf("[%s] %s\n", d.Risk, d.Text)
+	}
+	// Output:
+	// browser net=api.github.com write="C:\\srv\\example-scripts\\report\\report.md" timeout=15m
+	// [config context paneControls tab tabs ui workspace]
+	// [high] can see and control your browser tabs, including sites where you are signed in, but not pages of services on this computer or devices on your local network
+	// [medium] can connect to api.github.com
+	// [medium] can create, change and delete C:\srv\example-scripts\report\report.md (and everything inside, if it is or becomes a folder)
+	// [low] can run for up to 15m
+}
+
+func ExampleFlags() {
+	h, err := permissions.Parse([]byte("// @permissions net=api.github.com read=input.txt\n"), script)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	flags, err := permissions.Flags(h, permissions.FlagConfig{
+		BridgeAddr:   "127.0.0.1:40000",
+		Bootstrap:    `C:\opt\app\sdk\main.ts`,
+		SDKDir:       `C:\opt\app\sdk`,
+		ConfigPath:   `C:\opt\app\sdk\deno.json`,
+		DenyLoopback: []string{"127.0.0.1:9222"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range flags {
+		fmt.Println(f)
+	}
+	// Output:
+	// --no-prompt
+	// --no-lock
+	// --config=C:\opt\app\sdk\deno.json
+	// --location=http://b49cb447922aeb829a6be46b210b63a5.invalid/
+	// --allow-net=127.0.0.1:40000,api.github.com
+	// --deny-net=0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,169.254.0.0/16,172.16.0.0/12,192.168.0.0/16,[::1],[::],127.0.0.0/8:9222,0.0.0.0/8:9222,[::1]:9222,[::]:9222
+	// --allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER
+	// --allow-read=C:\opt\app\sdk\main.ts,C:\srv\example-scripts\report\job.ts,C:\opt\app\sdk,C:\srv\example-scripts\report\input.txt
+	// --no-remote
+	// --cached-only
+}
