@@ -181,7 +181,7 @@ func TestPutRejectsInvalidEntries(t *testing.T) {
 // The runs panel lists scripts and workflow runs together: a workflow
 // run, or a host's own kind, is stored and read back as it was put.
 func TestOtherKindsOfRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "h")
+	path := filepath.Join(winetest.TempDir(t), "h")
 	s, _ := open(t, path, 0)
 	for _, k := range []Kind{KindWorkflow, "import", "sync-job_2"} {
 		e := Entry{ID: "r-" + string(k), Kind: k, Script: "nightly report", State: StateRunning, Start: t0}
