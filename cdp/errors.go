@@ -144,7 +144,8 @@ func (e *WaitTimeoutError) Error() string {
 	}
 	s := "timed out waiting for " + e.What
 	if e.Waited > 0 {
-		s = fmt.Sprintf("waited %s for %s", waited(e.Waited), e.What)
+		// To 10 ms: a timer's lateness is no news.
+		s = fmt.Sprintf("waited %s for %s", waited(e.Waited.Round(10*time.Millisecond)), e.What)
 	}
 	if e.Seen != "" {
 		s += "; last seen: " + e.Seen
