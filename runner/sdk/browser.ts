@@ -612,6 +612,13 @@ function str(v: unknown): string | undefined {
 export function browserError(e: unknown, api: string, cap: Capability, tab?: string): unknown {
   if (!(e instanceof Error) || e instanceof TabError || e instanceof NotGrantedError) return e;
   const code = (e as { code?: unknown }).code;
+  if (code === undefined && e.name === "TypeError" && /^argument \d+: /.test(e.message)) {
+    // The host's decoding refused an argument (an unknown key, a wrong
+    // type), which the SDK's own checks let through: as they would.
+    const unknown = /unknown key "([^"]+)" in .* \(it takes ([^)]*)\)/.exec(e.message);
+    const near = unknown ? closestKey(unknown[1], unknown[2].split(", ")) : undefined;
+    return new TabError("invalid", api, e.message + (near ? `; did you mean "${near}"?` : ""), { tab, cause: e });
+  }
   if (typeof code !== "string" || code === "") return e;
   if (code === "not_granted") {
     // The host names the key when it is not the capability's own (a file

@@ -218,13 +218,82 @@ export const files = {
   read(name: string): string {
     return Deno.readTextFileSync(resolvePath(runtime().scriptDir, name));
   },
-  /** write replaces a text file's contents and returns its absolute path. */
+  /**
+   * write replaces a text file's contents and returns its absolute path.
+   * Missing folders on the way are made, each inside a write= grant.
+   */
   write(name: string, text: string): string {
     const path = resolvePath(runtime().scriptDir, name);
-    Deno.writeTextFileSync(path, text);
+    try {
+      Deno.writeTextFileSync(path, text);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      makeFolders(parentOf(path));
+      Deno.writeTextFileSync(path, text);
+    }
     return path;
   },
 };
+
+/** parentOf is the folder that holds path, or path itself for a root. */
+function parentOf(path: string): string {
+  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  if (i <= 0) return path.slice(0, i + 1) || path;
+  const p = path.slice(0, i);
+  return /^[A-Za-z]:$/.test(p) ? p + "\\" : p;
+}
+
+/**
+ * makeFolders makes dir and the folders missing above it, one at a time:
+ * deno checks each against the write= grants, so none is made outside
+ * them (a grant's own parents included, which a recursive mkdir would
+ * make). Each folder it builds on must lie, links followed, inside a
+ * write= grant too, where the script may read it to tell: a link in a
+ * grant that leads out of it is refused.
+ */
+function makeFolders(dir: string): void {
+  const parent = parentOf(dir);
+  if (parent !== dir) {
+    if (!folderThere(parent)) makeFolders(parent);
+    refuseLinkOut(parent);
+  }
+  try {
+    Deno.mkdirSync(dir);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+}
+
+/**
+ * folderThere reports whether dir exists: by a look where the script may
+ * read, else by making it, which deno allows only inside a write= grant.
+ */
+function folderThere(dir: string): boolean {
+  try {
+    if (readable(dir)) Deno.statSync(dir);
+    else Deno.mkdirSync(dir);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.AlreadyExists) return true;
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
+function readable(path: string): boolean {
+  return Deno.permissions.querySync({ name: "read", path }).state === "granted";
+}
+
+/** refuseLinkOut throws when folder resolves, through a link, to a place outside the write= grants. */
+function refuseLinkOut(folder: string): void {
+  if (!readable(folder)) return;
+  const real = Deno.realPathSync(folder);
+  if (real !== folder && Deno.permissions.querySync({ name: "write", path: real }).state !== "granted") {
+    throw new Deno.errors.NotCapable(
+      `files.write: ${folder} leads through a link to ${real}, outside the script's write= grants`,
+    );
+  }
+}
 
 /** The system clipboard. Needs the clipboard permission. */
 export const clipboard = {
