@@ -1,6 +1,16 @@
 import { browserError, checkTarget } from "./browser.ts";
 import locatorCases from "../../cdp/testdata/locators.json" with { type: "json" };
-import { EvaluateError, NotCommittedError, NotGrantedError, Tab, TabError, tabs, type Target } from "./mod.ts";
+import {
+  EvaluateError,
+  NotCommittedError,
+  NotGrantedError,
+  step,
+  Tab,
+  TabError,
+  tabs,
+  type Target,
+  ui,
+} from "./mod.ts";
 import { installFakeHost, parsePermissions, siteAllowed } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
@@ -244,6 +254,8 @@ Deno.test("an unknown key of options or of a target is refused at run time, nami
     [() => tab.click({ label: "A", hastext: "x" } as never), 'unknown key "hastext"; did you mean "hasText"?'],
     [() => tab.click({ role: "row", within: { lable: "x" } } as never), 'unknown key "lable"; did you mean "label"?'],
     [() => tab.click({ label: "A", zzzzzz: 1 } as never), 'unknown key "zzzzzz"'],
+    [() => step.do("s", () => 1, { retrys: 2 } as never), 'unknown key "retrys"; did you mean "retries"?'],
+    [() => ui.notify("x", { levle: "info" } as never), 'unknown key "levle"; did you mean "level"?'],
   ];
   for (const [call, why] of cases) {
     let e: unknown;

@@ -47,6 +47,7 @@
  * @module
  */
 
+import { invalid, knownKeys } from "./errors.ts";
 import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
@@ -144,7 +145,7 @@ export const context = {
    */
   async exit(code = 0): Promise<never> {
     if (!Number.isInteger(code) || code < 0 || code > 255) {
-      throw new RangeError(`context.exit: code must be an integer from 0 to 255, got ${code}`);
+      throw invalid(`context.exit: code must be an integer from 0 to 255, got ${code}`, "RangeError");
     }
     await runtime().settled();
     // Looked up now: the app's bootstrap and the fake host each put their own in.
@@ -157,7 +158,7 @@ export const context = {
    */
   progress(message: string, fraction?: number): void {
     if (fraction !== undefined && !(Number.isFinite(fraction) && fraction >= 0 && fraction <= 1)) {
-      throw new RangeError(`context.progress: fraction must be a number from 0 to 1, got ${fraction}`);
+      throw invalid(`context.progress: fraction must be a number from 0 to 1, got ${fraction}`, "RangeError");
     }
     const ev: Record<string, unknown> = { message: cutText(String(message), MAX_REPORT_BYTES) };
     if (fraction !== undefined) ev.fraction = fraction;
@@ -190,6 +191,7 @@ export const ui = {
    * guide's Limits).
    */
   notify(message: string, opts: { level?: Level } = {}): Promise<void> {
+    knownKeys("ui.notify", "its options", opts, ["level"]);
     return runtime().call("ui", "notify", cutText(String(message), MAX_LINE_BYTES), { level: opts.level ?? "info" });
   },
   /**
@@ -197,11 +199,15 @@ export const ui = {
    * relative path resolves against the script's directory.
    */
   open(path: string, opts: { split?: Split } = {}): Promise<void> {
+    knownKeys("ui.open", "its options", opts, ["split"]);
     const rt = runtime();
     const o: { split?: Split } = {};
     if (opts.split !== undefined) {
       if (!SPLITS.includes(opts.split)) {
-        throw new RangeError(`ui.open: split must be left, right, up or down, not ${JSON.stringify(opts.split)}`);
+        throw invalid(
+          `ui.open: split must be left, right, up or down, not ${JSON.stringify(opts.split)}`,
+          "RangeError",
+        );
       }
       o.split = opts.split;
     }
@@ -348,7 +354,7 @@ export const config = {
 export const paneControls = {
   /** register adds or replaces the control called name. */
   register(name: string, action: () => unknown): Promise<void> {
-    if (typeof action !== "function") throw new TypeError("paneControls.register needs a function");
+    if (typeof action !== "function") throw invalid("paneControls.register needs a function");
     return runtime().call("paneControls", "register", name, action);
   },
   /** unregister removes the control called name. */
