@@ -149,7 +149,7 @@ func TestRunRefusedWhileASelectionIsLive(t *testing.T) {
 	_, ended := s.startWatcher(t, "other/watch.ts", "read=../tools write=../tools")
 	require.NotNil(t, ended, "the writer must not run while the selection is live")
 	assert.Equal(t, history.StateRefused, ended.State)
-	assert.Contains(t, ended.Reason, filepath.Join(s.runs, sel.ID()+".ts"))
+	assert.Contains(t, ended.Reason, filepath.Join(s.runs, sel.ID()+"--"+filepath.Base(s.source)))
 	sel.Cancel("done")
 	entry, err := sel.Wait(context.Background())
 	require.NoError(t, err)
