@@ -3,10 +3,12 @@ package cdp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/accessibility"
@@ -425,8 +427,8 @@ func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // axMatch picks the best tier of nodes whose name matches want: with exact
 // set, names equal to it; otherwise names equal to it ignoring case, else
-// names holding it ignoring case. near lists other names of the role, the
-// closest first, for the error when nothing matches.
+// names holding it ignoring case. When none matches, near is every node of
+// the roles, the closest names first, for the error (see axNotFound).
 func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, near []axNode) {
 	if !named {
 		return nodes, nil
@@ -452,42 +454,90 @@ func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, nea
 		return part, nil
 	}
 	near = slices.Clone(nodes)
-	sort.SliceStable(near, func(i, j int) bool { return closeness(near[i].name, lw) > closeness(near[j].name, lw) })
-	return nil, near[:min(len(near), 5)]
-}
-
-// closeness scores how much of want a name shares: the longest common run
-// of characters, ignoring case.
-func closeness(name, want string) int {
-	a, b := []rune(strings.ToLower(name)), []rune(want)
-	best := 0
-	prev := make([]int, len(b)+1)
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		for j := 1; j <= len(b); j++ {
-			if a[i-1] == b[j-1] {
-				cur[j] = prev[j-1] + 1
-				best = max(best, cur[j])
-			}
+	score := make(map[string]float64, len(near))
+	for _, n := range near {
+		if _, ok := score[n.name]; !ok {
+			score[n.name] = closeness(n.name, w)
 		}
-		prev = cur
 	}
-	return best
+	sort.SliceStable(near, func(i, j int) bool { return score[near[i].name] > score[near[j].name] })
+	return nil, near
 }
 
+// closeness scores how alike a name is to want, from 0 to 1: the Dice
+// coefficient of their pairs of letters and digits, ignoring case and
+// everything else, so that "Email" is close to "E-mail address" and
+// "Phone" is not.
+func closeness(name, want string) float64 {
+	a, b := letterPairs(name), letterPairs(want)
+	if len(a)+len(b) == 0 {
+		return 0
+	}
+	left := map[string]int{}
+	for _, p := range b {
+		left[p]++
+	}
+	shared := 0
+	for _, p := range a {
+		if left[p] > 0 {
+			left[p]--
+			shared++
+		}
+	}
+	return 2 * float64(shared) / float64(len(a)+len(b))
+}
+
+// letterPairs lists the adjacent pairs of s's letters and digits,
+// lower-cased; a single letter is a pair of its own.
+func letterPairs(s string) []string {
+	var rs []rune
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 1 {
+		return []string{string(rs)}
+	}
+	out := make([]string, 0, max(len(rs)-1, 0))
+	for i := 1; i < len(rs); i++ {
+		out = append(out, string(rs[i-1:i+1]))
+	}
+	return out
+}
+
+// maxNear is how many of the closest names a miss lists: enough to spot
+// a typo, few enough to read.
+const maxNear = 3
+
+// axNotFound is the miss of loc among near (every node of its roles, the
+// closest names first): how many there were, and the few names that come
+// close to the one wanted. Only names are shown, never what a field holds.
 func axNotFound(loc Locator, near []axNode) error {
-	msg := "no element with that role and name"
-	if loc.Label != "" {
-		msg = "no control with that label"
-	} else if loc.Name == "" {
+	msg, one, many := "no element with that role and name", "1 element of that role has a name", "%d elements of that role have names"
+	switch {
+	case loc.Label != "":
+		msg, one, many = "no field with that label", "1 field has a label", "%d fields have labels"
+	case loc.Name == "":
 		msg = "no element with that role"
 	}
 	var cands []Candidate
+	named := 0
+	want := norm(loc.Label + loc.Name)
 	for _, n := range near {
-		cands = append(cands, Candidate{Tag: n.role, Label: n.name})
+		if n.name == "" {
+			continue
+		}
+		named++
+		if len(cands) < maxNear && closeness(n.name, want) > 0 {
+			cands = append(cands, Candidate{Tag: n.role, Label: n.name})
+		}
 	}
-	if len(cands) > 0 {
-		msg += "; the closest are"
+	if named > 0 && want != "" {
+		msg += "; " + plural(named, one, fmt.Sprintf(many, named))
+		if len(cands) > 0 {
+			msg += plural(len(cands), "; the closest is", "; the closest are")
+		}
 	}
 	return &LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: msg, Candidates: cands}
 }

@@ -163,3 +163,42 @@ func TestAXNeverGuesses(t *testing.T) {
 		}
 	}
 }
+
+// A label nobody has is a miss that says how many fields have labels and
+// names the few closest, by likeness, never what the fields hold.
+func TestLabelMissNamesTheClosestLabels(t *testing.T) {
+	page := `<!doctype html><label>Email <input id=a value="ada@example.org"></label>
+<label for=b>Email again</label><input id=b value="ada2@example.org">
+<label for=c>Phone</label><input id=c value="0123">
+<label for=d>Postcode</label><input id=d>`
+	tab := newTabWith(t, serve("/labels", page), TabOptions{})
+	ctx := tctx(t, 30*time.Second)
+	_, err := tab.pickIn(ctx, "", Locator{Label: "E-mail address"}, false)
+	var te *LocatorError
+	if !errors.As(err, &te) || te.Code != errcode.NotFound {
+		t.Fatalf("a label nobody has: %v", err)
+	}
+	msg := te.Error()
+	if !strings.Contains(msg, `no field with that label; 4 fields have labels; the closest are: <textbox> label "Email", <textbox> label "Email again"`) {
+		t.Errorf("the miss counts the labels and names the closest first: %s", msg)
+	}
+	for _, never := range []string{"Phone", "Postcode", "ada@example.org", "0123"} {
+		if strings.Contains(msg, never) {
+			t.Errorf("the miss names %q: %s", never, msg)
+		}
+	}
+}
+
+// A wait that runs out says how long it waited, for what, and what it
+// last saw.
+func TestWaitTimeoutSaysWhatItSaw(t *testing.T) {
+	tab := newTabWith(t, serve("/empty", `<p>nothing here</p>`), TabOptions{})
+	ctx := tctx(t, 300*time.Millisecond)
+	err := tab.WaitFor(ctx, Selector("#never"))
+	if !errors.Is(err, errcode.Timeout) {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	if !strings.Contains(err.Error(), `waited 3`) || !strings.Contains(err.Error(), `ms for selector "#never"; last seen: no element matches it`) {
+		t.Errorf("the timeout names how long, what and what was seen: %v", err)
+	}
+}

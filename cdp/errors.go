@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mafredri/cdp/rpcc"
 
@@ -130,13 +131,26 @@ type WaitTimeoutError struct {
 	What string
 	// Err is the context error (context.DeadlineExceeded or Canceled).
 	Err error
+	// Waited is how long the condition was waited for; 0 when unknown.
+	Waited time.Duration
+	// Seen is what the last check found instead, such as "no element
+	// matches it"; "" when unknown.
+	Seen string
 }
 
 func (e *WaitTimeoutError) Error() string {
 	if errors.Is(e.Err, context.Canceled) {
 		return fmt.Sprintf("stopped waiting for %s: the call was cancelled", e.What)
 	}
-	return fmt.Sprintf("timed out waiting for %s", e.What)
+	s := "timed out waiting for " + e.What
+	if e.Waited > 0 {
+		// To 10 ms: a timer's lateness is no news.
+		s = fmt.Sprintf("waited %s for %s", waited(e.Waited.Round(10*time.Millisecond)), e.What)
+	}
+	if e.Seen != "" {
+		s += "; last seen: " + e.Seen
+	}
+	return s
 }
 
 // ErrorCode is timeout.

@@ -152,20 +152,95 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 }
 
 // errNotSerializable is a result that cannot come back as JSON.
-var errNotSerializable = codeErr(errcode.NotSerializable,
-	"the function's result cannot come back as JSON (a DOM node, a window, a function, a symbol or a circular object): return plain data, such as el.textContent")
+var errNotSerializable = notSerializable("")
+
+// notSerializable is the error of a result that cannot come back as JSON;
+// why says which part of it, when known.
+func notSerializable(why string) error {
+	if why != "" {
+		why = ": " + why
+	}
+	return codeErr(errcode.NotSerializable,
+		"the function's result cannot come back as JSON%s: return plain data (strings, numbers, booleans, null, arrays and plain objects), such as el.textContent", why)
+}
+
+// jsonCheckFn returns its this as {ok} when it is JSON data all the way
+// down, or {bad} saying where it is not: a DOM node, a window, a
+// function, a symbol, a BigInt, a Date, Map, Set or any other built-in
+// object JSON would turn into {} or lose, or an object that holds itself.
+// It looks at most jsonCheckBudget values (a bigger result is taken as it
+// comes), and never calls the page's toJSON.
+const jsonCheckFn = `function (budget) {
+  const tagOf = (v) => Object.prototype.toString.call(v).slice(8, -1);
+  const hint = { Date: "; return date.toISOString()", Map: "; return Object.fromEntries(map)", Set: "; return [...set]" };
+  const holding = new Set();
+  const why = (v, path) => {
+    switch (typeof v) {
+      case "function": return path + " is a function";
+      case "symbol": return path + " is a symbol";
+      case "bigint": return path + " is a BigInt; return String(n)";
+      case "object": break;
+      default: return "";
+    }
+    if (v === null || --budget < 0) return "";
+    if (holding.has(v)) return path + " holds itself (a circular object)";
+    try {
+      if (v.window === v) return path + " is a window";
+      if (typeof v.nodeType === "number" && typeof v.nodeName === "string") {
+        return path + " is a DOM node (" + String(v.nodeName).toLowerCase() + ")";
+      }
+    } catch (e) {
+      return path + " is a window of another site";
+    }
+    const tag = Array.isArray(v) ? "Array" : tagOf(v);
+    if (tag !== "Array" && tag !== "Object") return path + " is a " + tag + (hint[tag] || "");
+    holding.add(v);
+    try {
+      if (tag === "Array") {
+        for (let i = 0; i < v.length; i++) {
+          const w = why(v[i], path + "[" + i + "]");
+          if (w) return w;
+        }
+      } else {
+        for (const k of Object.keys(v)) {
+          const w = why(v[k], path + (/^[A-Za-z_$][\w$]*$/.test(k) ? "." + k : "[" + JSON.stringify(k) + "]"));
+          if (w) return w;
+        }
+      }
+    } finally {
+      holding.delete(v);
+    }
+    return "";
+  };
+  let bad;
+  try {
+    bad = why(this, "the result");
+  } catch (e) {
+    bad = "it could not be read";
+  }
+  return bad ? { bad } : { ok: this };
+}`
+
+// jsonCheckBudget is how many values jsonCheckFn looks at: a result of
+// that size is read in a few milliseconds, and one far bigger is rare.
+const jsonCheckBudget = 100_000
 
 // resultOf reads the object o an evaluation returned by reference. What
 // the browser says it is decides first: a function, a symbol or a DOM node
-// is no data. Anything else is then asked for by value, by a function
-// that only returns the object: the browser refusing that reply refuses
-// the value (a window, an object that refers to itself, one nested too
-// deep or holding a symbol).
+// is no data. Anything else is then checked in the page by jsonCheckFn,
+// which returns it by value when it is data; the browser refusing that
+// reply refuses the value too (an object nested too deep).
 func (t *Tab) resultOf(ctx context.Context, rm realmRef, o runtime.RemoteObject) (json.RawMessage, error) {
-	if o.Type == "function" || o.Type == "symbol" || (o.Subtype != nil && *o.Subtype == "node") {
-		return nil, errNotSerializable
+	switch {
+	case o.Type == "function":
+		return nil, notSerializable("the result is a function")
+	case o.Type == "symbol":
+		return nil, notSerializable("the result is a symbol")
+	case o.Subtype != nil && *o.Subtype == "node":
+		return nil, notSerializable("the result is a DOM node")
 	}
-	a := runtime.NewCallFunctionOnArgs("function () { return this }").SetObjectID(*o.ObjectID).SetReturnByValue(true)
+	a := runtime.NewCallFunctionOnArgs(jsonCheckFn).SetObjectID(*o.ObjectID).SetReturnByValue(true).
+		SetArguments([]runtime.CallArgument{{Value: mustJSON(jsonCheckBudget)}})
 	r, err := t.callFunctionOn(ctx, rm.s.route, a)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -177,7 +252,20 @@ func (t *Tab) resultOf(ctx context.Context, rm realmRef, o runtime.RemoteObject)
 	case r.ExceptionDetails != nil:
 		return nil, errNotSerializable // a proxy's trap threw while it was read
 	}
-	return valueOf(r.Result), nil
+	var v struct {
+		OK  json.RawMessage `json:"ok"`
+		Bad string          `json:"bad"`
+	}
+	if err := json.Unmarshal(valueOf(r.Result), &v); err != nil {
+		return nil, errNotSerializable
+	}
+	if v.Bad != "" {
+		return nil, notSerializable(v.Bad)
+	}
+	if len(v.OK) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	return v.OK, nil
 }
 
 // releaseGroup frees the objects an evaluation returned by reference (its
@@ -409,6 +497,7 @@ func isIdent(s string) bool {
 // Condition is something [Tab.WaitFor] waits for.
 type Condition struct {
 	what  string
+	unmet string // what a check that did not hold saw, for the timeout
 	world world
 	fn    string
 	args  []any
@@ -418,7 +507,7 @@ type Condition struct {
 // the isolated world, so page scripts cannot interfere.
 func Selector(css string) Condition {
 	return Condition{
-		what: fmt.Sprintf("selector %q", css), world: sdkWorld,
+		what: fmt.Sprintf("selector %q", css), unmet: "no element matches it", world: sdkWorld,
 		fn: "(s) => document.querySelector(s) !== null", args: []any{css},
 	}
 }
@@ -429,7 +518,7 @@ func Predicate(fn string, args ...any) Condition {
 	// fn is code the caller chose to run; the wrapper only awaits it and
 	// reduces the result to a boolean, so large results never cross.
 	return Condition{
-		what: "predicate", world: mainWorld, args: args,
+		what: "predicate", unmet: "the function returned a false value", world: mainWorld, args: args,
 		fn: "async function (...a) { return !!(await (\n" + fn + "\n)(...a)); }",
 	}
 }
@@ -480,17 +569,23 @@ func (t *Tab) Holds(ctx context.Context, cond Condition) (bool, error) {
 }
 
 func (t *Tab) waitFor(ctx context.Context, cond Condition, cargs []runtime.CallArgument) error {
+	start := time.Now()
+	seen := ""
+	timedOut := func() error {
+		return &WaitTimeoutError{What: cond.what, Err: ctx.Err(), Waited: time.Since(start), Seen: seen}
+	}
 	for i := 0; ; i++ {
 		v, err := t.call(ctx, cond.world, cond.fn, cargs)
 		if err != nil {
 			if ctx.Err() != nil {
-				return &WaitTimeoutError{What: cond.what, Err: ctx.Err()}
+				return timedOut()
 			}
 			return err
 		}
 		if string(v) == "true" {
 			return nil
 		}
+		seen = cond.unmet
 		d := waitBackoff[min(i, len(waitBackoff)-1)]
 		if d == 0 {
 			continue
@@ -500,7 +595,7 @@ func (t *Tab) waitFor(ctx context.Context, cond Condition, cargs []runtime.CallA
 		case <-tm.C:
 		case <-ctx.Done():
 			tm.Stop()
-			return &WaitTimeoutError{What: cond.what, Err: ctx.Err()}
+			return timedOut()
 		case <-t.route.gone:
 			tm.Stop()
 			return t.route.err

@@ -25,7 +25,8 @@ func TestEvaluateResultByType(t *testing.T) {
 		`() => "text"`:            `"text"`,
 		`() => null`:              `null`,
 		`() => 1n`:                `"1n"`,
-		`() => new Map([[1, 2]])`: `{}`, // as JSON.stringify has it
+		`() => [1, undefined, 2]`: `[1,null,2]`, // as JSON.stringify has it
+		`() => { const o = {n: 1}; return [o, o] }`: `[{"n":1},{"n":1}]`, // shared, not circular
 	} {
 		got, err := tab.Evaluate(ctx, fn)
 		require.NoError(t, err, fn)
@@ -43,6 +44,23 @@ func TestEvaluateResultByType(t *testing.T) {
 		_, err := tab.Evaluate(ctx, fn)
 		require.ErrorIs(t, err, errcode.NotSerializable, fn)
 		assert.NotContains(t, err.Error(), "Object", fn)
+	}
+	// Inside data, what JSON would turn into {} or lose fails too, and the
+	// error says where.
+	for fn, where := range map[string]string{
+		`() => [1, document.body]`:                             `the result[1] is a DOM node (body)`,
+		`() => ({rows: [{el: document.querySelector("#x")}]})`: `the result.rows[0].el is a DOM node (p)`,
+		`() => ({when: new Date(0)})`:                          `the result.when is a Date; return date.toISOString()`,
+		`() => new Map([[1, 2]])`:                              `the result is a Map`,
+		`() => ({tags: new Set(["a"])})`:                       `the result.tags is a Set`,
+		`() => ({n: 1n})`:                                      `the result.n is a BigInt`,
+		`() => ({f() {}})`:                                     `the result.f is a function`,
+		`() => ({w: [window]})`:                                `the result.w[0] is a window`,
+		`() => { const a = {b: {}}; a.b.a = a; return a }`:     `the result.b.a holds itself`,
+	} {
+		_, err := tab.Evaluate(ctx, fn)
+		require.ErrorIs(t, err, errcode.NotSerializable, fn)
+		assert.Contains(t, err.Error(), where, fn)
 	}
 	v, err := tab.Evaluate(ctx, `() => 1`)
 	require.NoError(t, err, "the tab works on")

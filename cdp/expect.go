@@ -59,11 +59,7 @@ func (fm *forms) WaitState(ctx context.Context, loc Locator, s WaitState) error 
 			return held, err
 		})
 		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			w := fmt.Sprintf("%s to be %s", what, s)
-			if seen != "" {
-				w += fmt.Sprintf(" (waited %s; last seen: %s)", waited(time.Since(start)), seen)
-			}
-			return &WaitTimeoutError{What: w, Err: ctx.Err()}
+			return &WaitTimeoutError{What: fmt.Sprintf("%s to be %s", what, s), Err: ctx.Err(), Waited: time.Since(start), Seen: seen}
 		}
 		return err
 	})

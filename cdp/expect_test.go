@@ -196,8 +196,8 @@ func TestWaitStates(t *testing.T) {
 		s    WaitState
 		want string
 	}{
-		{Locator{Role: "button", Name: "Late"}, StateHidden, `role "button" name "Late" to be hidden (waited 3`}, {Locator{Role: "button", Name: "Late"}, StateHidden, ` ms; last seen: 1 visible element matches)`},
-		{Locator{Selector: "#hidden"}, StateDetached, `; last seen: 1 element matches)`},
+		{Locator{Role: "button", Name: "Late"}, StateHidden, `waited 3`}, {Locator{Role: "button", Name: "Late"}, StateHidden, ` ms for role "button" name "Late" to be hidden; last seen: 1 visible element matches`},
+		{Locator{Selector: "#hidden"}, StateDetached, `; last seen: 1 element matches`},
 		{Locator{Selector: "#hidden"}, StateVisible, `last seen: 1 element matches, none visible`},
 		{Locator{Selector: "#banner"}, StateAttached, `last seen: no element matches`},
 	} {

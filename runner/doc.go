@@ -234,9 +234,11 @@
 //
 // A [Request] with a [Selection] runs the selected text under the source
 // file's header and approval: the text is written to
-// <source dir>/.runs/<run ID>.ts (mode 0600) and deleted when the run ends,
-// or at the next [New] if the host died first. Keeping it beside the source
-// keeps relative imports and stack traces as the user expects; in exchange
+// <source dir>/.runs/<run ID>--<source name> (mode 0600), at its own lines
+// and columns of the source ([Selection.Line]), and deleted when the run
+// ends, or at the next [New] if the host died first. Keeping it beside the
+// source keeps relative imports as the user expects, and errors name the
+// source file's lines; in exchange
 // nothing else may write it between its writing and deno loading it. So no
 // grant may lie in or lead into a .runs folder, no run starts whose write=
 // grants (or links under them) reach a live selection file, a selection is

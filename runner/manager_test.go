@@ -305,7 +305,7 @@ func TestRunSelection(t *testing.T) {
 	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason+entry.Output)
 	assert.Contains(t, entry.Output, "selected "+filepath.Dir(src)+" copied text")
 	assert.NotContains(t, entry.Output, "whole file")
-	_, err := os.Stat(filepath.Join(filepath.Dir(src), ".runs", r.ID()+".ts"))
+	_, err := os.Stat(filepath.Join(filepath.Dir(src), ".runs", r.ID()+"--"+filepath.Base(src)))
 	assert.True(t, os.IsNotExist(err), "the selection file is gone")
 	_, err = os.Stat(filepath.Join(filepath.Dir(src), ".runs"))
 	assert.True(t, os.IsNotExist(err), "and so is its folder")

@@ -41,6 +41,10 @@ type Request struct {
 // Selection is text selected in a script's editor.
 type Selection struct {
 	Text string
+	// Line and Column are where Text starts in the script, 1-based, so
+	// that errors name the script's own lines. Zero Line: where Text
+	// first occurs in the script, or its top.
+	Line, Column int
 }
 
 // Exit codes of the bootstrap that mean something to the runner.
@@ -394,7 +398,7 @@ func (r *Run) execute(ctx context.Context) {
 	}
 	entry := r.req.Script
 	if r.req.Selection != nil {
-		sel, cleanup, err := r.m.writeSelection(r.req.Script, r.id, r.req.Selection.Text)
+		sel, cleanup, err := r.m.writeSelection(r.req.Script, r.id, r.req.Selection)
 		if err != nil {
 			r.refuse(err.Error())
 			return

@@ -39,7 +39,7 @@ await tab.goto(%q);
 await tab.waitFor("#never", { timeout: 200 });
 `, e.site.URL+"/form"),
 			line: ":6:",
-			want: []string{"error: TabError (timeout): tab.waitFor:", "timed out waiting for", "raise the call's timeout"},
+			want: []string{"error: TabError (timeout): tab.waitFor:", `waited 200 ms for selector "#never"; last seen: no element matches it`, "pass a larger { timeout }"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

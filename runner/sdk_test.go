@@ -859,7 +859,7 @@ await context.result({ count, keys, missing: missing === undefined, clip, denied
 		"keys":    []any{"count"},
 		"missing": true,
 		"clip":    "from the host",
-		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line`,
+		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line (at file://` + filepath.ToSlash(run.script) + `:16:19)`,
 		"runId":   "run-ok",
 		"dir":     filepath.Dir(run.script),
 		"token":   nil, // the bootstrap removes the spent token before the script loads
@@ -1010,6 +1010,11 @@ await context.result(out as never);
 		got, ok := errs[name].(map[string]any)
 		require.True(t, ok, "%s: %v", name, errs[name])
 		for k, v := range fields {
+			if k == "message" {
+				// Then where the script made the call.
+				assert.Regexp(t, `^`+regexp.QuoteMeta(v.(string))+` \(at file://.*/script\.ts:\d+:\d+\)$`, got[k], "%s.%s", name, k)
+				continue
+			}
 			assert.Equal(t, v, got[k], "%s.%s", name, k)
 		}
 	}

@@ -7,15 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/internal/pathguard"
 	"github.com/tranquil/automation/permissions"
 )
 
-// Run-selection writes the selected text to <source dir>/.runs/<run ID>.ts,
-// so relative imports and stack traces point where the user expects, and
-// deletes it when the run ends. The path is also recorded in
+// Run-selection writes the selected text to <source dir>/.runs/<run
+// ID>--<source name>, at its own lines and columns of the source (blank
+// lines and spaces before it), so relative imports and the lines errors
+// name are where the user expects, and deletes it when the run ends. The path is also recorded in
 // <DataDir>/selections.json until then, so a host that died mid-run removes
 // the file on its next start.
 //
@@ -32,7 +35,40 @@ const selectionDir = ".runs"
 // directory (a link could send the file anywhere).
 var ErrUnsafeSelection = errors.New("runner: the selection folder is not a plain directory")
 
-func (m *Manager) writeSelection(source, runID, text string) (path string, cleanup func(), err error) {
+// selectionName is the selection file's name for a run of source: the
+// run's ID, then "--" and the source's own name, so that the bootstrap
+// can name the source in the script's frames (its setSourceOf). A source
+// whose name deno would not read as a module keeps the plain <run ID>.ts.
+func selectionName(source, runID string) string {
+	base := filepath.Base(source)
+	switch filepath.Ext(base) {
+	case ".ts", ".mts", ".js", ".mjs":
+		return runID + "--" + base
+	}
+	return runID + ".ts"
+}
+
+// selectionText is what the selection file holds: sel's text after blank
+// lines and spaces that put it at its place in the source file, so that
+// a line and column deno reports are the source's. Where the host did not
+// say, the text's first place in source is taken; failing that, the top.
+func selectionText(source string, sel *Selection) string {
+	line, col := sel.Line, sel.Column
+	if line <= 0 {
+		line, col = 1, 1
+		if b, err := os.ReadFile(source); err == nil && sel.Text != "" {
+			if i := strings.Index(string(b), sel.Text); i >= 0 {
+				before := string(b[:i])
+				line = strings.Count(before, "\n") + 1
+				col = utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:]) + 1
+			}
+		}
+	}
+	return strings.Repeat("\n", line-1) + strings.Repeat(" ", max(col, 1)-1) + sel.Text
+}
+
+func (m *Manager) writeSelection(source, runID string, sel *Selection) (path string, cleanup func(), err error) {
+	text := selectionText(source, sel)
 	dir := filepath.Join(filepath.Dir(source), selectionDir)
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", nil, fmt.Errorf("runner: selection: %w", err)
@@ -42,7 +78,7 @@ func (m *Manager) writeSelection(source, runID, text string) (path string, clean
 	} else if !fi.IsDir() || isLink(fi.Mode()) {
 		return "", nil, fmt.Errorf("%w: %s", ErrUnsafeSelection, dir)
 	}
-	path = filepath.Join(dir, runID+".ts")
+	path = filepath.Join(dir, selectionName(source, runID))
 	// Recorded before the live runs are looked at: a run whose check reads
 	// the ledger after this sees the file; one that read it before has
 	// recorded what it reaches, and is seen below.

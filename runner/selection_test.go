@@ -149,7 +149,7 @@ func TestRunRefusedWhileASelectionIsLive(t *testing.T) {
 	_, ended := s.startWatcher(t, "other/watch.ts", "read=../tools write=../tools")
 	require.NotNil(t, ended, "the writer must not run while the selection is live")
 	assert.Equal(t, history.StateRefused, ended.State)
-	assert.Contains(t, ended.Reason, filepath.Join(s.runs, sel.ID()+".ts"))
+	assert.Contains(t, ended.Reason, filepath.Join(s.runs, sel.ID()+"--"+filepath.Base(s.source)))
 	sel.Cancel("done")
 	entry, err := sel.Wait(context.Background())
 	require.NoError(t, err)
@@ -168,4 +168,33 @@ func TestSelectionFolderMustBeAPlainDirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "nothing was written through the link")
 	assert.False(t, strings.Contains(entry.Output, "selected"))
+}
+
+// An error in a run from a selection names the line of the source file
+// the text was selected from, never the selection file's: in the frame of
+// an uncaught error, and in the message of an error the SDK throws.
+func TestSelectionErrorsNameTheSourceLine(t *testing.T) {
+	e := newMgr(t, nil)
+	body := "// @permissions none\n" +
+		"import { clipboard, context } from \"tranquil/automation\";\n" +
+		"let caught = \"\";\n" +
+		"try { await clipboard.read(); } catch (e) { caught = (e as Error).message; }\n" +
+		"console.log(\"CAUGHT \" + caught);\n" +
+		"throw new Error(\"boom\");\n"
+	src := e.script(t, "tools/source.ts", body)
+	sel := body[strings.Index(body, "import"):]
+	for name, s := range map[string]*Selection{
+		"found in the source": {Text: sel},
+		"placed by the host":  {Text: sel, Line: 2, Column: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, entry := e.run(t, Request{Script: src, Selection: s})
+			require.Equal(t, history.StateFailed, entry.State, entry.Output)
+			srcURL := "file://" + filepath.ToSlash(src)
+			assert.Contains(t, entry.Output, "CAUGHT clipboard.read is not granted", entry.Output)
+			assert.Contains(t, entry.Output, "(at "+srcURL+":4:", "the SDK's message names the source's line:\n%s", entry.Output)
+			assert.Contains(t, entry.FirstError, "Error: boom at "+srcURL+":6:7", "the uncaught error's frame is the source's line")
+			assert.NotContains(t, entry.Output, ".runs")
+		})
+	}
 }

@@ -3,7 +3,17 @@
 // host, which checks the run's grants and sites= before touching a page; the
 // script never talks to the browser itself.
 
-import { EvaluateError, ExpectationError, NotCommittedError, NotGrantedError, TabError } from "./errors.ts";
+import {
+  closestKey,
+  EvaluateError,
+  ExpectationError,
+  invalid,
+  knownKeys,
+  locate,
+  NotCommittedError,
+  NotGrantedError,
+  TabError,
+} from "./errors.ts";
 import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
 
 /**
@@ -150,22 +160,16 @@ export interface ExpectRequest {
 
 const WAIT_STATES: readonly string[] = ["visible", "hidden", "attached", "detached"];
 
-/** invalid is the TypeError of an argument the SDK refuses, with code "invalid" as the host's refusals have. */
-function invalid(message: string): TypeError {
-  return Object.assign(new TypeError(message), { code: "invalid" });
-}
-
 /** strictOptions checks an options object that takes only keys, and returns it without undefined keys. */
 function strictOptions(api: string, opts: unknown, keys: readonly string[]): Record<string, unknown> {
   if (opts === undefined) return {};
   if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
     throw invalid(`${api}: options must be an object`);
   }
+  knownKeys(api, "its options", opts, keys);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(opts)) {
-    if (v === undefined) continue;
-    if (!keys.includes(k)) throw invalid(`${api}: unknown key "${k}" in options (it takes ${keys.join(", ")})`);
-    out[k] = v;
+    if (v !== undefined) out[k] = v;
   }
   return out;
 }
@@ -335,6 +339,9 @@ export interface OpenOptions {
 
 const TARGET_KEYS = ["label", "placeholder", "name", "role", "text", "selector", "testId", "ref"] as const;
 
+/** Every key a target takes. */
+const ALL_TARGET_KEYS: readonly string[] = [...TARGET_KEYS, "exact", "frame", "within", "hasText", "has", "nth"];
+
 /** describeTarget writes a target the way error messages show it. */
 function describeTarget(t: unknown): string {
   try {
@@ -367,7 +374,7 @@ function checkTargetPart(
   part: string,
 ): Record<string, unknown> {
   const bad = (why: string) =>
-    new TypeError(
+    invalid(
       `${api}: ${part ? `its "${part}" part: ` : ""}${why} (target ${describeTarget(whole)}); ` +
         `a target is one of { label }, { placeholder }, { name }, { role, name? }, { text }, { selector }, { testId }, { ref }` +
         `, with within, hasText, has and nth to narrow it`,
@@ -399,7 +406,8 @@ function checkTargetPart(
         continue;
     }
     if (k !== "frame" && k !== "hasText" && !(TARGET_KEYS as readonly string[]).includes(k)) {
-      throw bad(`unknown key "${k}"`);
+      const near = closestKey(k, ALL_TARGET_KEYS);
+      throw bad(`unknown key "${k}"${near ? `; did you mean "${near}"?` : ""}`);
     }
     if (typeof v !== "string") throw bad(`"${k}" must be a string`);
     if (v === "") continue;
@@ -417,26 +425,29 @@ function checkTargetPart(
 function checkTimeout(api: string, timeout: unknown): number | undefined {
   if (timeout === undefined) return undefined;
   if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0) {
-    throw new RangeError(`${api}: timeout must be a positive, finite number of milliseconds, got ${String(timeout)}`);
+    throw invalid(
+      `${api}: timeout must be a positive, finite number of milliseconds, got ${String(timeout)}`,
+      "RangeError",
+    );
   }
   return timeout;
 }
 
 function checkBool(api: string, what: string, v: unknown): boolean | undefined {
   if (v === undefined) return undefined;
-  if (typeof v !== "boolean") throw new TypeError(`${api}: ${what} must be true or false, got ${String(v)}`);
+  if (typeof v !== "boolean") throw invalid(`${api}: ${what} must be true or false, got ${String(v)}`);
   return v;
 }
 
 function checkString(api: string, what: string, v: unknown): string {
-  if (typeof v !== "string") throw new TypeError(`${api}: ${what} must be a string, got ${typeof v}`);
+  if (typeof v !== "string") throw invalid(`${api}: ${what} must be a string, got ${typeof v}`);
   return v;
 }
 
 function checkURL(api: string, url: unknown): string {
   checkString(api, "the URL", url);
   if (!URL.canParse(url as string)) {
-    throw new TypeError(`${api}: ${JSON.stringify(url)} is not an absolute URL (such as "https://example.com/")`);
+    throw invalid(`${api}: ${JSON.stringify(url)} is not an absolute URL (such as "https://example.com/")`);
   }
   return url as string;
 }
@@ -444,13 +455,13 @@ function checkURL(api: string, url: unknown): string {
 function checkAnswer(api: string, what: string, a: unknown): DialogAnswer {
   if (a === "accept" || a === "dismiss") return a;
   if (a !== null && typeof a === "object" && !Array.isArray(a)) {
-    const { accept, promptText, ...rest } = a as Record<string, unknown>;
-    const extra = Object.keys(rest).find((k) => rest[k] !== undefined);
-    if (typeof accept === "boolean" && (promptText === undefined || typeof promptText === "string") && !extra) {
+    knownKeys(api, what, a, ["accept", "promptText"]);
+    const { accept, promptText } = a as Record<string, unknown>;
+    if (typeof accept === "boolean" && (promptText === undefined || typeof promptText === "string")) {
       return promptText === undefined ? { accept } : { accept, promptText };
     }
   }
-  throw new TypeError(
+  throw invalid(
     `${api}: ${what} must be "accept", "dismiss" or { accept: boolean, promptText?: string }, got ${describeTarget(a)}`,
   );
 }
@@ -460,17 +471,17 @@ function checkDialogPolicy(api: string, p: unknown): DialogPolicy {
     return checkAnswer(api, "the answer", p);
   }
   if (p === null || typeof p !== "object" || Array.isArray(p)) {
-    throw new TypeError(`${api}: pass an answer or answers by dialog type, got ${describeTarget(p)}`);
+    throw invalid(`${api}: pass an answer or answers by dialog type, got ${describeTarget(p)}`);
   }
   const out: Partial<Record<DialogType, DialogAnswer>> = {};
   for (const [k, v] of Object.entries(p)) {
     if (v === undefined) continue;
     if (!DIALOG_TYPES.includes(k)) {
-      throw new TypeError(`${api}: "${k}" is not a dialog type; use alert, confirm, prompt or beforeunload`);
+      throw invalid(`${api}: "${k}" is not a dialog type; use alert, confirm, prompt or beforeunload`);
     }
     out[k as DialogType] = checkAnswer(api, `the answer for ${k}`, v);
   }
-  if (Object.keys(out).length === 0) throw new TypeError(`${api}: no answer given`);
+  if (Object.keys(out).length === 0) throw invalid(`${api}: no answer given`);
   return out;
 }
 
@@ -478,25 +489,21 @@ function checkDialogPolicy(api: string, p: unknown): DialogPolicy {
 function checkPaths(api: string, paths: unknown): string[] {
   const list = typeof paths === "string" ? [paths] : paths;
   if (!Array.isArray(list) || !list.every((p) => typeof p === "string" && p !== "")) {
-    throw new TypeError(`${api}: paths must be a path or a list of paths, got ${describeTarget(paths)}`);
+    throw invalid(`${api}: paths must be a path or a list of paths, got ${describeTarget(paths)}`);
   }
   return [...list];
 }
 
-function checkOptions(api: string, opts: unknown): Record<string, unknown> {
-  if (opts === undefined) return {};
-  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
-    throw new TypeError(`${api}: options must be an object`);
-  }
-  return opts as Record<string, unknown>;
+function checkOptions(api: string, opts: unknown, keys: readonly string[]): Record<string, unknown> {
+  return strictOptions(api, opts, keys);
 }
 
 function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeout?: number } {
-  const o = checkOptions(api, opts);
+  const o = checkOptions(api, opts, ["waitUntil", "timeout"]);
   const out: { waitUntil?: WaitUntil; timeout?: number } = {};
   if (o.waitUntil !== undefined) {
     if (o.waitUntil !== "load" && o.waitUntil !== "domcontentloaded") {
-      throw new TypeError(`${api}: waitUntil must be "load" or "domcontentloaded", got ${describeTarget(o.waitUntil)}`);
+      throw invalid(`${api}: waitUntil must be "load" or "domcontentloaded", got ${describeTarget(o.waitUntil)}`);
     }
     out.waitUntil = o.waitUntil;
   }
@@ -506,18 +513,21 @@ function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeou
 }
 
 /** formOptions checks FormOptions and returns the copy sent to the host, without undefined keys. */
-function formOptions(api: string, opts: unknown): Record<string, unknown> {
-  const o = checkOptions(api, opts);
+function formOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
+  const o = checkOptions(api, opts, ["dryRun", "parts", "timeout", ...extra]);
   const out: Record<string, unknown> = {};
   const dryRun = checkBool(api, "dryRun", o.dryRun);
   if (dryRun !== undefined) out.dryRun = dryRun;
   if (o.parts !== undefined) {
-    const parts = checkOptions(`${api} parts`, o.parts);
+    if (o.parts === null || typeof o.parts !== "object" || Array.isArray(o.parts)) {
+      throw invalid(`${api}: parts must be an object of CSS selectors`);
+    }
+    const parts = o.parts as Record<string, unknown>;
     const clean: Record<string, string> = {};
     for (const [k, v] of Object.entries(parts)) {
       if (v === undefined) continue;
       if (typeof v !== "string" || v === "") {
-        throw new TypeError(`${api}: part "${k}" must be a non-empty CSS selector`);
+        throw invalid(`${api}: part "${k}" must be a non-empty CSS selector`);
       }
       clean[k] = v;
     }
@@ -535,7 +545,7 @@ function formOptions(api: string, opts: unknown): Record<string, unknown> {
  */
 function checkArg(api: string, v: unknown, path: string, seen: Set<object>): unknown {
   const refuse = (what: string) =>
-    new TypeError(
+    invalid(
       `${api}: ${path} is ${what}, which cannot be sent to the page; ` +
         `pass JSON values (null, booleans, finite numbers, strings, arrays and plain objects)`,
     );
@@ -573,17 +583,17 @@ function checkArg(api: string, v: unknown, path: string, seen: Set<object>): unk
 /** functionSource returns fn's source, refusing what cannot run in the page. */
 function functionSource(api: string, fn: unknown): string {
   if (typeof fn !== "function") {
-    throw new TypeError(
+    throw invalid(
       `${api} needs a function, such as () => document.title, got ${typeof fn === "string" ? "a string" : typeof fn}`,
     );
   }
   const src = Function.prototype.toString.call(fn);
   if (/\{\s*\[native code\]\s*\}\s*$/.test(src)) {
-    throw new TypeError(
+    throw invalid(
       `${api}: a built-in or bound function has no source to send to the page; pass an arrow function`,
     );
   }
-  if (/^class\b/.test(src)) throw new TypeError(`${api}: a class cannot run in the page; pass a function`);
+  if (/^class\b/.test(src)) throw invalid(`${api}: a class cannot run in the page; pass a function`);
   return src;
 }
 
@@ -602,6 +612,13 @@ function str(v: unknown): string | undefined {
 export function browserError(e: unknown, api: string, cap: Capability, tab?: string): unknown {
   if (!(e instanceof Error) || e instanceof TabError || e instanceof NotGrantedError) return e;
   const code = (e as { code?: unknown }).code;
+  if (code === undefined && e.name === "TypeError" && /^argument \d+: /.test(e.message)) {
+    // The host's decoding refused an argument (an unknown key, a wrong
+    // type), which the SDK's own checks let through: as they would.
+    const unknown = /unknown key "([^"]+)" in .* \(it takes ([^)]*)\)/.exec(e.message);
+    const near = unknown ? closestKey(unknown[1], unknown[2].split(", ")) : undefined;
+    return new TabError("invalid", api, e.message + (near ? `; did you mean "${near}"?` : ""), { tab, cause: e });
+  }
   if (typeof code !== "string" || code === "") return e;
   if (code === "not_granted") {
     // The host names the key when it is not the capability's own (a file
@@ -635,12 +652,15 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
 
 /** hostCall invokes cap.method on the host and maps its errors; the call leaves before hostCall returns. */
 async function hostCall<T>(cap: Capability, method: string, api: string, tab: string | undefined, ...args: unknown[]) {
+  // Made now, while the script's call is on the stack: the host's answer
+  // comes later, off it.
+  const at = new Error();
   try {
     // The grant check names the script's API (tab.fill), not the host's (forms.fill).
     const rt = runtime();
     return await rt.watch(api, rt.capability(cap, api)[method](...args) as Promise<T>);
   } catch (e) {
-    throw browserError(e, api, cap, tab);
+    throw locate(browserError(e, api, cap, tab), at);
   }
 }
 
@@ -778,7 +798,7 @@ export class Tab implements AsyncDisposable {
     const api = "tab.waitFor";
     let sent: string | Target;
     if (typeof what === "string") {
-      if (what === "") throw new TypeError(`${api}: the selector is empty`);
+      if (what === "") throw invalid(`${api}: the selector is empty`);
       sent = what;
     } else {
       sent = checkTarget(api, what);
@@ -836,7 +856,7 @@ export class Tab implements AsyncDisposable {
   async attribute(target: Target, name: string, opts: ReadOptions = {}): Promise<string | null> {
     const api = "tab.attribute";
     checkString(api, "the attribute name", name);
-    if (name === "") throw new TypeError(`${api}: the attribute name is empty`);
+    if (name === "") throw invalid(`${api}: the attribute name is empty`);
     const t = checkTarget(api, target);
     const o = readOptions(api, opts);
     const v = await hostCall<string | null | undefined>("tab", "attribute", api, this.id, this.id, t, name, o);
@@ -910,7 +930,7 @@ export class Tab implements AsyncDisposable {
   /** screenshot returns a PNG of the tab's visible part, or of the whole page. */
   async screenshot(opts: ScreenshotOptions = {}): Promise<Uint8Array> {
     const api = "tab.screenshot";
-    const o = checkOptions(api, opts);
+    const o = checkOptions(api, opts, ["fullPage"]);
     const fullPage = checkBool(api, "fullPage", o.fullPage);
     const png = await hostCall<unknown>("tab", "screenshot", api, this.id, this.id, fullPage ? { fullPage } : {});
     if (!(png instanceof Uint8Array)) throw new TypeError(`${api}: the host answered with something other than bytes`);
@@ -952,7 +972,7 @@ export class Tab implements AsyncDisposable {
     const api = "tab.select";
     const t = checkTarget(api, target);
     if (Array.isArray(option)) {
-      if (!option.every((o) => typeof o === "string")) throw new TypeError(`${api}: every option must be a string`);
+      if (!option.every((o) => typeof o === "string")) throw invalid(`${api}: every option must be a string`);
       const labels = await hostCall<unknown>(
         "forms",
         "select",
@@ -1019,13 +1039,15 @@ export class Tab implements AsyncDisposable {
   async press(key: string, opts: PressOptions = {}): Promise<void> {
     const api = "tab.press";
     checkString(api, "the key", key);
-    if (key === "") throw new TypeError(`${api}: the key is empty`);
-    const o = formOptions(api, opts);
-    const { target, modifiers } = checkOptions(api, opts);
+    if (key === "") throw invalid(`${api}: the key is empty`);
+    const o = formOptions(api, opts, ["target", "modifiers"]);
+    const { target, modifiers } = checkOptions(api, opts, ["dryRun", "parts", "timeout", "target", "modifiers"]);
+    delete o.target;
+    delete o.modifiers;
     if (target !== undefined) o.target = checkTarget(api, target);
     if (modifiers !== undefined) {
       if (!Array.isArray(modifiers) || !modifiers.every((m) => typeof m === "string" && m !== "")) {
-        throw new TypeError(`${api}: modifiers must be a list of key names, such as ["Shift"]`);
+        throw invalid(`${api}: modifiers must be a list of key names, such as ["Shift"]`);
       }
       o.modifiers = [...modifiers];
     }
@@ -1085,7 +1107,7 @@ export const tabs = {
   async open(url: string, opts: OpenOptions = {}): Promise<Tab> {
     const api = "tabs.open";
     checkURL(api, url);
-    const o = checkOptions(api, opts);
+    const o = checkOptions(api, opts, ["background", "timeout"]);
     const background = checkBool(api, "background", o.background);
     const timeout = checkTimeout(api, o.timeout);
     const sent: Record<string, unknown> = background ? { background, seq: openSeq++ } : {};

@@ -1,6 +1,16 @@
 import { browserError, checkTarget } from "./browser.ts";
 import locatorCases from "../../cdp/testdata/locators.json" with { type: "json" };
-import { EvaluateError, NotCommittedError, NotGrantedError, Tab, TabError, tabs, type Target } from "./mod.ts";
+import {
+  EvaluateError,
+  NotCommittedError,
+  NotGrantedError,
+  step,
+  Tab,
+  TabError,
+  tabs,
+  type Target,
+  ui,
+} from "./mod.ts";
 import { installFakeHost, parsePermissions, siteAllowed } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
@@ -217,9 +227,47 @@ Deno.test("bad options and arguments are refused before anything is sent", async
   for (const [call, why] of cases) {
     const e = await assertRejects(call);
     assert((e instanceof TypeError || e instanceof RangeError) && e.message.includes(why), `${why}: ${e.message}`);
+    assertEquals((e as { code?: string }).code, "invalid", why);
   }
   assertEquals(host.browser.actions, []);
   assertEquals(host.browser.open.length, 2);
+});
+
+Deno.test("an unknown key of options or of a target is refused at run time, naming the closest known key", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const cases: [() => unknown, string][] = [
+    [() => tab.waitFor("#x", { timout: 5 } as never), 'unknown key "timout"; did you mean "timeout"?'],
+    [() => tab.goto(SHOP, { waitUnitl: "load" } as never), 'unknown key "waitUnitl"; did you mean "waitUntil"?'],
+    [() => tab.fill({ label: "A" }, "x", { dryrun: true } as never), 'unknown key "dryrun"; did you mean "dryRun"?'],
+    [() => tab.click({ label: "A" }, { timeOut: 5 } as never), 'unknown key "timeOut"; did you mean "timeout"?'],
+    [() => tab.press("a", { modifier: ["Shift"] } as never), 'unknown key "modifier"; did you mean "modifiers"?'],
+    [() => tab.text({ label: "A" }, { timout: 5 } as never), 'unknown key "timout"; did you mean "timeout"?'],
+    [() => tab.screenshot({ fullpage: true } as never), 'unknown key "fullpage"; did you mean "fullPage"?'],
+    [() => tabs.open(SHOP, { backgroud: true } as never), 'unknown key "backgroud"; did you mean "background"?'],
+    [() => tab.expect({ label: "A" }).toHaveText("x", { timeuot: 5 } as never), 'did you mean "timeout"?'],
+    [
+      () => tab.onDialog({ accept: true, prompText: "x" } as never),
+      'unknown key "prompText"; did you mean "promptText"?',
+    ],
+    [() => tab.click({ rol: "button" } as never), 'unknown key "rol"; did you mean "role"?'],
+    [() => tab.click({ label: "A", hastext: "x" } as never), 'unknown key "hastext"; did you mean "hasText"?'],
+    [() => tab.click({ role: "row", within: { lable: "x" } } as never), 'unknown key "lable"; did you mean "label"?'],
+    [() => tab.click({ label: "A", zzzzzz: 1 } as never), 'unknown key "zzzzzz"'],
+    [() => step.do("s", () => 1, { retrys: 2 } as never), 'unknown key "retrys"; did you mean "retries"?'],
+    [() => ui.notify("x", { levle: "info" } as never), 'unknown key "levle"; did you mean "level"?'],
+  ];
+  for (const [call, why] of cases) {
+    let e: unknown;
+    try {
+      await call();
+    } catch (err) {
+      e = err;
+    }
+    assert(e instanceof TypeError && e.message.includes(why), `${why}: ${e}`);
+    assertEquals((e as { code?: string }).code, "invalid", why);
+  }
+  assertEquals(host.browser.actions, []);
 });
 
 Deno.test("scripted failures arrive as typed errors with their code", async () => {
@@ -522,6 +570,15 @@ Deno.test("browserError leaves errors without a code alone", () => {
   );
   const ev = browserError(Object.assign(new Error("boom"), { code: "eval_error" }), "tab.evaluate", "pageJs");
   assert(ev instanceof EvaluateError && ev.remoteMessage === "boom" && ev.line === 0 && ev.remoteName === "");
+});
+
+Deno.test("an argument the host's decoding refuses is invalid, with the closest known key", () => {
+  const refused = new TypeError('argument 3: unknown key "timout" in argument 3 (it takes dryRun, parts, timeout)');
+  const e = browserError(refused, "tab.click", "forms");
+  assert(e instanceof TabError && e.code === "invalid", String(e));
+  assert(e.message.endsWith('(it takes dryRun, parts, timeout); did you mean "timeout"?'), e.message);
+  const other = new TypeError("x is not a function");
+  assert(browserError(other, "tab.click", "forms") === other, "only the host's refusals of arguments");
 });
 
 Deno.test("permissions map to capabilities as the app maps them", () => {

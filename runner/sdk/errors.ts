@@ -240,3 +240,118 @@ export class ExpectationError extends TabError {
     this.name = "ExpectationError";
   }
 }
+
+/** Frames in here are the SDK's, never the script's. */
+const SDK_DIR = new URL(".", import.meta.url).href;
+
+/**
+ * The selection file a run from a selection executes, and the source file
+ * it was selected from: frames in the one name the other (the runner pads
+ * the selection so that its lines and columns are the source's).
+ */
+let renamed: { entry: string; source: string } | undefined;
+
+/** setSourceOf makes frames in entry (a file URL) name source instead. */
+export function setSourceOf(entry: string, source: string): void {
+  renamed = entry === source ? undefined : { entry, source };
+}
+
+/**
+ * scriptFrames picks the stack frames outside the SDK, capnweb and Deno's
+ * runtime, which name the script's lines (a selection's as lines of its
+ * source file). When there are none (an error thrown inside the SDK with
+ * no script frame), it keeps the first frame.
+ */
+export function scriptFrames(stack: string): string[] {
+  const frames = stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim().replace(/^at (async )?/, ""));
+  const own = frames.filter((f) => !f.includes(SDK_DIR) && !/\bcapnweb\b|\bext:|node:internal/.test(f));
+  const out = own.length > 0 ? own : frames.slice(0, 1);
+  return renamed ? out.map((f) => f.replaceAll(renamed!.entry, renamed!.source)) : out;
+}
+
+/** scriptSite is the script's file:line:column in stack, or undefined when no frame is the script's. */
+export function scriptSite(stack: string): string | undefined {
+  const frames = stack.split("\n").filter((l) =>
+    /^\s+at /.test(l) && !l.includes(SDK_DIR) &&
+    !/\bcapnweb\b|\bext:|node:internal/.test(l)
+  );
+  if (frames.length === 0) return undefined;
+  const at = /\(?((?:file|https?|data):[^\s()]+:\d+:\d+)\)?\s*$/.exec(frames[0]);
+  if (!at) return undefined;
+  return renamed ? at[1].replaceAll(renamed.entry, renamed.source) : at[1];
+}
+
+const LOCATED = Symbol("tranquil.located");
+
+/**
+ * locate adds to err's message where the script made the call that
+ * failed: " (at file:///…/script.ts:12:5)". at is an Error made when the
+ * call was made (a host call fails later, off the script's stack); without
+ * it err's own stack is read. With at, err's stack becomes the call's, so
+ * an uncaught err is reported at the script's line. An err with no script
+ * frame, or already located, is returned as it is.
+ */
+export function locate<T>(err: T, at?: Error): T {
+  if (!(err instanceof Error) || (err as unknown as Record<symbol, unknown>)[LOCATED]) return err;
+  const site = scriptSite((at ?? err).stack ?? "");
+  if (site === undefined) return err;
+  err.message += ` (at ${site})`;
+  if (at) err.stack = `${err.name}: ${err.message}\n${(at.stack ?? "").split("\n").slice(1).join("\n")}`;
+  Object.defineProperty(err, LOCATED, { value: site });
+  return err;
+}
+
+/** siteOf is where locate placed err, or undefined. */
+export function siteOf(err: unknown): string | undefined {
+  return err instanceof Error ? (err as unknown as Record<symbol, string | undefined>)[LOCATED] : undefined;
+}
+
+/**
+ * invalid is the error of an argument the SDK refuses, with code "invalid"
+ * as the host's refusals have, and the script's line in its message.
+ */
+export function invalid(message: string, kind: "TypeError" | "RangeError" = "TypeError"): TypeError | RangeError {
+  const e = kind === "RangeError" ? new RangeError(message) : new TypeError(message);
+  return locate(Object.assign(e, { code: "invalid" }));
+}
+
+/**
+ * knownKeys refuses an object with a key not in keys (undefined values
+ * aside), such as { timout: 5 }, naming the key and the known key closest
+ * to it. what names the object in the message ("options", "the target").
+ */
+export function knownKeys(api: string, what: string, obj: object, keys: readonly string[]): void {
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === undefined || keys.includes(k)) continue;
+    const near = closestKey(k, keys);
+    throw invalid(
+      `${api}: ${what} has an unknown key "${k}"${near ? `; did you mean "${near}"?` : ""} (known keys: ${
+        keys.join(", ")
+      })`,
+    );
+  }
+}
+
+/** closestKey is the key of keys nearest to k by edits, ignoring case, or undefined when none is near. */
+export function closestKey(k: string, keys: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const key of keys) {
+    const d = editDistance(k.toLowerCase(), key.toLowerCase());
+    if (d < bestD) [best, bestD] = [key, d];
+  }
+  // A key more than half rewritten is not a typo of it.
+  return best !== undefined && bestD <= Math.max(1, Math.floor(best.length / 2)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length];
+}

@@ -7,7 +7,7 @@
 //
 //   0  the script finished
 //   1  the script threw (printed with the script's own file:line first,
-//      never the SDK's), or ended by an error after it was cancelled
+//      never the SDK's; for a selection, its source file's), or ended by an error after it was cancelled
 //      (printed as the reason it was cancelled)
 //   3  the host refused to run this script with this SDK (DENY)
 //   4  the host could not be reached, or the handshake failed
@@ -23,7 +23,7 @@
 
 import { RpcSession, RpcTarget } from "capnweb";
 import "./mod.ts";
-import { NotGrantedError, TabError } from "./errors.ts";
+import { NotGrantedError, scriptFrames, setSourceOf, siteOf, TabError } from "./errors.ts";
 import { type HostMain, IMPLEMENTED, install, Runtime } from "./runtime.ts";
 import { toFileUrl } from "./path.ts";
 import { CloseCode, connect } from "./transport.ts";
@@ -36,8 +36,6 @@ const EXIT_CONNECT = 4;
 const EXIT_HOST_GONE = 5;
 /** The cut-off calls named one by one; the rest are counted. */
 const MAX_CUT_OFF = 10;
-/** Frames in here are the SDK's, never the script's. */
-const SDK_DIR = new URL(".", import.meta.url).href;
 
 function fail(code: number, message: string): never {
   console.error(`tranquil: ${message}`);
@@ -84,6 +82,12 @@ const runId = env("TRANQUIL_RUN_ID");
 const scriptDir = env("TRANQUIL_SCRIPT_DIR");
 const trigger = Deno.env.get("TRANQUIL_TRIGGER") || undefined;
 const entryUrl = toFileUrl(entry).href;
+// A run from a selection executes <source dir>/.runs/<run ID>--<source
+// name>, the selected text at its own lines of the source: its frames
+// name the source file instead.
+const selection = new RegExp(`/\\.runs/${runId.replace(/[^\w-]/g, "\\$&")}--([^/]+)$`).exec(entryUrl);
+const sourceUrl = selection ? entryUrl.slice(0, selection.index + 1) + selection[1] : entryUrl;
+setSourceOf(entryUrl, sourceUrl);
 // The token is single-use and claimed below; the script has no need for it.
 Deno.env.delete("TRANQUIL_RPC_TOKEN");
 
@@ -196,9 +200,15 @@ function report(e: unknown): never {
   }
   const err = e instanceof Error ? e : undefined;
   const code = typeof (e as { code?: unknown })?.code === "string" ? ` (${(e as { code: string }).code})` : "";
-  const message = err ? err.message : typeof e === "string" ? e : Deno.inspect(e, { colors: false });
+  let message = err ? err.message : typeof e === "string" ? e : Deno.inspect(e, { colors: false });
+  const frames = scriptFrames(err?.stack ?? "");
+  // The frame below says where already.
+  const site = siteOf(err);
+  if (site && frames[0]?.endsWith(site) && message.endsWith(` (at ${site})`)) {
+    message = message.slice(0, -` (at ${site})`.length);
+  }
   console.error(`error: ${err?.name ?? "Uncaught"}${code}: ${message}`);
-  for (const f of scriptFrames(err?.stack ?? "")) console.error(`    at ${f}`);
+  for (const f of frames) console.error(`    at ${f}`);
   // The host's own error is the cause of the SDK's typed ones: it repeats
   // the message with capnweb's frames. Any other cause is the script's.
   const cause = err?.cause;
@@ -211,17 +221,6 @@ function report(e: unknown): never {
 }
 
 /**
- * scriptFrames picks the stack frames outside the SDK, capnweb and Deno's
- * runtime, which name the script's lines. When there are none (an error
- * thrown inside the SDK with no script frame), it keeps the first frame.
- */
-function scriptFrames(stack: string): string[] {
-  const frames = stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim().replace(/^at (async )?/, ""));
-  const own = frames.filter((f) => !f.includes(SDK_DIR) && !/\bcapnweb\b|\bext:|node:internal/.test(f));
-  return own.length > 0 ? own : frames.slice(0, 1);
-}
-
-/**
  * warnCutOff names every host call still running as the script ends: a
  * call the script did not await (a forgotten await) is cut off, and
  * would otherwise look as if it succeeded. The runner keeps these lines as
@@ -230,7 +229,7 @@ function scriptFrames(stack: string): string[] {
 function warnCutOff(): void {
   const calls = rt.inflight();
   for (const c of calls.slice(0, MAX_CUT_OFF)) {
-    const at = scriptFrames(c.stack).find((f) => f.includes(entryUrl));
+    const at = scriptFrames(c.stack).find((f) => f.includes(sourceUrl));
     console.error(
       `tranquil: warning: ${c.api} was still running when the script ended and was cut off${
         at ? ` (${at})` : ""

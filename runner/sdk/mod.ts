@@ -47,6 +47,7 @@
  * @module
  */
 
+import { invalid, knownKeys } from "./errors.ts";
 import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
@@ -144,7 +145,7 @@ export const context = {
    */
   async exit(code = 0): Promise<never> {
     if (!Number.isInteger(code) || code < 0 || code > 255) {
-      throw new RangeError(`context.exit: code must be an integer from 0 to 255, got ${code}`);
+      throw invalid(`context.exit: code must be an integer from 0 to 255, got ${code}`, "RangeError");
     }
     await runtime().settled();
     // Looked up now: the app's bootstrap and the fake host each put their own in.
@@ -157,7 +158,7 @@ export const context = {
    */
   progress(message: string, fraction?: number): void {
     if (fraction !== undefined && !(Number.isFinite(fraction) && fraction >= 0 && fraction <= 1)) {
-      throw new RangeError(`context.progress: fraction must be a number from 0 to 1, got ${fraction}`);
+      throw invalid(`context.progress: fraction must be a number from 0 to 1, got ${fraction}`, "RangeError");
     }
     const ev: Record<string, unknown> = { message: cutText(String(message), MAX_REPORT_BYTES) };
     if (fraction !== undefined) ev.fraction = fraction;
@@ -190,6 +191,7 @@ export const ui = {
    * guide's Limits).
    */
   notify(message: string, opts: { level?: Level } = {}): Promise<void> {
+    knownKeys("ui.notify", "its options", opts, ["level"]);
     return runtime().call("ui", "notify", cutText(String(message), MAX_LINE_BYTES), { level: opts.level ?? "info" });
   },
   /**
@@ -197,11 +199,15 @@ export const ui = {
    * relative path resolves against the script's directory.
    */
   open(path: string, opts: { split?: Split } = {}): Promise<void> {
+    knownKeys("ui.open", "its options", opts, ["split"]);
     const rt = runtime();
     const o: { split?: Split } = {};
     if (opts.split !== undefined) {
       if (!SPLITS.includes(opts.split)) {
-        throw new RangeError(`ui.open: split must be left, right, up or down, not ${JSON.stringify(opts.split)}`);
+        throw invalid(
+          `ui.open: split must be left, right, up or down, not ${JSON.stringify(opts.split)}`,
+          "RangeError",
+        );
       }
       o.split = opts.split;
     }
@@ -218,13 +224,82 @@ export const files = {
   read(name: string): string {
     return Deno.readTextFileSync(resolvePath(runtime().scriptDir, name));
   },
-  /** write replaces a text file's contents and returns its absolute path. */
+  /**
+   * write replaces a text file's contents and returns its absolute path.
+   * Missing folders on the way are made, each inside a write= grant.
+   */
   write(name: string, text: string): string {
     const path = resolvePath(runtime().scriptDir, name);
-    Deno.writeTextFileSync(path, text);
+    try {
+      Deno.writeTextFileSync(path, text);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      makeFolders(parentOf(path));
+      Deno.writeTextFileSync(path, text);
+    }
     return path;
   },
 };
+
+/** parentOf is the folder that holds path, or path itself for a root. */
+function parentOf(path: string): string {
+  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  if (i <= 0) return path.slice(0, i + 1) || path;
+  const p = path.slice(0, i);
+  return /^[A-Za-z]:$/.test(p) ? p + "\\" : p;
+}
+
+/**
+ * makeFolders makes dir and the folders missing above it, one at a time:
+ * deno checks each against the write= grants, so none is made outside
+ * them (a grant's own parents included, which a recursive mkdir would
+ * make). Each folder it builds on must lie, links followed, inside a
+ * write= grant too, where the script may read it to tell: a link in a
+ * grant that leads out of it is refused.
+ */
+function makeFolders(dir: string): void {
+  const parent = parentOf(dir);
+  if (parent !== dir) {
+    if (!folderThere(parent)) makeFolders(parent);
+    refuseLinkOut(parent);
+  }
+  try {
+    Deno.mkdirSync(dir);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+}
+
+/**
+ * folderThere reports whether dir exists: by a look where the script may
+ * read, else by making it, which deno allows only inside a write= grant.
+ */
+function folderThere(dir: string): boolean {
+  try {
+    if (readable(dir)) Deno.statSync(dir);
+    else Deno.mkdirSync(dir);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.AlreadyExists) return true;
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
+function readable(path: string): boolean {
+  return Deno.permissions.querySync({ name: "read", path }).state === "granted";
+}
+
+/** refuseLinkOut throws when folder resolves, through a link, to a place outside the write= grants. */
+function refuseLinkOut(folder: string): void {
+  if (!readable(folder)) return;
+  const real = Deno.realPathSync(folder);
+  if (real !== folder && Deno.permissions.querySync({ name: "write", path: real }).state !== "granted") {
+    throw new Deno.errors.NotCapable(
+      `files.write: ${folder} leads through a link to ${real}, outside the script's write= grants`,
+    );
+  }
+}
 
 /** The system clipboard. Needs the clipboard permission. */
 export const clipboard = {
@@ -279,7 +354,7 @@ export const config = {
 export const paneControls = {
   /** register adds or replaces the control called name. */
   register(name: string, action: () => unknown): Promise<void> {
-    if (typeof action !== "function") throw new TypeError("paneControls.register needs a function");
+    if (typeof action !== "function") throw invalid("paneControls.register needs a function");
     return runtime().call("paneControls", "register", name, action);
   },
   /** unregister removes the control called name. */

@@ -3,7 +3,7 @@
 // journal. The bootstrap installs one when it connects; the fake host of
 // tranquil/automation/testing installs one per test.
 
-import { CancelledError, NoHostError, NotGrantedError } from "./errors.ts";
+import { CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
 
 /** Host capabilities, as the host names them. */
 export type Capability =
@@ -138,8 +138,17 @@ export class Runtime {
 
   /** call invokes method on a granted capability. */
   call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
-    const obj = this.capability(cap, `${cap}.${method}`);
-    return this.watch(`${cap}.${method}`, obj[method](...args) as PromiseLike<T>);
+    // Made now, while the script's call is on the stack, to name its line.
+    const at = new Error();
+    let p: PromiseLike<T>;
+    try {
+      p = this.capability(cap, `${cap}.${method}`)[method](...args);
+    } catch (e) {
+      throw locate(e); // thrown here, so its own stack has the script's frame
+    }
+    return this.watch(`${cap}.${method}`, p).catch((e) => {
+      throw locate(e, at);
+    });
   }
 
   /**

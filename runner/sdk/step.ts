@@ -4,7 +4,7 @@
 // durable engine replays a workflow, so a script that uses steps here keeps
 // its meaning there. Here the journal lives as long as the run.
 
-import { StepTimeoutError, TerminalError } from "./errors.ts";
+import { invalid, knownKeys, StepTimeoutError, TerminalError } from "./errors.ts";
 import { type JournalEntry, type RunEvent, runtime } from "./runtime.ts";
 import { cutText, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES } from "./served.ts";
 
@@ -57,19 +57,19 @@ function phase(
 }
 
 function checkName(name: string): void {
-  if (typeof name !== "string" || name === "") throw new TypeError("a step needs a non-empty name");
+  if (typeof name !== "string" || name === "") throw invalid("a step needs a non-empty name");
 }
 
 function checkMillis(what: string, v: number | undefined): void {
   if (v !== undefined && !(Number.isFinite(v) && v >= 0)) {
-    throw new RangeError(`${what} must be a finite number of milliseconds ≥ 0, got ${v}`);
+    throw invalid(`${what} must be a finite number of milliseconds ≥ 0, got ${v}`, "RangeError");
   }
 }
 
 function replay(name: string, kind: JournalEntry["kind"]): JournalEntry | undefined {
   const e = runtime().journal.get(name);
   if (e && e.kind !== kind) {
-    throw new TypeError(`step name "${name}" was already used by step.${e.kind}; step names must be unique`);
+    throw invalid(`step name "${name}" was already used by step.${e.kind}; step names must be unique`);
   }
   return e;
 }
@@ -148,9 +148,10 @@ export const step = {
    */
   async do<T>(name: string, fn: (a: StepAttempt) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
     checkName(name);
+    knownKeys("step.do", "its options", opts, ["retries", "backoff", "delay", "maxDelay", "timeout"]);
     const retries = opts.retries ?? 0;
     if (!Number.isInteger(retries) || retries < 0) {
-      throw new RangeError(`retries must be a whole number ≥ 0, got ${retries}`);
+      throw invalid(`retries must be a whole number ≥ 0, got ${retries}`, "RangeError");
     }
     checkMillis("delay", opts.delay);
     checkMillis("maxDelay", opts.maxDelay);
@@ -202,6 +203,7 @@ export const step = {
    */
   async waitForEvent(name: string, opts: WaitOptions = {}): Promise<RunEvent> {
     checkName(name);
+    knownKeys("step.waitForEvent", "its options", opts, ["type", "timeout"]);
     checkMillis("timeout", opts.timeout);
     const done = replay(name, "waitForEvent");
     if (done) return structuredClone(done.value) as RunEvent;
