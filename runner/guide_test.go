@@ -184,10 +184,14 @@ var guideRuns = []guideRun{
 		marker:  `await paneControls.register("Page title", async () => (await tabs.active()).title());`,
 		options: `tabs: [{ url: "https://example.com/", title: "Example" }]`,
 		body: `const run = host.run();
-  for (const end = Date.now() + 5000; !host.controls.has("Page title"); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() > end) throw new Error("the watcher registered no \"Page title\" button in 5 s");
+  let settled = false;
+  run.then(() => settled = true, () => settled = true);
+  for (const end = Date.now() + 5000; !host.controls.has("Page title") && !settled && Date.now() < end;) {
+    await new Promise((r) => setTimeout(r, 10));
   }
   same(await host.click("Page title"), "Example", "the button's answer");
+  await new Promise((r) => setTimeout(r, 50));
+  if (settled) throw new Error(` + "`the watcher ended before it was cancelled: ${JSON.stringify(await run)}`" + `);
   host.cancel("the test is done");
   same(await run, undefined, "the run's exit");`,
 	},
