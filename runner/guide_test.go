@@ -284,6 +284,8 @@ func TestGuideSnippets(t *testing.T) {
 		used[found[0]] = true
 		if r := guideRuns[found[0]]; r.only == "" {
 			runs[b] = r
+		} else {
+			t.Logf("the script at line %d of the guide is type-checked only: %s", b.line, r.only)
 		}
 	}
 	for j, r := range guideRuns {
