@@ -171,7 +171,7 @@ func TestLabelMissNamesTheClosestLabels(t *testing.T) {
 <label for=b>Email again</label><input id=b value="ada2@example.org">
 <label for=c>Phone</label><input id=c value="0123">
 <label for=d>Postcode</label><input id=d>`
-	tab := newTabWith(t, serve("/labels", page), TabOptions{})
+	tab := newTabWith(t, serve("/label-miss", page), TabOptions{})
 	ctx := tctx(t, 30*time.Second)
 	_, err := tab.pickIn(ctx, "", Locator{Label: "E-mail address"}, false)
 	var te *LocatorError
