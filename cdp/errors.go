@@ -167,6 +167,12 @@ func protocolError(err error) *rpcc.ResponseError {
 	return nil
 }
 
+// sessionGone reports the browser's answer to a call on a session it no
+// longer has (Chromium: "Session with given id not found.").
+func sessionGone(re *rpcc.ResponseError) bool {
+	return strings.HasPrefix(re.Message, "Session with given id not found")
+}
+
 // contextGone reports errors that mean "the JavaScript realm you named no
 // longer exists", which a navigation causes. Calls that hit one may be
 // retried in the new document.
