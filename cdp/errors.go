@@ -173,6 +173,28 @@ func sessionGone(re *rpcc.ResponseError) bool {
 	return strings.HasPrefix(re.Message, "Session with given id not found")
 }
 
+// goneWait is how long a call the browser answered with "no such
+// session" waits for the detach event that says why: the answer may
+// overtake the event.
+const goneWait = 500 * time.Millisecond
+
+// goneWhile is the error of a call whose session the browser no longer
+// knows. When the tab's own session ends soon after (the tab was closed
+// or crashed, or the browser went away while the call ran), it is that
+// session's reason: a closed tab. Otherwise the session was another one
+// of the tab's (a frame's that went away), and the browser's refusal
+// stands.
+func (t *Tab) goneWhile(re *rpcc.ResponseError) error {
+	timer := time.NewTimer(goneWait)
+	defer timer.Stop()
+	select {
+	case <-t.route.gone:
+		return t.route.err
+	case <-timer.C:
+		return codeErr(errcode.Error, "the browser refused the call: %s", re.Message)
+	}
+}
+
 // contextGone reports errors that mean "the JavaScript realm you named no
 // longer exists", which a navigation causes. Calls that hit one may be
 // retried in the new document.

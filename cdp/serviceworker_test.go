@@ -33,6 +33,16 @@ const registerWorker = `async (prefix) => {
   return r.scope;
 }`
 
+// registerRefusedWorker registers as registerWorker does, for a tab that
+// refuses workers: the host may unregister the worker before it is
+// ready, and then ready never settles, nor may register.
+const registerRefusedWorker = `async (prefix) => {
+  const settled = (p) => Promise.race([p.catch(() => {}), new Promise((ok) => setTimeout(ok, 3000))]);
+  await settled(navigator.serviceWorker.register(prefix + "worker.js", { scope: prefix }));
+  await settled(navigator.serviceWorker.ready);
+  return prefix;
+}`
+
 // titleInNewTab loads u in a tab of its own and returns what it shows.
 func titleInNewTab(t *testing.T, u string) string {
 	t.Helper()
@@ -51,7 +61,7 @@ func TestServiceWorkerRefused(t *testing.T) {
 	log := &actionLog{}
 	tab := tabWith(t, page, TabOptions{Log: log.add, RefuseServiceWorkers: true})
 	ctx := tctx(t, 20*time.Second)
-	_, err := tab.Evaluate(ctx, registerWorker, prefix)
+	_, err := tab.Evaluate(ctx, registerRefusedWorker, prefix)
 	require.NoError(t, err)
 	require.NoError(t, tab.Detach(ctx), "detaching waits for the unregistration")
 

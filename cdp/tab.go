@@ -287,28 +287,6 @@ func (t *Tab) fail(err error) error {
 	return codeErr(errcode.Error, "%w", err)
 }
 
-// goneWait is how long a call the browser answered with "no such
-// session" waits for the detach event that says why: the answer may
-// overtake the event.
-const goneWait = 500 * time.Millisecond
-
-// goneWhile is the error of a call whose session the browser no longer
-// knows. When the tab's own session ends soon after (the tab was closed
-// or crashed, or the browser went away while the call ran), it is that
-// session's reason: a closed tab. Otherwise the session was another one
-// of the tab's (a frame's that went away), and the browser's refusal
-// stands.
-func (t *Tab) goneWhile(re *rpcc.ResponseError) error {
-	timer := time.NewTimer(goneWait)
-	defer timer.Stop()
-	select {
-	case <-t.route.gone:
-		return t.route.err
-	case <-timer.C:
-		return codeErr(errcode.Error, "the browser refused the call: %s", re.Message)
-	}
-}
-
 // Detach ends the session, leaving the page open. It is idempotent.
 //
 // A page whose document a navigation replaced while one of its dialogs
