@@ -102,3 +102,11 @@ func TestWindowsDriveLetterPaths(t *testing.T) {
 	assert.Equal(t, Dir, h.Read[0].Kind)
 	assert.Equal(t, filepath.Join(outside, "x.txt"), h.Read[1].Resolved)
 }
+
+// A relative run= path is refused with an example of an absolute path
+// this system takes.
+func TestWindowsRunExampleIsAWindowsPath(t *testing.T) {
+	_, err := Parse([]byte("// @permissions run=\"bin\\\\git.exe\"\n"), scriptDir(t))
+	require.ErrorIs(t, err, ErrBadValue)
+	assert.Contains(t, err.Error(), `C:\Program Files\Git\cmd\git.exe`)
+}

@@ -233,6 +233,15 @@ func validEnvName(s string) bool {
 	return true
 }
 
+// absoluteGit is the example of an absolute command path this system
+// would take.
+func absoluteGit() string {
+	if runtime.GOOS == "windows" {
+		return `C:\Program Files\Git\cmd\git.exe`
+	}
+	return "/usr/bin/git"
+}
+
 func checkRun(v string) string {
 	switch {
 	case v == "*":
@@ -244,7 +253,7 @@ func checkRun(v string) string {
 	case filepath.IsAbs(v):
 		return ""
 	case strings.ContainsAny(v, `/\`):
-		return fmt.Sprintf("run= takes a command name like git or an absolute path like /usr/bin/git; %q is a relative path", v)
+		return fmt.Sprintf("run= takes a command name like git or an absolute path like %s; %q is a relative path", absoluteGit(), v)
 	}
 	if v[0] == '-' || v[0] == '.' {
 		return fmt.Sprintf("%q is not a command name", v)
