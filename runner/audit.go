@@ -287,7 +287,7 @@ func (r *accessRules) judgeNet(value string, allow, deny []netRule) (string, boo
 	if u, err := url.Parse(value); err == nil && u.Scheme != "" && u.Host != "" {
 		host, port = u.Hostname(), u.Port()
 		if port == "" {
-			port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
+			port = defaultPort(u.Scheme)
 		}
 	} else {
 		host, port = splitNet(value)
@@ -313,6 +313,17 @@ func (r *accessRules) judgeNet(value string, allow, deny []netRule) (string, boo
 	}
 	a, d := best(allow), best(deny)
 	return shown, a >= 0 && a > d
+}
+
+// defaultPort is the port a URL of scheme reaches when it names none.
+func defaultPort(scheme string) string {
+	switch scheme {
+	case "http", "ws":
+		return "80"
+	case "https", "wss":
+		return "443"
+	}
+	return ""
 }
 
 // special reports whether deno refuses p, once its grant allowed it,

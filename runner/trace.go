@@ -13,8 +13,9 @@ import (
 	"github.com/tranquil/automation/trace"
 )
 
-// A run's trace (package trace): its tab calls, navigations, console
-// lines, dialogs and steps, and what a tab showed when a call failed. It
+// A run's trace (package trace): its host calls, navigations, console
+// lines, dialogs, steps and accesses outside the browser (audit.go), and
+// what a tab showed when a call failed. It
 // is kept with the run's history entry (history.Store.PutTrace) when the
 // run ends; Manager.Trace reads it back.
 
