@@ -58,6 +58,10 @@ var (
 	// ErrMessageTooLarge reports a request or reply larger than
 	// Options.MaxMessageSize.
 	ErrMessageTooLarge = codeErr(errcode.Error, "message too large for the connection to the browser")
+	// ErrOverBudget reports a reply to a tab's page call that was larger
+	// than what its [TabOptions.Meter] had left, or that the meter refused:
+	// it was read past, never built. Its code is limit_exceeded.
+	ErrOverBudget = codeErr(errcode.LimitExceeded, "past the memory budget")
 	// ErrEndpoint reports an endpoint Connect cannot use, or a
 	// [PagePolicy] deny entry that is not a loopback endpoint. It is the
 	// host's mistake, never a script's, so it has no code.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -288,10 +289,18 @@ func (t *Tab) callFunctionOn(ctx context.Context, rt *route, a *runtime.CallFunc
 	if err != nil {
 		return nil, fmt.Errorf("cdp: encode call: %w", err)
 	}
-	data, err := t.b.m.invoke(ctx, rt, "Runtime.callFunctionOn", params)
+	data, err := t.b.m.invoke(ctx, rt, "Runtime.callFunctionOn", params, t.replyLimit())
+	if err != nil {
+		if errors.Is(err, ErrOverBudget) {
+			return nil, codeErr(errcode.LimitExceeded, "%w", err)
+		}
+		return nil, err
+	}
+	give, err := t.takeReply(len(data))
 	if err != nil {
 		return nil, err
 	}
+	defer give()
 	var resp struct {
 		Result *runtime.CallFunctionOnReply `json:"result"`
 		Error  *rpcc.ResponseError          `json:"error"`

@@ -49,7 +49,16 @@ type mux struct {
 	// ids.
 	directSeq atomic.Uint64
 	pmu       sync.Mutex
-	pending   map[uint64]chan directReply
+	pending   map[uint64]directCall
+}
+
+// directCall is a direct call waiting for its reply. limit, when above
+// zero, is the most its reply may be: what the caller's meter has left.
+// A longer reply is read past and dropped, as one over the connection's
+// limit is, so that it is never built.
+type directCall struct {
+	ch    chan directReply
+	limit int64
 }
 
 // directReply is the answer to a direct call: the raw reply, or why there
@@ -65,8 +74,11 @@ type directReply struct {
 type transport interface {
 	// readMessage returns the next message. A message over the size limit
 	// is consumed whole and reported as an *oversizeError, after which
-	// reading goes on; any other error is final.
-	readMessage(ctx context.Context) ([]byte, error)
+	// reading goes on; any other error is final. The limit is the
+	// connection's, or what limitOf answers for the message's first bytes
+	// when they are read and the message is longer than them: the reply to
+	// a call may be held to what its caller can take.
+	readMessage(ctx context.Context, limitOf func(head []byte) int64) ([]byte, error)
 	// writeMessage sends one message; b is the caller's again on return.
 	writeMessage(ctx context.Context, b []byte) error
 	// close ends the transport and unblocks readMessage and writeMessage.
@@ -81,6 +93,8 @@ type transport interface {
 type oversizeError struct {
 	size, limit int64
 	head, tail  []byte
+	// metered: the limit was the caller's meter's, not the connection's.
+	metered bool
 }
 
 const (
@@ -89,10 +103,29 @@ const (
 )
 
 func (e *oversizeError) Error() string {
+	if e.metered {
+		return fmt.Sprintf("the browser's reply (over %s) is larger than what is left of the memory budget (%s)", byteCount(e.size), byteCount(e.limit))
+	}
 	return fmt.Sprintf("cdp: message too large: %d bytes, limit %d", e.size, e.limit)
 }
 
-func (e *oversizeError) Unwrap() error { return ErrMessageTooLarge }
+func (e *oversizeError) Unwrap() error {
+	if e.metered {
+		return ErrOverBudget
+	}
+	return ErrMessageTooLarge
+}
+
+// byteCount words n bytes for a person.
+func byteCount(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // Write records p as the next part of the dropped message, keeping only
 // the bounded head and tail.
@@ -116,19 +149,31 @@ type wsTransport struct {
 	max int64
 }
 
-func (t *wsTransport) readMessage(ctx context.Context) ([]byte, error) {
+func (t *wsTransport) readMessage(ctx context.Context, limitOf func([]byte) int64) ([]byte, error) {
 	_, r, err := t.ws.Reader(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(r, t.max+1))
+	var head [oversizeHead]byte
+	n, err := io.ReadFull(r, head[:])
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return append([]byte(nil), head[:n]...), nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) <= t.max {
+	limit := t.max
+	if l := limitOf(head[:]); l > 0 && l < limit {
+		limit = l
+	}
+	b, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head[:]), r), limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) <= limit {
 		return b, nil
 	}
-	o := &oversizeError{limit: t.max}
+	o := &oversizeError{limit: limit, metered: limit < t.max}
 	o.Write(b)
 	if _, err := io.Copy(o, r); err != nil {
 		return nil, err
@@ -180,7 +225,7 @@ func dialMux(ctx context.Context, url string, maxSize int64) (*mux, error) {
 
 // newMux starts the reader on t; the mux owns t from then on.
 func newMux(t transport, maxSize int64) *mux {
-	m := &mux{t: t, maxSize: maxSize, routes: map[string]*route{}, readerDone: make(chan struct{}), pending: map[uint64]chan directReply{}}
+	m := &mux{t: t, maxSize: maxSize, routes: map[string]*route{}, readerDone: make(chan struct{}), pending: map[uint64]directCall{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	go m.read()
 	return m
@@ -191,7 +236,7 @@ func (m *mux) read() {
 	var err error
 	for {
 		var data []byte
-		data, err = m.t.readMessage(m.ctx)
+		data, err = m.t.readMessage(m.ctx, m.limitOf)
 		if err != nil {
 			var o *oversizeError
 			if errors.As(err, &o) {
@@ -216,12 +261,25 @@ func (m *mux) read() {
 // answer hands a direct call its reply.
 func (m *mux) answer(id uint64, rep directReply) {
 	m.pmu.Lock()
-	ch := m.pending[id]
+	c, ok := m.pending[id]
 	delete(m.pending, id)
 	m.pmu.Unlock()
-	if ch != nil {
-		ch <- rep // buffered; one reply per call
+	if ok {
+		c.ch <- rep // buffered; one reply per call
 	}
+}
+
+// limitOf is the most the message starting with head may be: the limit of
+// the direct call it answers, when that call has one.
+func (m *mux) limitOf(head []byte) int64 {
+	id, ok := leadingID(head)
+	if !ok || id < directIDBase {
+		return 0
+	}
+	m.pmu.Lock()
+	c := m.pending[id]
+	m.pmu.Unlock()
+	return c.limit
 }
 
 // deliver queues a message on its session's route.
@@ -405,8 +463,10 @@ func leadingID(data []byte) (uint64, bool) {
 }
 
 // invoke sends one request on r's session and returns the raw reply
-// frame, bypassing rpcc. The caller decodes it.
-func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte) ([]byte, error) {
+// frame, bypassing rpcc. The caller decodes it. A reply longer than limit
+// (when above zero) is dropped as it is read and fails the call with an
+// *oversizeError matching ErrOverBudget.
+func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte, limit int64) ([]byte, error) {
 	select {
 	case <-r.gone:
 		return nil, r.err
@@ -415,7 +475,7 @@ func (m *mux) invoke(ctx context.Context, r *route, method string, params []byte
 	id := directIDBase + m.directSeq.Add(1)%directIDBase
 	ch := make(chan directReply, 1)
 	m.pmu.Lock()
-	m.pending[id] = ch
+	m.pending[id] = directCall{ch: ch, limit: limit}
 	m.pmu.Unlock()
 	defer func() {
 		m.pmu.Lock()

@@ -41,8 +41,8 @@ func newPipeTransport(in, out *os.File, maxSize int64) *pipeTransport {
 }
 
 // readMessage blocks in the file read, not on ctx: close unblocks it.
-func (t *pipeTransport) readMessage(context.Context) ([]byte, error) {
-	b, err := t.nr.next()
+func (t *pipeTransport) readMessage(_ context.Context, limitOf func([]byte) int64) ([]byte, error) {
+	b, err := t.nr.next(limitOf)
 	if errors.Is(err, os.ErrClosed) {
 		err = errors.New("pipe closed")
 	}
@@ -89,21 +89,29 @@ func newNULReader(r io.Reader, maxSize int64, bufSize int) *nulReader {
 
 // next returns the next message without its NUL, in a slice of its own. A
 // stream that ends between messages gives io.EOF; one that ends inside a
-// message gives io.ErrUnexpectedEOF.
-func (r *nulReader) next() ([]byte, error) {
+// message gives io.ErrUnexpectedEOF. A message longer than one buffer is
+// held to what limitOf (when not nil) answers for its first buffer, if
+// that is less than the reader's own limit.
+func (r *nulReader) next(limitOf func([]byte) int64) ([]byte, error) {
 	var msg []byte
 	var over *oversizeError
-	for {
+	limit := r.max
+	for first := true; ; first = false {
 		chunk, err := r.br.ReadSlice(0)
 		last := err == nil
 		if last {
 			chunk = chunk[:len(chunk)-1]
 		}
+		if first && !last && limitOf != nil {
+			if l := limitOf(chunk); l > 0 && l < limit {
+				limit = l
+			}
+		}
 		switch {
 		case over != nil:
 			over.Write(chunk)
-		case int64(len(msg))+int64(len(chunk)) > r.max:
-			over = &oversizeError{limit: r.max}
+		case int64(len(msg))+int64(len(chunk)) > limit:
+			over = &oversizeError{limit: limit, metered: limit < r.max}
 			over.Write(msg)
 			over.Write(chunk)
 			msg = nil

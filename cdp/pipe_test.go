@@ -90,14 +90,14 @@ func TestPipeTransport(t *testing.T) {
 	require.ErrorContains(t, err, "message too large")
 	_, rt, err := b.m.open(ctx, "S1", nil)
 	require.NoError(t, err)
-	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`{}`))
+	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`{}`), 0)
 	require.ErrorIs(t, err, ErrMessageTooLarge)
 	v, err = b.Client().Browser.GetVersion(ctx)
 	require.NoError(t, err, "the connection lives on")
 	assert.Equal(t, "Fake/1", v.Product)
 
 	// Writes over the limit never leave.
-	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`"`+big+`"`))
+	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`"`+big+`"`), 0)
 	require.ErrorIs(t, err, ErrMessageTooLarge)
 
 	// The browser's end closing is the browser's death.
@@ -110,7 +110,7 @@ func TestPipeTransport(t *testing.T) {
 	require.ErrorIs(t, b.Err(), ErrBrowserClosed)
 	_, err = b.Client().Browser.GetVersion(ctx)
 	require.ErrorIs(t, b.fail(err), ErrBrowserClosed)
-	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`{}`))
+	_, err = b.m.invoke(ctx, rt, "Runtime.evaluate", []byte(`{}`), 0)
 	var de *DetachedError
 	require.ErrorAs(t, err, &de)
 	require.ErrorIs(t, err, ErrBrowserClosed)
@@ -256,7 +256,7 @@ func FuzzNULReader(f *testing.F) {
 		nr := newNULReader(&chunkReader{b: data, n: int(chunk%32) + 1}, max, 16)
 		parts := bytes.Split(data, []byte{0})
 		for _, want := range parts[:len(parts)-1] {
-			got, err := nr.next()
+			got, err := nr.next(nil)
 			if int64(len(want)) > max {
 				var o *oversizeError
 				if !errors.As(err, &o) {
@@ -272,7 +272,7 @@ func FuzzNULReader(f *testing.F) {
 				t.Fatalf("got %q, %v; want %q", got, err, want)
 			}
 		}
-		_, err := nr.next()
+		_, err := nr.next(nil)
 		want := io.EOF
 		if len(parts[len(parts)-1]) > 0 {
 			want = io.ErrUnexpectedEOF

@@ -92,6 +92,11 @@ type TabOptions struct {
 	// Detach and Close look once more before the session ends. False
 	// leaves service workers to the pages.
 	RefuseServiceWorkers bool
+	// Meter, when set, bounds the browser's replies to the tab's page
+	// calls (evaluate, readers, waits, form actions) by what it has left,
+	// and is charged for each while it is decoded (see [Meter]). Nil
+	// bounds them by [Options.MaxMessageSize] alone.
+	Meter Meter
 }
 
 // Attach attaches to a page target by ID with the zero [TabOptions].
