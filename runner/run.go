@@ -184,7 +184,7 @@ type runStop struct {
 	cancelOn  bool
 	killOn    bool
 	cancelWhy string
-	overLimit string // the limit_exceeded reason of a session that went past its budget
+	overLimitWhy string // the limit_exceeded reason of a run that went past a limit (costs.go)
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
@@ -283,13 +283,7 @@ func (r *Run) watchBudget(s *capnweb.Session) {
 	if !errors.Is(err, capnweb.ErrLimit) {
 		return
 	}
-	reason := sessionLimitReason(err)
-	r.mu.Lock()
-	if r.overLimit == "" {
-		r.overLimit = reason
-	}
-	r.mu.Unlock()
-	r.kill(reason)
+	r.overLimit(resourceMemory, err)
 }
 
 // SendEvent delivers the event called name, carrying payload (any value

@@ -37,7 +37,7 @@ func (r *Run) settle(c *child, out *output, h *permissions.Header, expired strin
 	}
 	r.entry.Signal = sig
 	cancelled := r.cancelOn
-	overLimit := r.overLimit
+	overLimit := r.overLimitWhy
 	if overLimit != "" {
 		r.entry.FirstError = overLimit
 	}

@@ -378,7 +378,7 @@ func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capn
 	if raw == nil {
 		return capnweb.Undefined{}, nil
 	}
-	return capnweb.DecodeJSON(raw)
+	return a.r.decodeResult(raw, "an evaluate result")
 }
 
 // formsAPI is forms: trusted form actions through the form runtime.

@@ -112,7 +112,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 
 // tabOptions are the options of the run's tab sessions.
 func (r *Run) tabOptions(gw *cdp.Gateway) cdp.TabOptions {
-	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers}
+	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers, Meter: runMeter{r}}
 }
 
 // sites is the script's sites= for its tab sessions: nil when it names

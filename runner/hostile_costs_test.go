@@ -1,0 +1,98 @@
+package runner_test
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/runner"
+)
+
+// heapPeak samples the Go heap's objects every millisecond until the
+// returned function is called, which returns the peak growth over the start.
+func heapPeak() func() int64 {
+	read := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	base := read()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if h := read(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		wg.Wait()
+		return int64(peak.Load()) - int64(base)
+	}
+}
+
+// Two page-js runs at once each make the page return about 24 MB of JSON
+// of many small objects, which decodes to far more than the run's memory
+// budget: each fails limit_exceeded naming memory before the value is
+// built, a benign run beside them succeeds, and the host's heap stays
+// within a few budgets (it grew by about 1.3 GiB per run, and killed a
+// host under a 2.5 GiB cap, when results were decoded first and charged
+// after).
+func TestHostileEvaluateResultIsChargedBeforeItIsBuilt(t *testing.T) {
+	const budget = 32 << 20
+	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.SessionBudget = budget }})
+	big := fmt.Sprintf(`// @permissions browser page-js
+// @timeout 90s
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q);
+try {
+  const rows = await tab.evaluate(() => Array.from({ length: 800000 }, (_, i) => ({ i, s: "ab" })));
+  await context.result({ got: rows.length });
+} catch (e) {
+  await context.result({ code: e.code, message: e.message });
+}
+`, e.site.URL+"/")
+	growth := heapPeak()
+	var wg sync.WaitGroup
+	entries := make([]history.Entry, 2)
+	for i := range entries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries[i] = e.run(t, fmt.Sprintf("big-%d.ts", i), big)
+		}()
+	}
+	benign := e.run(t, "benign.ts", fmt.Sprintf(`// @permissions browser page-js
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q);
+await context.result(await tab.evaluate(() => document.title));
+`, e.site.URL+"/"))
+	wg.Wait()
+	grown := growth()
+	require.Equal(t, history.StateSucceeded, benign.State, "%s %s", benign.Reason, benign.Output)
+	require.JSONEq(t, `"Home"`, string(benign.Result))
+	for _, entry := range entries {
+		require.Equal(t, history.StateFailed, entry.State, "%s %s %s", entry.Reason, entry.Result, entry.Output)
+		require.True(t, strings.HasPrefix(entry.Reason, "limit_exceeded: memory: "), entry.Reason)
+		t.Log(entry.Reason)
+	}
+	t.Logf("host heap peak: %+.1f MiB over the start (budget %d MiB per run)", float64(grown)/(1<<20), budget>>20)
+	require.Less(t, grown, int64(8*budget), "the host's heap grew past a few budgets")
+}
