@@ -179,7 +179,8 @@
 // closes only the tabs it opened; tabs it opened in the foreground and in
 // the background each take one of the Manager's slots
 // ([Config.MaxForegroundTabs], [Config.MaxBackgroundTabs]) and wait, in
-// order, for one. A slot is given back, and tab.close resolves, only once
+// order, for one; one run holds at most half of each kind's slots (at
+// least one), so no run can keep another from opening a tab. A slot is given back, and tab.close resolves, only once
 // the host no longer lists the tab. A tab opened in the background is
 // never focused through the host (its session emulates focus), so it
 // never becomes the tab the user sees, nor any run's tabs.active. A run's

@@ -1,6 +1,8 @@
 package runner_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/metrics"
 	"strings"
@@ -95,4 +97,57 @@ await context.result(await tab.evaluate(() => document.title));
 	}
 	t.Logf("host heap peak: %+.1f MiB over the start (budget %d MiB per run)", float64(grown)/(1<<20), budget>>20)
 	require.Less(t, grown, int64(8*budget), "the host's heap grew past a few budgets")
+}
+
+// A run that opens tabs up to every slot and holds them gets its share
+// (half the slots) and a clear refusal for the rest, and another run's
+// tabs.open goes through at once (it waited 30 s and failed when one run
+// could take every slot).
+func TestHostileTabHogGetsItsShare(t *testing.T) {
+	e := newBrowserEnv(t)
+	hog := e.startScript(t, "hog.ts", fmt.Sprintf(`// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const held = await Promise.allSettled(Array.from({ length: %d }, () =>
+  tabs.open(%q, { background: true, timeout: 1500 })));
+console.log(JSON.stringify(held.map((r) => r.status === "fulfilled" ? "open" : r.reason.code + ": " + r.reason.message)));
+await new Promise((r) => setTimeout(r, 60000));
+`, runner.DefaultMaxBackgroundTabs, e.site.URL+"/p/1"))
+	var held []string
+	require.Eventually(t, func() bool {
+		e.outMu.Lock()
+		defer e.outMu.Unlock()
+		for _, l := range e.lines {
+			if strings.HasPrefix(l, "[") {
+				return json.Unmarshal([]byte(l), &held) == nil
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond)
+	share := runner.DefaultMaxBackgroundTabs / 2
+	opened := 0
+	for _, h := range held {
+		if h == "open" {
+			opened++
+		} else {
+			require.Contains(t, h, "this run holds its share")
+		}
+	}
+	require.Equal(t, share, opened, "%q", held)
+
+	start := time.Now()
+	other := e.run(t, "other.ts", fmt.Sprintf(`// @permissions browser
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q, { background: true });
+await context.result(await tab.title());
+`, e.site.URL+"/p/2"))
+	took := time.Since(start)
+	require.Equal(t, history.StateSucceeded, other.State, "%s %s", other.Reason, other.Output)
+	require.JSONEq(t, `"Page 2"`, string(other.Result))
+	require.Less(t, took, 10*time.Second)
+	t.Logf("another run's open beside the hog: %v", took.Round(time.Millisecond))
+	hog.Cancel("done")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := hog.Wait(ctx)
+	require.NoError(t, err)
 }

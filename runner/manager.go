@@ -113,7 +113,10 @@ type Config struct {
 	// session for each.
 	MaxConcurrent int
 	// MaxBackgroundTabs bounds background tabs open at once across all
-	// runs; more tabs.open calls wait in a FIFO queue. Zero means
+	// runs; more tabs.open calls wait in a FIFO queue. One run holds at
+	// most half of them (at least one) at once, so a run that opens tabs
+	// and keeps them cannot hold up another run's opens; its own further
+	// opens wait for one of its tabs to go. Zero means
 	// DefaultMaxBackgroundTabs (4).
 	MaxBackgroundTabs int
 	// MaxForegroundTabs bounds foreground tabs that runs have open at once

@@ -165,11 +165,11 @@ func (r *Run) dropTab(ctx context.Context, t *runTab, close bool) error {
 	}
 	if t.background {
 		t.background = false
-		r.m.tabs.background.release()
+		r.m.tabs.background.release(r.id)
 	}
 	if t.foreground {
 		t.foreground = false
-		r.m.tabs.foreground.release()
+		r.m.tabs.foreground.release(r.id)
 	}
 	return err
 }

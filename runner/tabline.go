@@ -24,18 +24,23 @@ const maxOpenReorder = 2 * time.Second
 // has waited reorderWait for them; a number that never comes is skipped.
 // Other opens join as they arrive.
 //
-// The first in line goes through when a slot is free and no other open is
-// going through: it then holds a slot and the turn. It gives back the turn
-// with opened, once the host has answered its open, and the slot with
-// release, once its tab is gone.
+// The first in line whose run holds less than its share goes through when
+// a slot is free and no other open is going through: it then holds a slot
+// and the turn. It gives back the turn with opened, once the host has
+// answered its open, and the slot with release, once its tab is gone. A
+// run's share is half the slots, at least one: a run that holds its share
+// waits for one of its own tabs to go, and never keeps another run from
+// the rest. Places of one run keep their order among themselves.
 //
 // A tabLine starts no goroutines: each open waits on its caller's.
 type tabLine struct {
 	size        int           // slots in all
+	share       int           // slots one run may hold at once
 	reorderWait time.Duration // how long an early place waits for lower numbers
 
 	mu   sync.Mutex
 	free int
+	held map[string]int // slots held, by run
 	turn bool        // a place went through and has not yet called opened
 	line []*tabPlace // joined, waiting for a slot and the turn
 	runs map[string]*runOpens
@@ -91,6 +96,15 @@ type runOpens struct {
 
 func (l *tabLine) init(size int) {
 	l.size, l.free, l.reorderWait = size, size, maxOpenReorder
+	l.share = max(1, size/2)
+	l.held = map[string]int{}
+}
+
+// atShare reports whether run holds its share of the slots.
+func (l *tabLine) atShare(run string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held[run] >= l.share
 }
 
 // join takes a place for an open of run, numbered seq if seq is not nil.
@@ -169,12 +183,19 @@ func (l *tabLine) opened() {
 	l.passLocked()
 }
 
-// release gives back a slot.
-func (l *tabLine) release() {
+// release gives back a slot run held.
+func (l *tabLine) release(run string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.free++
+	l.giveLocked(run)
 	l.passLocked()
+}
+
+func (l *tabLine) giveLocked(run string) {
+	l.free++
+	if l.held[run]--; l.held[run] <= 0 {
+		delete(l.held, run)
+	}
 }
 
 // forget drops run's numbering once the run lets go of its tabs; places
@@ -238,7 +259,7 @@ func (l *tabLine) leaveLocked(p *tabPlace) {
 		l.line = slices.DeleteFunc(l.line, func(q *tabPlace) bool { return q == p })
 	case placeThrough:
 		// It went through just as it gave up: pass the slot and turn on.
-		l.free++
+		l.giveLocked(p.run)
 		l.turn = false
 		l.passLocked()
 	}
@@ -250,16 +271,23 @@ func (l *tabLine) enterLocked(p *tabPlace) {
 	l.passLocked()
 }
 
-// passLocked lets the first in line through if a slot is free and the
-// turn is not taken.
+// passLocked lets the first in line whose run is under its share through,
+// if a slot is free and the turn is not taken.
 func (l *tabLine) passLocked() {
-	if l.turn || l.free == 0 || len(l.line) == 0 {
+	if l.turn || l.free == 0 {
 		return
 	}
-	p := l.line[0]
-	l.line[0] = nil
-	l.line = l.line[1:]
+	i := slices.IndexFunc(l.line, func(p *tabPlace) bool { return l.held[p.run] < l.share })
+	if i < 0 {
+		return
+	}
+	p := l.line[i]
+	l.line = slices.Delete(l.line, i, i+1)
 	l.free--
+	if l.held == nil {
+		l.held = map[string]int{}
+	}
+	l.held[p.run]++
 	l.turn = true
 	p.state = placeThrough
 	close(p.ch)

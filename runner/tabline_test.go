@@ -33,7 +33,7 @@ func TestTabLineTurnsAndSlots(t *testing.T) {
 	assert.True(t, through(b))
 	l.opened()
 	assert.False(t, through(c), "both slots are held")
-	l.release()
+	l.release("r1")
 	assert.True(t, through(c), "a released its slot")
 	assert.True(t, l.await(context.Background(), c))
 }
@@ -55,7 +55,7 @@ func TestTabLineNumberedOrder(t *testing.T) {
 		}
 		require.True(t, l.await(context.Background(), p))
 		l.opened()
-		l.release()
+		l.release(p.run)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestTabLineNumberedOrder(t *testing.T) {
 // and comes last if it comes at all.
 func TestTabLineLostNumber(t *testing.T) {
 	var l tabLine
-	l.init(4)
+	l.init(6) // a share of 3: the run's three opens all fit
 	l.reorderWait = 10 * time.Millisecond
 	one, two := l.join("r", seqOf(1)), l.join("r", seqOf(2))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -94,7 +94,7 @@ func TestTabLineGiveUp(t *testing.T) {
 	assert.Equal(t, []*tabPlace{zero, two}, l.line, "1 gave up: 2 does not wait for it")
 	require.True(t, l.await(context.Background(), held))
 	l.opened()
-	l.release()
+	l.release("x")
 	assert.True(t, through(zero))
 }
 
@@ -107,4 +107,41 @@ func TestTabLineForget(t *testing.T) {
 	l.forget("r")
 	assert.True(t, through(p))
 	assert.Empty(t, l.runs)
+}
+
+// One run holds at most half the slots (at least one): a run that opens
+// tabs up to every slot and keeps them cannot hold up another run's open,
+// its own further opens wait for its own tabs to go, and they keep their
+// order among themselves.
+func TestTabLineShare(t *testing.T) {
+	var l tabLine
+	l.init(4)
+	var hog []*tabPlace
+	for range 4 {
+		hog = append(hog, l.join("hog", nil))
+	}
+	for _, p := range hog[:2] {
+		require.True(t, l.await(context.Background(), p))
+		l.opened()
+	}
+	assert.False(t, through(hog[2]), "the hog holds its share")
+	assert.True(t, l.atShare("hog"))
+	other := l.join("other", nil)
+	assert.True(t, through(other), "another run's open passes the hog's waiting ones")
+	l.opened()
+	assert.False(t, through(hog[2]))
+	l.release("other")
+	assert.False(t, through(hog[2]), "a free slot is not the hog's while it holds its share")
+	l.release("hog")
+	assert.True(t, through(hog[2]), "the hog's own tab went")
+	l.opened()
+	assert.False(t, through(hog[3]))
+	assert.Equal(t, map[string]int{"hog": 2}, l.held)
+
+	var one tabLine
+	one.init(1)
+	a := one.join("a", nil)
+	require.True(t, one.await(context.Background(), a))
+	one.opened()
+	assert.True(t, one.atShare("a"), "one slot: a share of one")
 }

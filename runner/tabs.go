@@ -95,12 +95,17 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 	}
 	line := a.r.m.tabs.of(o.Background)
 	if !line.await(ctx, line.join(a.r.id, o.Seq)) {
+		if line.atShare(a.r.id) {
+			return TabInfo{}, codeErr(errcode.Timeout, capnweb.NameError,
+				"waiting for a tab slot: this run holds its share of them (%d of the %d %s tabs open at once): close one of its tabs first: %v",
+				line.share, line.size, kindOf(o.Background), ctx.Err())
+		}
 		return TabInfo{}, codeErr(errcode.Timeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", line.size, ctx.Err())
 	}
 	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: o.Background})
 	line.opened()
 	if err != nil {
-		line.release()
+		line.release(a.r.id)
 		return TabInfo{}, browserErr(err)
 	}
 	tab := a.r.knowTab(info, true, o.Background)
@@ -148,4 +153,12 @@ func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
 		}
 	}
 	return capnweb.Undefined{}, nil
+}
+
+// kindOf names a tab line.
+func kindOf(background bool) string {
+	if background {
+		return "background"
+	}
+	return "foreground"
 }
