@@ -291,8 +291,9 @@ func (t *Tab) callFunctionOn(ctx context.Context, rt *route, a *runtime.CallFunc
 	}
 	data, err := t.b.m.invoke(ctx, rt, "Runtime.callFunctionOn", params, t.replyLimit())
 	if err != nil {
-		if errors.Is(err, ErrOverBudget) {
-			return nil, codeErr(errcode.LimitExceeded, "%w", err)
+		var o *oversizeError
+		if errors.As(err, &o) && o.metered {
+			return nil, t.overBudget(o)
 		}
 		return nil, err
 	}

@@ -39,3 +39,14 @@ func (t *Tab) takeReply(n int) (give func(), err error) {
 	}
 	return func() { m.Give(int64(n)) }, nil
 }
+
+// overBudget is the error of a reply read past for being larger than t's
+// meter had left. The meter is told, by a Take of the reply's size that
+// cannot fit (or is given straight back if memory was freed meanwhile:
+// the reply is gone either way), so that it sees every refusal.
+func (t *Tab) overBudget(o *oversizeError) error {
+	if err := t.opts.Meter.Take(o.size, "a reply from the page"); err == nil {
+		t.opts.Meter.Give(o.size)
+	}
+	return codeErr(errcode.LimitExceeded, "%w", o)
+}

@@ -181,9 +181,9 @@ type runHoldings struct {
 
 // runStop says how the run was asked to stop (guarded by Run.mu).
 type runStop struct {
-	cancelOn  bool
-	killOn    bool
-	cancelWhy string
+	cancelOn     bool
+	killOn       bool
+	cancelWhy    string
 	overLimitWhy string // the limit_exceeded reason of a run that went past a limit (costs.go)
 }
 

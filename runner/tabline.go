@@ -41,8 +41,8 @@ type tabLine struct {
 	mu   sync.Mutex
 	free int
 	held map[string]int // slots held, by run
-	turn bool        // a place went through and has not yet called opened
-	line []*tabPlace // joined, waiting for a slot and the turn
+	turn bool           // a place went through and has not yet called opened
+	line []*tabPlace    // joined, waiting for a slot and the turn
 	runs map[string]*runOpens
 }
 
