@@ -76,6 +76,12 @@ type Config struct {
 	// path (URL). When full, the oldest of them is dropped, so silent
 	// clients cannot lock out a real one. Zero means DefaultMaxPending.
 	MaxPending int
+	// MaxConnecting bounds the connections that have not yet sent a
+	// whole WebSocket upgrade request (each a file descriptor and a
+	// goroutine); past it the oldest is closed, so a flood of silent
+	// connections from a script cannot lock out a real client. Zero means
+	// DefaultMaxConnecting.
+	MaxConnecting int
 	// MaxPendingPerRun bounds the connections in the handshake on one
 	// run's own path (RunURL); when full, that run's oldest is dropped.
 	// Connections elsewhere never count against it, so no flood can evict
@@ -120,6 +126,7 @@ type Bridge struct {
 	tokens tokenTable
 	log    *slog.Logger
 	refuse refusalLog
+	conns  *connecting // connections not yet upgraded
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -152,6 +159,8 @@ type pendingConn struct {
 // Stats is a snapshot of a Bridge's state.
 type Stats struct {
 	Sessions        int   // authenticated sessions now
+	Connecting      int   // connections that have not yet upgraded to a WebSocket
+	ConnectingShed  int64 // of those, closed for Config.MaxConnecting, ever
 	Pending         int   // connections in the handshake now
 	Tokens          int   // unclaimed tokens
 	SessionsStarted int64 // sessions ever handed to Cap'n Web
@@ -177,6 +186,7 @@ func New(cfg Config) (*Bridge, error) {
 	setDefault(&cfg.MaxSessions, DefaultMaxSessions)
 	setDefault(&cfg.MaxPending, DefaultMaxPending)
 	setDefault(&cfg.MaxPendingPerRun, DefaultMaxPendingPerRun)
+	setDefault(&cfg.MaxConnecting, DefaultMaxConnecting)
 	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&cfg.ReadLimit, DefaultReadLimit)
 	if cfg.Logger == nil {
@@ -196,10 +206,12 @@ func New(cfg Config) (*Bridge, error) {
 		sessions: map[*live]struct{}{},
 		routes:   map[route][]*pendingConn{},
 		revoked:  map[string]time.Time{},
+		conns:    newConnecting(cfg.MaxConnecting),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.srv = &http.Server{
 		Handler:           b,
+		ConnState:         b.conns.state,
 		ReadHeaderTimeout: cfg.HandshakeTimeout,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
@@ -290,7 +302,9 @@ func (b *Bridge) Stats() Stats {
 	for _, q := range b.routes {
 		pending += len(q)
 	}
-	return Stats{Sessions: len(b.sessions), Pending: pending, Tokens: b.tokens.len(), SessionsStarted: b.started.Load()}
+	st := Stats{Sessions: len(b.sessions), Pending: pending, Tokens: b.tokens.len(), SessionsStarted: b.started.Load()}
+	st.Connecting, st.ConnectingShed = b.conns.stats()
+	return st
 }
 
 // Close stops listening, ends every handshake and session, and waits for
