@@ -147,14 +147,17 @@
 // [ErrNotSerializable]. Either way the runner releases it; no
 // capnweb stub reaches host code.
 //
-// Memory: everything a script can make the host hold or build through
-// its session (values it sent and still holds, the copies its references
-// to earlier results ask for, the arguments of its calls under way, the
-// results it has not released) counts against [Config.SessionBudget]
-// (64 MiB by default), before it is built. Past it the session ends and
-// the run fails with a reason starting "limit_exceeded:" that names what
-// asked for more; the host holds at most MaxConcurrent budgets for runs'
-// sessions, plus their largest frames.
+// Memory: everything a script can make the host hold or build counts
+// against one budget per run, [Config.SessionBudget] (64 MiB by default),
+// before it is built: through its session, the values it sent and still
+// holds, the copies its references to earlier results ask for, the
+// arguments of its calls under way and the results it has not released;
+// through the browser, every reply to its tabs' page calls (a reply
+// larger than what is left is read past, never built) and every evaluate
+// result, charged for its JSON and for what decoding it builds. Past it
+// the run fails with a reason starting "limit_exceeded: memory:" that
+// names what asked for more; the host holds at most MaxConcurrent budgets
+// for runs, plus their largest frames.
 //
 // Nothing of a script's reaches the host after its run has ended: when the
 // run settles, one gate closes on its events ([Config.OnEvent]), its UI,
