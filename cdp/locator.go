@@ -3,8 +3,10 @@ package cdp
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/errcode"
 )
@@ -172,14 +174,16 @@ func (t Locator) plain() Locator {
 }
 
 // String describes the target for logs and errors. It never includes a
-// value being typed.
+// value being typed, and quotes at most maxShown bytes of each of the
+// target's texts: a target is the script's, and a description built on
+// every poll of a wait must cost the host little whatever the target holds.
 func (t Locator) String() string {
 	s := t.plain().way()
 	if t.Within != nil {
 		s += " within " + t.Within.String()
 	}
 	if t.HasText != "" {
-		s += fmt.Sprintf(" with text %q", t.HasText)
+		s += " with text " + shown(t.HasText)
 	}
 	if t.Has != nil {
 		s += " holding " + t.Has.String()
@@ -194,25 +198,41 @@ func (t Locator) String() string {
 func (t Locator) way() string {
 	switch {
 	case t.Ref != "":
-		return fmt.Sprintf("ref %q", t.Ref)
+		return "ref " + shown(t.Ref)
 	case t.Role != "" && t.Name != "":
-		return fmt.Sprintf("role %q name %q", t.Role, t.Name)
+		return "role " + shown(t.Role) + " name " + shown(t.Name)
 	case t.Role != "":
-		return fmt.Sprintf("role %q", t.Role)
+		return "role " + shown(t.Role)
 	case t.Label != "":
-		return fmt.Sprintf("label %q", t.Label)
+		return "label " + shown(t.Label)
 	case t.Placeholder != "":
-		return fmt.Sprintf("placeholder %q", t.Placeholder)
+		return "placeholder " + shown(t.Placeholder)
 	case t.Name != "":
-		return fmt.Sprintf("name %q", t.Name)
+		return "name " + shown(t.Name)
 	case t.Text != "":
-		return fmt.Sprintf("text %q", t.Text)
+		return "text " + shown(t.Text)
 	case t.Selector != "":
-		return fmt.Sprintf("selector %q", t.Selector)
+		return "selector " + shown(t.Selector)
 	case t.TestID != "":
-		return fmt.Sprintf("testId %q", t.TestID)
+		return "testId " + shown(t.TestID)
 	}
 	return "empty target"
+}
+
+// maxShown bounds each text of a target quoted in its description.
+const maxShown = 200
+
+// shown quotes s for a target's description, cut to maxShown bytes (never
+// inside a character) with a note of how much is left out.
+func shown(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	keep := maxShown
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return strconv.Quote(s[:keep]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 func (t Locator) validate() error { return t.Check() }

@@ -3,10 +3,12 @@ package cdp
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +90,20 @@ func TestReplyPastTheMeterIsNeverBuilt(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"ok":[1,2]}`, string(got))
 	require.Positive(t, m.peak.Load(), "a reply that fits is charged while it is decoded")
+}
+
+// A target's description quotes at most maxShown bytes of each of its
+// texts, so describing a target that holds megabytes (for an error, the
+// log or the trace, on every poll of a wait) costs the host little.
+func TestTargetDescriptionIsBounded(t *testing.T) {
+	big := strings.Repeat("é", 1<<19) // a MiB, two bytes a character
+	deep := Locator{Role: "button", Name: big, HasText: big,
+		Within: &Locator{Text: big, Within: &Locator{Label: big, Has: &Locator{Selector: big}}}}
+	s := deep.String()
+	require.Less(t, len(s), 2000, s)
+	require.Contains(t, s, `… (1048576 bytes)`)
+	require.True(t, utf8.ValidString(s))
+	allocs := testing.AllocsPerRun(10, func() { _ = deep.String() })
+	require.Less(t, allocs, 64.0)
+	require.Equal(t, `role "button" name "Save"`, Locator{Role: "button", Name: "Save"}.String(), "short texts are shown whole")
 }
