@@ -122,6 +122,18 @@
 // page's viewport by each enclosing frame's content box, after checking
 // that the page shows that point and that nothing of the page lies in
 // front of the frame there. [Tab.Evaluate] runs in the main frame only.
+//
+// # What a script's input may cost
+//
+// A [Pattern] comes from a script and is compiled and matched in the
+// host's process, so [CompilePattern] bounds it before spending on it: a
+// source of at most [MaxPatternBytes] (1 KiB), checked before it is
+// parsed, and a program of at most [MaxPatternInstructions] (10,000),
+// counted before it is built. Past either it returns a
+// [*PatternLimitError], code limit_exceeded. [Tab.Expect] matches it
+// against the first [MaxMatchBytes] (1 MiB) of the element's text; a
+// match that would take long ends with the call's context and fails with
+// its error (code timeout), never as a text that did not match.
 package cdp
 
 // Layout (for maintainers; not part of the package documentation). A Tab

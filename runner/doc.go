@@ -128,7 +128,15 @@
 //   - what a pane control returns: [MaxPaneResultBytes] (64 KiB of JSON),
 //     else [Manager.InvokePaneControl] fails with [ErrLimitExceeded];
 //   - event and trigger payloads, which the host sends: [MaxPayloadBytes]
-//     (64 KiB of JSON), else [ErrPayloadTooLarge].
+//     (64 KiB of JSON), else [ErrPayloadTooLarge];
+//   - a RegExp given to tab.expect: a source of [cdp.MaxPatternBytes]
+//     (1 KiB) that compiles to at most [cdp.MaxPatternInstructions]
+//     (10,000), both checked before it is compiled, else an error with
+//     code limit_exceeded and the limit (the SDK's TabError, its
+//     details.limit); it is matched against the first
+//     [cdp.MaxMatchBytes] (1 MiB) of the element's text, and a match still
+//     running when the call's timeout passes, or the run ends, stops then
+//     and fails with code timeout.
 //
 // Rates, per run, as a token bucket per channel (sustained, and at once):
 // context.log 300 a second and 1000, context.progress 100 and 500, step

@@ -288,6 +288,10 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 			out.Text = *e.Text
 		default:
 			p, err := cdp.CompilePattern(e.Pattern.Source, e.Pattern.Flags)
+			var le *cdp.PatternLimitError
+			if errors.As(err, &le) {
+				return cdp.Expectation{}, limitErr(le.Limit, "%v", err)
+			}
 			if err != nil {
 				return bad("%s", err.Error())
 			}
