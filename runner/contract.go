@@ -106,7 +106,8 @@ type textPattern struct {
 	Flags  string `json:"flags"`
 }
 
-// screenshotOptions is the options object of tab.screenshot.
+// screenshotOptions is the options object of tab.screenshot. A
+// screenshot takes no timeout: it ends after the host's default (30 s).
 type screenshotOptions struct {
 	// FullPage captures the whole page, not only the visible part.
 	FullPage bool `json:"fullPage"`

@@ -312,21 +312,25 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 	return out, nil
 }
 
+// Screenshot captures the tab, in the background too, within the default
+// wait: it takes no timeout, and a page or host that never gives the
+// pixels must not hold the script.
 func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) (_ []byte, err error) {
 	h := a.r.call("tab.screenshot", id)
 	defer h.end(&err)
-	_, t, err := a.r.tab(ctx, id)
+	c, err := a.r.startCall(ctx, id, 0)
 	if err != nil {
 		return nil, err
 	}
-	h.on = t
+	defer c.end()
+	h.on = c.tab
 	so := cdp.ScreenshotOptions{FullPage: o.FullPage}
 	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
 		so.Capture = func(ctx context.Context) ([]byte, error) {
 			return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
 		}
 	}
-	png, err := t.Screenshot(ctx, so)
+	png, err := c.tab.Screenshot(c.ctx, so)
 	return png, browserErr(err)
 }
 
