@@ -193,9 +193,17 @@
 // never becomes the tab the user sees, nor any run's tabs.active. A run's
 // action log keeps [MaxActions] entries. When the browser is gone, browser
 // calls fail with code closed; no message a script sees names a DevTools
-// endpoint. Calls that take no timeout (url, title, evaluate, attaching a
-// tab) end after the default wait, so a page whose code never yields (a
-// dialog storm, see [cdp.Tab.HandleDialogs]) holds no call for ever.
+// endpoint. Calls that take no timeout (url, title, evaluate, screenshot,
+// tab.close, attaching a tab), and those given none (goto,
+// waitForNavigation, waitFor, the form actions, and tabs.open once its
+// turn for a slot has come), end after the default wait of 30 s; readers
+// and expectations wait 5 s ([cdp.DefaultReadWait]). So a page whose code
+// never yields (a dialog storm, see [cdp.Tab.HandleDialogs]) holds no call
+// for ever. The host's own methods are called with the same 30 s deadline
+// on their context (the tabs' Active, Find, All and Open, [UI],
+// [Clipboard], [Workspace]); one that answers after it is reported to the
+// script as code timeout. A tab in the background is screenshot where it
+// is, neither shown nor focused.
 //
 // Each run also keeps a trace (package trace) with its history entry,
 // unless [Config.NoTrace] is set: every host call the script made, once

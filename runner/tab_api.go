@@ -352,6 +352,8 @@ func (a *tabAPI) Close(ctx context.Context, id string) (err error) {
 		a.r.logAction(cdp.Action{Method: "close", Outcome: string(errcode.NotGranted)})
 		return codeErr(errcode.NotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	return browserErr(a.r.dropTab(ctx, t, true))
 }
 
