@@ -122,15 +122,31 @@
 // page's viewport by each enclosing frame's content box, after checking
 // that the page shows that point and that nothing of the page lies in
 // front of the frame there. [Tab.Evaluate] runs in the main frame only.
+//
+// # What a script's input may cost
+//
+// A [Pattern] comes from a script and is compiled and matched in the
+// host's process, so [CompilePattern] bounds it before spending on it: a
+// source of at most [MaxPatternBytes] (1 KiB), checked before it is
+// parsed, and a program of at most [MaxPatternInstructions] (10,000),
+// counted before it is built. Past either it returns a
+// [*PatternLimitError], code limit_exceeded. [Tab.Expect] matches it
+// against the first [MaxMatchBytes] (1 MiB) of the element's text; a
+// match that would take long ends with the call's context and fails with
+// its error (code timeout), never as a text that did not match.
+//
+// [Tab.Screenshot] captures a tab in the background where it is: the
+// capture runs while the tab is screencast, which keeps a hidden page
+// painting without showing it or taking the user's focus.
 package cdp
 
 // Layout (for maintainers; not part of the package documentation). A Tab
 // is two parts. The session core owns the tab's sessions, realms, frames,
-// navigation, input, dialogs and console: tab.go, tabforms.go, frames.go,
-// eval.go, nav.go, input.go, response.go, dialogs.go, local.go,
-// serviceworkers.go, history.go and action.go. The form runtime locates
-// elements and acts on them: forms.go, readers.go, ready.go, files.go and
-// ax.go, as methods of forms, which Tab embeds so that they are Tab's
-// methods. The form runtime reaches the page only through the core
+// navigation, input, dialogs, console and screenshots: tab.go,
+// tabforms.go, frames.go, eval.go, nav.go, input.go, response.go,
+// dialogs.go, local.go, serviceworkers.go, history.go, screenshot.go and
+// action.go. The form runtime locates elements and acts on them:
+// forms.go, readers.go, ready.go, files.go and ax.go, as methods of
+// forms, which Tab embeds so that they are Tab's methods. The form runtime reaches the page only through the core
 // interface (forms.go), which Tab implements in tabforms.go; it never
 // names Tab or its fields. TestFormsBoundary holds that rule.

@@ -275,9 +275,13 @@ func (e *SiteError) ErrorCode() errcode.Code { return errcode.SiteNotAllowed }
 func (e *SiteError) Is(target error) bool { return target == error(errcode.SiteNotAllowed) }
 
 // shorten cuts s to at most n characters for a message, never inside one.
+// It reads no further than it keeps: s may be a page's whole text.
 func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+	for i := range s {
+		if n == 0 {
+			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
+		}
+		n--
 	}
 	return s
 }

@@ -123,15 +123,15 @@ func (t *Tab) evidenceShot(ctx context.Context, o EvidenceOptions, ev *Evidence)
 	scale := min(1, float64(o.MaxWidth)/v.ClientWidth)
 	args := page.NewCaptureScreenshotArgs().SetFormat("jpeg").SetQuality(o.Quality).
 		SetClip(page.Viewport{X: v.PageX, Y: v.PageY, Width: v.ClientWidth, Height: v.ClientHeight, Scale: scale})
-	r, err := t.c.Page.CaptureScreenshot(ctx, args)
+	shot, err := t.capture(ctx, args)
 	if err != nil {
-		return t.fail(err)
+		return err
 	}
 	after, err := t.fieldBoxes(ctx)
 	if err != nil {
 		return err
 	}
-	img, err := maskFields(r.Data, append(before, after...), v.ClientWidth, v.ClientHeight, o.Quality)
+	img, err := maskFields(shot, append(before, after...), v.ClientWidth, v.ClientHeight, o.Quality)
 	if err != nil {
 		return err
 	}

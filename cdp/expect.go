@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"regexp/syntax"
 	"strconv"
 	"strings"
 	"time"
@@ -217,109 +215,6 @@ func (e Expectation) describe(target string) string {
 	return string(e.Kind)
 }
 
-// Pattern is a regular expression as a script writes one: a JavaScript
-// RegExp's source and flags, matched by Go's regexp, which has the same
-// syntax for what scripts mostly use (classes, groups, alternation,
-// anchors, counts) but no lookaround or backreferences.
-type Pattern struct {
-	re    *regexp.Regexp
-	shown string // as the script wrote it: /source/flags
-}
-
-// CompilePattern compiles a JavaScript RegExp's source and flags. The
-// flags i, m and s keep their meaning; g, y, d and u change nothing for a
-// match, so they are accepted and ignored. A pattern Go's regexp cannot
-// match, or another flag, is an *InvalidPatternError.
-func CompilePattern(source, flags string) (*Pattern, error) {
-	shown := "/" + source + "/" + flags
-	var inline string
-	for _, f := range flags {
-		switch f {
-		case 'i', 'm', 's':
-			if !strings.ContainsRune(inline, f) {
-				inline += string(f)
-			}
-		case 'g', 'y', 'd', 'u':
-		default:
-			return nil, &InvalidPatternError{Pattern: shown, Reason: fmt.Sprintf("the flag %q is not supported; use i, m, s, g, y, d or u", f)}
-		}
-	}
-	expr := jsEscapes(source)
-	if inline != "" {
-		expr = "(?" + inline + ")" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		reason := err.Error()
-		var se *syntax.Error
-		if errors.As(err, &se) {
-			reason = fmt.Sprintf("%s at %s", se.Code, strconv.Quote(se.Expr))
-		}
-		return nil, &InvalidPatternError{Pattern: shown, Reason: reason + "; lookaround and backreferences are not supported"}
-	}
-	return &Pattern{re: re, shown: shown}, nil
-}
-
-// jsEscapes rewrites JavaScript's \uXXXX and \u{X…} escapes in a pattern
-// as \x{…}, the form Go's regexp reads.
-func jsEscapes(src string) string {
-	if !strings.Contains(src, `\u`) {
-		return src
-	}
-	var b strings.Builder
-	for i := 0; i < len(src); i++ {
-		if src[i] != '\\' || i+1 >= len(src) {
-			b.WriteByte(src[i])
-			continue
-		}
-		if src[i+1] == 'u' {
-			rest := src[i+2:]
-			if j := strings.IndexByte(rest, '}'); strings.HasPrefix(rest, "{") && j > 1 && isHex(rest[1:j]) {
-				b.WriteString(`\x{` + rest[1:j] + "}")
-				i += 2 + j
-				continue
-			}
-			if len(rest) >= 4 && isHex(rest[:4]) {
-				b.WriteString(`\x{` + rest[:4] + "}")
-				i += 5
-				continue
-			}
-		}
-		b.WriteString(src[i : i+2])
-		i++
-	}
-	return b.String()
-}
-
-func isHex(s string) bool {
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// String is the pattern as the script wrote it.
-func (p *Pattern) String() string { return p.shown }
-
-// InvalidPatternError is a pattern [CompilePattern] cannot use. Its code
-// is invalid.
-type InvalidPatternError struct {
-	Pattern string
-	Reason  string
-}
-
-func (e *InvalidPatternError) Error() string {
-	return fmt.Sprintf("the pattern %s cannot be matched: %s", e.Pattern, e.Reason)
-}
-
-// ErrorCode is invalid.
-func (e *InvalidPatternError) ErrorCode() errcode.Code { return errcode.Invalid }
-
-// Is matches errcode.Invalid.
-func (e *InvalidPatternError) Is(target error) bool { return target == error(errcode.Invalid) }
-
 // ExpectationError is an expectation that did not hold before its time
 // ran out. Its code is expectation_failed.
 type ExpectationError struct {
@@ -429,7 +324,10 @@ func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context
 			var held bool
 			switch {
 			case e.Pattern != nil:
-				held = e.Pattern.re.MatchString(s)
+				var err error
+				if held, err = e.Pattern.match(ctx, s); err != nil {
+					return false, "", err
+				}
 			case e.Kind == ExpectValue:
 				held = s == want
 			case e.Kind == ExpectText:

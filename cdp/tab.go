@@ -64,6 +64,7 @@ type Tab struct {
 	sessions  map[string]*session  // out-of-process frames' sessions, by session id
 	refDocs   map[string]string    // document id of a runtime ref → the subframe it was made in
 	frameSeq  int
+	capturing chan struct{} // held by the screenshot under way (screenshot.go)
 }
 
 // TabOptions configures a tab session. The zero value lets page actions
@@ -119,6 +120,7 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 		changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}},
 		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
 		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
+		capturing: make(chan struct{}, 1),
 	}
 	t.top = &session{id: t.session, root: targetID}
 	t.forms = &forms{p: t}
@@ -575,77 +577,6 @@ func (t *Tab) info(ctx context.Context) (target.Info, error) {
 		return target.Info{}, t.b.fail(err)
 	}
 	return r.TargetInfo, nil
-}
-
-// Rect is a region of the page in CSS pixels.
-type Rect struct{ X, Y, Width, Height float64 }
-
-// ScreenshotOptions selects what to capture. The zero value captures the
-// viewport.
-type ScreenshotOptions struct {
-	// Clip captures only this region of the page.
-	Clip *Rect
-	// FullPage captures the whole scrollable page; Clip wins if both are set.
-	FullPage bool
-	// Capture, when set, takes the pixels instead of the browser (a host
-	// whose pages the protocol cannot capture, such as Electron webview
-	// guests). The document is still checked as for any screenshot.
-	Capture func(ctx context.Context) ([]byte, error)
-}
-
-// Screenshot captures the page as PNG. It is a page action: the document
-// shown must be one the tab's sites allow, before and after the capture.
-func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, error) {
-	var png []byte
-	err := t.act(ctx, "screenshot", "", false, func(ctx context.Context) error {
-		t.mu.Lock()
-		loader := t.nav.loader
-		t.mu.Unlock()
-		if err := t.checkDocument(ctx); err != nil {
-			return err
-		}
-		var err error
-		if png, err = t.screenshot(ctx, opts); err != nil {
-			return err
-		}
-		t.mu.Lock()
-		moved := t.nav.loader != loader
-		t.mu.Unlock()
-		if moved {
-			// The page changed under the capture: what it shows may be
-			// the next document, so judge that one too.
-			return t.checkDocument(ctx)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return png, nil
-}
-
-func (t *Tab) screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, error) {
-	if opts.Capture != nil {
-		return opts.Capture(ctx)
-	}
-	args := page.NewCaptureScreenshotArgs().SetFormat("png")
-	switch {
-	case opts.Clip != nil:
-		c := opts.Clip
-		args.SetClip(page.Viewport{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height, Scale: 1}).SetCaptureBeyondViewport(true)
-	case opts.FullPage:
-		m, err := t.c.Page.GetLayoutMetrics(ctx)
-		if err != nil {
-			return nil, t.fail(err)
-		}
-		s := m.CSSContentSize
-		args.SetClip(page.Viewport{Width: s.Width, Height: s.Height, Scale: 1}).SetCaptureBeyondViewport(true)
-	}
-	r, err := t.c.Page.CaptureScreenshot(ctx, args)
-	if err != nil {
-		return nil, t.fail(err)
-	}
-	return r.Data, nil
 }
 
 // NewTabWith is [Browser.NewTab] with the tab's options. The page opens

@@ -83,7 +83,9 @@ func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) (er
 		return err
 	}
 	defer leave()
-	return a.r.m.cfg.Host.UI.Notify(ctx, a.r.Info(), cutText(message, MaxLineBytes), level)
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	return hostAnswer(ctx, "ui.notify", a.r.m.cfg.Host.UI.Notify(ctx, a.r.Info(), cutText(message, MaxLineBytes), level))
 }
 
 // Open shows a file in the host; opts.split places it.
@@ -106,7 +108,9 @@ func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) (err error
 		return err
 	}
 	defer leave()
-	return a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, o)
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	return hostAnswer(ctx, "ui.open", a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, o))
 }
 
 // clipboardAPI is clipboard: read and write.
@@ -123,7 +127,10 @@ func (a *clipboardAPI) Read(ctx context.Context) (_ string, err error) {
 		return "", err
 	}
 	defer leave()
-	return a.r.m.cfg.Host.Clipboard.Read(ctx, a.r.Info())
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	text, err := a.r.m.cfg.Host.Clipboard.Read(ctx, a.r.Info())
+	return text, hostAnswer(ctx, "clipboard.read", err)
 }
 
 func (a *clipboardAPI) Write(ctx context.Context, text string) (err error) {
@@ -140,7 +147,9 @@ func (a *clipboardAPI) Write(ctx context.Context, text string) (err error) {
 		return err
 	}
 	defer leave()
-	return a.r.m.cfg.Host.Clipboard.Write(ctx, a.r.Info(), text)
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	return hostAnswer(ctx, "clipboard.write", a.r.m.cfg.Host.Clipboard.Write(ctx, a.r.Info(), text))
 }
 
 // workspaceAPI is workspace: projectDir.
@@ -157,7 +166,10 @@ func (a *workspaceAPI) ProjectDir(ctx context.Context) (_ string, err error) {
 		return "", err
 	}
 	defer leave()
-	return a.r.m.cfg.Host.Workspace.ProjectDir(ctx, a.r.Info())
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
+	dir, err := a.r.m.cfg.Host.Workspace.ProjectDir(ctx, a.r.Info())
+	return dir, hostAnswer(ctx, "workspace.projectDir", err)
 }
 
 // configAPI is config: the script's own persistent state, never the
@@ -203,6 +215,8 @@ func (a *configAPI) update(ctx context.Context, key string, raw json.RawMessage)
 		return err
 	}
 	defer leave()
+	ctx, cancel := boundWait(ctx) // another process may hold the state's lock
+	defer cancel()
 	err = a.r.m.state.update(ctx, a.r.key, key, raw)
 	if errors.Is(err, errStateFull) {
 		return limitErr(maxStateFile, "%v", err)

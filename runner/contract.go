@@ -37,7 +37,8 @@ type openTabOptions struct {
 	// Background opens the tab without showing it.
 	Background bool `json:"background"`
 	// Timeout bounds the wait for a tab slot and the load, in
-	// milliseconds; absent, the wait is the run's.
+	// milliseconds; absent, the wait for a slot is the run's and the
+	// open and load take the host's default (30 s), as tab.goto does.
 	Timeout float64 `json:"timeout"`
 	// Seq is the SDK's number for a background open, in the order the
 	// script made them, which the host's queue keeps.
@@ -106,7 +107,8 @@ type textPattern struct {
 	Flags  string `json:"flags"`
 }
 
-// screenshotOptions is the options object of tab.screenshot.
+// screenshotOptions is the options object of tab.screenshot. A
+// screenshot takes no timeout: it ends after the host's default (30 s).
 type screenshotOptions struct {
 	// FullPage captures the whole page, not only the visible part.
 	FullPage bool `json:"fullPage"`

@@ -128,7 +128,15 @@
 //   - what a pane control returns: [MaxPaneResultBytes] (64 KiB of JSON),
 //     else [Manager.InvokePaneControl] fails with [ErrLimitExceeded];
 //   - event and trigger payloads, which the host sends: [MaxPayloadBytes]
-//     (64 KiB of JSON), else [ErrPayloadTooLarge].
+//     (64 KiB of JSON), else [ErrPayloadTooLarge];
+//   - a RegExp given to tab.expect: a source of [cdp.MaxPatternBytes]
+//     (1 KiB) that compiles to at most [cdp.MaxPatternInstructions]
+//     (10,000), both checked before it is compiled, else an error with
+//     code limit_exceeded and the limit (the SDK's TabError, its
+//     details.limit); it is matched against the first
+//     [cdp.MaxMatchBytes] (1 MiB) of the element's text, and a match still
+//     running when the call's timeout passes, or the run ends, stops then
+//     and fails with code timeout.
 //
 // Rates, per run, as a token bucket per channel (sustained, and at once):
 // context.log 300 a second and 1000, context.progress 100 and 500, step
@@ -189,9 +197,17 @@
 // never becomes the tab the user sees, nor any run's tabs.active. A run's
 // action log keeps [MaxActions] entries. When the browser is gone, browser
 // calls fail with code closed; no message a script sees names a DevTools
-// endpoint. Calls that take no timeout (url, title, evaluate, attaching a
-// tab) end after the default wait, so a page whose code never yields (a
-// dialog storm, see [cdp.Tab.HandleDialogs]) holds no call for ever.
+// endpoint. Calls that take no timeout (url, title, evaluate, screenshot,
+// tab.close, attaching a tab), and those given none (goto,
+// waitForNavigation, waitFor, the form actions, and tabs.open once its
+// turn for a slot has come), end after the default wait of 30 s; readers
+// and expectations wait 5 s ([cdp.DefaultReadWait]). So a page whose code
+// never yields (a dialog storm, see [cdp.Tab.HandleDialogs]) holds no call
+// for ever. The host's own methods are called with the same 30 s deadline
+// on their context (the tabs' Active, Find, All and Open, [UI],
+// [Clipboard], [Workspace]); one that answers after it is reported to the
+// script as code timeout. A tab in the background is screenshot where it
+// is, neither shown nor focused.
 //
 // Each run also keeps a trace (package trace) with its history entry,
 // unless [Config.NoTrace] is set: every host call the script made, once

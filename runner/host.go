@@ -107,6 +107,12 @@ type DevToolsEndpoints interface {
 // Host bundles the host's implementations. A nil member makes its
 // capability fail with a clear error rather than vanish, so a script that
 // was granted it learns why it does not work.
+//
+// Every method of theirs is called with a context that ends when the run
+// does, and, for a script's call, after at most 30 s (see the package
+// documentation): an implementation that may wait (on the user, the OS,
+// a browser) returns when its context ends, so that no script's call
+// hangs on it.
 type Host struct {
 	UI        UI
 	Clipboard Clipboard

@@ -288,6 +288,10 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 			out.Text = *e.Text
 		default:
 			p, err := cdp.CompilePattern(e.Pattern.Source, e.Pattern.Flags)
+			var le *cdp.PatternLimitError
+			if errors.As(err, &le) {
+				return cdp.Expectation{}, limitErr(le.Limit, "%v", err)
+			}
 			if err != nil {
 				return bad("%s", err.Error())
 			}
@@ -308,21 +312,25 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 	return out, nil
 }
 
+// Screenshot captures the tab, in the background too, within the default
+// wait: it takes no timeout, and a page or host that never gives the
+// pixels must not hold the script.
 func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) (_ []byte, err error) {
 	h := a.r.call("tab.screenshot", id)
 	defer h.end(&err)
-	_, t, err := a.r.tab(ctx, id)
+	c, err := a.r.startCall(ctx, id, 0)
 	if err != nil {
 		return nil, err
 	}
-	h.on = t
+	defer c.end()
+	h.on = c.tab
 	so := cdp.ScreenshotOptions{FullPage: o.FullPage}
 	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
 		so.Capture = func(ctx context.Context) ([]byte, error) {
 			return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
 		}
 	}
-	png, err := t.Screenshot(ctx, so)
+	png, err := c.tab.Screenshot(c.ctx, so)
 	return png, browserErr(err)
 }
 
@@ -344,6 +352,8 @@ func (a *tabAPI) Close(ctx context.Context, id string) (err error) {
 		a.r.logAction(cdp.Action{Method: "close", Outcome: string(errcode.NotGranted)})
 		return codeErr(errcode.NotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	return browserErr(a.r.dropTab(ctx, t, true))
 }
 

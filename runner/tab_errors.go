@@ -26,10 +26,11 @@ import (
 // What the tab facades share: their waits, the errors a script can act
 // on, dialog answers and file grants.
 
-// boundWait bounds a browser call that takes no timeout of its own
-// (attaching a tab, url, title, evaluate) by the default wait: a page
-// whose code never yields (a dialog storm, a busy loop) must not hold a
-// call, and so the script, for ever.
+// boundWait bounds a call that takes no timeout of its own (attaching a
+// tab, url, title, evaluate, screenshot, close, and the calls into the
+// host's ui, clipboard, workspace and tabs) by the default wait: a page
+// whose code never yields (a dialog storm, a busy loop), or a host that
+// does not answer, must not hold a call, and so the script, for ever.
 func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
 	return withTimeout(ctx, 0)
 }
@@ -42,6 +43,17 @@ func withTimeout(ctx context.Context, ms float64) (context.Context, context.Canc
 		d = time.Duration(ms * float64(time.Millisecond))
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// hostAnswer is err, the answer of a call into the host's own code (ui,
+// clipboard, workspace, tabs) under ctx from boundWait: once the wait has
+// passed, whatever the host answered, the script is told that the app did
+// not answer in time, with code timeout.
+func hostAnswer(ctx context.Context, api string, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return codeErr(errcode.Timeout, capnweb.NameError, "%s: the app did not answer in time", api)
+	}
+	return err
 }
 
 // codeErr is an error a script can branch on through err.code.

@@ -33,9 +33,11 @@ func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
 	if err != nil {
 		return TabInfo{}, err
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	info, err := h.Active(ctx, a.r.Info())
 	if err != nil {
-		return TabInfo{}, browserErr(err)
+		return TabInfo{}, browserErr(hostAnswer(ctx, "tabs.active", err))
 	}
 	return a.r.knowTab(info, false, false), nil
 }
@@ -47,8 +49,10 @@ func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err er
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	infos, err := h.Find(ctx, a.r.Info(), pattern)
-	return a.list(infos, err)
+	return a.list(infos, hostAnswer(ctx, "tabs.find", err))
 }
 
 func (a *tabsAPI) All(ctx context.Context) (_ []TabInfo, err error) {
@@ -58,8 +62,10 @@ func (a *tabsAPI) All(ctx context.Context) (_ []TabInfo, err error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	infos, err := h.All(ctx, a.r.Info())
-	return a.list(infos, err)
+	return a.list(infos, hostAnswer(ctx, "tabs.all", err))
 }
 
 func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
@@ -102,6 +108,13 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 		}
 		return TabInfo{}, codeErr(errcode.Timeout, capnweb.NameError, "waiting for a tab slot (at most %d open at once): %v", line.size, ctx.Err())
 	}
+	if o.Timeout == 0 {
+		// The turn in line may take the run's time; opening and loading
+		// take the default wait, as tab.goto does.
+		var cancel context.CancelFunc
+		ctx, cancel = boundWait(ctx)
+		defer cancel()
+	}
 	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: o.Background})
 	line.opened()
 	if err != nil {
@@ -123,7 +136,9 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 		delete(a.r.tabs, info.ID)
 		a.r.mu.Unlock()
 		if rt != nil {
-			_ = a.r.dropTab(context.WithoutCancel(ctx), rt, true)
+			cctx, cancel := boundWait(context.WithoutCancel(ctx))
+			_ = a.r.dropTab(cctx, rt, true)
+			cancel()
 		}
 		return TabInfo{}, browserErr(err)
 	}
@@ -143,9 +158,11 @@ func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
 	if id == "" {
 		return capnweb.Undefined{}, nil
 	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	infos, err := h.All(ctx, a.r.Info())
 	if err != nil {
-		return nil, browserErr(err)
+		return nil, browserErr(hostAnswer(ctx, "tabs.triggered", err))
 	}
 	for _, info := range infos {
 		if info.ID == id {
