@@ -11,7 +11,7 @@ import (
 )
 
 // cpuTime is the CPU this process has used, user and system.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	var ru syscall.Rusage
 	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

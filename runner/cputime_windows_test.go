@@ -9,7 +9,7 @@ import (
 )
 
 // cpuTime is the CPU this process has used, user and kernel.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	h, err := syscall.GetCurrentProcess()
 	require.NoError(t, err)
 	var created, exited, kernel, user syscall.Filetime

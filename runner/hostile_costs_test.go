@@ -17,11 +17,20 @@ import (
 	"github.com/tranquil/automation/runner"
 )
 
-// heapPeak samples the Go heap's objects every millisecond until the
-// returned function is called, which returns the peak growth over the start.
-func heapPeak() func() int64 {
+// heapPeak samples the Go heap's objects, garbage not yet collected
+// included, every millisecond until the returned function is called,
+// which returns the peak growth over the start.
+func heapPeak() func() int64 { return peakOf("/memory/classes/heap/objects:bytes") }
+
+// livePeak is heapPeak for the live heap as of the last collection: what
+// the host held, without the garbage a collection would free.
+func livePeak() func() int64 { return peakOf("/gc/heap/live:bytes") }
+
+// peakOf samples the runtime metric every millisecond until the returned
+// function is called, which returns its peak growth over the start.
+func peakOf(metric string) func() int64 {
 	read := func() uint64 {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		s := []metrics.Sample{{Name: metric}}
 		metrics.Read(s)
 		return s[0].Value.Uint64()
 	}

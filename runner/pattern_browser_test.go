@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -35,37 +34,6 @@ func patternSite(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// heapPeak samples the Go heap's live objects every millisecond until the
-// returned function is called, which returns the peak over the start.
-func heapPeak() func() uint64 {
-	read := func() uint64 {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		metrics.Read(s)
-		return s[0].Value.Uint64()
-	}
-	start := read()
-	peak := start
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, read())
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		<-done
-		return peak - start
-	}
 }
 
 // Patterns past the limits, four at once as an attack would send them,

@@ -8,14 +8,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -232,13 +229,6 @@ func sweep(t testing.TB, e *browserEnv, contract []byte, methods int, name strin
 	return res
 }
 
-// cpuTime is the process's user and system CPU time.
-func cpuTime(t testing.TB) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // dirSize is the bytes of the regular files under dir.
 func dirSize(dir string) int64 {
 	var n int64
@@ -278,40 +268,6 @@ func benignP50(t testing.TB, e *browserEnv, name string) time.Duration {
 	}
 	t.Fatalf("no p50 in %q", entry.Output)
 	return 0
-}
-
-// livePeak samples the live heap (as of the last collection) until the
-// returned function is called, which returns the peak growth over the
-// start: what the host held, without the garbage a collection would free.
-func livePeak() func() int64 {
-	read := func() uint64 {
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		metrics.Read(s)
-		return s[0].Value.Uint64()
-	}
-	base := read()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if h := read(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 {
-		close(stop)
-		wg.Wait()
-		return int64(peak.Load()) - int64(base)
-	}
 }
 
 // sweepFigures are what one sweep of two runs at once cost the host.
