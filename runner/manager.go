@@ -57,8 +57,10 @@ var (
 // Config configures a Manager. DataDir is required; every other zero value
 // is documented.
 type Config struct {
-	// DataDir holds the SDK, deno's module cache (DENO_DIR=<DataDir>/deno-cache),
-	// run history, consent approvals and per-script state.
+	// DataDir holds the SDK, deno's shared module cache
+	// (<DataDir>/deno-cache), each live run's own deno cache
+	// (<DataDir>/runs), run history, consent approvals and per-script
+	// state.
 	DataDir string
 	// CacheDir overrides deno's module cache directory. Empty means
 	// <DataDir>/deno-cache. Several managers may share one. Only Prepare
