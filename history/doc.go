@@ -1,5 +1,6 @@
 // Package history records the runs of automation scripts: the newest N
-// (default 100), persisted crash-safely at a path the host chooses.
+// (default 100) within a cap in bytes (default 128 MiB), persisted
+// crash-safely at a path the host chooses.
 //
 //   - [Open] opens the history file and returns a [Store].
 //   - [Store.Put] records a run, new or updated, durably; [Store.Get] and
@@ -17,9 +18,9 @@
 // before returning, so a run Put reported stored is never lost, whatever
 // kills the process afterwards. A process killed mid-append leaves at most a
 // torn last line, which the next reader ignores and the next writer cuts
-// off. Once the journal holds more than twice the capacity in lines, Put
-// rewrites it whole (temporary file, fsync, rename, fsync of the
-// directory), keeping only the runs still held.
+// off. Once the journal would hold more than twice the capacity in lines,
+// or pass Options.MaxBytes, Put rewrites it whole (temporary file, fsync,
+// rename, fsync of the directory), keeping only the runs still held.
 //
 // Why a journal and not rewriting the whole file on every Put: a run is
 // Put several times (queued, running, finished), and with 100 runs holding
@@ -40,6 +41,22 @@
 // error wrapping [ErrTrimmed]; its state, reason, exit and times are
 // stored. A rewrite that finds no room for the second copy it needs
 // appends instead.
+//
+// # Size on disk
+//
+// Every part has a cap in bytes. An entry's line is at most
+// Options.EntryCap (default 2 MiB): Put cuts the output of a larger one
+// in the middle, keeping its head and tail. The runs kept take at most
+// half of Options.MaxBytes (default 128 MiB), the oldest finished ones
+// evicted first even below Capacity, and the journal never passes
+// MaxBytes. A trace is at most Options.TraceCap (16 MiB) and all of them
+// together Options.TraceTotal (256 MiB). So at the defaults the history
+// of 100 runs takes at most 128 MiB of journal and 256 MiB of traces on
+// disk, 384 MiB in all, plus for a moment the new copy a rewrite writes
+// (at most 64 MiB). Of 100 runs that each kept the most output the
+// runner keeps (1 MiB), the newest 60 or so are held. A full disk that
+// leaves no room for a rewrite is the one case the journal grows past
+// MaxBytes: Put appends instead (see below).
 //
 // # Traces
 //
@@ -64,9 +81,9 @@
 // is identical: times become UTC, strings valid UTF-8, empty slices nil,
 // and the empty Kind KindScript. A Kind other than KindScript (KindWorkflow,
 // or a host's own lower-case word) is stored like any other. Result is
-// kept byte for byte.
+// kept byte for byte, unless the entry is cut to fit Options.EntryCap.
 //
-// Capacity evicts only finished runs, oldest Start first. A run left live
+// Capacity and MaxBytes evict only finished runs, oldest Start first. A run left live
 // (queued, starting, running) by a host that died stays live, and is never
 // evicted, until it is Put again: a runner should, when it starts, Put such
 // runs again in a terminal state.

@@ -185,26 +185,28 @@ func decodeEntry(line []byte) (Entry, error) {
 }
 
 // decodeRecords decodes the entry lines in data, which starts at a line
-// boundary after the header. It returns the entries in file order and how
-// many bytes of data they span; anything after that is a torn last line.
+// boundary after the header. It returns the entries in file order, the
+// size of each one's line, and how many bytes of data they span; anything
+// after that is a torn last line.
 // firstLine numbers the first line for error messages.
-func decodeRecords(data []byte, firstLine int) (entries []Entry, n int, err error) {
+func decodeRecords(data []byte, firstLine int) (entries []Entry, sizes []int, n int, err error) {
 	for lineNo := firstLine; n < len(data); lineNo++ {
 		i := bytes.IndexByte(data[n:], '\n')
 		if i < 0 {
 			if !tornTail(data[n:]) {
-				return nil, 0, fmt.Errorf("%w: line %d: unterminated garbage at the end", ErrCorrupt, lineNo)
+				return nil, nil, 0, fmt.Errorf("%w: line %d: unterminated garbage at the end", ErrCorrupt, lineNo)
 			}
 			break
 		}
 		e, err := decodeEntry(data[n : n+i])
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: line %d: %v", ErrCorrupt, lineNo, err)
+			return nil, nil, 0, fmt.Errorf("%w: line %d: %v", ErrCorrupt, lineNo, err)
 		}
 		entries = append(entries, e)
+		sizes = append(sizes, i+1)
 		n += i + 1
 	}
-	return entries, n, nil
+	return entries, sizes, n, nil
 }
 
 // tornTail reports whether b, the unterminated end of the file, looks like
@@ -248,6 +250,7 @@ func salvage(data []byte) []Entry {
 type decodedFile struct {
 	gen     string
 	records []Entry // in file order, possibly several per ID
+	sizes   []int   // the bytes of each record's line
 	size    int     // bytes of complete lines, header included
 }
 
@@ -266,27 +269,35 @@ func decodeFile(data []byte) (decodedFile, error) {
 	if err != nil {
 		return decodedFile{}, fmt.Errorf("%w: line 1: %v", ErrCorrupt, err)
 	}
-	recs, n, err := decodeRecords(data[i+1:], 2)
+	recs, sizes, n, err := decodeRecords(data[i+1:], 2)
 	if err != nil {
 		return decodedFile{}, err
 	}
-	return decodedFile{gen: h.Generation, records: recs, size: i + 1 + n}, nil
+	return decodedFile{gen: h.Generation, records: recs, sizes: sizes, size: i + 1 + n}, nil
 }
 
-// set is the Store's view of the runs: the entries the journal replays to.
+// set is the Store's view of the runs: the entries the journal replays to,
+// and the bytes of each one's line.
 type set struct {
 	capacity int
+	budget   int64 // the most bytes the entries' lines may take together
 	byID     map[string]Entry
+	sizes    map[string]int64
+	total    int64
 }
 
-func newSet(capacity int) *set { return &set{capacity: capacity, byID: map[string]Entry{}} }
+func newSet(capacity int, budget int64) *set {
+	return &set{capacity: capacity, budget: budget, byID: map[string]Entry{}, sizes: map[string]int64{}}
+}
 
-// put inserts or replaces e, then evicts the oldest finished runs beyond
-// capacity. Live runs are never evicted, so a set of only live runs may
-// exceed capacity until they finish.
-func (s *set) put(e Entry) {
-	s.byID[e.ID] = e
-	for len(s.byID) > s.capacity {
+// put inserts or replaces e, whose line takes size bytes, then evicts the
+// oldest finished runs while there are more than capacity or their lines
+// take more than budget. Live runs are never evicted, so a set of live
+// runs may exceed both until they finish.
+func (s *set) put(e Entry, size int64) {
+	s.total += size - s.sizes[e.ID]
+	s.byID[e.ID], s.sizes[e.ID] = e, size
+	for len(s.byID) > s.capacity || s.total > s.budget {
 		var oldest *Entry
 		for _, c := range s.byID {
 			if c.State.Terminal() && (oldest == nil || newer(c, *oldest) > 0) {
@@ -296,7 +307,9 @@ func (s *set) put(e Entry) {
 		if oldest == nil {
 			return
 		}
+		s.total -= s.sizes[oldest.ID]
 		delete(s.byID, oldest.ID)
+		delete(s.sizes, oldest.ID)
 	}
 }
 
@@ -311,9 +324,10 @@ func (s *set) sorted() []Entry {
 }
 
 func (s *set) clone() *set {
-	c := newSet(s.capacity)
+	c := newSet(s.capacity, s.budget)
 	for k, v := range s.byID {
-		c.byID[k] = v
+		c.byID[k], c.sizes[k] = v, s.sizes[k]
 	}
+	c.total = s.total
 	return c
 }

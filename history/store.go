@@ -54,6 +54,16 @@ type Options struct {
 	// traces are removed. Zero or less means DefaultTraceTotal; it is
 	// never below TraceCap.
 	TraceTotal int64
+	// EntryCap bounds one stored entry, in bytes of its journal line (its
+	// JSON, escapes included): Put fits a larger one by cutting its output
+	// in the middle (see [Store.Put]). Zero or less means DefaultEntryCap
+	// (2 MiB); it is never below MinEntryCap (64 KiB).
+	EntryCap int
+	// MaxBytes bounds the journal file: the runs kept take at most half of
+	// it, the oldest finished ones evicted first even under Capacity, and
+	// Put rewrites the file before an append would pass it. Zero or less
+	// means DefaultMaxBytes (128 MiB); it is never below 4 × EntryCap.
+	MaxBytes int64
 }
 
 // Store keeps the newest runs in memory and in a journal file at a
@@ -62,8 +72,8 @@ type Options struct {
 //
 // Put appends one checksummed line and syncs it before returning, so a run
 // Put reported stored survives a crash of the process or the machine.
-// When the journal holds more than twice Capacity lines it is rewritten
-// whole, atomically. Writers serialise on a lock file beside the journal
+// When the journal would hold more than twice Capacity lines or pass
+// Options.MaxBytes it is rewritten whole, atomically. Writers serialise on a lock file beside the journal
 // (path + ".lock") and first read what other processes appended, so every
 // Store sees every write; Get and List also pick up other processes'
 // writes.
@@ -73,6 +83,8 @@ type Store struct {
 	lockTimeout time.Duration
 	traceCap    int64
 	traceTotal  int64
+	entryCap    int
+	maxBytes    int64
 
 	mu     sync.Mutex // guards everything below it, and the file within this process
 	closed bool
@@ -120,13 +132,23 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.TraceTotal <= 0 {
 		opts.TraceTotal = DefaultTraceTotal
 	}
+	if opts.EntryCap <= 0 {
+		opts.EntryCap = DefaultEntryCap
+	}
+	opts.EntryCap = max(opts.EntryCap, MinEntryCap)
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	opts.MaxBytes = max(opts.MaxBytes, 4*int64(opts.EntryCap))
 	s := &Store{
 		path:        abs,
 		log:         opts.Logger,
 		lockTimeout: opts.LockTimeout,
 		traceCap:    opts.TraceCap,
 		traceTotal:  max(opts.TraceTotal, opts.TraceCap),
-		runs:        newSet(opts.Capacity),
+		entryCap:    opts.EntryCap,
+		maxBytes:    opts.MaxBytes,
+		runs:        newSet(opts.Capacity, opts.MaxBytes/2),
 		subs:        map[int]func(Entry){},
 	}
 	s.notifyCond = sync.NewCond(&s.notifyMu)
@@ -158,17 +180,28 @@ func (s *Store) lock() (func(), error) {
 
 // Put records e, replacing any entry with its ID, and returns once it is
 // durably on disk. It normalizes e first (see Entry) and refuses an entry
-// without ID, with an unknown state or kind, or with a Result that is not
-// JSON, with an error wrapping ErrInvalidEntry. Then it keeps only the
-// newest Capacity runs by Start, evicting the oldest finished ones. After
-// storing, it calls the subscribers.
+// without ID, with an ID longer than MaxIDBytes, with an unknown state or
+// kind, or with a Result that is not JSON, with an error wrapping
+// ErrInvalidEntry. An entry whose line would pass Options.EntryCap is
+// stored with less, and Get returns it so: its output cut in the middle
+// (head and tail kept, OutputTruncated set), then without its action log,
+// warnings and result, then with each text field cut to 1 KiB. Then it
+// keeps only the newest Capacity runs by Start that fit in half of
+// Options.MaxBytes, evicting the oldest finished ones. After storing, it
+// calls the subscribers.
 func (s *Store) Put(e Entry) error {
 	e, err := normalize(e)
 	if err != nil {
 		return err
 	}
+	if len(e.ID) > MaxIDBytes {
+		return fmt.Errorf("%w: an ID of %d bytes; at most %d", ErrInvalidEntry, len(e.ID), MaxIDBytes)
+	}
 	line, err := encodeEntry(e)
 	if err != nil {
+		return err
+	}
+	if e, line, err = fit(e, line, s.entryCap); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -284,8 +317,8 @@ func (s *Store) putLocked(e Entry, line []byte) error {
 	before := s.runs
 	defer func() { s.dropTracesLocked(before) }()
 	next := s.runs.clone()
-	next.put(e)
-	if s.gen == "" || s.lines+1 > 2*next.capacity {
+	next.put(e, int64(len(line)))
+	if s.gen == "" || s.lines+1 > 2*next.capacity || s.size+int64(len(line)) > s.maxBytes {
 		err := s.rewriteLocked(next)
 		if err == nil || s.gen == "" {
 			return err
@@ -376,12 +409,12 @@ func (s *Store) syncLocked(writer bool) error {
 		return s.corrupt(writer, err, nil)
 	}
 	if incremental {
-		recs, n, err := decodeRecords(data, s.lines+2)
+		recs, sizes, n, err := decodeRecords(data, s.lines+2)
 		if err != nil {
 			return s.corrupt(writer, err, data)
 		}
-		for _, e := range recs {
-			s.runs.put(e)
+		for i, e := range recs {
+			s.runs.put(e, int64(sizes[i]))
 		}
 		s.size += int64(n)
 		s.lines += len(recs)
@@ -398,9 +431,9 @@ func (s *Store) syncLocked(writer bool) error {
 		s.gen = ""
 		return nil
 	}
-	runs := newSet(s.runs.capacity)
-	for _, e := range d.records {
-		runs.put(e)
+	runs := newSet(s.runs.capacity, s.runs.budget)
+	for i, e := range d.records {
+		runs.put(e, int64(d.sizes[i]))
 	}
 	s.runs, s.gen, s.size, s.lines = runs, d.gen, int64(d.size), len(d.records)
 	if writer && d.size < len(data) {
@@ -483,7 +516,9 @@ func (s *Store) corrupt(writer bool, cause error, data []byte) error {
 	}
 	salvaged := salvage(data)
 	for _, e := range salvaged {
-		s.runs.put(e)
+		if line, err := encodeEntry(e); err == nil {
+			s.runs.put(e, int64(len(line)))
+		}
 	}
 	s.log.Warn("history file was corrupt; moved it aside and keeping the runs still readable in it and those this process knows",
 		"path", s.path, "moved_to", aside, "error", cause, "runs_salvaged", len(salvaged), "runs_kept", len(s.runs.byID))

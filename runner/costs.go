@@ -26,23 +26,42 @@ const DefaultSessionBudget = 64 << 20
 // Resources a run is charged for, as named in a limit_exceeded reason.
 const (
 	resourceMemory = "memory"
+	resourceDisk   = "disk"
 )
 
 // overLimit fails the run for going past its limit of resource: the first
 // reason is kept for the history entry, and the run's process is stopped
 // without the protocol grace.
 func (r *Run) overLimit(resource string, err error) {
+	reason := limitReason(resource, limitWords(err))
+	r.noteOverLimit(reason)
+	r.kill(reason)
+}
+
+// noteOverLimit records reason as the limit the run went past, unless one
+// was recorded first.
+func (r *Run) noteOverLimit(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.overLimitWhy == "" {
+		r.overLimitWhy = reason
+	}
+}
+
+// limitReason is the history reason of a run that went past its limit of
+// resource: the code, the resource, then what asked for more.
+func limitReason(resource, what string) string {
+	return string(errcode.LimitExceeded) + ": " + resource + ": " + what
+}
+
+// limitWords is what asked for more, in capnweb's words without its
+// prefixes.
+func limitWords(err error) string {
 	var ae *capnweb.AbortError
 	if errors.As(err, &ae) {
 		err = ae.Cause
 	}
-	reason := string(errcode.LimitExceeded) + ": " + resource + ": " + capnweb.WireMessage(err)
-	r.mu.Lock()
-	if r.overLimitWhy == "" {
-		r.overLimitWhy = reason
-	}
-	r.mu.Unlock()
-	r.kill(reason)
+	return capnweb.WireMessage(err)
 }
 
 // runMeter is the run's memory ledger as package cdp sees it: the run's

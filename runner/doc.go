@@ -53,7 +53,8 @@
 //     once; the rest queue in FIFO order), gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own
 //     process group (with a parent-death signal on Linux), with an
-//     environment built from scratch: the TRANQUIL_* variables, DENO_DIR,
+//     environment built from scratch: the TRANQUIL_* variables, DENO_DIR
+//     (the run's own cache folder; see Disk under Limits),
 //     NO_COLOR, DENO_NO_UPDATE_CHECK, PATH and HOME only when a run= grant
 //     needs them, and the variables env= declares. Never the host's whole
 //     environment. No read= or write= grant may reach the manager's DataDir
@@ -166,6 +167,22 @@
 // the run fails with a reason starting "limit_exceeded: memory:" that
 // names what asked for more; the host holds at most MaxConcurrent budgets
 // for runs, plus their largest frames.
+//
+// Disk: no run's deno has the shared module cache ([Config.CacheDir]) as
+// its DENO_DIR, where every module it loads or makes (each data: URL) would
+// stay for good. Each gets a folder of its own under <DataDir>/runs, which
+// no grant reaches: the shared npm and registry packages linked in, the
+// warm caches of a bootstrap Prepare loaded once copied in, and its
+// script's localStorage (at most 10 MiB an origin) linked to where it is
+// kept. What deno writes there is bounded by [Config.DiskLimit] (256 MiB
+// by default, measured every second): past it the run fails with a reason
+// starting "limit_exceeded:" that names its disk limit. The folder goes
+// when the run ends, and [New] removes those a host that died left. Only
+// Prepare writes the shared cache; the module checks before a run use a
+// folder of their own too. The history keeps at most 100 runs, within
+// 128 MiB of journal (2 MiB an entry, its output cut in the middle past
+// that) and 256 MiB of traces (16 MiB a run), at its defaults (package
+// history, "Size on disk").
 //
 // Nothing of a script's reaches the host after its run has ended: when the
 // run settles, one gate closes on its events ([Config.OnEvent]), its UI,

@@ -265,8 +265,13 @@ func allowedModule(file, entry, sdkDir string, reads []permissions.Path) error {
 func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (files, names []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	env, done, err := m.scratchEnv() // what deno keeps of the script's modules is not kept
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
 	cmd := exec.CommandContext(ctx, m.deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm", "--config="+sdk.Config, entry)
-	cmd.Env = m.baseEnv()
+	cmd.Env = env
 	cmd.Dir = filepath.Dir(entry)
 	out, err := cmd.Output()
 	if derr := m.denoStartErr(err); derr != nil {

@@ -57,12 +57,29 @@ var (
 // Config configures a Manager. DataDir is required; every other zero value
 // is documented.
 type Config struct {
-	// DataDir holds the SDK, deno's module cache (DENO_DIR=<DataDir>/deno-cache),
-	// run history, consent approvals and per-script state.
+	// DataDir holds the SDK, deno's shared module cache
+	// (<DataDir>/deno-cache), each live run's own deno cache
+	// (<DataDir>/runs), run history, consent approvals and per-script
+	// state.
 	DataDir string
-	// CacheDir overrides deno's module cache directory (DENO_DIR). Empty
-	// means <DataDir>/deno-cache. Several managers may share one.
+	// CacheDir overrides deno's module cache directory. Empty means
+	// <DataDir>/deno-cache. Several managers may share one. Only Prepare
+	// writes it (the SDK's npm package, the @std packages of Config.JSR);
+	// each run's deno gets a DENO_DIR of its own under
+	// <DataDir>/runs, which reads the packages from this one and is
+	// removed when the run ends, so nothing a run loads or makes stays,
+	// but for its script's localStorage (at most 10 MiB an origin, deno's
+	// limit), kept here between runs.
 	CacheDir string
+	// DiskLimit bounds, in bytes, what a run's deno writes to its own
+	// DENO_DIR while the run lives: the modules it transpiles and caches,
+	// data: modules it makes included (each file and folder counts at
+	// least 4 KiB). It is measured every second; past it the run fails
+	// with a reason starting with limit_exceeded that names its disk, and
+	// nothing else is touched. Zero means DefaultDiskLimit (256 MiB);
+	// negative means none. A run's grants never reach that folder: what
+	// write= grants let it write is the user's, and not counted.
+	DiskLimit int64
 
 	// DenoPath is an explicit deno binary; it wins when set. BundledDeno is
 	// the binary shipped with the host, used next. AllowPATH lets the
@@ -130,7 +147,8 @@ type Config struct {
 	// refuses every script needing a prompt (only "none" scripts run).
 	Gate *consent.Gate
 	// History records runs. Nil means <DataDir>/history.jsonl, opened and
-	// closed by the manager.
+	// closed by the manager, with history's defaults: at most 100 runs in
+	// at most 128 MiB of journal, and 256 MiB of traces.
 	History *history.Store
 	// Mirrors holds the output mirrors the user declared; a succeeded run
 	// copies its write= outputs to its script's mirror, and Manager.Sync
@@ -221,6 +239,7 @@ type Manager struct {
 	selections selectionLedger // selection files of live runs, on disk
 	reach      reachTable      // what live runs' write= grants reach, for selections
 	unsaved    unsavedEntries  // history entries not yet stored
+	caches     runCaches       // runs' own deno caches, and their seed
 }
 
 // New returns a Manager. It starts the bridge and removes selection files
@@ -240,6 +259,9 @@ func New(cfg Config) (*Manager, error) {
 	setDefault(&cfg.HeapMB, DefaultHeapMB)
 	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
 	setDefault(&cfg.SessionBudget, DefaultSessionBudget)
+	if cfg.DiskLimit == 0 {
+		cfg.DiskLimit = DefaultDiskLimit
+	}
 	if err := setMemoryLimit(&cfg); err != nil {
 		return nil, err
 	}
@@ -269,6 +291,7 @@ func New(cfg Config) (*Manager, error) {
 	m.runs.init(cfg.MaxConcurrent)
 	m.tabs.init(cfg.MaxBackgroundTabs, cfg.MaxForegroundTabs)
 	m.state.dir = filepath.Join(cfg.DataDir, "state")
+	m.caches = runCaches{root: filepath.Join(cfg.DataDir, "runs"), shared: cfg.CacheDir, log: cfg.Logger}
 	m.selections.path = filepath.Join(cfg.DataDir, "selections.json")
 	if m.gate == nil {
 		store, err := consent.OpenStore(filepath.Join(cfg.DataDir, "consent.json"), consent.StoreOptions{Logger: cfg.Logger})
@@ -304,7 +327,9 @@ func New(cfg Config) (*Manager, error) {
 	m.stopRev = m.gate.Store().OnRevoke(m.onRevoke)
 	m.cleanSelections()
 	sweepAudit(filepath.Join(cfg.DataDir, "audit"))
+	sweepRunCaches(m.caches.root)
 	m.settleOrphanedEntries()
+	m.caches.start()
 	return m, nil
 }
 
@@ -438,6 +463,7 @@ func (m *Manager) Close() error {
 	m.runs.wait()
 	m.stopRev()
 	m.browsers.Close()
+	m.caches.close()
 	err := m.bridge.Close()
 	for _, id := range m.unsaved.flush(m.hist) {
 		m.log.Error("runner: a run's history entry could not be saved", "run", id)

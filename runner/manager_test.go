@@ -115,6 +115,7 @@ func newMgr(t testing.TB, mod func(*Config)) *mgrEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, m.Prepare(ctx))
+	waitCachesIdle(m) // the seed and spares are laid out, so nothing runs in the background
 	return e
 }
 

@@ -22,7 +22,8 @@ import (
 )
 
 // TestOrphanDiesWithHost SIGKILLs a host process mid-run: its deno child
-// must be gone within 2 s.
+// must be gone within 2 s, and the next manager sweeps the run's cache
+// folder.
 func TestOrphanDiesWithHost(t *testing.T) {
 	if os.Getenv("RUNNER_HELPER_HOST") != "" {
 		return
@@ -64,6 +65,24 @@ func TestOrphanDiesWithHost(t *testing.T) {
 			t.Fatalf("deno child %d outlived its host by more than 2 s", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The dead host left its run's cache folder; the next manager over
+	// the same data dir removes it once it is old enough to be no other
+	// manager's in the making.
+	left, err := filepath.Glob(filepath.Join(root, "data", "runs", "run-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, left, "the killed host's run had a cache folder")
+	aged := time.Now().Add(-2 * staleRunCache)
+	for _, d := range left {
+		require.NoError(t, os.Chtimes(d, aged, aged))
+	}
+	m, err := New(Config{DataDir: filepath.Join(root, "data"), DenoPath: deno})
+	require.NoError(t, err)
+	defer m.Close()
+	for _, d := range left {
+		_, err := os.Lstat(d)
+		require.True(t, os.IsNotExist(err), "%s was swept", d)
 	}
 }
 

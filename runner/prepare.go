@@ -50,7 +50,9 @@ func (o *onceOK[T]) get(make func() (T, error)) (T, error) {
 // fails it returns an error wrapping [ErrRegistry]: runs still start, a
 // script importing an @std module is refused, and the next Prepare tries
 // again. It is idempotent and safe to call concurrently; Start calls it
-// when needed, without the @std step.
+// when needed, without the @std step. Then, in the background, the
+// bootstrap is loaded once in a cache of its own, kept as the start of
+// every run's (runcache.go).
 func (m *Manager) Prepare(ctx context.Context) error {
 	sdk, err := m.prepare(ctx)
 	if err != nil || m.jsr.host == "" {
@@ -75,6 +77,7 @@ func (m *Manager) prepareSDK(ctx context.Context) (SDKPaths, error) {
 	if _, err := PublishSDK(paths); err != nil {
 		return SDKPaths{}, err
 	}
+	tidySharedCache(m.cfg.CacheDir)
 	cmd := exec.CommandContext(ctx, m.deno, "cache", "--no-lock", "--config="+paths.Config, paths.Bootstrap)
 	cmd.Env = append(m.baseEnv(), downloadEnv()...)
 	cmd.Dir = paths.Dir
@@ -84,7 +87,35 @@ func (m *Manager) prepareSDK(ctx context.Context) (SDKPaths, error) {
 		}
 		return SDKPaths{}, fmt.Errorf("runner: caching the SDK's dependencies: %w: %s", err, lastLine(string(out)))
 	}
+	m.caches.seedFrom(m.warmUp(paths))
 	return paths, nil
+}
+
+// staleCacheBytes is the size past which one of deno's own caches in the
+// shared cache is taken for what runs of older versions left there.
+const staleCacheBytes = 64 << 20
+
+// tidySharedCache removes what runs of older versions, which had the
+// shared cache as their DENO_DIR, left in it and no run reads any more:
+// the emits of the data: modules they made (gen/data), and V8's code
+// cache and the analysis caches once one passes staleCacheBytes (a flood
+// of modules made them grow without bound). Deno makes any of them anew
+// when it needs one; a process that has one open keeps its own copy.
+func tidySharedCache(dir string) {
+	os.RemoveAll(filepath.Join(dir, "gen", "data"))
+	for _, db := range []string{"v8_code_cache_v2", "dep_analysis_cache_v2", "node_analysis_cache_v2"} {
+		var size int64
+		for _, suffix := range []string{"", "-wal"} {
+			if fi, err := os.Stat(filepath.Join(dir, db+suffix)); err == nil {
+				size += fi.Size()
+			}
+		}
+		if size > staleCacheBytes {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(filepath.Join(dir, db+suffix))
+			}
+		}
+	}
 }
 
 // denoStartErr says what is wrong when deno could not be started at all
@@ -98,11 +129,15 @@ func (m *Manager) denoStartErr(err error) error {
 	return fmt.Errorf("%w: %s: %v; reinstall it or point DenoPath at a working deno", ErrDenoUnusable, m.deno, errors.Unwrap(err))
 }
 
-// baseEnv is the environment every deno process gets: built from scratch,
-// never the host's.
-func (m *Manager) baseEnv() []string {
+// baseEnv is the environment of the host's own deno processes that use
+// the shared cache (Prepare, CacheWarm): built from scratch, never the
+// host's, with the shared cache as DENO_DIR.
+func (m *Manager) baseEnv() []string { return m.denoEnv(m.cfg.CacheDir) }
+
+// denoEnv is baseEnv with dir as DENO_DIR: a run's own cache.
+func (m *Manager) denoEnv(dir string) []string {
 	env := []string{
-		"DENO_DIR=" + m.cfg.CacheDir,
+		"DENO_DIR=" + dir,
 		"DENO_NO_UPDATE_CHECK=1",
 		"DENO_NO_PROMPT=1",
 		"NO_COLOR=1",

@@ -296,7 +296,12 @@ func (m *Manager) probeCached(ctx context.Context, sdk SDKPaths, specs []string)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.deno, "run", "--no-prompt", "--config="+sdk.Config, "--lock="+lock, "--frozen", "--cached-only",
 		"--allow-import="+m.jsr.host, probe)
-	cmd.Env = m.baseEnv()
+	env, done, err := m.scratchEnv() // the probe's modules are not kept
+	if err != nil {
+		return err
+	}
+	defer done()
+	cmd.Env = env
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if derr := m.denoStartErr(err); derr != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -177,6 +178,9 @@ type runHoldings struct {
 	// cleanups are run by finish, before the run is reported done; only
 	// the run's own goroutine touches them.
 	cleanups []func()
+	// cache is the run's own deno cache folder (runcache.go), removed
+	// soon after the run ends.
+	cache string
 }
 
 // runStop says how the run was asked to stop (guarded by Run.mu).
@@ -447,15 +451,20 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 		r.refuse(err.Error())
 		return
 	}
-	if err := sealWebCache(m.cfg.CacheDir, h); err != nil {
+	cache, err := m.caches.open(h, !slices.Contains(args, "--cached-only"))
+	if err != nil {
 		r.finish(history.StateFailed, err.Error())
 		return
 	}
+	r.mu.Lock()
+	r.cache = cache.dir
+	r.mu.Unlock()
+	r.cleanups = append(r.cleanups, func() { m.caches.release(cache) })
 	aud := r.startAudit(h, args) // the run's accesses, into its trace (audit.go)
 	defer aud.stop()
 	out := newOutput(r, m.cfg.OutputCap)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
-	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: aud.env(r.env(h, entry, tok)),
+	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: aud.env(r.env(h, entry, tok, cache.dir)),
 		stdout: stdout, stderr: stderr, memoryMB: m.cfg.MemoryMB, killGrace: m.cfg.KillGrace, log: m.log})
 	var notStarted *startError
 	switch {
@@ -479,7 +488,9 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 			sv.timeout = h.Timeout
 		}
 	}
+	stopDisk := r.startDiskWatch(cache.dir, c.exited())
 	expired := sv.run()
+	stopDisk()
 	aud.stop() // the child has exited: all it reported is in the pipe
 	stdout.flush()
 	stderr.flush()
@@ -493,9 +504,9 @@ func (r *Run) isKilled() bool {
 }
 
 // env builds the child's environment from scratch: the runner's own
-// variables, deno's cache, and only what the header declares.
-func (r *Run) env(h *permissions.Header, entry, token string) []string {
-	env := append(r.m.baseEnv(),
+// variables, the run's own deno cache, and only what the header declares.
+func (r *Run) env(h *permissions.Header, entry, token, cacheDir string) []string {
+	env := append(r.m.denoEnv(cacheDir),
 		"TRANQUIL_ENTRY="+entry,
 		"TRANQUIL_RPC_URL="+r.m.bridge.RunURL(token), // its own route: no flood evicts its handshake
 		"TRANQUIL_RPC_TOKEN="+token,

@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/rpc/capnweb"
 )
 
 // settle ends a run whose process has exited and whose output is drained.
@@ -16,6 +18,7 @@ import (
 // when the run timed out.
 func (r *Run) settle(c *child, out *output, h *permissions.Header, expired string) {
 	m := r.m
+	r.noteSessionLimit() // before the revocation ends the session for its own reason
 	m.bridge.Revoke(r.id)
 	// Calls the session had queued still run after the revocation; the
 	// closed gate keeps them from the host.
@@ -64,6 +67,61 @@ func (r *Run) settle(c *child, out *output, h *permissions.Header, expired strin
 		}
 		r.finish(history.StateFailed, reason)
 		r.notifyFailure(reason)
+	}
+}
+
+// sessionEndWait bounds settle's wait for the session of a run whose
+// process has exited: its connection is closed, so the bridge reads that
+// and ends the session at once; the bound is for a connection something
+// else still holds.
+const sessionEndWait = 2 * time.Second
+
+// noteSessionLimit makes a session that ended past one of its limits the
+// run's reason, once the session has ended. watchBudget does the same as
+// the session ends, but on a goroutine of its own, and attach starts it
+// only when the bridge reports the session, from the connection's
+// goroutine, while the session already serves: a script told its session
+// was aborted may exit, and its run reach settle, before either has run,
+// and its end would then read as the script's own failure ("the host
+// closed the connection", a reset connection). It revokes the run's
+// token and sessions, as settle does next.
+func (r *Run) noteSessionLimit() {
+	t := time.NewTimer(sessionEndWait)
+	defer t.Stop()
+	s := r.awaitSession(t.C)
+	if s == nil {
+		return
+	}
+	select {
+	case <-s.Done():
+	case <-t.C:
+		return
+	}
+	if err := s.Err(); errors.Is(err, capnweb.ErrLimit) {
+		r.noteOverLimit(limitReason(resourceMemory, limitWords(err)))
+	}
+}
+
+// awaitSession returns the run's session, waiting until deadline for the
+// bridge to report one it holds for the run; nil when it holds none.
+func (r *Run) awaitSession(deadline <-chan time.Time) *capnweb.Session {
+	poll := time.NewTicker(2 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		r.mu.Lock()
+		s := r.sess
+		r.mu.Unlock()
+		// A session the bridge still holds (its handshake, or its start
+		// before the report) is reported, or dropped, in a moment.
+		if s != nil || r.m.bridge.Revoke(r.id) == 0 {
+			return s
+		}
+		select {
+		case <-r.ready:
+		case <-poll.C:
+		case <-deadline:
+			return nil
+		}
 	}
 }
 

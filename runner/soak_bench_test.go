@@ -24,6 +24,12 @@ import (
 // browser's profile excepted) and tabs, each of which must be 0, and the
 // heap at the end against the heap halfway (heap-ratio; flat is 1). It is
 // Linux-only: it reads /proc. bench/soak runs it.
+//
+// A run leaves its history entry and, with it, its trace: what the
+// history keeps is bounded by its capacity, and goes with the entry. So
+// the history here holds as many runs as the warm-up makes: full after
+// it, each later run evicts one, and whatever a run leaves that its
+// entry's eviction does not remove counts as left behind.
 func BenchmarkSoak(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("the soak benchmark reads /proc")
@@ -37,7 +43,15 @@ func BenchmarkSoak(b *testing.B) {
 	}
 	b.Cleanup(func() { os.RemoveAll(tmp) })
 	b.Setenv("TMPDIR", tmp)
-	e := newBrowserEnvWith(b, envOptions{config: func(c *runner.Config) { c.MaxConcurrent = wave }})
+	e := newBrowserEnvWith(b, envOptions{config: func(c *runner.Config) {
+		c.MaxConcurrent = wave
+		h, err := history.Open(filepath.Join(c.DataDir, "history.jsonl"), history.Options{Capacity: warmup})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { h.Close() })
+		c.History = h
+	}})
 	browserPID := e.tabs.Process().Pid()
 	// The test site's idle keep-alive connections (a goroutine and a
 	// socket each, as long as the browser keeps them) are not the
@@ -183,10 +197,11 @@ func countDescendants(pid, except int) int {
 	return n
 }
 
-// countFiles counts the files and folders under dirs, leaving out browser
-// profiles (the browser's own, removed when it closes).
+// countFiles counts the files and folders under dirs, each once where
+// one dir holds another, leaving out browser profiles (the browser's own,
+// removed when it closes).
 func countFiles(dirs ...string) int {
-	n := 0
+	seen := map[string]bool{}
 	for _, d := range dirs {
 		filepath.WalkDir(d, func(p string, de fs.DirEntry, err error) error {
 			if err != nil || p == d {
@@ -195,9 +210,9 @@ func countFiles(dirs ...string) int {
 			if de.IsDir() && strings.HasPrefix(de.Name(), "tranquil-browser-") {
 				return filepath.SkipDir
 			}
-			n++
+			seen[p] = true
 			return nil
 		})
 	}
-	return n
+	return len(seen)
 }

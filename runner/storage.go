@@ -22,35 +22,55 @@ var ErrStorage = errors.New("runner: cannot set up the run's storage")
 const webCacheNote = "This file switches the Cache API off for one automation script:\n" +
 	"deno would keep that cache here with no size limit. See package runner.\n"
 
-// sealWebCache switches the Cache API off for runs of h. Deno 2.9 keeps
-// the Cache API of an origin in <DENO_DIR>/location_data/web_cache/<hex
-// SHA-256 of the origin> and enforces no quota on it, so a script without
-// any write= grant could fill the disk under the host's data dir. A
-// regular file in that place makes deno refuse to open the cache, in the
-// script and in every worker it starts (the bootstrap also removes
-// globalThis.caches, but a worker gets a fresh one). Only the script's
-// own origin is touched (see permissions.Location), never another deno
-// program's. A directory left there by an older version is removed.
-func sealWebCache(denoDir string, h *permissions.Header) error {
-	origin := strings.TrimSuffix(permissions.Location(h), "/")
-	sum := sha256.Sum256([]byte(origin))
-	p := filepath.Join(denoDir, "location_data", "web_cache", hex.EncodeToString(sum[:]))
-	fi, err := os.Lstat(p)
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		return nil
-	case err == nil:
-		if err := os.RemoveAll(p); err != nil {
-			return fmt.Errorf("%w: %w", ErrStorage, err)
+// originKey is the name deno 2.9 gives the folders of an origin's storage
+// under <DENO_DIR>/location_data: the hex SHA-256 of the origin. A run's
+// origin is its script's own (see permissions.Location).
+func originKey(h *permissions.Header) string {
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(permissions.Location(h), "/")))
+	return hex.EncodeToString(sum[:])
+}
+
+// storeOrigin sets up the origin-bound storage of a run of h in its cache
+// dir, whose shared cache is shared:
+//
+//   - localStorage, which deno keeps in location_data/<key> and caps at
+//     10 MiB an origin, is the script's to keep between runs: the run's
+//     location_data/<key> is a link to the shared cache's, made if need
+//     be. Only the script's own origin is linked.
+//   - The Cache API is switched off. Deno keeps it in
+//     location_data/web_cache/<key> with no size limit; a regular file in
+//     that place makes deno refuse to open it, in the script and in every
+//     worker it starts (the bootstrap also removes globalThis.caches, but
+//     a worker gets a fresh one). A Cache API an older version left in the
+//     shared cache is removed.
+func storeOrigin(dir, shared string, h *permissions.Header) error {
+	key := originKey(h)
+	kept := filepath.Join(shared, "location_data", key)
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		return err
+	}
+	local := filepath.Join(dir, "location_data")
+	if err := os.MkdirAll(filepath.Join(local, "web_cache"), 0o700); err != nil {
+		return err
+	}
+	if err := os.Symlink(kept, filepath.Join(local, key)); err != nil {
+		// Where a user cannot make symlinks (Windows without the
+		// privilege), the store's files are hard links: writes into
+		// them are kept, files deno makes anew (a journal) are not.
+		if err := linkTree(filepath.Join(local, key), kept); err != nil {
+			return err
 		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, err)
+	if err := os.WriteFile(filepath.Join(local, "web_cache", key), []byte(webCacheNote), 0o600); err != nil {
+		return err
 	}
-	if err := os.WriteFile(p, []byte(webCacheNote), 0o600); err != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, err)
+	old := filepath.Join(shared, "location_data", "web_cache", key)
+	if fi, err := os.Lstat(old); err == nil && fi.IsDir() {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("removing the Cache API an older version left: %w", err)
+		}
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }

@@ -63,7 +63,9 @@ func (s *supervisor) run() (expired string) {
 // run is then settled: closing the tabs it opened takes at most
 // releaseTimeout (10 s), so a cancelled run is Done within
 // CancelGrace + KillGrace + releaseTimeout (13 s by default), a killed one
-// within KillGrace + releaseTimeout, plus the history's writes. A timed-out run's
+// within KillGrace + releaseTimeout, plus the history's writes (and, only
+// while something other than the process still holds its connection, up
+// to sessionEndWait, 2 s, for its session to end). A timed-out run's
 // goroutine then notifies the host, within notifyTimeout (5 s) more. A
 // process the kernel cannot kill (stuck in the kernel) is waited for all
 // the same.

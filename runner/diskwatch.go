@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// DefaultDiskLimit is [Config.DiskLimit] when it is zero: far above what
+// deno keeps for a script's own modules, well below what fills a disk.
+const DefaultDiskLimit = 256 << 20
+
+// diskPoll is how often a run's cache folder is measured.
+const diskPoll = time.Second
+
+// diskBlock is the least a file or folder counts for: what one takes on
+// most file systems, so that a flood of empty files costs what it takes.
+const diskBlock = 4 << 10
+
+// errOverLimit stops a walk that has seen enough.
+var errOverLimit = errors.New("over the limit")
+
+// diskUsage measures dir: every file and folder under it, links not
+// followed (the shared packages a run links to are not its), each counted
+// as its size rounded up to diskBlock. It stops once past limit, so a
+// walk reads at most limit/diskBlock entries.
+func diskUsage(dir string, limit int64) int64 {
+	var total int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // gone while walked, or unreadable: not the run's to pay
+		}
+		size := int64(diskBlock)
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				size = max(size, (fi.Size()+diskBlock-1)/diskBlock*diskBlock)
+			}
+		}
+		if total += size; total > limit {
+			return errOverLimit
+		}
+		return nil
+	})
+	return total
+}
+
+// startDiskWatch measures the run's cache folder every diskPoll until
+// exited is closed or the returned stop is called, which returns once the
+// watch has. Past Config.DiskLimit it fails the run limit_exceeded, as
+// watchBudget does for its session, and touches nothing else: the folder
+// is the run's own. With no limit it watches nothing.
+func (r *Run) startDiskWatch(dir string, exited <-chan struct{}) (stop func()) {
+	limit := r.m.cfg.DiskLimit
+	if limit < 0 {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(diskPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-exited:
+				return
+			case <-t.C:
+			}
+			if diskUsage(dir, limit) > limit {
+				reason := limitReason(resourceDisk, fmt.Sprintf("the run went past its disk limit of %s: what deno keeps of the modules it loads and makes", sizeWords(limit)))
+				r.noteOverLimit(reason)
+				r.kill(reason)
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+}
+
+// sizeWords says n bytes in MiB when it is a whole number of them.
+func sizeWords(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
