@@ -2,7 +2,11 @@ package runner
 
 import (
 	"errors"
+	"slices"
 	"strconv"
+
+	"github.com/tranquil/automation/cdp"
+	"github.com/tranquil/automation/rpc"
 
 	"github.com/tranquil/automation/rpc/capnweb"
 
@@ -22,6 +26,51 @@ import (
 // values to the host and reads pages needs, and small enough that
 // MaxConcurrent runs together cannot take a desktop app down.
 const DefaultSessionBudget = 64 << 20
+
+// Cost is one thing a run costs the host and how it is bounded, as
+// [Costs] lists them.
+type Cost struct {
+	// Resource names it, as a limit_exceeded reason does.
+	Resource string
+	// Limit is the bound a zero configuration sets, in Unit.
+	Limit int64
+	// Unit is what Limit counts.
+	Unit string
+	// Setting says how a host changes it.
+	Setting string
+	// Past says what happens past it.
+	Past string
+}
+
+// costs is the table Costs returns. The guide's section "What a run may
+// cost the app" words every row, and a test holds the two together.
+var costs = []Cost{
+	{Resource: resourceMemory, Limit: DefaultSessionBudget, Unit: "bytes",
+		Setting: "Config.SessionBudget",
+		Past:    "the run fails limit_exceeded: what the script sent and holds, and what the browser sent back for it (every reply to its page calls, evaluate results as they are decoded), counted before it is built"},
+	{Resource: resourceDisk, Limit: DefaultDiskLimit, Unit: "bytes",
+		Setting: "Config.DiskLimit",
+		Past:    "the run fails limit_exceeded: what deno writes to the run's own cache folder, which goes with the run"},
+	{Resource: "tab slots", Limit: DefaultMaxBackgroundTabs / 2, Unit: "tabs of each kind",
+		Setting: "half of Config.MaxBackgroundTabs and of Config.MaxForegroundTabs, at least one",
+		Past:    "the run's further opens wait for one of its own tabs to close, and fail timeout if none does; other runs' opens go on"},
+	{Resource: "calls in flight", Limit: rpc.DefaultMaxInFlight, Unit: "calls",
+		Setting: "the bridge's MaxInFlight",
+		Past:    "further calls wait their turn; what they hold counts as memory"},
+	{Resource: "connections", Limit: rpc.DefaultMaxConnecting, Unit: "connections not yet upgraded, all runs together",
+		Setting: "the bridge's MaxConnecting",
+		Past:    "the oldest is closed"},
+	{Resource: "pattern", Limit: cdp.MaxPatternBytes, Unit: "bytes of a RegExp's source",
+		Setting: "cdp.MaxPatternBytes",
+		Past:    "the call fails limit_exceeded before the pattern is compiled"},
+	{Resource: "pattern text", Limit: cdp.MaxMatchBytes, Unit: "bytes of the text a pattern is matched against",
+		Setting: "cdp.MaxMatchBytes",
+		Past:    "the pattern is matched against the first MaxMatchBytes; a match also ends with its call"},
+}
+
+// Costs lists what a run may cost the host, each with the bound a zero
+// [Config] sets and what happens past it, in a fixed order.
+func Costs() []Cost { return slices.Clone(costs) }
 
 // Resources a run is charged for, as named in a limit_exceeded reason.
 const (

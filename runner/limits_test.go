@@ -202,3 +202,41 @@ func TestLimitsAreInTheGuide(t *testing.T) {
 		}
 	}
 }
+
+// The guide's "What a run may cost the app" table has a row for every
+// entry of Costs, with its limit in the guide's words.
+func TestCostsAreInTheGuide(t *testing.T) {
+	data, err := sdkFS.ReadFile("sdk/writing-automations.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(data), "\n### What a run may cost the app\n")
+	require.True(t, ok, "the guide has no section on what a run may cost")
+	section, _, _ = strings.Cut(section, "\n#")
+	words := func(c Cost) string {
+		if c.Unit != "bytes" && !strings.HasPrefix(c.Unit, "bytes ") {
+			return strconv.FormatInt(c.Limit, 10) + " "
+		}
+		switch {
+		case c.Limit >= 1<<20 && c.Limit%(1<<20) == 0:
+			return strconv.FormatInt(c.Limit>>20, 10) + " MiB"
+		case c.Limit >= 1<<10 && c.Limit%(1<<10) == 0:
+			return strconv.FormatInt(c.Limit>>10, 10) + " KiB"
+		}
+		return strconv.FormatInt(c.Limit, 10) + " bytes"
+	}
+	rows := 0
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| what ") && !strings.HasPrefix(line, "| -") {
+			rows++
+		}
+	}
+	require.Equal(t, len(Costs()), rows, "one row per cost")
+	for _, c := range Costs() {
+		i := strings.Index(section, "\n| "+c.Resource+" ")
+		require.GreaterOrEqual(t, i, 0, "the guide has no row for %s", c.Resource)
+		row, _, _ := strings.Cut(section[i+1:], "\n")
+		assert.Contains(t, row, words(c), c.Resource)
+		if strings.Contains(c.Past, "limit_exceeded") {
+			assert.Contains(t, row, "limit_exceeded", c.Resource)
+		}
+	}
+}
