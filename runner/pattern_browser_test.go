@@ -100,8 +100,13 @@ await context.result(out);
 		assert.Equal(t, "TabError", o.Name)
 		assert.Equal(t, cdp.MaxPatternBytes, o.Limit)
 		assert.Contains(t, o.Message, "at most 1024")
-		assert.Less(t, o.Ms, 1000.0, "refused at once")
 	}
+	// The 2 MB ones take what sending 8 MB over the bridge takes on a
+	// loaded machine; compiled, they took the expectation's 5 s.
+	for _, o := range res.Huge {
+		assert.Less(t, o.Ms, 4000.0, "refused without being compiled")
+	}
+	assert.Less(t, res.TwoKiB.Ms, 1000.0, "refused at once")
 	assert.Equal(t, "limit_exceeded", res.Program.Code, "%+v", res.Program)
 	assert.Equal(t, cdp.MaxPatternInstructions, res.Program.Limit)
 	assert.Contains(t, res.Program.Message, "more than 10000 instructions")
