@@ -60,6 +60,10 @@ const spareCaches = 2
 // Manager's New must not catch it between the two.
 const staleRunCache = time.Minute
 
+// warmUpTimeout bounds the seed's warm-up, which takes about as long as a
+// run's start: the seed is only worth waiting so long for.
+const warmUpTimeout = 30 * time.Second
+
 // lockName is the lock file in a run's folder and in the seed.
 const lockName = ".lock"
 
@@ -252,6 +256,8 @@ func (c *runCaches) makeSeed(ctx context.Context, warm func(ctx context.Context,
 // nothing. What deno kept in dir is then the seed.
 func (m *Manager) warmUp(sdk SDKPaths) func(ctx context.Context, dir string) {
 	return func(ctx context.Context, dir string) {
+		ctx, cancel := context.WithTimeout(ctx, warmUpTimeout)
+		defer cancel()
 		cmd := exec.CommandContext(ctx, m.deno, "run", "--no-prompt", "--cached-only", "--no-lock", "--config="+sdk.Config,
 			"--allow-read="+sdk.Dir, "--preload="+sdk.Bootstrap, filepath.Join(sdk.Dir, "cache_probe.ts"))
 		cmd.Env = m.denoEnv(dir)
