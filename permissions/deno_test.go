@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // countingListener accepts loopback connections and counts them.
@@ -83,7 +82,7 @@ func runSandboxed(t *testing.T, script, body string, bridge *countingListener, d
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(script, src, 0o644))
 
-	machinery := filepath.Join(winetest.TempDir(t), "sdk")
+	machinery := filepath.Join(t.TempDir(), "sdk")
 	require.NoError(t, os.MkdirAll(machinery, 0o755))
 	boot := filepath.Join(machinery, "main.ts")
 	cfgPath := filepath.Join(machinery, "deno.json")
@@ -103,7 +102,7 @@ func runSandboxed(t *testing.T, script, body string, bridge *countingListener, d
 	defer cancel()
 	cmd := exec.CommandContext(ctx, deno, args...)
 	cmd.Dir = h.ScriptDir
-	home := winetest.TempDir(t)
+	home := t.TempDir()
 	cmd.Env = append([]string{
 		"PATH=/usr/bin:/bin", "HOME=" + home, "DENO_DIR=" + filepath.Join(home, "deno"),
 		"NO_COLOR=1", "DENO_NO_UPDATE_CHECK=1",
