@@ -6,14 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/windows"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // TestPlanOfAScriptAtAWindowsPath: a script at a drive path plans and runs
@@ -26,7 +25,7 @@ func TestPlanOfAScriptAtAWindowsPath(t *testing.T) {
 	e.script(t, "My Scripts/lib.ts", "export const v = 1;\n")
 	long := e.script(t, "My Scripts/main.ts", "// @permissions read=lib.ts\nimport { v } from \"./lib.ts\";\nconsole.log(\"v is\", v);\n")
 	require.True(t, isDrivePath(long), long)
-	short := shortPath(t, long)
+	short := testenv.ShortPath(t, long)
 	require.NotEqual(t, long, short, "My Scripts has a short name")
 	for _, p := range []string{long, short} {
 		plan, err := e.m.Plan(ctx, Request{Script: p})
@@ -43,15 +42,4 @@ func TestPlanOfAScriptAtAWindowsPath(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, errors.Is(plan.Refused, ErrRemoteImport), "%v", plan.Refused)
 	assert.Contains(t, plan.Refused.Error(), "deno reads a Windows path in an import as a URL")
-}
-
-// shortPath is p with each component in its 8.3 short form.
-func shortPath(t *testing.T, p string) string {
-	t.Helper()
-	u, err := windows.UTF16PtrFromString(p)
-	require.NoError(t, err)
-	buf := make([]uint16, windows.MAX_LONG_PATH)
-	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
-	require.NoError(t, err)
-	return filepath.Clean(windows.UTF16ToString(buf[:n]))
 }
