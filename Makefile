@@ -58,6 +58,7 @@ fmt:
 vet:
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
 
 # lint runs a pinned staticcheck (fetched through the Go module proxy, kept
 # out of go.mod) with its default checks; it must report nothing.
@@ -171,21 +172,16 @@ fuzz:
 		done; \
 	done
 
-# test-windows runs, under Wine 8, the Windows test binaries of the packages
-# that need neither Deno nor Chromium, and runner's child supervision with
-# a stand-in child (internal/winetest/run prints what is left out and why).
-# It installs wine64 and MinGW with apt-get when they are missing (MinGW
-# builds the bcryptprimitives.dll stand-in Go needs and Wine 8 lacks).
-# Not part of `make test`.
-test-windows:
-	@need=; command -v wine >/dev/null 2>&1 || need="$$need wine wine64"; \
-	command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need="$$need gcc-mingw-w64-x86-64-win32"; \
-	if [ -n "$$need" ]; then \
-		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-			echo "installing$$need with apt-get"; apt-get update && apt-get install -y $$need; \
-		else echo "test-windows needs$$need; install it (Debian: apt-get install$$need)" >&2; exit 1; fi; \
-	fi
-	internal/winetest/run $(TOOLS)/wine
+# test-windows runs the library's Windows test binaries under Wine 10 with
+# the Windows build of deno (@deno/win32-x64 from npm, DENO_VERSION):
+# every package that needs no browser, and runner's tests but those that
+# drive Chromium (internal/winetest/run prints what is left out and why).
+# Wine 10 comes from a Debian trixie tree it makes once with debootstrap
+# and keeps in .tools/wine10; deno.exe is kept in .tools/deno-win. It runs
+# as root: a chroot, and a network namespace that has only loopback.
+# Not part of `make test` (CI runs it as a job of its own).
+test-windows: $(DENO)
+	DENO_VERSION=$(DENO_VERSION) internal/winetest/run $(TOOLS)
 
 clean:
 	rm -rf $(TOOLS)

@@ -34,7 +34,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	logs := &bytes.Buffer{}
 	s, err := OpenStore(filepath.Join(dir, "state", "consent.json"), StoreOptions{

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tranquil/automation/internal/leakcheck"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // TestMain fails the run when the tests leave goroutines running (a
@@ -30,11 +29,7 @@ func runMain(m *testing.M) int {
 	}
 	code := m.Run()
 	if code == 0 {
-		if left := tempLeft(root); left != "" && winetest.Wine() {
-			// Wine 8 cannot run os.RemoveAll (see winetest.TempDir), so
-			// the examples' cleanup fails there: the gate cannot judge.
-			fmt.Fprintf(os.Stderr, "consent: the temporary-directory gate is not applied under Wine; left: %s\n", left)
-		} else if left != "" {
+		if left := tempLeft(root); left != "" {
 			fmt.Fprintf(os.Stderr, "consent tests left files in the temporary directory %s: %s\n", root, left)
 			code = 1
 		}

@@ -15,8 +15,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // rawStore reads the store file as JSON, for tests that tamper with it.
@@ -207,7 +205,7 @@ func TestBrokenKeyFileIsReplaced(t *testing.T) {
 }
 
 func TestConcurrentOpensAgreeOnOneKey(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	storePath := filepath.Join(dir, "fresh", "consent.json")
 	stores := make([]*Store, 8)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/internal/atomicfile"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // BenchmarkPut measures Put of a finished run with a 64 KiB output into a
@@ -25,7 +24,7 @@ import (
 // It reports medians and p99s in µs, put/writefile as "ratio" and
 // rewrite/put as "rewrite-x".
 func BenchmarkPut(b *testing.B) {
-	dir := winetest.TempDir(b)
+	dir := b.TempDir()
 	s, err := Open(filepath.Join(dir, "history.jsonl"), Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -102,7 +101,7 @@ func quantile(d []time.Duration, q float64) time.Duration {
 // BenchmarkOpen measures opening a journal at its largest: twice the
 // default capacity in lines, each a run with a 64 KiB output.
 func BenchmarkOpen(b *testing.B) {
-	path := filepath.Join(winetest.TempDir(b), "history.jsonl")
+	path := filepath.Join(b.TempDir(), "history.jsonl")
 	s, err := Open(path, Options{})
 	if err != nil {
 		b.Fatal(err)

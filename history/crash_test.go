@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // The helper process is this test binary re-executed with these variables
@@ -153,7 +152,7 @@ func checkFinished(t *testing.T, s *Store, capacity int, done []reported) {
 func TestCrashMidWriteLosesNoFinishedRun(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	const capacity, kills = 12, 40
-	path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+	path := filepath.Join(t.TempDir(), "history.jsonl")
 	// The seed is logged so a failing sequence of kills can be replayed:
 	// CRASH_SEED=<seed> go test -run TestCrashMidWriteLosesNoFinishedRun ./history
 	seed := uint64(time.Now().UnixNano())
@@ -204,7 +203,7 @@ func TestCrashMidWriteLosesNoFinishedRun(t *testing.T) {
 func TestTwoProcessesShareTheFile(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	const per = 25
-	path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+	path := filepath.Join(t.TempDir(), "history.jsonl")
 	type proc struct {
 		cmd *exec.Cmd
 		sc  *bufio.Scanner
@@ -229,7 +228,7 @@ func TestTwoProcessesShareTheFile(t *testing.T) {
 	assert.Empty(t, logs.String())
 
 	// With room for all, every run of both is there.
-	path2 := filepath.Join(winetest.TempDir(t), "history.jsonl")
+	path2 := filepath.Join(t.TempDir(), "history.jsonl")
 	procs = procs[:0]
 	for _, prefix := range []string{"a-", "b-"} {
 		cmd, sc := startHelper(t, path2, prefix, 1000, per, false)

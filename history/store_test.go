@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // logBuf is a concurrency-safe log sink for asserting warnings.
@@ -84,7 +83,7 @@ func want(t *testing.T, e Entry) Entry {
 
 func TestRoundTripSurvivesReopen(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	path := filepath.Join(winetest.TempDir(t), "sub", "history.jsonl")
+	path := filepath.Join(t.TempDir(), "sub", "history.jsonl")
 	s, logs := open(t, path, 0)
 	e := fullEntry("run-1", t0)
 	require.NoError(t, s.Put(e))
@@ -120,7 +119,7 @@ func TestRoundTripSurvivesReopen(t *testing.T) {
 }
 
 func TestPutReplacesByIDAndCopies(t *testing.T) {
-	s, _ := open(t, filepath.Join(winetest.TempDir(t), "h"), 0)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 0)
 	e := fullEntry("r", t0)
 	e.State = StateRunning
 	e.ExitCode = nil
@@ -143,7 +142,7 @@ func TestPutReplacesByIDAndCopies(t *testing.T) {
 }
 
 func TestInvalidUTF8IsStableAcrossRestart(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	s, _ := open(t, path, 0)
 	e := Entry{ID: "r", State: StateFailed, Start: t0, Output: "bad \xff\xfe bytes", FirstError: "\xc3"}
 	require.NoError(t, s.Put(e))
@@ -155,7 +154,7 @@ func TestInvalidUTF8IsStableAcrossRestart(t *testing.T) {
 }
 
 func TestPutRejectsInvalidEntries(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	s, _ := open(t, path, 0)
 	cases := map[string]Entry{
 		"empty id":        {State: StateQueued},
@@ -181,7 +180,7 @@ func TestPutRejectsInvalidEntries(t *testing.T) {
 // The runs panel lists scripts and workflow runs together: a workflow
 // run, or a host's own kind, is stored and read back as it was put.
 func TestOtherKindsOfRun(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	s, _ := open(t, path, 0)
 	for _, k := range []Kind{KindWorkflow, "import", "sync-job_2"} {
 		e := Entry{ID: "r-" + string(k), Kind: k, Script: "nightly report", State: StateRunning, Start: t0}
@@ -197,7 +196,7 @@ func TestOtherKindsOfRun(t *testing.T) {
 }
 
 func TestListNewestFirst(t *testing.T) {
-	s, _ := open(t, filepath.Join(winetest.TempDir(t), "h"), 0)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 0)
 	for _, i := range []int{3, 1, 4, 0, 2} {
 		require.NoError(t, s.Put(Entry{ID: fmt.Sprint("r", i), State: StateSucceeded, Start: t0.Add(time.Duration(i) * time.Minute)}))
 	}
@@ -211,7 +210,7 @@ func TestListNewestFirst(t *testing.T) {
 }
 
 func TestCapacityEvictsOldestFinished(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	s, _ := open(t, path, 3)
 	put := func(id string, minute int, st State) {
 		t.Helper()
@@ -248,7 +247,7 @@ func TestCapacityEvictsOldestFinished(t *testing.T) {
 }
 
 func TestCompactionKeepsFileBounded(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	s, _ := open(t, path, 4)
 	for i := range 50 {
 		for _, st := range []State{StateQueued, StateRunning, StateSucceeded} {
@@ -270,7 +269,7 @@ func TestCompactionKeepsFileBounded(t *testing.T) {
 
 func TestSubscribe(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	s, _ := open(t, filepath.Join(winetest.TempDir(t), "h"), 0)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 0)
 	var got []Entry
 	var listed int
 	cancel := s.Subscribe(func(e Entry) {
@@ -301,7 +300,7 @@ func TestSubscribe(t *testing.T) {
 }
 
 func TestSubscribeOrderUnderConcurrentPuts(t *testing.T) {
-	s, _ := open(t, filepath.Join(winetest.TempDir(t), "h"), 1000)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 1000)
 	var mu sync.Mutex
 	var seen []string
 	s.Subscribe(func(e Entry) {
@@ -333,7 +332,7 @@ func TestSubscribeOrderUnderConcurrentPuts(t *testing.T) {
 
 func TestSubscriberMayReadDuringConcurrentPuts(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	s, _ := open(t, filepath.Join(winetest.TempDir(t), "h"), 1000)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 1000)
 	var calls int
 	s.Subscribe(func(e Entry) {
 		calls++ // turns serialise subscribers: no lock needed
@@ -364,7 +363,7 @@ func TestSubscriberMayReadDuringConcurrentPuts(t *testing.T) {
 }
 
 func TestCloseRefusesPut(t *testing.T) {
-	s, _ := open(t, filepath.Join(winetest.TempDir(t), "h"), 0)
+	s, _ := open(t, filepath.Join(t.TempDir(), "h"), 0)
 	require.NoError(t, s.Put(Entry{ID: "a", State: StateQueued}))
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
@@ -398,7 +397,7 @@ func TestCorruptFileMovedAside(t *testing.T) {
 	salvaged := map[string]bool{"garbage line in middle": true, "unterminated garbage": true, "entry line before header": true}
 	for name, content := range corruptions {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+			path := filepath.Join(t.TempDir(), "history.jsonl")
 			require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 			s, logs := open(t, path, 0)
 			var kept []string
@@ -438,7 +437,7 @@ func ids(es []Entry) []string {
 // A directory where the file should be is set aside, as the consent store
 // does: the host still starts.
 func TestDirectoryInPlaceOfTheFile(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+	path := filepath.Join(t.TempDir(), "history.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Join(path, "inside"), 0o700))
 	s, logs := open(t, path, 0)
 	assert.Empty(t, s.List())
@@ -466,7 +465,7 @@ func TestTornLastWriteIgnored(t *testing.T) {
 	}
 	for name, content := range cuts {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(winetest.TempDir(t), "h")
+			path := filepath.Join(t.TempDir(), "h")
 			require.NoError(t, os.WriteFile(path, content, 0o600))
 			s, logs := open(t, path, 0)
 			list := s.List()
@@ -488,7 +487,7 @@ func TestTornLastWriteIgnored(t *testing.T) {
 }
 
 func TestEmptyFileIsEmptyHistory(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
 	s, logs := open(t, path, 0)
 	assert.Empty(t, s.List())
@@ -500,7 +499,7 @@ func TestEmptyFileIsEmptyHistory(t *testing.T) {
 
 func TestStoresShareOneFile(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	a, _ := open(t, path, 50)
 	b, _ := open(t, path, 50)
 	var wg sync.WaitGroup
@@ -522,7 +521,7 @@ func TestStoresShareOneFile(t *testing.T) {
 }
 
 func TestCorruptionFoundLaterKeepsKnownRuns(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "h")
+	path := filepath.Join(t.TempDir(), "h")
 	s, logs := open(t, path, 0)
 	require.NoError(t, s.Put(Entry{ID: "a", State: StateSucceeded, Start: t0}))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -542,7 +541,7 @@ func TestCorruptionFoundLaterKeepsKnownRuns(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	dir := winetest.TempDir(t)
+	dir := t.TempDir()
 	blocker := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	_, err := Open(filepath.Join(blocker, "h"), Options{})
@@ -584,7 +583,7 @@ func TestFullDiskKeepsTheOutcome(t *testing.T) {
 		}, true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+			path := filepath.Join(t.TempDir(), "history.jsonl")
 			s, _ := open(t, path, 0)
 			fullDisk(t, tc.limit)
 			e := Entry{ID: "r", State: StateRunning, Start: t0, Permissions: "none"}
@@ -606,7 +605,7 @@ func TestFullDiskKeepsTheOutcome(t *testing.T) {
 		})
 	}
 	t.Run("no room at all", func(t *testing.T) {
-		path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+		path := filepath.Join(t.TempDir(), "history.jsonl")
 		s, _ := open(t, path, 0)
 		require.NoError(t, s.Put(Entry{ID: "r", State: StateRunning, Start: t0}))
 		fullDisk(t, 0)
@@ -621,7 +620,7 @@ func TestFullDiskKeepsTheOutcome(t *testing.T) {
 // The whole-file rewrite needs room for a second copy; when there is none,
 // the entry is appended instead.
 func TestFullDiskAppendsWhenTheRewriteDoesNotFit(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "history.jsonl")
+	path := filepath.Join(t.TempDir(), "history.jsonl")
 	s, _ := open(t, path, 2)
 	for i := range 4 {
 		require.NoError(t, s.Put(Entry{ID: fmt.Sprint(i), State: StateSucceeded, Start: t0.Add(time.Duration(i) * time.Second)}))

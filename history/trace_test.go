@@ -9,14 +9,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 func openTraces(t *testing.T, capacity int, traceCap, total int64) *Store {
 	t.Helper()
 	log, _ := newLogger()
-	s, err := Open(filepath.Join(winetest.TempDir(t), "history.jsonl"), Options{Capacity: capacity, Logger: log, TraceCap: traceCap, TraceTotal: total})
+	s, err := Open(filepath.Join(t.TempDir(), "history.jsonl"), Options{Capacity: capacity, Logger: log, TraceCap: traceCap, TraceTotal: total})
 	require.NoError(t, err)
 	return s
 }

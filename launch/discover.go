@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,8 +56,9 @@ type Discovery struct {
 // export directories, and keeps those whose Exec resolves to a binary that
 // passes [CheckElectron]; for a Flatpak or Snap app that is the Electron
 // binary inside its installation (see [App.Packaging]), found by a bounded
-// search. On macOS it reads the .app bundles in
-// /Applications and ~/Applications. Elsewhere the platform is
+// search. On macOS it reads the .app bundles in /Applications and
+// ~/Applications and in their folders one level down. Elsewhere the
+// platform is
 // "unsupported" and the list empty. Unreadable or malformed entries are
 // skipped. Only ctx's end is an error.
 func Discover(ctx context.Context, query string, max int) (Discovery, error) {
@@ -493,19 +495,35 @@ func splitExec(s string) ([]string, error) {
 	return argv, nil
 }
 
-// bundleApps reads the .app bundles directly inside dir.
-func bundleApps(dir string) []App {
+// bundleApps reads the .app bundles inside dir and in its folders one
+// level down, where suites and stores put theirs (/Applications/Utilities,
+// /Applications/Setapp). A bundle that is a symbolic link, as some package
+// managers leave in ~/Applications, is read through the link; a linked
+// folder is not searched.
+func bundleApps(dir string) []App { return bundlesIn(dir, 1) }
+
+func bundlesIn(dir string, depth int) []App {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	var apps []App
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasSuffix(e.Name(), ".app") {
-			continue
+		p := filepath.Join(dir, e.Name())
+		link := e.Type()&fs.ModeSymlink != 0
+		isDir := e.IsDir()
+		if link {
+			fi, err := os.Stat(p)
+			isDir = err == nil && fi.IsDir()
 		}
-		if app, err := readBundle(filepath.Join(dir, e.Name())); err == nil {
-			apps = append(apps, app)
+		switch {
+		case !isDir:
+		case strings.HasSuffix(e.Name(), ".app"):
+			if app, err := readBundle(p); err == nil {
+				apps = append(apps, app)
+			}
+		case depth > 0 && !link:
+			apps = append(apps, bundlesIn(p, depth-1)...)
 		}
 	}
 	return apps

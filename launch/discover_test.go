@@ -263,6 +263,26 @@ func TestDiscoverMacAndUnsupported(t *testing.T) {
 	assert.Empty(t, d.Apps)
 }
 
+// Bundles in a folder of /Applications (a suite's, a store's) are found,
+// and one installed as a link; a folder deeper down, or reached through a
+// link, is not searched.
+func TestDiscoverMacBundlesInFoldersAndLinks(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	fakeBundle(t, filepath.Join(dir, "Setapp"), "Obsidian", "md.obsidian", true)
+	fakeBundle(t, filepath.Join(dir, "a", "b"), "Deep", "com.example.deep", true)
+	linked := fakeBundle(t, elsewhere, "Linked", "com.example.linked", true)
+	require.NoError(t, os.Symlink(linked, filepath.Join(dir, "Linked.app")))
+	fakeBundle(t, filepath.Join(elsewhere, "suite"), "Behind", "com.example.behind", true)
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "suite"), filepath.Join(dir, "suite")))
+	d, err := discover(context.Background(), discoverEnv{goos: "darwin", appDirs: []string{dir}}, "", 0)
+	require.NoError(t, err)
+	var ids []string
+	for _, a := range d.Apps {
+		ids = append(ids, a.BundleID)
+	}
+	assert.ElementsMatch(t, []string{"md.obsidian", "com.example.linked"}, ids)
+}
+
 func TestSensitivityIsWordBased(t *testing.T) {
 	assert.Empty(t, sensitivity("Slides Presenter", nil), `"ide" inside "Slides" is not a match`)
 	assert.Equal(t, []string{"mail", "passwords-auth"}, sensitivity("Proton Mail", []string{"Password"}))

@@ -27,7 +27,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	testenv.CheckGoroutines(t)
-	root, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	f := &fixture{root: root, dir: filepath.Join(root, "scripts"), dest: filepath.Join(root, "reports")}
 	f.script = filepath.Join(f.dir, "report.ts")

@@ -9,15 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // useHosts points Describe at a hosts file of the test's own and fixes
 // this computer's name, for the rest of the test.
 func useHosts(t *testing.T, content, own string) {
 	t.Helper()
-	p := filepath.Join(winetest.TempDir(t), "hosts")
+	p := filepath.Join(t.TempDir(), "hosts")
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	oldFile, oldName := hostsFile, hostName
 	hostsFile, hostName = p, func() (string, error) { return own, nil }
@@ -72,7 +70,7 @@ not-an-address	ignored
 // Without a readable hosts file the wording falls back on the name alone.
 func TestDescribeWithoutHostsFile(t *testing.T) {
 	useHosts(t, "", "")
-	hostsFile = filepath.Join(winetest.TempDir(t), "missing")
+	hostsFile = filepath.Join(t.TempDir(), "missing")
 	h := mustParse(t, scriptDir(t), "// @permissions net=devbox,api.github.com\n")
 	ds := h.Describe()
 	require.Len(t, ds, 2)
@@ -86,7 +84,7 @@ func TestDescribeEscapesControlCharactersInPaths(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows file names cannot hold control characters, so no folder can be named so")
 	}
-	root, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	dir := filepath.Join(root, "evil\x1b[2J\x1b[1;1HApproved\u202e")
 	require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/tranquil/automation/internal/pathguard"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 var fuzzSeeds = []string{
@@ -26,7 +25,7 @@ var fuzzSeeds = []string{
 // fuzzScript builds a script directory with symlinks that point at the
 // directory itself, its parent and elsewhere, so random paths meet them.
 func fuzzScript(f testing.TB) string {
-	root, err := filepath.EvalSymlinks(winetest.TempDir(f))
+	root, err := filepath.EvalSymlinks(f.TempDir())
 	if err != nil {
 		f.Fatal(err)
 	}

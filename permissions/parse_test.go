@@ -19,7 +19,7 @@ import (
 // script's path.
 func scriptDir(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	dir := filepath.Join(root, "proj", "scripts")
 	require.NoError(t, os.MkdirAll(dir, 0o755))

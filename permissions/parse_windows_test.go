@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // TestWindowsPathGrantsRefused: the forms of a Windows path that would
@@ -71,7 +69,7 @@ func TestWindowsGrantsIgnoreCase(t *testing.T) {
 // TestWindowsShortNameOfTheScriptFolder: the script's folder written as
 // its 8.3 short name is still the script's folder.
 func TestWindowsShortNameOfTheScriptFolder(t *testing.T) {
-	root, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	dir := filepath.Join(root, "Long Script Folder")
 	require.NoError(t, os.Mkdir(dir, 0o755))

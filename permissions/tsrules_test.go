@@ -19,7 +19,6 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/testenv"
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // tsRulesHarness runs the SDK's rules.ts over the inputs on stdin and
@@ -157,7 +156,7 @@ func TestTypeScriptRulesAgree(t *testing.T) {
 	in := map[string]any{"script": script, "parse": srcs, "sites": sites}
 	body, err := json.Marshal(in)
 	require.NoError(t, err)
-	dir := winetest.TempDir(t)
+	dir := t.TempDir()
 	harness := filepath.Join(dir, "harness.js")
 	rules := "file://" + filepath.ToSlash(filepath.Join(root, "runner", "sdk", "rules.ts"))
 	require.NoError(t, os.WriteFile(harness, []byte(strings.ReplaceAll(tsRulesHarness, "%RULES%", rules)), 0o644))

@@ -10,12 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 // files.write into a write= grant makes the folders missing below it, and
 // still refuses anything outside the grants: a folder above the grant, a
 // file beside it, a link in the grant that leads out of it.
 func TestFilesWriteMakesFoldersInsideItsGrant(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	e := newMgr(t, nil)
 	outside := filepath.Join(filepath.Dir(e.dir), "outside")
 	require.NoError(t, os.MkdirAll(outside, 0o755))

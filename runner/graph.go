@@ -161,6 +161,9 @@ func (t importTable) refusal(spec string) (why string, probe bool) {
 	if !ok || !schemeRe.MatchString(scheme) {
 		return fmt.Sprintf("%q cannot be loaded: it is not a name this app maps; use %s, or a relative path (\"./lib.ts\") to a module copied next to the script", spec, t.names()), false
 	}
+	if isDrivePath(spec) {
+		return fmt.Sprintf("%q cannot be loaded: deno reads a Windows path in an import as a URL of scheme %s:; import the module by a relative path (\"./lib.ts\") or a file: URL", spec, strings.ToLower(scheme)), false
+	}
 	switch scheme = strings.ToLower(scheme); scheme {
 	case "file", "node", "data":
 		return "", false
@@ -270,7 +273,10 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 		return nil, nil, err
 	}
 	defer done()
-	cmd := exec.CommandContext(ctx, m.deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm", "--config="+sdk.Config, entry)
+	// The entry goes as a file: URL: deno info reads a Windows path's drive
+	// letter as a URL scheme (C:\s.ts is a module of scheme c:), where deno
+	// run takes it as the file it is.
+	cmd := exec.CommandContext(ctx, m.deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm", "--config="+sdk.Config, fileURL(entry))
 	cmd.Env = env
 	cmd.Dir = filepath.Dir(entry)
 	out, err := cmd.Output()
@@ -326,13 +332,46 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 		}
 		p := mod.Local
 		if p == "" {
-			u, err := url.Parse(mod.Specifier)
-			if err != nil {
+			if p, err = filePath(mod.Specifier); err != nil {
 				return nil, nil, fmt.Errorf("%w: %s", ErrUndeclaredImport, mod.Specifier)
 			}
-			p = filepath.FromSlash(u.Path)
 		}
 		files = append(files, p)
 	}
 	return files, names, nil
+}
+
+// fileURL is the file: URL of the absolute path p: file:///C:/a/b.ts for
+// C:\a\b.ts, file://server/share/b.ts for \\server\share\b.ts.
+func fileURL(p string) string {
+	s := filepath.ToSlash(p)
+	u := url.URL{Scheme: "file", Path: s}
+	if host, rest, ok := strings.Cut(strings.TrimPrefix(s, "//"), "/"); ok && strings.HasPrefix(s, "//") {
+		u.Host, u.Path = host, "/"+rest
+	} else if isDrivePath(s) {
+		u.Path = "/" + s
+	}
+	return u.String()
+}
+
+// filePath is the local path a file: URL names, the inverse of fileURL.
+func filePath(spec string) (string, error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return "", err
+	}
+	p := u.Path
+	if isDrivePath(strings.TrimPrefix(p, "/")) {
+		p = strings.TrimPrefix(p, "/")
+	} else if u.Host != "" && u.Host != "localhost" {
+		p = "//" + u.Host + p
+	}
+	return filepath.FromSlash(p), nil
+}
+
+// isDrivePath reports a path that starts with a drive letter and a
+// separator, C:\ or C:/, which a URL parser takes for the scheme c:.
+func isDrivePath(s string) bool {
+	return len(s) >= 3 && s[1] == ':' && (s[2] == '\\' || s[2] == '/') &&
+		('a' <= s[0] && s[0] <= 'z' || 'A' <= s[0] && s[0] <= 'Z')
 }

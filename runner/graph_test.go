@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,38 @@ func TestPlanRefusesImportsTheRunCannotLoad(t *testing.T) {
 			require.ErrorIs(t, plan.Refused, ErrRemoteImport)
 			assert.Contains(t, plan.Refused.Error(), "this app ships @std/fmt "+pinOf(t, "@std/fmt")+` only; import it by its short name ("@std/fmt"`)
 		}
+	}
+}
+
+// TestImportTableReadsAWindowsPathAsAPath: an import written as a Windows
+// path is a file the script meant, not a module of scheme c:; deno cannot
+// load it (it reads the drive as a scheme), and the refusal says how to
+// import the file instead.
+func TestImportTableReadsAWindowsPathAsAPath(t *testing.T) {
+	for _, spec := range []string{`C:\Users\me\lib.ts`, "d:/lib/x.ts"} {
+		why, probe := importTable{hosts: true}.refusal(spec)
+		assert.Contains(t, why, "Windows path", spec)
+		assert.Contains(t, why, `a relative path ("./lib.ts") or a file: URL`, spec)
+		assert.False(t, probe)
+	}
+	why, _ := importTable{}.refusal("ftp://x.example/y.js")
+	assert.Contains(t, why, "deno loads no ftp: modules", "a scheme is still a scheme")
+}
+
+// TestFileURLOfThisSystemsPaths: deno info gets the entry as a file: URL,
+// which names the same file as the path, and filePath reads it back.
+func TestFileURLOfThisSystemsPaths(t *testing.T) {
+	cases := map[string]string{"/home/me/My Scripts/a#1.ts": "file:///home/me/My%20Scripts/a%231.ts"}
+	if runtime.GOOS == "windows" {
+		cases = map[string]string{
+			`C:\Users\me\My Scripts\a#1.ts`: "file:///C:/Users/me/My%20Scripts/a%231.ts",
+			`\\server\share\s.ts`:           "file://server/share/s.ts",
+		}
+	}
+	for p, want := range cases {
+		assert.Equal(t, want, fileURL(p))
+		back, err := filePath(want)
+		require.NoError(t, err)
+		assert.Equal(t, p, back)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/pathguard"
+	"github.com/tranquil/automation/internal/winetest"
 	"github.com/tranquil/automation/permissions"
 )
 
@@ -49,6 +50,7 @@ console.log("forged");
 // granted read=cache write=cache must not start, so it cannot read the key
 // or write an approval; the victim script is still asked about.
 func TestLinkIntoHostDataCannotForgeApprovals(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	e := newMgr(t, nil)
 	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "cache"), 0o755))
 	require.NoError(t, os.Symlink(e.data, filepath.Join(e.dir, "cache", "app")))
@@ -100,6 +102,7 @@ func TestForgedApprovalInTheStoreAsksAgain(t *testing.T) {
 // TestGrantTreeLinks covers the shapes a link into the host's data can
 // take, and the ones that are harmless.
 func TestGrantTreeLinks(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	e := newMgr(t, nil)
 	outside := filepath.Join(filepath.Dir(e.dir), "outside")
 	require.NoError(t, os.MkdirAll(outside, 0o755))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -173,7 +174,7 @@ func TestUncaughtErrorFailsAndNotifies(t *testing.T) {
 	require.NotNil(t, entry.ExitCode)
 	assert.Equal(t, 1, *entry.ExitCode)
 	assert.Contains(t, entry.FirstError, "boom")
-	assert.Contains(t, entry.FirstError, filepath.Join(e.dir, "boom.ts")+":3:7", "the first stack line points at the script's file:line")
+	assert.Contains(t, entry.FirstError, fileURL(filepath.Join(e.dir, "boom.ts"))+":3:7", "the first stack line points at the script's file:line")
 	select {
 	case msg := <-e.host.notified:
 		assert.Contains(t, msg, "boom")
@@ -263,9 +264,18 @@ await new Promise(() => {}); // ignores the protocol cancel too
 	require.NoError(t, err)
 	elapsed := time.Since(start)
 	assert.Equal(t, history.StateCancelled, entry.State)
-	assert.Equal(t, "killed", entry.Signal)
-	assert.Contains(t, entry.Output, "ignoring SIGTERM")
-	assert.GreaterOrEqual(t, elapsed, 600*time.Millisecond, "grace then SIGTERM then SIGKILL")
+	if runtime.GOOS == "windows" {
+		// No SIGTERM to send: after the grace the job is ended at once,
+		// with TerminateJobObject's exit code.
+		assert.Empty(t, entry.Signal)
+		require.NotNil(t, entry.ExitCode)
+		assert.Equal(t, 1, *entry.ExitCode)
+		assert.GreaterOrEqual(t, elapsed, 300*time.Millisecond, "grace then kill")
+	} else {
+		assert.Equal(t, "killed", entry.Signal)
+		assert.Contains(t, entry.Output, "ignoring SIGTERM")
+		assert.GreaterOrEqual(t, elapsed, 600*time.Millisecond, "grace then SIGTERM then SIGKILL")
+	}
 	assert.Less(t, elapsed, 5*time.Second)
 }
 
@@ -414,10 +424,17 @@ func TestQueueBeyondMaxConcurrency(t *testing.T) {
 	e := newMgr(t, func(c *Config) { c.MaxConcurrent = 2 })
 	var runs []*Run
 	for i := range 5 {
-		// Each run lasts 300 ms longer than the one before, so no two
-		// slots come free at once: two runs handed slots together would
-		// report their start in either order, FIFO or not.
-		p := e.script(t, fmt.Sprintf("q%d.ts", i), fmt.Sprintf("// @permissions none\nawait new Promise((r) => setTimeout(r, %d));\n", 500+300*i))
+		// Each run waits for the go file, so none ends while the queue
+		// is filled however slowly deno starts, then lasts 300 ms longer
+		// than the one before, so no two slots come free at once: two
+		// runs handed slots together would report their start in either
+		// order, FIFO or not.
+		p := e.script(t, fmt.Sprintf("q%d.ts", i), fmt.Sprintf(`// @permissions read=go
+for (;;) {
+  try { Deno.statSync("go"); break; } catch { await new Promise((r) => setTimeout(r, 20)); }
+}
+await new Promise((r) => setTimeout(r, %d));
+`, 300*(i+1)))
 		r, err := e.m.Start(context.Background(), Request{Script: p})
 		require.NoError(t, err)
 		runs = append(runs, r)
@@ -429,6 +446,7 @@ func TestQueueBeyondMaxConcurrency(t *testing.T) {
 			require.Eventually(t, func() bool { return e.m.runs.queue.queued() == i-1 }, 10*time.Second, time.Millisecond)
 		}
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "go"), nil, 0o644))
 	for _, r := range runs {
 		entry, err := r.Wait(context.Background())
 		require.NoError(t, err)
@@ -644,9 +662,16 @@ func TestResolveDeno(t *testing.T) {
 	t.Setenv("PATH", filepath.Dir(deno))
 	got, err := resolveDeno(Config{AllowPATH: true})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(filepath.Dir(deno), "deno"), got)
+	name := "deno"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	assert.Equal(t, filepath.Join(filepath.Dir(deno), name), got)
 	_, err = resolveDeno(Config{})
 	assert.ErrorIs(t, err, ErrNoDeno, "PATH is used only when allowed")
+	if runtime.GOOS == "windows" {
+		return // no execute bit to forget; TestUnusableDenoFailsTheRun starts a broken one
+	}
 
 	plain := filepath.Join(dir, "deno-0644")
 	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))

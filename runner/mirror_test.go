@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/winetest"
 	"github.com/tranquil/automation/mirror"
 )
 
@@ -102,6 +103,7 @@ await Deno.remove("out/b.txt");
 	})
 
 	t.Run("a symlink in the source pointing outside is skipped and reported", func(t *testing.T) {
+		winetest.RequireSymlinks(t)
 		secret := filepath.Join(filepath.Dir(me.dir), "secret.txt")
 		require.NoError(t, os.WriteFile(secret, []byte("private"), 0o600))
 		require.NoError(t, os.Symlink(secret, filepath.Join(me.dir, "out", "leak.txt")))
@@ -189,7 +191,7 @@ func TestManagerSync(t *testing.T) {
 
 	res, err := me.m.Sync(ctx, script)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"out/late.txt"}, res.Copied)
+	assert.Equal(t, []string{filepath.FromSlash("out/late.txt")}, res.Copied)
 	st := me.status(t, script)
 	assert.Equal(t, "sync", st.Trigger)
 	assert.Equal(t, 1, st.Copied)

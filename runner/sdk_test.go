@@ -859,7 +859,7 @@ await context.result({ count, keys, missing: missing === undefined, clip, denied
 		"keys":    []any{"count"},
 		"missing": true,
 		"clip":    "from the host",
-		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line (at file://` + filepath.ToSlash(run.script) + `:16:19)`,
+		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line (at ` + fileURL(run.script) + `:16:19)`,
 		"runId":   "run-ok",
 		"dir":     filepath.Dir(run.script),
 		"token":   nil, // the bootstrap removes the spent token before the script loads
@@ -883,7 +883,7 @@ fail();
 	t.Logf("deno's report:\n%s", stderr)
 	assert.Contains(t, stderr, "Error: boom at line six")
 	first := regexp.MustCompile(`(?m)^\s+at .*$`).FindString(stderr)
-	assert.Contains(t, first, "file://"+run.script+":6:9", "the first stack line is the script's file:line\n%s", stderr)
+	assert.Contains(t, first, fileURL(run.script)+":6:9", "the first stack line is the script's file:line\n%s", stderr)
 	assert.NotContains(t, stderr, "tranquil:", "the error is Deno's own, not reformatted")
 }
 
@@ -1375,9 +1375,9 @@ func verdict(met bool) string {
 // names the verdict both must reach for every kind of specifier: the
 // @std short names and their subpaths, jsr: (pinned, a range, another
 // package), npm: (the SDK's own, another), http(s):, node:, data:, blob:,
-// another scheme, bare names the import map lacks, local files inside and
-// outside the grants, statically and by dynamic import of a string
-// literal. (The fake refuses more than the plan only where deno, not the
+// another scheme, a Windows path, bare names the import map lacks, local
+// files inside and outside the grants, statically and by dynamic import of
+// a string literal. (The fake refuses more than the plan only where deno, not the
 // plan, refuses the run: a host import= does not name; testing_test.ts
 // covers those.)
 func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
@@ -1416,6 +1416,7 @@ func fakeAgreesOnImports(t *testing.T, e *mgrEnv, stdModules bool) {
 		"data":         {src: none + "import { a } from \"data:text/javascript,export const a = 1;\";\nconsole.log(a);\n", want: "ok"},
 		"blob":         {src: none + "const m = await import(\"blob:http://x.invalid/0b3c\");\nconsole.log(m);\n", want: refused},
 		"ftp":          {src: none + "import \"ftp://x.invalid/y.js\";\n", want: refused},
+		"windowsPath":  {src: none + "import \"C:\\\\lib\\\\x.ts\";\n", want: refused},
 		"reexport":     {src: none + "export { name } from \"@std/path\";\n", want: std},
 		"viaHelper":    {src: "// @permissions read=helper.ts\nimport { name } from \"./helper.ts\";\nconsole.log(name);\n", files: map[string]string{"helper.ts": "export { name } from \"@std/path/join\";\n"}, want: std},
 		"npmViaHelper": {src: "// @permissions read=helper.ts\nimport \"./helper.ts\";\n", files: map[string]string{"helper.ts": "export * from \"npm:left-pad@1\";\n"}, want: refused},

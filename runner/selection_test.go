@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/winetest"
 )
 
 // rewriter watches a .runs folder and rewrites every selection file it
@@ -116,6 +117,7 @@ func TestSelectionCannotBeRewrittenFromRuns(t *testing.T) {
 // write the source's folder (and so its .runs). While it runs, a selection
 // there is refused rather than handed to it.
 func TestSelectionRefusedWhileALiveRunCanWriteThere(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	s := newSelectionRig(t)
 	w, ended := s.startWatcher(t, "other/watch.ts", "read=../tools write=../tools")
 	require.Nil(t, ended, "a grant of the folder itself is allowed: %v", ended)
@@ -157,6 +159,7 @@ func TestRunRefusedWhileASelectionIsLive(t *testing.T) {
 }
 
 func TestSelectionFolderMustBeAPlainDirectory(t *testing.T) {
+	winetest.RequireSymlinks(t)
 	s := newSelectionRig(t)
 	elsewhere := filepath.Join(s.e.dir, "elsewhere")
 	require.NoError(t, os.MkdirAll(elsewhere, 0o755))
@@ -190,7 +193,7 @@ func TestSelectionErrorsNameTheSourceLine(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, entry := e.run(t, Request{Script: src, Selection: s})
 			require.Equal(t, history.StateFailed, entry.State, entry.Output)
-			srcURL := "file://" + filepath.ToSlash(src)
+			srcURL := fileURL(src)
 			assert.Contains(t, entry.Output, "CAUGHT clipboard.read is not granted", entry.Output)
 			assert.Contains(t, entry.Output, "(at "+srcURL+":4:", "the SDK's message names the source's line:\n%s", entry.Output)
 			assert.Contains(t, entry.FirstError, "Error: boom at "+srcURL+":6:7", "the uncaught error's frame is the source's line")

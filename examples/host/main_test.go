@@ -33,11 +33,7 @@ func newHostEnv(t *testing.T) *hostEnv {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	e := &hostEnv{bin: filepath.Join(root, "host"), data: filepath.Join(root, "data"), scripts: filepath.Join(root, "scripts")}
-	build := exec.Command("go", "build", "-o", e.bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	e := &hostEnv{bin: hostBinary(t, root), data: filepath.Join(root, "data"), scripts: filepath.Join(root, "scripts")}
 	require.NoError(t, os.CopyFS(e.scripts, os.DirFS("../scripts")))
 	e.site, err = filepath.Abs("../site")
 	require.NoError(t, err)

@@ -8,12 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 func TestWriteFileReplaces(t *testing.T) {
-	dir := winetest.TempDir(t)
+	dir := t.TempDir()
 	p := filepath.Join(dir, "state.json")
 	require.NoError(t, WriteFile(p, []byte("one"), 0o600))
 	require.NoError(t, WriteFile(p, []byte("two"), 0o600))
@@ -31,7 +29,7 @@ func TestWriteFileReplaces(t *testing.T) {
 }
 
 func TestWriteFileFailureLeavesTargetAndNoTemp(t *testing.T) {
-	dir := winetest.TempDir(t)
+	dir := t.TempDir()
 	p := filepath.Join(dir, "state.json")
 	require.NoError(t, WriteFile(p, []byte("keep"), 0o600))
 	// Renaming a file over a directory fails, after the temp file exists.

@@ -9,15 +9,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 // TestWriteFileWaitsForAReader: a reader holding the file open (as Go
 // opens files: no FILE_SHARE_DELETE) blocks Windows' replace; WriteFile
 // goes through once it lets go instead of failing with access denied.
 func TestWriteFileWaitsForAReader(t *testing.T) {
-	p := filepath.Join(winetest.TempDir(t), "f")
+	p := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(p, []byte("old"), 0o600))
 	r, err := os.Open(p)
 	require.NoError(t, err)
@@ -36,7 +34,7 @@ func TestWriteFileWaitsForAReader(t *testing.T) {
 // TestWriteFileGivesUpOnALastingLock: a handle that stays open fails the
 // write after renameWait, with the old content in place and no temp left.
 func TestWriteFileGivesUpOnALastingLock(t *testing.T) {
-	dir := winetest.TempDir(t)
+	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
 	require.NoError(t, os.WriteFile(p, []byte("old"), 0o600))
 	r, err := os.Open(p)

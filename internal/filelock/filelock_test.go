@@ -9,12 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 func TestLockExcludes(t *testing.T) {
-	p := filepath.Join(winetest.TempDir(t), "x.lock")
+	p := filepath.Join(t.TempDir(), "x.lock")
 	var mu sync.Mutex
 	inside, maxInside := 0, 0
 	var wg sync.WaitGroup
@@ -42,7 +40,7 @@ func TestLockExcludes(t *testing.T) {
 }
 
 func TestLockHonoursContext(t *testing.T) {
-	p := filepath.Join(winetest.TempDir(t), "x.lock")
+	p := filepath.Join(t.TempDir(), "x.lock")
 	unlock, err := Lock(context.Background(), p)
 	require.NoError(t, err)
 	defer unlock()

@@ -14,15 +14,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 var errCorrupt = errors.New("corrupt")
 
 func counter(t *testing.T, logs *bytes.Buffer) *File[int] {
 	return &File[int]{
-		Path: filepath.Join(winetest.TempDir(t), "n"),
+		Path: filepath.Join(t.TempDir(), "n"),
 		Decode: func(b []byte) (int, error) {
 			n, err := strconv.Atoi(string(b))
 			if err != nil {
@@ -77,7 +75,7 @@ func TestCorruptFileIsMovedAside(t *testing.T) {
 
 func TestUnmovableCorruptFileIsAnError(t *testing.T) {
 	f := counter(t, &bytes.Buffer{})
-	blocker := filepath.Join(winetest.TempDir(t), "file")
+	blocker := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	f.Path = filepath.Join(blocker, "n") // its directory is a file
 	err := f.Update(context.Background(), func(n int) (int, bool) { return 1, true })

@@ -87,8 +87,10 @@ func maybeLink(fi fs.FileInfo) bool {
 
 // Contains reports whether dir is p itself or an ancestor of p. Both must be
 // clean absolute paths; the comparison is by whole components, so /a/b does
-// not contain /a/bc. On Windows it ignores case, as the file system does:
-// C:\Data and c:\DATA\x name the same folder and a file in it.
+// not contain /a/bc. It compares names as the file system does: on Windows
+// without regard to case (C:\Data and c:\DATA\x name the same folder and a
+// file in it), on macOS likewise where the volume ignores case, as APFS
+// does unless formatted otherwise.
 func Contains(dir, p string) bool {
 	if samePath(dir, p) {
 		return true

@@ -14,7 +14,7 @@ import (
 
 func realTemp(t *testing.T) string {
 	t.Helper()
-	d, err := filepath.EvalSymlinks(winetest.TempDir(t))
+	d, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	return d
 }

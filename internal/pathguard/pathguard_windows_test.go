@@ -10,7 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/windows"
+
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // TestContainsIgnoresCase: Windows names C:\Data and c:\DATA the same
@@ -44,7 +45,7 @@ func TestResolveExpandsShortNames(t *testing.T) {
 	root := realTemp(t)
 	long := filepath.Join(root, "A Long Folder Name")
 	require.NoError(t, os.Mkdir(long, 0o755))
-	short := shortPath(t, long)
+	short := testenv.ShortPath(t, long)
 	if strings.EqualFold(short, long) {
 		t.Skip("this volume makes no 8.3 short names")
 	}
@@ -61,14 +62,4 @@ func TestResolveRefusesDriveRelative(t *testing.T) {
 		_, _, err := Resolve(p)
 		assert.Error(t, err, p)
 	}
-}
-
-func shortPath(t *testing.T, p string) string {
-	t.Helper()
-	u, err := windows.UTF16PtrFromString(p)
-	require.NoError(t, err)
-	buf := make([]uint16, windows.MAX_PATH)
-	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
-	require.NoError(t, err)
-	return windows.UTF16ToString(buf[:n])
 }

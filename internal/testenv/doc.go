@@ -7,6 +7,7 @@
 //     .tools, then PATH (chromium, chromium-browser, google-chrome).
 //   - [ChromiumWithPort] starts a browser with a DevTools port, as a user would.
 //   - [CheckGoroutines] fails a test whose goroutines outlive it.
+//   - ShortPath (Windows only) names an existing path by its 8.3 short form.
 //
 // A missing tool fails the test with the exact command that installs it. It
 // never skips: a suite that silently skips its real-Deno tests proves nothing.

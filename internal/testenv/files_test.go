@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 func TestPagesDirAndScript(t *testing.T) {
-	dir := winetest.TempDir(t)
+	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +18,7 @@ func TestPagesDirAndScript(t *testing.T) {
 	}
 	p := NewPages()
 	p.Dir("/files", dir)
-	p.Dir("/files/", winetest.TempDir(t)) // a second registration is ignored
+	p.Dir("/files/", t.TempDir()) // a second registration is ignored
 	p.Script("/s.js", "var x = 1;")
 	srv := Site(p)
 	defer srv.Close()

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tranquil/automation/internal/winetest"
 )
 
 func TestDenoFound(t *testing.T) {
@@ -24,7 +22,7 @@ func TestChromiumFound(t *testing.T) {
 }
 
 func TestEnvOverrideMustBeExecutable(t *testing.T) {
-	t.Setenv("TRANQUIL_DENO", filepath.Join(winetest.TempDir(t), "missing-deno"))
+	t.Setenv("TRANQUIL_DENO", filepath.Join(t.TempDir(), "missing-deno"))
 	_, err := LookDeno()
 	if err == nil || !strings.Contains(err.Error(), "TRANQUIL_DENO") {
 		t.Fatalf("want an error naming TRANQUIL_DENO, got %v", err)
@@ -32,7 +30,7 @@ func TestEnvOverrideMustBeExecutable(t *testing.T) {
 }
 
 func TestEnvOverrideWins(t *testing.T) {
-	p := filepath.Join(winetest.TempDir(t), "deno")
+	p := filepath.Join(t.TempDir(), "deno")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

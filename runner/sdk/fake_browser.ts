@@ -11,7 +11,7 @@ import type {
   Target,
   WaitForOptions,
 } from "./browser.ts";
-import { resolvePath } from "./path.ts";
+import { pathContains, resolvePath } from "./path.ts";
 import { siteAllowed } from "./rules.ts";
 import { served } from "./served.ts";
 
@@ -623,7 +623,7 @@ export class FakeBrowser {
           this.#act(id, { method: "setFiles", target, value: paths, dryRun: o?.dryRun }, true, undefined, (tab) => {
             for (const p of paths) {
               const full = resolvePath(this.#read.dir, p);
-              if (!this.#read.grants.some((g) => full === g || full.startsWith(g.endsWith("/") ? g : g + "/"))) {
+              if (!this.#read.grants.some((g) => pathContains(g, full))) {
                 throw hostError({
                   code: "not_granted",
                   permission: `read=${p}`,

@@ -11,6 +11,7 @@ import {
   ui,
   workspace,
 } from "./mod.ts";
+import { resolvePath } from "./path.ts";
 import { installFakeHost } from "./testing.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
@@ -118,7 +119,7 @@ Deno.test("files resolve against the script directory", () => {
   try {
     using _host = installFakeHost({ scriptDir: dir });
     const p = files.write("note.txt", "hello");
-    assertEquals(p, `${dir}/note.txt`);
+    assertEquals(p, resolvePath(dir, "note.txt"));
     assertEquals(files.read("./sub/../note.txt"), "hello");
     assertEquals(Deno.readTextFileSync(p), "hello");
   } finally {

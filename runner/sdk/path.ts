@@ -1,6 +1,7 @@
 // Path helpers, written here because the SDK may not import @std.
 
-function isWindowsPath(p: string): boolean {
+/** isWindowsPath reports a path that starts with a drive: C:\ or C:/. */
+export function isWindowsPath(p: string): boolean {
   return /^[A-Za-z]:[\\/]/.test(p);
 }
 
@@ -14,18 +15,44 @@ export function isAbsolute(p: string): boolean {
  * itself absolute, and removes "." and ".." segments.
  */
 export function resolvePath(base: string, name: string): string {
-  const full = isAbsolute(name) ? name : `${base}/${name}`;
-  const win = isWindowsPath(full);
-  const parts = full.split(win ? /[\\/]+/ : /\/+/);
-  const root = win ? parts.shift()! : "";
-  if (!win) parts.shift(); // the empty segment before the leading "/"
+  return cleanPath(isAbsolute(name) ? name : `${base}/${name}`);
+}
+
+/**
+ * cleanPath is Go's filepath.Clean for an absolute path: it removes empty,
+ * "." and ".." segments. A Windows path keeps its drive and is written
+ * with backslashes, as Windows and the app write it.
+ */
+export function cleanPath(p: string): string {
+  const win = isWindowsPath(p);
+  const parts = (win ? p.slice(2) : p).split(win ? /[\\/]+/ : /\/+/);
   const out: string[] = [];
-  for (const p of parts) {
-    if (p === "" || p === ".") continue;
-    if (p === "..") out.pop();
-    else out.push(p);
+  for (const s of parts) {
+    if (s === "" || s === ".") continue;
+    if (s === "..") out.pop();
+    else out.push(s);
   }
-  return win ? `${root}\\${out.join("\\")}` : `/${out.join("/")}`;
+  return win ? `${p.slice(0, 2)}\\${out.join("\\")}` : `/${out.join("/")}`;
+}
+
+/** dirPath is the folder of the clean absolute path p (the root is its own). */
+export function dirPath(p: string): string {
+  const win = isWindowsPath(p);
+  const i = p.lastIndexOf(win ? "\\" : "/");
+  const root = win ? p.slice(0, 3) : "/";
+  return i < root.length ? root : p.slice(0, i);
+}
+
+/**
+ * pathContains reports whether dir is p itself or an ancestor of it, by
+ * whole segments; both are clean absolute paths. Windows paths compare
+ * without regard to case, as Windows' file systems do.
+ */
+export function pathContains(dir: string, p: string): boolean {
+  const win = isWindowsPath(dir) || isWindowsPath(p);
+  if (win) [dir, p] = [dir.toLowerCase(), p.toLowerCase()];
+  const sep = win ? "\\" : "/";
+  return dir === p || p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 }
 
 /** toFileUrl converts an absolute path into a file: URL, escaping what URLs treat specially. */

@@ -1,4 +1,4 @@
-import { isAbsolute, resolvePath, toFileUrl } from "./path.ts";
+import { cleanPath, dirPath, isAbsolute, pathContains, resolvePath, toFileUrl } from "./path.ts";
 import { assert, assertEquals } from "./test_helpers.ts";
 
 Deno.test("resolvePath joins and cleans", () => {
@@ -25,4 +25,21 @@ Deno.test("toFileUrl escapes what URLs treat specially", () => {
     threw = true;
   }
   assert(threw);
+});
+
+Deno.test("cleanPath and dirPath read POSIX and Windows paths as Go's filepath does there", () => {
+  assertEquals(cleanPath("/a//b/./c/.."), "/a/b");
+  assertEquals(cleanPath("C:/a\\b\\..\\c"), "C:\\a\\c");
+  assertEquals(cleanPath("C:\\.."), "C:\\");
+  assertEquals(dirPath("/a/b"), "/a");
+  assertEquals(dirPath("/a"), "/");
+  assertEquals(dirPath("C:\\a\\b.ts"), "C:\\a");
+  assertEquals(dirPath("C:\\a"), "C:\\");
+});
+
+Deno.test("pathContains compares whole segments, and Windows paths without case", () => {
+  assert(pathContains("/a/b", "/a/b") && pathContains("/a/b", "/a/b/c") && pathContains("/", "/a"));
+  assert(!pathContains("/a/b", "/a/bc") && !pathContains("/A/b", "/a/b/c"));
+  assert(pathContains("C:\\Data", "c:\\DATA\\x.txt") && pathContains("C:\\", "c:\\x"));
+  assert(!pathContains("C:\\Data", "C:\\Database"));
 });

@@ -7,6 +7,10 @@
 // TestFakeHostRefusesImportsAsTheAppDoes holds it to the app.
 
 import type { Capability } from "./runtime.ts";
+import { cleanPath, dirPath, isWindowsPath, pathContains } from "./path.ts";
+
+/** WINDOWS: the app reads paths as Windows does, as Go's runtime.GOOS tells it. */
+const WINDOWS = Deno.build.os === "windows";
 
 /** The kinds of header problems, as permissions.ParseError.Kind names them. */
 export type HeaderErrorKind =
@@ -215,10 +219,11 @@ function editDistance(a: string, b: string): number {
  * system, as the app does).
  */
 export function parseHeader(src: string, scriptPath: string): Header {
-  if (!scriptPath.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(scriptPath)) {
+  // Either form, on any system: the fake host's tests name made-up folders.
+  if (!scriptPath.startsWith("/") && !isWindowsPath(scriptPath)) {
     throw new HeaderError("syntax", `script path "${scriptPath}" is not absolute`);
   }
-  const lexDir = dirname(clean(scriptPath));
+  const lexDir = dirPath(cleanPath(scriptPath));
   let realDir: string;
   try {
     realDir = realpath(lexDir);
@@ -501,7 +506,7 @@ function token(h: Header, l: Line, t: Token, seen: Map<string, number>, lexDir: 
       case "run": {
         const msg = checkRun(v.raw);
         if (msg) throw fail("bad_value", msg);
-        h.run.push(v.raw.startsWith("/") ? clean(v.raw) : v.raw);
+        h.run.push(isAbs(v.raw) ? cleanPath(v.raw) : v.raw);
         break;
       }
       default: {
@@ -683,7 +688,7 @@ function checkRun(v: string): string | undefined {
   if (v === "*") return "run=* would let the script run any program; name the commands, like run=git";
   if (v.includes("\0")) return "the command contains a NUL byte";
   if (v.includes(",")) return "deno cannot grant a command whose name contains a comma";
-  if (v.startsWith("/")) return undefined;
+  if (isAbs(v)) return undefined;
   if (/[/\\]/.test(v)) return `run= takes a command name like git or an absolute path; "${v}" is a relative path`;
   if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(v)) return `"${v}" is not a command name`;
   return undefined;
@@ -698,6 +703,8 @@ function resolveGrant(
   realDir: string,
 ): string | { kind: HeaderErrorKind; msg: string } {
   const bad = (msg: string, kind: HeaderErrorKind = "bad_value") => ({ kind, msg });
+  const win = WINDOWS ? windowsPathProblem(key, v) : undefined;
+  if (win) return bad(win);
   if (v.includes("\0")) return bad("the path contains a NUL byte");
   if (v.includes(",")) return bad("deno cannot grant a path that contains a comma");
   if (v === "~" || v.startsWith("~/") || v.startsWith("~\\")) return bad("~ is not expanded; write the absolute path");
@@ -708,7 +715,7 @@ function resolveGrant(
   if (v === "." || v === "./" || v === ".\\") {
     return bad(`${key}=${v} would grant the script's whole folder`, "blanket_path");
   }
-  const lexical = clean(v.startsWith("/") ? v : `${lexDir}/${v}`);
+  const lexical = cleanPath(isAbs(v) ? v : `${lexDir}/${v}`);
   let real: string;
   try {
     real = realpath(lexical);
@@ -721,7 +728,7 @@ function resolveGrant(
   if (contains(real, realDir) || contains(real, lexDir)) {
     return bad(`${key}=${v} leads through a symlink to the script's own folder or one of its parents`, "blanket_path");
   }
-  for (const root of SPECIAL_ROOTS) {
+  for (const root of WINDOWS ? [] : SPECIAL_ROOTS) {
     if (contains(root, real) || contains(root, lexical)) {
       return bad(`${key}=${v} is under ${root}; it cannot be granted`);
     }
@@ -735,55 +742,131 @@ function resolveGrant(
   return real;
 }
 
+/**
+ * contains is the path guard's Contains: dir is p or one of its folders,
+ * by whole segments, compared as the file system compares names (Windows
+ * paths without case; on macOS, paths that differ in case alone as the
+ * volume does).
+ */
 function contains(dir: string, p: string): boolean {
-  return dir === p || p.startsWith(dir.endsWith("/") ? dir : dir + "/");
+  if (pathContains(dir, p)) return true;
+  return Deno.build.os === "darwin" && pathContains(dir.toLowerCase(), p.toLowerCase()) && !caseSensitive(dir);
 }
 
-/** clean is Go's path.Clean for an absolute POSIX path. */
-function clean(p: string): string {
-  const out: string[] = [];
-  for (const s of p.split("/")) {
-    if (s === "" || s === ".") continue;
-    if (s === "..") out.pop();
-    else out.push(s);
+/**
+ * caseSensitive asks the volume of p's longest existing prefix whether it
+ * tells names apart by case, by looking a name of it up in the other case
+ * (the app asks pathconf, which Deno does not offer). It answers yes when
+ * nothing can be asked.
+ */
+function caseSensitive(p: string): boolean {
+  for (let d = p; d !== "/"; d = dirPath(d)) {
+    const base = d.slice(d.lastIndexOf("/") + 1);
+    const other = base === base.toLowerCase() ? base.toUpperCase() : base.toLowerCase();
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(d);
+    } catch {
+      continue; // not there yet: its folder is asked
+    }
+    if (other === base) continue;
+    try {
+      const o = Deno.lstatSync(cleanPath(`${dirPath(d)}/${other}`));
+      return o.ino !== info.ino || o.dev !== info.dev;
+    } catch {
+      return true;
+    }
   }
-  return "/" + out.join("/");
+  return true;
 }
 
-function dirname(p: string): string {
-  return p.slice(0, p.lastIndexOf("/")) || "/";
+/**
+ * isAbs is Go's filepath.IsAbs: on Windows a path with a drive and a
+ * separator (C:\x) or a network path (\\server\share), elsewhere one that
+ * starts with "/".
+ */
+function isAbs(p: string): boolean {
+  return WINDOWS ? isWindowsPath(p) || /^[\\/]{2}[^\\/]/.test(p) : p.startsWith("/");
+}
+
+/**
+ * windowsPathProblem says why v, a read= or write= value, cannot be
+ * granted on Windows, as permissions.windowsPathProblem does: a path
+ * relative to a drive's current folder (C:x) or to the current drive
+ * (\x), a \\?\ or device path, an alternate data stream, a device name.
+ */
+function windowsPathProblem(key: string, v: string): string | undefined {
+  if (v === "") return undefined;
+  if (/^(\\\\[?.]\\|\/\/[?.]\/)/.test(v)) return `${key}=${v} is a device or \\\\?\\ path; write the plain path`;
+  if (/^[A-Za-z]:([^\\/]|$)/.test(v)) return `${key}=${v} is relative to the current folder of drive ${v.slice(0, 2)}`;
+  if (/^[\\/]([^\\/]|$)/.test(v)) return `${key}=${v} has no drive; write the drive too`;
+  const rest = /^[A-Za-z]:/.test(v) ? v.slice(2) : v;
+  if (rest.includes(":")) {
+    return `${key}=${v} names an alternate data stream (a colon after the drive); grant the file itself`;
+  }
+  for (const c of rest.split(/[\\/]/)) {
+    if (c !== "" && isDeviceName(c)) return `${key}=${v} names the Windows device ${c}, which exists in every folder`;
+  }
+  return undefined;
+}
+
+/** isDeviceName reports a name Windows opens as a device in every folder (CON, con.txt, COM1 …). */
+function isDeviceName(c: string): boolean {
+  const base = c.split(".")[0].replace(/ +$/, "").toUpperCase();
+  if (["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$"].includes(base)) return true;
+  return /^(COM|LPT)([0-9]|¹|²|³)$/.test(base);
 }
 
 /**
  * realpath follows every symlink on the longest existing prefix of the
  * clean absolute path p and appends the rest unchanged, as the app's path
- * guard does.
+ * guard does. On Windows each existing component is named as on disk
+ * (its long name, in its own case), as the guard names it.
  */
 function realpath(p: string, links = 0): string {
-  const comps = p.split("/").filter((c) => c !== "");
-  let cur = "/";
+  const win = isWindowsPath(p);
+  const sep = win ? "\\" : "/";
+  const root = win ? p.slice(0, 3) : "/";
+  const join = (...parts: string[]) => cleanPath(parts.join(sep));
+  const comps = p.slice(root.length).split(sep).filter((c) => c !== "");
+  let cur = root;
   for (let i = 0; i < comps.length; i++) {
-    const next = cur === "/" ? `/${comps[i]}` : `${cur}/${comps[i]}`;
+    const next = join(cur, comps[i]);
     let info: Deno.FileInfo;
     try {
       info = Deno.lstatSync(next);
     } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return clean([next, ...comps.slice(i + 1)].join("/"));
+      if (e instanceof Deno.errors.NotFound) return join(next, ...comps.slice(i + 1));
       // A test without read access there takes the component as written.
       if (!(e instanceof Deno.errors.NotCapable)) throw e;
       cur = next;
       continue;
     }
     if (!info.isSymlink) {
-      cur = next;
+      cur = win ? join(cur, longName(next, comps[i])) : next;
       continue;
     }
     if (links >= 255) throw new Error("too many levels of symbolic links");
-    let target = Deno.readLinkSync(next);
-    if (!target.startsWith("/")) target = `${cur}/${target}`;
-    return realpath(clean([target, ...comps.slice(i + 1)].join("/")), links + 1);
+    // Windows keeps an absolute target as \\?\C:\…; the guard reads it as C:\….
+    let target = Deno.readLinkSync(next).replace(/^\\\\\?\\(?=[A-Za-z]:)/, "");
+    if (!isAbs(target)) target = `${cur}${sep}${target}`;
+    return realpath(join(target, ...comps.slice(i + 1)), links + 1);
   }
   return cur;
+}
+
+/**
+ * longName is the name on disk of the existing, link-free path p whose
+ * last component is name: the long form of an 8.3 short name such as
+ * PROGRA~1, in the case it was made with, or name when it cannot be read.
+ */
+function longName(p: string, name: string): string {
+  try {
+    const r = Deno.realPathSync(p);
+    return r.slice(r.lastIndexOf("\\") + 1) || name;
+  } catch {
+    return name;
+  }
 }
 
 // --- sites=, as cdp.SiteAllowed matches them ---
@@ -1010,7 +1093,8 @@ export class UndeclaredImportError extends TypeError {
  * - file:, node: (Deno's built-ins) and data: load in every run (local
  *   files are held to the read= grants elsewhere).
  * - A bare name the import map does not map, a blob: URL (it exists only
- *   inside the run that made it) and any other scheme never load.
+ *   inside the run that made it) and any other scheme never load; nor
+ *   does a Windows path (C:\lib.ts), which deno reads as a URL of scheme c:.
  * - npm: loads once the run may import from some host (deno fetches it);
  *   without one only the SDK's own packages (cached) do.
  * - jsr: loads when it is one of the @std packages the app caches
@@ -1040,6 +1124,11 @@ export function importRefusal(
   const instead = `${
     std.length > 0 ? `use one of the @std short names (${stdNames}) or Deno's own APIs` : "use Deno's own APIs"
   }, copy the module next to the script and import it by a relative path, or add import= for its host to the // @permissions line if the app allows that`;
+  if (isWindowsPath(specifier)) {
+    return `"${specifier}" cannot be loaded: deno reads a Windows path in an import as a URL of scheme ${
+      specifier[0].toLowerCase()
+    }:; import the module by a relative path ("./lib.ts") or a file: URL`;
+  }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(specifier)?.[1].toLowerCase();
   switch (scheme) {
     case undefined:

@@ -74,7 +74,7 @@ import {
   UndeclaredImportError,
 } from "./rules.ts";
 import { copy, cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES, served } from "./served.ts";
-import { fromFileUrl, resolvePath, toFileUrl } from "./path.ts";
+import { dirPath, fromFileUrl, pathContains, resolvePath, toFileUrl } from "./path.ts";
 import sdkConfig from "./deno.json" with { type: "json" };
 
 export { FakeBrowser, FakeTab } from "./fake_browser.ts";
@@ -263,7 +263,7 @@ export class FakeHost implements Disposable {
       this.#script = scriptUrl(opts.script);
       if (strays.has(this.#script.href)) throw new StrayImportError(this.#script);
       const path = fromFileUrl(this.#script);
-      scriptDir = opts.scriptDir ?? (path.slice(0, path.lastIndexOf("/")) || "/");
+      scriptDir = opts.scriptDir ?? dirPath(path);
       this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
       checkImports(
         this.#script,
@@ -636,7 +636,7 @@ function granted(path: string, reads: readonly string[]): boolean {
   } catch {
     return false;
   }
-  return reads.some((r) => real === r || real.startsWith(r.endsWith("/") ? r : r + "/"));
+  return reads.some((r) => pathContains(r, real));
 }
 
 function scriptUrl(s: string | URL): URL {

@@ -8,6 +8,7 @@ import {
   StrayImportError,
   UndeclaredImportError,
 } from "./testing.ts";
+import { resolvePath, toFileUrl } from "./path.ts";
 import { assert, assertEquals, assertRejects } from "./test_helpers.ts";
 
 function script(text: string, files: Record<string, string> = {}): string {
@@ -102,7 +103,7 @@ Deno.test("a script run by a plain import fails loudly, in that test and the nex
   const path = script(`// @permissions none\n${BODY}`);
   {
     using host = installFakeHost({ script: path });
-    const e = await assertRejects(() => import(path));
+    const e = await assertRejects(() => import(toFileUrl(path).href));
     assert(e instanceof StrayImportError, String(e));
     assertEquals(host.notifications, []);
   }
@@ -247,7 +248,7 @@ Deno.test("the fake host refuses a local file no read= grant covers, as the app 
       continue;
     }
     assert(err instanceof UndeclaredImportError && err.code === "refused", String(err));
-    assertEquals(err.path, Deno.realPathSync(path.slice(0, path.lastIndexOf("/"))) + "/" + refused);
+    assertEquals(err.path, resolvePath(Deno.realPathSync(path.slice(0, path.lastIndexOf("/"))), refused));
   }
 });
 
