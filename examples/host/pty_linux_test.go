@@ -82,3 +82,57 @@ await step.sleep("wait for the user", 600000);
 		assert.NotContains(t, got, bad)
 	}
 }
+
+// Ctrl-C while the consent prompt waits for an answer cancels the run and
+// the program exits: the prompt is taken down, nothing is approved.
+func TestCtrlCAtTheConsentPromptExits(t *testing.T) {
+	e := newHostEnv(t)
+	script := e.script("asks.ts")
+	require.NoError(t, os.WriteFile(script, []byte(`// @permissions clipboard
+import { context } from "tranquil/automation";
+await context.result("ran");
+`), 0o644))
+	ctl, term := openPTY(t)
+	defer ctl.Close()
+	cmd := exec.Command(e.bin, "--data", e.data, "run", script)
+	cmd.Env = e.env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = term, term, term
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	require.NoError(t, cmd.Start())
+	term.Close()
+	var out syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ctl); close(copied) }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ended := false
+	defer func() {
+		if !ended { // the test failed first: do not leave the program behind
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "Allow this script to run") {
+		require.True(t, time.Now().Before(deadline), "no prompt shown:\n%s", out.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err := ctl.Write([]byte{3}) // Ctrl-C
+	require.NoError(t, err)
+	select {
+	case err = <-exited:
+		ended = true
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Ctrl-C at the consent prompt did not end the program:\n%s", out.String())
+	}
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, exitCancelled, exit.ExitCode())
+	ctl.Close()
+	<-copied
+	got := strings.ReplaceAll(out.String(), "\r\n", "\n")
+	assert.Contains(t, got, "interrupted (Ctrl-C): cancelling the run")
+	assert.Contains(t, got, "reason: interrupted (Ctrl-C)")
+	assert.NotContains(t, got, "exiting without waiting", "one Ctrl-C was enough")
+}
