@@ -174,6 +174,13 @@ export interface FakeHostOptions extends FakeBrowserOptions {
   config?: Record<string, unknown>;
   /** What workspace.projectDir returns. Default: scriptDir. */
   projectDir?: string;
+  /**
+   * Steps an earlier attempt of the run finished, for a test of a resumed
+   * run: each such step returns its journaled value once, without running,
+   * as the steps a host.run() finished do in the next host.run(). Default
+   * none.
+   */
+  journal?: JournalEntry[];
 }
 
 /** A notification the script showed. */
@@ -341,6 +348,7 @@ export class FakeHost implements Disposable {
       payload: copy(opts.payload),
       granted: opts.grant ?? perms.grant,
       main,
+      journal: opts.journal,
     });
     this.#uninstall = install(this.#rt);
     this.#restoreExit = replaceExit((code) => this.#exitScript(code));
@@ -356,9 +364,15 @@ export class FakeHost implements Disposable {
    * context.exit(code), with that code, as the app would (0: succeeded,
    * else failed with the code). While the host is installed, Deno.exit
    * ends the fake run, never the test.
+   *
+   * Each call is an attempt of one run that resumes the last: the steps
+   * an earlier call finished (see host.journal) return their journaled
+   * values without running, and within the call each step name is used
+   * once, as in the app.
    */
   async run(): Promise<RunExit | undefined> {
     if (this.#script === undefined) throw new TypeError("installFakeHost was given no script to run");
+    this.#rt.stepNames.clear();
     const url = new URL(this.#script);
     // Unique across hosts: a second test's host must not get the first's module.
     url.searchParams.set("fake-run", String(++fakeRuns));

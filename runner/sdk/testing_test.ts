@@ -279,3 +279,20 @@ Deno.test("the fake host cuts long text and refuses functions as the app does", 
   assert(!note.includes("\ufffd"), "cut inside a character");
   assertEquals(await config.get("k"), undefined);
 });
+
+Deno.test("host.run() again resumes the run: the steps it finished return their results without running", async () => {
+  using host = installFakeHost({
+    script: script(`// @permissions none
+import { context, step } from "tranquil/automation";
+let ran = 0;
+const a = await step.do("first", () => { ran++; return "a"; });
+const b = await step.do("second", () => { ran++; return "b"; });
+await context.result({ a, b, ran });
+`),
+  });
+  await host.run();
+  assertEquals(host.result, { a: "a", b: "b", ran: 2 });
+  await host.run();
+  assertEquals(host.result, { a: "a", b: "b", ran: 0 }, "a resumed run skips the steps it finished");
+  assertEquals(host.journal.map((e) => e.name), ["first", "second"]);
+});
