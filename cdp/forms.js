@@ -403,6 +403,32 @@
     return keep(els);
   }
 
+  // nthSet keeps the nth element of set (0 the first, -1 the last). With
+  // root, it keeps the nth of those inside each element of the root set:
+  // the nth of a filter's inner target counts in each match it filters.
+  // of is how many it picked from (inside the root element holding the
+  // most).
+  function nthSet(set, nth, root) {
+    const els = sets.get(set);
+    if (!els) return lost();
+    const at = (list) => list[nth < 0 ? list.length + nth : nth];
+    if (!root) {
+      const e = at(els);
+      return Object.assign(keep(e ? [e] : []), { of: els.length });
+    }
+    const roots = sets.get(root);
+    if (!roots) return lost();
+    const picked = new Set();
+    let most = 0;
+    for (const r of roots) {
+      const inner = els.filter((e) => e !== r && containsDeep(r, e));
+      most = Math.max(most, inner.length);
+      const e = at(inner);
+      if (e) picked.add(e);
+    }
+    return Object.assign(keep(els.filter((e) => picked.has(e))), { of: most });
+  }
+
   // setElements hands a set to the caller as an array of elements.
   function setElements(set) {
     return sets.get(set) || [];
@@ -1145,5 +1171,5 @@
     return { ok: true, seen: true };
   }
 
-  return { resolve, findSet, adoptSet, narrowSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
+  return { resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
 })

@@ -102,6 +102,12 @@ func (fm *forms) count(ctx context.Context, loc Locator) (int, error) {
 	if loc.Ref != "" {
 		frames = []string{fm.p.frameOfRef(loc.Ref)}
 	}
+	frames, loc, err := fm.pinScopes(ctx, frames, loc)
+	if errors.Is(err, errcode.NotFound) {
+		return 0, nil // no scope, so no match
+	} else if err != nil {
+		return 0, err
+	}
 	total := 0
 	for i, fr := range frames {
 		n, err := fm.countIn(ctx, fr, loc)

@@ -59,6 +59,15 @@ import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
  *   first, -1 the last. It is the only way to accept a target that matches several:
  *   `{ role: "button", name: "Edit", nth: 0 }`
  *
+ * `nth` works at every level, after that level's `hasText` and `has`. In a
+ * `within` part it picks among that part's matches, as Playwright's
+ * `locator("p").nth(0).locator("button")` does:
+ * `{ role: "button", name: "Delete", within: { role: "row", nth: 3 } }` is
+ * the Delete of the fourth row, and nothing if that row has none. In a `has`
+ * part it counts inside each element being filtered, as Playwright's
+ * `filter({ has })` does: `{ role: "row", has: { role: "cell", nth: 2 } }`
+ * keeps the rows that have a third cell.
+ *
  * A row's name is its cells' names joined by spaces. `within` and `has`
  * nest at most four targets deep, and only the outermost target takes
  * `frame`.
