@@ -739,6 +739,9 @@ export class Tab implements AsyncDisposable {
    * goto loads url in this tab and resolves once it has loaded (see
    * waitUntil), with the response's status and the address it came from
    * after redirects: a 404 page loads like any other, so check status.
+   * Redirects include the page's own while it loads (location.replace,
+   * location.href =, a meta refresh, the usual signed-out redirect): goto
+   * resolves at the page they end on, with its status and address.
    * A page that cannot be loaded at all rejects with code "navigation",
    * one that takes too long with "timeout". Only http and https addresses
    * (and about:blank) can be opened; anything else, and any address the
