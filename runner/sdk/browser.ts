@@ -137,7 +137,7 @@ export interface WaitForOptions {
 
 /** Options of the readers that wait for their target: text, value, attribute and checked. */
 export interface ReadOptions {
-  /** How long to wait for the target to be there, in milliseconds. Default 5000. */
+  /** How long to wait for the target to be there, in milliseconds. Default 30000, as for an action. */
   timeout?: number;
 }
 
@@ -837,10 +837,11 @@ export class Tab implements AsyncDisposable {
    * running its code, and logs the target but never what it read. On a
    * page outside the script's sites= it rejects with "site_not_allowed".
    *
-   * text, value, attribute and checked wait for their target to be there,
-   * up to opts.timeout (default 5 s), so a page still rendering just works;
-   * then they reject with the reason ("not_found", or "ambiguous" when
-   * several elements match). visible and count answer at once: they are
+   * text, value, attribute and checked wait for their target to be there
+   * as long as an action would, up to opts.timeout (default 30 s), so a
+   * page still rendering just works; then they reject with "not_found".
+   * Several matching elements reject with "ambiguous" at once: the target
+   * needs narrowing, not time. visible and count answer at once: they are
    * questions about the page now. To wait for a change, use expect.
    */
   async text(target: Target, opts: ReadOptions = {}): Promise<string> {
