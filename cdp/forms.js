@@ -388,8 +388,11 @@
 
   // narrowSet keeps the elements of set whose text holds hasText (ignoring
   // case and runs of white space) and that hold an element of the has set.
+  // When it keeps none of a few (3 at most), near describes them, for the
+  // miss to name.
   function narrowSet(set, hasText, has) {
-    let els = sets.get(set);
+    const before = sets.get(set);
+    let els = before;
     if (!els) return lost();
     if (hasText) {
       const w = low(hasText);
@@ -400,7 +403,9 @@
       if (!inner) return lost();
       els = els.filter((e) => inner.some((i) => i !== e && containsDeep(e, i)));
     }
-    return keep(els);
+    const kept = keep(els);
+    if (els.length === 0 && before.length <= 3) kept.near = before.map(describe);
+    return kept;
   }
 
   // nthSet keeps the nth element of set (0 the first, -1 the last). With

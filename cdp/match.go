@@ -326,7 +326,10 @@ type found struct {
 	N   int    `json:"n"`
 	// Of is, for an nth's set, how many it picked from (in the element
 	// holding the most, when counted in each).
-	Of   int `json:"of"`
+	Of int `json:"of"`
+	// Near describes, for a filter that kept none of a few elements,
+	// those elements.
+	Near []Candidate `json:"near"`
 	miss error
 }
 
@@ -376,8 +379,11 @@ func (lk *lookup) match(ctx context.Context, loc Locator, scope, root string, fi
 		n := f.N
 		f, err = lk.call(ctx, "narrowSet", f.Set, loc.HasText, has)
 		if err != nil || f.N == 0 {
-			f.miss = &LocatorError{Code: errcode.NotFound, Target: lk.desc,
-				Message: fmt.Sprintf("%d %s the rest of the target but not its filters", n, plural(n, "element matches", "elements match"))}
+			msg := fmt.Sprintf("%d %s the rest of the target but not its filters", n, plural(n, "element matches", "elements match"))
+			if len(f.Near) > 0 { // few enough to name
+				msg = plural(len(f.Near), "this element matches", "these elements match") + " the rest of the target but not its filters"
+			}
+			f.miss = &LocatorError{Code: errcode.NotFound, Target: lk.desc, Message: msg, Candidates: f.Near}
 			return f, err
 		}
 	}
