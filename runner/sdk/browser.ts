@@ -14,7 +14,7 @@ import {
   NotGrantedError,
   TabError,
 } from "./errors.ts";
-import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
+import { type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
 
 /**
  * Target names an element for a form action, one way at a time:
@@ -664,12 +664,14 @@ async function hostCall<T>(cap: Capability, method: string, api: string, tab: st
   // Made now, while the script's call is on the stack: the host's answer
   // comes later, off it.
   const at = new Error();
+  let rt: Runtime | undefined;
   try {
+    rt = runtime();
     // The grant check names the script's API (tab.fill), not the host's (forms.fill).
-    const rt = runtime();
     return await rt.watch(api, rt.capability(cap, api)[method](...args) as Promise<T>);
   } catch (e) {
-    throw locate(browserError(e, api, cap, tab), at);
+    const err = locate(browserError(e, api, cap, tab), at);
+    throw rt ? rt.thrown(err) : err;
   }
 }
 

@@ -155,8 +155,17 @@ export class Runtime {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
     return this.watch(`${cap}.${method}`, p).catch((e) => {
-      throw locate(e, at);
+      throw this.thrown(locate(e, at));
     });
+  }
+
+  /**
+   * thrown is told of each error a host call fails with, as the SDK
+   * throws it to the script, and returns it. The testing kit keeps them
+   * (see FakeHost.run).
+   */
+  thrown(e: unknown): unknown {
+    return e;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { config, context, NotGrantedError, tabs, ui } from "./mod.ts";
+import { config, context, NotGrantedError, TabError, tabs, ui } from "./mod.ts";
 import {
   HeaderError,
   installFakeHost,
@@ -295,4 +295,23 @@ await context.result({ a, b, ran });
   await host.run();
   assertEquals(host.result, { a: "a", b: "b", ran: 0 }, "a resumed run skips the steps it finished");
   assertEquals(host.journal.map((e) => e.name), ["first", "second"]);
+});
+
+Deno.test("host.run() rethrows the script's error with its class and code", async () => {
+  using host = installFakeHost({
+    script: script(`// @permissions browser forms
+import { tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.click({ label: "Go" });
+`),
+    tabs: [{ url: "https://shop.example/" }],
+    failures: [{ method: "click", error: { code: "not_found" } }],
+  });
+  for (const attempt of [1, 2]) {
+    const e = await assertRejects(() => host.run());
+    assert(e instanceof TabError, `attempt ${attempt}: ${e.constructor.name}: ${e.message}`);
+    assertEquals([e.code, e.api], ["not_found", "tab.click"]);
+    assert(e.message.includes("the fake browser failed the call (not_found)"), e.message);
+    assert(e.message.includes(`fake-run=`), e.message);
+  }
 });
