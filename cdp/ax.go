@@ -511,30 +511,38 @@ func letterPairs(s string) []string {
 const maxNear = 3
 
 // axNotFound is the miss of loc among near (every node of its roles, the
-// closest names first): how many there were, and the few names that come
+// closest names first): the names there are when they are few
+// (maxNear at most), else how many there were and the few names that come
 // close to the one wanted. Only names are shown, never what a field holds.
 func axNotFound(loc Locator, near []axNode) error {
-	msg, one, many := "no element with that role and name", "1 element of that role has a name", "%d elements of that role have names"
+	msg, only, them, many := "no element with that role and name", "the only element of that role with a name is",
+		"the elements of that role with names are", "%d elements of that role have names"
 	switch {
 	case loc.Label != "":
-		msg, one, many = "no field with that label", "1 field has a label", "%d fields have labels"
+		msg, only, them, many = "no field with that label", "the only field with a label is", "the fields with labels are", "%d fields have labels"
 	case loc.Name == "":
 		msg = "no element with that role"
 	}
-	var cands []Candidate
-	named := 0
+	var all, cands []Candidate
 	want := norm(loc.Label + loc.Name)
 	for _, n := range near {
 		if n.name == "" {
 			continue
 		}
-		named++
+		c := Candidate{Tag: n.role, Label: n.name}
+		all = append(all, c)
 		if len(cands) < maxNear && closeness(n.name, want) > 0 {
-			cands = append(cands, Candidate{Tag: n.role, Label: n.name})
+			cands = append(cands, c)
 		}
 	}
-	if named > 0 && want != "" {
-		msg += "; " + plural(named, one, fmt.Sprintf(many, named))
+	switch named := len(all); {
+	case named == 0 || want == "":
+	case named <= maxNear:
+		// Few enough to name every one: a list says more than a count.
+		msg += "; " + plural(named, only, them)
+		cands = all
+	default:
+		msg += "; " + fmt.Sprintf(many, named)
 		if len(cands) > 0 {
 			msg += plural(len(cands), "; the closest is", "; the closest are")
 		}

@@ -388,8 +388,11 @@
 
   // narrowSet keeps the elements of set whose text holds hasText (ignoring
   // case and runs of white space) and that hold an element of the has set.
+  // When it keeps none of a few (3 at most), near describes them, for the
+  // miss to name.
   function narrowSet(set, hasText, has) {
-    let els = sets.get(set);
+    const before = sets.get(set);
+    let els = before;
     if (!els) return lost();
     if (hasText) {
       const w = low(hasText);
@@ -400,7 +403,35 @@
       if (!inner) return lost();
       els = els.filter((e) => inner.some((i) => i !== e && containsDeep(e, i)));
     }
-    return keep(els);
+    const kept = keep(els);
+    if (els.length === 0 && before.length <= 3) kept.near = before.map(describe);
+    return kept;
+  }
+
+  // nthSet keeps the nth element of set (0 the first, -1 the last). With
+  // root, it keeps the nth of those inside each element of the root set:
+  // the nth of a filter's inner target counts in each match it filters.
+  // of is how many it picked from (inside the root element holding the
+  // most).
+  function nthSet(set, nth, root) {
+    const els = sets.get(set);
+    if (!els) return lost();
+    const at = (list) => list[nth < 0 ? list.length + nth : nth];
+    if (!root) {
+      const e = at(els);
+      return Object.assign(keep(e ? [e] : []), { of: els.length });
+    }
+    const roots = sets.get(root);
+    if (!roots) return lost();
+    const picked = new Set();
+    let most = 0;
+    for (const r of roots) {
+      const inner = els.filter((e) => e !== r && containsDeep(r, e));
+      most = Math.max(most, inner.length);
+      const e = at(inner);
+      if (e) picked.add(e);
+    }
+    return Object.assign(keep(els.filter((e) => picked.has(e))), { of: most });
   }
 
   // setElements hands a set to the caller as an array of elements.
@@ -1145,5 +1176,5 @@
     return { ok: true, seen: true };
   }
 
-  return { resolve, findSet, adoptSet, narrowSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
+  return { resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
 })

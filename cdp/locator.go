@@ -155,7 +155,28 @@ type Locator struct {
 	// first, -1 the last. It is the only way to accept a target that
 	// matches more than one element; without it, more than one usable
 	// match is errcode.Ambiguous.
+	//
+	// Nth works at every level of a target, after that level's filters.
+	// In a Within part it picks among that part's matches (over every
+	// frame searched): {Selector: "button", Within: {Selector: "p", Nth:
+	// 0}} looks only inside the first paragraph, as Playwright's
+	// locator("p").nth(0).locator("button") does. In a Has part it counts
+	// the part's matches inside each element being filtered, as
+	// Playwright's filter({has}) does: {Role: "row", Has: {Role: "cell",
+	// Nth: 2}} keeps the rows that have a third cell.
 	Nth *int `json:"nth,omitempty"`
+
+	// local is Nth counted in the one frame searched, when Nth counts over
+	// several (see pinScopes); descriptions keep Nth as it was given.
+	local *int
+}
+
+// nth is the place a lookup picks at in the frame it searches.
+func (t Locator) nth() *int {
+	if t.local != nil {
+		return t.local
+	}
+	return t.Nth
 }
 
 // maxLocatorDepth bounds how deeply Within and Has nest.
@@ -169,7 +190,7 @@ func (t Locator) composed() bool {
 // plain is loc without its scope, filters and pick: what one step of a
 // lookup matches.
 func (t Locator) plain() Locator {
-	t.Within, t.Has, t.HasText, t.Nth = nil, nil, "", nil
+	t.Within, t.Has, t.HasText, t.Nth, t.local = nil, nil, "", nil, nil
 	return t
 }
 
@@ -180,18 +201,27 @@ func (t Locator) plain() Locator {
 func (t Locator) String() string {
 	s := t.plain().way()
 	if t.Within != nil {
-		s += " within " + t.Within.String()
+		s += " within " + t.Within.part()
 	}
 	if t.HasText != "" {
 		s += " with text " + shown(t.HasText)
 	}
 	if t.Has != nil {
-		s += " holding " + t.Has.String()
+		s += " holding " + t.Has.part()
 	}
 	if t.Nth != nil {
 		s += fmt.Sprintf(" (nth %d)", *t.Nth)
 	}
 	return s
+}
+
+// part describes a within or has part, bracketed when it is composed,
+// so that its filters and nth read as its own.
+func (t Locator) part() string {
+	if t.composed() {
+		return "[" + t.String() + "]"
+	}
+	return t.String()
 }
 
 // way describes the one way the target finds its element.

@@ -20,9 +20,9 @@ import (
 // each frame. A lookup builds sets of elements in the frame's isolated
 // world, one step at a time: the scope's matches (Within), the target's
 // own matches inside it (from the accessibility tree for {role} and
-// {label}, from the DOM otherwise), then the filters (HasText, Has).
-// Resolve picks from the last set, Count counts it, so the two always
-// agree.
+// {label}, from the DOM otherwise), then the filters (HasText, Has), then
+// the nth of an inner part. Resolve picks from the last set, Count counts
+// it, so the two always agree.
 
 // Resolve finds the element loc names, in the isolated world. Hidden and
 // disabled matches are never picked: they are reported in Skipped, or as
@@ -50,6 +50,10 @@ func (fm *forms) resolve(ctx context.Context, loc Locator, any bool) (*Element, 
 		return fm.resolveIn(ctx, fm.p.frameOfRef(loc.Ref), loc, any)
 	}
 	frames, skipped := fm.p.searchFrames(loc.Frame)
+	frames, loc, err := fm.pinScopes(ctx, frames, loc)
+	if err != nil {
+		return nil, withSkipped(err, skipped)
+	}
 	switch {
 	case len(frames) == 0:
 		if err := fm.p.checkSomeDocument(ctx); err != nil && loc.Frame == "" {
@@ -59,7 +63,7 @@ func (fm *forms) resolve(ctx context.Context, loc Locator, any bool) (*Element, 
 	case len(frames) == 1:
 		el, err := fm.resolveIn(ctx, frames[0], loc, any)
 		return el, withSkipped(err, skipped)
-	case loc.Nth != nil:
+	case loc.nth() != nil:
 		return fm.resolveNth(ctx, frames, skipped, loc, any)
 	}
 	type result struct {
@@ -117,13 +121,27 @@ func (fm *forms) resolve(ctx context.Context, loc Locator, any bool) (*Element, 
 // are counted in each, in order, and the one Nth names is picked where it
 // is.
 func (fm *forms) resolveNth(ctx context.Context, frames, skipped []string, loc Locator, any bool) (*Element, error) {
+	fr, k, err := fm.nthFrame(ctx, frames, loc)
+	if err != nil {
+		return nil, withSkipped(err, skipped)
+	}
+	loc.local = &k
+	return fm.resolveIn(ctx, fr, loc, any)
+}
+
+// nthFrame finds which of frames holds loc's Nth match, counting the
+// matches of each frame in order (main frame first), and where in that
+// frame it is. Past the last match it is a not_found.
+func (fm *forms) nthFrame(ctx context.Context, frames []string, loc Locator) (string, int, error) {
+	all := loc
+	all.Nth, all.local = nil, nil
 	counts := make([]int, len(frames))
 	total := 0
 	for i, fr := range frames {
-		n, err := fm.countIn(ctx, fr, loc)
+		n, err := fm.countIn(ctx, fr, all)
 		if err != nil {
 			if i == 0 && fr == "" {
-				return nil, err
+				return "", 0, err
 			}
 			continue // a frame that went or refused meanwhile holds none
 		}
@@ -134,19 +152,43 @@ func (fm *forms) resolveNth(ctx context.Context, frames, skipped []string, loc L
 	if k < 0 {
 		k += total
 	}
-	if k < 0 || k >= total {
-		return nil, withSkipped(&LocatorError{Code: errcode.NotFound, Target: loc.String(),
-			Message: fmt.Sprintf("nth %d is past the %d %s", *loc.Nth, total, plural(total, "element that matches", "elements that match"))}, skipped)
-	}
-	for i, fr := range frames {
-		if k < counts[i] {
-			at := loc
-			at.Nth = &k
-			return fm.resolveIn(ctx, fr, at, any)
+	if k >= 0 && k < total {
+		for i, fr := range frames {
+			if k < counts[i] {
+				return fr, k, nil
+			}
+			k -= counts[i]
 		}
-		k -= counts[i]
 	}
-	panic("unreachable")
+	return "", 0, &LocatorError{Code: errcode.NotFound, Target: loc.String(),
+		Message: fmt.Sprintf("nth %d is past the %d %s", *loc.Nth, total, plural(total, "element that matches", "elements that match"))}
+}
+
+// pinScopes makes the Nth of each within part of loc (and of theirs)
+// count over every frame searched, as a target's own Nth does, rather than
+// in each frame apart: the frame holding the match it names becomes the
+// only one searched, with the Nth counted there. (A has part's Nth counts
+// inside each element being filtered, so in its frame.)
+func (fm *forms) pinScopes(ctx context.Context, frames []string, loc Locator) ([]string, Locator, error) {
+	if loc.Within == nil || len(frames) < 2 {
+		return frames, loc, nil
+	}
+	frames, w, err := fm.pinScopes(ctx, frames, *loc.Within)
+	if err == nil && w.Nth != nil && len(frames) > 1 {
+		var fr string
+		var k int
+		if fr, k, err = fm.nthFrame(ctx, frames, w); err == nil {
+			frames, w.local = []string{fr}, &k
+		}
+	}
+	var te *LocatorError
+	if errors.As(err, &te) && te.Code == errcode.NotFound {
+		return nil, loc, scopeMiss("within", loc, err)
+	} else if err != nil {
+		return nil, loc, err
+	}
+	loc.Within = &w
+	return frames, loc, nil
 }
 
 // resolveIn is resolve in one frame.
@@ -250,7 +292,7 @@ func (fm *forms) newLookup(ctx context.Context, fr string, loc Locator) (*lookup
 	return &lookup{
 		fm: fm, fr: fr, desc: loc.String(), c: rm.s.c, uid: rm.uid, world: rm.id,
 		group: fmt.Sprintf("tranquil-ax-%d", fm.axGroups.Add(1)),
-		all:   loc.Nth != nil,
+		all:   loc.nth() != nil,
 	}, nil
 }
 
@@ -280,8 +322,14 @@ const dropSetsFn = `function (hash, sets) {
 // found is a set the runtime keeps: its token and size, and when it is
 // empty, why.
 type found struct {
-	Set  string `json:"set"`
-	N    int    `json:"n"`
+	Set string `json:"set"`
+	N   int    `json:"n"`
+	// Of is, for an nth's set, how many it picked from (in the element
+	// holding the most, when counted in each).
+	Of int `json:"of"`
+	// Near describes, for a filter that kept none of a few elements,
+	// those elements.
+	Near []Candidate `json:"near"`
 	miss error
 }
 
@@ -298,31 +346,57 @@ func (lk *lookup) call(ctx context.Context, method string, args ...any) (found, 
 // match finds the elements loc names inside the elements of scope ("" for
 // the whole document). final is set for the set the lookup picks from;
 // a scope or a filter's inner set needs every match.
-func (lk *lookup) match(ctx context.Context, loc Locator, scope string, final bool) (found, error) {
+//
+// Each level applies, in order, its scope (Within), its own way, its
+// filters (HasText, Has) and its Nth; the last level's Nth is the pick's.
+// An Nth counts in root: "" counts every match in the frame, as the chain
+// locator("p").nth(0).locator("button") does in Playwright; inside a Has
+// part, root is the set being filtered, and each of its elements counts
+// the part's matches inside it afresh, as Playwright's filter({has})
+// evaluates its locator in each element.
+func (lk *lookup) match(ctx context.Context, loc Locator, scope, root string, final bool) (found, error) {
 	if loc.Within != nil {
-		sc, err := lk.match(ctx, *loc.Within, scope, false)
+		sc, err := lk.match(ctx, *loc.Within, scope, root, false)
 		if err != nil || sc.N == 0 {
 			return found{miss: scopeMiss("within", loc, sc.miss)}, err
 		}
 		scope = sc.Set
 	}
-	f, err := lk.base(ctx, loc, scope, final && loc.HasText == "" && loc.Has == nil)
-	if err != nil || f.N == 0 || (loc.HasText == "" && loc.Has == nil) {
+	filtered := loc.HasText != "" || loc.Has != nil
+	f, err := lk.base(ctx, loc, scope, final && !filtered)
+	if err != nil || f.N == 0 {
 		return f, err
 	}
-	has := ""
-	if loc.Has != nil {
-		h, err := lk.match(ctx, *loc.Has, f.Set, false)
-		if err != nil || h.N == 0 {
-			return found{miss: scopeMiss("has", loc, h.miss)}, err
+	if filtered {
+		has := ""
+		if loc.Has != nil {
+			h, err := lk.match(ctx, *loc.Has, f.Set, f.Set, false)
+			if err != nil || h.N == 0 {
+				return found{miss: scopeMiss("has", loc, h.miss)}, err
+			}
+			has = h.Set
 		}
-		has = h.Set
+		n := f.N
+		f, err = lk.call(ctx, "narrowSet", f.Set, loc.HasText, has)
+		if err != nil || f.N == 0 {
+			msg := fmt.Sprintf("%d %s the rest of the target but not its filters", n, plural(n, "element matches", "elements match"))
+			if len(f.Near) > 0 { // few enough to name
+				msg = plural(len(f.Near), "this element matches", "these elements match") + " the rest of the target but not its filters"
+			}
+			f.miss = &LocatorError{Code: errcode.NotFound, Target: lk.desc, Message: msg, Candidates: f.Near}
+			return f, err
+		}
 	}
-	n := f.N
-	f, err = lk.call(ctx, "narrowSet", f.Set, loc.HasText, has)
+	if final || loc.nth() == nil {
+		return f, nil // the pick applies the last level's nth
+	}
+	f, err = lk.call(ctx, "nthSet", f.Set, *loc.nth(), root)
 	if err == nil && f.N == 0 {
-		f.miss = &LocatorError{Code: errcode.NotFound, Target: lk.desc,
-			Message: fmt.Sprintf("%d %s the rest of the target but not its filters", n, plural(n, "element matches", "elements match"))}
+		msg := fmt.Sprintf("nth %d is past the %d %s", *loc.Nth, f.Of, plural(f.Of, "element that matches", "elements that match"))
+		if root != "" {
+			msg = fmt.Sprintf("nth %d is past the matches inside each element it is counted in (%d at most)", *loc.Nth, f.Of)
+		}
+		f.miss = &LocatorError{Code: errcode.NotFound, Target: loc.String(), Message: msg}
 	}
 	return f, err
 }
@@ -555,7 +629,7 @@ func (lk *lookup) pick(ctx context.Context, f found, loc Locator, any bool) (*El
 	// which saves the lookup a call when it ends.
 	var el Element
 	lk.dropped = true
-	if err := lk.fm.formCallIn(ctx, lk.fr, lk.desc, &el, "pickSet", f.Set, loc.Nth, any, lk.sets); err != nil {
+	if err := lk.fm.formCallIn(ctx, lk.fr, lk.desc, &el, "pickSet", f.Set, loc.nth(), any, lk.sets); err != nil {
 		return nil, err
 	}
 	return &el, nil
@@ -569,7 +643,7 @@ func (fm *forms) matchIn(ctx context.Context, fr string, loc Locator, all bool, 
 	}
 	defer lk.close(ctx)
 	lk.all = lk.all || all
-	f, err := lk.match(ctx, loc, "", true)
+	f, err := lk.match(ctx, loc, "", "", true)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,11 @@ package cdp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/mafredri/cdp/protocol/page"
 
@@ -34,9 +38,14 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // waitUntil (zero means Load) and returns the document's [Response]: its
 // HTTP status and the address it came from after redirects. Lifecycle
 // events are matched on the main frame and the navigation's own loader, so
-// events of the previous document can't end the wait early. A
-// same-document navigation (a #fragment) returns as soon as the browser
-// reports it, with status 0. A failed navigation (bad address, refused
+// events of the previous document can't end the wait early. A page that
+// sends itself on while it loads (location.replace, location.href =,
+// location.assign, a <meta http-equiv=refresh> of at most a second) is
+// followed: Goto waits for the document it settles on and returns that
+// one's response, and fails with code navigation when that document could
+// not be loaded. A navigation the page starts well after it loaded is its
+// own, not the goto's. A same-document navigation (a #fragment) returns
+// as soon as the browser reports it, with status 0. A failed navigation (bad address, refused
 // connection) has code navigation; an HTTP error status is not a failure, even
 // when the browser shows its own error page for an empty body.
 //
@@ -89,6 +98,10 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 		return nil, err
 	}
 	defer release()
+	// Watched before the navigation is sent: the page may send itself on
+	// before Page.navigate answers.
+	fw := t.followNavigations()
+	defer fw.stop()
 	stays := t.dialogStays()
 	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
 	if err != nil {
@@ -118,14 +131,27 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	// Events that came before the reply are already recorded per loader,
 	// so there is no window in which they could be missed.
-	if err := t.waitState(ctx, func() bool { return t.nav.lifecycle[loader][name] }, "navigation to "+url); err != nil {
-		return nil, err
+	final := ""
+	if err := t.waitState(ctx, func() bool {
+		var ok bool
+		final, ok = fw.settled(loader, name)
+		return ok
+	}, "navigation to "+url); err != nil {
+		return nil, fw.timedOut(err, url)
 	}
-	r, ok := t.responseOf(loader)
+	r, ok := t.responseOf(final)
 	if !ok {
 		t.mu.Lock()
 		r.URL = t.url // no network response: a document the browser made
 		t.mu.Unlock()
+	}
+	if final != loader && strings.HasPrefix(r.URL, "chrome-error:") {
+		// The page sent itself on to an address that did not load.
+		to := fw.target()
+		if rf, refused := t.refusedIn(""); refused {
+			return nil, &NavigationBlockedError{URL: to, Reason: rf.reason}
+		}
+		return nil, codeErr(errcode.Navigation, "navigation to %s failed: the page sent itself on to %s, which could not be loaded", shorten(url, 200), shorten(to, 200))
 	}
 	return &r, nil
 }
@@ -228,4 +254,183 @@ func (n *navState) lifecycleEvent(loaderID, name string) {
 		}
 	}
 	seen[name] = true
+}
+
+// navFollow watches the main frame while a goto waits, so that the goto
+// ends at the document the page settles on: one that a script of the page
+// (location.replace, location.href =, location.assign) or a
+// <meta http-equiv=refresh> sent it on to during its load. Server
+// redirects need none of this: they stay in the navigation's own loader.
+// Its fields are guarded by Tab.mu.
+type navFollow struct {
+	t     *Tab
+	unsub func()
+	// committed is set once the goto's own document committed: what the
+	// main frame shows from then on is the goto's, or one the page sent
+	// it on to.
+	committed bool
+	// scheduled is a navigation the page scheduled to start at once (a
+	// script's location change, a meta refresh of at most a second) that
+	// the browser has neither started nor cleared; starting is one the
+	// browser started and has neither committed nor given up. Either
+	// keeps the goto waiting.
+	scheduled, starting bool
+	// to is the address of the latest navigation the page made.
+	to string
+	// stopped is the loader that had stopped loading when the frame last
+	// said so (Page.frameStoppedLoading): it will not reach a lifecycle
+	// state it has not reached by then.
+	stopped string
+	// graceFor is the loaded document whose stopGrace runs on timer;
+	// graceOver the one whose stopGrace has passed.
+	graceFor, graceOver string
+	timer               *time.Timer
+}
+
+// stopGrace is how long a document that reached load is given to say it
+// stopped loading: a meta refresh is scheduled between the two. The
+// browser says so within milliseconds; the bound only keeps a goto from
+// waiting on a message that never comes.
+const stopGrace = 250 * time.Millisecond
+
+// maxFollowedDelay is the longest meta refresh a goto follows: the
+// browser treats one of at most a second as a redirect, a longer one as
+// the page's own (a dashboard that reloads every minute).
+const maxFollowedDelay = 1.0
+
+// followNavigations starts following the main frame's navigations; stop
+// ends it.
+func (t *Tab) followNavigations() *navFollow {
+	fw := &navFollow{t: t}
+	fw.unsub = t.subscribe(fw.observe)
+	return fw
+}
+
+func (fw *navFollow) stop() {
+	fw.unsub()
+	fw.t.mu.Lock()
+	defer fw.t.mu.Unlock()
+	if fw.timer != nil {
+		fw.timer.Stop()
+	}
+}
+
+// observe sees the tab's events on its receive goroutine, after the tab
+// recorded them.
+func (fw *navFollow) observe(method string, params json.RawMessage) {
+	switch method {
+	case "Page.frameScheduledNavigation", "Page.frameClearedScheduledNavigation", "Page.frameRequestedNavigation",
+		"Page.frameStartedNavigating", "Page.frameStartedLoading", "Page.frameStoppedLoading",
+		"Page.navigatedWithinDocument", "Page.lifecycleEvent":
+	default:
+		return
+	}
+	var ev struct {
+		FrameID        string  `json:"frameId"`
+		URL            string  `json:"url"`
+		NavigationType string  `json:"navigationType"`
+		Delay          float64 `json:"delay"`
+		Name           string  `json:"name"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	t := fw.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ev.FrameID != t.frameID {
+		return
+	}
+	switch method {
+	case "Page.frameScheduledNavigation":
+		if ev.Delay <= maxFollowedDelay {
+			fw.scheduled, fw.to = true, ev.URL
+		}
+	case "Page.frameClearedScheduledNavigation":
+		fw.scheduled = false
+	case "Page.frameRequestedNavigation":
+		fw.starting, fw.to = true, ev.URL
+	case "Page.frameStartedNavigating":
+		if ev.NavigationType != "sameDocument" && ev.NavigationType != "historySameDocument" {
+			fw.starting, fw.to = true, ev.URL
+		}
+	case "Page.lifecycleEvent":
+		if ev.Name != "init" {
+			return
+		}
+		fw.starting = false // a new document committed
+	case "Page.frameStartedLoading":
+		fw.stopped = ""
+	case "Page.frameStoppedLoading":
+		// The navigation that was starting came to nothing (a 204, a
+		// download, an error the browser shows no page for), or the
+		// document is done loading.
+		fw.starting, fw.stopped = false, t.nav.loader
+	case "Page.navigatedWithinDocument":
+		fw.starting = false
+	}
+	t.broadcast()
+}
+
+// settled reports whether the goto of loader has ended, waiting for the
+// lifecycle state name, and at which document: the goto's own, or the
+// last one the page sent itself on to before it settled. Call with Tab.mu
+// held.
+func (fw *navFollow) settled(loader, name string) (string, bool) {
+	t := fw.t
+	if !fw.committed {
+		if _, fw.committed = t.nav.lifecycle[loader]; !fw.committed {
+			return "", false
+		}
+	}
+	if fw.scheduled || fw.starting {
+		return "", false
+	}
+	cur := t.nav.loader
+	switch {
+	case fw.stopped == cur:
+		// Done loading: what it reached is all it will reach (a
+		// navigation that came to nothing may have cut its load short).
+		return cur, true
+	case !t.nav.lifecycle[cur][name]:
+		return "", false
+	case name != "load" || fw.graceOver == cur:
+		return cur, true
+	case fw.graceFor != cur:
+		// Loaded: give it stopGrace to say it stopped loading, in case
+		// it schedules a refresh meanwhile.
+		fw.graceFor = cur
+		if fw.timer != nil {
+			fw.timer.Stop()
+		}
+		fw.timer = time.AfterFunc(stopGrace, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if fw.graceFor == cur {
+				fw.graceOver = cur
+			}
+			t.broadcast()
+		})
+	}
+	return "", false
+}
+
+// target is the address the page last sent itself on to.
+func (fw *navFollow) target() string {
+	fw.t.mu.Lock()
+	defer fw.t.mu.Unlock()
+	return fw.to
+}
+
+// timedOut says, in a goto's timeout, where the page was going when it
+// sent itself on and never settled.
+func (fw *navFollow) timedOut(err error, url string) error {
+	var we *WaitTimeoutError
+	to := fw.target()
+	if !errors.As(err, &we) || to == "" || to == url {
+		return err
+	}
+	cp := *we
+	cp.Seen = "the page sent itself on to " + shorten(to, 200) + ", which had not settled"
+	return &cp
 }

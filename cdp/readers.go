@@ -14,15 +14,15 @@ import (
 // actions: refused on a document outside the tab's sites, checked again
 // for the realm they run in, and logged with the target only, never what
 // they read. Text, Value, Attribute and Checked wait for their target
-// to be there (not found, or several matches while the page still renders
-// its list, are reasons to wait; hidden and disabled elements are read as
-// they are) until ctx ends, or for [DefaultReadWait] when ctx has no
-// deadline. IsVisible and Count answer at once: they are questions about
-// the page now, not waits.
+// to be there (hidden and disabled elements are read as they are) until
+// ctx ends, or, when ctx has no deadline, as long as an action waits
+// ([DefaultFormWait]); several matches fail errcode.Ambiguous at once, as
+// they do for an action. IsVisible and Count answer at once: they are
+// questions about the page now, not waits.
 
-// DefaultReadWait bounds how long a reader waits for its target when ctx
+// DefaultReadWait bounds how long an expectation keeps checking when ctx
 // has no deadline: long enough for a page still rendering, short enough
-// that a wrong target fails soon.
+// that a wrong expectation fails soon.
 const DefaultReadWait = 5 * time.Second
 
 // Text returns the text loc's element shows (its innerText: rendered
@@ -102,6 +102,12 @@ func (fm *forms) count(ctx context.Context, loc Locator) (int, error) {
 	if loc.Ref != "" {
 		frames = []string{fm.p.frameOfRef(loc.Ref)}
 	}
+	frames, loc, err := fm.pinScopes(ctx, frames, loc)
+	if errors.Is(err, errcode.NotFound) {
+		return 0, nil // no scope, so no match
+	} else if err != nil {
+		return 0, err
+	}
 	total := 0
 	for i, fr := range frames {
 		n, err := fm.countIn(ctx, fr, loc)
@@ -134,15 +140,16 @@ func (fm *forms) readOne(ctx context.Context, method string, loc Locator, what, 
 	}
 	return fm.reader(ctx, method, loc, func(ctx context.Context) error {
 		byRef := loc.Ref != ""
-		return fm.untilWith(ctx, DefaultReadWait, func(err error) bool { return readable(err, byRef) }, func(ctx context.Context) error {
+		return fm.untilWith(ctx, DefaultFormWait, func(err error) bool { return readerWaits(err, byRef) }, func(ctx context.Context) error {
 			return fm.read(ctx, loc, what, arg, out)
 		})
 	})
 }
 
-// readable reports whether a reader may still find its target by waiting:
-// it is not there yet, or several match while a list still renders (one
-// of them may go), or the fresh ref of this very read fell to a re-render.
+// readable reports whether a target may still be found by waiting: it is
+// not there yet, or several match while a list still renders (one of
+// them may go), or the fresh ref of this very read fell to a re-render.
+// An expectation keeps checking on each of these.
 func readable(err error, byRef bool) bool {
 	var te *LocatorError
 	if !errors.As(err, &te) {
@@ -155,6 +162,13 @@ func readable(err error, byRef bool) bool {
 		return !byRef
 	}
 	return false
+}
+
+// readerWaits reports whether a reader waits on after err: as readable
+// says, except that several matches fail at once, as for an action (the
+// target needs narrowing, not time).
+func readerWaits(err error, byRef bool) bool {
+	return readable(err, byRef) && !errors.Is(err, errcode.Ambiguous)
 }
 
 // read is one try of readOne, without the page action or the wait.

@@ -509,3 +509,58 @@ func TestWriteFailureIsAWarningNotALoss(t *testing.T) {
 	require.Error(t, d.Warning, "but the approval could not be saved")
 	assert.True(t, strings.Contains(d.Warning.Error(), "consent"))
 }
+
+// A Prompter that ignores its context holds no caller: Authorize returns
+// when its ctx ends, the answer given after that approves nothing, and a
+// later Authorize asks afresh instead of joining the withdrawn prompt.
+func TestWithdrawnPromptApprovesNothing(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	f := newFixture(t)
+	release := make(chan struct{})
+	answered := make(chan struct{}, 2)
+	var calls atomic.Int32
+	g := NewGate(f.store, PrompterFunc(func(ctx context.Context, _ Request) (Answer, error) {
+		defer func() { answered <- struct{}{} }()
+		if calls.Add(1) == 1 {
+			<-release // ignores ctx
+		}
+		return Approve, nil
+	}))
+	path, h := f.script(t, "job.ts", "browser")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Authorize(ctx, path, h)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Authorize waited for a Prompter that ignores its context")
+	}
+
+	// The next caller gets a prompt of its own, answered at once.
+	d, err := g.Authorize(context.Background(), path, h)
+	require.NoError(t, err)
+	assert.True(t, d.Prompted)
+	assert.Equal(t, int32(2), calls.Load())
+	<-answered
+
+	// The late answer to the withdrawn prompt changes nothing: revoke the
+	// approval the second prompt stored, then let the first answer.
+	_, err = f.store.Revoke(context.Background(), path)
+	require.NoError(t, err)
+	close(release)
+	<-answered
+	require.Eventually(t, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.inflight) == 0
+	}, 5*time.Second, time.Millisecond)
+	_, found, err := f.store.Get(context.Background(), path)
+	require.NoError(t, err)
+	assert.False(t, found, "an answer to a withdrawn prompt approved the script")
+}

@@ -83,11 +83,14 @@ type Gate struct {
 type flightKey struct{ script, header string }
 
 type flight struct {
-	done     chan struct{}
-	waiters  int
-	cancel   context.CancelFunc
-	decision Decision
-	err      error
+	done    chan struct{}
+	waiters int
+	// withdrawn is set (under Gate.mu) once every waiter left: the prompt
+	// is taken down, and a later Authorize asks afresh.
+	withdrawn bool
+	cancel    context.CancelFunc
+	decision  Decision
+	err       error
 }
 
 // NewGate returns a Gate that remembers approvals in store and asks p.
@@ -108,6 +111,10 @@ func (g *Gate) Store() *Store { return g.store }
 // A corrupt store never approves anything: it is moved aside and the user
 // is asked again. Nor does an entry that fails verification: the user is
 // asked again, and Request.Unverified says why.
+//
+// Authorize returns once ctx ends, whether or not the Prompter honours
+// its own context; when no caller waits any more, the prompt's context
+// ends, and an answer the Prompter gives after that approves nothing.
 func (g *Gate) Authorize(ctx context.Context, script string, h *permissions.Header) (Decision, error) {
 	if h == nil {
 		return Decision{}, fmt.Errorf("consent: no header for %s", script)
@@ -128,7 +135,7 @@ func (g *Gate) Authorize(ctx context.Context, script string, h *permissions.Head
 	fk := flightKey{key, canonical}
 	g.mu.Lock()
 	f, shared := g.inflight[fk]
-	if !shared {
+	if !shared || f.withdrawn {
 		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		g.inflight[fk] = f
@@ -144,6 +151,7 @@ func (g *Gate) Authorize(ctx context.Context, script string, h *permissions.Head
 		g.mu.Lock()
 		f.waiters--
 		if f.waiters == 0 {
+			f.withdrawn = true
 			f.cancel() // nobody is waiting: take the prompt down
 		}
 		g.mu.Unlock()
@@ -157,7 +165,9 @@ func (g *Gate) ask(ctx context.Context, fk flightKey, f *flight, h *permissions.
 	defer func() {
 		f.cancel()
 		g.mu.Lock()
-		delete(g.inflight, fk)
+		if g.inflight[fk] == f { // a withdrawn prompt may have been replaced
+			delete(g.inflight, fk)
+		}
 		g.mu.Unlock()
 		close(f.done)
 	}()
@@ -176,6 +186,12 @@ func (g *Gate) ask(ctx context.Context, fk flightKey, f *flight, h *permissions.
 		req.Added = req.Grants
 	}
 	answer, err := g.prompter.Ask(ctx, req)
+	if ctx.Err() != nil {
+		// Withdrawn: nobody waits for this answer, and a Prompter that
+		// answered late must not approve a run no one started.
+		f.err = fmt.Errorf("%w: the prompt was withdrawn: %w", ErrDenied, ctx.Err())
+		return
+	}
 	if err != nil {
 		f.err = fmt.Errorf("%w: the prompt failed: %w", ErrDenied, err)
 		return

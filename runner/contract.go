@@ -78,8 +78,8 @@ type waitForOptions struct {
 // readOptions is the options object of the readers that wait for their
 // target: tab.text, tab.value, tab.attribute and tab.checked.
 type readOptions struct {
-	// Timeout bounds the wait for the target, in milliseconds; 0 is
-	// cdp.DefaultReadWait.
+	// Timeout bounds the wait for the target, in milliseconds; 0 is the
+	// host's default, as for an action.
 	Timeout float64 `json:"timeout"`
 }
 

@@ -2,8 +2,10 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +55,53 @@ await context.result(seen);
 		_, err := os.Stat(p)
 		assert.True(t, os.IsNotExist(err), "%s is not made", p)
 	}
+}
+
+// Every spelling of a write= grant for a folder that does not exist yet
+// lets files.write make it, and the folders below it: relative, "./",
+// with a trailing slash, absolute.
+func TestFilesWriteMakesAGrantedFolderThatIsNotThereYet(t *testing.T) {
+	e := newMgr(t, nil)
+	for i, c := range []struct{ grant, write, made string }{
+		{"out", "out/report.txt", "out/report.txt"},
+		{"./out", "out/report.txt", "out/report.txt"},
+		{"out/", "out/report.txt", "out/report.txt"},
+		{"./out/", "./out/report.txt", "out/report.txt"},
+		{"@abs/out", "out/report.txt", "out/report.txt"},
+		{"@abs/out/", "@abs/out/report.txt", "out/report.txt"},
+		{"out/", "out/a/b/report.txt", "out/a/b/report.txt"},
+		{"out/reports", "out/reports/2024/q1.txt", "out/reports/2024/q1.txt"},
+	} {
+		dir := filepath.Join(e.dir, fmt.Sprint("s", i))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		grant := strings.Replace(c.grant, "@abs", dir, 1)
+		write := strings.Replace(c.write, "@abs", dir, 1)
+		if c.grant == "out/reports" {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "out"), 0o755)) // the grant's parent is there; the grant is not
+		}
+		src := fmt.Sprintf("// @permissions write=%s\nimport { context, files } from \"tranquil/automation\";\nawait context.result(files.write(%q, \"hi\"));\n", grant, write)
+		_, entry := e.run(t, Request{Script: e.script(t, filepath.Join(fmt.Sprint("s", i), "w.ts"), src)})
+		if !assert.Equal(t, history.StateSucceeded, entry.State, "write=%s, files.write(%q): %s %s", grant, write, entry.Reason, entry.Output) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.made)))
+		if assert.NoError(t, err, "write=%s", grant) {
+			assert.Equal(t, "hi", string(b))
+		}
+		var got string
+		require.NoError(t, json.Unmarshal(entry.Result, &got))
+		assert.Equal(t, filepath.Join(dir, filepath.FromSlash(c.made)), got, "files.write returns the absolute path")
+	}
+
+	// A grant whose own parent is missing cannot be made: that parent is
+	// outside the grants, and the error says so.
+	entry := e.runScript(t, "s-missing/w.ts", `// @permissions write=missing/out/
+import { files } from "tranquil/automation";
+files.write("missing/out/report.txt", "hi");
+`)
+	require.Equal(t, history.StateFailed, entry.State)
+	assert.Contains(t, entry.Output, "NotCapable")
+	assert.Contains(t, entry.Output, "is missing and outside the script's write= grants")
+	_, err := os.Stat(filepath.Join(e.dir, "s-missing", "missing"))
+	assert.True(t, os.IsNotExist(err))
 }

@@ -450,7 +450,9 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 func (m *Manager) forget(id string) { m.runs.forget(id) }
 
 // Close cancels every run (without the protocol grace), waits for them
-// and closes the bridge and, if the manager opened it, the history.
+// and closes the bridge and, if the manager opened it, the history. A run
+// waiting for consent is cancelled too: its prompt's context ends, and
+// Close does not wait for a Prompter that ignores it.
 func (m *Manager) Close() error {
 	runs, first := m.runs.closeAll()
 	if !first {

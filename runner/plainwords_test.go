@@ -95,7 +95,7 @@ await context.result(seen);
 		assert.Contains(t, msg, "plain.ts:", "%s names the script's line: %s", kind, msg)
 	}
 	assert.Contains(t, seen["wait timeout"], `pass a larger { timeout }`)
-	assert.Contains(t, seen["lookup timeout"], `waited 1.5 s for label "Card holdr": no field with that label; 2 fields have labels; the closest is: <textbox> label "Card holder": check the target, or pass a larger { timeout } if it comes later`)
+	assert.Contains(t, seen["lookup timeout"], `waited 1.5 s for label "Card holdr": no field with that label; the fields with labels are: <textbox> label "Card holder", <textbox> label "Email": check the target, or pass a larger { timeout } if it comes later`)
 
 	// The host cancels a run with a call under way: the call's error, and
 	// everything the run prints, stay plain.

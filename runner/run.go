@@ -232,7 +232,8 @@ func (r *Run) Wait(ctx context.Context) (history.Entry, error) {
 	}
 }
 
-// Cancel asks the run to stop: a queued run ends at once; a running script
+// Cancel asks the run to stop: a run waiting for consent or queued ends at
+// once (the consent prompt's context ends); a running script
 // gets the protocol cancel (its context.signal aborts with reason), then
 // after the grace period SIGTERM, then SIGKILL, on its whole process group.
 func (r *Run) Cancel(reason string) {
@@ -375,11 +376,16 @@ func (r *Run) execute(ctx context.Context) {
 	r.mu.Unlock()
 
 	asked := time.Now()
-	d, err := r.m.gate.Authorize(ctx, r.req.Script, h)
+	d, err := r.authorize(ctx, h)
 	r.mu.Lock()
 	r.consentWait = time.Since(asked)
+	stopped := r.cancelOn
 	r.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil && stopped:
+		r.finish(history.StateCancelled, r.cancelReason())
+		return
+	case err != nil:
 		r.refuse(err.Error())
 		return
 	}
@@ -421,6 +427,22 @@ func (r *Run) execute(ctx context.Context) {
 	defer r.m.runs.queue.release()
 	r.setState(history.StateStarting, "")
 	r.spawn(sdk, h, entry)
+}
+
+// authorize asks the consent gate for as long as the run is wanted:
+// Cancel (and so Close) ends the prompt's context. The gate returns then
+// even when its Prompter ignores that context.
+func (r *Run) authorize(ctx context.Context, h *permissions.Header) (consent.Decision, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { // ends with authorize, at the latest
+		select {
+		case <-r.cancelCh:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	return r.m.gate.Authorize(ctx, r.req.Script, h)
 }
 
 func (r *Run) cancelReason() string {

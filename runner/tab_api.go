@@ -169,23 +169,20 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 	return h.traced(c, browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(css))))
 }
 
-// readWait is how long a reader waits for its target, and an expectation
-// checks, when the script gives no timeout: a page still rendering just
-// works, a wrong target fails soon.
+// readWait is how long an expectation checks when the script gives no
+// timeout: a page still rendering just works, a wrong expectation fails
+// soon.
 const readWait = float64(cdp.DefaultReadWait / time.Millisecond)
 
 // read runs one reader on target, waiting for it up to timeout
-// milliseconds (0: readWait). Readers need only the browser grant: they
-// run in the isolated world, never the page's code, and the tab's sites=
-// still applies to the document they read.
+// milliseconds (0: the host's default, as for an action). Readers need
+// only the browser grant: they run in the isolated world, never the page's
+// code, and the tab's sites= still applies to the document they read.
 func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeout float64, f func(context.Context, *cdp.Tab, cdp.Locator) error) (err error) {
 	h := a.r.call(api, id)
 	defer h.end(&err)
 	if err := checkTarget(api, tg); err != nil {
 		return err
-	}
-	if timeout <= 0 {
-		timeout = readWait
 	}
 	c, err := a.r.startCall(ctx, id, timeout)
 	if err != nil {

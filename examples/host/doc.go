@@ -53,9 +53,10 @@
 //	--json            print the run record as JSON on stdout; output lines go to stderr
 //
 // While a script runs, its output streams live; a pane control is clicked by
-// typing its name and Enter. Ctrl-C cancels the run through the run manager:
-// the script's context.signal aborts, and after a grace period the process
-// group is stopped.
+// typing its name and Enter. Ctrl-C (or SIGTERM) cancels the run through the
+// run manager, at the consent prompt too: the script's context.signal
+// aborts, and after a grace period the process group is stopped. A second
+// one exits at once, without waiting for the run to end.
 //
 // Text a script controls (its path, notifications, output, log lines,
 // results, errors, pane controls, history) is printed with control, bidi

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -69,6 +70,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 	}
 	h := &runHost{out: out, errOut: a.stderr, paneWake: make(chan struct{}, 1)}
 	code, entry, err := h.run(ctx, a, f, script, sel)
+	if errors.Is(err, errAbandoned) {
+		fmt.Fprintf(a.stderr, "run: %s\n", err)
+		return code
+	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "run: %s\n", safe(err.Error()))
 		return exitFailed
@@ -162,7 +167,25 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 	if err != nil {
 		return 0, history.Entry{}, err
 	}
-	defer m.Close()
+	abandoned := false
+	defer func() {
+		if !abandoned {
+			m.Close()
+			return
+		}
+		// The user asked twice to stop: whatever keeps the run from
+		// ending must not keep the program from exiting either. The
+		// program exits right after, which ends this goroutine.
+		closed := make(chan struct{})
+		go func() {
+			m.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(abandonWait):
+		}
+	}()
 
 	// Signals cancel the run; they are caught before it starts, so a
 	// Ctrl-C during the prompt or the SDK download is not lost.
@@ -178,18 +201,9 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 	defer stopPane()
 	go h.paneControls(paneCtx, m, r, in, f.click)
 
-	for done := false; !done; {
-		select {
-		case <-r.Done():
-			done = true
-		case s := <-sigs:
-			why := "stopped by " + s.String()
-			if s == os.Interrupt {
-				why = "interrupted (Ctrl-C)"
-			}
-			h.printf(h.errOut, "\n%s: cancelling the run\n", why)
-			r.Cancel(why)
-		}
+	if !h.awaitRun(r, sigs) {
+		abandoned = true
+		return exitCancelled, history.Entry{}, errAbandoned
 	}
 	entry, err := r.Wait(context.Background())
 	if err != nil {
@@ -203,6 +217,50 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 		h.mirrored = &mi
 	}
 	return exitCode(entry.State), entry, nil
+}
+
+// errAbandoned is h.run's error when a second signal came before the run
+// ended: the program exits without its record.
+var errAbandoned = errors.New("stopped again before the run ended; exiting without waiting for it")
+
+// abandonWait bounds how long an abandoned run's manager may take to close.
+const abandonWait = 3 * time.Second
+
+// stoppable is the part of a run the signal loop needs.
+type stoppable interface {
+	Done() <-chan struct{}
+	Cancel(reason string)
+}
+
+// awaitRun waits until r ends, cancelling it at the first Ctrl-C or
+// SIGTERM. At a second one it stops waiting and reports false, so a run
+// that does not end (a consent prompt that ignores the cancel, a stuck
+// process) never holds the program.
+func (h *runHost) awaitRun(r stoppable, sigs <-chan os.Signal) bool {
+	cancelled := false
+	for {
+		select {
+		case <-r.Done():
+			return true
+		case s := <-sigs:
+			if cancelled {
+				h.printf(h.errOut, "\n%s again: exiting without waiting for the run to end\n", signalWords(s))
+				return false
+			}
+			cancelled = true
+			why := signalWords(s)
+			h.printf(h.errOut, "\n%s: cancelling the run (again to exit at once)\n", why)
+			r.Cancel(why)
+		}
+	}
+}
+
+// signalWords says which signal stopped the run.
+func signalWords(s os.Signal) string {
+	if s == os.Interrupt {
+		return "interrupted (Ctrl-C)"
+	}
+	return "stopped by " + s.String()
 }
 
 // event prints a run event as it happens. The runner calls it

@@ -14,7 +14,7 @@ import {
   NotGrantedError,
   TabError,
 } from "./errors.ts";
-import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
+import { type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
 
 /**
  * Target names an element for a form action, one way at a time:
@@ -58,6 +58,15 @@ import { type Capability, PERMISSION_KEY, runtime } from "./runtime.ts";
  *   hidden with display: none; document order, page before frames): 0 the
  *   first, -1 the last. It is the only way to accept a target that matches several:
  *   `{ role: "button", name: "Edit", nth: 0 }`
+ *
+ * `nth` works at every level, after that level's `hasText` and `has`. In a
+ * `within` part it picks among that part's matches, as Playwright's
+ * `locator("p").nth(0).locator("button")` does:
+ * `{ role: "button", name: "Delete", within: { role: "row", nth: 3 } }` is
+ * the Delete of the fourth row, and nothing if that row has none. In a `has`
+ * part it counts inside each element being filtered, as Playwright's
+ * `filter({ has })` does: `{ role: "row", has: { role: "cell", nth: 2 } }`
+ * keeps the rows that have a third cell.
  *
  * A row's name is its cells' names joined by spaces. `within` and `has`
  * nest at most four targets deep, and only the outermost target takes
@@ -128,7 +137,7 @@ export interface WaitForOptions {
 
 /** Options of the readers that wait for their target: text, value, attribute and checked. */
 export interface ReadOptions {
-  /** How long to wait for the target to be there, in milliseconds. Default 5000. */
+  /** How long to wait for the target to be there, in milliseconds. Default 30000, as for an action. */
   timeout?: number;
 }
 
@@ -655,12 +664,14 @@ async function hostCall<T>(cap: Capability, method: string, api: string, tab: st
   // Made now, while the script's call is on the stack: the host's answer
   // comes later, off it.
   const at = new Error();
+  let rt: Runtime | undefined;
   try {
+    rt = runtime();
     // The grant check names the script's API (tab.fill), not the host's (forms.fill).
-    const rt = runtime();
     return await rt.watch(api, rt.capability(cap, api)[method](...args) as Promise<T>);
   } catch (e) {
-    throw locate(browserError(e, api, cap, tab), at);
+    const err = locate(browserError(e, api, cap, tab), at);
+    throw rt ? rt.thrown(err) : err;
   }
 }
 
@@ -730,6 +741,9 @@ export class Tab implements AsyncDisposable {
    * goto loads url in this tab and resolves once it has loaded (see
    * waitUntil), with the response's status and the address it came from
    * after redirects: a 404 page loads like any other, so check status.
+   * Redirects include the page's own while it loads (location.replace,
+   * location.href =, a meta refresh, the usual signed-out redirect): goto
+   * resolves at the page they end on, with its status and address.
    * A page that cannot be loaded at all rejects with code "navigation",
    * one that takes too long with "timeout". Only http and https addresses
    * (and about:blank) can be opened; anything else, and any address the
@@ -825,10 +839,11 @@ export class Tab implements AsyncDisposable {
    * running its code, and logs the target but never what it read. On a
    * page outside the script's sites= it rejects with "site_not_allowed".
    *
-   * text, value, attribute and checked wait for their target to be there,
-   * up to opts.timeout (default 5 s), so a page still rendering just works;
-   * then they reject with the reason ("not_found", or "ambiguous" when
-   * several elements match). visible and count answer at once: they are
+   * text, value, attribute and checked wait for their target to be there
+   * as long as an action would, up to opts.timeout (default 30 s), so a
+   * page still rendering just works; then they reject with "not_found".
+   * Several matching elements reject with "ambiguous" at once: the target
+   * needs narrowing, not time. visible and count answer at once: they are
    * questions about the page now. To wait for a change, use expect.
    */
   async text(target: Target, opts: ReadOptions = {}): Promise<string> {

@@ -259,25 +259,38 @@ function parentOf(path: string): string {
  */
 function makeFolders(dir: string): void {
   const parent = parentOf(dir);
+  let blind = false;
   if (parent !== dir) {
-    if (!folderThere(parent)) makeFolders(parent);
+    const there = folderThere(parent);
+    if (there === false) makeFolders(parent);
     refuseLinkOut(parent);
+    blind = there === undefined;
   }
   try {
     Deno.mkdirSync(dir);
   } catch (e) {
-    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    if (e instanceof Deno.errors.AlreadyExists) return;
+    if (blind && e instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotCapable(
+        `files.write: ${parent} is missing and outside the script's write= grants, so ${dir} cannot be made`,
+      );
+    }
+    throw e;
   }
 }
 
 /**
  * folderThere reports whether dir exists: by a look where the script may
  * read, else by making it, which deno allows only inside a write= grant.
+ * Where the script may do neither (its own folder, the folder above a
+ * grant) it cannot tell, and answers undefined: the grant's folder is then
+ * made or found missing on its own.
  */
-function folderThere(dir: string): boolean {
+function folderThere(dir: string): boolean | undefined {
   try {
     if (readable(dir)) Deno.statSync(dir);
-    else Deno.mkdirSync(dir);
+    else if (Deno.permissions.querySync({ name: "write", path: dir }).state === "granted") Deno.mkdirSync(dir);
+    else return undefined;
     return true;
   } catch (e) {
     if (e instanceof Deno.errors.AlreadyExists) return true;

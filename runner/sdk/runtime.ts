@@ -80,6 +80,11 @@ export interface RuntimeInit {
   payload?: unknown;
   granted: Iterable<string>;
   main: HostMain;
+  /**
+   * The steps an earlier attempt of this run finished, when it resumes:
+   * each returns its journaled result once, without running.
+   */
+  journal?: Iterable<JournalEntry>;
 }
 
 /** A host call that has not settled, and where the script made it. */
@@ -99,6 +104,8 @@ export class Runtime {
   readonly payload: unknown;
   readonly granted: ReadonlySet<string>;
   readonly journal: Map<string, JournalEntry> = new Map();
+  /** The step names this attempt has used: each is used once (step.ts). */
+  readonly stepNames: Set<string> = new Set();
   readonly #main: HostMain;
   readonly #abort = new AbortController();
   readonly #pending = new Set<Promise<unknown>>();
@@ -113,6 +120,7 @@ export class Runtime {
     this.payload = init.payload;
     this.granted = new Set(init.granted);
     this.#main = init.main;
+    for (const e of init.journal ?? []) this.journal.set(e.name, structuredClone(e));
   }
 
   /** signal aborts when the host cancels the run. */
@@ -147,8 +155,17 @@ export class Runtime {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
     return this.watch(`${cap}.${method}`, p).catch((e) => {
-      throw locate(e, at);
+      throw this.thrown(locate(e, at));
     });
+  }
+
+  /**
+   * thrown is told of each error a host call fails with, as the SDK
+   * throws it to the script, and returns it. The testing kit keeps them
+   * (see FakeHost.run).
+   */
+  thrown(e: unknown): unknown {
+    return e;
   }
 
   /**

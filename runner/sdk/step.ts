@@ -1,8 +1,10 @@
 // Durable-style steps with an in-memory journal. A step's name is its
-// identity: once a step finished, calling a step of the same name again
-// returns the journaled outcome instead of running it. That is how the
-// durable engine replays a workflow, so a script that uses steps here keeps
-// its meaning there. Here the journal lives as long as the run.
+// identity: the journal keeps a finished step's result under its name, so
+// that an attempt that resumes the run (a durable engine's replay, the
+// testing kit's host.run() again) returns it without running the step. In
+// one attempt a name is used once: a second step of the same name is
+// refused, never answered with the first one's result. Here the journal
+// lives as long as the run.
 
 import { invalid, knownKeys, StepTimeoutError, TerminalError } from "./errors.ts";
 import { type JournalEntry, type RunEvent, runtime } from "./runtime.ts";
@@ -66,11 +68,26 @@ function checkMillis(what: string, v: number | undefined): void {
   }
 }
 
-function replay(name: string, kind: JournalEntry["kind"]): JournalEntry | undefined {
-  const e = runtime().journal.get(name);
+/**
+ * claim takes name for a step of kind in this attempt and returns what an
+ * earlier attempt journaled under it, if anything. A name this attempt
+ * used already is refused with "invalid": answering with that step's
+ * result would give a loop's first result for every turn.
+ */
+function claim(name: string, kind: JournalEntry["kind"]): JournalEntry | undefined {
+  const rt = runtime();
+  if (rt.stepNames.has(name)) {
+    throw invalid(
+      `step name "${name}" is already used in this run; each step needs a name of its own (the journal keeps ` +
+        `a finished step's result under its name). In a loop, put what changes into the name: ` +
+        `step.${kind}(\`${name} \${id}\`, …)`,
+    );
+  }
+  const e = rt.journal.get(name);
   if (e && e.kind !== kind) {
     throw invalid(`step name "${name}" was already used by step.${e.kind}; step names must be unique`);
   }
+  rt.stepNames.add(name);
   return e;
 }
 
@@ -145,6 +162,15 @@ export const step = {
    * A TerminalError, or cancellation of the run, ends it at once. The last
    * error is thrown unchanged when every attempt failed. The result must be
    * structured-clonable, since the journal keeps it.
+   *
+   * A step's name is its identity, and a run uses each name once (step.do,
+   * step.sleep and step.waitForEvent alike, whether the step succeeded or
+   * failed): a second step of a name already used in the run throws
+   * "invalid" rather than run, so a loop names each turn's step apart:
+   * `` for (const id of ids) await step.do(`read invoice ${id}`, …) ``. The
+   * journal keeps what a step returned under its name so that a resumed
+   * run (the testing kit's host.run() again, or its journal option)
+   * returns it without running the step again.
    */
   async do<T>(name: string, fn: (a: StepAttempt) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
     checkName(name);
@@ -156,7 +182,7 @@ export const step = {
     checkMillis("delay", opts.delay);
     checkMillis("maxDelay", opts.maxDelay);
     checkMillis("timeout", opts.timeout);
-    const done = replay(name, "do");
+    const done = claim(name, "do");
     if (done) return structuredClone(done.value) as T;
     const rt = runtime();
     const startedAt = new Date();
@@ -179,11 +205,14 @@ export const step = {
     }
   },
 
-  /** sleep waits ms as the step called name; cancellation of the run ends it early. */
+  /**
+   * sleep waits ms as the step called name (used once per run, as for
+   * step.do); cancellation of the run ends it early.
+   */
   async sleep(name: string, ms: number): Promise<void> {
     checkName(name);
     checkMillis("ms", ms);
-    if (replay(name, "sleep")) return;
+    if (claim(name, "sleep")) return;
     const startedAt = new Date();
     phase(name, "sleep", "start", 1);
     try {
@@ -198,14 +227,15 @@ export const step = {
 
   /**
    * waitForEvent waits for the next event of a type (default: name)
-   * delivered to this run, as the step called name. It throws
-   * StepTimeoutError when opts.timeout passes first.
+   * delivered to this run, as the step called name (used once per run,
+   * as for step.do). It throws StepTimeoutError when opts.timeout passes
+   * first.
    */
   async waitForEvent(name: string, opts: WaitOptions = {}): Promise<RunEvent> {
     checkName(name);
     knownKeys("step.waitForEvent", "its options", opts, ["type", "timeout"]);
     checkMillis("timeout", opts.timeout);
-    const done = replay(name, "waitForEvent");
+    const done = claim(name, "waitForEvent");
     if (done) return structuredClone(done.value) as RunEvent;
     const rt = runtime();
     const startedAt = new Date();

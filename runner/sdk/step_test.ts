@@ -17,14 +17,61 @@ Deno.test("step.do retries until it succeeds, then journals the result", async (
   assertEquals(host.journal.map((e) => [e.name, e.kind, e.attempts, e.value]), [["flaky", "do", 3, { attempt: 3 }]]);
 });
 
-Deno.test("a finished step replays its result instead of running again", async () => {
-  using _host = installFakeHost();
+Deno.test("a step name used again in the run is refused, never answered with the first result", async () => {
+  using host = installFakeHost();
+  const invoices: Record<number, string> = { 1: "first", 2: "second", 3: "third" };
+  const read: string[] = [];
+  const refused: unknown[] = [];
+  for (const id of [1, 2, 3]) {
+    try {
+      read.push(await step.do("read invoice", () => invoices[id]));
+    } catch (e) {
+      refused.push(e);
+    }
+  }
+  assertEquals(read, ["first"]);
+  assertEquals(refused.length, 2);
+  for (const e of refused) {
+    assert(e instanceof TypeError && (e as { code?: string }).code === "invalid", String(e));
+    assert(e.message.includes(`step name "read invoice" is already used in this run`), e.message);
+    assert(e.message.includes("step.do(`read invoice ${id}`"), e.message);
+  }
+  // Named apart, each turn runs.
+  for (const id of [1, 2, 3]) read.push(await step.do(`read invoice ${id}`, () => invoices[id]));
+  assertEquals(read, ["first", "first", "second", "third"]);
+  // A failed step's name is used too, and so is a name across kinds.
+  await assertRejects(() => step.do("flaky", () => Promise.reject(new Error("down"))));
+  const again = await assertRejects(() => step.do("flaky", () => 1));
+  assert(again.message.includes("already used in this run"), again.message);
+  const other = await assertRejects(() => step.sleep("read invoice 1", 1));
+  assert(other.message.includes("already used in this run"), other.message);
+  assertEquals(host.journal.map((e) => e.name), ["read invoice", "read invoice 1", "read invoice 2", "read invoice 3"]);
+});
+
+Deno.test("a resumed run skips the steps its earlier attempt finished, once each", async () => {
+  const at = new Date(0);
+  using host = installFakeHost({
+    journal: [
+      { name: "read invoice 1", kind: "do", attempts: 1, value: { total: 10 }, startedAt: at, endedAt: at },
+      { name: "nap", kind: "sleep", attempts: 1, value: undefined, startedAt: at, endedAt: at },
+    ],
+  });
   let runs = 0;
-  const first = await step.do("once", () => ++runs);
-  const second = await step.do("once", () => ++runs);
-  assertEquals([first, second, runs], [1, 1, 1]);
-  const e = await assertRejects(() => step.sleep("once", 1));
-  assert(e.message.includes("already used by step.do"), e.message);
+  const one = await step.do("read invoice 1", () => ({ total: ++runs }));
+  const two = await step.do("read invoice 2", () => ({ total: ++runs }));
+  await step.sleep("nap", 60_000); // journaled: does not wait
+  assertEquals([one, two, runs], [{ total: 10 }, { total: 1 }, 1]);
+  await host.settled();
+  assertEquals(host.stepReports.map((r) => [r.name, r.phase]), [["read invoice 2", "start"], [
+    "read invoice 2",
+    "end",
+  ]]);
+  // In this attempt the name is used now.
+  const e = await assertRejects(() => step.do("read invoice 1", () => 0));
+  assert(e.message.includes("already used in this run"), e.message);
+  // A journaled step of another kind keeps its name.
+  const kind = await assertRejects(() => step.do("nap", () => 0));
+  assert(kind.message.includes("already used"), kind.message);
 });
 
 Deno.test("the last error is thrown unchanged once retries run out", async () => {
@@ -115,9 +162,8 @@ Deno.test("step.sleep waits and journals", async () => {
   const t0 = performance.now();
   await step.sleep("pause", 30);
   assert(performance.now() - t0 >= 29);
-  const t1 = performance.now();
-  await step.sleep("pause", 30);
-  assert(performance.now() - t1 < 25, "a finished sleep is not repeated");
+  const e = await assertRejects(() => step.sleep("pause", 30));
+  assert(e.message.includes("already used in this run"), e.message);
   assertEquals(host.journal.map((e) => e.kind), ["sleep"]);
 });
 
@@ -130,8 +176,8 @@ Deno.test("step.waitForEvent takes queued and later events by type", async () =>
   setTimeout(() => host.sendEvent("second", 2), 10);
   const second = await step.waitForEvent("second");
   assertEquals(second.payload, 2);
-  const replay = await step.waitForEvent("approval", { type: "approved" });
-  assertEquals(replay.payload, { by: "ada" });
+  const again = await assertRejects(() => step.waitForEvent("approval", { type: "approved" }));
+  assert(again.message.includes(`step name "approval" is already used in this run`), again.message);
   const e = await assertRejects(() => step.waitForEvent("never", { timeout: 10 }));
   assert(e instanceof StepTimeoutError && e.step === "never", e.message);
   const other = await step.waitForEvent("other");

@@ -174,6 +174,13 @@ export interface FakeHostOptions extends FakeBrowserOptions {
   config?: Record<string, unknown>;
   /** What workspace.projectDir returns. Default: scriptDir. */
   projectDir?: string;
+  /**
+   * Steps an earlier attempt of the run finished, for a test of a resumed
+   * run: each such step returns its journaled value once, without running,
+   * as the steps a host.run() finished do in the next host.run(). Default
+   * none.
+   */
+  journal?: JournalEntry[];
 }
 
 /** A notification the script showed. */
@@ -244,7 +251,7 @@ export class FakeHost implements Disposable {
   /** The script's header as the app read it, when installFakeHost was given a script. */
   readonly header: Header | undefined;
   readonly #script: URL | undefined;
-  readonly #rt: Runtime;
+  readonly #rt: FakeRuntime;
   readonly #uninstall: () => void;
   #exit: RunExit | undefined;
   #module = "";
@@ -341,6 +348,7 @@ export class FakeHost implements Disposable {
       payload: copy(opts.payload),
       granted: opts.grant ?? perms.grant,
       main,
+      journal: opts.journal,
     });
     this.#uninstall = install(this.#rt);
     this.#restoreExit = replaceExit((code) => this.#exitScript(code));
@@ -356,20 +364,30 @@ export class FakeHost implements Disposable {
    * context.exit(code), with that code, as the app would (0: succeeded,
    * else failed with the code). While the host is installed, Deno.exit
    * ends the fake run, never the test.
+   *
+   * An error the script's top level ends with is thrown as the script
+   * threw it, with its class and code (a TabError stays a TabError).
+   *
+   * Each call is an attempt of one run that resumes the last: the steps
+   * an earlier call finished (see host.journal) return their journaled
+   * values without running, and within the call each step name is used
+   * once, as in the app.
    */
   async run(): Promise<RunExit | undefined> {
     if (this.#script === undefined) throw new TypeError("installFakeHost was given no script to run");
+    this.#rt.stepNames.clear();
     const url = new URL(this.#script);
     // Unique across hosts: a second test's host must not get the first's module.
     url.searchParams.set("fake-run", String(++fakeRuns));
     this.#exit = undefined;
     this.#module = url.href;
     const exited = new Promise<RunExit>((resolve) => this.#onExit = resolve);
+    this.#rt.thrownErrors.length = 0;
     try {
       // An exit from a timer or an un-awaited promise ends the run too.
       await Promise.race([import(url.href), exited]);
     } catch (e) {
-      if (!(e instanceof ScriptExit)) throw e;
+      if (!(e instanceof ScriptExit)) throw this.#rt.original(e);
     }
     await this.settled();
     return this.#exit;
@@ -505,6 +523,9 @@ function replaceExit(exit: (code?: number) => never): () => void {
   };
 }
 
+/** How many of a run's host-call errors the fake keeps to give back (FakeRuntime.original). */
+const MAX_KEPT_ERRORS = 64;
+
 /** The runs of every fake host in this test file, for each run's module URL. */
 let fakeRuns = 0;
 
@@ -519,6 +540,8 @@ const strays = new Set<string>();
 class FakeRuntime extends Runtime {
   readonly #script: URL | undefined;
   readonly #exited: () => string | undefined;
+  /** The errors host calls of the current run threw to the script, newest last. */
+  readonly thrownErrors: Error[] = [];
 
   constructor(
     script: URL | undefined,
@@ -528,6 +551,29 @@ class FakeRuntime extends Runtime {
     super(init);
     this.#script = script;
     this.#exited = exited;
+  }
+
+  override thrown(e: unknown): unknown {
+    if (e instanceof Error) {
+      this.thrownErrors.push(e);
+      if (this.thrownErrors.length > MAX_KEPT_ERRORS) this.thrownErrors.shift();
+    }
+    return e;
+  }
+
+  /**
+   * original is the error the script's top level ended with, for e, what
+   * the import of the script rejected with. Deno hands the importer of a
+   * module with top-level await a plain Error (code ERR_MODULE_NOT_FOUND,
+   * the same message) in place of one whose stack was rewritten, as the
+   * SDK rewrites its errors' to point at the script's line; the host
+   * call's error with that message is the script's.
+   */
+  original(e: unknown): unknown {
+    if (!(e instanceof Error) || e.constructor !== Error || (e as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") {
+      return e;
+    }
+    return this.thrownErrors.findLast((t) => t.message === e.message) ?? e;
   }
 
   // deno-lint-ignore no-explicit-any

@@ -1,4 +1,4 @@
-import { config, context, NotGrantedError, tabs, ui } from "./mod.ts";
+import { config, context, NotGrantedError, TabError, tabs, ui } from "./mod.ts";
 import {
   HeaderError,
   installFakeHost,
@@ -279,4 +279,40 @@ Deno.test("the fake host cuts long text and refuses functions as the app does", 
   assert(new TextEncoder().encode(note).length <= 64 << 10 && note.endsWith(" bytes cut]"), note.slice(-40));
   assert(!note.includes("\ufffd"), "cut inside a character");
   assertEquals(await config.get("k"), undefined);
+});
+
+Deno.test("host.run() again resumes the run: the steps it finished return their results without running", async () => {
+  using host = installFakeHost({
+    script: script(`// @permissions none
+import { context, step } from "tranquil/automation";
+let ran = 0;
+const a = await step.do("first", () => { ran++; return "a"; });
+const b = await step.do("second", () => { ran++; return "b"; });
+await context.result({ a, b, ran });
+`),
+  });
+  await host.run();
+  assertEquals(host.result, { a: "a", b: "b", ran: 2 });
+  await host.run();
+  assertEquals(host.result, { a: "a", b: "b", ran: 0 }, "a resumed run skips the steps it finished");
+  assertEquals(host.journal.map((e) => e.name), ["first", "second"]);
+});
+
+Deno.test("host.run() rethrows the script's error with its class and code", async () => {
+  using host = installFakeHost({
+    script: script(`// @permissions browser forms
+import { tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.click({ label: "Go" });
+`),
+    tabs: [{ url: "https://shop.example/" }],
+    failures: [{ method: "click", error: { code: "not_found" } }],
+  });
+  for (const attempt of [1, 2]) {
+    const e = await assertRejects(() => host.run());
+    assert(e instanceof TabError, `attempt ${attempt}: ${e.constructor.name}: ${e.message}`);
+    assertEquals([e.code, e.api], ["not_found", "tab.click"]);
+    assert(e.message.includes("the fake browser failed the call (not_found)"), e.message);
+    assert(e.message.includes(`fake-run=`), e.message);
+  }
 });

@@ -1,0 +1,133 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/errcode"
+)
+
+func init() {
+	pages.HTML("/redir/final", `<!doctype html><title>final</title><p>signed out</p>`)
+	pages.HandleFunc("/redir/missing", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `<!doctype html><title>missing</title>`)
+	})
+	pages.HandleFunc("/redir/empty", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		pages.HandleFunc(fmt.Sprintf("/redir/server/%d", code), func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/redir/final", code)
+		})
+	}
+	// A chain: 301 → 307 → a page that replaces itself → a meta refresh → final.
+	pages.HandleFunc("/redir/chain", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/redir/chain2", 301) })
+	pages.HandleFunc("/redir/chain2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/redir/js/replace-to-meta", 307)
+	})
+	pages.HTML("/redir/js/replace-to-meta", `<!doctype html><script>location.replace("/redir/meta/0")</script>`)
+	for name, script := range map[string]string{
+		"replace":   `location.replace("/redir/final")`,
+		"href":      `location.href = "/redir/final"`,
+		"assign":    `location.assign("/redir/final")`,
+		"onload":    `addEventListener("load", () => { location.href = "/redir/final" })`,
+		"dcl":       `addEventListener("DOMContentLoaded", () => location.replace("/redir/final"))`,
+		"missing":   `location.replace("/redir/missing")`,
+		"empty":     `location.replace("/redir/empty")`,
+		"refused":   `location.replace("http://127.0.0.1:1/")`,
+		"push":      `history.pushState({}, "", "/redir/pushed")`,
+		"hash":      `location.hash = "part"`,
+		"loop":      `location.replace("/redir/js/loop2")`,
+		"loop2":     `location.replace("/redir/js/loop")`,
+		"twice":     `location.replace("/redir/js/replace")`,
+		"afterload": `addEventListener("load", () => setTimeout(() => { location.href = "/redir/final" }, 1500))`,
+	} {
+		pages.HTML("/redir/js/"+name, `<!doctype html><title>`+name+`</title><script>`+script+`</script><p>loading</p>`)
+	}
+	pages.HTML("/redir/meta/0", `<!doctype html><title>meta</title><meta http-equiv="refresh" content="0; url=/redir/final"><p>moving</p>`)
+	pages.HTML("/redir/meta/30", `<!doctype html><title>dashboard</title><meta http-equiv="refresh" content="30"><p>reloads</p>`)
+}
+
+// goto ends at the page a navigation settles on, through server
+// redirects, a page that sends itself on while it loads (by script or meta
+// refresh), and chains of them, in about the time the pages take; a
+// regression fails at the short timeout.
+func TestGotoFollowsRedirectsToTheFinalPage(t *testing.T) {
+	tab := newTab(t, "")
+	final := site.URL + "/redir/final"
+	for _, c := range []struct {
+		path   string
+		until  WaitUntil
+		url    string
+		status int
+		title  string
+	}{
+		{"/redir/js/replace", Load, final, 200, "final"},
+		{"/redir/js/href", Load, final, 200, "final"},
+		{"/redir/js/assign", Load, final, 200, "final"},
+		{"/redir/js/onload", Load, final, 200, "final"},
+		{"/redir/js/dcl", DOMContentLoaded, final, 200, "final"},
+		{"/redir/js/replace", DOMContentLoaded, final, 200, "final"},
+		{"/redir/js/twice", Load, final, 200, "final"},
+		{"/redir/js/missing", Load, site.URL + "/redir/missing", 404, "missing"},
+		{"/redir/meta/0", Load, final, 200, "final"},
+		{"/redir/server/301", Load, final, 200, "final"},
+		{"/redir/server/302", Load, final, 200, "final"},
+		{"/redir/server/303", Load, final, 200, "final"},
+		{"/redir/server/307", Load, final, 200, "final"},
+		{"/redir/server/308", Load, final, 200, "final"},
+		{"/redir/chain", Load, final, 200, "final"},
+		// A navigation the page starts that comes to nothing (204) leaves
+		// it where it was.
+		{"/redir/js/empty", Load, site.URL + "/redir/js/empty", 200, "empty"},
+		// The history API and a #fragment move no document.
+		{"/redir/js/push", Load, site.URL + "/redir/js/push", 200, "push"},
+		{"/redir/js/hash", Load, site.URL + "/redir/js/hash", 200, "hash"},
+		// A refresh long after load is the page's own, not a redirect;
+		// so is a script's navigation well after load.
+		{"/redir/meta/30", Load, site.URL + "/redir/meta/30", 200, "dashboard"},
+		{"/redir/js/afterload", Load, site.URL + "/redir/js/afterload", 200, "afterload"},
+	} {
+		t.Run(fmt.Sprintf("%s %s", c.path, c.until), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			resp, err := tab.Goto(ctx, site.URL+c.path, c.until)
+			took := time.Since(start)
+			require.NoError(t, err)
+			t.Logf("%s: %d %s in %s", c.path, resp.Status, resp.URL, took.Round(time.Millisecond))
+			require.Equal(t, c.url, resp.URL)
+			require.Equal(t, c.status, resp.Status)
+			require.Less(t, took, 3*time.Second)
+			v, err := tab.Evaluate(ctx, `() => document.title`)
+			require.NoError(t, err)
+			require.JSONEq(t, fmt.Sprintf("%q", c.title), string(v))
+		})
+	}
+}
+
+// A page that sends itself somewhere that does not load fails the goto
+// with code navigation, naming where; one that never settles times out
+// saying where it was going.
+func TestGotoThroughARedirectThatFails(t *testing.T) {
+	tab := newTab(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := tab.Goto(ctx, site.URL+"/redir/js/refused", Load)
+	require.ErrorIs(t, err, errcode.Navigation)
+	require.Contains(t, err.Error(), "the page sent itself on to http://127.0.0.1:1/")
+	require.Less(t, time.Since(start), 3*time.Second)
+
+	short, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err = tab.Goto(short, site.URL+"/redir/js/loop", Load)
+	require.ErrorIs(t, err, errcode.Timeout)
+	require.True(t, strings.Contains(err.Error(), "the page sent itself on to "+site.URL+"/redir/js/loop"), "%v", err)
+}
