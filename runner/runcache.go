@@ -363,7 +363,7 @@ func (c *runCaches) linkShared(dir string, whole bool) error {
 			continue
 		}
 		dst := filepath.Join(dir, name)
-		if whole && os.Symlink(src, dst) == nil {
+		if whole && symlink(src, dst) {
 			continue
 		}
 		if err := linkTree(dst, src); err != nil {
@@ -392,13 +392,32 @@ func linkTree(dst, src string) error {
 		case d.IsDir():
 			return os.MkdirAll(to, 0o700)
 		case d.Type().IsRegular():
-			if os.Symlink(p, to) == nil {
+			if symlink(p, to) {
 				return nil
 			}
 			return os.Link(p, to)
 		}
 		return nil // a link in the source is not followed
 	})
+}
+
+// symlink makes link a symbolic link to target and reports whether it
+// leads there. A link that was not made, or does not lead to target (Wine
+// reports success for symlinks it never makes), is removed, so the caller
+// can fall back to a hard link.
+func symlink(target, link string) bool {
+	if os.Symlink(target, link) != nil {
+		return false
+	}
+	want, err := os.Stat(target)
+	if err != nil {
+		return false
+	}
+	if got, err := os.Stat(link); err == nil && os.SameFile(want, got) {
+		return true
+	}
+	os.Remove(link)
+	return false
 }
 
 // copySeed gives a run's folder the seed: a copy of each file at its top

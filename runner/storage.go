@@ -53,7 +53,7 @@ func storeOrigin(dir, shared string, h *permissions.Header) error {
 	if err := os.MkdirAll(filepath.Join(local, "web_cache"), 0o700); err != nil {
 		return err
 	}
-	if err := os.Symlink(kept, filepath.Join(local, key)); err != nil {
+	if !symlink(kept, filepath.Join(local, key)) {
 		// Where a user cannot make symlinks (Windows without the
 		// privilege), the store's files are hard links: writes into
 		// them are kept, files deno makes anew (a journal) are not.
