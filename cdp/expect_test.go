@@ -238,11 +238,12 @@ func TestReadWaitsForTarget(t *testing.T) {
 	require.Greater(t, le.Waited, 200*time.Millisecond)
 	require.GreaterOrEqual(t, time.Since(start), 250*time.Millisecond)
 
-	// A reader with no deadline of its own waits DefaultReadWait, not for ever.
+	// A reader with no deadline of its own waits as long as an action
+	// (DefaultFormWait), not for ever.
 	start = time.Now()
 	_, err = tab.Checked(context.Background(), Locator{Selector: "#never"})
 	require.ErrorIs(t, err, errcode.NotFound)
-	require.InDelta(t, DefaultReadWait.Seconds(), time.Since(start).Seconds(), 2)
+	require.InDelta(t, DefaultFormWait.Seconds(), time.Since(start).Seconds(), 2)
 
 	// A wrong kind of element fails at once.
 	start = time.Now()

@@ -137,7 +137,7 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 		final, ok = fw.settled(loader, name)
 		return ok
 	}, "navigation to "+url); err != nil {
-		return nil, fw.timedOut(err, url)
+		return nil, fw.timedOut(err)
 	}
 	r, ok := t.responseOf(final)
 	if !ok {
@@ -331,6 +331,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		NavigationType string  `json:"navigationType"`
 		Delay          float64 `json:"delay"`
 		Name           string  `json:"name"`
+		Disposition    string  `json:"disposition"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
 		return
@@ -349,7 +350,9 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 	case "Page.frameClearedScheduledNavigation":
 		fw.scheduled = false
 	case "Page.frameRequestedNavigation":
-		fw.starting, fw.to = true, ev.URL
+		if ev.Disposition == "" || ev.Disposition == "currentTab" { // not a popup
+			fw.starting, fw.to = true, ev.URL
+		}
 	case "Page.frameStartedNavigating":
 		if ev.NavigationType != "sameDocument" && ev.NavigationType != "historySameDocument" {
 			fw.starting, fw.to = true, ev.URL
@@ -424,10 +427,10 @@ func (fw *navFollow) target() string {
 
 // timedOut says, in a goto's timeout, where the page was going when it
 // sent itself on and never settled.
-func (fw *navFollow) timedOut(err error, url string) error {
+func (fw *navFollow) timedOut(err error) error {
 	var we *WaitTimeoutError
 	to := fw.target()
-	if !errors.As(err, &we) || to == "" || to == url {
+	if !errors.As(err, &we) || to == "" {
 		return err
 	}
 	cp := *we

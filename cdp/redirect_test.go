@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafredri/cdp/protocol/target"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/errcode"
@@ -50,6 +51,13 @@ func init() {
 	} {
 		pages.HTML("/redir/js/"+name, `<!doctype html><title>`+name+`</title><script>`+script+`</script><p>loading</p>`)
 	}
+	pages.HandleFunc("/redir/file", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Disposition", `attachment; filename="x.txt"`)
+		fmt.Fprint(w, "x")
+	})
+	pages.HTML("/redir/js/popup", `<!doctype html><title>popup</title><script>window.open("/redir/final")</script>`)
+	pages.HTML("/redir/js/download", `<!doctype html><title>download</title><script>location.href = "/redir/file"</script>`)
+	pages.HTML("/redir/js/stop", `<!doctype html><title>stop</title><img src="/slow.png"><script>window.stop()</script>`)
 	pages.HTML("/redir/meta/0", `<!doctype html><title>meta</title><meta http-equiv="refresh" content="0; url=/redir/final"><p>moving</p>`)
 	pages.HTML("/redir/meta/30", `<!doctype html><title>dashboard</title><meta http-equiv="refresh" content="30"><p>reloads</p>`)
 }
@@ -130,4 +138,40 @@ func TestGotoThroughARedirectThatFails(t *testing.T) {
 	_, err = tab.Goto(short, site.URL+"/redir/js/loop", Load)
 	require.ErrorIs(t, err, errcode.Timeout)
 	require.True(t, strings.Contains(err.Error(), "the page sent itself on to "+site.URL+"/redir/js/loop"), "%v", err)
+}
+
+// What a page does while it loads that moves no document of its own (a
+// popup, a download refused, a page that stops itself) ends the goto at
+// that page, about:blank included, without waiting out the timeout.
+func TestGotoIsNotHeldByWhatMovesNoDocument(t *testing.T) {
+	tab := newTab(t, "")
+	t.Cleanup(func() { // the popup, if the browser opened it
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		infos, _ := sharedConn.Targets(ctx)
+		for _, ti := range infos {
+			if ti.OpenerID == tab.ID() {
+				_, _ = sharedConn.Client().Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(ti.ID)))
+			}
+		}
+	})
+	for _, c := range []struct{ path, title string }{
+		{"/redir/js/popup", "popup"}, {"/redir/js/download", "download"}, {"/redir/js/stop", "stop"}, {"about:blank", ""},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		u := c.path
+		if !strings.HasPrefix(u, "about:") {
+			u = site.URL + u
+		}
+		start := time.Now()
+		_, err := tab.Goto(ctx, u, Load)
+		took := time.Since(start)
+		require.NoError(t, err, c.path)
+		t.Logf("%s in %s", c.path, took.Round(time.Millisecond))
+		require.Less(t, took, 3*time.Second, c.path)
+		v, err := tab.Evaluate(ctx, `() => document.title`)
+		cancel()
+		require.NoError(t, err)
+		require.JSONEq(t, fmt.Sprintf("%q", c.title), string(v), c.path)
+	}
 }
