@@ -43,8 +43,8 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // location.assign, a <meta http-equiv=refresh> of at most a second) is
 // followed: Goto waits for the document it settles on and returns that
 // one's response, and fails with code navigation when that document could
-// not be loaded. A navigation the page starts well after it loaded is its
-// own, not the goto's. A same-document navigation (a #fragment) returns
+// not be loaded. A navigation the page's code starts once the document
+// has loaded is the page's own, not the goto's. A same-document navigation (a #fragment) returns
 // as soon as the browser reports it, with status 0. A failed navigation (bad address, refused
 // connection) has code navigation; an HTTP error status is not a failure, even
 // when the browser shows its own error page for an empty body.
@@ -332,6 +332,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		Delay          float64 `json:"delay"`
 		Name           string  `json:"name"`
 		Disposition    string  `json:"disposition"`
+		Reason         string  `json:"reason"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
 		return
@@ -342,19 +343,24 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 	if ev.FrameID != t.frameID {
 		return
 	}
+	// What the page's code starts once its document has loaded is its
+	// own doing, not part of the load; a refresh is scheduled only then.
+	loaded := t.nav.lifecycle[t.nav.loader]["load"]
 	switch method {
 	case "Page.frameScheduledNavigation":
-		if ev.Delay <= maxFollowedDelay {
+		refresh := ev.Reason == "metaTagRefresh" || ev.Reason == "httpHeaderRefresh"
+		if ev.Delay <= maxFollowedDelay && (!loaded || refresh) {
 			fw.scheduled, fw.to = true, ev.URL
 		}
 	case "Page.frameClearedScheduledNavigation":
 		fw.scheduled = false
 	case "Page.frameRequestedNavigation":
-		if ev.Disposition == "" || ev.Disposition == "currentTab" { // not a popup
+		if (ev.Disposition == "" || ev.Disposition == "currentTab") && (!loaded || fw.scheduled) { // not a popup
 			fw.starting, fw.to = true, ev.URL
 		}
 	case "Page.frameStartedNavigating":
-		if ev.NavigationType != "sameDocument" && ev.NavigationType != "historySameDocument" {
+		sameDoc := ev.NavigationType == "sameDocument" || ev.NavigationType == "historySameDocument"
+		if !sameDoc && (!loaded || fw.scheduled || fw.starting) {
 			fw.starting, fw.to = true, ev.URL
 		}
 	case "Page.lifecycleEvent":
