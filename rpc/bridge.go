@@ -80,7 +80,7 @@ type Config struct {
 	// whole WebSocket upgrade request (each a file descriptor and a
 	// goroutine); past it the oldest is closed, so a flood of silent
 	// connections from a script cannot lock out a real client. Zero means
-	// DefaultMaxConnecting.
+	// DefaultMaxConnecting (1024).
 	MaxConnecting int
 	// MaxPendingPerRun bounds the connections in the handshake on one
 	// run's own path (RunURL); when full, that run's oldest is dropped.

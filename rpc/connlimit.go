@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultMaxConnecting is Config.MaxConnecting's zero value.
-const DefaultMaxConnecting = 128
+const DefaultMaxConnecting = 1024
 
 // connecting bounds the bridge's connections that have not yet become
 // WebSockets: TCP connections that have sent no request, or only part of
@@ -17,7 +17,11 @@ const DefaultMaxConnecting = 128
 // oldest is closed, as the handshake table drops its oldest, so that a
 // flood of silent connections cannot lock out a real client: a real
 // client sends its request as soon as it connects and leaves this table
-// (hijacked by the upgrade) within a moment.
+// (hijacked by the upgrade) within a moment. The bound is large enough
+// that a flood must open a thousand connections within that moment to
+// close a real client's, and small enough that what the silent ones hold
+// (a descriptor, a goroutine and a read buffer each: about 20 MiB) stays
+// small beside a run's memory budget.
 //
 // It is driven by http.Server.ConnState, on the server's goroutines.
 type connecting struct {

@@ -320,7 +320,8 @@ await context.result("done");
 }
 
 func TestBoundaryTabsNotTheRuns(t *testing.T) {
-	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.MaxForegroundTabs = 2 }})
+	// Four foreground slots: a run's share is two of them.
+	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.MaxForegroundTabs = 4 }})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	before, err := e.tabs.All(ctx, runner.RunInfo{})
@@ -333,7 +334,7 @@ try { await user.close(); out.closeUsers = "closed"; } catch (err) { out.closeUs
 for (const t of await tabs.all()) {
   try { await t.close(); out.closeAll = "closed"; } catch (err) { out.closeAll = (err as { code?: string }).code; }
 }
-// Foreground opens wait for one of two slots: the third gives up.
+// Foreground opens wait for one of the run's two slots: the third gives up.
 const a = await tabs.open("`+e.site.URL+`/p/1");
 const b = await tabs.open("`+e.site.URL+`/p/2");
 try { await tabs.open("`+e.site.URL+`/p/3", { timeout: 1000 }); out.third = "opened"; } catch (err) { out.third = (err as { code?: string }).code; }
