@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc/capnweb"
@@ -168,11 +167,6 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 	h.target = &cdp.Locator{Selector: css}
 	return h.traced(c, browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(css))))
 }
-
-// readWait is how long an expectation checks when the script gives no
-// timeout: a page still rendering just works, a wrong expectation fails
-// soon.
-const readWait = float64(cdp.DefaultReadWait / time.Millisecond)
 
 // read runs one reader on target, waiting for it up to timeout
 // milliseconds (0: the host's default, as for an action). Readers need
