@@ -221,7 +221,7 @@ func TestWaitStates(t *testing.T) {
 // reason once its time runs out.
 func TestReadWaitsForTarget(t *testing.T) {
 	tab := changingTab(t, nil)
-	ctx := tctx(t, DefaultReadWait+30*time.Second) // one reader below waits DefaultReadWait
+	ctx := tctx(t, 60*time.Second) // a reader without a deadline below waits 30 s
 	start := time.Now()
 	s, err := tab.Text(ctx, Locator{Selector: "#late-text"})
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,31 +262,41 @@ func (n *navState) lifecycleEvent(loaderID, name string) {
 // (location.replace, location.href =, location.assign) or a
 // <meta http-equiv=refresh> sent it on to during its load. Server
 // redirects need none of this: they stay in the navigation's own loader.
-// Its fields are guarded by Tab.mu.
+// What the page's code starts once its document has loaded is its own
+// doing, not part of the load; a refresh, which the browser schedules
+// only then, is the exception.
+//
+// It records as events come, on the receive goroutine, what a goto's
+// wait decides from: the waiter may look only after later events moved
+// the frame on. Its fields are guarded by Tab.mu.
 type navFollow struct {
 	t     *Tab
 	unsub func()
-	// committed is set once the goto's own document committed: what the
-	// main frame shows from then on is the goto's, or one the page sent
-	// it on to.
-	committed bool
+	// commits are the main frame's documents, by loader, in the order
+	// they committed; rests are the documents that stopped loading with
+	// no navigation of the page's pending, in that order. The goto ends
+	// at the first rest that committed at or after its own document.
+	commits, rests []string
 	// scheduled is a navigation the page scheduled to start at once (a
-	// script's location change, a meta refresh of at most a second) that
-	// the browser has neither started nor cleared; starting is one the
+	// script's location change, a refresh of at most a second) that the
+	// browser has neither started nor cleared; starting is one the
 	// browser started and has neither committed nor given up. Either
 	// keeps the goto waiting.
 	scheduled, starting bool
+	// loadFired is set once the current document's load handlers ran
+	// (Page.loadEventFired, in the task that ran them, so before any
+	// timer they set); the load lifecycle event may come later.
+	loadFired bool
 	// to is the address of the latest navigation the page made.
 	to string
-	// stopped is the loader that had stopped loading when the frame last
-	// said so (Page.frameStoppedLoading): it will not reach a lifecycle
-	// state it has not reached by then.
-	stopped string
 	// graceFor is the loaded document whose stopGrace runs on timer;
 	// graceOver the one whose stopGrace has passed.
 	graceFor, graceOver string
 	timer               *time.Timer
 }
+
+// maxFollowed bounds the documents a goto follows the page through.
+const maxFollowed = 64
 
 // stopGrace is how long a document that reached load is given to say it
 // stopped loading: a meta refresh is scheduled between the two. The
@@ -293,9 +304,9 @@ type navFollow struct {
 // waiting on a message that never comes.
 const stopGrace = 250 * time.Millisecond
 
-// maxFollowedDelay is the longest meta refresh a goto follows: the
-// browser treats one of at most a second as a redirect, a longer one as
-// the page's own (a dashboard that reloads every minute).
+// maxFollowedDelay is the longest refresh a goto follows: the browser
+// treats one of at most a second as a redirect, a longer one as the
+// page's own (a dashboard that reloads every minute).
 const maxFollowedDelay = 1.0
 
 // followNavigations starts following the main frame's navigations; stop
@@ -320,13 +331,14 @@ func (fw *navFollow) stop() {
 func (fw *navFollow) observe(method string, params json.RawMessage) {
 	switch method {
 	case "Page.frameScheduledNavigation", "Page.frameClearedScheduledNavigation", "Page.frameRequestedNavigation",
-		"Page.frameStartedNavigating", "Page.frameStartedLoading", "Page.frameStoppedLoading",
-		"Page.navigatedWithinDocument", "Page.lifecycleEvent":
+		"Page.frameStartedNavigating", "Page.frameStoppedLoading", "Page.navigatedWithinDocument",
+		"Page.lifecycleEvent", "Page.loadEventFired":
 	default:
 		return
 	}
 	var ev struct {
 		FrameID        string  `json:"frameId"`
+		LoaderID       string  `json:"loaderId"`
 		URL            string  `json:"url"`
 		NavigationType string  `json:"navigationType"`
 		Delay          float64 `json:"delay"`
@@ -340,12 +352,14 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 	t := fw.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if method == "Page.loadEventFired" { // the main frame's only: it names none
+		fw.loadFired = true
+		return
+	}
 	if ev.FrameID != t.frameID {
 		return
 	}
-	// What the page's code starts once its document has loaded is its
-	// own doing, not part of the load; a refresh is scheduled only then.
-	loaded := t.nav.lifecycle[t.nav.loader]["load"]
+	loaded := fw.loadFired || t.nav.lifecycle[t.nav.loader]["load"]
 	switch method {
 	case "Page.frameScheduledNavigation":
 		refresh := ev.Reason == "metaTagRefresh" || ev.Reason == "httpHeaderRefresh"
@@ -364,17 +378,19 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 			fw.starting, fw.to = true, ev.URL
 		}
 	case "Page.lifecycleEvent":
-		if ev.Name != "init" {
+		if slices.Contains(fw.commits, ev.LoaderID) || len(fw.commits) >= maxFollowed {
 			return
 		}
-		fw.starting = false // a new document committed
-	case "Page.frameStartedLoading":
-		fw.stopped = ""
+		fw.commits = append(fw.commits, ev.LoaderID) // a new document committed
+		fw.starting, fw.loadFired = false, false
 	case "Page.frameStoppedLoading":
 		// The navigation that was starting came to nothing (a 204, a
 		// download, an error the browser shows no page for), or the
-		// document is done loading.
-		fw.starting, fw.stopped = false, t.nav.loader
+		// document is done loading: it reached all it will reach.
+		fw.starting = false
+		if !fw.scheduled && len(fw.rests) < maxFollowed {
+			fw.rests = append(fw.rests, t.nav.loader)
+		}
 	case "Page.navigatedWithinDocument":
 		fw.starting = false
 	}
@@ -387,9 +403,13 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 // held.
 func (fw *navFollow) settled(loader, name string) (string, bool) {
 	t := fw.t
-	if !fw.committed {
-		if _, fw.committed = t.nav.lifecycle[loader]; !fw.committed {
-			return "", false
+	i := slices.Index(fw.commits, loader)
+	if i < 0 {
+		return "", false // not committed yet
+	}
+	for _, r := range fw.rests {
+		if slices.Contains(fw.commits[i:], r) {
+			return r, true
 		}
 	}
 	if fw.scheduled || fw.starting {
@@ -397,10 +417,6 @@ func (fw *navFollow) settled(loader, name string) (string, bool) {
 	}
 	cur := t.nav.loader
 	switch {
-	case fw.stopped == cur:
-		// Done loading: what it reached is all it will reach (a
-		// navigation that came to nothing may have cut its load short).
-		return cur, true
 	case !t.nav.lifecycle[cur][name]:
 		return "", false
 	case name != "load" || fw.graceOver == cur:
