@@ -227,7 +227,10 @@ func TestExpectPatternEndsWithItsContext(t *testing.T) {
 	t.Logf("a 1 s expectation returned after %v: %v", took, err)
 	require.ErrorIs(t, err, errcode.Timeout)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, took, 1500*time.Millisecond)
+	// The wait, then one last look at the megabyte for what was seen: a
+	// loaded machine under -race needs up to about 2 s for both; the old
+	// code matched for minutes.
+	require.Less(t, took, 3*time.Second)
 
 	ctx, cancel = context.WithCancel(context.Background())
 	stop := time.AfterFunc(500*time.Millisecond, cancel)
