@@ -37,6 +37,7 @@ func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
 	if err != nil {
 		return TabInfo{}, browserErr(err)
 	}
+	info, _ = a.r.hideLocal(info)
 	return a.r.knowTab(info, false, false), nil
 }
 
@@ -68,7 +69,11 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 	}
 	out := make([]TabInfo, 0, len(infos))
 	for _, info := range infos {
-		out = append(out, a.r.knowTab(info, false, false))
+		// A tab on a local address the run may not reach (the user's,
+		// or a popup refused a moment ago) is not listed.
+		if _, ok := a.r.hideLocal(info); ok {
+			out = append(out, a.r.knowTab(info, false, false))
+		}
 	}
 	return out, nil
 }
@@ -144,6 +149,7 @@ func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
 	}
 	for _, info := range infos {
 		if info.ID == id {
+			info, _ = a.r.hideLocal(info)
 			return a.r.knowTab(info, false, false), nil
 		}
 	}
