@@ -28,7 +28,9 @@ func init() {
 		})
 	}
 	// A chain: 301 → 307 → a page that replaces itself → a meta refresh → final.
-	pages.HandleFunc("/redir/chain", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/redir/chain2", http.StatusMovedPermanently) })
+	pages.HandleFunc("/redir/chain", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/redir/chain2", http.StatusMovedPermanently)
+	})
 	pages.HandleFunc("/redir/chain2", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/redir/js/replace-to-meta", http.StatusTemporaryRedirect)
 	})
