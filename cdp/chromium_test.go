@@ -34,6 +34,11 @@ type testBrowser struct {
 // startChromium starts chromium and returns once it answers over its pipe
 // (pipe) or has published its port. opts configure the pipe connection.
 func startChromium(ctx context.Context, chromium string, pipe bool, opts *Options) (*testBrowser, error) {
+	return startChromiumWith(ctx, chromium, pipe, opts)
+}
+
+// startChromiumWith is startChromium with more command-line flags.
+func startChromiumWith(ctx context.Context, chromium string, pipe bool, opts *Options, flags ...string) (*testBrowser, error) {
 	dir, err := os.MkdirTemp(tempRoot, "test-browser-")
 	if err != nil {
 		return nil, err
@@ -45,7 +50,7 @@ func startChromium(ctx context.Context, chromium string, pipe bool, opts *Option
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(chromium, "--user-data-dir="+dir, "--headless=new")
+	cmd := exec.Command(chromium, append([]string{"--user-data-dir=" + dir, "--headless=new"}, flags...)...)
 	cmd.SysProcAttr = browserproc.Attr()
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var pp *browserproc.Pipes

@@ -60,10 +60,13 @@
 // bridge, the
 // browser's own DevTools port when it has one, and whatever the
 // [PagePolicy] lists. It also pauses every document request (a page's or
-// a frame's navigation): a tab attached with [TabOptions.Gateway] loads a
-// page on this computer or the local network (loopback, link-local and
-// private addresses, localhost names, names that resolve there) only when
-// its Sites or the policy's AllowLocal name that host exactly, and a page
+// a frame's navigation) and every request to an address that is local by
+// its text: a tab attached with [TabOptions.Gateway] reaches this computer
+// or the local network (loopback, link-local and private addresses,
+// localhost names, and for documents names that resolve there) only when
+// its Sites or the policy's AllowLocal name that host exactly. That holds
+// for its pages, their subresources, workers and WebSockets, and its
+// popups, which are its own guarded tabs ([TabOptions.Popup]); a page
 // action in such a tab refuses a local document the same way.
 // Downloads are denied. A document that commits in a
 // tab with a refused scheme anyway (a history entry of chrome: or data:)
@@ -144,7 +147,8 @@ package cdp
 // is two parts. The session core owns the tab's sessions, realms, frames,
 // navigation, input, dialogs, console and screenshots: tab.go,
 // tabforms.go, frames.go, eval.go, nav.go, input.go, response.go,
-// dialogs.go, local.go, serviceworkers.go, history.go, screenshot.go and
+// dialogs.go, local.go, localnet.go, sockets.go, workers.go, openers.go,
+// popupguard.go, serviceworkers.go, history.go, screenshot.go and
 // action.go. The form runtime locates elements and acts on them:
 // forms.go, readers.go, ready.go, files.go and ax.go, as methods of
 // forms, which Tab embeds so that they are Tab's methods. The form runtime reaches the page only through the core

@@ -52,11 +52,12 @@ type subframe struct {
 // searched in the first ones.
 const maxSubframes = 256
 
-// autoAttach makes s attach each out-of-process iframe below it, paused
-// until the tab has set it up.
+// autoAttach makes s attach each out-of-process iframe and dedicated
+// worker below it, paused until the tab has set it up. (A worker left out
+// of the filter would still wait for a debugger, and never run.)
 func autoAttach(ctx context.Context, c *devtools.Client) error {
 	return c.Target.SetAutoAttach(ctx, target.NewSetAutoAttachArgs(true, true).SetFlatten(true).
-		SetFilter(target.Filter{{Type: ptr("iframe")}}))
+		SetFilter(target.Filter{{Type: ptr("iframe")}, {Type: ptr("worker")}}))
 }
 
 // subframeLocked returns the frame id's entry, making one for a frame of s
@@ -292,6 +293,10 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 		_ = c.Runtime.RunIfWaitingForDebugger(ctx)
 	}
 	cs := &session{id: sessionID, root: targetID, parent: parent}
+	if typ == "worker" {
+		t.attachWorker(parent, sessionID, targetID) // workers.go
+		return
+	}
 	if typ != "iframe" {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
@@ -300,13 +305,10 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 		}()
 		return
 	}
-	conn, rt, err := t.b.m.open(context.Background(), sessionID, func(method string, params json.RawMessage) {
-		t.observeFrames(cs, method, params)
-	})
-	if err != nil {
+	if !t.openSession(cs, func(method string, params json.RawMessage) { t.observeFrames(cs, method, params) }) {
 		return // the connection is going; the frame goes with it
 	}
-	cs.route, cs.conn, cs.c = rt, conn, devtools.NewClient(conn)
+	rt := cs.route
 	t.mu.Lock()
 	gone := false
 	select {
@@ -340,6 +342,7 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 			func() error { return cs.c.Runtime.Enable(ctx) },
 			func() error { return worldOnNewDocuments(ctx, cs.c) },
 			func() error { return autoAttach(ctx, cs.c) },
+			func() error { return t.guardFrameSockets(cs) },
 			func() error { return t.isolatedWorldOn(ctx, cs, targetID) },
 		}
 		_ = all(calls) // a frame that went meanwhile needs nothing more
@@ -349,6 +352,9 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 // detachFrame forgets an out-of-process frame's session, the sessions it
 // attached and their frames.
 func (t *Tab) detachFrame(sessionID string, why error) {
+	if t.dropWorker(sessionID) {
+		return
+	}
 	t.mu.Lock()
 	cs := t.sessions[sessionID]
 	var drop []*session

@@ -15,22 +15,27 @@ import (
 )
 
 // Local addresses. A guarded tab (one attached with [TabOptions.Gateway])
-// loads a page on this computer or the local network only when its sites,
-// or the policy's AllowLocal, name that host exactly: a service on
-// loopback is no ordinary site, and a script that may browse the web has
-// not thereby been allowed to read the user's local services. The gateway
-// pauses every document request; for one of a guarded tab's frames it
-// grades the address (internal/netclass), looks a name up when only DNS
-// can tell, and fails the request when the grant is missing. Page actions
-// in a guarded tab refuse a local document the same way, by its address
-// (action.go), which covers a popup or a tab the run did not navigate.
+// reaches this computer or the local network only when its sites, or the
+// policy's AllowLocal, name that host exactly: a service on loopback is no
+// ordinary site, and a script that may browse the web has not thereby been
+// allowed to read the user's local services. That holds for everything
+// the tab's pages load or send: their documents (here), their other
+// requests and their workers' (localnet.go), their WebSockets
+// (sockets.go), and the pages they open (openers.go). The gateway pauses
+// every document request; for one of a guarded tab's frames it grades the
+// address (internal/netclass), looks a name up when only DNS can tell, and
+// fails the request when the grant is missing. Page actions in a guarded
+// tab refuse a local document the same way, by its address (action.go),
+// which covers a tab the run did not navigate.
 //
 // What this does not stop: a name whose answer changes between the
 // gateway's lookup and the browser's own (DNS rebinding with a short
 // lifetime) is judged by the first answer; page actions judge a document by
-// its address's text, not by where its name pointed. Subresource requests
-// (images, fetch) are not paused: the browser's own rules for pages that
-// reach into the local network apply to them.
+// its address's text, not by where its name pointed. A page's other
+// requests and its WebSockets are judged by their address's text only
+// (a lookup for each would cost every request a round trip): a name that
+// resolves to a local address is left to the browser's own rules for
+// pages that reach into the local network.
 
 // lookupTimeout bounds the gateway's own lookup of a name a guarded tab
 // navigates to. The browser makes the same lookup right after; a resolver
@@ -60,6 +65,18 @@ func checkLocalSites(sites []string) error {
 // at raw, or "" when it may: raw is not a local address, the frame is not
 // a guarded tab's, or its sites or the policy name the host.
 func (g *Gateway) localRefusal(ctx context.Context, frame, raw string) string {
+	t, _ := g.knownOwner(frame)
+	return g.documentRefusal(ctx, raw, t, func() *Tab { return g.searchOwner(ctx, frame) })
+}
+
+// grantRefusal is localRefusal for a document of tab t.
+func (g *Gateway) grantRefusal(ctx context.Context, t *Tab, raw string) string {
+	return g.documentRefusal(ctx, raw, t, nil)
+}
+
+// documentRefusal judges a document's address for guarded tab t, or when
+// t is nil for the one search finds (asked only for a local address).
+func (g *Gateway) documentRefusal(ctx context.Context, raw string, t *Tab, search func() *Tab) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""
@@ -75,19 +92,18 @@ func (g *Gateway) localRefusal(ctx context.Context, frame, raw string) string {
 	if matchSites(raw, local, false) {
 		return ""
 	}
-	t, known := g.knownOwner(frame)
 	if lookup {
 		// A name: only resolved for a frame that may be a guarded tab's;
 		// the lookup is the browser's own next step anyway.
-		if !known && !g.anyTabs() {
+		if t == nil && !g.anyTabs() {
 			return ""
 		}
 		if class = g.lookup(ctx, resolver, u.Hostname()); class == netclass.Public {
 			return ""
 		}
 	}
-	if !known {
-		t = g.searchOwner(ctx, frame)
+	if t == nil && search != nil {
+		t = search()
 	}
 	if t == nil || matchSites(raw, t.opts.Sites, false) {
 		return ""
@@ -97,7 +113,12 @@ func (g *Gateway) localRefusal(ctx context.Context, frame, raw string) string {
 
 // localGrant names the grant that would let a tab load u.
 func localGrant(u *url.URL, class netclass.Class) string {
-	site := strings.ToLower(u.Hostname())
+	site, a, isAddr := netclass.Canonical(u.Hostname())
+	if isAddr {
+		// The form sites= keeps (an IPv4 address mapped into IPv6 is
+		// written as the IPv4 address), which grants this one too.
+		site = a.Unmap().String()
+	}
 	if strings.Contains(site, ":") {
 		site = "[" + site + "]"
 	}
@@ -289,7 +310,19 @@ func (t *Tab) localDocumentGrant(where string) string {
 	if g == nil {
 		return ""
 	}
-	u, err := url.Parse(where)
+	g.mu.Lock()
+	local := g.local
+	g.mu.Unlock()
+	return LocalGrant(where, t.opts.Sites, local)
+}
+
+// LocalGrant says which grant ("add sites=HOST to reach …") is missing to
+// load or read the page at rawURL, judged by its address's text alone,
+// with sites and allowLocal granted (see [PagePolicy.AllowLocal]); "" when
+// rawURL is no http or https address on this computer or the local
+// network, or a grant names its host.
+func LocalGrant(rawURL string, sites, allowLocal []string) string {
+	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
 		return ""
 	}
@@ -297,10 +330,7 @@ func (t *Tab) localDocumentGrant(where string) string {
 	if class == netclass.Public {
 		return ""
 	}
-	g.mu.Lock()
-	local := g.local
-	g.mu.Unlock()
-	if matchSites(where, local, false) || matchSites(where, t.opts.Sites, false) {
+	if matchSites(rawURL, allowLocal, false) || matchSites(rawURL, sites, false) {
 		return ""
 	}
 	return localGrant(u, class)

@@ -136,7 +136,8 @@ func TestLocalRefusalOfNames(t *testing.T) {
 		"http://a.wild.example/":       "add sites=a.wild.example to reach a service on this computer",
 		"http://127.0.0.1:5000/":       "",
 		"http://127.0.0.1:5001/":       "add sites=127.0.0.1:5001 to reach a service on this computer",
-		"http://[::ffff:7f00:1]:5000/": "add sites=[::ffff:7f00:1]:5000 to reach a service on this computer",
+		"http://[::ffff:7f00:1]:5000/": "", // 127.0.0.1 mapped into IPv6: the same socket
+		"http://[::ffff:7f00:1]:5001/": "add sites=127.0.0.1:5001 to reach a service on this computer",
 		"http://169.254.169.254/meta":  "add sites=169.254.169.254 to reach a device on your local network",
 		"http://93.184.216.34/":        "",
 	} {
@@ -160,10 +161,6 @@ type localEnv struct {
 
 func newLocalEnv(t *testing.T, ctx context.Context) *localEnv {
 	t.Helper()
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
 	e := &localEnv{changed: make(chan struct{})}
 	e.secret = testenv.Site(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/favicon.ico" {
@@ -176,26 +173,44 @@ func newLocalEnv(t *testing.T, ctx context.Context) *localEnv {
 		fmt.Fprint(w, `<title>secret</title><p id=s>the secret</p>`)
 	}))
 	t.Cleanup(e.secret.Close)
-	e.p, err = startChromium(ctx, chromium, true, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { e.p.Close() })
-	e.g, err = Guard(ctx, e.p.Browser(), PagePolicy{AllowLocal: []string{strings.TrimPrefix(site.URL, "http://")}})
-	require.NoError(t, err)
-	t.Cleanup(func() { e.g.Close() })
+	e.p, e.g = startGuarded(t, ctx, site.URL)
 	return e
 }
 
 func (e *localEnv) tab(t *testing.T, ctx context.Context, opts TabOptions) *Tab {
 	t.Helper()
-	opts.Gateway = e.g
-	opts.Log = func(a Action) {
+	return openGuarded(t, ctx, e.p, e.g, opts, func(a Action) {
 		e.mu.Lock()
 		e.log = append(e.log, a)
 		close(e.changed)
 		e.changed = make(chan struct{})
 		e.mu.Unlock()
+	})
+}
+
+// startGuarded starts a browser of its own with a gateway that lets every
+// guarded tab load the site at allowed; both end with the test.
+func startGuarded(t *testing.T, ctx context.Context, allowed string) (*testBrowser, *Gateway) {
+	t.Helper()
+	chromium, err := testenv.LookChromium()
+	if err != nil {
+		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
 	}
-	tab, err := e.p.Browser().NewTabWith(ctx, "", opts)
+	p, err := startChromium(ctx, chromium, true, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	g, err := Guard(ctx, p.Browser(), PagePolicy{AllowLocal: []string{strings.TrimPrefix(allowed, "http://")}})
+	require.NoError(t, err)
+	t.Cleanup(func() { g.Close() })
+	return p, g
+}
+
+// openGuarded opens a blank tab guarded by g, logging to log, closed when
+// the test ends.
+func openGuarded(t *testing.T, ctx context.Context, p *testBrowser, g *Gateway, opts TabOptions, log func(Action)) *Tab {
+	t.Helper()
+	opts.Gateway, opts.Log = g, log
+	tab, err := p.Browser().NewTabWith(ctx, "", opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -312,6 +327,9 @@ func TestGuardedTabStaysOffLocalAddresses(t *testing.T) {
 	// A guarded session on a tab that is already on a local page (a popup,
 	// the user's own tab) reads nothing there.
 	onSecret := attachGuarded(t, ctx, e, own.ID())
+	title, err := onSecret.Title(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, title, "nor its title, which is the service's")
 	_, err = onSecret.Text(ctx, Locator{Selector: "#s"})
 	var se *SiteError
 	require.ErrorAs(t, err, &se)

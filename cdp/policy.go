@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/browser"
 	"github.com/mafredri/cdp/protocol/fetch"
 	"github.com/mafredri/cdp/protocol/network"
@@ -36,15 +37,17 @@ type PagePolicy struct {
 	// the DevTools endpoints of other browsers the host drives. The
 	// browser's own DevTools port, when it has one, is always denied.
 	Deny []string
-	// AllowLocal lists the local addresses every guarded tab may load, as
+	// AllowLocal lists the local addresses every guarded tab may reach, as
 	// "host" (any port) or "host:port": the host application's own
 	// development server, say. A guarded tab (one attached with
-	// [TabOptions.Gateway]) does not load a page on this computer or the
-	// local network (loopback, link-local and private ranges, localhost
-	// names, and names that resolve there) unless this list or the tab's
-	// own [TabOptions.Sites] names its host exactly; a wildcard site does
-	// not count. Nil allows none. An entry that is not a host or host:port
-	// is ErrEndpoint.
+	// [TabOptions.Gateway]) does not reach this computer or the local
+	// network (loopback, link-local and private ranges, localhost names,
+	// and for documents names that resolve there) unless this list or the
+	// tab's own [TabOptions.Sites] names its host exactly, read as the
+	// browser reads hosts (127.1 is 127.0.0.1; [::ffff:127.0.0.1] is too); a
+	// wildcard site does not count. That holds for the tab's documents,
+	// their other requests, workers and WebSockets, and its popups. Nil
+	// allows none. An entry that is not a host or host:port is ErrEndpoint.
 	AllowLocal []string
 	// Resolver looks up the names a guarded tab navigates to that are
 	// neither IP literals nor local by their text, to tell whether they
@@ -60,28 +63,37 @@ type Resolver interface {
 // Gateway enforces a [PagePolicy] on every request of every page of one
 // browser connection, subframes, popups and workers included, before the
 // request is sent: the browser pauses each request that is not plain http
-// or https, that names a denied port, or that loads a document (the Fetch
-// domain, enabled on the browser session), and the gateway lets it go or
-// fails it; a document a guarded tab may not load is one on this computer
-// or the local network that its sites do not name (see
-// [PagePolicy.AllowLocal]). It also denies downloads.
+// or https, that names a denied port, that loads a document, or whose
+// address may be local by its text (the Fetch domain, enabled on the
+// browser session), and the gateway lets it go or fails it; a request a
+// guarded tab may not make is one to this computer or the local network
+// that its sites do not name (see [PagePolicy.AllowLocal]). It also denies
+// downloads, and has the browser attach every new target before it runs
+// (on a browser session of its own), so that a guarded tab's popups and
+// the shared and service workers serving it are held to the same grants.
 //
 // A Gateway owns one goroutine that reads paused requests and short-lived
-// ones that answer them; [Gateway.Close] stops them, and they stop by
-// themselves when the browser connection ends.
+// ones that answer them and take new targets; [Gateway.Close] stops them,
+// and they stop by themselves when the browser connection ends.
 type Gateway struct {
 	b      *Browser
 	cancel context.CancelFunc
 	done   chan struct{}
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	ports    map[int]bool      // denied ports on loopback or behind a host name
-	tabs     map[*Tab]struct{} // tabs told about refusals in their frames
-	refs     int               // Guard calls not yet closed
-	local    []string          // PagePolicy.AllowLocal of every Guard
-	resolver Resolver
-	refused  map[string]refusal // frame id → its latest refused request
+	mu        sync.Mutex
+	ports     map[int]bool      // denied ports on loopback or behind a host name
+	tabs      map[*Tab]struct{} // tabs told about refusals in their frames
+	refs      int               // Guard calls not yet closed
+	local     []string          // PagePolicy.AllowLocal of every Guard
+	resolver  Resolver
+	refused   map[string]refusal       // frame id → its latest refused request
+	popups    map[string]*popup        // target id → a page a guarded tab opened (openers.go)
+	preGuards map[string]*guardSession // popup target id → its guard session, until its Tab takes it
+	workers   map[string][]*Tab        // shared and service workers' target ids → the guarded tabs they serve (workers.go)
+	targets   *route                   // the gateway's own browser session, which attaches new targets (workers.go)
+	tc        *devtools.Client         // its client
+	stopped   bool                     // Close has begun: no goroutine starts
 }
 
 // Guard starts enforcing p on b and returns once the browser pauses every
@@ -157,22 +169,32 @@ func startGateway(ctx context.Context, b *Browser, p PagePolicy) (*Gateway, erro
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{b: b, ports: ports, cancel: cancel, done: make(chan struct{}), tabs: map[*Tab]struct{}{}, refs: 1,
-		local: slices.Clone(p.AllowLocal), resolver: p.Resolver, refused: map[string]refusal{}}
+		local: slices.Clone(p.AllowLocal), resolver: p.Resolver, refused: map[string]refusal{},
+		popups: map[string]*popup{}, preGuards: map[string]*guardSession{}, workers: map[string][]*Tab{}}
 	paused, err := b.c.Fetch.RequestPaused(sctx)
 	if err != nil {
 		cancel()
 		return nil, b.fail(err)
 	}
-	enable := fetch.NewEnableArgs().SetPatterns(g.patternsLocked())
-	if err := b.c.Fetch.Enable(ctx, enable); err != nil {
+	fail := func(err error) (*Gateway, error) {
+		g.mu.Lock()
+		g.stopped = true
+		g.mu.Unlock()
 		paused.Close()
 		cancel()
+		g.stopTargets(ctx)
+		g.wg.Wait()
 		return nil, b.fail(err)
 	}
+	enable := fetch.NewEnableArgs().SetPatterns(g.patternsLocked())
+	if err := b.c.Fetch.Enable(ctx, enable); err != nil {
+		return fail(err)
+	}
 	if err := b.c.Browser.SetDownloadBehavior(ctx, browser.NewSetDownloadBehaviorArgs("deny")); err != nil {
-		paused.Close()
-		cancel()
-		return nil, b.fail(err)
+		return fail(err)
+	}
+	if err := g.watchTargets(ctx, sctx); err != nil {
+		return fail(err)
 	}
 	go g.serve(sctx, paused)
 	return g, nil
@@ -188,14 +210,16 @@ var pausedSchemes = []string{"file", "chrome-extension", "chrome-untrusted", "ch
 
 // patternsLocked are the requests the browser pauses for the gateway:
 // every request of a scheme the network stack serves besides http and
-// https, every request that names a denied port, and every document
-// (a navigation of a page or a frame), whose address decides whether a
-// guarded tab may load it (local.go). Other http and https requests
-// (subresources) are never paused: a pause costs a round trip through the
-// browser process for each request, which measured 20 ms and more per
+// https, every request that names a denied port, every document (a
+// navigation of a page or a frame), whose address decides whether a
+// guarded tab may load it (local.go), and every request whose address may
+// be local by its text (localnet.go). Other http and https requests (the
+// web's subresources) are never paused: a pause costs a round trip through
+// the browser process for each request, which measured 20 ms and more per
 // document on a loaded machine. g.mu is held, or g is not yet shared.
 func (g *Gateway) patternsLocked() []fetch.RequestPattern {
 	ps := []fetch.RequestPattern{{URLPattern: ptr("*"), ResourceType: ptr(network.ResourceTypeDocument)}}
+	ps = append(ps, localRequestPatterns()...)
 	for _, s := range pausedSchemes {
 		ps = append(ps, fetch.RequestPattern{URLPattern: ptr(s + ":*")})
 	}
@@ -248,11 +272,22 @@ func (g *Gateway) Close() error {
 	if !last {
 		return nil
 	}
-	g.cancel()
-	<-g.done
-	g.wg.Wait()
 	cctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
 	defer cancel()
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+	g.cancel()
+	<-g.done
+	g.stopTargets(cctx)
+	g.wg.Wait()
+	g.mu.Lock()
+	pending := g.preGuards
+	g.preGuards = map[string]*guardSession{}
+	g.mu.Unlock()
+	for _, gs := range pending {
+		gs.release(g.b)
+	}
 	if g.b.Err() == nil {
 		_ = g.b.c.Fetch.Disable(cctx)
 	}
@@ -277,15 +312,30 @@ func (g *Gateway) serve(ctx context.Context, paused fetch.RequestPausedClient) {
 
 // decide lets one paused request go or fails it.
 func (g *Gateway) decide(ctx context.Context, ev *fetch.RequestPausedReply) {
+	doc := ev.ResourceType == network.ResourceTypeDocument
+	if doc {
+		if p := g.pendingPopup(ctx, string(ev.FrameID)); p != nil {
+			g.decidePopup(ctx, ev, p)
+			return
+		}
+	}
 	reason := g.refusal(ev.Request.URL)
-	if reason == "" && ev.ResourceType == network.ResourceTypeDocument {
+	switch {
+	case reason != "":
+	case doc:
 		reason = g.localRefusal(ctx, string(ev.FrameID), ev.Request.URL)
+	default:
+		reason = g.subresourceRefusal(ctx, string(ev.FrameID), ev.Request.URL)
 	}
 	if reason == "" {
 		_ = g.b.c.Fetch.ContinueRequest(ctx, fetch.NewContinueRequestArgs(ev.RequestID))
 		return
 	}
-	g.noteRefusal(string(ev.FrameID), ev.Request.URL, reason)
+	if doc {
+		// What a navigation that fails reports; a page's other requests
+		// are only logged.
+		g.noteRefusal(string(ev.FrameID), ev.Request.URL, reason)
+	}
 	_ = g.b.c.Fetch.FailRequest(ctx, fetch.NewFailRequestArgs(ev.RequestID, network.ErrorReasonBlockedByClient))
 	g.mu.Lock()
 	var tabs []*Tab
@@ -349,10 +399,17 @@ func (g *Gateway) watch(t *Tab) {
 	g.mu.Unlock()
 }
 
+// unwatch forgets a tab whose session ended, and the popups the gateway
+// attached for it.
 func (g *Gateway) unwatch(t *Tab) {
 	g.mu.Lock()
 	delete(g.tabs, t)
+	if p := g.popups[t.id]; p != nil && p.adopted() == t {
+		delete(g.popups, t.id)
+	}
 	g.mu.Unlock()
+	t.releaseGuard()
+	t.releasePopups()
 }
 
 // documentAllowed reports whether a committed document's address is one a

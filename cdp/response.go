@@ -32,6 +32,8 @@ type tabExt struct {
 	dlg dialogState
 	sw  swState // service worker registrations: serviceworkers.go
 
+	local localState // local addresses: sockets.go, workers.go, openers.go
+
 	// gotos counts the tab's gotos under way: the main frame's commits
 	// meanwhile are theirs, logged as the goto. Others are logged as
 	// "navigated" (frames.go).
@@ -124,10 +126,11 @@ func (t *Tab) responseOf(loader string) (Response, bool) {
 // order with the commands that follow it on the session. The replies are
 // dropped.
 type netScope struct {
-	mu    sync.Mutex
-	users int
-	on    bool
-	idle  *time.Timer // turns the domain off; runs on a goroutine of its own
+	mu     sync.Mutex
+	users  int
+	on     bool
+	pinned bool        // on for good: a guarded tab's socket rules need it (sockets.go)
+	idle   *time.Timer // turns the domain off; runs on a goroutine of its own
 }
 
 // networkLinger is how long the Network domain stays on after a goto.
@@ -174,20 +177,25 @@ func (t *Tab) networkIdle() {
 	n := &t.ext.net
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.users == 0 && n.on {
+	if n.users == 0 && n.on && !n.pinned {
 		n.on = false
 		_ = t.sendOnly("Network.disable", []byte(`{}`))
 	}
 }
 
 // sendOnly writes one command on the tab's session and does not wait for
-// the reply. The id is from the direct-call range with nobody waiting on
-// it, so the mux drops the reply when it comes.
+// the reply (see sendOn).
 func (t *Tab) sendOnly(method string, params []byte) error {
-	m := t.b.m
+	return t.b.m.sendOn(t.route, method, params)
+}
+
+// sendOn writes one command on route's session and does not wait for the
+// reply. The id is from the direct-call range with nobody waiting on it,
+// so the mux drops the reply when it comes.
+func (m *mux) sendOn(r *route, method string, params []byte) error {
 	select {
-	case <-t.route.gone:
-		return t.route.err
+	case <-r.gone:
+		return r.err
 	default:
 	}
 	id := directIDBase + m.directSeq.Add(1)%directIDBase
@@ -195,7 +203,7 @@ func (t *Tab) sendOnly(method string, params []byte) error {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"sessionId":"`...)
-	b = append(b, t.route.id...)
+	b = append(b, r.id...)
 	b = append(b, `","method":`...)
 	b = strconv.AppendQuote(b, method)
 	b = append(b, `,"params":`...)

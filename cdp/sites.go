@@ -1,9 +1,12 @@
 package cdp
 
 import (
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/tranquil/automation/internal/netclass"
 )
 
 // How a page's address is matched against a script's sites= ([SiteAllowed]).
@@ -15,7 +18,7 @@ func matchSites(rawURL string, sites []string, wildcards bool) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	host := normHost(u.Hostname())
+	host, addr, isAddr := netclass.Canonical(u.Hostname())
 	if host == "" {
 		return false
 	}
@@ -26,12 +29,12 @@ func matchSites(rawURL string, sites []string, wildcards bool) bool {
 			continue
 		}
 		if rest, ok := strings.CutPrefix(h, "*."); ok {
-			if wildcards && validHost(rest) && strings.HasSuffix(host, "."+rest) {
+			if wildcards && !isAddr && validHost(rest) && strings.HasSuffix(host, "."+rest) {
 				return true
 			}
 			continue
 		}
-		if validHost(h) && host == h {
+		if validHost(h) && sameHost(host, addr, isAddr, h) {
 			return true
 		}
 	}
@@ -86,6 +89,18 @@ func splitSite(site string) (host string, port int, ok bool) {
 		port = n
 	}
 	return strings.TrimSuffix(s, "."), port, true
+}
+
+// sameHost reports whether a site's host h names the host of a page
+// (host, and addr when isAddr), both read as the browser reads hosts: an
+// address in any spelling is that address, and an IPv4 address mapped into
+// IPv6 is the IPv4 address, which it reaches. A name is never an address.
+func sameHost(host string, addr netip.Addr, isAddr bool, h string) bool {
+	name, a, hIsAddr := netclass.Canonical(h)
+	if isAddr || hIsAddr {
+		return isAddr && hIsAddr && addr.Unmap() == a.Unmap()
+	}
+	return name == host
 }
 
 func normHost(h string) string {

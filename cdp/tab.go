@@ -82,7 +82,8 @@ type TabOptions struct {
 	// refusals and navigations; it must not block. Nil logs nothing.
 	Log func(Action)
 	// Gateway, when set, reports the requests its policy refused in this
-	// tab's frames to Log, and keeps the tab off local addresses that
+	// tab's frames to Log, and keeps the tab, its pages' requests,
+	// workers and WebSockets, and its popups off local addresses that
 	// Sites does not name (see [PagePolicy.AllowLocal]).
 	Gateway *Gateway
 	// RefuseServiceWorkers unregisters every service worker registration
@@ -98,6 +99,13 @@ type TabOptions struct {
 	// and is charged for each while it is decoded (see [Meter]). Nil
 	// bounds them by [Options.MaxMessageSize] alone.
 	Meter Meter
+	// Popup, when set with a Gateway, attaches each page this tab's pages
+	// open (a popup) as the caller's own guarded tab, and returns it; a
+	// popup it cannot attach is closed. It is called before the popup
+	// loads its first document, and not for a popup the tab may not load
+	// (a local address its Sites do not name), which is closed at once.
+	// Nil attaches popups with these options, detached with this tab.
+	Popup func(ctx context.Context, targetID string) (*Tab, error)
 }
 
 // Attach attaches to a page target by ID with the zero [TabOptions].
@@ -168,6 +176,7 @@ func (t *Tab) setup(ctx context.Context) error {
 		func() error { return worldOnNewDocuments(ctx, t.c) },
 		// Cross-site frames are targets of their own (frames.go).
 		func() error { return autoAttach(ctx, t.c) },
+		func() error { return t.guardSockets(ctx) },
 		func() error {
 			// Keeps background tabs behaving as focused for input and timers.
 			return t.c.Emulation.SetFocusEmulationEnabled(ctx, emulation.NewSetFocusEmulationEnabledArgs(true))
@@ -562,6 +571,9 @@ func (t *Tab) Title(ctx context.Context) (string, error) {
 		return "", e
 	}
 	info, err := t.info(ctx)
+	if t.localDocumentGrant(info.URL) != "" {
+		return "", err // a local page's title is its own to tell (local.go)
+	}
 	return info.Title, err
 }
 

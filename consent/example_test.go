@@ -35,7 +35,7 @@ func ExampleGate_Authorize() {
 	fmt.Println("prompted:", d.Prompted, "error:", err)
 	// Output:
 	// first run: true
-	//   [high] can see and control your browser tabs, including sites where you are signed in, but not pages of services on this computer or devices on your local network
+	//   [high] can see and control your browser tabs, including sites where you are signed in, but not reach services on this computer or devices on your local network from them
 	//   [high] can run commands as you, with your full access: git
 	// prompted: true error: <nil>
 	// prompted: false error: <nil>

@@ -93,7 +93,7 @@ func TestDescribe(t *testing.T) {
 		risk   Risk
 	}{
 		{"none", "nothing beyond running in its sandbox", RiskLow},
-		{"browser", "can see and control your browser tabs, including sites where you are signed in, but not pages of services on this computer or devices on your local network", RiskHigh},
+		{"browser", "can see and control your browser tabs, including sites where you are signed in, but not reach services on this computer or devices on your local network from them", RiskHigh},
 		{"clipboard", "can read and replace what you copy, which may include passwords", RiskHigh},
 		{"forms", "can fill in and submit forms in your browser tabs on any site", RiskHigh},
 		{"page-js", "can run its own code inside your pages on any site, seeing what those pages see", RiskHigh},
@@ -140,9 +140,9 @@ func TestDescribe(t *testing.T) {
 		texts[d.Grant.String()] = d.Text
 		risks[d.Grant.String()] = d.Risk
 	}
-	assert.Equal(t, "can see and control your browser tabs, including sites where you are signed in, and pages of services on this computer (127.0.0.1, localhost:8080) and devices on your local network (192.168.1.4)", texts["browser"])
-	assert.Equal(t, "can open and read, in your browser tabs, pages of services on this computer: localhost:8080", texts["sites=localhost:8080"])
-	assert.Equal(t, "can open and read, in your browser tabs, pages of devices on your local network: 192.168.1.4", texts["sites=192.168.1.4"])
+	assert.Equal(t, "can see and control your browser tabs, including sites where you are signed in, and reach from them services on this computer (127.0.0.1, localhost:8080) and devices on your local network (192.168.1.4)", texts["browser"])
+	assert.Equal(t, "can open and read, in your browser tabs, pages of services on this computer, and let the pages it drives send them requests: localhost:8080", texts["sites=localhost:8080"])
+	assert.Equal(t, "can open and read, in your browser tabs, pages of devices on your local network, and let the pages it drives send them requests: 192.168.1.4", texts["sites=192.168.1.4"])
 	assert.Equal(t, RiskHigh, risks["sites=127.0.0.1"])
 	assert.Equal(t, "limits its form filling and page code to *.localhost", texts["sites=*.localhost"])
 	assert.Equal(t, RiskLow, risks["sites=shop.example"])

@@ -105,7 +105,7 @@ func describeGrant(g Grant, where, local string, kind PathKind) (string, Risk) {
 		return "can run its own code inside your pages " + where + ", seeing what those pages see", RiskHigh
 	case "sites":
 		if class, note := siteReach(v); class == loopbackHost || class == privateHost {
-			return "can open and read, in your browser tabs, pages of " + reachNoun(class) + ": " + v + note, RiskHigh
+			return "can open and read, in your browser tabs, pages of " + reachNoun(class) + ", and let the pages it drives send them requests: " + v + note, RiskHigh
 		}
 		return "limits its form filling and page code to " + v, RiskLow
 	case "net":
@@ -162,7 +162,8 @@ func reachNoun(class hostClass) string {
 }
 
 // localSitesOf ends the browser grant's wording: which local addresses the
-// run's tabs may load, the ones sites= names, or that they load none.
+// run's tabs may reach (open, and send requests to from their pages and
+// popups), the ones sites= names, or that they reach none.
 func localSitesOf(sites []string) string {
 	byClass := map[hostClass][]string{}
 	for _, s := range sites {
@@ -177,9 +178,9 @@ func localSitesOf(sites []string) string {
 		}
 	}
 	if len(parts) == 0 {
-		return "but not pages of services on this computer or devices on your local network"
+		return "but not reach services on this computer or devices on your local network from them"
 	}
-	return "and pages of " + strings.Join(parts, " and ")
+	return "and reach from them " + strings.Join(parts, " and ")
 }
 
 func pathScope(p string, kind PathKind) string {

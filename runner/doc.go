@@ -199,11 +199,18 @@
 // any of a browser's tabs is driven, its connection gets a cdp page gateway
 // denying the bridge, every DevTools endpoint the host drives
 // ([DevToolsEndpoints]) and [Config.DenyLoopback] to every page, along
-// with downloads and every scheme but http and https; a run's tabs open a
-// page on this computer or the local network only when the script's sites=
-// names its host exactly or [Config.AllowLocalSites] lists it. This package holds
-// no protocol code: every page action goes through cdp's page-action path,
-// which checks sites= in the realm the action runs in and logs it. A run
+// with downloads and every scheme but http and https; a run's tabs (their
+// pages, everything those load or send, WebSockets and workers included,
+// and the popups they open) reach this computer or the local network only
+// when the script's sites= names that host exactly or
+// [Config.AllowLocalSites] lists it. A popup one of a run's pages opens is
+// the run's: a tab it opened, closed when it ends (it takes no slot); one
+// aimed at a local address the run may not reach is closed before it
+// loads, and a tab showing such an address is left out of tabs.all and
+// tabs.find (tabs.active and tabs.triggered show it without its address
+// and title). This package holds no protocol code: every page action goes
+// through cdp's page-action path, which checks sites= in the realm the
+// action runs in and logs it. A run
 // closes only the tabs it opened; tabs it opened in the foreground and in
 // the background each take one of the Manager's slots
 // ([Config.MaxForegroundTabs], [Config.MaxBackgroundTabs]) and wait, in

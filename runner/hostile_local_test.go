@@ -36,6 +36,8 @@ func newLocalService(t *testing.T) *localService {
 		s.mu.Lock()
 		s.hits = append(s.hits, r.Host+r.URL.RequestURI())
 		s.mu.Unlock()
+		// It answers every page that asks, as a careless local API does.
+		w.Header().Set("Access-Control-Allow-Origin", "*")
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<title>admin</title><p id=s>the secret</p>`)
 	}))

@@ -157,14 +157,16 @@ type Config struct {
 	// DenyLoopback lists loopback host:port endpoints no script may reach,
 	// such as every DevTools port the host drives.
 	DenyLoopback []string
-	// AllowLocalSites lists the pages on this computer or the local network
-	// that every run's tabs may load, as "host" (any port) or "host:port":
+	// AllowLocalSites lists the hosts on this computer or the local network
+	// that every run's tabs may reach, as "host" (any port) or "host:port":
 	// the host's own development server or demo site, say. Local means
 	// loopback, link-local and private addresses, localhost names, and
-	// names that resolve to such an address. A run's tabs load any other
-	// local page only when the script's sites= names that host exactly (a
-	// wildcard does not count); elsewhere the navigation is refused with
-	// code navigation_blocked. Nil allows none.
+	// names that resolve to such an address. A run's tabs (their pages,
+	// what those load or send, WebSockets and workers included, and their
+	// popups) reach any other local host only when the script's sites=
+	// names it exactly (a wildcard does not count); elsewhere a navigation
+	// is refused with code navigation_blocked, a page's request fails as
+	// the network would, and a popup is closed. Nil allows none.
 	AllowLocalSites []string
 	// KeepServiceWorkers lets pages in a run's tabs keep the service
 	// workers they register. False (the safe default) unregisters each

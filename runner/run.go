@@ -175,6 +175,8 @@ type runHoldings struct {
 	sess  *capnweb.Session
 	panes map[string]*capnweb.Stub
 	tabs  map[string]*runTab
+	// tabsReleased is set once releaseTabs ran: no tab is known after.
+	tabsReleased bool
 	// cleanups are run by finish, before the run is reported done; only
 	// the run's own goroutine touches them.
 	cleanups []func()

@@ -27,6 +27,9 @@ func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
 	}
 	h.on = t
 	u, err := t.URL(ctx)
+	if info, shown := a.r.hideLocal(TabInfo{URL: u}); !shown {
+		u = info.URL // a local address the run may not reach is not told
+	}
 	return u, browserErr(err)
 }
 

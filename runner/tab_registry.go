@@ -112,7 +112,41 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 
 // tabOptions are the options of the run's tab sessions.
 func (r *Run) tabOptions(gw *cdp.Gateway) cdp.TabOptions {
-	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers, Meter: runMeter{r}}
+	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers,
+		Popup: r.adoptPopup, Meter: runMeter{r}}
+}
+
+// adoptPopup makes a page one of the run's tabs opened (a popup) the
+// run's: a tab it opened, closed when it ends, attached as its others
+// are. It takes no slot: the page opened it, not tabs.open. A run that
+// has ended adopts nothing, and the gateway closes the popup.
+func (r *Run) adoptPopup(ctx context.Context, id string) (*cdp.Tab, error) {
+	r.mu.Lock()
+	if r.tabsReleased {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("runner: run %s has ended", r.id)
+	}
+	if r.tabs == nil {
+		r.tabs = map[string]*runTab{}
+	}
+	if r.tabs[id] == nil {
+		r.tabs[id] = &runTab{id: id, opened: true}
+	}
+	r.mu.Unlock()
+	_, t, err := r.tab(ctx, id)
+	return t, err
+}
+
+// hideLocal keeps what a run may not see of a tab on a local address it
+// was not granted (cdp.LocalGrant): its address and title, which are the
+// local service's to tell. ok is false when the tab is better left out
+// of a list altogether.
+func (r *Run) hideLocal(info TabInfo) (_ TabInfo, ok bool) {
+	if cdp.LocalGrant(info.URL, r.sites(), r.m.cfg.AllowLocalSites) == "" {
+		return info, true
+	}
+	info.URL, info.Title = "", ""
+	return info, false
 }
 
 // sites is the script's sites= for its tab sessions: nil when it names
@@ -138,7 +172,7 @@ const releaseTimeout = 10 * time.Second
 func (r *Run) releaseTabs() {
 	r.mu.Lock()
 	tabs := r.tabs
-	r.tabs = nil
+	r.tabs, r.tabsReleased = nil, true
 	r.mu.Unlock()
 	r.m.tabs.forget(r.id)
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)

@@ -39,6 +39,7 @@ func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
 	if err != nil {
 		return TabInfo{}, browserErr(hostAnswer(ctx, "tabs.active", err))
 	}
+	info, _ = a.r.hideLocal(info)
 	return a.r.knowTab(info, false, false), nil
 }
 
@@ -74,7 +75,11 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 	}
 	out := make([]TabInfo, 0, len(infos))
 	for _, info := range infos {
-		out = append(out, a.r.knowTab(info, false, false))
+		// A tab on a local address the run may not reach (the user's,
+		// or a popup refused a moment ago) is not listed.
+		if _, ok := a.r.hideLocal(info); ok {
+			out = append(out, a.r.knowTab(info, false, false))
+		}
 	}
 	return out, nil
 }
@@ -166,6 +171,7 @@ func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
 	}
 	for _, info := range infos {
 		if info.ID == id {
+			info, _ = a.r.hideLocal(info)
 			return a.r.knowTab(info, false, false), nil
 		}
 	}

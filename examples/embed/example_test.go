@@ -123,7 +123,7 @@ await context.result({ text });
 	}
 	fmt.Println(entry.State, string(entry.Result))
 	// Output:
-	// asks to: can see and control your browser tabs, including sites where you are signed in, but not pages of services on this computer or devices on your local network
+	// asks to: can see and control your browser tabs, including sites where you are signed in, but not reach services on this computer or devices on your local network from them
 	// asks to: can read and replace what you copy, which may include passwords
 	// notify info: the clipboard holds 5 characters
 	// script says: 1 tab(s) open

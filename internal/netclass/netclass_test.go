@@ -37,3 +37,37 @@ func TestHost(t *testing.T) {
 		assert.Equal(t, w, want{c, lookup}, h)
 	}
 }
+
+// TestCanonicalReadsHostsAsBrowsersDo: every spelling a browser reads as
+// an address is that address (what Chromium's URL parser makes of each,
+// checked by hand against Chromium 156's location.hostname).
+func TestCanonicalReadsHostsAsBrowsersDo(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1": "127.0.0.1", "127.1": "127.0.0.1", "2130706433": "127.0.0.1", "0x7f000001": "127.0.0.1",
+		"0x7F.1": "127.0.0.1", "0177.0.0.1": "127.0.0.1", "127.0.0.1.": "127.0.0.1", "0": "0.0.0.0", "0x": "0.0.0.0",
+		"[::ffff:127.0.0.1]": "::ffff:127.0.0.1", "[::FFFF:7f00:1]": "::ffff:127.0.0.1", "[::1]": "::1",
+		"１２７．０．０．１": "127.0.0.1", "127。0。0。1": "127.0.0.1", "10.1": "10.0.0.1", "192.168.257": "192.168.1.1",
+		"0300.0250.0.1": "192.168.0.1", "LOCALHOST.": "localhost", "ｌｏｃａｌｈｏｓｔ": "localhost", "Example.COM": "example.com",
+		"1.2.3.example": "1.2.3.example",
+	} {
+		got, _, _ := Canonical(in)
+		assert.Equal(t, want, got, in)
+	}
+	// Not addresses: too many parts, a part out of range, a bad digit.
+	for _, in := range []string{"1.2.3.4.5", "256.1.1.1", "1.2.3.256", "4294967296", "09.0.0.1", "0x1g", "1..2", "[127.0.0.1]"} {
+		_, _, isAddr := Canonical(in)
+		assert.False(t, isAddr, in)
+	}
+}
+
+func TestHostGradesEverySpellingOfThisComputer(t *testing.T) {
+	for _, h := range []string{"127.1", "2130706433", "0x7f000001", "[::ffff:127.0.0.1]", "0.0.0.0", "0", "017700000001", "localhost.", "a.b.localhost", "１２７．０．０．１"} {
+		c, lookup := Host(h)
+		assert.Equal(t, Loopback, c, h)
+		assert.False(t, lookup, h)
+	}
+	for _, h := range []string{"10.1", "0xa000001", "167772161", "[::ffff:10.0.0.1]", "0xc0.0xa8.1.1"} {
+		c, _ := Host(h)
+		assert.Equal(t, Private, c, h)
+	}
+}
