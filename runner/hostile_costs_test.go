@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime/metrics"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,44 +18,11 @@ import (
 // heapPeak samples the Go heap's objects, garbage not yet collected
 // included, every millisecond until the returned function is called,
 // which returns the peak growth over the start.
-func heapPeak() func() int64 { return peakOf("/memory/classes/heap/objects:bytes") }
+func heapPeak() func() int64 { return runner.PeakOf("/memory/classes/heap/objects:bytes") }
 
 // livePeak is heapPeak for the live heap as of the last collection: what
 // the host held, without the garbage a collection would free.
-func livePeak() func() int64 { return peakOf("/gc/heap/live:bytes") }
-
-// peakOf samples the runtime metric every millisecond until the returned
-// function is called, which returns its peak growth over the start.
-func peakOf(metric string) func() int64 {
-	read := func() uint64 {
-		s := []metrics.Sample{{Name: metric}}
-		metrics.Read(s)
-		return s[0].Value.Uint64()
-	}
-	base := read()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if h := read(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 {
-		close(stop)
-		wg.Wait()
-		return int64(peak.Load()) - int64(base)
-	}
-}
+func livePeak() func() int64 { return runner.PeakOf("/gc/heap/live:bytes") }
 
 // Two page-js runs at once each make the page return about 24 MB of JSON
 // of many small objects, which decodes to far more than the run's memory

@@ -77,25 +77,28 @@ var memoryAttacks = map[string]string{
 	"tiny pushes":  `for (let i = 0; i < 40; i++) await inject(...Array(10000).fill('["push",["pipeline",0,["context"]]]'));`,
 }
 
-// heapInUse is the Go heap's objects now, read without stopping the world.
-func heapInUse() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
 // sampleHeap samples the heap every millisecond until the returned
 // function is called, which returns its peak growth over the start.
-func sampleHeap() func() int64 {
+func sampleHeap() func() int64 { return peakOf("/memory/classes/heap/objects:bytes") }
+
+// peakOf samples a runtime metric every millisecond until the returned
+// function is called, which returns its peak growth over the start. The
+// external tests reach it as PeakOf (export_test.go).
+func peakOf(metric string) func() int64 {
+	read := func() uint64 {
+		s := []metrics.Sample{{Name: metric}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	base := read()
 	var peak atomic.Uint64
-	base := heapInUse()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for {
-			if h := heapInUse(); h > peak.Load() {
+			if h := read(); h > peak.Load() {
 				peak.Store(h)
 			}
 			select {
