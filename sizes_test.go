@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,4 +101,33 @@ func flatSwitch(fset *token.FileSet, body *ast.BlockStmt) bool {
 		}
 	}
 	return true
+}
+
+// maxTrackedBytes bounds a file the repository tracks outside testdata/:
+// a build output (a compiled test host, say) committed by mistake is
+// caught here rather than by every clone.
+const maxTrackedBytes = 1 << 20
+
+func TestNoLargeTrackedFiles(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v (the test needs the git checkout)", err)
+	}
+	checked := 0
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if name == "" || strings.Contains("/"+name, "/testdata/") {
+			continue
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		checked++
+		if fi.Size() > maxTrackedBytes {
+			t.Errorf("%s is %d bytes, over %d: keep build outputs out of the repository (.gitignore), data in testdata/", name, fi.Size(), maxTrackedBytes)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no tracked files checked")
+	}
 }
