@@ -127,7 +127,7 @@ func (m runMeter) Left() int64 {
 	if s := m.session(); s != nil {
 		return s.MemoryLeft()
 	}
-	return 0 // no session yet: no call can be under way
+	return 1 << 62 // no session: nothing to bound by, as Take charges nothing
 }
 
 func (m runMeter) Take(n int64, what string) error {
@@ -163,13 +163,20 @@ func (r *Run) decodeResult(raw []byte, what string) (any, error) {
 	return capnweb.DecodeJSON(raw)
 }
 
-// byteCount words n bytes for a person.
+// byteCount words n bytes for a person: whole MiB or KiB without a
+// fraction, others to a tenth.
 func byteCount(n int64) string {
+	unit := func(size int64, name string) string {
+		if n%size == 0 {
+			return strconv.FormatInt(n/size, 10) + " " + name
+		}
+		return strconv.FormatFloat(float64(n)/float64(size), 'f', 1, 64) + " " + name
+	}
 	switch {
 	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+		return unit(1<<20, "MiB")
 	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+		return unit(1<<10, "KiB")
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -71,7 +71,7 @@ func (r *Run) startDiskWatch(dir string, exited <-chan struct{}) (stop func()) {
 			case <-t.C:
 			}
 			if diskUsage(dir, limit) > limit {
-				reason := limitReason(resourceDisk, fmt.Sprintf("the run went past its disk limit of %s: what deno keeps of the modules it loads and makes", sizeWords(limit)))
+				reason := limitReason(resourceDisk, fmt.Sprintf("the run went past its disk limit of %s: what deno keeps of the modules it loads and makes", byteCount(limit)))
 				r.noteOverLimit(reason)
 				r.kill(reason)
 				return
@@ -83,12 +83,4 @@ func (r *Run) startDiskWatch(dir string, exited <-chan struct{}) (stop func()) {
 		once.Do(func() { close(quit) })
 		<-done
 	}
-}
-
-// sizeWords says n bytes in MiB when it is a whole number of them.
-func sizeWords(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
