@@ -60,7 +60,7 @@ func TestStdLockGenerator(t *testing.T) {
 			Dependencies []string `json:"dependencies"`
 		} `json:"workspace"`
 	}
-	require.NoError(t, json.Unmarshal(generateStdLock(t, reg.URL), &lock))
+	require.NoError(t, json.Unmarshal(generateStdLock(t, reg.Root), &lock))
 	assert.Equal(t, "5", lock.Version)
 	for _, p := range sdkPins(t) {
 		nv := p.Name + "@" + p.Version

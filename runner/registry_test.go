@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -40,8 +41,15 @@ type jsrPkg struct {
 // exports map) and the files under <version>/. It counts the requests it
 // answers and knows the integrity deno records for each version: the
 // SHA-256 of its <version>_meta.json.
+//
+// It serves under a root of its own (Root), never at "/": the tests share
+// one deno cache, which keys what it holds by URL, and a later registry
+// on a reused port would otherwise be answered from an earlier one's
+// cached files (a test serves tampered packages on purpose).
 type fakeJSR struct {
 	*httptest.Server
+	Root      string // "http://127.0.0.1:port/<unique>/": the Config.JSR
+	prefix    string // "/<unique>"
 	mu        sync.Mutex
 	requests  []string
 	integrity map[string]string // "@std/fmt@1.0.8" → hex SHA-256 of its version manifest
@@ -98,22 +106,25 @@ func serveJSR(t testing.TB, pkgs map[string][]jsrPkg) *fakeJSR {
 		require.NoError(t, err)
 		routes["/"+name+"/meta.json"] = meta
 	}
+	f.prefix = "/" + uuid.NewString()
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, under := strings.CutPrefix(r.URL.Path, f.prefix)
 		f.mu.Lock()
-		f.requests = append(f.requests, r.URL.Path)
+		f.requests = append(f.requests, p)
 		f.mu.Unlock()
-		body, ok := routes[r.URL.Path]
-		if !ok {
+		body, ok := routes[p]
+		if !under || !ok {
 			http.NotFound(w, r)
 			return
 		}
-		if path.Ext(r.URL.Path) == ".ts" {
+		if path.Ext(p) == ".ts" {
 			w.Header().Set("Content-Type", "application/typescript")
 		} else {
 			w.Header().Set("Content-Type", "application/json")
 		}
 		_, _ = w.Write(body)
 	}))
+	f.Root = f.URL + f.prefix + "/"
 	t.Cleanup(f.Close)
 	return f
 }
@@ -197,7 +208,7 @@ func pinOf(t testing.TB, name string) string {
 func newStdMgr(t testing.TB, reg *fakeJSR, mod func(*Config)) *mgrEnv {
 	t.Helper()
 	return newMgr(t, func(c *Config) {
-		c.JSR = reg.URL
+		c.JSR = reg.Root
 		c.stdLock = reg.lock(t)
 		if mod != nil {
 			mod(c)
@@ -246,7 +257,7 @@ await context.result({ out, same: pooledMap === again, name });
 	plan, err := e.m.Plan(ctx, Request{Script: ok})
 	require.NoError(t, err)
 	require.NoError(t, plan.Refused)
-	u := strings.TrimPrefix(reg.URL, "http://")
+	u := reg.Listener.Addr().String()
 	assert.Contains(t, plan.Args, "--allow-import="+u, "the registry is the only import host")
 	assert.Contains(t, plan.Args, "--cached-only")
 	assert.Contains(t, plan.Args, "--frozen")
@@ -324,7 +335,7 @@ func TestStdPinnedVersionsAndIntegrity(t *testing.T) {
 	bad := serveJSR(t, other)
 	seed := reg.lock(t) // the integrity of the first registry's @std/fmt
 	m, err := New(Config{DataDir: t.TempDir(), CacheDir: testenv.DenoCacheDir(t), DenoPath: testenv.Deno(t),
-		Gate: e.m.cfg.Gate, JSR: bad.URL, stdLock: seed})
+		Gate: e.m.cfg.Gate, JSR: bad.Root, stdLock: seed})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	err = m.Prepare(context.Background())
@@ -346,10 +357,10 @@ func TestStdTamperedCacheIsRefused(t *testing.T) {
 	_, entry := e.run(t, Request{Script: script})
 	require.Equal(t, history.StateSucceeded, entry.State, "%s\n%s", entry.Reason, entry.Output)
 
-	u, err := url.Parse(reg.URL)
+	u, err := url.Parse(reg.Root)
 	require.NoError(t, err)
 	cached := func(p string) string {
-		sum := sha256.Sum256([]byte(p))
+		sum := sha256.Sum256([]byte(reg.prefix + p))
 		return filepath.Join(e.m.cfg.CacheDir, "remote", "http", strings.Replace(u.Host, ":", "_PORT", 1), hex.EncodeToString(sum[:]))
 	}
 	mod, meta := cached("/@std/text/"+pinned+"/mod.ts"), cached("/@std/text/"+pinned+"_meta.json")
