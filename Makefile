@@ -26,7 +26,13 @@ all: test
 # The stamp names the package list, so a changed list installs again.
 TESTLIB_STAMP = $(TESTLIBS)/.installed-$(shell echo '$(TESTLIB_PKGS)' | cksum | cut -d' ' -f1)
 
-tools: $(DENO) $(TESTLIB_STAMP)
+# The differential tests hold goto and the locators to Playwright's on the
+# same Chromium: playwright-core and puppeteer-core (neither downloads a
+# browser) from bench/browser's lock.
+PEERS       := $(CURDIR)/bench/browser
+PEERS_STAMP  = $(PEERS)/node_modules/.installed-$(shell cksum < $(PEERS)/package-lock.json | cut -d' ' -f1)
+
+tools: $(DENO) $(TESTLIB_STAMP) $(PEERS_STAMP)
 	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$TRANQUIL_CHROMIUM" ]; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			echo "installing chromium with apt-get"; \
@@ -40,6 +46,10 @@ $(TESTLIB_STAMP):
 	mkdir -p $(TESTLIBS)
 	cd $(TESTLIBS) && [ -f package.json ] || echo '{"private":true}' > $(TESTLIBS)/package.json
 	cd $(TESTLIBS) && npm install --no-audit --no-fund --ignore-scripts --save-exact $(TESTLIB_PKGS)
+	@touch $@
+
+$(PEERS_STAMP):
+	cd $(PEERS) && PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent
 	@touch $@
 
 $(DENO):
