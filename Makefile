@@ -194,4 +194,4 @@ test-windows: $(DENO)
 	DENO_VERSION=$(DENO_VERSION) internal/winetest/run $(TOOLS)
 
 clean:
-	rm -rf $(TOOLS)
+	rm -rf $(TOOLS) $(PEERS)/node_modules
