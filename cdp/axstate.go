@@ -182,7 +182,7 @@ func (fm *forms) readBack(ctx context.Context, within time.Duration, read func(c
 		if err != nil || ok {
 			return got, ok, err
 		}
-		if err := fm.pause(rctx, formBackoff, i+1); err != nil {
+		if err := fm.p.pause(rctx, formBackoff, i+1); err != nil {
 			if rctx.Err() != nil {
 				return got, false, nil // read long enough
 			}

@@ -596,19 +596,11 @@ func (t *Tab) waitFor(ctx context.Context, cond Condition, cargs []runtime.CallA
 			return nil
 		}
 		seen = cond.unmet
-		d := waitBackoff[min(i, len(waitBackoff)-1)]
-		if d == 0 {
-			continue
-		}
-		tm := time.NewTimer(d)
-		select {
-		case <-tm.C:
-		case <-ctx.Done():
-			tm.Stop()
-			return timedOut()
-		case <-t.route.gone:
-			tm.Stop()
-			return t.route.err
+		if err := t.pause(ctx, waitBackoff, i); err != nil {
+			if ctx.Err() != nil {
+				return timedOut()
+			}
+			return err
 		}
 	}
 }

@@ -138,7 +138,7 @@ func (fm *forms) poll(ctx context.Context, cond func(ctx context.Context) (bool,
 		if held {
 			return nil
 		}
-		if err := fm.pause(ctx, waitBackoff, i); err != nil {
+		if err := fm.p.pause(ctx, waitBackoff, i); err != nil {
 			return err
 		}
 	}

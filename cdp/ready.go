@@ -70,7 +70,7 @@ func (fm *forms) untilWith(ctx context.Context, bound time.Duration, mendable fu
 		if ctx.Err() != nil {
 			break
 		}
-		if err := fm.pause(ctx, formBackoff, i); err != nil {
+		if err := fm.p.pause(ctx, formBackoff, i); err != nil {
 			if ctx.Err() == nil {
 				return err // the tab's session ended
 			}
@@ -82,25 +82,6 @@ func (fm *forms) untilWith(ctx context.Context, bound time.Duration, mendable fu
 		return last
 	}
 	return editTarget(reason, func(*LocatorError) bool { return true }, func(te *LocatorError) { te.Waited = time.Since(start) })
-}
-
-// pause waits out step i of backoff before the next try. It returns ctx's
-// error when ctx ends first, and the tab's when its session ends.
-func (fm *forms) pause(ctx context.Context, backoff []time.Duration, i int) error {
-	d := backoff[min(i, len(backoff)-1)]
-	if d == 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-fm.p.Done():
-		return fm.p.Err()
-	}
 }
 
 // need tells the runtime's actionable which action a target must be ready

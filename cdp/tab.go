@@ -99,6 +99,9 @@ type TabOptions struct {
 	// and is charged for each while it is decoded (see [Meter]). Nil
 	// bounds them by [Options.MaxMessageSize] alone.
 	Meter Meter
+	// Pacer, when set, gives each repeated check of a waiting call its
+	// turn (see [Pacer]). Nil checks as often as the call's backoff says.
+	Pacer Pacer
 	// Popup, when set with a Gateway, attaches each page this tab's pages
 	// open (a popup) as the caller's own guarded tab, and returns it; a
 	// popup it cannot attach is closed. It is called before the popup

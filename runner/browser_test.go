@@ -247,10 +247,12 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 
 func (e *browserEnv) run(t testing.TB, name, src string) history.Entry {
 	t.Helper()
-	p := filepath.Join(e.dir, name)
-	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
-	r, err := e.m.Start(context.Background(), runner.Request{Script: p})
-	require.NoError(t, err)
+	return e.wait(t, e.startScript(t, name, src))
+}
+
+// wait waits up to 2 minutes for run r's entry.
+func (e *browserEnv) wait(t testing.TB, r *runner.Run) history.Entry {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	entry, err := r.Wait(ctx)

@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/rpc"
@@ -54,6 +58,9 @@ var costs = []Cost{
 	{Resource: "tab slots", Limit: DefaultMaxBackgroundTabs / 2, Unit: "tabs of each kind",
 		Setting: "half of Config.MaxBackgroundTabs and of Config.MaxForegroundTabs, at least one",
 		Past:    "the run's further opens wait for one of its own tabs to close, and fail timeout if none does; other runs' opens go on"},
+	{Resource: "checks", Limit: DefaultCheckRate, Unit: "checks a second by the run's waiting calls together",
+		Setting: "Config.CheckRate",
+		Past:    "further checks wait their turn: however many waits a run leaves pending, its polling costs the host no more"},
 	{Resource: "calls in flight", Limit: rpc.DefaultMaxInFlight, Unit: "calls",
 		Setting: "the bridge's MaxInFlight",
 		Past:    "further calls wait their turn; what they hold counts as memory"},
@@ -179,4 +186,63 @@ func byteCount(n int64) string {
 		return unit(1<<10, "KiB")
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// DefaultCheckRate is [Config.CheckRate] when it is zero: ten waits at
+// their slowest backoff (a check every 100 ms) at once, far more than a
+// script waiting on its pages needs.
+const DefaultCheckRate = 100
+
+// checkPacer gives a run's checks their turns at most rate a second, with
+// bursts of up to a quarter second's worth: the rate as a virtual clock
+// (tat, the time the next turn is due at) that each turn moves on by one
+// interval. It counts the turns it gave.
+type checkPacer struct {
+	every, burst time.Duration // every 0: no pacing
+	turns        atomic.Int64
+	mu           sync.Mutex
+	tat          time.Time
+}
+
+// newCheckPacer paces rate checks a second; a rate below one paces
+// nothing, and only counts.
+func newCheckPacer(rate int) *checkPacer {
+	if rate < 1 {
+		return &checkPacer{}
+	}
+	return &checkPacer{every: time.Second / time.Duration(rate), burst: time.Second / 4}
+}
+
+func (p *checkPacer) Turn(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.every == 0 {
+		p.turns.Add(1)
+		return nil
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.tat.Before(now) {
+		p.tat = now
+	}
+	at := p.tat.Add(-p.burst)
+	p.tat = p.tat.Add(p.every)
+	p.mu.Unlock()
+	if wait := time.Until(at); wait > 0 {
+		tm := time.NewTimer(wait)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			// The turn goes back, so waits given up leave no debt to
+			// those that go on.
+			p.mu.Lock()
+			p.tat = p.tat.Add(-p.every)
+			p.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	p.turns.Add(1)
+	return nil
 }

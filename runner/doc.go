@@ -168,6 +168,14 @@
 // names what asked for more; the host holds at most MaxConcurrent budgets
 // for runs, plus their largest frames.
 //
+// Host time: a script can leave many waiting calls pending (waits,
+// expectations, readers, actions waiting for their target), each polling
+// its page. Their checks after each call's first take turns at
+// [Config.CheckRate] (100 a second by default) for the whole run, so the
+// host and browser time one run's polling costs is bounded by the rate,
+// not by how many calls it leaves pending; pattern matching is bounded by
+// size and ends with its call (see Limits).
+//
 // Disk: no run's deno has the shared module cache ([Config.CacheDir]) as
 // its DENO_DIR, where every module it loads or makes (each data: URL) would
 // stay for good. Each gets a folder of its own under <DataDir>/runs, which

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
@@ -124,4 +125,47 @@ await context.result(await tab.title());
 	defer cancel()
 	_, err := hog.Wait(ctx)
 	require.NoError(t, err)
+}
+
+// A run that leaves 250 waits pending on one page (each polls the page
+// until its timeout) makes the checks of the run's check rate, not 250
+// calls' worth: against the same run unpaced (Config.CheckRate negative),
+// in one test, with the host CPU of each. Unpaced, 2,000 such waits took
+// about 21 s of host CPU on an idle machine. (The default rate is held
+// by TestCheckPacerHoldsItsRate.)
+func TestManyPendingWaitsShareTheRunsCheckRate(t *testing.T) {
+	const waits, timeout = 250, 4 * time.Second
+	// A rate well below what the browser answers on a loaded machine
+	// (about 100 checks a second on two busy cores), so that the bound
+	// shows.
+	const rate = 20
+	src := func(url string) string {
+		return fmt.Sprintf(`// @permissions browser
+// @timeout 60s
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q);
+const waits = [];
+for (let i = 0; i < %d; i++) waits.push(tab.waitFor("#never-" + i, { timeout: %d }).then(() => "held", (e) => e.code));
+const codes = await Promise.all(waits);
+await context.result({ timeouts: codes.filter((c) => c === "timeout").length });
+`, url, waits, timeout.Milliseconds())
+	}
+	cost := func(rate int) (checks int64, cpu time.Duration) {
+		e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.CheckRate = rate }})
+		before := cpuTime(t)
+		r := e.startScript(t, "waits.ts", src(e.site.URL+"/"))
+		entry := e.wait(t, r)
+		cpu = cpuTime(t) - before
+		require.Equal(t, history.StateSucceeded, entry.State, "%s\n%s", entry.Reason, entry.Output)
+		require.JSONEq(t, fmt.Sprintf(`{"timeouts":%d}`, waits), string(entry.Result))
+		return runner.Checks(r), cpu
+	}
+	unpaced, unpacedCPU := cost(-1)
+	paced, pacedCPU := cost(rate)
+	t.Logf("%d waits pending for %v: %d checks and %v of host CPU at %d checks a second; %d checks and %v unpaced",
+		waits, timeout, paced, pacedCPU, rate, unpaced, unpacedCPU)
+	// The rate for the waits' time, its quarter second of burst, and the
+	// time the last waits started late on a loaded machine.
+	assert.LessOrEqual(t, paced, int64(rate*(timeout.Seconds()+0.25+1)), "the run's checks keep to its rate")
+	assert.Greater(t, unpaced, 2*paced, "unpaced, the same waits check far more often")
 }

@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -243,4 +247,39 @@ func TestCostsAreInTheGuide(t *testing.T) {
 			assert.Contains(t, row, "limit_exceeded", c.Resource)
 		}
 	}
+}
+
+// A run's checks take turns at its rate however many ask at once, a turn
+// given up (its call ended) is given back, and a rate below one paces
+// nothing; the turns given are counted.
+func TestCheckPacerHoldsItsRate(t *testing.T) {
+	free := newCheckPacer(-1)
+	for range 1000 {
+		require.NoError(t, free.Turn(context.Background()))
+	}
+	require.EqualValues(t, 1000, free.turns.Load(), "unpaced turns are counted")
+	const rate = 200
+	p := newCheckPacer(rate)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var turns atomic.Int64
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p.Turn(ctx) == nil {
+				turns.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	// Half a second at 200 a second, plus the quarter second of burst.
+	assert.InDelta(t, rate*3/4, turns.Load(), rate/8, "turns in 0.5 s")
+	assert.Equal(t, turns.Load(), p.turns.Load(), "the turns given are counted")
+	// Every turn the 50 callers were waiting for when ctx ended went back:
+	// the next is due within a turn's interval, not 50 of them.
+	start := time.Now()
+	require.NoError(t, p.Turn(context.Background()))
+	assert.Less(t, time.Since(start), 300*time.Millisecond, "the given-up turns left no debt")
 }

@@ -125,6 +125,13 @@ type Config struct {
 	// at most MaxConcurrent × (SessionBudget + 32 MiB, the largest
 	// frame) for runs' sessions, plus a fixed overhead per session.
 	SessionBudget int64
+	// CheckRate bounds how many checks a second a run's waiting calls
+	// make together (waits, expectations, readers and actions waiting for
+	// their target poll the page): past it, their next checks wait their
+	// turn. However many calls a run leaves pending, its polling costs the
+	// host and the browser no more than this rate. Zero means
+	// DefaultCheckRate (100); negative means none.
+	CheckRate int
 	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
 	// queue. Zero means DefaultMaxConcurrent (4). The bridge takes a
 	// session for each.
@@ -264,6 +271,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.DiskLimit == 0 {
 		cfg.DiskLimit = DefaultDiskLimit
 	}
+	setDefault(&cfg.CheckRate, DefaultCheckRate)
 	if err := setMemoryLimit(&cfg); err != nil {
 		return nil, err
 	}

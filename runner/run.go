@@ -190,7 +190,8 @@ type runStop struct {
 	cancelOn     bool
 	killOn       bool
 	cancelWhy    string
-	overLimitWhy string // the limit_exceeded reason of a run that went past a limit (costs.go)
+	overLimitWhy string      // the limit_exceeded reason of a run that went past a limit (costs.go)
+	checks       *checkPacer // the turns of its waiting calls' checks (costs.go)
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
@@ -199,6 +200,7 @@ func newRun(m *Manager, id string, req Request) *Run {
 		runHoldings: runHoldings{panes: map[string]*capnweb.Stub{}},
 	}
 	r.gate.init()
+	r.checks = newCheckPacer(m.cfg.CheckRate)
 	r.key, _ = consent.ScriptKey(req.Script)
 	r.entry = history.Entry{ID: id, Kind: history.KindScript, Script: req.Script, Trigger: req.Trigger, Start: time.Now().UTC()}
 	r.trace = newTrace(m, id)

@@ -113,7 +113,7 @@ func (r *Run) tab(ctx context.Context, id string) (*runTab, *cdp.Tab, error) {
 // tabOptions are the options of the run's tab sessions.
 func (r *Run) tabOptions(gw *cdp.Gateway) cdp.TabOptions {
 	return cdp.TabOptions{Sites: r.sites(), Log: r.logAction, Gateway: gw, RefuseServiceWorkers: !r.m.cfg.KeepServiceWorkers,
-		Popup: r.adoptPopup, Meter: runMeter{r}}
+		Popup: r.adoptPopup, Meter: runMeter{r}, Pacer: r.checks}
 }
 
 // adoptPopup makes a page one of the run's tabs opened (a popup) the

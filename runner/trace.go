@@ -105,7 +105,7 @@ func (h *hostCall) traced(c tabCall, err error) error {
 	case "", errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked:
 		return err // the page has nothing to say about these
 	}
-	if h.r.trace.WantFailure() && c.tab.Err() == nil {
+	if c.tab.Err() == nil && h.r.trace.ClaimFailure() {
 		h.r.captureFailure(c.tab, seq)
 	}
 	return err

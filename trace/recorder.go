@@ -75,6 +75,7 @@ type Recorder struct {
 	steps         keep[Step]
 	failures      []Failure
 	dropped       int // failures not kept
+	claimed       int // places ClaimFailure reserved, not yet filled
 	accesses      []Access
 	accessAt      map[accessKey]int // index in accesses
 	accessDropped int
@@ -151,12 +152,18 @@ func (r *Recorder) Step(s Step) {
 	r.steps.add(s)
 }
 
-// WantFailure reports whether a Failure recorded now would be kept, so a
-// caller takes no screenshot that would be dropped.
-func (r *Recorder) WantFailure() bool {
+// ClaimFailure reserves a place for one Failure, which the caller then
+// records, and reports whether there was one: a caller that gets none
+// takes no screenshot that would be dropped. Many calls failing at once
+// claim the places there are, not one each.
+func (r *Recorder) ClaimFailure() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.failures) < r.lim.Failures
+	if len(r.failures)+r.claimed >= r.lim.Failures {
+		return false
+	}
+	r.claimed++
+	return true
 }
 
 // Failure records f. An image over Limits.Image, or of another type than
@@ -173,7 +180,10 @@ func (r *Recorder) Failure(f Failure) {
 	f.Outline, f.Note = cut(f.Outline, r.lim.Outline), cut(f.Note, r.lim.Text)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.failures) >= r.lim.Failures {
+	switch {
+	case r.claimed > 0:
+		r.claimed--
+	case len(r.failures)+r.claimed >= r.lim.Failures:
 		r.dropped++
 		return
 	}

@@ -52,10 +52,12 @@ func TestRecorderCapsEveryList(t *testing.T) {
 		r.Step(trace.Step{Kind: "do", Name: long})
 	}
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 20)...)
-	require.True(t, r.WantFailure())
+	require.True(t, r.ClaimFailure())
+	require.True(t, r.ClaimFailure())
+	require.False(t, r.ClaimFailure(), "both places are claimed before either is filled")
 	r.Failure(trace.Failure{Seq: 1, Image: png, ImageType: trace.PNG, Outline: long})
 	r.Failure(trace.Failure{Seq: 2, Image: bytes.Repeat(png, 10), ImageType: trace.PNG})
-	require.False(t, r.WantFailure())
+	require.False(t, r.ClaimFailure())
 	r.Failure(trace.Failure{Seq: 3, Image: png, ImageType: trace.PNG})
 
 	tr := r.Trace()
