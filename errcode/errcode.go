@@ -31,6 +31,7 @@ const (
 	NavigationBlocked Code = "navigation_blocked"
 	Navigation        Code = "navigation"
 	Timeout           Code = "timeout"
+	Cancelled         Code = "cancelled"
 	ExpectationFailed Code = "expectation_failed"
 	Closed            Code = "closed"
 	EvalError         Code = "eval_error"
@@ -65,6 +66,7 @@ var table = []struct {
 	{NavigationBlocked, "the page policy refused the address"},
 	{Navigation, "the navigation failed or was cancelled"},
 	{Timeout, "the call ran out of time"},
+	{Cancelled, "the run is ending: the call was cut short"},
 	{ExpectationFailed, "what was expected of the page did not come in time"},
 	{Closed, "the tab or the browser is gone"},
 	{EvalError, "the page's code threw"},
@@ -109,16 +111,21 @@ type Coder interface {
 	ErrorCode() Code
 }
 
-// Of is the code of err: that of the first [Coder] in its chain; Timeout
-// for a context that ended; Error for anything else; "" for nil.
+// Of is the code of err: Cancelled when its chain holds context.Canceled;
+// else that of the first [Coder] in its chain; Timeout for a deadline;
+// Error for anything else; "" for nil.
 func Of(err error) Code {
 	var c Coder
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, context.Canceled):
+		// Whatever the call was doing, it was called off: a wait cut short
+		// by the end of its run did not run out of time.
+		return Cancelled
 	case errors.As(err, &c):
 		return c.ErrorCode()
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case errors.Is(err, context.DeadlineExceeded):
 		return Timeout
 	}
 	return Error

@@ -15,8 +15,9 @@ func (e *coded) Error() string           { return "coded" }
 func (e *coded) ErrorCode() errcode.Code { return e.c }
 func (e *coded) Is(target error) bool    { return target == error(e.c) }
 
-// Of finds the first code in a chain, gives timeout for a context that
-// ended and error for the rest.
+// Of finds the first code in a chain, gives cancelled for a call called
+// off (whatever it carries), timeout for a deadline and error for the
+// rest.
 func TestOf(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
@@ -27,7 +28,9 @@ func TestOf(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", &coded{errcode.StaleRef}), errcode.StaleRef},
 		{&coded{errcode.NotFound}, errcode.NotFound},
 		{fmt.Errorf("x: %w", context.DeadlineExceeded), errcode.Timeout},
-		{context.Canceled, errcode.Timeout},
+		{context.Canceled, errcode.Cancelled},
+		{fmt.Errorf("waited: %w", fmt.Errorf("x: %w", context.Canceled)), errcode.Cancelled},
+		{fmt.Errorf("cut short: %w", errors.Join(&coded{errcode.Timeout}, context.Canceled)), errcode.Cancelled},
 		{fmt.Errorf("outer: %w", errcode.Closed), errcode.Closed},
 	} {
 		if got := errcode.Of(tc.err); got != tc.want {

@@ -230,11 +230,16 @@ type hostGate struct {
 	// drops to zero after the gate closed.
 	calls   int
 	drained chan struct{}
-	ctx     context.Context // cancelled when the gate closes
-	cancel  context.CancelFunc
-	buckets map[Channel]*bucket
-	marker  *time.Timer // reports dropped calls; armed by a drop
-	armed   bool
+	// inflight cancels each call inside, by the number it entered with:
+	// cutCalls ends those under way when the run is told to end, not
+	// those its script makes after (its clean-up, within the grace).
+	inflight map[uint64]context.CancelFunc
+	entered  uint64
+	ctx      context.Context // cancelled when the gate closes
+	cancel   context.CancelFunc
+	buckets  map[Channel]*bucket
+	marker   *time.Timer // reports dropped calls; armed by a drop
+	armed    bool
 }
 
 // bucket is a token bucket: tokens refill at the channel's rate up to its
@@ -248,6 +253,7 @@ type bucket struct {
 func (g *hostGate) init() {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.buckets = map[Channel]*bucket{}
+	g.inflight = map[uint64]context.CancelFunc{}
 }
 
 // takeLocked takes a token of ch's bucket, reporting whether there was one.
@@ -292,21 +298,39 @@ func (r *Run) enter(ctx context.Context, ch Channel) (_ context.Context, leave f
 		g.mu.Unlock()
 		return nil, nil, rateErr(ch)
 	}
-	g.calls++
-	g.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
+	g.calls++
+	g.entered++
+	n := g.entered
+	g.inflight[n] = cancel
+	g.mu.Unlock()
 	stop := context.AfterFunc(g.ctx, cancel)
 	return ctx, func() {
 		stop()
 		cancel()
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		delete(g.inflight, n)
 		g.calls--
 		if g.calls == 0 && g.drained != nil {
 			close(g.drained)
 			g.drained = nil
 		}
 	}, nil
+}
+
+// cutCalls cancels the host calls of the run's script under way now: told
+// to end, a run's script learns at once that what it waits for will not
+// come (code cancelled), and its context.signal handlers run within the
+// grace. Calls it makes after pass as before.
+func (r *Run) cutCalls() {
+	g := &r.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for n, cancel := range g.inflight {
+		cancel()
+		delete(g.inflight, n)
+	}
 }
 
 // admit takes a token of ch for a call that is dropped past the rate: ok

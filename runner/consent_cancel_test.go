@@ -151,3 +151,64 @@ func TestCloseWhileWaitingForConsent(t *testing.T) {
 		})
 	}
 }
+
+// Shutdown gives scripts their grace: a script's context.signal handler
+// runs and the run is recorded cancelled; Close does not wait for it; and
+// a script that ignores the cancel is killed once Shutdown's context
+// ends, which Shutdown reports.
+func TestShutdownGivesScriptsTheirGrace(t *testing.T) {
+	const tidy = `// @permissions none
+import { context } from "tranquil/automation";
+context.signal.addEventListener("abort", () => { console.log("tidied up: " + context.signal.reason.message); Deno.exit(0); });
+console.log("working");
+await new Promise(() => {});
+`
+	const stubborn = `// @permissions none
+import { context } from "tranquil/automation";
+console.log("working");
+while (true) { await new Promise((r) => setTimeout(r, 10)); }
+`
+	for _, c := range []struct {
+		name, src string
+		shutdown  time.Duration // 0: Close
+		tidied    bool
+		killed    bool
+	}{
+		{"shutdown: a script that tidies up", tidy, 30 * time.Second, true, false},
+		{"close: a script that tidies up", tidy, 0, false, false},
+		{"shutdown: a script that ignores the cancel", stubborn, 300 * time.Millisecond, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newMgr(t, func(cfg *Config) { cfg.CancelGrace = 5 * time.Second })
+			r, err := e.m.Start(context.Background(), Request{Script: e.script(t, "s.ts", c.src)})
+			require.NoError(t, err)
+			waitOutput(t, e, r.ID(), "working")
+			start := time.Now()
+			if c.shutdown > 0 {
+				ctx, cancel := context.WithTimeout(context.Background(), c.shutdown)
+				defer cancel()
+				err = e.m.Shutdown(ctx)
+			} else {
+				err = e.m.Close()
+			}
+			took := time.Since(start)
+			t.Logf("returned in %v: %v", took.Round(time.Millisecond), err)
+			if c.killed {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Less(t, took, c.shutdown+DefaultKillGrace+2*time.Second, "killed once the context ended")
+			} else {
+				require.NoError(t, err)
+			}
+			entry, err := r.Wait(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, history.StateCancelled, entry.State)
+			assert.Equal(t, "the host is shutting down", entry.Reason)
+			if c.tidied {
+				assert.Contains(t, entry.Output, "tidied up: the host is shutting down")
+			} else {
+				assert.NotContains(t, entry.Output, "tidied up")
+			}
+			assert.Equal(t, []history.State{history.StateCancelled}, e.terminalStates(r.ID()))
+		})
+	}
+}

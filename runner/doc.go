@@ -4,8 +4,9 @@
 // records every run.
 //
 //   - [New] creates a [Manager] from a [Config]; [Manager.Prepare] lays
-//     down the embedded SDK and caches its dependency; [Manager.Close]
-//     stops everything.
+//     down the embedded SDK and caches its dependency; [Manager.Shutdown]
+//     stops everything, giving scripts their grace, and [Manager.Close]
+//     at once.
 //   - [Manager.Start] begins a [Run]; [Run.Wait], [Run.Cancel] and the
 //     [Config.OnEvent] stream follow it ([Manager.Lookup] finds a live run
 //     by ID). [Run.SendEvent] (or [Manager.SendEvent]) delivers an event by
@@ -71,11 +72,13 @@
 //     own frames (never the SDK's or capnweb's), and browser errors reach
 //     the script in words it can act on, not Go's or the protocol's.
 //  6. The run ends by exiting, by [Run.Cancel] (the SDK's control stub gets
-//     cancel(reason) and context.signal aborts; after [Config.CancelGrace]
+//     cancel(reason) and context.signal aborts; the script's host calls
+//     under way fail with code cancelled; after [Config.CancelGrace]
 //     the group gets SIGTERM, then after [Config.KillGrace] SIGKILL), or by
 //     timing out (@timeout, or [Config.DefaultTimeout]; "@timeout none"
-//     never times out). [Manager.Close] and a revoked approval skip to
-//     SIGKILL. Once deno has exited, its output is read for at most
+//     never times out). [Manager.Shutdown] cancels every run so, and kills
+//     those still going when its context ends; [Manager.Close] and a
+//     revoked approval skip to SIGKILL. Once deno has exited, its output is read for at most
 //     KillGrace more, in case a process it started still holds it, and
 //     then whatever is left of its group is killed. So a cancel stops the
 //     process within CancelGrace + KillGrace (3 s by default), and the run

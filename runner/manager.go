@@ -459,15 +459,49 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 // forget drops an ended run from the live set.
 func (m *Manager) forget(id string) { m.runs.forget(id) }
 
-// Close cancels every run (without the protocol grace), waits for them
-// and closes the bridge and, if the manager opened it, the history. A run
-// waiting for consent is cancelled too: its prompt's context ends, and
-// Close does not wait for a Prompter that ignores it.
+// Close cancels every run at once (without the protocol grace), waits
+// for them and closes the bridge and, if the manager opened it, the
+// history. A run waiting for consent is cancelled too: its prompt's
+// context ends, and Close does not wait for a Prompter that ignores it.
+// Close is Shutdown with a context that has already ended.
 func (m *Manager) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return m.Shutdown(ctx)
+}
+
+// Shutdown ends the manager gracefully, as http.Server's Shutdown does:
+// no run starts after it is called; every run is cancelled as
+// [Run.Cancel] does, its script told at once (context.signal aborts, its
+// host calls under way fail with code cancelled) and given
+// [Config.CancelGrace] to end; once ctx ends, runs still going are killed
+// without it. Then it closes as Close does. A run ends within
+// CancelGrace + KillGrace of the cancel whatever its script does (see
+// [Run.Cancel]), so a ctx longer than that only bounds the tabs' release
+// and a Prompter that ignores its context. Shutdown returns ctx's error
+// when it had to kill runs, else the bridge's; only the first call of
+// Close or Shutdown does the work, and later ones wait for it.
+func (m *Manager) Shutdown(ctx context.Context) error {
 	runs, first := m.runs.closeAll()
 	if !first {
 		m.runs.wait()
 		return nil
+	}
+	var cut error
+	if ctx.Err() == nil {
+		for _, r := range runs {
+			r.Cancel("the host is shutting down")
+		}
+		ended := make(chan struct{})
+		go func() { // ends with the runs, at the latest after they are killed
+			m.runs.wait()
+			close(ended)
+		}()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			cut = ctx.Err()
+		}
 	}
 	for _, r := range runs {
 		r.kill("the host is shutting down")
@@ -481,6 +515,9 @@ func (m *Manager) Close() error {
 		m.log.Error("runner: a run's history entry could not be saved", "run", id)
 	}
 	m.closeHistory()
+	if cut != nil {
+		return fmt.Errorf("runner: shutting down: runs were killed: %w", cut)
+	}
 	return err
 }
 

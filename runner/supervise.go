@@ -94,20 +94,32 @@ func (s *supervisor) stop(ctx context.Context, reason string, now bool) {
 	<-s.c.exited()
 }
 
+// cutWait is how long the host calls under way wait for the script to
+// take the protocol cancel before they are cut short anyway: the cancel
+// goes first, so that context.signal has aborted when they fail, unless
+// the script is too busy to take it.
+const cutWait = 250 * time.Millisecond
+
 // cancelScript sends the protocol cancel, if the script's session is
-// attached, on a goroutine bounded by the grace and by ctx.
+// attached, on a goroutine bounded by the grace and by ctx; then it cuts
+// the script's host calls under way short (see Run.cutCalls).
 func (s *supervisor) cancelScript(ctx context.Context, reason string) {
 	s.r.mu.Lock()
 	sess := s.r.sess
 	s.r.mu.Unlock()
 	if sess == nil {
+		s.r.cutCalls()
 		return
 	}
+	cut := time.AfterFunc(min(cutWait, s.grace), s.r.cutCalls)
 	s.calls.Add(1)
 	go func() {
 		defer s.calls.Done()
 		ctx, cancel := context.WithTimeout(ctx, s.grace)
 		defer cancel()
 		sess.Main().CallMethod(ctx, "cancel", reason)
+		if cut.Stop() {
+			s.r.cutCalls()
+		}
 	}()
 }

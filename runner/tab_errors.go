@@ -50,8 +50,13 @@ func withTimeout(ctx context.Context, ms float64) (context.Context, context.Canc
 // passed, whatever the host answered, the script is told that the app did
 // not answer in time, with code timeout.
 func hostAnswer(ctx context.Context, api string, err error) error {
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return codeErr(errcode.Timeout, capnweb.NameError, "%s: the app did not answer in time", api)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return codeErr(errcode.Cancelled, capnweb.NameError, "%s: the call was cancelled: the run is ending", api)
 	}
 	return err
 }

@@ -102,7 +102,7 @@ func (h *hostCall) traced(c tabCall, err error) error {
 	h.on = c.tab
 	seq, code := h.record(err)
 	switch code {
-	case "", errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked:
+	case "", errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked, errcode.Cancelled:
 		return err // the page has nothing to say about these
 	}
 	if c.tab.Err() == nil && h.r.trace.ClaimFailure() {

@@ -81,6 +81,8 @@ export class StepTimeoutError extends Error {
  *   tab.setFiles was given a file outside its read= grants
  * - site_not_allowed: the tab's page is outside the script's sites= list
  * - timeout: the wait or action ran out of time
+ * - cancelled: the run is ending; the call was cut short (context.signal
+ *   has aborted)
  * - expectation_failed: what tab.expect checked did not come true in time
  *   (ExpectationError)
  * - navigation: the page failed to load, or navigated away mid-action
@@ -128,6 +130,7 @@ export type TabErrorCode =
   | "navigation_blocked"
   | "navigation"
   | "timeout"
+  | "cancelled"
   | "expectation_failed"
   | "closed"
   | "eval_error"

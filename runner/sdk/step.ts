@@ -174,6 +174,10 @@ export const step = {
    */
   async do<T>(name: string, fn: (a: StepAttempt) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
     checkName(name);
+    if (typeof fn !== "function") {
+      const swapped = typeof opts === "function" ? ": the options come after the function" : "";
+      throw invalid(`step.do("${name}", fn, opts): fn must be a function, got ${typeof fn}${swapped}`);
+    }
     knownKeys("step.do", "its options", opts, ["retries", "backoff", "delay", "maxDelay", "timeout"]);
     const retries = opts.retries ?? 0;
     if (!Number.isInteger(retries) || retries < 0) {

@@ -17,6 +17,15 @@ Deno.test("step.do retries until it succeeds, then journals the result", async (
   assertEquals(host.journal.map((e) => [e.name, e.kind, e.attempts, e.value]), [["flaky", "do", 3, { attempt: 3 }]]);
 });
 
+Deno.test("step.do with its options before its function is refused, not run as a step that cannot fail", async () => {
+  using host = installFakeHost();
+  const swapped = step.do as unknown as (name: string, opts: object, fn: () => number) => Promise<number>;
+  const e = await assertRejects(() => swapped("flaky", { retries: 5 }, () => 1));
+  assert(e instanceof TypeError && (e as { code?: string }).code === "invalid", String(e));
+  assert(e.message.includes("fn must be a function, got object: the options come after the function"), e.message);
+  assertEquals(host.journal.length, 0);
+});
+
 Deno.test("a step name used again in the run is refused, never answered with the first result", async () => {
   using host = installFakeHost();
   const invoices: Record<number, string> = { 1: "first", 2: "second", 3: "third" };
