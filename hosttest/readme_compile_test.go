@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/tranquil/automation/cdptabs"
 	"github.com/tranquil/automation/consent"
@@ -52,6 +53,7 @@ var dataDir, projectDir, denoPath = "data", "project", "deno"
 
 var _, _ = os.Interrupt, syscall.SIGTERM
 var _ = signal.NotifyContext
+var _ = time.Second
 `
 
 // TestReadmeEmbeddingSnippetCompiles builds the README's embedding snippet
@@ -67,6 +69,13 @@ func TestReadmeEmbeddingSnippetCompiles(t *testing.T) {
 	require.True(t, ok)
 	code, _, _ = strings.Cut(code, "```")
 	assert.Contains(t, code, "signal.NotifyContext(", "the snippet does not stop on Ctrl-C")
+	// Ctrl-C cancels the run and waits for it, and the manager shuts down
+	// with the scripts' grace: main does not exit 1 with "context canceled".
+	assert.Contains(t, code, "run.Cancel(", "Ctrl-C does not cancel the run")
+	assert.Contains(t, code, "m.Shutdown(", "the manager does not give scripts their grace")
+	for _, f := range []string{"State", "Reason", "Result", "FirstError", "Output", "ExitCode", "Start", "Duration", "Warnings", "Actions", "Permissions"} {
+		assert.Contains(t, code, "entry."+f, "the snippet names history.Entry's fields")
+	}
 
 	// The package goes into the module through an overlay, so nothing is
 	// written to the source tree.
