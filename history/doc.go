@@ -84,7 +84,7 @@
 // kept byte for byte, unless the entry is cut to fit Options.EntryCap.
 //
 // Capacity and MaxBytes evict only finished runs, oldest Start first. A run left live
-// (queued, starting, running) by a host that died stays live, and is never
+// (preparing, queued, starting, running) by a host that died stays live, and is never
 // evicted, until it is Put again: a runner should, when it starts, Put such
 // runs again in a terminal state.
 //

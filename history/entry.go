@@ -39,12 +39,17 @@ func (k Kind) valid() bool {
 	return true
 }
 
-// State is where a run is in its life. The first three are live; the rest
+// State is where a run is in its life. The first four are live; the rest
 // are terminal and final.
 type State string
 
 // States of a run.
 const (
+	// StatePreparing: started, and being read, approved (the consent
+	// prompt may be open) and checked, before it takes its place in line.
+	StatePreparing State = "preparing"
+	// StateQueued: ready, waiting for a slot; slots go in the order runs
+	// were started.
 	StateQueued    State = "queued"
 	StateStarting  State = "starting"
 	StateRunning   State = "running"
@@ -66,7 +71,7 @@ func (s State) Terminal() bool {
 
 func (s State) valid() bool {
 	switch s {
-	case StateQueued, StateStarting, StateRunning:
+	case StatePreparing, StateQueued, StateStarting, StateRunning:
 		return true
 	}
 	return s.Terminal()

@@ -44,8 +44,11 @@ func (p *blockingPrompter) Ask(ctx context.Context, _ consent.Request) (consent.
 // newPromptedMgr is newMgr with p as the consent prompter. p answers its
 // prompts when the test ends, before the manager is closed, so that a
 // failing test ends rather than hangs.
-func newPromptedMgr(t *testing.T, p *blockingPrompter) *mgrEnv {
+func newPromptedMgr(t *testing.T, p *blockingPrompter, mods ...func(*Config)) *mgrEnv {
 	e := newMgr(t, func(c *Config) {
+		for _, mod := range mods {
+			mod(c)
+		}
 		store, err := consent.OpenStore(c.DataDir+"/consent-blocking.json", consent.StoreOptions{})
 		require.NoError(t, err)
 		c.Gate = consent.NewGate(store, p)

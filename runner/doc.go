@@ -50,8 +50,11 @@
 //     changed cache entry fails the run; Prepare caches them. Anything
 //     else refuses the run at Plan ([ErrRemoteImport]) with what to do
 //     instead, never later at run time.
-//  4. The run waits for a slot (at most [Config.MaxConcurrent] execute at
-//     once; the rest queue in FIFO order), gets a one-time bridge token,
+//  4. Until here the run is preparing; now it is queued, and waits for a
+//     slot (at most [Config.MaxConcurrent] execute at once; slots go to
+//     the queued runs in the order they were started, so a run slow to
+//     get ready keeps its turn and one still preparing holds no one back),
+//     gets a one-time bridge token,
 //     and deno starts with the flags permissions.Flags computes, in its own
 //     process group (with a parent-death signal on Linux), with an
 //     environment built from scratch: the TRANQUIL_* variables, DENO_DIR

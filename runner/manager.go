@@ -132,8 +132,8 @@ type Config struct {
 	// host and the browser no more than this rate. Zero means
 	// DefaultCheckRate (100); negative means none.
 	CheckRate int
-	// MaxConcurrent bounds runs executing at once; more wait in a FIFO
-	// queue. Zero means DefaultMaxConcurrent (4). The bridge takes a
+	// MaxConcurrent bounds runs executing at once; more wait in line,
+	// and take the slots that free in the order they were started. Zero means DefaultMaxConcurrent (4). The bridge takes a
 	// session for each.
 	MaxConcurrent int
 	// MaxBackgroundTabs bounds background tabs open at once across all
@@ -397,10 +397,10 @@ func (m *Manager) History() *history.Store { return m.hist }
 // Gate returns the consent gate.
 func (m *Manager) Gate() *consent.Gate { return m.gate }
 
-// Runs returns the live runs (queued or executing).
+// Runs returns the live runs (preparing, queued or executing).
 func (m *Manager) Runs() []*Run { return m.runs.list() }
 
-// Lookup returns the live (queued or executing) run with this ID; an
+// Lookup returns the live (preparing, queued or executing) run with this ID; an
 // ended run is in the history instead.
 func (m *Manager) Lookup(id string) (*Run, bool) { return m.runs.lookup(id) }
 
@@ -449,8 +449,8 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		req.TriggerPayload = slices.Clone(req.TriggerPayload)
 	}
 	r := newRun(m, uuid.NewString(), req)
-	queued := func() { r.setState(history.StateQueued, "") }
-	if err := m.runs.start(context.WithoutCancel(ctx), r, queued, r.execute); err != nil {
+	preparing := func() { r.setState(history.StatePreparing, "") }
+	if err := m.runs.start(context.WithoutCancel(ctx), r, preparing, r.execute); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -1,25 +1,39 @@
 package runner
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
-// fifo is a counting semaphore that admits waiters strictly in arrival
-// order, so a run queued first starts first.
-type fifo struct {
+// startLine is a counting semaphore over the runs' slots that admits the
+// runs waiting in the order they were started (their seq, from Start),
+// not the order they came to wait: runs are ready to wait (read,
+// approved, their modules checked) in whatever order those steps end, and
+// a run slow to get ready must not lose its turn to one started after it
+// that was quicker. A run not yet waiting holds nobody back.
+type startLine struct {
 	mu      sync.Mutex
 	free    int
-	waiters []chan struct{}
+	waiters []place // by seq
 }
 
-func (q *fifo) init(n int) { q.free = n }
-
-// acquire waits for a slot; it returns false if cancel closes first.
-func (q *fifo) acquire(cancel <-chan struct{}) bool {
-	return q.wait(q.enter(), cancel)
+// place is a run's place in line: closed when it gets its slot.
+type place struct {
+	seq uint64
+	ch  chan struct{}
 }
 
-// enter takes a place in line and returns the channel that is closed when
+func (q *startLine) init(n int) { q.free = n }
+
+// acquire waits for a slot for the run started seq-th; it returns false
+// if cancel closes first.
+func (q *startLine) acquire(seq uint64, cancel <-chan struct{}) bool {
+	return q.wait(q.enter(seq), cancel)
+}
+
+// enter takes the run's place in line and returns the channel closed when
 // the place gets a slot (at once, if one is free and nobody waits).
-func (q *fifo) enter() chan struct{} {
+func (q *startLine) enter(seq uint64) chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ch := make(chan struct{})
@@ -28,13 +42,22 @@ func (q *fifo) enter() chan struct{} {
 		close(ch)
 		return ch
 	}
-	q.waiters = append(q.waiters, ch)
+	i, _ := slices.BinarySearchFunc(q.waiters, seq, func(p place, s uint64) int {
+		switch {
+		case p.seq < s:
+			return -1
+		case p.seq > s:
+			return 1
+		}
+		return 0
+	})
+	q.waiters = slices.Insert(q.waiters, i, place{seq: seq, ch: ch})
 	return ch
 }
 
 // wait waits for the place ch to get its slot; it returns false, giving up
 // the place, if cancel closes first.
-func (q *fifo) wait(ch chan struct{}, cancel <-chan struct{}) bool {
+func (q *startLine) wait(ch chan struct{}, cancel <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
@@ -47,8 +70,8 @@ func (q *fifo) wait(ch chan struct{}, cancel <-chan struct{}) bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		for i, w := range q.waiters {
-			if w == ch {
-				q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			if w.ch == ch {
+				q.waiters = slices.Delete(q.waiters, i, i+1)
 				return false
 			}
 		}
@@ -58,24 +81,24 @@ func (q *fifo) wait(ch chan struct{}, cancel <-chan struct{}) bool {
 	}
 }
 
-func (q *fifo) release() {
+func (q *startLine) release() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.releaseLocked()
 }
 
-func (q *fifo) releaseLocked() {
+func (q *startLine) releaseLocked() {
 	if len(q.waiters) > 0 {
 		w := q.waiters[0]
 		q.waiters = q.waiters[1:]
-		close(w)
+		close(w.ch)
 		return
 	}
 	q.free++
 }
 
 // queued reports how many runs wait for a slot.
-func (q *fifo) queued() int {
+func (q *startLine) queued() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.waiters)

@@ -192,6 +192,7 @@ type runStop struct {
 	cancelWhy    string
 	overLimitWhy string      // the limit_exceeded reason of a run that went past a limit (costs.go)
 	checks       *checkPacer // the turns of its waiting calls' checks (costs.go)
+	seq          uint64      // its place in the order of starts (runTable.start)
 }
 
 func newRun(m *Manager, id string, req Request) *Run {
@@ -423,8 +424,10 @@ func (r *Run) execute(ctx context.Context) {
 		return
 	}
 
-	// Wait for a slot, unless cancelled first.
-	if !r.m.runs.queue.acquire(r.cancelCh) {
+	// Wait for a slot, unless cancelled first: in line by the order of
+	// starts, now that the run is ready to go.
+	r.setState(history.StateQueued, "")
+	if !r.m.runs.queue.acquire(r.seq, r.cancelCh) {
 		r.finish(history.StateCancelled, r.cancelReason())
 		return
 	}

@@ -5,21 +5,22 @@ import (
 	"sync"
 )
 
-// runTable is the Manager's live runs: the queued and executing ones by
-// ID, the FIFO queue that bounds how many execute at once, and the
-// goroutine each run proceeds on.
+// runTable is the Manager's live runs: the preparing, queued and
+// executing ones by ID, the line that bounds how many execute at once (in
+// the order they were started), and the goroutine each run proceeds on.
 //
 // It owns one goroutine per run, started by start; the goroutine returns
 // when the run has ended (it ends by itself, or close cancels it through
 // the caller, who kills what closeAll returns), and wait waits for all of
 // them.
 type runTable struct {
-	queue fifo // the runs executing at once, MaxConcurrent; see Run.execute
+	queue startLine // the runs executing at once, MaxConcurrent; see Run.execute
 
-	mu     sync.Mutex
-	closed bool
-	runs   map[string]*Run
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool
+	started uint64 // runs started so far: the next one's place in line
+	runs    map[string]*Run
+	wg      sync.WaitGroup
 }
 
 func (t *runTable) init(maxConcurrent int) {
@@ -27,18 +28,21 @@ func (t *runTable) init(maxConcurrent int) {
 	t.runs = map[string]*Run{}
 }
 
-// start records r, calls queued, then runs fn(ctx) for r on a goroutine
-// of its own. It is ErrClosed, and calls nothing, after closeAll.
-func (t *runTable) start(ctx context.Context, r *Run, queued func(), fn func(context.Context)) error {
+// start records r and its place in the order of starts (r.seq), calls
+// begun, then runs fn(ctx) for r on a goroutine of its own. It is
+// ErrClosed, and calls nothing, after closeAll.
+func (t *runTable) start(ctx context.Context, r *Run, begun func(), fn func(context.Context)) error {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		return ErrClosed
 	}
+	t.started++
+	r.seq = t.started
 	t.runs[r.id] = r
 	t.wg.Add(1)
 	t.mu.Unlock()
-	queued()
+	begun()
 	go func() {
 		defer t.wg.Done()
 		fn(ctx)
