@@ -107,7 +107,7 @@ func (c *graphCache) check(ctx context.Context, m *Manager, sdk SDKPaths, h *per
 // checkImports refuses the first module names a run could not load (see
 // ErrRemoteImport), with the way out; jsr: modules it would load from the
 // cache are checked there, all at once.
-func (m *Manager) checkImports(ctx context.Context, sdk SDKPaths, h *permissions.Header, names []string) error {
+func (m *Manager) checkImports(ctx context.Context, sdk SDKPaths, h *permissions.Header, names []importRef) error {
 	if len(names) == 0 {
 		return nil
 	}
@@ -128,12 +128,12 @@ func (m *Manager) checkImports(ctx context.Context, sdk SDKPaths, h *permissions
 	}
 	var cached []string
 	for _, n := range names {
-		why, probe := t.refusal(n)
+		why, probe := t.refusal(n.spec)
 		if why != "" {
-			return fmt.Errorf("%w: %s", ErrRemoteImport, why)
+			return fmt.Errorf("%w: %s%s", ErrRemoteImport, n.where(), why)
 		}
 		if probe {
-			cached = append(cached, n)
+			cached = append(cached, n.spec)
 		}
 	}
 	if len(cached) > 0 {
@@ -142,6 +142,28 @@ func (m *Manager) checkImports(ctx context.Context, sdk SDKPaths, h *permissions
 		return m.probeCached(ctx, sdk, cached)
 	}
 	return nil
+}
+
+// importRef is a module the graph names that is not a local file: its
+// specifier resolved through the SDK's import map, and the first import
+// of it, as written and where (the importing file and its line, from 1;
+// none for a module deno reports without a referrer).
+type importRef struct {
+	spec, written, file string
+	line                int
+}
+
+// where says how the script imported the module, for a refusal: the import
+// as written, when the import map changed it, and its file and line.
+func (r importRef) where() string {
+	var b strings.Builder
+	if r.written != "" && r.written != r.spec {
+		fmt.Fprintf(&b, "import %q, ", r.written)
+	}
+	if r.file != "" {
+		fmt.Fprintf(&b, "line %d of %s: ", r.line, r.file)
+	}
+	return b.String()
 }
 
 // importTable decides which module specifiers (resolved through the SDK's
@@ -178,6 +200,10 @@ func (t importTable) refusal(spec string) (why string, probe bool) {
 		name, version := "", ""
 		if m := jsrSpecRe.FindStringSubmatch(spec); m != nil {
 			name, version = m[1], m[2]
+		}
+		if len(t.std) == 0 && strings.HasPrefix(name, "@std/") && !t.hosts {
+			return spec + " cannot be loaded: this app names no JSR registry, so its scripts have no @std packages; " +
+				"the app's host sets one (runner.Config.JSR; the example host's --jsr URL), or " + t.instead(), false
 		}
 		if i := slices.IndexFunc(t.std, func(p stdPin) bool { return p.Name == name }); i >= 0 {
 			if version == t.std[i].Version || t.hosts {
@@ -265,7 +291,7 @@ func allowedModule(file, entry, sdkDir string, reads []permissions.Path) error {
 // included), resolved through the SDK's import map: jsr:, npm:, http(s):,
 // node:, data:, blob: … specifiers, and as written, the bare names the
 // map does not resolve.
-func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (files, names []string, err error) {
+func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (files []string, names []importRef, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	env, done, err := m.scratchEnv() // what deno keeps of the script's modules is not kept
@@ -294,6 +320,11 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 	type resolved struct {
 		Specifier string `json:"specifier"`
 		Error     string `json:"error"`
+		Span      struct {
+			Start struct {
+				Line int `json:"line"` // from 0
+			} `json:"start"`
+		} `json:"span"`
 	}
 	var info struct {
 		Modules []struct {
@@ -309,11 +340,31 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 	if err := json.Unmarshal(out, &info); err != nil {
 		return nil, nil, fmt.Errorf("runner: reading the script's imports: %w", err)
 	}
+	// The first import of each module, as written and where.
+	firstImport := map[string]importRef{}
 	seen := map[string]bool{}
 	name := func(s string) {
 		if !seen[s] {
 			seen[s] = true
-			names = append(names, s)
+			ref := firstImport[s]
+			ref.spec = s
+			names = append(names, ref)
+		}
+	}
+	for _, mod := range info.Modules {
+		for _, d := range mod.Dependencies {
+			for _, r := range []*resolved{d.Code, d.Type} {
+				if r == nil {
+					continue
+				}
+				key := r.Specifier
+				if key == "" {
+					key = d.Specifier // a name the import map does not resolve
+				}
+				if _, ok := firstImport[key]; !ok {
+					firstImport[key] = importRef{written: d.Specifier, file: referrerName(mod.Specifier), line: r.Span.Start.Line + 1}
+				}
+			}
 		}
 	}
 	for _, mod := range info.Modules {
@@ -339,6 +390,17 @@ func moduleFiles(ctx context.Context, m *Manager, sdk SDKPaths, entry string) (f
 		files = append(files, p)
 	}
 	return files, names, nil
+}
+
+// referrerName is how a refusal names an importing module: a local file by
+// its base name, anything else by its specifier.
+func referrerName(spec string) string {
+	if strings.HasPrefix(spec, "file:") {
+		if p, err := filePath(spec); err == nil {
+			return filepath.Base(p)
+		}
+	}
+	return spec
 }
 
 // fileURL is the file: URL of the absolute path p: file:///C:/a/b.ts for

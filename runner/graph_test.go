@@ -208,3 +208,23 @@ func TestFileURLOfThisSystemsPaths(t *testing.T) {
 		assert.Equal(t, p, back)
 	}
 }
+
+// An @std import in an app that names no registry is refused naming the
+// import as the author wrote it, its line, and what the host must set; an
+// import the map does not change is named with its line alone.
+func TestStdRefusalNamesTheImportAsWrittenAndWhatTheHostSets(t *testing.T) {
+	e := newMgr(t, nil)
+	p := e.script(t, "report.ts", "// @permissions none\nimport { context } from \"tranquil/automation\";\nimport { parse } from \"@std/csv\";\nawait context.result(parse(\"a,b\"));\n")
+	plan, err := e.m.Plan(context.Background(), Request{Script: p})
+	require.NoError(t, err)
+	require.ErrorIs(t, plan.Refused, ErrRemoteImport)
+	msg := plan.Refused.Error()
+	t.Log(msg)
+	assert.Contains(t, msg, `import "@std/csv", line 3 of report.ts: jsr:@std/csv@`+pinOf(t, "@std/csv")+` cannot be loaded: this app names no JSR registry, so its scripts have no @std packages; the app's host sets one (runner.Config.JSR; the example host's --jsr URL)`)
+
+	p = e.script(t, "pad.ts", "// @permissions none\n\nimport leftPad from \"npm:left-pad@1\";\n")
+	plan, err = e.m.Plan(context.Background(), Request{Script: p})
+	require.NoError(t, err)
+	assert.Contains(t, plan.Refused.Error(), "line 3 of pad.ts: npm:left-pad@1 cannot be loaded")
+	assert.NotContains(t, plan.Refused.Error(), `import "npm:left-pad@1"`, "written as it resolves: not named twice")
+}

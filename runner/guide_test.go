@@ -366,7 +366,7 @@ await tab.fill({ label: "Elsewhere" }, "x");
 
 	sec := guideSection(t, "## 4. Errors")
 	blocks := regexp.MustCompile("(?s)\n```\n(error: .*?)\n```").FindAllStringSubmatch(sec, -1)
-	require.Len(t, blocks, 1, "the Errors section shows one printed error")
+	require.NotEmpty(t, blocks, "the Errors section shows a printed error, a browser call's first")
 	var f firstError
 	for _, l := range strings.Split(blocks[0][1], "\n") {
 		f.see(l)

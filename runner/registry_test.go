@@ -402,7 +402,7 @@ func TestStdModulesWithoutARegistry(t *testing.T) {
 	plan, err := e.m.Plan(context.Background(), Request{Script: p})
 	require.NoError(t, err)
 	require.ErrorIs(t, plan.Refused, ErrRemoteImport)
-	assert.Contains(t, plan.Refused.Error(), "no remote code")
+	assert.Contains(t, plan.Refused.Error(), "this app names no JSR registry, so its scripts have no @std packages")
 }
 
 func TestJSRConfigIsChecked(t *testing.T) {

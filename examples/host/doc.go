@@ -22,7 +22,10 @@
 // Every subcommand takes --data DIR, the data directory (default: the user
 // config directory's tranquil-automation folder). It holds the SDK, deno's
 // module cache (unless DENO_DIR is set), the run history, the approvals and,
-// beside them, the output mirrors.
+// beside them, the output mirrors. Every subcommand also takes --jsr URL, the
+// JSR registry (such as https://jsr.io/) the SDK's @std packages are cached
+// from at their pinned versions; without it scripts have no @std, and a
+// script that imports one is refused, saying so.
 //
 // plan asks the run manager (runner.Manager.Plan) for the exact deno command
 // line, the approval state and the module-graph check, so a script that

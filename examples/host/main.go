@@ -34,6 +34,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	data           string
+	jsr            string // the --jsr registry: runner.Config.JSR
 }
 
 var commands = map[string]func(*app, context.Context, []string) int{
@@ -144,6 +145,7 @@ func (a *app) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
 	fs.StringVar(&a.data, "data", a.data, "the data directory")
+	fs.StringVar(&a.jsr, "jsr", a.jsr, "the JSR registry scripts' @std imports load from, as https://jsr.io/ (none: scripts have no @std)")
 	return fs
 }
 

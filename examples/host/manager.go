@@ -73,6 +73,7 @@ func (a *app) newManager(o managerOptions) (*runner.Manager, *mirror.Store, erro
 		OnEvent:   o.onEvent,
 
 		AllowLocalSites: o.allowLocal,
+		JSR:             a.jsr,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -91,6 +91,18 @@ func TestCommandsWithoutABrowser(t *testing.T) {
 	assert.Equal(t, exitRefused, r.code)
 	assert.Contains(t, r.stdout, bad+":1:17: unknown key")
 
+	// No @std without a registry, and the refusal says how the host names
+	// one; --jsr names it (here a closed loopback port, which the
+	// manager then reports it cannot reach).
+	std := write("std.ts", "// @permissions none\nimport { parse } from \"@std/csv\";\nconsole.log(parse(\"a\"));\n")
+	r = e.host(t, "", "plan", std)
+	assert.Equal(t, exitRefused, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, `import "@std/csv", line 2 of std.ts:`)
+	assert.Contains(t, r.stdout, "this app names no JSR registry, so its scripts have no @std packages; the app's host sets one (runner.Config.JSR; the example host's --jsr URL)")
+	r = e.host(t, "", "plan", "--jsr", "http://127.0.0.1:1/", std)
+	assert.NotEqual(t, exitOK, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout+r.stderr, "http://127.0.0.1:1/", "the registry --jsr names is the one asked")
+
 	r = e.host(t, "", "doctor", "--json")
 	var doc struct {
 		Deno, DenoVersion string

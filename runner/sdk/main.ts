@@ -25,7 +25,7 @@ import { RpcSession, RpcTarget } from "capnweb";
 import "./mod.ts";
 import { NotGrantedError, scriptFrames, setSourceOf, siteOf, TabError } from "./errors.ts";
 import { type HostMain, IMPLEMENTED, install, Runtime } from "./runtime.ts";
-import { toFileUrl } from "./path.ts";
+import { cleanPath, isAbsolute, pathContains, toFileUrl } from "./path.ts";
 import { CloseCode, connect } from "./transport.ts";
 import { SDK_VERSION } from "./version.ts";
 
@@ -54,6 +54,44 @@ function env(name: string): string {
  * payload has been read, so a cancel or an event that arrives in between
  * waits here for it.
  */
+/**
+ * permissionWords rewrites deno's refusal ("Requires write access to
+ * "/…/out/a.txt", run again with the --allow-write flag"), which names a
+ * flag the author cannot pass, as the @permissions key that grants it,
+ * with deno's words after.
+ */
+function permissionWords(message: string): string {
+  const m = /^Requires (\w+) access to (?:"(.*?)"|(\S+?)),? run again with the --allow-\w+ flag/.exec(message);
+  if (!m) return message;
+  const [, kind] = m;
+  let what = m[2] ?? m[3];
+  const deno = `(deno: ${message})`;
+  switch (kind) {
+    case "read":
+    case "write": {
+      // A relative path is already the script folder's: runs start there.
+      if (isAbsolute(what)) {
+        const abs = cleanPath(what);
+        const dir = cleanPath(scriptDir);
+        if (pathContains(dir, abs) && abs !== dir) what = abs.slice(dir.length + 1).replaceAll("\\", "/");
+        else what = abs;
+      }
+      break;
+    }
+    case "net":
+    case "import":
+    case "env":
+    case "run":
+      break;
+    default:
+      return `${kind} access to ${what} is not granted, and no @permissions key grants it ${deno}`;
+  }
+  return `${kind} access to ${what} is not granted: add ${kind}=${what} to the script's // @permissions line ${deno}`;
+}
+
+/** The host calls the script was waiting for when the run was cancelled. */
+let waitingAtCancel: { api: string; stack: string }[] | undefined;
+
 class Control extends RpcTarget {
   #rt: Runtime | undefined;
   #early: ((rt: Runtime) => void)[] = [];
@@ -65,9 +103,16 @@ class Control extends RpcTarget {
     if (this.#rt) f(this.#rt);
     else this.#early.push(f);
   }
-  /** cancel aborts context.signal with a CancelledError carrying reason. */
+  /**
+   * cancel aborts context.signal with a CancelledError carrying reason,
+   * and notes the host calls the script was waiting for then: the host
+   * cuts them short next, and a run that ends so says what it waited for.
+   */
   cancel(reason: string): void {
-    this.#with((rt) => rt.cancel(String(reason ?? "")));
+    this.#with((rt) => {
+      waitingAtCancel ??= rt.inflight();
+      rt.cancel(String(reason ?? ""));
+    });
   }
   /** event delivers an event to step.waitForEvent. */
   event(type: string, payload?: unknown): void {
@@ -194,13 +239,15 @@ async function finish(): Promise<never> {
  */
 function report(e: unknown): never {
   if (rt.signal.aborted) {
-    console.error(`tranquil: cancelled: ${(rt.signal.reason as Error)?.message ?? "the run was cancelled"}`);
+    const why = (rt.signal.reason as Error)?.message ?? "the run was cancelled";
+    console.error(`tranquil: cancelled: ${why}${waitingWords(waitingAtCancel ?? rt.inflight())}`);
     warnCutOff();
     realExit(1);
   }
   const err = e instanceof Error ? e : undefined;
   const code = typeof (e as { code?: unknown })?.code === "string" ? ` (${(e as { code: string }).code})` : "";
   let message = err ? err.message : typeof e === "string" ? e : Deno.inspect(e, { colors: false });
+  if (err && (err.name === "NotCapable" || err.name === "PermissionDenied")) message = permissionWords(message);
   const frames = scriptFrames(err?.stack ?? "");
   // The frame below says where already.
   const site = siteOf(err);
@@ -218,6 +265,21 @@ function report(e: unknown): never {
   }
   warnCutOff();
   realExit(1);
+}
+
+/**
+ * waitingWords says which host calls, at which lines of the script, a
+ * cancelled script was waiting for: ", while waiting for tab.expect (at
+ * file:///…/job.ts:12:9)", the first three and how many more.
+ */
+function waitingWords(calls: { api: string; stack: string }[]): string {
+  if (calls.length === 0) return "";
+  const named = calls.slice(0, 3).map((c) => {
+    const at = scriptFrames(c.stack).find((f) => f.includes(sourceUrl));
+    return at ? `${c.api} (${at})` : c.api;
+  });
+  const more = calls.length > 3 ? ` and ${calls.length - 3} more` : "";
+  return `, while waiting for ${named.join(", ")}${more}`;
 }
 
 /**

@@ -1145,6 +1145,9 @@ export function importRefusal(
     case "jsr": {
       const m = /^jsr:\/?(@[^/@]+\/[^/@]+)(?:@([^/]*))?(\/.*)?$/.exec(specifier);
       const pin = std.find((p) => p.name === m?.[1]);
+      if (std.length === 0 && m?.[1]?.startsWith("@std/") && imports.length === 0) {
+        return `${specifier} cannot be loaded: this app names no JSR registry, so its scripts have no @std packages; the app's host sets one (runner.Config.JSR; the example host's --jsr URL), or ${instead}`;
+      }
       if (pin !== undefined) {
         if (m?.[2] === pin.version || imports.length > 0) return undefined;
         return `${specifier} cannot be loaded: this app ships ${pin.name} ${pin.version} only; import it by its short name ("${pin.name}" or "${pin.name}/…")`;

@@ -222,7 +222,9 @@ Deno.test("the fake host refuses remote imports a run without import= could not 
   })();
   assert(e instanceof RemoteImportError && e.code === "refused", String(e));
   assert(
-    e.message.includes("jsr:@std/assert@1.0.10 cannot be loaded, since this app gives runs no remote code"),
+    e.message.includes(
+      "jsr:@std/assert@1.0.10 cannot be loaded: this app names no JSR registry, so its scripts have no @std packages",
+    ),
     e.message,
   );
 });
