@@ -317,12 +317,71 @@
   const lost = () => fail("stale_ref", "the page changed while the target was looked up; try again");
 
   // inside keeps the elements strictly inside an element of the scope set
-  // (through open shadow roots); no scope keeps them all.
-  function inside(els, scope) {
+  // (through open shadow roots), or with self, also the scope elements
+  // themselves; no scope keeps them all.
+  function inside(els, scope, self) {
     if (!scope) return els;
     const scopes = sets.get(scope);
     if (!scopes) return null;
-    return els.filter((e) => scopes.some((s) => s !== e && containsDeep(s, e)));
+    return els.filter((e) => scopes.some((s) => (self || s !== e) && containsDeep(s, e)));
+  }
+
+  // under reports whether e of set els counts as inside r of the set
+  // named root: as the lookup that made els found it there (a selector's
+  // match under one scope element, an nth's pick in one element), or when
+  // els was made otherwise, by where it is. A text match counts in
+  // itself, as Playwright's getByText takes the element it is chained on.
+  function under(els, e, r, root) {
+    if (els.under && els.scope === root) return els.under.get(e).has(r);
+    return (els.self || e !== r) && containsDeep(r, e);
+  }
+
+  // splitList splits a selector list at its top-level commas.
+  function splitList(sel) {
+    const parts = [];
+    let depth = 0, quote = "", start = 0;
+    for (let i = 0; i < sel.length; i++) {
+      const c = sel[i];
+      if (quote) { if (c === "\\") i++; else if (c === quote) quote = ""; continue; }
+      if (c === "\\") i++;
+      else if (c === '"' || c === "'") quote = c;
+      else if (c === "(" || c === "[") depth++;
+      else if (c === ")" || c === "]") depth--;
+      else if (c === "," && depth === 0) { parts.push(sel.slice(start, i)); start = i + 1; }
+    }
+    parts.push(sel.slice(start));
+    return parts;
+  }
+
+  // scopedSelectorSet is a selector's matches inside each element of the
+  // scope set, the whole selector matched inside it, as Playwright chains
+  // locator(css): "div > span" inside a div finds the spans of the divs
+  // within it, never its own. A shadow tree inside the scope is matched
+  // on its own, as everywhere. The set records which scope elements each
+  // match was found under.
+  function scopedSelectorSet(sel, scope) {
+    const scopes = sets.get(scope);
+    if (!scopes) return lost();
+    const found = new Map();
+    try {
+      const parts = splitList(sel).map((p) => ":scope " + p.trim());
+      for (const s of scopes) {
+        const own = new Set();
+        for (const p of parts) for (const e of s.querySelectorAll(p)) own.add(e);
+        const tree = s.getRootNode();
+        for (const e of deepAll(sel, s)) {
+          if (e === s || (e.getRootNode() === tree && !own.has(e))) continue;
+          if (!found.has(e)) found.set(e, new Set());
+          found.get(e).add(s);
+        }
+      }
+    } catch (e) {
+      return fail("bad_target", "invalid selector: " + e.message);
+    }
+    const els = order(Array.from(found.keys()));
+    els.under = found;
+    els.scope = scope;
+    return keep(els);
   }
 
   // order sorts elements the way deepAll lists them: document order, a
@@ -352,10 +411,14 @@
 
   // findSet is find's matches inside scope, kept.
   function findSet(target, scope) {
+    if (scope && target && typeof target.selector === "string") return scopedSelectorSet(target.selector, scope);
     const { els, error } = find(target);
     if (error) return error;
-    const kept = inside(els, scope);
-    return kept ? keep(kept) : lost();
+    const text = typeof target.text === "string";
+    const kept = inside(els, scope, text);
+    if (!kept) return lost();
+    kept.self = text;
+    return keep(kept);
   }
 
   // adoptSet keeps elements found elsewhere (the accessibility tree), in
@@ -401,7 +464,7 @@
     if (has) {
       const inner = sets.get(has);
       if (!inner) return lost();
-      els = els.filter((e) => inner.some((i) => i !== e && containsDeep(e, i)));
+      els = els.filter((e) => inner.some((i) => under(inner, i, e, set)));
     }
     const kept = keep(els);
     if (els.length === 0 && before.length <= 3) kept.near = before.map(describe);
@@ -423,15 +486,22 @@
     }
     const roots = sets.get(root);
     if (!roots) return lost();
-    const picked = new Set();
+    // Each pick counts as inside the root element it was picked in only.
+    const picked = new Map();
     let most = 0;
     for (const r of roots) {
-      const inner = els.filter((e) => e !== r && containsDeep(r, e));
+      const inner = els.filter((e) => under(els, e, r, root));
       most = Math.max(most, inner.length);
       const e = at(inner);
-      if (e) picked.add(e);
+      if (e) {
+        if (!picked.has(e)) picked.set(e, new Set());
+        picked.get(e).add(r);
+      }
     }
-    return Object.assign(keep(els.filter((e) => picked.has(e))), { of: most });
+    const kept = els.filter((e) => picked.has(e));
+    kept.under = picked;
+    kept.scope = root;
+    return Object.assign(keep(kept), { of: most });
   }
 
   // setElements hands a set to the caller as an array of elements.

@@ -462,11 +462,11 @@ func (lk *lookup) ax(ctx context.Context, loc Locator, scope string, final bool)
 	total := 0
 	done := false
 	if scope != "" && lk.fr == "" {
-		roots, err := lk.elements(ctx, scope)
+		roots, hosts, err := lk.elements(ctx, scope)
 		if err != nil {
 			return found{}, err
 		}
-		if len(roots) <= axScopeLimit {
+		if !hosts && len(roots) <= axScopeLimit {
 			nodes, err := lk.queryUnder(ctx, roots, roles)
 			if err != nil {
 				return found{}, err
@@ -565,29 +565,36 @@ func (lk *lookup) adopt(ctx context.Context, objs []runtime.RemoteObjectID, opts
 	return res.found, nil
 }
 
-// elements returns a set's elements as objects of the world.
-func (lk *lookup) elements(ctx context.Context, set string) ([]runtime.RemoteObjectID, error) {
+// elements returns a set's elements as objects of the world; hosts is
+// set, and no element returned, when one of them is a shadow host.
+func (lk *lookup) elements(ctx context.Context, set string) (els []runtime.RemoteObjectID, hosts bool, err error) {
 	cargs, err := callArgs([]any{formsHash, set})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r, err := lk.c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(setElementsFn).
 		SetExecutionContextID(runtime.ExecutionContextID(lk.world)).SetArguments(cargs).SetObjectGroup(lk.group))
 	if err != nil {
 		if contextGone(err) {
-			return nil, &LocatorError{Code: errcode.StaleRef, Target: lk.desc, Message: "the page navigated while the target was looked up; try again"}
+			return nil, false, &LocatorError{Code: errcode.StaleRef, Target: lk.desc, Message: "the page navigated while the target was looked up; try again"}
 		}
-		return nil, lk.fm.p.fail(err)
+		return nil, false, lk.fm.p.fail(err)
 	}
 	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
-		return nil, nil
+		return nil, string(r.Result.Value) == `"hosts"`, nil
 	}
-	return lk.fm.nodeObjects(ctx, lk.c, *r.Result.ObjectID)
+	els, err = lk.fm.nodeObjects(ctx, lk.c, *r.Result.ObjectID)
+	return els, false, err
 }
 
-// setElementsFn returns a set of the runtime the document holds.
+// setElementsFn returns a set of the runtime the document holds, or
+// "hosts" when one of them is a shadow host: the tree's query of a host
+// leaves out the host's own shadow tree, so such a scope is looked up in
+// the whole tree.
 const setElementsFn = `function (hash, set) {
-  return globalThis.__tqForms && globalThis.__tqFormsHash === hash ? globalThis.__tqForms.setElements(set) : [];
+  if (!globalThis.__tqForms || globalThis.__tqFormsHash !== hash) return [];
+  const els = globalThis.__tqForms.setElements(set);
+  return els.some((e) => e.shadowRoot) ? "hosts" : els;
 }`
 
 // nodeObjects lists the elements of an array object.

@@ -83,7 +83,8 @@ func (fm *forms) IsVisible(ctx context.Context, loc Locator) (bool, error) {
 // Count returns how many elements loc matches, hidden and disabled ones
 // included, over every frame Resolve searches: the matches Resolve picks
 // from, found the same way, so a count of one is a target Resolve takes
-// and [Locator.Nth] below the count picks a match.
+// and [Locator.Nth] below the count picks a match. A target with its own
+// Nth counts 1 when the Nth falls among its matches, else 0.
 func (fm *forms) Count(ctx context.Context, loc Locator) (int, error) {
 	if err := loc.validate(); err != nil {
 		return 0, err
@@ -119,7 +120,24 @@ func (fm *forms) count(ctx context.Context, loc Locator) (int, error) {
 		}
 		total += n
 	}
-	return total, nil
+	return nthCount(loc.Nth, total), nil
+}
+
+// nthCount is how many of total matches a target's own nth names: one
+// when it falls among them, none past them, as Playwright's
+// locator.nth(i).count() answers; without an nth, all of them.
+func nthCount(nth *int, total int) int {
+	if nth == nil {
+		return total
+	}
+	k := *nth
+	if k < 0 {
+		k += total
+	}
+	if k >= 0 && k < total {
+		return 1
+	}
+	return 0
 }
 
 // reader runs one reader as a page action.
