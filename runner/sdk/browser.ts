@@ -899,7 +899,12 @@ export class Tab implements AsyncDisposable {
     return await hostCall<boolean>("tab", "visible", api, this.id, this.id, checkTarget(api, target));
   }
 
-  /** count returns how many elements the target matches, hidden ones included. It answers at once, without waiting. */
+  /**
+   * count returns how many elements the target matches, hidden ones
+   * included; a target with its own nth counts 1 when the nth falls among
+   * its matches, else 0 (as Playwright's locator.nth(i).count()). It
+   * answers at once, without waiting.
+   */
   async count(target: Target): Promise<number> {
     const api = "tab.count";
     return await hostCall<number>("tab", "count", api, this.id, this.id, checkTarget(api, target));
