@@ -292,7 +292,10 @@ func (r *Run) enter(ctx context.Context, ch Channel) (_ context.Context, leave f
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return nil, nil, fmt.Errorf("%w: run %s", ErrRunEnded, r.id)
+		// Code closed: a script's call that arrives after its run ended
+		// (from an unload handler, or queued as the run ended).
+		return nil, nil, &capnweb.Error{Name: capnweb.NameError, Props: map[string]any{"code": string(errcode.Closed)},
+			Message: "the run has ended: nothing more of the script's reaches the app", Err: fmt.Errorf("%w: run %s", ErrRunEnded, r.id)}
 	}
 	if ch != "" && !g.takeLocked(ch, time.Now()) {
 		g.mu.Unlock()

@@ -179,6 +179,11 @@ type configAPI struct{ r *Run }
 func (a *configAPI) Get(ctx context.Context, key string) (_ any, err error) {
 	h := a.r.call("config.get", "")
 	defer h.end(&err)
+	_, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return capnweb.Undefined{}, err
+	}
+	defer leave()
 	raw, ok, err := a.r.m.state.get(a.r.key, key)
 	if err != nil || !ok {
 		return capnweb.Undefined{}, err
@@ -227,6 +232,11 @@ func (a *configAPI) update(ctx context.Context, key string, raw json.RawMessage)
 func (a *configAPI) Keys(ctx context.Context) (_ []string, err error) {
 	h := a.r.call("config.keys", "")
 	defer h.end(&err)
+	_, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	return a.r.m.state.keys(a.r.key)
 }
 
@@ -293,6 +303,11 @@ type contextAPI struct{ r *Run }
 func (a *contextAPI) Result(ctx context.Context, value any) (err error) {
 	h := a.r.call("context.result", "")
 	defer h.end(&err)
+	_, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer leave()
 	raw, err := dataJSON("context.result", "the value", value)
 	if err != nil {
 		return err
@@ -320,6 +335,11 @@ func (a *contextAPI) Log(ctx context.Context, message string) {
 //
 // The trace does not record it: the bootstrap asks, not the script.
 func (a *contextAPI) Payload(ctx context.Context) (any, error) {
+	_, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	if len(a.r.req.TriggerPayload) == 0 {
 		return capnweb.Undefined{}, nil
 	}

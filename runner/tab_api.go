@@ -19,6 +19,11 @@ type tabAPI struct{ r *Run }
 func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
 	h := a.r.call("tab.url", id)
 	defer h.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	defer leave()
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
@@ -36,6 +41,11 @@ func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
 func (a *tabAPI) Title(ctx context.Context, id string) (_ string, err error) {
 	h := a.r.call("tab.title", id)
 	defer h.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	defer leave()
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
@@ -333,6 +343,11 @@ func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions)
 func (a *tabAPI) Close(ctx context.Context, id string) (err error) {
 	h := a.r.call("tab.close", id)
 	defer h.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer leave()
 	a.r.mu.Lock()
 	t := a.r.tabs[id]
 	if t != nil && t.opened {
@@ -360,6 +375,11 @@ type pageJsAPI struct{ r *Run }
 func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (_ any, err error) {
 	h := a.r.call("tab.evaluate", id)
 	defer h.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	_, t, err := a.r.tab(ctx, id)
@@ -510,6 +530,11 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) (err error) {
 	h := a.r.call("tab.onDialog", id)
 	defer h.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer leave()
 	p, err := dialogPolicyOf(answer)
 	if err != nil {
 		return err

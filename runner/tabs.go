@@ -29,6 +29,11 @@ func (a *tabsAPI) host() (Tabs, error) {
 func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
 	tc := a.r.call("tabs.active", "")
 	defer tc.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return TabInfo{}, err
+	}
+	defer leave()
 	h, err := a.host()
 	if err != nil {
 		return TabInfo{}, err
@@ -46,6 +51,11 @@ func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
 func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err error) {
 	tc := a.r.call("tabs.find", "")
 	defer tc.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	h, err := a.host()
 	if err != nil {
 		return nil, err
@@ -59,6 +69,11 @@ func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err er
 func (a *tabsAPI) All(ctx context.Context) (_ []TabInfo, err error) {
 	tc := a.r.call("tabs.all", "")
 	defer tc.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	h, err := a.host()
 	if err != nil {
 		return nil, err
@@ -91,6 +106,11 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ TabInfo, err error) {
 	tc := a.r.call("tabs.open", "")
 	defer tc.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return TabInfo{}, err
+	}
+	defer leave()
 	h, err := a.host()
 	if err != nil {
 		return TabInfo{}, err
@@ -155,6 +175,11 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
 	tc := a.r.call("tabs.triggered", "")
 	defer tc.end(&err)
+	ctx, leave, err := a.r.enter(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	h, err := a.host()
 	if err != nil {
 		return nil, err
