@@ -93,12 +93,19 @@ type runCaches struct {
 	trash   []*runCache                           // ended runs' folders, to remove
 	working bool                                  // the janitor is at work
 	closed  bool                                  // the janitor has stopped; release removes at once
+
+	// copyStores copies every script's store into its run's folder, as
+	// where symlinks cannot be made; set by tests before any run.
+	copyStores bool
 }
 
 // runCache is one run's DENO_DIR, locked while in use.
 type runCache struct {
 	dir    string
 	unlock func()
+	// copied is the script's store when it was copied into dir rather
+	// than linked (storeOrigin): release copies it back.
+	copied *storeCopy
 }
 
 // start starts the janitor.
@@ -273,10 +280,12 @@ func (c *runCaches) open(h *permissions.Header, download bool) (*runCache, error
 	if err != nil {
 		return nil, err
 	}
-	if err := storeOrigin(rc.dir, c.shared, h); err != nil {
+	copied, err := storeOrigin(rc.dir, c.shared, h, !c.copyStores)
+	if err != nil {
 		c.release(rc)
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
+	rc.copied = copied
 	return rc, nil
 }
 
@@ -312,6 +321,13 @@ func (m *Manager) scratchEnv() (env []string, done func(), err error) {
 
 // release hands an ended run's folder to the janitor to remove.
 func (c *runCaches) release(rc *runCache) {
+	if rc.copied != nil {
+		// The run has ended: its deno wrote its store for the last time.
+		if err := rc.copied.keep(); err != nil {
+			c.log.Warn("runner: keeping a script's localStorage", "dir", rc.copied.kept, "error", err)
+		}
+		rc.copied = nil
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -32,7 +32,7 @@ func newMgrOwnCache(t *testing.T, mod func(*Config)) *mgrEnv {
 	t.Helper()
 	newMgr(t, nil) // the test cache holds the SDK's packages
 	cache := filepath.Join(t.TempDir(), "shared-cache")
-	require.NoError(t, copyTree(filepath.Join(testenv.DenoCacheDir(t), "npm"), filepath.Join(cache, "npm")))
+	require.NoError(t, copyTree(filepath.Join(cache, "npm"), filepath.Join(testenv.DenoCacheDir(t), "npm")))
 	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"} {
 		t.Setenv(k, "http://127.0.0.1:9")
 	}
@@ -44,20 +44,6 @@ func newMgrOwnCache(t *testing.T, mod func(*Config)) *mgrEnv {
 		if mod != nil {
 			mod(c)
 		}
-	})
-}
-
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o700)
-		}
-		return copyFile(p, to)
 	})
 }
 

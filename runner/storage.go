@@ -31,7 +31,8 @@ func originKey(h *permissions.Header) string {
 }
 
 // storeOrigin sets up the origin-bound storage of a run of h in its cache
-// dir, whose shared cache is shared:
+// dir, whose shared cache is shared (link false copies the store, as
+// where symlinks cannot be made):
 //
 //   - localStorage, which deno keeps in location_data/<key> and caps at
 //     10 MiB an origin, is the script's to keep between runs: the run's
@@ -43,34 +44,86 @@ func originKey(h *permissions.Header) string {
 //     worker it starts (the bootstrap also removes globalThis.caches, but
 //     a worker gets a fresh one). A Cache API an older version left in the
 //     shared cache is removed.
-func storeOrigin(dir, shared string, h *permissions.Header) error {
+func storeOrigin(dir, shared string, h *permissions.Header, link bool) (*storeCopy, error) {
 	key := originKey(h)
 	kept := filepath.Join(shared, "location_data", key)
 	if err := os.MkdirAll(kept, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	local := filepath.Join(dir, "location_data")
 	if err := os.MkdirAll(filepath.Join(local, "web_cache"), 0o700); err != nil {
-		return err
+		return nil, err
 	}
-	if !symlink(kept, filepath.Join(local, key)) {
+	var copied *storeCopy
+	if !link || !symlink(kept, filepath.Join(local, key)) {
 		// Where a user cannot make symlinks (Windows without the
-		// privilege), the store's files are hard links: writes into
-		// them are kept, files deno makes anew (a journal) are not.
-		if err := linkTree(filepath.Join(local, key), kept); err != nil {
-			return err
+		// privilege), the run gets a copy of the store, and the copy
+		// goes back when the run ends: hard links would keep writes
+		// into the files, but lose those deno makes anew (its journal,
+		// a database it replaces).
+		copied = &storeCopy{local: filepath.Join(local, key), kept: kept}
+		if err := copyTree(copied.local, kept); err != nil {
+			return nil, err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(local, "web_cache", key), []byte(webCacheNote), 0o600); err != nil {
-		return err
+		return nil, err
 	}
 	old := filepath.Join(shared, "location_data", "web_cache", key)
 	if fi, err := os.Lstat(old); err == nil && fi.IsDir() {
 		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("removing the Cache API an older version left: %w", err)
+			return nil, fmt.Errorf("removing the Cache API an older version left: %w", err)
 		}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return copied, nil
+}
+
+// storeCopy is a script's localStorage copied into a run's folder (local)
+// from where it is kept between runs (kept).
+type storeCopy struct{ local, kept string }
+
+// keep puts the run's copy in the kept store's place: copied beside it,
+// then swapped in by renames, so a store is whole at every moment. Two
+// runs of one script at once each keep their own; the last to end wins,
+// where a linked store would have had both runs' writes.
+func (s *storeCopy) keep() error {
+	next, prev := s.kept+".next", s.kept+".prev"
+	for _, p := range []string{next, prev} {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	if err := copyTree(next, s.local); err != nil {
 		return err
 	}
-	return nil
+	if err := os.Rename(s.kept, prev); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(next, s.kept); err != nil {
+		return err
+	}
+	return os.RemoveAll(prev)
+}
+
+// copyTree copies the folders and regular files of src to dst, made anew.
+func copyTree(dst, src string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o700)
+		case d.Type().IsRegular():
+			return copyFile(p, to)
+		}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,30 +39,41 @@ func originDirs(t *testing.T, script string) (local, webCache string) {
 // bootstrap and --config, have a localStorage each: neither sees the
 // other's, and each keeps its own across runs.
 func TestScriptsDoNotShareLocalStorage(t *testing.T) {
-	e := newMgr(t, nil)
-	src := func(name string) string {
-		return `// @permissions none
-console.log("` + name + ` saw " + localStorage.getItem("secret") + " at " + location.origin);
+	// Linked, and copied and copied back (where symlinks cannot be made,
+	// as on Windows without the privilege).
+	for _, copied := range []bool{false, true} {
+		t.Run(map[bool]string{false: "linked", true: "copied"}[copied], func(t *testing.T) {
+			e := newMgr(t, nil)
+			e.m.caches.copyStores = copied
+			src := func(name string) string {
+				return `// @permissions none
+console.log("` + name + ` saw " + localStorage.getItem("secret") + " and " + localStorage.getItem("runs") + " runs at " + location.origin);
 localStorage.setItem("secret", "` + name + `'s secret");
+localStorage.setItem("runs", String(Number(localStorage.getItem("runs") ?? 0) + 1));
+localStorage.setItem("key " + localStorage.getItem("runs"), "x".repeat(50000));
 `
+			}
+			a, b := e.script(t, "a.ts", src("a")), e.script(t, "b.ts", src("b"))
+			originDirs(t, a)
+			originDirs(t, b)
+
+			_, first := e.run(t, Request{Script: a})
+			require.Equal(t, history.StateSucceeded, first.State, first.Output)
+			assert.Contains(t, first.Output, "a saw null and null runs")
+
+			_, other := e.run(t, Request{Script: b})
+			require.Equal(t, history.StateSucceeded, other.State, other.Output)
+			assert.Contains(t, other.Output, "b saw null", "b must not read a's localStorage")
+			assert.NotContains(t, other.Output, "a's secret")
+
+			for i := 1; i <= 2; i++ {
+				_, again := e.run(t, Request{Script: a})
+				require.Equal(t, history.StateSucceeded, again.State, again.Output)
+				assert.Contains(t, again.Output, fmt.Sprintf("a saw a's secret and %d runs", i), "a keeps its own store, new keys too")
+				assert.NotContains(t, again.Output, "b's secret")
+			}
+		})
 	}
-	a, b := e.script(t, "a.ts", src("a")), e.script(t, "b.ts", src("b"))
-	originDirs(t, a)
-	originDirs(t, b)
-
-	_, first := e.run(t, Request{Script: a})
-	require.Equal(t, history.StateSucceeded, first.State, first.Output)
-	assert.Contains(t, first.Output, "a saw null")
-
-	_, other := e.run(t, Request{Script: b})
-	require.Equal(t, history.StateSucceeded, other.State, other.Output)
-	assert.Contains(t, other.Output, "b saw null", "b must not read a's localStorage")
-	assert.NotContains(t, other.Output, "a's secret")
-
-	_, again := e.run(t, Request{Script: a})
-	require.Equal(t, history.StateSucceeded, again.State, again.Output)
-	assert.Contains(t, again.Output, "a saw a's secret", "a keeps its own store")
-	assert.NotContains(t, again.Output, "b's secret")
 }
 
 // The Cache API, which deno does not bound, is off: not in the script's
