@@ -395,6 +395,18 @@ func (c *runCaches) linkShared(dir string, whole bool) error {
 // written. A symlink is tried first and a hard link second, for a system
 // (Windows without the privilege) where a user cannot make symlinks.
 func linkTree(dst, src string) error {
+	return eachFile(dst, src, func(to, from string) error {
+		if symlink(from, to) {
+			return nil
+		}
+		return os.Link(from, to)
+	})
+}
+
+// eachFile makes the folders of src anew under dst and calls file for
+// each regular file, with its path under dst and under src; a link in src
+// is not followed.
+func eachFile(dst, src string, file func(to, from string) error) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -408,12 +420,9 @@ func linkTree(dst, src string) error {
 		case d.IsDir():
 			return os.MkdirAll(to, 0o700)
 		case d.Type().IsRegular():
-			if symlink(p, to) {
-				return nil
-			}
-			return os.Link(p, to)
+			return file(to, p)
 		}
-		return nil // a link in the source is not followed
+		return nil
 	})
 }
 

@@ -109,21 +109,5 @@ func (s *storeCopy) keep() error {
 
 // copyTree copies the folders and regular files of src to dst, made anew.
 func copyTree(dst, src string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o700)
-		case d.Type().IsRegular():
-			return copyFile(p, to)
-		}
-		return nil
-	})
+	return eachFile(dst, src, func(to, from string) error { return copyFile(from, to) })
 }
