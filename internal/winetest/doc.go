@@ -18,5 +18,7 @@
 // own (only loopback is up, so no test reaches anything else). It prints a
 // table per package and every test left out by name, with the reason:
 // Chromium tests (runner's are listed in runner-browser-tests), and the
-// few Wine cannot run.
+// few Wine cannot run. The browser half that needs no browser runs there
+// too: internal/browserproc hands a fake browser (the test binary) its
+// debugging pipes as inherited Windows handles and drives it over them.
 package winetest
