@@ -57,11 +57,9 @@ type core interface {
 	click(ctx context.Context, fr string, x, y float64, landed func(ctx context.Context) error) error
 	pressIn(ctx context.Context, fr, key string, mods Modifier) error
 	insertTextIn(ctx context.Context, fr, text string) error
-	// pause waits before a repeated check (pace.go).
+	// pause waits before a repeated check (pace.go), and ends when the
+	// tab's session does.
 	pause(ctx context.Context, backoff []time.Duration, i int) error
-	// Done and Err tell when and why the tab's session ended.
-	Done() <-chan struct{}
-	Err() error
 }
 
 //go:embed forms.js
