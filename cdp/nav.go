@@ -130,6 +130,17 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	if loader == "" {
 		return &Response{URL: url}, nil // same document: no new loader, no lifecycle
 	}
+	if nav.ErrorText != nil && *nav.ErrorText == errHTTPStatus {
+		// The server answered with an error status and no body: the page
+		// is the browser's own, with nothing of the server's to load or
+		// send the tab on. Waiting for its commit (not its load) keeps
+		// that commit the goto's.
+		if err := t.waitState(ctx, func() bool { return slices.Contains(fw.commits, loader) }, "navigation to "+url); err != nil {
+			return nil, err
+		}
+		r, _ := t.responseOf(loader)
+		return &r, nil
+	}
 	// Events that came before the reply are already recorded per loader,
 	// so there is no window in which they could be missed.
 	final := ""
@@ -279,7 +290,8 @@ type navFollow struct {
 	commits, rests []string
 	// scheduled is a navigation the page scheduled to start at once (a
 	// script's location change, a refresh of at most a second) that the
-	// browser has neither started nor cleared; starting is one the
+	// browser has neither started nor cleared, of the current document;
+	// starting is one the
 	// browser started and has neither committed nor given up. Either
 	// keeps the goto waiting.
 	scheduled, starting bool
@@ -377,12 +389,18 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		if !sameDoc && (!loaded || fw.scheduled || fw.starting) {
 			fw.starting, fw.to = true, ev.URL
 		}
+		if !sameDoc {
+			// Started, so no longer scheduled: the browser does not always
+			// say it cleared it.
+			fw.scheduled = false
+		}
 	case "Page.lifecycleEvent":
 		if slices.Contains(fw.commits, ev.LoaderID) || len(fw.commits) >= maxFollowed {
 			return
 		}
 		fw.commits = append(fw.commits, ev.LoaderID) // a new document committed
-		fw.starting, fw.loadFired = false, false
+		// What the previous document had scheduled went with it.
+		fw.starting, fw.scheduled, fw.loadFired = false, false, false
 	case "Page.frameStoppedLoading":
 		// The navigation that was starting came to nothing (a 204, a
 		// download, an error the browser shows no page for), or the
