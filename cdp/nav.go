@@ -40,15 +40,26 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // HTTP status and the address it came from after redirects. Lifecycle
 // events are matched on the main frame and the navigation's own loader, so
 // events of the previous document can't end the wait early. A page that
-// sends itself on while it loads (location.replace, location.href =,
+// sends itself on while it loads, its load event handlers included
+// (location.replace, location.href =,
 // location.assign, a <meta http-equiv=refresh> of at most a second) is
 // followed: Goto waits for the document it settles on and returns that
 // one's response, and fails with code navigation when that document could
 // not be loaded. A navigation the page's code starts once the document
-// has loaded is the page's own, not the goto's. A same-document navigation (a #fragment) returns
-// as soon as the browser reports it, with status 0. A failed navigation (bad address, refused
-// connection) has code navigation; an HTTP error status is not a failure, even
-// when the browser shows its own error page for an empty body.
+// has loaded is the page's own, not the goto's; so is a refresh of more
+// than a second. A same-document navigation (a #fragment) returns
+// as soon as the browser reports it, with status 0; the history API
+// (pushState) moves no document, and the URL stays the one the document
+// came from. A failed navigation (bad address, refused
+// connection, a 204, a download) has code navigation; an HTTP error status is not a failure, even
+// when the browser shows its own error page for an empty body (Goto then
+// returns once that page commits).
+//
+// It is held to Playwright's page.goto on the same browser by the
+// package's navigation differential test, which lists where the two
+// differ on purpose: Playwright resolves at the first page where Goto
+// follows one sent on by the load event or a refresh, and fails an error
+// status with an empty body.
 //
 // The status is read from the Network domain, which Goto turns on for the
 // navigation and off again a few seconds after the last goto; a caller
@@ -122,6 +133,11 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 		}
 		if *nav.ErrorText == "net::ERR_ABORTED" && t.dialogStays() > stays {
 			return nil, codeErr(errcode.Navigation, "navigation to %s failed: the page asked to be kept (beforeunload) and the tab's dialog answer kept it (%s)", shorten(url, 200), *nav.ErrorText)
+		}
+		if *nav.ErrorText == "net::ERR_ABORTED" {
+			if err := fw.noPage(ctx, url, loader); err != nil {
+				return nil, err
+			}
 		}
 		if _, answered := t.responseOf(loader); !answered || *nav.ErrorText != errHTTPStatus {
 			return nil, codeErr(errcode.Navigation, "navigation to %s failed (%s)", shorten(url, 200), *nav.ErrorText)
@@ -301,6 +317,8 @@ type navFollow struct {
 	loadFired bool
 	// to is the address of the latest navigation the page made.
 	to string
+	// download is the file name of a download the main frame began.
+	download string
 	// graceFor is the loaded document whose stopGrace runs on timer;
 	// graceOver the one whose stopGrace has passed.
 	graceFor, graceOver string
@@ -344,7 +362,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 	switch method {
 	case "Page.frameScheduledNavigation", "Page.frameClearedScheduledNavigation", "Page.frameRequestedNavigation",
 		"Page.frameStartedNavigating", "Page.frameStoppedLoading", "Page.navigatedWithinDocument",
-		"Page.lifecycleEvent", "Page.loadEventFired":
+		"Page.lifecycleEvent", "Page.loadEventFired", "Page.downloadWillBegin":
 	default:
 		return
 	}
@@ -357,6 +375,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		Name           string  `json:"name"`
 		Disposition    string  `json:"disposition"`
 		Reason         string  `json:"reason"`
+		Filename       string  `json:"suggestedFilename"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
 		return
@@ -411,8 +430,33 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		}
 	case "Page.navigatedWithinDocument":
 		fw.starting = false
+	case "Page.downloadWillBegin":
+		fw.download = ev.Filename
 	}
 	t.broadcast()
+}
+
+// noPage says why a navigation the browser aborted once the server had
+// answered showed nothing: the answer was 204 or 205, or a download. The
+// browser reports a download only after the abort: a 2xx answer is given
+// stopGrace for it. It is nil when neither is known.
+func (fw *navFollow) noPage(ctx context.Context, url, loader string) error {
+	t := fw.t
+	r, answered := t.responseOf(loader)
+	switch {
+	case !answered || r.Status < 200 || r.Status > 299:
+		return nil
+	case r.Status == 204 || r.Status == 205:
+		return codeErr(errcode.Navigation, "navigation to %s failed: the server answered %d, with no page to show", shorten(url, 200), r.Status)
+	}
+	ctx, cancel := context.WithTimeout(ctx, stopGrace)
+	defer cancel()
+	if t.waitState(ctx, func() bool { return fw.download != "" }, "a download") != nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return codeErr(errcode.Navigation, "navigation to %s failed: the response is a download (%s), not a page", shorten(url, 200), shorten(fw.download, 100))
 }
 
 // settled reports whether the goto of loader has ended, waiting for the

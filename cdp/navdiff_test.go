@@ -140,6 +140,8 @@ type navCase struct {
 	// last document Playwright saw.
 	want   string
 	status int
+	// says is what our error is to say, where both fail.
+	says string
 }
 
 const navCaseTimeout = 10 * time.Second
@@ -212,8 +214,8 @@ func navCases() []navCase {
 		{path: "/to-other-port"},
 		{path: "/slow-redirect"},
 		{path: "/cookie"},
-		{path: "/nocontent"},
-		{path: "/attachment"},
+		{path: "/nocontent", says: "the server answered 204, with no page to show"},
+		{path: "/attachment", says: "the response is a download (report.csv), not a page"},
 		{path: "about:blank"},
 		{path: "/bare404", diff: "error-page", want: "/bare404"},
 		follow("/meta/0", "/final"),
@@ -387,6 +389,9 @@ func judge(c navCase, s *navSites, o, p navResult) []string {
 	case (o.Error != "") != wantErr:
 		bad = append(bad, fmt.Sprintf("ours failed: %q; Playwright's failed: %q", o.Error, p.Error))
 	case o.Error != "":
+		if !strings.Contains(o.Error, c.says) {
+			bad = append(bad, fmt.Sprintf("ours failed with %q, not saying %q", o.Error, c.says))
+		}
 	case o.URL != wantURL:
 		bad = append(bad, fmt.Sprintf("ours ended at %s, want %s", o.URL, wantURL))
 	case *o.Status != wantStatus:
