@@ -115,6 +115,7 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	fw := t.followNavigations()
 	defer fw.stop()
 	stays := t.dialogStays()
+	t.forgetRefusals("") // what the goto reports refused is what it caused
 	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
 	if err != nil {
 		return nil, t.fail(err)
@@ -125,11 +126,12 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	if nav.ErrorText != nil && *nav.ErrorText != "" {
 		if *nav.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
-			reason := "the page policy refused the request"
+			blocked := &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
 			if r, ok := t.refusedIn(""); ok {
-				reason = r.reason
+				// The request refused, which after a redirect is not url.
+				blocked.URL, blocked.Reason = r.url, r.reason
 			}
-			return nil, &NavigationBlockedError{URL: url, Reason: reason}
+			return nil, blocked
 		}
 		if *nav.ErrorText == "net::ERR_ABORTED" && t.dialogStays() > stays {
 			return nil, codeErr(errcode.Navigation, "navigation to %s failed: the page asked to be kept (beforeunload) and the tab's dialog answer kept it (%s)", shorten(url, 200), *nav.ErrorText)

@@ -566,7 +566,9 @@ func gotoRefusedSite(t *testing.T) {
 	}
 	refused := ourGotoOn(t, p.Browser(), s.main.URL+"/to-other-port", Load, 10*time.Second, opts)
 	t.Logf("refused in %.0f ms: %s", refused.Ms, refused.Error)
-	if !strings.HasPrefix(refused.Error, string(errcode.NavigationBlocked)+": ") || !strings.Contains(refused.Error, "sites="+strings.TrimPrefix(s.other.URL, "http://")) {
+	// The error names where the redirect went, and the grant it lacks.
+	want := fmt.Sprintf("%s: navigation to %s/final blocked: add sites=%s ", errcode.NavigationBlocked, s.other.URL, strings.TrimPrefix(s.other.URL, "http://"))
+	if !strings.HasPrefix(refused.Error, want) {
 		t.Fatalf("a redirect to another port: %+v", refused)
 	}
 	if refused.Ms > 3000 {
