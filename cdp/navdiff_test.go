@@ -307,15 +307,12 @@ func playwrightGotos(tb testing.TB, peers, chromium string, s *navSites, cases [
 func ourGotos(tb testing.TB, s *navSites, cases []navCase) []navResult {
 	res := make([]navResult, 0, len(cases))
 	for _, c := range cases {
-		res = append(res, ourGoto(tb, c.url(s), c.until, c.limit(), TabOptions{}))
+		res = append(res, ourGotoOn(tb, sharedConn, c.url(s), c.until, c.limit(), TabOptions{}))
 	}
 	return res
 }
 
-func ourGoto(tb testing.TB, url string, until WaitUntil, limit time.Duration, opts TabOptions) navResult {
-	return ourGotoOn(tb, sharedConn, url, until, limit, opts)
-}
-
+// ourGotoOn opens a blank tab on b, times its goto of url and closes it.
 func ourGotoOn(tb testing.TB, b *Browser, url string, until WaitUntil, limit time.Duration, opts TabOptions) navResult {
 	ctx, cancel := context.WithTimeout(context.Background(), limit+20*time.Second)
 	defer cancel()
@@ -327,6 +324,8 @@ func ourGotoOn(tb testing.TB, b *Browser, url string, until WaitUntil, limit tim
 	// The page's events, to show what a goto that went wrong saw.
 	var mu sync.Mutex
 	var events []string
+	gctx, gcancel := context.WithTimeout(ctx, limit)
+	defer gcancel()
 	t0 := time.Now()
 	unsub := tab.subscribe(func(method string, params json.RawMessage) {
 		if strings.HasPrefix(method, "Page.") || method == "Network.responseReceived" {
@@ -335,9 +334,6 @@ func ourGotoOn(tb testing.TB, b *Browser, url string, until WaitUntil, limit tim
 			mu.Unlock()
 		}
 	})
-	gctx, gcancel := context.WithTimeout(ctx, limit)
-	defer gcancel()
-	t0 = time.Now()
 	resp, err := tab.Goto(gctx, url, until)
 	r := navResult{Ms: float64(time.Since(t0).Microseconds()) / 1000}
 	unsub()
