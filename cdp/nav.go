@@ -41,19 +41,19 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // events are matched on the main frame and the navigation's own loader, so
 // events of the previous document can't end the wait early. A page that
 // sends itself on while it loads, its load event handlers included
-// (location.replace, location.href =,
-// location.assign, a <meta http-equiv=refresh> of at most a second) is
-// followed: Goto waits for the document it settles on and returns that
-// one's response, and fails with code navigation when that document could
-// not be loaded. A navigation the page's code starts once the document
-// has loaded is the page's own, not the goto's; so is a refresh of more
-// than a second. A same-document navigation (a #fragment) returns
-// as soon as the browser reports it, with status 0; the history API
-// (pushState) moves no document, and the URL stays the one the document
-// came from. A failed navigation (bad address, refused
-// connection, a 204, a download) has code navigation; an HTTP error status is not a failure, even
-// when the browser shows its own error page for an empty body (Goto then
-// returns once that page commits).
+// (location.replace, location.href =, location.assign, a <meta
+// http-equiv=refresh> of at most a second), is followed: Goto waits for
+// the document it settles on and returns that one's response, and fails
+// with code navigation when that document could not be loaded. A
+// navigation the page's code starts once the document has loaded is the
+// page's own, not the goto's; so is a refresh of more than a second. A
+// same-document navigation (a #fragment) returns as soon as the browser
+// reports it, with status 0; the history API (pushState) moves no
+// document, and the URL stays the one the document came from. A failed
+// navigation (bad address, refused connection, a 204, a download) has
+// code navigation; an HTTP error status is not a failure, even when the
+// browser shows its own error page for an empty body (Goto then returns
+// once that page commits).
 //
 // It is held to Playwright's page.goto on the same browser by the
 // package's navigation differential test, which lists where the two
@@ -306,12 +306,11 @@ type navFollow struct {
 	// no navigation of the page's pending, in that order. The goto ends
 	// at the first rest that committed at or after its own document.
 	commits, rests []string
-	// scheduled is a navigation the page scheduled to start at once (a
-	// script's location change, a refresh of at most a second) that the
-	// browser has neither started nor cleared, of the current document;
-	// starting is one the
-	// browser started and has neither committed nor given up. Either
-	// keeps the goto waiting.
+	// scheduled is a navigation the current document scheduled to start
+	// at once (a script's location change, a refresh of at most a
+	// second) that the browser has neither started nor cleared; starting
+	// is one the browser started and has neither committed nor given up.
+	// Either keeps the goto waiting.
 	scheduled, starting bool
 	// loadFired is set once the current document's load handlers ran
 	// (Page.loadEventFired, in the task that ran them, so before any
