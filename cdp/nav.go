@@ -40,15 +40,26 @@ func (w WaitUntil) lifecycleName() (string, error) {
 // HTTP status and the address it came from after redirects. Lifecycle
 // events are matched on the main frame and the navigation's own loader, so
 // events of the previous document can't end the wait early. A page that
-// sends itself on while it loads (location.replace, location.href =,
-// location.assign, a <meta http-equiv=refresh> of at most a second) is
-// followed: Goto waits for the document it settles on and returns that
-// one's response, and fails with code navigation when that document could
-// not be loaded. A navigation the page's code starts once the document
-// has loaded is the page's own, not the goto's. A same-document navigation (a #fragment) returns
-// as soon as the browser reports it, with status 0. A failed navigation (bad address, refused
-// connection) has code navigation; an HTTP error status is not a failure, even
-// when the browser shows its own error page for an empty body.
+// sends itself on while it loads, its load event handlers included
+// (location.replace, location.href =, location.assign, a <meta
+// http-equiv=refresh> of at most a second), is followed: Goto waits for
+// the document it settles on and returns that one's response, and fails
+// with code navigation when that document could not be loaded. A
+// navigation the page's code starts once the document has loaded is the
+// page's own, not the goto's; so is a refresh of more than a second. A
+// same-document navigation (a #fragment) returns as soon as the browser
+// reports it, with status 0; the history API (pushState) moves no
+// document, and the URL stays the one the document came from. A failed
+// navigation (bad address, refused connection, a 204, a download) has
+// code navigation; an HTTP error status is not a failure, even when the
+// browser shows its own error page for an empty body (Goto then returns
+// once that page commits).
+//
+// It is held to Playwright's page.goto on the same browser by the
+// package's navigation differential test, which lists where the two
+// differ on purpose: Playwright resolves at the first page where Goto
+// follows one sent on by the load event or a refresh, and fails an error
+// status with an empty body.
 //
 // The status is read from the Network domain, which Goto turns on for the
 // navigation and off again a few seconds after the last goto; a caller
@@ -104,6 +115,7 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	fw := t.followNavigations()
 	defer fw.stop()
 	stays := t.dialogStays()
+	t.forgetRefusals("") // what the goto reports refused is what it caused
 	nav, err := t.c.Page.Navigate(ctx, page.NewNavigateArgs(url))
 	if err != nil {
 		return nil, t.fail(err)
@@ -114,14 +126,20 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	if nav.ErrorText != nil && *nav.ErrorText != "" {
 		if *nav.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
-			reason := "the page policy refused the request"
+			blocked := &NavigationBlockedError{URL: url, Reason: "the page policy refused the request"}
 			if r, ok := t.refusedIn(""); ok {
-				reason = r.reason
+				// The request refused, which after a redirect is not url.
+				blocked.URL, blocked.Reason = r.url, r.reason
 			}
-			return nil, &NavigationBlockedError{URL: url, Reason: reason}
+			return nil, blocked
 		}
 		if *nav.ErrorText == "net::ERR_ABORTED" && t.dialogStays() > stays {
 			return nil, codeErr(errcode.Navigation, "navigation to %s failed: the page asked to be kept (beforeunload) and the tab's dialog answer kept it (%s)", shorten(url, 200), *nav.ErrorText)
+		}
+		if *nav.ErrorText == "net::ERR_ABORTED" {
+			if err := fw.noPage(ctx, url, loader); err != nil {
+				return nil, err
+			}
 		}
 		if _, answered := t.responseOf(loader); !answered || *nav.ErrorText != errHTTPStatus {
 			return nil, codeErr(errcode.Navigation, "navigation to %s failed (%s)", shorten(url, 200), *nav.ErrorText)
@@ -129,6 +147,17 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	if loader == "" {
 		return &Response{URL: url}, nil // same document: no new loader, no lifecycle
+	}
+	if nav.ErrorText != nil && *nav.ErrorText == errHTTPStatus {
+		// The server answered with an error status and no body: the page
+		// is the browser's own, with nothing of the server's to load or
+		// send the tab on. Waiting for its commit (not its load) keeps
+		// that commit the goto's.
+		if err := t.waitState(ctx, func() bool { return slices.Contains(fw.commits, loader) }, "navigation to "+url); err != nil {
+			return nil, err
+		}
+		r, _ := t.responseOf(loader)
+		return &r, nil
 	}
 	// Events that came before the reply are already recorded per loader,
 	// so there is no window in which they could be missed.
@@ -277,11 +306,11 @@ type navFollow struct {
 	// no navigation of the page's pending, in that order. The goto ends
 	// at the first rest that committed at or after its own document.
 	commits, rests []string
-	// scheduled is a navigation the page scheduled to start at once (a
-	// script's location change, a refresh of at most a second) that the
-	// browser has neither started nor cleared; starting is one the
-	// browser started and has neither committed nor given up. Either
-	// keeps the goto waiting.
+	// scheduled is a navigation the current document scheduled to start
+	// at once (a script's location change, a refresh of at most a
+	// second) that the browser has neither started nor cleared; starting
+	// is one the browser started and has neither committed nor given up.
+	// Either keeps the goto waiting.
 	scheduled, starting bool
 	// loadFired is set once the current document's load handlers ran
 	// (Page.loadEventFired, in the task that ran them, so before any
@@ -289,6 +318,8 @@ type navFollow struct {
 	loadFired bool
 	// to is the address of the latest navigation the page made.
 	to string
+	// download is the file name of a download the main frame began.
+	download string
 	// graceFor is the loaded document whose stopGrace runs on timer;
 	// graceOver the one whose stopGrace has passed.
 	graceFor, graceOver string
@@ -332,7 +363,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 	switch method {
 	case "Page.frameScheduledNavigation", "Page.frameClearedScheduledNavigation", "Page.frameRequestedNavigation",
 		"Page.frameStartedNavigating", "Page.frameStoppedLoading", "Page.navigatedWithinDocument",
-		"Page.lifecycleEvent", "Page.loadEventFired":
+		"Page.lifecycleEvent", "Page.loadEventFired", "Page.downloadWillBegin":
 	default:
 		return
 	}
@@ -345,6 +376,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		Name           string  `json:"name"`
 		Disposition    string  `json:"disposition"`
 		Reason         string  `json:"reason"`
+		Filename       string  `json:"suggestedFilename"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
 		return
@@ -377,12 +409,18 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		if !sameDoc && (!loaded || fw.scheduled || fw.starting) {
 			fw.starting, fw.to = true, ev.URL
 		}
+		if !sameDoc {
+			// Started, so no longer scheduled: the browser does not always
+			// say it cleared it.
+			fw.scheduled = false
+		}
 	case "Page.lifecycleEvent":
 		if slices.Contains(fw.commits, ev.LoaderID) || len(fw.commits) >= maxFollowed {
 			return
 		}
 		fw.commits = append(fw.commits, ev.LoaderID) // a new document committed
-		fw.starting, fw.loadFired = false, false
+		// What the previous document had scheduled went with it.
+		fw.starting, fw.scheduled, fw.loadFired = false, false, false
 	case "Page.frameStoppedLoading":
 		// The navigation that was starting came to nothing (a 204, a
 		// download, an error the browser shows no page for), or the
@@ -393,8 +431,33 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		}
 	case "Page.navigatedWithinDocument":
 		fw.starting = false
+	case "Page.downloadWillBegin":
+		fw.download = ev.Filename
 	}
 	t.broadcast()
+}
+
+// noPage says why a navigation the browser aborted once the server had
+// answered showed nothing: the answer was 204 or 205, or a download. The
+// browser reports a download only after the abort: a 2xx answer is given
+// stopGrace for it. It is nil when neither is known.
+func (fw *navFollow) noPage(ctx context.Context, url, loader string) error {
+	t := fw.t
+	r, answered := t.responseOf(loader)
+	switch {
+	case !answered || r.Status < 200 || r.Status > 299:
+		return nil
+	case r.Status == 204 || r.Status == 205:
+		return codeErr(errcode.Navigation, "navigation to %s failed: the server answered %d, with no page to show", shorten(url, 200), r.Status)
+	}
+	ctx, cancel := context.WithTimeout(ctx, stopGrace)
+	defer cancel()
+	if t.waitState(ctx, func() bool { return fw.download != "" }, "a download") != nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return codeErr(errcode.Navigation, "navigation to %s failed: the response is a download (%s), not a page", shorten(url, 200), shorten(fw.download, 100))
 }
 
 // settled reports whether the goto of loader has ended, waiting for the
