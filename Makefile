@@ -123,12 +123,10 @@ BEGIN {
 	peer["ExpectVsRead p50-ratio"] = "tab.text, then compare in the script"; target["ExpectVsRead p50-ratio"] = "<= 1.2"
 	peer["RoleLookup p50-ratio"] = "Playwright getByRole, 10,000 elements"; target["RoleLookup p50-ratio"] = "<= 1.0"
 	peer["ScopedLookup p50-ratio"] = "Playwright row.getByRole, 1,000-row table"; target["ScopedLookup p50-ratio"] = "<= 1.0"
-<<<<<<< HEAD
 	peer["LocatorDifferential p50-ratio"] = "Playwright locators, 1,000 targets"; target["LocatorDifferential p50-ratio"] = "<= 1.0"
 	peer["LocatorDifferential agree-ratio"] = "Playwright locators, 1,000 targets"; target["LocatorDifferential agree-ratio"] = "-"
-=======
 	peer["NavigationDifferential p50-ratio"] = "Playwright page.goto, 30+ pages"; target["NavigationDifferential p50-ratio"] = "<= 1.5"
->>>>>>> navdiff
+	peer["NavigationDifferential agree-ratio"] = "Playwright page.goto, 30+ pages"; target["NavigationDifferential agree-ratio"] = "-"
 	peer["GotoPolicy p50-ratio"] = "the same goto without the page policy"; target["GotoPolicy p50-ratio"] = "<= 1.1"
 	peer["EvaluatePolicy p50-ratio"] = "Tab.Evaluate with no sites or log"; target["EvaluatePolicy p50-ratio"] = "<= 1.05"
 	peer["Put ratio"] = "os.WriteFile, no fsync";                        target["Put ratio"] = "-"
