@@ -83,11 +83,11 @@ func startNavSites(tb testing.TB) *navSites {
 	redirect("/to-js", "/js/replace", 302)
 	mux.HandleFunc("/slow-redirect", func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(150 * time.Millisecond)
-		http.Redirect(w, r, "/final", 302)
+		http.Redirect(w, r, "/final", http.StatusFound)
 	})
 	mux.HandleFunc("/cookie", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "navdiff", Value: "1", Path: "/"})
-		http.Redirect(w, r, "/cookie/check", 302)
+		http.Redirect(w, r, "/cookie/check", http.StatusFound)
 	})
 	mux.HandleFunc("/cookie/check", func(w http.ResponseWriter, r *http.Request) {
 		status := 200
