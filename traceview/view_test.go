@@ -182,7 +182,7 @@ func TestViewInChromium(t *testing.T) {
 	assert.NotContains(t, run.Timeline, "\u202e")
 	assert.Contains(t, run.Timeline, "tab.click")
 	assert.Contains(t, run.Timeline, "not_found")
-	assert.Contains(t, run.Timeline, "300.0 ms")
+	assert.Contains(t, run.Timeline, "300 ms")
 	assert.Contains(t, run.Timeline, "no element matches "+hostileHTML)
 	assert.Contains(t, run.Timeline, `\x1b[31mred\u202eevil`, "the console line and step, control characters visible")
 	assert.GreaterOrEqual(t, run.FailedRows, 2, "the failed click and the failed step")
@@ -254,5 +254,5 @@ func TestFromHistory(t *testing.T) {
 	w := httptest.NewRecorder()
 	traceview.New(src, traceview.Options{}).ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/run/r1", nil))
 	require.Equal(t, http.StatusOK, w.Code)
-	require.Contains(t, w.Body.String(), `<dd class="state-failed">failed</dd>`)
+	require.Contains(t, w.Body.String(), `<dd id="state" class="state-failed nw">failed</dd>`)
 }
