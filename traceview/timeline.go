@@ -199,7 +199,29 @@ func timeline(t *trace.Trace, start time.Time, total time.Duration, tabs map[str
 			sp.view.Error = ""
 		}
 	}
+	for _, g := range out {
+		dropRepeatedRetryErrors(g.Rows)
+	}
 	return out
+}
+
+// dropRepeatedRetryErrors leaves out an attempt's error on its divider
+// when a call within the attempt already gives it.
+func dropRepeatedRetryErrors(rows []row) {
+	for i := range rows {
+		if rows[i].Kind != "attempt" || rows[i].Error == "" {
+			continue
+		}
+		for _, r := range rows[i+1:] {
+			if r.Kind == "attempt" {
+				break
+			}
+			if r.Class == "retried" && sameSentence(r.Error, rows[i].Error) {
+				rows[i].Error = ""
+				break
+			}
+		}
+	}
 }
 
 // stepOf returns the header for a group of sp's, marking a second group
@@ -222,8 +244,8 @@ func attemptRow(sp *stepSpan, n int) row {
 	r := row{At: sp.attempts[n-1], Kind: "attempt", What: fmt.Sprintf("attempt %d of %d", n, len(sp.attempts)), Shot: -1}
 	if n < len(sp.attempts) {
 		r.Outcome, r.Class, r.Error = "retried", "retried", sp.retryErr[n-1]
-	} else {
-		r.Outcome = sp.view.Outcome
+	} else if r.Outcome = sp.view.Outcome; sp.view.Class == "ok" {
+		r.Outcome = "ok"
 	}
 	return r
 }
@@ -262,7 +284,7 @@ func rowsOf(t *trace.Trace, start time.Time, total time.Duration, tabs map[strin
 	for _, c := range t.Calls {
 		r := row{At: c.Start, Kind: "call", What: c.Method, Detail: c.Target, Tab: tabs[c.Tab], Duration: c.Duration, HasDur: true,
 			Bar: barOf(start, c.Start, c.Duration, total), Outcome: "ok", Shot: -1}
-		if c.Page != "" {
+		if c.Page != "" && c.Page != c.Target {
 			r.Detail = joinDetail(r.Detail, "on "+c.Page)
 		}
 		if !c.OK() {
