@@ -254,12 +254,12 @@ func fold(as []trace.Access, sdkRoot string) accessView {
 // sdk-<hash> or "current" inside a folder named sdk, as the runner lays
 // it out.
 func sdkFile(p, sdkRoot string) bool {
-	p = strings.ReplaceAll(p, `\`, "/")
+	p = path.Clean(strings.ReplaceAll(p, `\`, "/"))
 	if sdkRoot != "" {
 		root := strings.TrimSuffix(strings.ReplaceAll(sdkRoot, `\`, "/"), "/") + "/"
 		return strings.HasPrefix(p, root)
 	}
-	parts := strings.Split(path.Clean(p), "/")
+	parts := strings.Split(p, "/")
 	for i := 0; i+1 < len(parts)-1; i++ {
 		if parts[i] == "sdk" && (parts[i+1] == "current" || sdkBuild(parts[i+1])) {
 			return true
