@@ -100,6 +100,7 @@ func layoutRuns() source {
 			{At: ms(2350), Kind: "do", Name: "submit the form", Phase: "retry", Attempt: 2, Error: "timed out after 2.0 s waiting for the button to be enabled", Fraction: -1},
 			{At: ms(3500), Kind: "do", Name: "submit the form", Phase: "end", Attempt: 2, OK: true, Fraction: -1},
 		},
+		Failures: []trace.Failure{{Seq: 1, Outline: "main\n  form \"Order\"\n    button \"Submit\" disabled", Note: "no screenshot: the page did not paint in time"}},
 	}
 	add(history.Entry{ID: "run-retried", Script: "/home/u/scripts/submit.ts", State: history.StateSucceeded, ExitCode: &code,
 		Duration: 3600 * time.Millisecond}, retried)

@@ -32,11 +32,12 @@ type layout struct {
 	// methods, codes) that wrapped or were cut, with their text.
 	Wrapped []string
 	// NotNowrap lists such cells whose white-space is not nowrap.
-	NotNowrap []string
-	Times     []string // the timeline's and the accesses' "At" cells
-	Durations []string // the "Took" figures
-	Bars      int
-	Text      string
+	NotNowrap  []string
+	Times      []string // the timeline's and the accesses' "At" cells
+	Durations  []string // the "Took" figures
+	Bars       int
+	FailedRows int
+	Text       string
 }
 
 // measure is evaluated in the page: for each .nw element, the lines its
@@ -66,6 +67,7 @@ const measure = `() => {
 		times: [...document.querySelectorAll("td.at")].map(td => td.textContent.trim()).filter(Boolean),
 		durations: [...document.querySelectorAll(".took .num, #took")].map(s => s.textContent.trim()).filter(Boolean),
 		bars: document.querySelectorAll("svg.bar").length,
+		failedRows: document.querySelectorAll("#timeline tr.failed").length,
 		text: document.body.innerText,
 	};
 }`
@@ -149,9 +151,13 @@ func TestLayoutInChromium(t *testing.T) {
 	assert.Contains(t, retried, "attempt 1 of 2")
 	assert.Contains(t, retried, "retried (timeout)", "the failed attempt's call is retried, not failed")
 	assert.Equal(t, 1, strings.Count(retried, "timed out after 2.0 s"), "the attempt's error once")
+	assert.Contains(t, retried, "Call 1 tab.click (retried)", "its evidence is marked retried too")
 
 	assert.Contains(t, got["cancelled-1280"].Durations, "2 min 05 s")
 	assert.Contains(t, got["cancelled-1280"].Text, "unfinished")
+	assert.Zero(t, got["cancelled-1280"].FailedRows, "a call the cancel cut off is no failure")
+	assert.Zero(t, got["retried-1280"].FailedRows, "a failure a retry went past is no failure")
+	assert.Equal(t, 2, got["failed-1280"].FailedRows, "the failed step and its failed call")
 	assert.Contains(t, got["list-failed-1280"].Text, "checkout-")
 	assert.NotContains(t, got["list-failed-1280"].Text, "reorder-groceries", "the filter keeps failed runs only")
 }

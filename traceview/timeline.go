@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -22,7 +23,8 @@ type row struct {
 	Bar      bar
 	Outcome  string // "ok", the error code, "retried", …
 	// Class is "failed" for a failure that stood, "retried" for one in an
-	// attempt a retry followed, else "".
+	// attempt a retry followed, "cancelled" for a call the run's end cut
+	// off, else "".
 	Class string
 	Error string
 	Shot  int // index into failures, or -1
@@ -287,7 +289,11 @@ func rowsOf(t *trace.Trace, start time.Time, total time.Duration, tabs map[strin
 		if c.Page != "" && c.Page != c.Target {
 			r.Detail = joinDetail(r.Detail, "on "+c.Page)
 		}
-		if !c.OK() {
+		switch {
+		case c.Code == string(errcode.Cancelled):
+			// Cut off by the run's end, not a failure of its own.
+			r.Outcome, r.Class, r.Error = c.Code, "cancelled", c.Error
+		case !c.OK():
 			r.Outcome, r.Class, r.Error = c.Code, "failed", c.Error
 		}
 		if n, ok := shots[c.Seq]; ok {
