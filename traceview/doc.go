@@ -1,12 +1,18 @@
 // Package traceview serves runs' traces (package trace) to a person
 // reading why a run failed, as plain HTML.
 //
-//   - [New] returns an http.Handler over a [Source]: "/" lists the runs,
-//     "/run/{id}" shows one run's timeline (calls with durations and
-//     outcomes, navigations, console lines, dialogs, steps) and its
-//     failures' screenshots and outlines, served from
-//     "/run/{id}/shot/{n}", and a table of what the run touched outside
-//     the browser (trace.Access: kind, what, allowed or denied, count).
+//   - [New] returns an http.Handler over a [Source]: "/" lists the runs
+//     with their state, length and script, filtered by "?state=failed"
+//     links (on the server: the page has no script). "/run/{id}" shows
+//     one run: its state, why it ended (a sentence printed once), its
+//     result and output, bounded; a timeline counted from the run's start
+//     ("+0.4 s"), with each call's length ("850 ms") and a bar for its
+//     share of the run, its tab named by the host of the tab's first
+//     page, grouped by the step whose span holds it, a failed attempt a
+//     retry followed shown as retried; its failures' screenshots and
+//     outlines, served from "/run/{id}/shot/{n}"; and what the run
+//     touched outside the browser (trace.Access), the SDK's own settings,
+//     files and bridge connection folded into one line.
 //   - [FromHistory] is a Source over a history.Store.
 //
 // Everything a script or a page controls (names, addresses, paths,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -80,22 +81,11 @@ var files embed.FS
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"line": display.Line,
 	"text": display.Text,
-	"ms": func(d time.Duration) string {
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms"
-	},
-	"at":   func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
+	"span": span,
+	"rel":  offset,
 	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-	"rel": func(start, t time.Time) string {
-		return "+" + strconv.FormatFloat(t.Sub(start).Seconds(), 'f', 3, 64) + " s"
-	},
 	"path": url.PathEscape,
 	"tail": tail,
-	"firstNonEmpty": func(a, b string) string {
-		if a != "" {
-			return a
-		}
-		return b
-	},
 	"scriptOf": func(e *history.Entry) string {
 		if e == nil {
 			return ""
@@ -123,6 +113,11 @@ func tail(s string) string {
 type Options struct {
 	// Logger receives errors of the Source. Nil means slog.Default().
 	Logger *slog.Logger
+	// SDKRoot is the folder holding the SDK's builds (a runner's
+	// <DataDir>/sdk), whose files the run page folds into the SDK's own
+	// accesses. Empty means any path within a folder named sdk-<hash> or
+	// current inside one named sdk, the runner's layout.
+	SDKRoot string
 }
 
 // New returns the view over src.
@@ -130,7 +125,7 @@ func New(src Source, o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	v := &view{src: src, log: o.Logger}
+	v := &view{src: src, log: o.Logger, sdkRoot: o.SDKRoot}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", v.list)
 	mux.HandleFunc("GET /view.css", v.css)
@@ -140,8 +135,9 @@ func New(src Source, o Options) http.Handler {
 }
 
 type view struct {
-	src Source
-	log *slog.Logger
+	src     Source
+	log     *slog.Logger
+	sdkRoot string
 }
 
 // guard sets the headers every answer carries and refuses a request whose
@@ -171,7 +167,7 @@ func loopbackHost(hostport string) bool {
 	if host == "localhost" {
 		return true
 	}
-	ip := net.ParseIP(host)
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 	return ip != nil && ip.IsLoopback()
 }
 
@@ -203,7 +199,7 @@ func (v *view) list(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, "listing runs", err)
 		return
 	}
-	v.render(w, "list", runs)
+	v.render(w, "list", newListPage(runs, r.URL.Query().Get("state")))
 }
 
 func (v *view) run(w http.ResponseWriter, r *http.Request) {
@@ -213,7 +209,7 @@ func (v *view) run(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, "reading a trace", err)
 		return
 	}
-	v.render(w, "run", runPage{ID: id, Entry: v.entry(r.Context(), id), Trace: t, Rows: timeline(t), Failures: failures(t)})
+	v.render(w, "run", newRunPage(id, v.entry(r.Context(), id), t, v.sdkRoot))
 }
 
 func (v *view) shot(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +183,7 @@ func TestViewInChromium(t *testing.T) {
 	assert.NotContains(t, run.Timeline, "\u202e")
 	assert.Contains(t, run.Timeline, "tab.click")
 	assert.Contains(t, run.Timeline, "not_found")
-	assert.Contains(t, run.Timeline, "300.0 ms")
+	assert.Contains(t, run.Timeline, "300 ms")
 	assert.Contains(t, run.Timeline, "no element matches "+hostileHTML)
 	assert.Contains(t, run.Timeline, `\x1b[31mred\u202eevil`, "the console line and step, control characters visible")
 	assert.GreaterOrEqual(t, run.FailedRows, 2, "the failed click and the failed step")
@@ -254,5 +255,35 @@ func TestFromHistory(t *testing.T) {
 	w := httptest.NewRecorder()
 	traceview.New(src, traceview.Options{}).ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/run/r1", nil))
 	require.Equal(t, http.StatusOK, w.Code)
-	require.Contains(t, w.Body.String(), `<dd class="state-failed">failed</dd>`)
+	require.Contains(t, w.Body.String(), `<dd id="state" class="state-failed nw">failed</dd>`)
+}
+
+// The run list filters by state on the server, from a link's query, and
+// a state it does not know is shown as text and matches nothing.
+func TestRunListFilter(t *testing.T) {
+	h := traceview.New(layoutRuns(), traceview.Options{})
+	get := func(path string) string {
+		t.Helper()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1"+path, nil))
+		require.Equal(t, http.StatusOK, w.Code, path)
+		return w.Body.String()
+	}
+	all := get("/")
+	for _, id := range []string{"run-ok", "run-failed", "run-cancelled", "run-retried"} {
+		assert.Contains(t, all, `href="/run/`+id+`"`)
+	}
+	assert.Contains(t, all, `href="/?state=failed"`)
+	failed := get("/?state=failed")
+	assert.Contains(t, failed, `href="/run/run-failed"`)
+	assert.NotContains(t, failed, `href="/run/run-ok"`)
+	assert.Contains(t, failed, `class="state-failed current" href="/?state=failed" aria-current="page"`)
+	odd := get("/?state=" + url.QueryEscape(hostileHTML))
+	assert.NotContains(t, odd, hostileHTML)
+	assert.NotContains(t, odd, `href="/run/`)
+
+	// The result: indented, escaped.
+	run := get("/run/run-ok")
+	assert.Contains(t, run, "&#34;&lt;b&gt;eggs&lt;/b&gt;&#34;")
+	assert.Contains(t, run, "\n  &#34;ordered&#34;: 3,")
 }
