@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -49,7 +50,14 @@ func (a *app) trace(ctx context.Context, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: traceview.New(traceview.FromHistory(hist), traceview.Options{}), ReadHeaderTimeout: traceReadTimeout}
+	// The SDK's own accesses fold into one line: its builds are here.
+	data, err := a.dataDir()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "trace: %s\n", safe(err.Error()))
+		return exitFailed
+	}
+	view := traceview.New(traceview.FromHistory(hist), traceview.Options{SDKRoot: filepath.Join(data, "sdk")})
+	srv := &http.Server{Handler: view, ReadHeaderTimeout: traceReadTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }() // ends with Shutdown below
 	fmt.Fprintf(a.stdout, "serving the runs' traces at http://%s/ (Ctrl-C stops)\n", ln.Addr())
