@@ -17,6 +17,7 @@
 //	                               show the mirrors and what their last sync did
 //	host mirror remove SCRIPT      stop mirroring SCRIPT; files already copied stay
 //	host mirror sync SCRIPT        copy SCRIPT's outputs to its mirror now
+//	host trace [--addr A] [ID]     serve the runs' traces on 127.0.0.1 (run ID's page, given one)
 //	host help                      print the usage (as do --help and COMMAND --help)
 //
 // Every subcommand takes --data DIR, the data directory (default: the user
@@ -54,6 +55,8 @@
 //	--lines A-B       run only lines A to B of the script (run-selection)
 //	--click NAME      click the pane control NAME once the script registers it
 //	--json            print the run record as JSON on stdout; output lines go to stderr
+//	--trace           when the run does not succeed, serve its trace on 127.0.0.1 and
+//	                  print the page's address, until Ctrl-C
 //
 // While a script runs, its output streams live; a pane control is clicked by
 // typing its name and Enter. Ctrl-C (or SIGTERM) cancels the run through the

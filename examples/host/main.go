@@ -53,7 +53,7 @@ const usage = `usage: host [--data DIR] COMMAND [flags] [ARG]
 
 commands:
   run [flags] SCRIPT       run a script (flags: --approve --serve DIR --url URL --headed
-                           --browser PATH --deno PATH --lines A-B --click NAME --json)
+                           --browser PATH --deno PATH --lines A-B --click NAME --json --trace)
   plan [--json] SCRIPT     show what a script would get, without running it
   history [--json] [-n N]  list recent runs
   show [--json] RUN_ID     show one run
@@ -64,7 +64,7 @@ commands:
   mirror status [SCRIPT]   show the mirrors and what their last sync did (--json)
   mirror remove SCRIPT     stop mirroring a script
   mirror sync SCRIPT       copy a script's outputs to its mirror now
-  trace [--addr ADDR]      serve the runs' traces on 127.0.0.1 (a local web page)
+  trace [--addr ADDR] [ID] serve the runs' traces on 127.0.0.1 (a local web page), or run ID's
   help                     print this (as do --help and COMMAND --help)
 
 exit codes: 0 succeeded, 1 failed, 2 refused, 3 cancelled or timed out, 64 usage error

@@ -28,6 +28,7 @@ type runFlags struct {
 	serve, url            string
 	browser, deno         string
 	lines, click          string
+	trace                 bool
 }
 
 func (a *app) run(ctx context.Context, args []string) int {
@@ -42,6 +43,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	fs.StringVar(&f.deno, "deno", "", "the deno executable")
 	fs.StringVar(&f.lines, "lines", "", "run only these lines of the script, A-B (run-selection)")
 	fs.StringVar(&f.click, "click", "", "click this pane control once the script registers it")
+	fs.BoolVar(&f.trace, "trace", false, "when the run fails, serve its trace on 127.0.0.1 and print its address (Ctrl-C stops)")
 	pos, ok := a.positional(fs, args, 1, "a SCRIPT")
 	if !ok {
 		return exitUsage
@@ -86,6 +88,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 		if err := printJSON(a.stdout, toRecord(entry)); err != nil {
 			return exitFailed
 		}
+	}
+	if f.trace && entry.State != history.StateSucceeded && ctx.Err() == nil {
+		// What the run did, page by page, for whoever looks into why.
+		a.serveTraces(ctx, "127.0.0.1:0", entry.ID)
 	}
 	return code
 }
