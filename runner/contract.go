@@ -101,6 +101,25 @@ type expectation struct {
 	Timeout float64 `json:"timeout"`
 }
 
+// urlMatch is the address tab.waitForURL waits for: URL, a glob (* is
+// any run of characters but a slash, ** any run; without a star, the
+// exact address), or Pattern; exactly one of them.
+type urlMatch struct {
+	URL     *string      `json:"url"`
+	Pattern *textPattern `json:"pattern"`
+}
+
+// compile checks m and compiles it as cdp matches addresses.
+func (m urlMatch) compile() (*cdp.Pattern, error) {
+	switch {
+	case (m.URL == nil) == (m.Pattern == nil):
+		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "it takes an address, a glob or a RegExp")
+	case m.Pattern != nil:
+		return m.Pattern.compile("")
+	}
+	return patternErr("", func() (*cdp.Pattern, error) { return cdp.GlobPattern(*m.URL) })
+}
+
 // textPattern is a JavaScript RegExp as it crosses the bridge.
 type textPattern struct {
 	Source string `json:"source"`

@@ -417,6 +417,27 @@ func (a *fakeTabAPI) Goto(id, url string, o navigationOptions) (cdp.Response, er
 	return cdp.Response{Status: 200, URL: url}, a.known(id)
 }
 
+func (a *fakeTabAPI) Reload(id string, o navigationOptions) (*cdp.Response, error) {
+	a.h.record("reload %s %+v", id, o)
+	return &cdp.Response{Status: 200, URL: "https://example.com/"}, a.known(id)
+}
+
+// GoBack answers null: the fake's tabs have no history.
+func (a *fakeTabAPI) GoBack(id string, o navigationOptions) (*cdp.Response, error) {
+	a.h.record("goBack %s %+v", id, o)
+	return nil, a.known(id)
+}
+
+func (a *fakeTabAPI) GoForward(id string, o navigationOptions) (*cdp.Response, error) {
+	a.h.record("goForward %s %+v", id, o)
+	return nil, a.known(id)
+}
+
+func (a *fakeTabAPI) WaitForURL(id string, m urlMatch, o navigationOptions) error {
+	a.h.record("waitForURL %s %s %+v", id, mustJSON(m), o)
+	return a.known(id)
+}
+
 func (a *fakeTabAPI) WaitForNavigation(id string, o navigationOptions) error {
 	a.h.record("waitForNavigation %s %+v", id, o)
 	return coded("timeout", "no navigation")

@@ -136,6 +136,64 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigati
 	return h.traced(c.tabCall, err)
 }
 
+// Reload loads the tab's document again and returns its response, as
+// Goto does.
+func (a *tabAPI) Reload(ctx context.Context, id string, opts navigationOptions) (*cdp.Response, error) {
+	return a.traverse(ctx, "tab.reload", id, opts, (*cdp.Tab).Reload)
+}
+
+// GoBack goes one entry back in the tab's history and returns the
+// response of the document shown then; null when there is none.
+func (a *tabAPI) GoBack(ctx context.Context, id string, opts navigationOptions) (*cdp.Response, error) {
+	return a.traverse(ctx, "tab.goBack", id, opts, (*cdp.Tab).GoBack)
+}
+
+// GoForward goes one entry forward; null when there is none.
+func (a *tabAPI) GoForward(ctx context.Context, id string, opts navigationOptions) (*cdp.Response, error) {
+	return a.traverse(ctx, "tab.goForward", id, opts, (*cdp.Tab).GoForward)
+}
+
+// traverse is a reload or a history move: a navigation as goto's, to an
+// address the history holds.
+func (a *tabAPI) traverse(ctx context.Context, api, id string, opts navigationOptions, move func(*cdp.Tab, context.Context, cdp.WaitUntil) (*cdp.Response, error)) (_ *cdp.Response, err error) {
+	h := a.r.call(api, id)
+	defer h.end(&err)
+	c, err := a.navigation(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.end()
+	resp, err := move(c.tab, c.ctx, c.until)
+	if err := h.traced(c.tabCall, browserErr(err)); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// WaitForURL waits until the tab's address matches m, then for the
+// document's load state as opts say; the timeout is a navigation's.
+func (a *tabAPI) WaitForURL(ctx context.Context, id string, m urlMatch, opts navigationOptions) (err error) {
+	const api = "tab.waitForURL"
+	p, err := m.compile()
+	if err != nil {
+		return a.r.refused(api, id, err)
+	}
+	h := a.r.call(api, id)
+	defer h.end(&err)
+	c, err := a.navigation(ctx, id, opts)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	err = c.tab.WaitForURL(c.ctx, p, c.until)
+	if errors.Is(err, cdp.ErrTimeout) {
+		err = codeErr(errcode.Timeout, capnweb.NameError, "%v", err)
+	} else {
+		err = browserErr(err)
+	}
+	return h.traced(c.tabCall, err)
+}
+
 // WaitFor waits for a CSS selector to match, or for a target to be in
 // opts.State: visible (the default), hidden, attached or detached. A
 // selector with a state is waited for as the target {selector}.
@@ -274,6 +332,26 @@ func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e ex
 	})
 }
 
+// compile compiles p as the host matches it: a pattern too large is
+// limit_exceeded, one the host cannot match invalid. prefix starts the
+// message of an invalid one.
+func (p textPattern) compile(prefix string) (*cdp.Pattern, error) {
+	return patternErr(prefix, func() (*cdp.Pattern, error) { return cdp.CompilePattern(p.Source, p.Flags) })
+}
+
+// patternErr gives the error of a pattern's compiling its code.
+func patternErr(prefix string, compile func() (*cdp.Pattern, error)) (*cdp.Pattern, error) {
+	p, err := compile()
+	var le *cdp.PatternLimitError
+	if errors.As(err, &le) {
+		return nil, limitErr(le.Limit, "%v", err)
+	}
+	if err != nil {
+		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "%s%s", prefix, err.Error())
+	}
+	return p, nil
+}
+
 // cdp checks e and builds the cdp.Expectation it asks for.
 func (e expectation) cdp(api string) (cdp.Expectation, error) {
 	bad := func(format string, args ...any) (cdp.Expectation, error) {
@@ -291,13 +369,9 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 		case e.Text != nil:
 			out.Text = *e.Text
 		default:
-			p, err := cdp.CompilePattern(e.Pattern.Source, e.Pattern.Flags)
-			var le *cdp.PatternLimitError
-			if errors.As(err, &le) {
-				return cdp.Expectation{}, limitErr(le.Limit, "%v", err)
-			}
+			p, err := e.Pattern.compile(api + ": ")
 			if err != nil {
-				return bad("%s", err.Error())
+				return cdp.Expectation{}, err
 			}
 			out.Pattern = p
 		}

@@ -167,6 +167,15 @@ export interface ExpectRequest {
   timeout?: number;
 }
 
+/**
+ * URLMatchRequest is what Tab.waitForURL sends the host: the address as
+ * a glob, or a RegExp as its source and flags.
+ */
+export interface URLMatchRequest {
+  url?: string;
+  pattern?: { source: string; flags: string };
+}
+
 const WAIT_STATES: readonly string[] = ["visible", "hidden", "attached", "detached"];
 
 /** strictOptions checks an options object that takes only keys, and returns it without undefined keys. */
@@ -275,6 +284,16 @@ export class Expectations {
     }
     await this.#expect(api, { kind: "count", count }, opts);
   }
+}
+
+/** moved checks what a reload or history move answered: a response, or null for no entry. */
+function moved(api: string, r: unknown): NavigationResponse | null {
+  if (r === null || r === undefined) return null;
+  const { status, url } = r as Partial<NavigationResponse>;
+  if (typeof status !== "number" || typeof url !== "string") {
+    throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
+  }
+  return { status, url };
 }
 
 /** A kind of JavaScript dialog a page can open. */
@@ -765,6 +784,54 @@ export class Tab implements AsyncDisposable {
       throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
     }
     return { status: r.status, url: r.url };
+  }
+
+  /**
+   * reload loads the tab's document again and resolves as goto does, with
+   * the status and address of the document it ends at.
+   */
+  async reload(opts: NavigationOptions = {}): Promise<NavigationResponse> {
+    const api = "tab.reload";
+    const o = navOptions(api, opts);
+    const r = moved(api, await hostCall("tab", "reload", api, this.id, this.id, o));
+    if (r === null) throw new TypeError(`${api}: the host answered with null, not a response`);
+    return r;
+  }
+
+  /**
+   * goBack goes one entry back in the tab's history, as the browser's
+   * back button does, and resolves as goto does; null when there is no
+   * entry before this one. A move within one page (a #fragment, the
+   * history API) resolves status 0.
+   */
+  async goBack(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
+    const api = "tab.goBack";
+    const o = navOptions(api, opts);
+    return moved(api, await hostCall("tab", "goBack", api, this.id, this.id, o));
+  }
+
+  /** goForward goes one entry forward in the tab's history; null when there is none. See goBack. */
+  async goForward(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
+    const api = "tab.goForward";
+    const o = navOptions(api, opts);
+    return moved(api, await hostCall("tab", "goForward", api, this.id, this.id, o));
+  }
+
+  /**
+   * waitForURL resolves once the tab's address matches url, and the page
+   * there has loaded (see waitUntil); at once when it matches already.
+   * A string is the whole address, where * stands for any run of
+   * characters but a slash and ** for any run ("https://shop.example/**"); a
+   * RegExp need only match somewhere, and is matched in the app (no
+   * lookaround or backreferences). It rejects with code "timeout" after
+   * the timeout (default the host's, 30 s), saying the address last seen.
+   */
+  async waitForURL(url: string | RegExp, opts: NavigationOptions = {}): Promise<void> {
+    const api = "tab.waitForURL";
+    const o = navOptions(api, opts);
+    const m = textOf(api, "the URL", url);
+    const req: URLMatchRequest = m.pattern ? { pattern: m.pattern } : { url: m.text };
+    await hostCall("tab", "waitForURL", api, this.id, this.id, req, o);
   }
 
   /**

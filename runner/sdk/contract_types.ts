@@ -117,6 +117,11 @@ export interface TextPattern {
   flags?: string;
 }
 
+export interface UrlMatch {
+  url?: string;
+  pattern?: TextPattern;
+}
+
 export interface WaitForOptions {
   timeout?: number;
   state?: string;

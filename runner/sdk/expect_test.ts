@@ -123,3 +123,41 @@ Deno.test("a closed tab's expectation rejects with the tab's error", async () =>
   const e = await assertRejects(() => tab.expect({ role: "status" }).toBeVisible());
   assert(e instanceof TabError && e.code === "closed", String(e));
 });
+
+Deno.test("reload, goBack, goForward and waitForURL move through the fake tab's history", async () => {
+  using host = installFakeHost({
+    permissions: "browser",
+    tabs: [{ url: PAGE }],
+    responses: { "https://shop.example/gone": { status: 404 } },
+  });
+  const tab = await tabs.active();
+  assertEquals(await tab.goBack(), null);
+  await tab.goto("https://shop.example/gone");
+  await tab.goto("https://shop.example/checkout/pay");
+  assertEquals(await tab.goBack(), { status: 404, url: "https://shop.example/gone" });
+  assertEquals(await tab.goBack({ waitUntil: "domcontentloaded" }), { status: 200, url: PAGE });
+  assertEquals(await tab.goForward(), { status: 404, url: "https://shop.example/gone" });
+  assertEquals(await tab.reload(), { status: 404, url: "https://shop.example/gone" });
+  await tab.goto(PAGE);
+  assertEquals(await tab.goForward(), null, "a goto drops the entries ahead");
+
+  await tab.waitForURL(PAGE);
+  await tab.waitForURL("https://shop.example/*");
+  await tab.waitForURL(/CART$/i);
+  setTimeout(() => host.browser.navigate(tab.id, "https://shop.example/checkout/done"), 40);
+  await tab.waitForURL("**/checkout/*", { timeout: 2000 });
+  const late = await assertRejects(() => tab.waitForURL("https://shop.example/*", { timeout: 60 }));
+  assert(late instanceof TabError && late.code === "timeout", String(late));
+  assert(late.message.includes("checkout/done"), late.message);
+
+  const before = host.browser.actions.length;
+  for (const bad of [() => tab.waitForURL(42 as never), () => tab.goBack({ waitUntil: "idle" as never })]) {
+    const e = await assertRejects(bad);
+    assert(e instanceof TypeError, String(e));
+  }
+  assertEquals(host.browser.actions.length, before, "refused before the host was called");
+  assertEquals(
+    host.browser.actions.filter((a) => a.method === "waitForURL").map((a) => a.value),
+    [PAGE, "https://shop.example/*", "/CART$/i", "**/checkout/*", "https://shop.example/*"],
+  );
+});

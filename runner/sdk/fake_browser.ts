@@ -33,6 +33,10 @@ export interface FakeTabInit {
 export type FakeMethod =
   | "open"
   | "goto"
+  | "reload"
+  | "goBack"
+  | "goForward"
+  | "waitForURL"
   | "waitForNavigation"
   | "waitFor"
   | "evaluate"
@@ -69,7 +73,8 @@ export interface FakeAction {
   target?: Target;
   /**
    * What fill typed, select chose (a list, for several), check set, press
-   * pressed, goto and open loaded, setFiles set (the paths as given), the
+   * pressed, goto and open loaded, waitForURL waited for (a glob, or
+   * /source/flags), setFiles set (the paths as given), the
    * type of a dialog, the state a waitFor was given, or the kind of check
    * of an expect ("text", "visible", …).
    */
@@ -173,6 +178,9 @@ export class FakeTab {
   title: string;
   /** Whether it has been closed. */
   closed = false;
+  /** The addresses of its history (goto and navigate add one; goBack and goForward move through them), and which it shows. */
+  history: string[];
+  at = 0;
   /** Whether the script opened it, and whether in the background. */
   readonly openedByScript: boolean;
   readonly background: boolean;
@@ -191,6 +199,7 @@ export class FakeTab {
     this.id = id;
     this.url = url;
     this.title = title;
+    this.history = [url];
     this.openedByScript = init.opened ?? false;
     this.background = init.background ?? false;
     this.triggered = init.triggered ?? false;
@@ -278,6 +287,14 @@ export class FakeBrowser {
    */
   navigate(id: string, url: string, title?: string): void {
     const tab = this.#open(id);
+    tab.history.splice(tab.at + 1, Infinity, url);
+    tab.at = tab.history.length - 1;
+    this.#show(tab, url, title);
+  }
+
+  /** show makes a tab show url, completing any waitForNavigation on it. */
+  #show(tab: FakeTab, url: string, title?: string): void {
+    const id = tab.id;
     tab.url = url;
     tab.title = title ?? this.#titleOf(url);
     const ws = this.#waiters.get(id);
@@ -424,6 +441,43 @@ export class FakeBrowser {
     throw new Error(`the fake host has no page to run tab.${reader} on: pass read to installFakeHost`);
   }
 
+  /** move goes step entries through the tab's history, as goBack and goForward do: null when there is none. */
+  #move(id: string, method: "goBack" | "goForward", step: number): NavigationResponse | null {
+    return this.#act(id, { method }, false, undefined, (tab) => {
+      const to = tab.history[tab.at + step];
+      if (to === undefined) return null;
+      tab.at += step;
+      this.#show(tab, to);
+      const r = this.#opts.responses?.[to];
+      return { status: r?.status ?? 200, url: to };
+    });
+  }
+
+  /** waitForURL waits, checking every 20 ms, until the tab's address matches m as the app matches it. */
+  async #waitForURL(
+    tab: FakeTab,
+    m: { url?: string; pattern?: { source: string; flags: string } },
+    ms: number,
+  ): Promise<void> {
+    const re = m.pattern ? new RegExp(m.pattern.source, m.pattern.flags.replace(/[gy]/g, "")) : new RegExp(
+      "^" +
+        (m.url ?? "").split(/(\*\*|\*)/).map((p) =>
+          p === "**" ? ".*" : p === "*" ? "[^/]*" : p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        ).join("") + "$",
+    );
+    const start = Date.now();
+    while (!re.test(tab.url)) {
+      const left = start + ms - Date.now();
+      if (left <= 0) {
+        throw hostError({
+          code: "timeout",
+          message: `waited ${ms} ms for the address to match ${m.url ?? re}; last seen: ${tab.url}`,
+        });
+      }
+      await new Promise((r) => setTimeout(r, Math.min(20, left)));
+    }
+  }
+
   /** expect checks e on target as the app does: again and again until it holds or its timeout passes. */
   async #expect(tab: FakeTab, target: Target, e: ExpectRequest): Promise<void> {
     const reader: FakeReader = e.kind === "text" || e.kind === "containsText"
@@ -528,6 +582,27 @@ export class FakeBrowser {
             this.navigate(id, to);
             return { status: r?.status ?? 200, url: to };
           })
+        ),
+        reload: served((id: string) =>
+          this.#act(id, { method: "reload" }, false, undefined, (tab) => {
+            const r = this.#opts.responses?.[tab.url];
+            return { status: r?.status ?? 200, url: tab.url };
+          })
+        ),
+        goBack: served((id: string) => this.#move(id, "goBack", -1)),
+        goForward: served((id: string) => this.#move(id, "goForward", +1)),
+        waitForURL: served((
+          id: string,
+          m: { url?: string; pattern?: { source: string; flags: string } },
+          o?: { timeout?: number },
+        ) =>
+          this.#act(
+            id,
+            { method: "waitForURL", value: m.url ?? `/${m.pattern?.source}/${m.pattern?.flags}` },
+            false,
+            undefined,
+            (tab) => this.#waitForURL(tab, m, o?.timeout ?? this.#opts.navigationTimeout ?? 5000),
+          )
         ),
         waitForNavigation: served((id: string, o?: { timeout?: number }) =>
           this.#act(
