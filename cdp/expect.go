@@ -330,14 +330,33 @@ func expectLoop(ctx context.Context, poll func(context.Context, func(context.Con
 	return &ExpectationError{Expected: expected, Seen: seen, Waited: time.Since(start)}
 }
 
-// condition is one check of e: whether it holds, and what was seen.
+// condition is one check of e: whether it holds, and what was seen. A
+// target that is not there (yet) holds no condition on an element, nor
+// its opposite, as in Playwright: only the states (visible, hidden,
+// count) say something of nothing.
 func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context) (bool, string, error), error) {
+	var missing bool
+	cond, err := fm.check(loc, e, &missing)
+	if err != nil || !e.Not {
+		return cond, err
+	}
+	return func(ctx context.Context) (bool, string, error) {
+		missing = false
+		held, seen, err := cond(ctx)
+		return held || missing, seen, err
+	}, nil
+}
+
+// check is condition's check; it sets *missing when the target was not
+// there to read.
+func (fm *forms) check(loc Locator, e Expectation, missing *bool) (func(ctx context.Context) (bool, string, error), error) {
 	byRef := loc.Ref != ""
 	// read reads what into out; a target not there (yet) is what was seen.
 	read := func(ctx context.Context, what, arg string, out any) (string, error) {
 		err := fm.read(ctx, loc, what, arg, out)
 		var le *LocatorError
 		if err != nil && readable(err, byRef) && errors.As(err, &le) {
+			*missing = true
 			if le.Code == errcode.Ambiguous {
 				return "more than one element matches", nil
 			}

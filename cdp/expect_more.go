@@ -12,6 +12,10 @@ import (
 // element's attributes and states, the page's address and title, and
 // each of them turned round (Expectation.Not).
 
+// OfPage reports whether k is expected of the page ([Tab.ExpectPage])
+// rather than of an element.
+func (k ExpectKind) OfPage() bool { return k == ExpectURL || k == ExpectTitle }
+
 // described reports whether describe has its own words for k (the kinds
 // whose messages scripts already match on); the others are phrased.
 func (k ExpectKind) described() bool {

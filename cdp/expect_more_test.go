@@ -102,6 +102,9 @@ func TestExpectStatesAndNot(t *testing.T) {
 		{&Locator{Selector: "#box"}, Expectation{Kind: ExpectClass, Text: "wide"}, `selector "#box" to have class "wide"`, `"card"`},
 		{&Locator{Selector: "#name"}, Expectation{Kind: ExpectFocused}, `selector "#name" to be focused`, "not focused"},
 		{&Locator{Selector: "#none"}, Expectation{Kind: ExpectHidden, Not: true}, `selector "#none" not to be hidden`, "no element matches"},
+		// Nothing there has no text, yet is not "not that text" either.
+		{&Locator{Selector: "#none"}, Expectation{Kind: ExpectText, Text: "x", Not: true}, `selector "#none" not to have text "x"`, "no element matches"},
+		{&Locator{Selector: "#none"}, Expectation{Kind: ExpectEnabled, Not: true}, `selector "#none" not to be enabled`, "no element matches"},
 		{nil, Expectation{Kind: ExpectTitle, Text: "before"}, `the page to have title "before"`, `"after all"`},
 		{nil, Expectation{Kind: ExpectURL, Pattern: pat(`/states$`, ""), Not: true}, `the page not to have URL matching //states$/`, `"` + site.URL + `/states"`},
 	} {

@@ -87,7 +87,8 @@ type readOptions struct {
 // cdp.ExpectKind), what it expects, and how long to keep checking.
 type expectation struct {
 	// Kind is text, containsText, value, visible, hidden, checked,
-	// unchecked or count.
+	// unchecked, count, attribute, class, enabled, disabled, focused or
+	// editable for tab.expect; url or title for tab.expectPage.
 	Kind string `json:"kind"`
 	// Text is the text or value expected by text, containsText and value,
 	// unless Pattern is given.
@@ -96,6 +97,12 @@ type expectation struct {
 	Pattern *textPattern `json:"pattern"`
 	// Count is the number of elements count expects.
 	Count *int `json:"count"`
+	// Name is the attribute attribute expects; without Text or Pattern,
+	// it need only be there.
+	Name string `json:"name"`
+	// Not turns the expectation round: it holds once the condition does
+	// not.
+	Not bool `json:"not"`
 	// Timeout bounds the checking, in milliseconds; 0 is
 	// cdp.DefaultReadWait.
 	Timeout float64 `json:"timeout"`

@@ -498,6 +498,12 @@ func (a *fakeTabAPI) Checked(id string, target cdp.Locator, o readOptions) (bool
 	return true, err
 }
 
+// ExpectPage records the expectation and holds it.
+func (a *fakeTabAPI) ExpectPage(id string, e expectation) error {
+	a.h.record("expectPage %s %s", id, mustJSON(e))
+	return a.known(id)
+}
+
 // Expect records the expectation and holds it, but for the text "Done".
 func (a *fakeTabAPI) Expect(id string, target cdp.Locator, e expectation) error {
 	if _, err := e.cdp("tab.expect"); err != nil {

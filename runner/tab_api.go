@@ -136,64 +136,6 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigati
 	return h.traced(c.tabCall, err)
 }
 
-// Reload loads the tab's document again and returns its response, as
-// Goto does.
-func (a *tabAPI) Reload(ctx context.Context, id string, opts navigationOptions) (*cdp.Response, error) {
-	return a.traverse(ctx, "tab.reload", id, opts, (*cdp.Tab).Reload)
-}
-
-// GoBack goes one entry back in the tab's history and returns the
-// response of the document shown then; null when there is none.
-func (a *tabAPI) GoBack(ctx context.Context, id string, opts navigationOptions) (*cdp.Response, error) {
-	return a.traverse(ctx, "tab.goBack", id, opts, (*cdp.Tab).GoBack)
-}
-
-// GoForward goes one entry forward; null when there is none.
-func (a *tabAPI) GoForward(ctx context.Context, id string, opts navigationOptions) (*cdp.Response, error) {
-	return a.traverse(ctx, "tab.goForward", id, opts, (*cdp.Tab).GoForward)
-}
-
-// traverse is a reload or a history move: a navigation as goto's, to an
-// address the history holds.
-func (a *tabAPI) traverse(ctx context.Context, api, id string, opts navigationOptions, move func(*cdp.Tab, context.Context, cdp.WaitUntil) (*cdp.Response, error)) (_ *cdp.Response, err error) {
-	h := a.r.call(api, id)
-	defer h.end(&err)
-	c, err := a.navigation(ctx, id, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
-	resp, err := move(c.tab, c.ctx, c.until)
-	if err := h.traced(c.tabCall, browserErr(err)); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// WaitForURL waits until the tab's address matches m, then for the
-// document's load state as opts say; the timeout is a navigation's.
-func (a *tabAPI) WaitForURL(ctx context.Context, id string, m urlMatch, opts navigationOptions) (err error) {
-	const api = "tab.waitForURL"
-	p, err := m.compile()
-	if err != nil {
-		return a.r.refused(api, id, err)
-	}
-	h := a.r.call(api, id)
-	defer h.end(&err)
-	c, err := a.navigation(ctx, id, opts)
-	if err != nil {
-		return err
-	}
-	defer c.end()
-	err = c.tab.WaitForURL(c.ctx, p, c.until)
-	if errors.Is(err, cdp.ErrTimeout) {
-		err = codeErr(errcode.Timeout, capnweb.NameError, "%v", err)
-	} else {
-		err = browserErr(err)
-	}
-	return h.traced(c.tabCall, err)
-}
-
 // WaitFor waits for a CSS selector to match, or for a target to be in
 // opts.State: visible (the default), hidden, attached or detached. A
 // selector with a state is waited for as the target {selector}.
@@ -324,6 +266,9 @@ func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n in
 func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e expectation) error {
 	const api = "tab.expect"
 	ce, err := e.cdp(api)
+	if err == nil && ce.Kind.OfPage() {
+		err = codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of the page: use tab.expectPage", api, e.Kind)
+	}
 	if err != nil {
 		return a.r.refused(api, id, err)
 	}
@@ -357,35 +302,62 @@ func (e expectation) cdp(api string) (cdp.Expectation, error) {
 	bad := func(format string, args ...any) (cdp.Expectation, error) {
 		return cdp.Expectation{}, codeErr(errcode.Invalid, capnweb.NameTypeError, api+": "+format, args...)
 	}
-	out := cdp.Expectation{Kind: cdp.ExpectKind(e.Kind)}
+	out := cdp.Expectation{Kind: cdp.ExpectKind(e.Kind), Not: e.Not}
 	textual := e.Text != nil || e.Pattern != nil
+	if e.Name != "" && out.Kind != cdp.ExpectAttribute {
+		return bad("%s takes no attribute name", e.Kind)
+	}
 	switch out.Kind {
-	case cdp.ExpectText, cdp.ExpectContainsText, cdp.ExpectValue:
+	case cdp.ExpectAttribute:
+		switch {
+		case e.Name == "" || len(e.Name) > maxAttributeName:
+			return bad("attribute expects an attribute name of 1 to %d bytes", maxAttributeName)
+		case e.Count != nil || e.Text != nil && e.Pattern != nil:
+			return bad("attribute takes a name and at most a text or a pattern")
+		}
+		out.Name, out.AnyValue = e.Name, !textual
+		if textual {
+			return e.textOf(api, out)
+		}
+	case cdp.ExpectText, cdp.ExpectContainsText, cdp.ExpectValue, cdp.ExpectClass, cdp.ExpectURL, cdp.ExpectTitle:
 		switch {
 		case e.Count != nil:
 			return bad("%s takes a text or a pattern, not a count", e.Kind)
 		case e.Text != nil && e.Pattern != nil, !textual:
 			return bad("%s expects a text or a pattern", e.Kind)
-		case e.Text != nil:
-			out.Text = *e.Text
-		default:
-			p, err := e.Pattern.compile(api + ": ")
-			if err != nil {
-				return cdp.Expectation{}, err
-			}
-			out.Pattern = p
 		}
+		return e.textOf(api, out)
 	case cdp.ExpectCount:
 		if textual || e.Count == nil || *e.Count < 0 {
 			return bad("count expects a number of elements, 0 or more, and nothing else")
 		}
 		out.Count = *e.Count
-	case cdp.ExpectVisible, cdp.ExpectHidden, cdp.ExpectChecked, cdp.ExpectUnchecked:
+	case cdp.ExpectVisible, cdp.ExpectHidden, cdp.ExpectChecked, cdp.ExpectUnchecked,
+		cdp.ExpectEnabled, cdp.ExpectDisabled, cdp.ExpectFocused, cdp.ExpectEditable:
 		if textual || e.Count != nil {
 			return bad("%s takes no text, pattern or count", e.Kind)
 		}
 	default:
-		return bad("nothing to expect called %q: use text, containsText, value, visible, hidden, checked, unchecked or count", e.Kind)
+		return bad("nothing to expect called %q: use text, containsText, value, visible, hidden, checked, unchecked, count, attribute, class, enabled, disabled, focused, editable, url or title", e.Kind)
+	}
+	return out, nil
+}
+
+// maxAttributeName bounds the attribute name an expectation sends the
+// page: none is near it.
+const maxAttributeName = 1 << 10
+
+// textOf completes out with e's text or compiled pattern.
+func (e expectation) textOf(api string, out cdp.Expectation) (cdp.Expectation, error) {
+	switch {
+	case e.Text != nil:
+		out.Text = *e.Text
+	default:
+		p, err := e.Pattern.compile(api + ": ")
+		if err != nil {
+			return cdp.Expectation{}, err
+		}
+		out.Pattern = p
 	}
 	return out, nil
 }

@@ -160,10 +160,30 @@ export interface CheckedExpectOptions extends ExpectOptions {
  * engine that has the usual syntax but no lookaround or backreferences.
  */
 export interface ExpectRequest {
-  kind: "text" | "containsText" | "value" | "visible" | "hidden" | "checked" | "unchecked" | "count";
+  kind:
+    | "text"
+    | "containsText"
+    | "value"
+    | "visible"
+    | "hidden"
+    | "checked"
+    | "unchecked"
+    | "count"
+    | "attribute"
+    | "class"
+    | "enabled"
+    | "disabled"
+    | "focused"
+    | "editable"
+    | "url"
+    | "title";
   text?: string;
   pattern?: { source: string; flags: string };
   count?: number;
+  /** The attribute of an "attribute" expectation. */
+  name?: string;
+  /** Turns the expectation round: it holds once the condition does not. */
+  not?: boolean;
   timeout?: number;
 }
 
@@ -223,16 +243,28 @@ function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "tex
 export class Expectations {
   readonly #tab: string;
   readonly #target: Target;
+  readonly #not: boolean;
 
   /** Expectations on target in the tab with this ID; scripts get them from Tab.expect. */
-  constructor(tab: string, target: Target) {
+  constructor(tab: string, target: Target, not = false) {
     this.#tab = tab;
     this.#target = checkTarget("tab.expect", target);
+    this.#not = not;
+  }
+
+  /**
+   * not is the same checks turned round: each waits until what it names
+   * is not so (`tab.expect(t).not.toBeVisible()`), and fails saying what
+   * it last saw while it still was.
+   */
+  get not(): Expectations {
+    return new Expectations(this.#tab, this.#target, !this.#not);
   }
 
   async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
     const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
     if (timeout !== undefined) req.timeout = timeout;
+    if (this.#not) req.not = true;
     await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req);
   }
 
@@ -283,6 +315,94 @@ export class Expectations {
       throw invalid(`${api}: the count must be a whole number, 0 or more, got ${String(count)}`);
     }
     await this.#expect(api, { kind: "count", count }, opts);
+  }
+
+  /**
+   * toHaveAttribute expects the element to have the attribute name: with
+   * value, a string it must equal or a RegExp it must match; without, it
+   * need only be there.
+   */
+  async toHaveAttribute(name: string, value?: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveAttribute";
+    checkString(api, "the attribute name", name);
+    if (name === "") throw invalid(`${api}: the attribute name must not be empty`);
+    const v = value === undefined ? {} : textOf(api, "the value", value);
+    await this.#expect(api, { kind: "attribute", name, ...v }, opts);
+  }
+
+  /** toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp. */
+  async toHaveClass(cls: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveClass";
+    await this.#expect(api, { kind: "class", ...textOf(api, "the class", cls) }, opts);
+  }
+
+  /** toBeEnabled expects the element not to be disabled (the disabled attribute, a disabled fieldset, aria-disabled). */
+  async toBeEnabled(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeEnabled", { kind: "enabled" }, opts);
+  }
+
+  /** toBeDisabled expects the element to be disabled. */
+  async toBeDisabled(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeDisabled", { kind: "disabled" }, opts);
+  }
+
+  /** toBeFocused expects the element to have the focus. */
+  async toBeFocused(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeFocused", { kind: "focused" }, opts);
+  }
+
+  /**
+   * toBeEditable expects the field to take typing: an input, text area,
+   * select or editable element, neither disabled nor read-only. Another
+   * kind of element rejects at once with "bad_target".
+   */
+  async toBeEditable(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeEditable", { kind: "editable" }, opts);
+  }
+}
+
+/**
+ * PageExpectations are the checks Tab.expectPage() offers on the page
+ * itself, after Playwright's expect(page): they retry and fail as
+ * Expectations do.
+ *
+ * ```ts
+ * await tab.click({ role: "button", name: "Pay" });
+ * await tab.expectPage().toHaveURL(/\/receipt\/\d+$/);
+ * ```
+ */
+export class PageExpectations {
+  readonly #tab: string;
+  readonly #not: boolean;
+
+  /** Expectations on the page of the tab with this ID; scripts get them from Tab.expectPage. */
+  constructor(tab: string, not = false) {
+    this.#tab = tab;
+    this.#not = not;
+  }
+
+  /** not is the same checks turned round, as Expectations.not. */
+  get not(): PageExpectations {
+    return new PageExpectations(this.#tab, !this.#not);
+  }
+
+  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+    const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
+    if (timeout !== undefined) req.timeout = timeout;
+    if (this.#not) req.not = true;
+    await hostCall("tab", "expectPage", "tab.expectPage", this.#tab, this.#tab, req);
+  }
+
+  /** toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp. */
+  async toHaveURL(url: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expectPage().toHaveURL";
+    await this.#expect(api, { kind: "url", ...textOf(api, "the URL", url) }, opts);
+  }
+
+  /** toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp. */
+  async toHaveTitle(title: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expectPage().toHaveTitle";
+    await this.#expect(api, { kind: "title", ...textOf(api, "the title", title) }, opts);
   }
 }
 
@@ -989,6 +1109,19 @@ export class Tab implements AsyncDisposable {
    */
   expect(target: Target): Expectations {
     return new Expectations(this.id, target);
+  }
+
+  /**
+   * expectPage returns the retrying checks on the page itself, its
+   * address and title (see PageExpectations):
+   *
+   * ```ts
+   * await tab.expectPage().toHaveTitle("Order placed");
+   * await tab.expectPage().not.toHaveURL(/\/login/);
+   * ```
+   */
+  expectPage(): PageExpectations {
+    return new PageExpectations(this.id);
   }
 
   /**

@@ -19,6 +19,8 @@ export interface Expectation {
   text?: string;
   pattern?: TextPattern;
   count?: number;
+  name?: string;
+  not?: boolean;
   timeout?: number;
 }
 

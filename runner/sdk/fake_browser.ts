@@ -47,19 +47,17 @@ export type FakeMethod =
   | "select"
   | "click"
   | "press"
-  | "text"
-  | "value"
-  | "attribute"
-  | "checked"
-  | "visible"
-  | "count"
+  | FakeReaderCall
   | "expect"
   | "setFiles"
   | "onDialog"
   | "dialog";
 
-/** The readers, as FakeBrowserOptions.read gets them. */
-export type FakeReader = "text" | "value" | "attribute" | "checked" | "visible" | "count";
+/** The readers a script calls, each recorded as a method of its own. */
+export type FakeReaderCall = "text" | "value" | "attribute" | "checked" | "visible" | "count";
+
+/** The readers, and the states tab.expect reads, as FakeBrowserOptions.read gets them. */
+export type FakeReader = FakeReaderCall | "enabled" | "focused" | "editable";
 
 /**
  * One recorded call. Unlike the app's action log, the fake keeps the value
@@ -125,8 +123,11 @@ export interface FakeBrowserOptions {
   onAction?: (action: FakeAction, tab: FakeTab) => void;
   /**
    * Answers the readers (text, value, attribute, checked, visible,
-   * count): gets the tab, the reader, the target and, for attribute, the
-   * name, and returns what the page would show. Default: value and checked
+   * count) and the states tab.expect asks of an element (enabled,
+   * focused, editable: a boolean; class is read as the attribute
+   * "class"): gets the tab, the reader, the target and, for attribute,
+   * the name, and returns what the page would show (null for an attribute
+   * not there). Default: value and checked
    * answer what fill, select or check last committed to the target (or
    * FakeTab.setValue gave it); the others fail, saying so. tab.expect
    * asks it again and again, every 20 ms, until its check holds or its
@@ -422,7 +423,7 @@ export class FakeBrowser {
   }
 
   /** reader answers one reader call, as a page action (held to sites=). */
-  #reader(id: string, reader: FakeReader, target: Target, name?: string): unknown {
+  #reader(id: string, reader: FakeReaderCall, target: Target, name?: string): unknown {
     return this.#act(
       id,
       { method: reader, target },
@@ -478,8 +479,12 @@ export class FakeBrowser {
     }
   }
 
-  /** expect checks e on target as the app does: again and again until it holds or its timeout passes. */
-  async #expect(tab: FakeTab, target: Target, e: ExpectRequest): Promise<void> {
+  /**
+   * expect checks e on target (or, with no target, on the page) as the
+   * app does: again and again until it holds (with not, until it does
+   * not) or its timeout passes.
+   */
+  async #expect(tab: FakeTab, target: Target | undefined, e: ExpectRequest): Promise<void> {
     const reader: FakeReader = e.kind === "text" || e.kind === "containsText"
       ? "text"
       : e.kind === "value"
@@ -488,6 +493,12 @@ export class FakeBrowser {
       ? "checked"
       : e.kind === "count"
       ? "count"
+      : e.kind === "attribute" || e.kind === "class"
+      ? "attribute"
+      : e.kind === "enabled" || e.kind === "disabled"
+      ? "enabled"
+      : e.kind === "focused" || e.kind === "editable"
+      ? e.kind
       : "visible";
     const space = (s: string) => s.split(/\s+/).filter((w) => w !== "").join(" ");
     const re = e.pattern ? new RegExp(e.pattern.source, e.pattern.flags.replace(/[gy]/g, "")) : undefined;
@@ -495,35 +506,51 @@ export class FakeBrowser {
       switch (e.kind) {
         case "text":
         case "containsText":
-        case "value": {
-          const s = String(v);
+        case "value":
+        case "class":
+        case "url":
+        case "title": {
+          const s = v === null ? "" : String(v);
           const held = re
             ? re.test(s)
-            : e.kind === "value"
-            ? s === e.text
-            : e.kind === "text"
+            : e.kind === "text" || e.kind === "title"
             ? space(s) === space(e.text ?? "")
-            : space(s).includes(space(e.text ?? ""));
+            : e.kind === "containsText"
+            ? space(s).includes(space(e.text ?? ""))
+            : s === e.text;
           return [held, JSON.stringify(s)];
         }
+        case "attribute":
+          if (v === null || v === undefined) return [false, `no attribute ${JSON.stringify(e.name)}`];
+          return [re ? re.test(String(v)) : e.text === undefined || String(v) === e.text, JSON.stringify(String(v))];
         case "checked":
         case "unchecked":
           return [(v === true) === (e.kind === "checked"), v === true ? "checked" : "not checked"];
         case "visible":
         case "hidden":
           return [(v === true) === (e.kind === "visible"), v === true ? "visible" : "not visible"];
+        case "enabled":
+        case "disabled":
+          return [(v === true) === (e.kind === "enabled"), v === true ? "enabled" : "disabled"];
+        case "focused":
+        case "editable":
+          return [v === true, v === true ? e.kind : `not ${e.kind}`];
         case "count":
           return [v === e.count, `${String(v)} elements match`];
       }
       return [false, ""];
     };
+    const look = () =>
+      target === undefined
+        ? (e.kind === "url" ? tab.url : tab.title)
+        : this.#readPage(tab, reader, target, e.kind === "class" ? "class" : e.name);
     const ms = e.timeout ?? 5000;
     const start = Date.now();
     for (;;) {
       let seen: string;
       try {
-        const [held, s] = check(this.#readPage(tab, reader, target));
-        if (held) return;
+        const [held, s] = check(look());
+        if (held !== (e.not ?? false)) return;
         seen = s;
       } catch (err) {
         if ((err as { code?: unknown }).code !== "not_found") throw err;
@@ -531,10 +558,13 @@ export class FakeBrowser {
       }
       const left = start + ms - Date.now();
       if (left <= 0) {
-        const want = e.pattern ? `/${e.pattern.source}/${e.pattern.flags}` : JSON.stringify(e.text ?? e.count);
+        const want = e.pattern
+          ? `/${e.pattern.source}/${e.pattern.flags}`
+          : JSON.stringify(e.text ?? e.count ?? e.name);
+        const of = target === undefined ? "the page" : JSON.stringify(target);
         throw hostError({
           code: "expectation_failed",
-          message: `expected ${e.kind} ${want} in ${JSON.stringify(target)}, last seen ${seen} (waited ${ms} ms)`,
+          message: `expected ${e.not ? "not " : ""}${e.kind} ${want} in ${of}, last seen ${seen} (waited ${ms} ms)`,
         });
       }
       await new Promise((r) => setTimeout(r, Math.min(20, left)));
@@ -648,6 +678,15 @@ export class FakeBrowser {
             true,
             undefined,
             (tab) => this.#expect(tab, target, e),
+          )
+        ),
+        expectPage: served((id: string, e: ExpectRequest) =>
+          this.#act(
+            id,
+            { method: "expect", value: e.kind },
+            true,
+            undefined,
+            (tab) => this.#expect(tab, undefined, e),
           )
         ),
         screenshot: served((id: string) =>
