@@ -50,10 +50,6 @@ func (a *tabAPI) traverse(ctx context.Context, api, id string, opts navigationOp
 // document's load state as opts say; the timeout is a navigation's.
 func (a *tabAPI) WaitForURL(ctx context.Context, id string, m urlMatch, opts navigationOptions) (err error) {
 	const api = "tab.waitForURL"
-	p, err := m.compile()
-	if err != nil {
-		return a.r.refused(api, id, err)
-	}
 	h := a.r.call(api, id)
 	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
@@ -61,6 +57,12 @@ func (a *tabAPI) WaitForURL(ctx context.Context, id string, m urlMatch, opts nav
 		return err
 	}
 	defer c.end()
+	// Compiled once the call passed the gate: a run that has ended
+	// compiles nothing.
+	p, err := m.compile()
+	if err != nil {
+		return h.traced(c.tabCall, err)
+	}
 	err = c.tab.WaitForURL(c.ctx, p, c.until)
 	if errors.Is(err, cdp.ErrTimeout) {
 		err = codeErr(errcode.Timeout, capnweb.NameError, "%v", err)
@@ -75,9 +77,6 @@ func (a *tabAPI) WaitForURL(ctx context.Context, id string, m urlMatch, opts nav
 func (a *tabAPI) ExpectPage(ctx context.Context, id string, e expectation) (err error) {
 	const api = "tab.expectPage"
 	ce, err := e.cdp(api)
-	if err == nil && !ce.Kind.OfPage() {
-		err = codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of an element: use tab.expect(target)", api, e.Kind)
-	}
 	if err != nil {
 		return a.r.refused(api, id, err)
 	}
@@ -88,5 +87,10 @@ func (a *tabAPI) ExpectPage(ctx context.Context, id string, e expectation) (err 
 		return err
 	}
 	defer c.end()
+	if !ce.Kind.OfPage() {
+		// After the gate, as every call's own checks are once they pass
+		// the generic ones: a run that has ended hears that first.
+		return h.traced(c, codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of an element: use tab.expect(target)", api, e.Kind))
+	}
 	return h.traced(c, browserErr(c.tab.ExpectPage(c.ctx, ce)))
 }
