@@ -63,8 +63,9 @@ func (fm *forms) WaitState(ctx context.Context, loc Locator, s WaitState) error 
 	})
 }
 
-// inState reports whether loc's elements are in state s, and when not,
-// what they are instead.
+// inState reports whether loc's elements are in state s, and what they
+// are: an expectation turned round (Expectation.Not) fails on what it
+// saw when the state held.
 func (fm *forms) inState(ctx context.Context, loc Locator, s WaitState) (bool, string, error) {
 	switch s {
 	case StateAttached, StateDetached:
@@ -72,29 +73,24 @@ func (fm *forms) inState(ctx context.Context, loc Locator, s WaitState) (bool, s
 		if err != nil {
 			return false, "", err
 		}
-		if (n > 0) == (s == StateAttached) {
-			return true, "", nil
-		}
-		return false, matches(n), nil
+		return (n > 0) == (s == StateAttached), matches(n), nil
 	}
 	shown, err := fm.shown(ctx, loc)
 	if err != nil {
 		return false, "", err
 	}
-	if (shown > 0) == (s == StateVisible) {
-		return true, "", nil
-	}
+	held := (shown > 0) == (s == StateVisible)
 	switch shown {
 	case 0:
 		n, err := fm.count(ctx, loc)
 		if err != nil || n == 0 {
-			return false, matches(0), err
+			return held, matches(0), err
 		}
-		return false, matches(n) + ", none visible", nil
+		return held, matches(n) + ", none visible", nil
 	case 1:
-		return false, "1 visible element matches", nil
+		return held, "1 visible element matches", nil
 	}
-	return false, "more than one visible element matches", nil
+	return held, "more than one visible element matches", nil
 }
 
 // shown tells how many elements loc names are shown: 0, 1, or 2 for
@@ -169,6 +165,31 @@ const (
 	// ExpectCount: Expectation.Count elements match, hidden ones
 	// included, as [Tab.Count] counts them.
 	ExpectCount ExpectKind = "count"
+	// ExpectAttribute: the element has the attribute Expectation.Name,
+	// with the value Expectation.Text or one matching Expectation.Pattern
+	// when either is set.
+	ExpectAttribute ExpectKind = "attribute"
+	// ExpectClass: the element's class attribute is exactly
+	// Expectation.Text, or matches Expectation.Pattern.
+	ExpectClass ExpectKind = "class"
+	// ExpectEnabled: the element is not disabled (by the disabled
+	// attribute, a disabled fieldset, or aria-disabled).
+	ExpectEnabled ExpectKind = "enabled"
+	// ExpectDisabled: it is.
+	ExpectDisabled ExpectKind = "disabled"
+	// ExpectFocused: the element has the focus in its document.
+	ExpectFocused ExpectKind = "focused"
+	// ExpectEditable: the field can be typed into: an input, text area,
+	// select or editable element that is neither disabled nor read-only.
+	ExpectEditable ExpectKind = "editable"
+	// ExpectURL: the page's address (as [Tab.URL] reads it) is
+	// Expectation.Text, or matches Expectation.Pattern. A page kind: see
+	// [Tab.ExpectPage].
+	ExpectURL ExpectKind = "url"
+	// ExpectTitle: the page's title (as [Tab.Title] reads it) is
+	// Expectation.Text, white space aside, or matches
+	// Expectation.Pattern. A page kind.
+	ExpectTitle ExpectKind = "title"
 )
 
 // Expectation is a condition on the elements a locator names.
@@ -180,6 +201,14 @@ type Expectation struct {
 	Pattern *Pattern
 	// Count is the number of elements ExpectCount expects.
 	Count int
+	// Name is the attribute ExpectAttribute looks at.
+	Name string
+	// AnyValue makes ExpectAttribute hold for any value, Text and
+	// Pattern aside: the attribute need only be there.
+	AnyValue bool
+	// Not turns the expectation round: it holds once the condition does
+	// not.
+	Not bool
 }
 
 // describe says what e expects of the elements target names.
@@ -187,6 +216,9 @@ func (e Expectation) describe(target string) string {
 	text := strconv.Quote(e.Text)
 	if e.Pattern != nil {
 		text = "matching " + e.Pattern.shown
+	}
+	if e.Not || !e.Kind.described() {
+		return e.phrase(target, text)
 	}
 	switch e.Kind {
 	case ExpectText:
@@ -267,38 +299,64 @@ func (fm *forms) Expect(ctx context.Context, loc Locator, e Expectation) error {
 		return err
 	}
 	return fm.p.act(ctx, "expect", what, false, func(ctx context.Context) error {
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, DefaultReadWait)
-			defer cancel()
-		}
-		start := time.Now()
-		var seen string
-		err := fm.poll(ctx, func(ctx context.Context) (bool, error) {
-			held, now, err := cond(ctx)
-			if err == nil {
-				seen = now // a check cut short by ctx saw nothing
-			}
-			return held, err
-		})
-		if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
-			return err
-		}
-		if errors.Is(ctx.Err(), context.Canceled) || seen == "" {
-			return &WaitTimeoutError{What: e.describe(what), Err: ctx.Err()}
-		}
-		return &ExpectationError{Expected: e.describe(what), Seen: seen, Waited: time.Since(start)}
+		return expectLoop(ctx, fm.poll, e.describe(what), e.Not, cond)
 	})
 }
 
-// condition is one check of e: whether it holds, and what was seen.
+// expectLoop checks cond with poll until it holds (or, with not, until
+// it does not), within DefaultReadWait when ctx has no deadline, and
+// words the failure: expected, and what was last seen.
+func expectLoop(ctx context.Context, poll func(context.Context, func(context.Context) (bool, error)) error, expected string, not bool, cond func(ctx context.Context) (bool, string, error)) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultReadWait)
+		defer cancel()
+	}
+	start := time.Now()
+	var seen string
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		held, now, err := cond(ctx)
+		if err == nil {
+			seen = now // a check cut short by ctx saw nothing
+		}
+		return held != not, err
+	})
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	if errors.Is(ctx.Err(), context.Canceled) || seen == "" {
+		return &WaitTimeoutError{What: expected, Err: ctx.Err()}
+	}
+	return &ExpectationError{Expected: expected, Seen: seen, Waited: time.Since(start)}
+}
+
+// condition is one check of e: whether it holds, and what was seen. A
+// target that is not there (yet) holds no condition on an element, nor
+// its opposite, as in Playwright: only the states (visible, hidden,
+// count) say something of nothing.
 func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context) (bool, string, error), error) {
+	var missing bool
+	cond, err := fm.check(loc, e, &missing)
+	if err != nil || !e.Not {
+		return cond, err
+	}
+	return func(ctx context.Context) (bool, string, error) {
+		missing = false
+		held, seen, err := cond(ctx)
+		return held || missing, seen, err
+	}, nil
+}
+
+// check is condition's check; it sets *missing when the target was not
+// there to read.
+func (fm *forms) check(loc Locator, e Expectation, missing *bool) (func(ctx context.Context) (bool, string, error), error) {
 	byRef := loc.Ref != ""
 	// read reads what into out; a target not there (yet) is what was seen.
-	read := func(ctx context.Context, what string, out any) (string, error) {
-		err := fm.read(ctx, loc, what, "", out)
+	read := func(ctx context.Context, what, arg string, out any) (string, error) {
+		err := fm.read(ctx, loc, what, arg, out)
 		var le *LocatorError
 		if err != nil && readable(err, byRef) && errors.As(err, &le) {
+			*missing = true
 			if le.Code == errcode.Ambiguous {
 				return "more than one element matches", nil
 			}
@@ -318,7 +376,7 @@ func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context
 		}
 		return func(ctx context.Context) (bool, string, error) {
 			var s string
-			if seen, err := read(ctx, what, &s); seen != "" || err != nil {
+			if seen, err := read(ctx, what, "", &s); seen != "" || err != nil {
 				return false, seen, err
 			}
 			var held bool
@@ -340,7 +398,7 @@ func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context
 	case ExpectChecked, ExpectUnchecked:
 		return func(ctx context.Context) (bool, string, error) {
 			var on bool
-			if seen, err := read(ctx, "checked", &on); seen != "" || err != nil {
+			if seen, err := read(ctx, "checked", "", &on); seen != "" || err != nil {
 				return false, seen, err
 			}
 			if on {
@@ -362,6 +420,9 @@ func (fm *forms) condition(loc Locator, e Expectation) (func(ctx context.Context
 			n, err := fm.count(ctx, loc)
 			return n == e.Count, matches(n), err
 		}, nil
+	}
+	if cond, ok := fm.stateCondition(loc, e, read); ok {
+		return cond, nil
 	}
 	return nil, &LocatorError{Code: errcode.Invalid, Target: loc.String(), Message: fmt.Sprintf("nothing to expect called %q", string(e.Kind))}
 }

@@ -1173,6 +1173,18 @@
           if (k !== "checkbox" && k !== "radio") return fail("bad_target", "not a checkbox, switch or radio button", [describe(el)]);
           return { ok: true, value: el.tagName === "INPUT" ? el.checked : el.getAttribute("aria-checked") === "true" };
         }
+        case "enabled":
+          return { ok: true, value: !disabled(el) };
+        case "focused":
+          // In a shadow tree the document's activeElement is the host.
+          return { ok: true, value: el.getRootNode().activeElement === el };
+        case "editable": {
+          const field = el.matches("input, textarea, select, [contenteditable], [role=textbox], [role=searchbox], [role=combobox], [role=spinbutton]");
+          if (!field) return fail("bad_target", "not a field: an input, text area, select or editable element", [describe(el)]);
+          const readOnly = el.readOnly === true || el.getAttribute("aria-readonly") === "true" ||
+            (el.hasAttribute("contenteditable") && !el.isContentEditable);
+          return { ok: true, value: !disabled(el) && !readOnly };
+        }
       }
       return fail("bad_target", "no reader " + String(what));
     });

@@ -87,7 +87,8 @@ type readOptions struct {
 // cdp.ExpectKind), what it expects, and how long to keep checking.
 type expectation struct {
 	// Kind is text, containsText, value, visible, hidden, checked,
-	// unchecked or count.
+	// unchecked, count, attribute, class, enabled, disabled, focused or
+	// editable for tab.expect; url or title for tab.expectPage.
 	Kind string `json:"kind"`
 	// Text is the text or value expected by text, containsText and value,
 	// unless Pattern is given.
@@ -96,9 +97,34 @@ type expectation struct {
 	Pattern *textPattern `json:"pattern"`
 	// Count is the number of elements count expects.
 	Count *int `json:"count"`
+	// Name is the attribute attribute expects; without Text or Pattern,
+	// it need only be there.
+	Name string `json:"name"`
+	// Not turns the expectation round: it holds once the condition does
+	// not.
+	Not bool `json:"not"`
 	// Timeout bounds the checking, in milliseconds; 0 is
 	// cdp.DefaultReadWait.
 	Timeout float64 `json:"timeout"`
+}
+
+// urlMatch is the address tab.waitForURL waits for: URL, a glob (* is
+// any run of characters but a slash, ** any run; without a star, the
+// exact address), or Pattern; exactly one of them.
+type urlMatch struct {
+	URL     *string      `json:"url"`
+	Pattern *textPattern `json:"pattern"`
+}
+
+// compile checks m and compiles it as cdp matches addresses.
+func (m urlMatch) compile() (*cdp.Pattern, error) {
+	switch {
+	case (m.URL == nil) == (m.Pattern == nil):
+		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "it takes an address, a glob or a RegExp")
+	case m.Pattern != nil:
+		return m.Pattern.compile("")
+	}
+	return patternErr("", func() (*cdp.Pattern, error) { return cdp.GlobPattern(*m.URL) })
 }
 
 // textPattern is a JavaScript RegExp as it crosses the bridge.

@@ -417,6 +417,27 @@ func (a *fakeTabAPI) Goto(id, url string, o navigationOptions) (cdp.Response, er
 	return cdp.Response{Status: 200, URL: url}, a.known(id)
 }
 
+func (a *fakeTabAPI) Reload(id string, o navigationOptions) (*cdp.Response, error) {
+	a.h.record("reload %s %+v", id, o)
+	return &cdp.Response{Status: 200, URL: "https://example.com/"}, a.known(id)
+}
+
+// GoBack answers null: the fake's tabs have no history.
+func (a *fakeTabAPI) GoBack(id string, o navigationOptions) (*cdp.Response, error) {
+	a.h.record("goBack %s %+v", id, o)
+	return nil, a.known(id)
+}
+
+func (a *fakeTabAPI) GoForward(id string, o navigationOptions) (*cdp.Response, error) {
+	a.h.record("goForward %s %+v", id, o)
+	return nil, a.known(id)
+}
+
+func (a *fakeTabAPI) WaitForURL(id string, m urlMatch, o navigationOptions) error {
+	a.h.record("waitForURL %s %s %+v", id, mustJSON(m), o)
+	return a.known(id)
+}
+
 func (a *fakeTabAPI) WaitForNavigation(id string, o navigationOptions) error {
 	a.h.record("waitForNavigation %s %+v", id, o)
 	return coded("timeout", "no navigation")
@@ -475,6 +496,12 @@ func (a *fakeTabAPI) Attribute(id string, target cdp.Locator, name string, o rea
 func (a *fakeTabAPI) Checked(id string, target cdp.Locator, o readOptions) (bool, error) {
 	_, err := a.readWith("tab.checked", id, target, o)
 	return true, err
+}
+
+// ExpectPage records the expectation and holds it.
+func (a *fakeTabAPI) ExpectPage(id string, e expectation) error {
+	a.h.record("expectPage %s %s", id, mustJSON(e))
+	return a.known(id)
 }
 
 // Expect records the expectation and holds it, but for the text "Done".
@@ -1030,9 +1057,9 @@ await context.result(out as never);
 		`waitFor t1 role "dialog" name "Pay" {Timeout:0 State:}`,
 		`waitFor t1 role "dialog" {Timeout:300 State:detached}`,
 		`tab.text (timeout 250) t1 label "Total"`,
-		`tab.expect t1 role "status" {"kind":"text","text":null,"pattern":{"source":"^sav(ed|ing)$","flags":"i"},"count":null,"timeout":1000}`,
-		`tab.expect t1 selector "li" {"kind":"count","text":null,"pattern":null,"count":0,"timeout":0}`,
-		`tab.expect t1 label "Agree" {"kind":"unchecked","text":null,"pattern":null,"count":null,"timeout":0}`,
+		`tab.expect t1 role "status" {"kind":"text","text":null,"pattern":{"source":"^sav(ed|ing)$","flags":"i"},"count":null,"name":"","not":false,"timeout":1000}`,
+		`tab.expect t1 selector "li" {"kind":"count","text":null,"pattern":null,"count":0,"name":"","not":false,"timeout":0}`,
+		`tab.expect t1 label "Agree" {"kind":"unchecked","text":null,"pattern":null,"count":null,"name":"","not":false,"timeout":0}`,
 		`tab.text t1 label "Total"`,
 		`tab.value t1 name "q"`,
 		`tab.attribute t1 testId "link"`,
@@ -1050,7 +1077,7 @@ await context.result(out as never);
 		"evaluate t1 ()=>{\n    throw new TypeError(\"boom\");\n  } []",
 		"goto t1 https://down.example/ {WaitUntil: Timeout:0}",
 		"waitForNavigation t1 {WaitUntil: Timeout:50}",
-		`tab.expect t1 role "status" {"kind":"text","text":"Done","pattern":null,"count":null,"timeout":0}`,
+		`tab.expect t1 role "status" {"kind":"text","text":"Done","pattern":null,"count":null,"name":"","not":false,"timeout":0}`,
 		"open https://shop.example/new background=true seq=0 timeout=0",
 		"close t2",
 	}, h.browser)

@@ -266,6 +266,9 @@ func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n in
 func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e expectation) error {
 	const api = "tab.expect"
 	ce, err := e.cdp(api)
+	if err == nil && ce.Kind.OfPage() {
+		err = codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of the page: use tab.expectPage", api, e.Kind)
+	}
 	if err != nil {
 		return a.r.refused(api, id, err)
 	}
@@ -274,44 +277,87 @@ func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e ex
 	})
 }
 
+// compile compiles p as the host matches it: a pattern too large is
+// limit_exceeded, one the host cannot match invalid. prefix starts the
+// message of an invalid one.
+func (p textPattern) compile(prefix string) (*cdp.Pattern, error) {
+	return patternErr(prefix, func() (*cdp.Pattern, error) { return cdp.CompilePattern(p.Source, p.Flags) })
+}
+
+// patternErr gives the error of a pattern's compiling its code.
+func patternErr(prefix string, compile func() (*cdp.Pattern, error)) (*cdp.Pattern, error) {
+	p, err := compile()
+	var le *cdp.PatternLimitError
+	if errors.As(err, &le) {
+		return nil, limitErr(le.Limit, "%v", err)
+	}
+	if err != nil {
+		return nil, codeErr(errcode.Invalid, capnweb.NameTypeError, "%s%s", prefix, err.Error())
+	}
+	return p, nil
+}
+
 // cdp checks e and builds the cdp.Expectation it asks for.
 func (e expectation) cdp(api string) (cdp.Expectation, error) {
 	bad := func(format string, args ...any) (cdp.Expectation, error) {
 		return cdp.Expectation{}, codeErr(errcode.Invalid, capnweb.NameTypeError, api+": "+format, args...)
 	}
-	out := cdp.Expectation{Kind: cdp.ExpectKind(e.Kind)}
+	out := cdp.Expectation{Kind: cdp.ExpectKind(e.Kind), Not: e.Not}
 	textual := e.Text != nil || e.Pattern != nil
+	if e.Name != "" && out.Kind != cdp.ExpectAttribute {
+		return bad("%s takes no attribute name", e.Kind)
+	}
 	switch out.Kind {
-	case cdp.ExpectText, cdp.ExpectContainsText, cdp.ExpectValue:
+	case cdp.ExpectAttribute:
+		switch {
+		case e.Name == "" || len(e.Name) > maxAttributeName:
+			return bad("attribute expects an attribute name of 1 to %d bytes", maxAttributeName)
+		case e.Count != nil || e.Text != nil && e.Pattern != nil:
+			return bad("attribute takes a name and at most a text or a pattern")
+		}
+		out.Name, out.AnyValue = e.Name, !textual
+		if textual {
+			return e.textOf(api, out)
+		}
+	case cdp.ExpectText, cdp.ExpectContainsText, cdp.ExpectValue, cdp.ExpectClass, cdp.ExpectURL, cdp.ExpectTitle:
 		switch {
 		case e.Count != nil:
 			return bad("%s takes a text or a pattern, not a count", e.Kind)
 		case e.Text != nil && e.Pattern != nil, !textual:
 			return bad("%s expects a text or a pattern", e.Kind)
-		case e.Text != nil:
-			out.Text = *e.Text
-		default:
-			p, err := cdp.CompilePattern(e.Pattern.Source, e.Pattern.Flags)
-			var le *cdp.PatternLimitError
-			if errors.As(err, &le) {
-				return cdp.Expectation{}, limitErr(le.Limit, "%v", err)
-			}
-			if err != nil {
-				return bad("%s", err.Error())
-			}
-			out.Pattern = p
 		}
+		return e.textOf(api, out)
 	case cdp.ExpectCount:
 		if textual || e.Count == nil || *e.Count < 0 {
 			return bad("count expects a number of elements, 0 or more, and nothing else")
 		}
 		out.Count = *e.Count
-	case cdp.ExpectVisible, cdp.ExpectHidden, cdp.ExpectChecked, cdp.ExpectUnchecked:
+	case cdp.ExpectVisible, cdp.ExpectHidden, cdp.ExpectChecked, cdp.ExpectUnchecked,
+		cdp.ExpectEnabled, cdp.ExpectDisabled, cdp.ExpectFocused, cdp.ExpectEditable:
 		if textual || e.Count != nil {
 			return bad("%s takes no text, pattern or count", e.Kind)
 		}
 	default:
-		return bad("nothing to expect called %q: use text, containsText, value, visible, hidden, checked, unchecked or count", e.Kind)
+		return bad("nothing to expect called %q: use text, containsText, value, visible, hidden, checked, unchecked, count, attribute, class, enabled, disabled, focused, editable, url or title", e.Kind)
+	}
+	return out, nil
+}
+
+// maxAttributeName bounds the attribute name an expectation sends the
+// page: none is near it.
+const maxAttributeName = 1 << 10
+
+// textOf completes out with e's text or compiled pattern.
+func (e expectation) textOf(api string, out cdp.Expectation) (cdp.Expectation, error) {
+	switch {
+	case e.Text != nil:
+		out.Text = *e.Text
+	default:
+		p, err := e.Pattern.compile(api + ": ")
+		if err != nil {
+			return cdp.Expectation{}, err
+		}
+		out.Pattern = p
 	}
 	return out, nil
 }

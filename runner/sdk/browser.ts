@@ -160,11 +160,40 @@ export interface CheckedExpectOptions extends ExpectOptions {
  * engine that has the usual syntax but no lookaround or backreferences.
  */
 export interface ExpectRequest {
-  kind: "text" | "containsText" | "value" | "visible" | "hidden" | "checked" | "unchecked" | "count";
+  kind:
+    | "text"
+    | "containsText"
+    | "value"
+    | "visible"
+    | "hidden"
+    | "checked"
+    | "unchecked"
+    | "count"
+    | "attribute"
+    | "class"
+    | "enabled"
+    | "disabled"
+    | "focused"
+    | "editable"
+    | "url"
+    | "title";
   text?: string;
   pattern?: { source: string; flags: string };
   count?: number;
+  /** The attribute of an "attribute" expectation. */
+  name?: string;
+  /** Turns the expectation round: it holds once the condition does not. */
+  not?: boolean;
   timeout?: number;
+}
+
+/**
+ * URLMatchRequest is what Tab.waitForURL sends the host: the address as
+ * a glob, or a RegExp as its source and flags.
+ */
+export interface URLMatchRequest {
+  url?: string;
+  pattern?: { source: string; flags: string };
 }
 
 const WAIT_STATES: readonly string[] = ["visible", "hidden", "attached", "detached"];
@@ -214,16 +243,28 @@ function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "tex
 export class Expectations {
   readonly #tab: string;
   readonly #target: Target;
+  readonly #not: boolean;
 
   /** Expectations on target in the tab with this ID; scripts get them from Tab.expect. */
-  constructor(tab: string, target: Target) {
+  constructor(tab: string, target: Target, not = false) {
     this.#tab = tab;
     this.#target = checkTarget("tab.expect", target);
+    this.#not = not;
+  }
+
+  /**
+   * not is the same checks turned round: each waits until what it names
+   * is not so (`tab.expect(t).not.toBeVisible()`), and fails saying what
+   * it last saw while it still was.
+   */
+  get not(): Expectations {
+    return new Expectations(this.#tab, this.#target, !this.#not);
   }
 
   async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
     const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
     if (timeout !== undefined) req.timeout = timeout;
+    if (this.#not) req.not = true;
     await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req);
   }
 
@@ -275,6 +316,104 @@ export class Expectations {
     }
     await this.#expect(api, { kind: "count", count }, opts);
   }
+
+  /**
+   * toHaveAttribute expects the element to have the attribute name: with
+   * value, a string it must equal or a RegExp it must match; without, it
+   * need only be there.
+   */
+  async toHaveAttribute(name: string, value?: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveAttribute";
+    checkString(api, "the attribute name", name);
+    if (name === "") throw invalid(`${api}: the attribute name must not be empty`);
+    const v = value === undefined ? {} : textOf(api, "the value", value);
+    await this.#expect(api, { kind: "attribute", name, ...v }, opts);
+  }
+
+  /** toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp. */
+  async toHaveClass(cls: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveClass";
+    await this.#expect(api, { kind: "class", ...textOf(api, "the class", cls) }, opts);
+  }
+
+  /** toBeEnabled expects the element not to be disabled (the disabled attribute, a disabled fieldset, aria-disabled). */
+  async toBeEnabled(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeEnabled", { kind: "enabled" }, opts);
+  }
+
+  /** toBeDisabled expects the element to be disabled. */
+  async toBeDisabled(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeDisabled", { kind: "disabled" }, opts);
+  }
+
+  /** toBeFocused expects the element to have the focus. */
+  async toBeFocused(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeFocused", { kind: "focused" }, opts);
+  }
+
+  /**
+   * toBeEditable expects the field to take typing: an input, text area,
+   * select or editable element, neither disabled nor read-only. Another
+   * kind of element rejects at once with "bad_target".
+   */
+  async toBeEditable(opts: ExpectOptions = {}): Promise<void> {
+    await this.#expect("tab.expect(…).toBeEditable", { kind: "editable" }, opts);
+  }
+}
+
+/**
+ * PageExpectations are the checks Tab.expectPage() offers on the page
+ * itself, after Playwright's expect(page): they retry and fail as
+ * Expectations do.
+ *
+ * ```ts
+ * await tab.click({ role: "button", name: "Pay" });
+ * await tab.expectPage().toHaveURL(/\/receipt\/\d+$/);
+ * ```
+ */
+export class PageExpectations {
+  readonly #tab: string;
+  readonly #not: boolean;
+
+  /** Expectations on the page of the tab with this ID; scripts get them from Tab.expectPage. */
+  constructor(tab: string, not = false) {
+    this.#tab = tab;
+    this.#not = not;
+  }
+
+  /** not is the same checks turned round, as Expectations.not. */
+  get not(): PageExpectations {
+    return new PageExpectations(this.#tab, !this.#not);
+  }
+
+  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+    const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
+    if (timeout !== undefined) req.timeout = timeout;
+    if (this.#not) req.not = true;
+    await hostCall("tab", "expectPage", "tab.expectPage", this.#tab, this.#tab, req);
+  }
+
+  /** toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp. */
+  async toHaveURL(url: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expectPage().toHaveURL";
+    await this.#expect(api, { kind: "url", ...textOf(api, "the URL", url) }, opts);
+  }
+
+  /** toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp. */
+  async toHaveTitle(title: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expectPage().toHaveTitle";
+    await this.#expect(api, { kind: "title", ...textOf(api, "the title", title) }, opts);
+  }
+}
+
+/** moved checks what a reload or history move answered: a response, or null for no entry. */
+function moved(api: string, r: unknown): NavigationResponse | null {
+  if (r === null || r === undefined) return null;
+  const { status, url } = r as Partial<NavigationResponse>;
+  if (typeof status !== "number" || typeof url !== "string") {
+    throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
+  }
+  return { status, url };
 }
 
 /** A kind of JavaScript dialog a page can open. */
@@ -768,6 +907,54 @@ export class Tab implements AsyncDisposable {
   }
 
   /**
+   * reload loads the tab's document again and resolves as goto does, with
+   * the status and address of the document it ends at.
+   */
+  async reload(opts: NavigationOptions = {}): Promise<NavigationResponse> {
+    const api = "tab.reload";
+    const o = navOptions(api, opts);
+    const r = moved(api, await hostCall("tab", "reload", api, this.id, this.id, o));
+    if (r === null) throw new TypeError(`${api}: the host answered with null, not a response`);
+    return r;
+  }
+
+  /**
+   * goBack goes one entry back in the tab's history, as the browser's
+   * back button does, and resolves as goto does; null when there is no
+   * entry before this one. A move within one page (a #fragment, the
+   * history API) resolves status 0.
+   */
+  async goBack(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
+    const api = "tab.goBack";
+    const o = navOptions(api, opts);
+    return moved(api, await hostCall("tab", "goBack", api, this.id, this.id, o));
+  }
+
+  /** goForward goes one entry forward in the tab's history; null when there is none. See goBack. */
+  async goForward(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
+    const api = "tab.goForward";
+    const o = navOptions(api, opts);
+    return moved(api, await hostCall("tab", "goForward", api, this.id, this.id, o));
+  }
+
+  /**
+   * waitForURL resolves once the tab's address matches url, and the page
+   * there has loaded (see waitUntil); at once when it matches already.
+   * A string is the whole address, where * stands for any run of
+   * characters but a slash and ** for any run ("https://shop.example/**"); a
+   * RegExp need only match somewhere, and is matched in the app (no
+   * lookaround or backreferences). It rejects with code "timeout" after
+   * the timeout (default the host's, 30 s), saying the address last seen.
+   */
+  async waitForURL(url: string | RegExp, opts: NavigationOptions = {}): Promise<void> {
+    const api = "tab.waitForURL";
+    const o = navOptions(api, opts);
+    const m = textOf(api, "the URL", url);
+    const req: URLMatchRequest = m.pattern ? { pattern: m.pattern } : { url: m.text };
+    await hostCall("tab", "waitForURL", api, this.id, this.id, req, o);
+  }
+
+  /**
    * waitForNavigation resolves once the tab's next navigation has loaded.
    * The host starts watching when it is called, so call it before the
    * action that navigates, and await it after:
@@ -922,6 +1109,19 @@ export class Tab implements AsyncDisposable {
    */
   expect(target: Target): Expectations {
     return new Expectations(this.id, target);
+  }
+
+  /**
+   * expectPage returns the retrying checks on the page itself, its
+   * address and title (see PageExpectations):
+   *
+   * ```ts
+   * await tab.expectPage().toHaveTitle("Order placed");
+   * await tab.expectPage().not.toHaveURL(/\/login/);
+   * ```
+   */
+  expectPage(): PageExpectations {
+    return new PageExpectations(this.id);
   }
 
   /**

@@ -23,6 +23,7 @@ import type {
   ScreenshotOptions,
   TabInfo,
   Target,
+  URLMatchRequest,
   WaitForOptions,
 } from "./browser.ts";
 import type { ui } from "./mod.ts";
@@ -215,6 +216,7 @@ const MIRRORED: Record<string, boolean> = {
   WaitForOptions: mirrors<Request<WaitForOptions, host.WaitForOptions>>(),
   ReadOptions: mirrors<Request<ReadOptions, host.ReadOptions>>(),
   Expectation: mirrors<Request<ExpectRequest, host.Expectation>>(),
+  UrlMatch: mirrors<Request<URLMatchRequest, host.UrlMatch>>(),
   TextPattern: mirrors<Request<NonNullable<ExpectRequest["pattern"]>, host.TextPattern>>(),
   ScreenshotOptions: mirrors<Request<ScreenshotOptions, host.ScreenshotOptions>>(),
   FormOptions: mirrors<Request<FormOptions, host.FormOptions>>(),

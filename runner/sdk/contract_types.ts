@@ -19,6 +19,8 @@ export interface Expectation {
   text?: string;
   pattern?: TextPattern;
   count?: number;
+  name?: string;
+  not?: boolean;
   timeout?: number;
 }
 
@@ -115,6 +117,11 @@ export interface TabInfo {
 export interface TextPattern {
   source?: string;
   flags?: string;
+}
+
+export interface UrlMatch {
+  url?: string;
+  pattern?: TextPattern;
 }
 
 export interface WaitForOptions {

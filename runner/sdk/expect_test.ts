@@ -123,3 +123,107 @@ Deno.test("a closed tab's expectation rejects with the tab's error", async () =>
   const e = await assertRejects(() => tab.expect({ role: "status" }).toBeVisible());
   assert(e instanceof TabError && e.code === "closed", String(e));
 });
+
+Deno.test("reload, goBack, goForward and waitForURL move through the fake tab's history", async () => {
+  using host = installFakeHost({
+    permissions: "browser",
+    tabs: [{ url: PAGE }],
+    responses: { "https://shop.example/gone": { status: 404 } },
+  });
+  const tab = await tabs.active();
+  assertEquals(await tab.goBack(), null);
+  await tab.goto("https://shop.example/gone");
+  await tab.goto("https://shop.example/checkout/pay");
+  assertEquals(await tab.goBack(), { status: 404, url: "https://shop.example/gone" });
+  assertEquals(await tab.goBack({ waitUntil: "domcontentloaded" }), { status: 200, url: PAGE });
+  assertEquals(await tab.goForward(), { status: 404, url: "https://shop.example/gone" });
+  assertEquals(await tab.reload(), { status: 404, url: "https://shop.example/gone" });
+  await tab.goto(PAGE);
+  assertEquals(await tab.goForward(), null, "a goto drops the entries ahead");
+
+  await tab.waitForURL(PAGE);
+  await tab.waitForURL("https://shop.example/*");
+  await tab.waitForURL(/CART$/i);
+  setTimeout(() => host.browser.navigate(tab.id, "https://shop.example/checkout/done"), 40);
+  await tab.waitForURL("**/checkout/*", { timeout: 2000 });
+  const late = await assertRejects(() => tab.waitForURL("https://shop.example/*", { timeout: 60 }));
+  assert(late instanceof TabError && late.code === "timeout", String(late));
+  assert(late.message.includes("checkout/done"), late.message);
+
+  const before = host.browser.actions.length;
+  for (const bad of [() => tab.waitForURL(42 as never), () => tab.goBack({ waitUntil: "idle" as never })]) {
+    const e = await assertRejects(bad);
+    assert(e instanceof TypeError, String(e));
+  }
+  assertEquals(host.browser.actions.length, before, "refused before the host was called");
+  assertEquals(
+    host.browser.actions.filter((a) => a.method === "waitForURL").map((a) => a.value),
+    [PAGE, "https://shop.example/*", "/CART$/i", "**/checkout/*", "https://shop.example/*"],
+  );
+});
+
+Deno.test(".not, the state and attribute matchers, and the page's expectations against the fake", async () => {
+  let enabled = false;
+  setTimeout(() => enabled = true, 60);
+  using host = oneTab((_tab, reader, target, name) => {
+    switch (reader) {
+      case "text":
+        return "Saved";
+      case "visible":
+        return false;
+      case "enabled":
+        return enabled;
+      case "focused":
+        return "label" in target;
+      case "editable":
+        return true;
+      case "attribute":
+        return name === "href" ? "/next" : name === "class" ? "btn primary" : null;
+    }
+  });
+  const tab = await tabs.active();
+  const button = tab.expect({ role: "button" });
+  await button.toBeEnabled({ timeout: 2000 });
+  await button.not.toBeDisabled();
+  await button.not.toBeVisible();
+  await button.not.not.toBeHidden();
+  await button.toHaveAttribute("href");
+  await button.toHaveAttribute("href", "/next");
+  await button.toHaveAttribute("href", /^\/n/);
+  await button.not.toHaveAttribute("target");
+  await button.toHaveClass("btn primary");
+  await button.toHaveClass(/\bprimary\b/);
+  await tab.expect({ label: "Email" }).toBeFocused();
+  await tab.expect({ label: "Email" }).toBeEditable();
+  await button.not.toBeFocused();
+  await tab.expect({ role: "status" }).not.toHaveText("Saving…");
+
+  await tab.expectPage().toHaveURL(PAGE);
+  await tab.expectPage().toHaveURL(/\/cart$/);
+  await tab.expectPage().not.toHaveURL("https://shop.example/login");
+  await tab.expectPage().toHaveTitle(PAGE); // the fake's title is the URL
+  await tab.expectPage().not.toHaveTitle(/sign in/i);
+
+  const e = await assertRejects(() => tab.expect({ role: "status" }).not.toHaveText("Saved", { timeout: 60 }));
+  assert(e instanceof ExpectationError, String(e));
+  assert(e.message.includes(`not text "Saved"`) && e.message.includes(`last seen "Saved"`), e.message);
+  const p = await assertRejects(() => tab.expectPage().toHaveTitle("Checkout", { timeout: 60 }));
+  assert(p instanceof ExpectationError && p.message.includes("the page"), String(p));
+
+  const sent = host.browser.actions.filter((a) => a.method === "expect").map((a) => a.value);
+  assertEquals(sent.slice(0, 5), ["enabled", "disabled", "visible", "hidden", "attribute"]);
+  assert(sent.includes("url") && sent.includes("title") && sent.includes("class"), String(sent));
+
+  for (
+    const [bad, want] of [
+      [() => button.toHaveAttribute(""), "must not be empty"],
+      [() => button.toHaveAttribute(3 as never), "must be a string"],
+      [() => button.toHaveClass(["a"] as never), "must be a string or a RegExp"],
+      [() => tab.expectPage().toHaveURL(null as never), "must be a string or a RegExp"],
+      [() => button.not.toBeEnabled({ wait: 1 } as never), 'unknown key "wait"'],
+    ] as [() => Promise<unknown>, string][]
+  ) {
+    const err = await assertRejects(bad);
+    assert(err instanceof TypeError && err.message.includes(want), `${want}: ${err}`);
+  }
+});

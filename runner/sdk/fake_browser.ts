@@ -33,6 +33,10 @@ export interface FakeTabInit {
 export type FakeMethod =
   | "open"
   | "goto"
+  | "reload"
+  | "goBack"
+  | "goForward"
+  | "waitForURL"
   | "waitForNavigation"
   | "waitFor"
   | "evaluate"
@@ -43,19 +47,17 @@ export type FakeMethod =
   | "select"
   | "click"
   | "press"
-  | "text"
-  | "value"
-  | "attribute"
-  | "checked"
-  | "visible"
-  | "count"
+  | FakeReaderCall
   | "expect"
   | "setFiles"
   | "onDialog"
   | "dialog";
 
-/** The readers, as FakeBrowserOptions.read gets them. */
-export type FakeReader = "text" | "value" | "attribute" | "checked" | "visible" | "count";
+/** The readers a script calls, each recorded as a method of its own. */
+export type FakeReaderCall = "text" | "value" | "attribute" | "checked" | "visible" | "count";
+
+/** The readers, and the states tab.expect reads, as FakeBrowserOptions.read gets them. */
+export type FakeReader = FakeReaderCall | "enabled" | "focused" | "editable";
 
 /**
  * One recorded call. Unlike the app's action log, the fake keeps the value
@@ -69,7 +71,8 @@ export interface FakeAction {
   target?: Target;
   /**
    * What fill typed, select chose (a list, for several), check set, press
-   * pressed, goto and open loaded, setFiles set (the paths as given), the
+   * pressed, goto and open loaded, waitForURL waited for (a glob, or
+   * /source/flags), setFiles set (the paths as given), the
    * type of a dialog, the state a waitFor was given, or the kind of check
    * of an expect ("text", "visible", …).
    */
@@ -120,8 +123,11 @@ export interface FakeBrowserOptions {
   onAction?: (action: FakeAction, tab: FakeTab) => void;
   /**
    * Answers the readers (text, value, attribute, checked, visible,
-   * count): gets the tab, the reader, the target and, for attribute, the
-   * name, and returns what the page would show. Default: value and checked
+   * count) and the states tab.expect asks of an element (enabled,
+   * focused, editable: a boolean; class is read as the attribute
+   * "class"): gets the tab, the reader, the target and, for attribute,
+   * the name, and returns what the page would show (null for an attribute
+   * not there). Default: value and checked
    * answer what fill, select or check last committed to the target (or
    * FakeTab.setValue gave it); the others fail, saying so. tab.expect
    * asks it again and again, every 20 ms, until its check holds or its
@@ -173,6 +179,9 @@ export class FakeTab {
   title: string;
   /** Whether it has been closed. */
   closed = false;
+  /** The addresses of its history (goto and navigate add one; goBack and goForward move through them), and which it shows. */
+  history: string[];
+  at = 0;
   /** Whether the script opened it, and whether in the background. */
   readonly openedByScript: boolean;
   readonly background: boolean;
@@ -191,6 +200,7 @@ export class FakeTab {
     this.id = id;
     this.url = url;
     this.title = title;
+    this.history = [url];
     this.openedByScript = init.opened ?? false;
     this.background = init.background ?? false;
     this.triggered = init.triggered ?? false;
@@ -278,6 +288,14 @@ export class FakeBrowser {
    */
   navigate(id: string, url: string, title?: string): void {
     const tab = this.#open(id);
+    tab.history.splice(tab.at + 1, Infinity, url);
+    tab.at = tab.history.length - 1;
+    this.#show(tab, url, title);
+  }
+
+  /** show makes a tab show url, completing any waitForNavigation on it. */
+  #show(tab: FakeTab, url: string, title?: string): void {
+    const id = tab.id;
     tab.url = url;
     tab.title = title ?? this.#titleOf(url);
     const ws = this.#waiters.get(id);
@@ -405,7 +423,7 @@ export class FakeBrowser {
   }
 
   /** reader answers one reader call, as a page action (held to sites=). */
-  #reader(id: string, reader: FakeReader, target: Target, name?: string): unknown {
+  #reader(id: string, reader: FakeReaderCall, target: Target, name?: string): unknown {
     return this.#act(
       id,
       { method: reader, target },
@@ -424,8 +442,49 @@ export class FakeBrowser {
     throw new Error(`the fake host has no page to run tab.${reader} on: pass read to installFakeHost`);
   }
 
-  /** expect checks e on target as the app does: again and again until it holds or its timeout passes. */
-  async #expect(tab: FakeTab, target: Target, e: ExpectRequest): Promise<void> {
+  /** move goes step entries through the tab's history, as goBack and goForward do: null when there is none. */
+  #move(id: string, method: "goBack" | "goForward", step: number): NavigationResponse | null {
+    return this.#act(id, { method }, false, undefined, (tab) => {
+      const to = tab.history[tab.at + step];
+      if (to === undefined) return null;
+      tab.at += step;
+      this.#show(tab, to);
+      const r = this.#opts.responses?.[to];
+      return { status: r?.status ?? 200, url: to };
+    });
+  }
+
+  /** waitForURL waits, checking every 20 ms, until the tab's address matches m as the app matches it. */
+  async #waitForURL(
+    tab: FakeTab,
+    m: { url?: string; pattern?: { source: string; flags: string } },
+    ms: number,
+  ): Promise<void> {
+    const re = m.pattern ? new RegExp(m.pattern.source, m.pattern.flags.replace(/[gy]/g, "")) : new RegExp(
+      "^" +
+        (m.url ?? "").split(/(\*\*|\*)/).map((p) =>
+          p === "**" ? ".*" : p === "*" ? "[^/]*" : p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        ).join("") + "$",
+    );
+    const start = Date.now();
+    while (!re.test(tab.url)) {
+      const left = start + ms - Date.now();
+      if (left <= 0) {
+        throw hostError({
+          code: "timeout",
+          message: `waited ${ms} ms for the address to match ${m.url ?? re}; last seen: ${tab.url}`,
+        });
+      }
+      await new Promise((r) => setTimeout(r, Math.min(20, left)));
+    }
+  }
+
+  /**
+   * expect checks e on target (or, with no target, on the page) as the
+   * app does: again and again until it holds (with not, until it does
+   * not) or its timeout passes.
+   */
+  async #expect(tab: FakeTab, target: Target | undefined, e: ExpectRequest): Promise<void> {
     const reader: FakeReader = e.kind === "text" || e.kind === "containsText"
       ? "text"
       : e.kind === "value"
@@ -434,6 +493,12 @@ export class FakeBrowser {
       ? "checked"
       : e.kind === "count"
       ? "count"
+      : e.kind === "attribute" || e.kind === "class"
+      ? "attribute"
+      : e.kind === "enabled" || e.kind === "disabled"
+      ? "enabled"
+      : e.kind === "focused" || e.kind === "editable"
+      ? e.kind
       : "visible";
     const space = (s: string) => s.split(/\s+/).filter((w) => w !== "").join(" ");
     const re = e.pattern ? new RegExp(e.pattern.source, e.pattern.flags.replace(/[gy]/g, "")) : undefined;
@@ -441,35 +506,51 @@ export class FakeBrowser {
       switch (e.kind) {
         case "text":
         case "containsText":
-        case "value": {
-          const s = String(v);
+        case "value":
+        case "class":
+        case "url":
+        case "title": {
+          const s = v === null ? "" : String(v);
           const held = re
             ? re.test(s)
-            : e.kind === "value"
-            ? s === e.text
-            : e.kind === "text"
+            : e.kind === "text" || e.kind === "title"
             ? space(s) === space(e.text ?? "")
-            : space(s).includes(space(e.text ?? ""));
+            : e.kind === "containsText"
+            ? space(s).includes(space(e.text ?? ""))
+            : s === e.text;
           return [held, JSON.stringify(s)];
         }
+        case "attribute":
+          if (v === null || v === undefined) return [false, `no attribute ${JSON.stringify(e.name)}`];
+          return [re ? re.test(String(v)) : e.text === undefined || String(v) === e.text, JSON.stringify(String(v))];
         case "checked":
         case "unchecked":
           return [(v === true) === (e.kind === "checked"), v === true ? "checked" : "not checked"];
         case "visible":
         case "hidden":
           return [(v === true) === (e.kind === "visible"), v === true ? "visible" : "not visible"];
+        case "enabled":
+        case "disabled":
+          return [(v === true) === (e.kind === "enabled"), v === true ? "enabled" : "disabled"];
+        case "focused":
+        case "editable":
+          return [v === true, v === true ? e.kind : `not ${e.kind}`];
         case "count":
           return [v === e.count, `${String(v)} elements match`];
       }
       return [false, ""];
     };
+    const look = () =>
+      target === undefined
+        ? (e.kind === "url" ? tab.url : tab.title)
+        : this.#readPage(tab, reader, target, e.kind === "class" ? "class" : e.name);
     const ms = e.timeout ?? 5000;
     const start = Date.now();
     for (;;) {
       let seen: string;
       try {
-        const [held, s] = check(this.#readPage(tab, reader, target));
-        if (held) return;
+        const [held, s] = check(look());
+        if (held !== (e.not ?? false)) return;
         seen = s;
       } catch (err) {
         if ((err as { code?: unknown }).code !== "not_found") throw err;
@@ -477,10 +558,13 @@ export class FakeBrowser {
       }
       const left = start + ms - Date.now();
       if (left <= 0) {
-        const want = e.pattern ? `/${e.pattern.source}/${e.pattern.flags}` : JSON.stringify(e.text ?? e.count);
+        const want = e.pattern
+          ? `/${e.pattern.source}/${e.pattern.flags}`
+          : JSON.stringify(e.text ?? e.count ?? e.name);
+        const of = target === undefined ? "the page" : JSON.stringify(target);
         throw hostError({
           code: "expectation_failed",
-          message: `expected ${e.kind} ${want} in ${JSON.stringify(target)}, last seen ${seen} (waited ${ms} ms)`,
+          message: `expected ${e.not ? "not " : ""}${e.kind} ${want} in ${of}, last seen ${seen} (waited ${ms} ms)`,
         });
       }
       await new Promise((r) => setTimeout(r, Math.min(20, left)));
@@ -529,6 +613,27 @@ export class FakeBrowser {
             return { status: r?.status ?? 200, url: to };
           })
         ),
+        reload: served((id: string) =>
+          this.#act(id, { method: "reload" }, false, undefined, (tab) => {
+            const r = this.#opts.responses?.[tab.url];
+            return { status: r?.status ?? 200, url: tab.url };
+          })
+        ),
+        goBack: served((id: string) => this.#move(id, "goBack", -1)),
+        goForward: served((id: string) => this.#move(id, "goForward", +1)),
+        waitForURL: served((
+          id: string,
+          m: { url?: string; pattern?: { source: string; flags: string } },
+          o?: { timeout?: number },
+        ) =>
+          this.#act(
+            id,
+            { method: "waitForURL", value: m.url ?? `/${m.pattern?.source}/${m.pattern?.flags}` },
+            false,
+            undefined,
+            (tab) => this.#waitForURL(tab, m, o?.timeout ?? this.#opts.navigationTimeout ?? 5000),
+          )
+        ),
         waitForNavigation: served((id: string, o?: { timeout?: number }) =>
           this.#act(
             id,
@@ -573,6 +678,15 @@ export class FakeBrowser {
             true,
             undefined,
             (tab) => this.#expect(tab, target, e),
+          )
+        ),
+        expectPage: served((id: string, e: ExpectRequest) =>
+          this.#act(
+            id,
+            { method: "expect", value: e.kind },
+            true,
+            undefined,
+            (tab) => this.#expect(tab, undefined, e),
           )
         ),
         screenshot: served((id: string) =>

@@ -52,7 +52,7 @@ import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
 
-export { Expectations, Tab, tabs } from "./browser.ts";
+export { Expectations, PageExpectations, Tab, tabs } from "./browser.ts";
 export type {
   CheckedExpectOptions,
   DialogAnswer,

@@ -96,6 +96,7 @@ export type {
   FakeFailure,
   FakeMethod,
   FakeReader,
+  FakeReaderCall,
   FakeTabInit,
 } from "./fake_browser.ts";
 

@@ -1,0 +1,130 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"time"
+)
+
+// GlobPattern compiles a URL glob as Playwright's waitForURL reads one:
+// ** matches any run of characters, * any run without a slash, and every
+// other character itself; the whole address must match. A glob without
+// a star is an exact address. A glob longer than [MaxPatternBytes] is a
+// *PatternLimitError, as a RegExp's source is.
+func GlobPattern(glob string) (*Pattern, error) {
+	if len(glob) > MaxPatternBytes {
+		return nil, &PatternLimitError{Pattern: shorten(glob, patternExcerpt), Limit: MaxPatternBytes, Reason: fmt.Sprintf("it is %d bytes; a URL glob may have at most %d", len(glob), MaxPatternBytes)}
+	}
+	var b strings.Builder
+	b.WriteString(`^`)
+	for i := 0; i < len(glob); {
+		switch {
+		case strings.HasPrefix(glob[i:], "**"):
+			b.WriteString(`.*`)
+			i += 2
+		case glob[i] == '*':
+			b.WriteString(`[^/]*`)
+			i++
+		default:
+			j := i + 1
+			for j < len(glob) && glob[j] != '*' {
+				j++
+			}
+			b.WriteString(regexp.QuoteMeta(glob[i:j]))
+			i = j
+		}
+	}
+	b.WriteString(`$`)
+	parsed, err := syntax.Parse(b.String(), syntax.Perl)
+	if err != nil {
+		return nil, invalidPattern(glob, err)
+	}
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, invalidPattern(glob, err)
+	}
+	return &Pattern{re: re, insts: programSize(parsed), shown: fmt.Sprintf("%q", glob)}, nil
+}
+
+// WaitForURL waits until the tab's address matches p (see [GlobPattern]
+// and [CompilePattern]) and the document at that address reached
+// waitUntil (zero means Load), or ctx ends: then a *WaitTimeoutError says
+// which address was last seen. An address that matches already needs only
+// its load state. It is a page action, logged as a waitForURL.
+func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) error {
+	name, err := waitUntil.lifecycleName()
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "waitForURL", "", false, func(ctx context.Context) error {
+		start := time.Now()
+		// doc is the main frame's address and the loader of its document,
+		// as navigations change them: Page.frameNavigated names the
+		// loader, which may commit before its first lifecycle event.
+		type doc struct{ url, loader string }
+		t.mu.Lock()
+		cur := doc{t.url, t.nav.loader}
+		t.mu.Unlock()
+		unsub := t.subscribe(func(method string, params json.RawMessage) {
+			var ev struct {
+				Type    string `json:"type"`
+				FrameID string `json:"frameId"`
+				URL     string `json:"url"`
+				Frame   struct {
+					ID, ParentID, LoaderID, URL string
+					URLFragment                 *string
+				} `json:"frame"`
+			}
+			if method != "Page.frameNavigated" && method != "Page.navigatedWithinDocument" || json.Unmarshal(params, &ev) != nil {
+				return
+			}
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			switch {
+			case method == "Page.frameNavigated" && ev.Frame.ParentID == "" && ev.Frame.ID == t.frameID:
+				cur = doc{frameURL(ev.Frame.URL, ev.Frame.URLFragment), ev.Frame.LoaderID}
+				if ev.Type == "BackForwardCacheRestore" {
+					cur.loader = "" // restored as it was: loaded
+				}
+			case method == "Page.navigatedWithinDocument" && ev.FrameID == t.frameID:
+				cur.url = ev.URL
+			default:
+				return
+			}
+			t.broadcast()
+		})
+		defer unsub()
+		var seen doc
+		for {
+			t.mu.Lock()
+			seen = cur
+			ch := t.changed
+			t.mu.Unlock()
+			held, err := p.match(ctx, seen.url)
+			if err != nil {
+				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: time.Since(start), Seen: shorten(seen.url, 200)}
+			}
+			if held {
+				break
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: time.Since(start), Seen: shorten(seen.url, 200)}
+			case <-t.route.gone:
+				return t.route.err
+			}
+		}
+		return t.waitState(ctx, func() bool {
+			if seen.loader == "" {
+				return true // attached to a document already loaded, or restored
+			}
+			lc := t.nav.lifecycle[seen.loader]
+			return lc[name] || lc["load"]
+		}, "the document at "+shorten(seen.url, 200)+" to load")
+	})
+}
