@@ -50,7 +50,7 @@ func (fm *forms) WaitState(ctx context.Context, loc Locator, s WaitState) error 
 		start := time.Now()
 		var seen string
 		err := fm.poll(ctx, func(ctx context.Context) (bool, error) {
-			held, now, err := fm.inState(ctx, loc, s)
+			held, now, err := fm.inState(ctx, loc, s, false)
 			if err == nil {
 				seen = now // a check cut short by ctx saw nothing
 			}
@@ -64,9 +64,10 @@ func (fm *forms) WaitState(ctx context.Context, loc Locator, s WaitState) error 
 }
 
 // inState reports whether loc's elements are in state s, and what they
-// are: an expectation turned round (Expectation.Not) fails on what it
-// saw when the state held.
-func (fm *forms) inState(ctx context.Context, loc Locator, s WaitState) (bool, string, error) {
+// are when it does not hold, or with describeHeld when it does too: an
+// expectation turned round (Expectation.Not) fails on what it saw then.
+// A wait that the state ends asks nothing more of the page.
+func (fm *forms) inState(ctx context.Context, loc Locator, s WaitState, describeHeld bool) (bool, string, error) {
 	switch s {
 	case StateAttached, StateDetached:
 		n, err := fm.count(ctx, loc)
@@ -80,6 +81,9 @@ func (fm *forms) inState(ctx context.Context, loc Locator, s WaitState) (bool, s
 		return false, "", err
 	}
 	held := (shown > 0) == (s == StateVisible)
+	if held && !describeHeld {
+		return true, "", nil
+	}
 	switch shown {
 	case 0:
 		n, err := fm.count(ctx, loc)
@@ -411,7 +415,7 @@ func (fm *forms) check(loc Locator, e Expectation, missing *bool) (func(ctx cont
 		if e.Kind == ExpectHidden {
 			s = StateHidden
 		}
-		return func(ctx context.Context) (bool, string, error) { return fm.inState(ctx, loc, s) }, nil
+		return func(ctx context.Context) (bool, string, error) { return fm.inState(ctx, loc, s, e.Not) }, nil
 	case ExpectCount:
 		if e.Count < 0 {
 			return nil, &LocatorError{Code: errcode.Invalid, Target: loc.String(), Message: "a count cannot be negative"}
