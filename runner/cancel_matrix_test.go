@@ -203,21 +203,3 @@ try {
 		assert.Empty(t, runner.LeftDeno(), "%s: deno processes left", p.name)
 	}
 }
-
-// A run past its @timeout says what its script was waiting for, and where:
-// the call pending and the script's line, after the timeout itself.
-func TestTimeoutNamesThePendingCallAndLine(t *testing.T) {
-	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.Host.Clipboard = stuckClipboard{} }})
-	entry := e.run(t, "slow.ts", `// @permissions clipboard
-// @timeout 1s
-import { clipboard } from "tranquil/automation";
-console.log("reading");
-const text = await clipboard.read();
-console.log(text);
-`)
-	require.Equal(t, history.StateTimedOut, entry.State, "%s\n%s", entry.Reason, entry.Output)
-	assert.Contains(t, entry.Reason, "timed out after 1s")
-	assert.Contains(t, entry.FirstError, "timed out after 1s, while waiting for clipboard.read (")
-	assert.Contains(t, entry.FirstError, "slow.ts:5:", "the line of the pending call")
-	t.Logf("first error: %s", entry.FirstError)
-}

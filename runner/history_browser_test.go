@@ -37,7 +37,7 @@ func historySite(t testing.TB) *httptest.Server {
 			fmt.Fprintf(w, "<title>Page %s</title><h1>%s</h1>", r.URL.Path, r.URL.Path)
 		}
 	})
-	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
+	srv := testenv.Site(mux)
 	t.Cleanup(srv.Close)
 	return srv
 }

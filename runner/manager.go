@@ -503,8 +503,10 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 			cut = ctx.Err()
 		}
 	}
-	for _, r := range runs {
-		r.kill("the host is shutting down")
+	if ctx.Err() != nil {
+		for _, r := range runs {
+			r.kill("the host is shutting down")
+		}
 	}
 	m.runs.wait()
 	m.stopRev()

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -54,4 +55,33 @@ func TestGuideShowsTheRunsWordings(t *testing.T) {
 	} {
 		assert.Contains(t, guide, phrase)
 	}
+}
+
+// stuckReader is a clipboard whose Read waits for its context: a host
+// call that lasts until it is called off.
+type stuckReader struct{}
+
+func (stuckReader) Read(ctx context.Context, _ RunInfo) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (stuckReader) Write(context.Context, RunInfo, string) error { return nil }
+
+// A run past its @timeout says what its script was waiting for, and where:
+// the call pending and the script's line, after the timeout itself.
+func TestTimeoutNamesThePendingCallAndLine(t *testing.T) {
+	e := newMgr(t, func(c *Config) { c.Host.Clipboard = stuckReader{} })
+	entry := e.runScript(t, "slow.ts", `// @permissions clipboard
+// @timeout 1s
+import { clipboard } from "tranquil/automation";
+console.log("reading");
+const text = await clipboard.read();
+console.log(text);
+`)
+	require.Equal(t, history.StateTimedOut, entry.State, "%s\n%s", entry.Reason, entry.Output)
+	assert.Contains(t, entry.Reason, "timed out after 1s")
+	assert.Contains(t, entry.FirstError, "timed out after 1s, while waiting for clipboard.read (")
+	assert.Contains(t, entry.FirstError, "slow.ts:5:", "the line of the pending call")
+	t.Logf("first error: %s", entry.FirstError)
 }
