@@ -240,7 +240,9 @@ func TestExpectPatternEndsWithItsContext(t *testing.T) {
 	took = time.Since(start)
 	t.Logf("an expectation cancelled after 500 ms returned after %v: %v", took, err)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Less(t, took, time.Second)
+	// As above: the cancel, then the last look; it took 1.07 s once at
+	// load 5 under -race.
+	require.Less(t, took, 3*time.Second)
 }
 
 // BenchmarkExpectSmallPattern measures what a script's usual expectation
