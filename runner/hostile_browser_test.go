@@ -273,18 +273,25 @@ func httpText(ct, body string) http.Handler {
 // workerRuns has a page-js run register a service worker on the site and
 // a later browser-only run load a page in the worker's scope; it returns
 // the first run's entry and what the second run's page showed.
-func workerRuns(t *testing.T, h *hostileEnv) (history.Entry, string) {
+func workerRuns(t *testing.T, h *hostileEnv, kept bool) (history.Entry, string) {
 	t.Helper()
+	// A host that refuses workers may unregister this one before it is
+	// active, and then ready never settles: that run waits for it a few
+	// seconds at most (a worker left alone is active well before).
+	ready := "await Promise.race([navigator.serviceWorker.ready, new Promise((ok) => setTimeout(ok, 3000))]);"
+	if kept {
+		ready = "await navigator.serviceWorker.ready;"
+	}
 	plant := h.run(t, "plant.ts", fmt.Sprintf(`// @permissions browser page-js
 import { context, tabs } from "tranquil/automation";
 const tab = await tabs.open(%q);
 const scope = await tab.evaluate(async () => {
   const r = await navigator.serviceWorker.register("/sw/worker.js", { scope: "/sw/" });
-  await navigator.serviceWorker.ready;
+  %s
   return r.scope;
 });
 await context.result(scope);
-`, h.site.URL+"/sw/page"))
+`, h.site.URL+"/sw/page", ready))
 	var scope string
 	result(t, plant, &scope)
 	require.Equal(t, h.site.URL+"/sw/", scope)
@@ -300,7 +307,7 @@ await context.result(await tab.text({ selector: "#h" }));
 
 func TestHostileServiceWorkerRemoved(t *testing.T) {
 	h := newHostileEnv(t, false, nil)
-	plant, shown := workerRuns(t, h)
+	plant, shown := workerRuns(t, h, false)
 	require.Equal(t, "served by the site", shown, "the later run's page is not served by the worker")
 	require.Contains(t, plant.Actions, history.Action{At: findAt(plant.Actions, "serviceWorker"), Method: "serviceWorker",
 		Target: h.site.URL, Site: "127.0.0.1", Outcome: "refused"}, "the run's history shows the refusal")
@@ -310,7 +317,7 @@ func TestHostileServiceWorkerRemoved(t *testing.T) {
 // it then rewrites the later run's page.
 func TestHostileServiceWorkerKept(t *testing.T) {
 	h := newHostileEnv(t, false, func(c *runner.Config) { c.KeepServiceWorkers = true })
-	_, shown := workerRuns(t, h)
+	_, shown := workerRuns(t, h, true)
 	require.Equal(t, "rewritten by the worker", shown)
 }
 
