@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,5 +23,29 @@ func TestActionLogIsBounded(t *testing.T) {
 	}
 	if r.entry.Actions[MaxActions-2].Method != "evaluate" {
 		t.Fatal("the actions before the summary are kept as they were")
+	}
+}
+
+// TestStuckCallsNameTheirEntry: a call still inside the gate is named by
+// the function that let it in, so the warning of a call that outlived its
+// cancel says which host method it was.
+func TestStuckCallsNameTheirEntry(t *testing.T) {
+	r := &Run{}
+	r.gate.init()
+	_, leave, err := r.enter(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.gate.stuckCalls()
+	if len(got) != 1 || !strings.HasSuffix(got[0], "TestStuckCallsNameTheirEntry") {
+		t.Fatalf("stuck calls %q, want this test's function", got)
+	}
+	r.cutCalls()
+	if len(r.gate.stuckCalls()) != 1 {
+		t.Fatal("a cut call is still inside until it leaves")
+	}
+	leave()
+	if got := r.gate.stuckCalls(); len(got) != 0 {
+		t.Fatalf("after leave: %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -233,7 +234,7 @@ type hostGate struct {
 	// inflight cancels each call inside, by the number it entered with:
 	// cutCalls ends those under way when the run is told to end, not
 	// those its script makes after (its clean-up, within the grace).
-	inflight map[uint64]context.CancelFunc
+	inflight map[uint64]inflightCall
 	entered  uint64
 	ctx      context.Context // cancelled when the gate closes
 	cancel   context.CancelFunc
@@ -253,7 +254,28 @@ type bucket struct {
 func (g *hostGate) init() {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.buckets = map[Channel]*bucket{}
-	g.inflight = map[uint64]context.CancelFunc{}
+	g.inflight = map[uint64]inflightCall{}
+}
+
+// inflightCall is a host call inside the gate: its cancel, and where it
+// entered, so that a call that outlives its cancel can be named.
+type inflightCall struct {
+	cancel context.CancelFunc
+	pc     uintptr
+}
+
+// stuckCalls names the functions of the calls still inside the gate.
+func (g *hostGate) stuckCalls() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var names []string
+	for _, c := range g.inflight {
+		if f := runtime.FuncForPC(c.pc); f != nil {
+			names = append(names, f.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // takeLocked takes a token of ch's bucket, reporting whether there was one.
@@ -305,7 +327,9 @@ func (r *Run) enter(ctx context.Context, ch Channel) (_ context.Context, leave f
 	g.calls++
 	g.entered++
 	n := g.entered
-	g.inflight[n] = cancel
+	var pc [1]uintptr
+	runtime.Callers(2, pc[:])
+	g.inflight[n] = inflightCall{cancel: cancel, pc: pc[0]}
 	g.mu.Unlock()
 	stop := context.AfterFunc(g.ctx, cancel)
 	return ctx, func() {
@@ -330,9 +354,8 @@ func (r *Run) cutCalls() {
 	g := &r.gate
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for n, cancel := range g.inflight {
-		cancel()
-		delete(g.inflight, n)
+	for _, c := range g.inflight {
+		c.cancel()
 	}
 }
 
@@ -482,7 +505,7 @@ func (r *Run) closeGate() {
 		select {
 		case <-drained:
 		case <-t.C:
-			r.m.log.Warn("runner: a host call of the run's did not return when cancelled", "run", r.id)
+			r.m.log.Warn("runner: a host call of the run's did not return when cancelled", "run", r.id, "calls", g.stuckCalls())
 		}
 		t.Stop()
 	}
