@@ -16,6 +16,7 @@ import (
 	"github.com/tranquil/automation/cdptabs"
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 	"github.com/tranquil/automation/trace"
@@ -45,12 +46,13 @@ type Script struct {
 	// is cancelled at its end. Zero means two minutes.
 	Timeout time.Duration
 	// Deno and Chromium are the executables. Empty means $TRANQUIL_DENO,
-	// then deno on PATH; $TRANQUIL_CHROMIUM, then chromium,
+	// then this repository's .tools (when the test runs inside it), then
+	// deno on PATH; $TRANQUIL_CHROMIUM, then .tools, then chromium,
 	// chromium-browser or google-chrome on PATH.
 	Deno, Chromium string
 	// CacheDir is deno's module cache, shared between runs so that the
-	// SDK's npm package is fetched once. Empty means $DENO_DIR, else a
-	// folder under the temporary run's data directory (fetched every run).
+	// SDK's npm package is fetched once. Empty means $DENO_DIR, else
+	// deno's own default (the deno folder of the user cache directory).
 	CacheDir string
 }
 
@@ -109,7 +111,10 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 		return nil, err
 	}
 
-	tabs, err := cdptabs.Launch(ctx, launch.Options{Path: lookEnv(s.Chromium, "TRANQUIL_CHROMIUM"), TempDir: tmp})
+	if err := s.findTools(); err != nil {
+		return nil, err
+	}
+	tabs, err := cdptabs.Launch(ctx, launch.Options{Path: s.Chromium, TempDir: tmp})
 	if err != nil {
 		return nil, fmt.Errorf("hosttest: starting the browser: %w", err)
 	}
@@ -150,16 +155,10 @@ func runOnce(ctx context.Context, s Script, script, data string, host runner.Hos
 	if err != nil {
 		return history.Entry{}, nil, fmt.Errorf("hosttest: %w", err)
 	}
-	cache := s.CacheDir
-	if cache == "" {
-		cache = os.Getenv("DENO_DIR")
-	}
-	deno := lookEnv(s.Deno, "TRANQUIL_DENO")
 	m, err := runner.New(runner.Config{
 		DataDir:         filepath.Join(data, "data"),
-		CacheDir:        cache,
-		DenoPath:        deno,
-		AllowPATH:       deno == "",
+		CacheDir:        s.CacheDir,
+		DenoPath:        s.Deno,
 		Host:            host,
 		Gate:            consent.NewGate(store, p),
 		AllowLocalSites: local,
@@ -211,13 +210,30 @@ func scriptFile(s Script, dir string) (string, error) {
 	return p, nil
 }
 
-// lookEnv returns path, else the environment variable's value; "" leaves
-// the choice to the caller's own default.
-func lookEnv(path, env string) string {
-	if path != "" {
-		return path
+// findTools fills in the executables and the cache s leaves empty.
+func (s *Script) findTools() error {
+	var err error
+	if s.Deno == "" {
+		if s.Deno, err = testenv.LookDeno(); err != nil {
+			return fmt.Errorf("hosttest: deno: %w (install it with %s)", err, testenv.DenoInstall)
+		}
 	}
-	return os.Getenv(env)
+	if s.Chromium == "" {
+		if s.Chromium, err = testenv.LookChromium(); err != nil {
+			return fmt.Errorf("hosttest: chromium: %w (install it with %s)", err, testenv.ChromiumInstall)
+		}
+	}
+	if s.CacheDir == "" {
+		s.CacheDir = os.Getenv("DENO_DIR")
+	}
+	if s.CacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("hosttest: no cache folder for deno: %w", err)
+		}
+		s.CacheDir = filepath.Join(base, "deno")
+	}
+	return nil
 }
 
 // pagesCSP keeps the served pages on loopback whatever they hold.

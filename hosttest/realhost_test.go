@@ -43,7 +43,7 @@ func pickSource(t *testing.T, wrongNth bool) string {
 func TestRunScriptOnServedPages(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	res := hosttest.Run(t, realScript(t, hosttest.Script{
-		Path: filepath.Join("testdata", "pick.ts"), Pages: os.DirFS("testdata/shop"), Approve: true,
+		Path: filepath.Join("testdata", "pick.ts"), Pages: os.DirFS("testdata/pages"), Approve: true,
 	}))
 	require.Equal(t, history.StateSucceeded, res.Entry.State, res.Explain())
 	assert.JSONEq(t, `"Coffee"`, string(res.Entry.Result))
@@ -70,7 +70,7 @@ func TestRealHostCatchesWhatTheFakeCannot(t *testing.T) {
 		pages    string
 		got      string
 	}{
-		{"wrong nth", true, "testdata/shop", "Cocoa"},
+		{"wrong nth", true, "testdata/pages", "Cocoa"},
 		{"javascript redirect", false, "testdata/shop-redirect", "Sold out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

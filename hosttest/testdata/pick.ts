@@ -1,3 +1,4 @@
+// pick.ts
 // @permissions browser forms
 import { context, tabs } from "tranquil/automation";
 
