@@ -85,3 +85,38 @@ func TestRealHostCatchesWhatTheFakeCannot(t *testing.T) {
 		})
 	}
 }
+
+// TestRunScriptExplainsAFailedCall: a run whose click finds nothing ends
+// failed, and Explain shows the failed call with its code and what the
+// page held when it failed, from the trace.
+func TestRunScriptExplainsAFailedCall(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	res, err := hosttest.RunScript(t.Context(), realScript(t, hosttest.Script{
+		Source: `// @permissions browser forms
+import { tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.click({ role: "link", name: "Checkout" }, { timeout: 500 });
+`,
+		Pages: os.DirFS("testdata/pages"), Approve: true,
+	}))
+	require.NoError(t, err)
+	require.Equal(t, history.StateFailed, res.Entry.State, res.Explain())
+	text := res.Explain()
+	assert.Regexp(t, `tab\.click role "link" name "Checkout" at http://127\.0\.0\.1:\d+/ \(\d+ms\): not_found`, text)
+	assert.Contains(t, text, "the page when call 2 failed:")
+	assert.Contains(t, text, `link "Details"`, "the page's outline")
+	t.Logf("%s", text)
+}
+
+// TestRunScriptRefusedWithoutConsent: a test that does not approve gets
+// the run the app records when the user says no.
+func TestRunScriptRefusedWithoutConsent(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	res, err := hosttest.RunScript(t.Context(), realScript(t, hosttest.Script{Path: filepath.Join("testdata", "pick.ts")}))
+	require.NoError(t, err)
+	assert.Equal(t, history.StateRefused, res.Entry.State, res.Explain())
+	assert.Len(t, res.Prompts, 1)
+	assert.Empty(t, res.Site)
+	_, err = hosttest.RunScript(t.Context(), hosttest.Script{})
+	assert.ErrorIs(t, err, hosttest.ErrBadScript)
+}
