@@ -1,7 +1,6 @@
 package hosttest
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ import (
 // state the run ended in.
 func Run(t testing.TB, s Script) *Result {
 	t.Helper()
-	res, err := RunScript(context.Background(), s)
+	res, err := RunScript(t.Context(), s)
 	if err != nil {
 		t.Fatalf("running the script: %v", err)
 	}

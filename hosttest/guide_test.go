@@ -144,6 +144,7 @@ func TestGuideRealKit(t *testing.T) {
 			require.Error(t, err, "the real-host test must catch the %s:\n%s", c.name, realOut)
 			assert.Contains(t, realOut, c.realFailed)
 			assert.Contains(t, realOut, "item.html", "the explanation says where the tab went")
+			assert.Regexp(t, `calls:\n.*\n\s+2 \+[0-9.]+s tab\.`, realOut, "the host's record carries the trace's calls")
 			t.Logf("the real-host test failed, saying:\n%s", realOut)
 		})
 	}
