@@ -16,4 +16,14 @@
 // Every double is safe for concurrent use, as the runner calls a host from
 // several goroutines. The runner itself, deno and the bridge stay real:
 // these replace only what the host provides.
+//
+// To run a script against the real thing, [RunScript] (or [Run] in a Go
+// test) launches a headless Chromium, serves a test's pages on 127.0.0.1
+// and runs the script with the real run manager and deno, its header
+// applied and its consent given by the test. Its [Result] holds the run's
+// history entry (state, result, output, action log) and trace, and
+// [Result.Explain] words them for a failing test. It catches what the
+// fake browser of the SDK's testing module cannot: a target that picks the
+// wrong element, a link whose JavaScript goes elsewhere. The SDK's
+// runOnRealHost does the same from a deno test, through the example host.
 package hosttest

@@ -80,3 +80,20 @@ await clipboard.write(text.toUpperCase());
 	fmt.Println(entry.State)
 	return nil
 }
+
+// ExampleRunScript runs a script against a real headless Chromium on a
+// page the test serves. It needs deno and Chromium, so it has no output
+// to check here; TestPickOpensTheSecondProduct runs the same.
+func ExampleRunScript() {
+	res, err := hosttest.RunScript(context.Background(), hosttest.Script{
+		Path:    "testdata/pick.ts",
+		Pages:   os.DirFS("testdata/pages"),
+		Approve: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if !res.Succeeded() || string(res.Entry.Result) != `"Coffee"` {
+		log.Fatalf("the script opened the wrong page:\n%s", res.Explain())
+	}
+}

@@ -196,6 +196,15 @@ var guideRuns = []guideRun{
   same(await run, undefined, "the run's exit");`,
 	},
 	{
+		marker: `// pick.ts`,
+		options: `tabs: [{ url: "http://127.0.0.1:8000/" }],
+    onAction: (a, tab) => {
+      if (a.method === "click") host.browser.navigate(tab.id, "http://127.0.0.1:8000/item.html?name=Coffee");
+    },
+    read: () => "Coffee"`,
+		check: `same(host.result, "Coffee", "the result");`,
+	},
+	{
 		marker:  `// my_script.ts`,
 		options: `tabs: [{ url: "https://shop.example/cart", title: "Cart" }]`,
 		check:   `same(host.browser.actions.map((a) => [a.method, a.outcome]), [["fill", "ok"]], "the actions");`,

@@ -25,7 +25,7 @@ import (
 //go:embed sdk/deno.json sdk/writing-automations.md sdk/cache_probe.ts
 //go:embed sdk/main.ts sdk/mod.ts sdk/runtime.ts sdk/transport.ts sdk/version.ts
 //go:embed sdk/browser.ts sdk/errors.ts sdk/path.ts sdk/step.ts
-//go:embed sdk/testing.ts sdk/fake_browser.ts sdk/rules.ts sdk/served.ts
+//go:embed sdk/testing.ts sdk/fake_browser.ts sdk/rules.ts sdk/served.ts sdk/realhost.ts
 var sdkFS embed.FS
 
 // SDKVersion is the version of the embedded SDK. The bootstrap sends it in

@@ -54,7 +54,8 @@
 //	                  .tools/node_modules/.bin/deno, else deno on PATH)
 //	--lines A-B       run only lines A to B of the script (run-selection)
 //	--click NAME      click the pane control NAME once the script registers it
-//	--json            print the run record as JSON on stdout; output lines go to stderr
+//	--json            print the run record as JSON on stdout, with its trace's calls,
+//	                  navigations and failures; output lines go to stderr
 //	--trace           when the run does not succeed, serve its trace on 127.0.0.1 and
 //	                  print the page's address, until Ctrl-C
 //

@@ -31,6 +31,8 @@ type record struct {
 	Warnings        []string        `json:"warnings,omitempty"`
 	Actions         []action        `json:"actions"`
 	Permissions     string          `json:"permissions,omitempty"`
+	// Trace is what the run did, from its trace (run's --json only).
+	Trace *traceRecord `json:"trace,omitempty"`
 }
 
 type action struct {

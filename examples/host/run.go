@@ -85,7 +85,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 		writeMirror(out, *h.mirrored)
 	}
 	if f.json {
-		if err := printJSON(a.stdout, toRecord(entry)); err != nil {
+		rec := toRecord(entry)
+		rec.Trace = h.trace
+		if err := printJSON(a.stdout, rec); err != nil {
 			return exitFailed
 		}
 	}
@@ -109,6 +111,7 @@ type runHost struct {
 	paneWake   chan struct{} // capacity 1: "paneEvents has news"
 
 	mirrored *mirror.Mirror // the mirror this run synced, if any
+	trace    *traceRecord   // the run's trace, read for --json
 }
 
 func (h *runHost) printf(w io.Writer, format string, args ...any) {
@@ -214,6 +217,9 @@ func (h *runHost) run(ctx context.Context, a *app, f runFlags, script string, se
 	entry, err := r.Wait(context.Background())
 	if err != nil {
 		return 0, history.Entry{}, err
+	}
+	if f.json {
+		h.trace = runTrace(m.History(), entry.ID)
 	}
 	// The runner mirrored a succeeded run's outputs before reporting it
 	// done; a state this run did not write belongs to an earlier sync.

@@ -78,6 +78,7 @@ import { dirPath, fromFileUrl, pathContains, resolvePath, toFileUrl } from "./pa
 import sdkConfig from "./deno.json" with { type: "json" };
 
 export { FakeBrowser, FakeTab } from "./fake_browser.ts";
+export { type RealHostOptions, type RealRun, runOnRealHost } from "./realhost.ts";
 export {
   capabilities,
   type Header,
