@@ -76,7 +76,44 @@ const axCandidatesFn = `function (want, limit) {
   // Characters of w in order: a cheap test before innerText, which lays
   // the element out.
   const spread = (s) => { let i = 0; for (let j = 0; j < s.length && i < w.length; j++) if (s[j] === w[i]) i++; return i === w.length; };
-  const holds = (el) => { const t = bare(el.textContent); return t.includes(w) || (spread(t) && el.nodeType === 1 && typeof el.innerText === "string" && bare(el.innerText).includes(w)); };
+  // A name from content takes, for each embedded control, its value, and
+  // for an image its alt, in place; neither is in textContent. flat is
+  // that text (hidden parts left out), for the elements that hold such a
+  // part (embeds: the elements with one inside, marked once), memoised.
+  const EMB = "input,select,textarea,img[alt],area[alt],[aria-label],[aria-valuetext],[aria-valuenow],[role=listbox],[role=combobox],[role=textbox],[role=searchbox]";
+  const RANGE = /^(slider|spinbutton|progressbar|scrollbar|meter)$/;
+  const embeds = new Set();
+  const memo = new Map();
+  const valueOf = (el) => {
+    const role = el.getAttribute("role") || "";
+    if (RANGE.test(role)) return el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow") || "";
+    if (el.tagName === "SELECT") return Array.from(el.selectedOptions || [], (o) => o.textContent).join(" ");
+    if (role === "listbox") return Array.from(el.querySelectorAll("[aria-selected=true]"), (o) => o.textContent).join(" ");
+    if (el.tagName === "INPUT" && /^(checkbox|radio|button|submit|reset|image|file|hidden)$/.test(el.type)) return null;
+    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") return el.getAttribute("aria-valuetext") || el.value || "";
+    if (role === "combobox" || role === "textbox" || role === "searchbox") return el.value != null ? String(el.value) : el.textContent;
+    return null;
+  };
+  const flat = (n) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1 && n.nodeType !== 11) return "";
+    if (n.nodeType === 1) {
+      if (n.hidden || n.getAttribute("aria-hidden") === "true") return "";
+      if (!embeds.has(n)) return n.textContent;
+      if (memo.has(n)) return memo.get(n);
+    }
+    let s = n.nodeType === 1 ? valueOf(n) : null;
+    if (s == null && n.nodeType === 1 && n.getAttribute("aria-label")) s = n.getAttribute("aria-label");
+    if (s == null && n.nodeType === 1 && (n.tagName === "IMG" || n.tagName === "AREA")) s = n.getAttribute("alt") || "";
+    if (s == null) { s = ""; for (let c = n.firstChild; c; c = c.nextSibling) s += " " + flat(c); }
+    if (n.nodeType === 1) memo.set(n, s);
+    return s;
+  };
+  const holds = (el) => {
+    const t = bare(el.textContent);
+    return t.includes(w) || (spread(t) && el.nodeType === 1 && typeof el.innerText === "string" && bare(el.innerText).includes(w)) ||
+      (embeds.has(el) && bare(flat(el)).includes(w));
+  };
   const up = (el) => {
     for (let i = 0; el && i < 5; i++) {
       out.add(el);
@@ -89,6 +126,11 @@ const axCandidatesFn = `function (want, limit) {
     const r = all[i].shadowRoot;
     if (r) { roots.push(r); for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot); }
   }
+  for (const root of roots) {
+    for (const e of root.querySelectorAll(EMB)) {
+      for (let el = e; el && !embeds.has(el); el = el.parentElement || (el.parentNode && el.parentNode.host) || null) embeds.add(el);
+    }
+  }
   const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-labeledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
   for (const root of roots) {
     for (const el of root.querySelectorAll(attrs)) {
@@ -96,7 +138,7 @@ const axCandidatesFn = `function (want, limit) {
           has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
           (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
       const ids = el.getAttribute("aria-labelledby") || el.getAttribute("aria-labeledby"); // the browser reads both spellings
-      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) up(el);
+      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent + " " + flat(l) : ""; }).join(" "))) up(el);
     }
     // Text a style sheet puts before or after an element is part of its
     // name: the elements of such rules whose content could hold want.
@@ -116,7 +158,7 @@ const axCandidatesFn = `function (want, limit) {
       try { generated(sheet.cssRules); } catch { /* another origin's sheet */ }
     }
     for (const l of root.querySelectorAll("label, legend, caption, figcaption")) {
-      if (has(l.textContent)) { if (l.control) out.add(l.control); up(l); }
+      if (has(l.textContent) || (embeds.has(l) && has(flat(l)))) { if (l.control) out.add(l.control); up(l); }
     }
     // Deepest text holders, found top-down.
     const stack = [root];
@@ -126,7 +168,7 @@ const axCandidatesFn = `function (want, limit) {
       for (const c of n.children) {
         if (holds(c)) { deeper = true; stack.push(c); }
       }
-      if (!deeper && n.nodeType === 1) up(n);
+      if (!deeper && n.nodeType === 1) { up(n); if (n.tagName === "LABEL" && n.control) out.add(n.control); }
     }
     if (out.size >= limit) break;
   }
