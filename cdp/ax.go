@@ -76,14 +76,15 @@ const axCandidatesFn = `function (want, limit) {
   // Characters of w in order: a cheap test before innerText, which lays
   // the element out.
   const spread = (s) => { let i = 0; for (let j = 0; j < s.length && i < w.length; j++) if (s[j] === w[i]) i++; return i === w.length; };
-  // A name from content takes, for each embedded control, its value, and
-  // for an image its alt, in place; neither is in textContent. flat is
-  // that text (hidden parts left out), for the elements that hold such a
-  // part (embeds: the elements with one inside, marked once), memoised.
-  const EMB = "input,select,textarea,img[alt],area[alt],[aria-label],[aria-valuetext],[aria-valuenow],[role=listbox],[role=combobox],[role=textbox],[role=searchbox]";
+  // A name from content takes, for each embedded control, its value, for
+  // an image its alt, for a part with aria-label that, and leaves out
+  // aria-hidden parts: text that textContent does not show as such. flat
+  // is that text, memoised. It matters only for the elements holding a
+  // part whose text (own) could make up some of want, or whose removal
+  // joins the text around it (embeds: those parts and their ancestors,
+  // marked once); elsewhere flat is textContent, which costs nothing more.
+  const EMB = "input,select,textarea,img[alt],area[alt],[aria-label],[aria-valuetext],[aria-valuenow],[aria-hidden=true],[role=listbox],[role=combobox],[role=textbox],[role=searchbox]";
   const RANGE = /^(slider|spinbutton|progressbar|scrollbar|meter)$/;
-  const embeds = new Set();
-  const memo = new Map();
   const valueOf = (el) => {
     const role = el.getAttribute("role") || "";
     if (RANGE.test(role)) return el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow") || "";
@@ -94,19 +95,39 @@ const axCandidatesFn = `function (want, limit) {
     if (role === "combobox" || role === "textbox" || role === "searchbox") return el.value != null ? String(el.value) : el.textContent;
     return null;
   };
+  // own is what flat puts for the element itself, or null to go on into
+  // its children.
+  const own = (el) => {
+    if (el.hidden || el.getAttribute("aria-hidden") === "true") return "";
+    const v = valueOf(el);
+    if (v != null) return v;
+    if (el.getAttribute("aria-label")) return el.getAttribute("aria-label");
+    if (el.tagName === "IMG" || el.tagName === "AREA") return el.getAttribute("alt") || "";
+    return null;
+  };
+  // overlaps reports whether text v could be part of an occurrence of w:
+  // it holds w, w holds it, or they meet end to start.
+  const overlaps = (v) => {
+    if (!w) return false;
+    if (v.includes(w) || w.includes(v)) return true;
+    for (let k = 1; k < Math.min(v.length, w.length); k++) {
+      if (v.endsWith(w.slice(0, k)) || w.endsWith(v.slice(0, k))) return true;
+    }
+    return false;
+  };
+  const embeds = new Set();
+  const memo = new Map();
   const flat = (n) => {
     if (n.nodeType === 3) return n.data;
-    if (n.nodeType !== 1 && n.nodeType !== 11) return "";
-    if (n.nodeType === 1) {
-      if (n.hidden || n.getAttribute("aria-hidden") === "true") return "";
-      if (!embeds.has(n)) return n.textContent;
-      if (memo.has(n)) return memo.get(n);
+    if (n.nodeType !== 1) return "";
+    if (!embeds.has(n)) return n.textContent;
+    if (memo.has(n)) return memo.get(n);
+    let s = own(n);
+    if (s == null) {
+      s = "";
+      for (let c = n.firstChild; c; c = c.nextSibling) s += " " + flat(c);
     }
-    let s = n.nodeType === 1 ? valueOf(n) : null;
-    if (s == null && n.nodeType === 1 && n.getAttribute("aria-label")) s = n.getAttribute("aria-label");
-    if (s == null && n.nodeType === 1 && (n.tagName === "IMG" || n.tagName === "AREA")) s = n.getAttribute("alt") || "";
-    if (s == null) { s = ""; for (let c = n.firstChild; c; c = c.nextSibling) s += " " + flat(c); }
-    if (n.nodeType === 1) memo.set(n, s);
+    memo.set(n, s);
     return s;
   };
   const holds = (el) => {
@@ -126,14 +147,22 @@ const axCandidatesFn = `function (want, limit) {
     const r = all[i].shadowRoot;
     if (r) { roots.push(r); for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot); }
   }
-  for (const root of roots) {
-    for (const e of root.querySelectorAll(EMB)) {
+  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-labeledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
+  // One walk of each root finds both the elements attrs names and the
+  // parts flat replaces (a second selector walk costs as much again).
+  const found = roots.map((root) => root.querySelectorAll(attrs + "," + EMB));
+  for (const els of found) {
+    for (const e of els) {
+      if (!e.matches(EMB)) continue;
+      if ((e.tagName === "INPUT" || e.tagName === "TEXTAREA") && !e.value && !e.hasAttribute("aria-label") && !e.hasAttribute("aria-hidden") && !e.hasAttribute("role")) continue; // adds nothing
+      const r = own(e);
+      if (r == null || !(bare(r) ? overlaps(bare(r)) : bare(e.textContent) !== "")) continue;
       for (let el = e; el && !embeds.has(el); el = el.parentElement || (el.parentNode && el.parentNode.host) || null) embeds.add(el);
     }
   }
-  const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-labeledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
-  for (const root of roots) {
-    for (const el of root.querySelectorAll(attrs)) {
+  for (const [ri, root] of roots.entries()) {
+    for (const el of found[ri]) {
+      if (!el.matches(attrs)) continue;
       if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
           has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
           (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
