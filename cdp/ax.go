@@ -76,7 +76,65 @@ const axCandidatesFn = `function (want, limit) {
   // Characters of w in order: a cheap test before innerText, which lays
   // the element out.
   const spread = (s) => { let i = 0; for (let j = 0; j < s.length && i < w.length; j++) if (s[j] === w[i]) i++; return i === w.length; };
-  const holds = (el) => { const t = bare(el.textContent); return t.includes(w) || (spread(t) && el.nodeType === 1 && typeof el.innerText === "string" && bare(el.innerText).includes(w)); };
+  // A name from content takes, for each embedded control, its value, for
+  // an image its alt, for a part with aria-label that, and leaves out
+  // aria-hidden parts: text that textContent does not show as such. flat
+  // is that text, memoised. It matters only for the elements holding a
+  // part whose text (own) could make up some of want, or whose removal
+  // joins the text around it (embeds: those parts and their ancestors,
+  // marked once); elsewhere flat is textContent, which costs nothing more.
+  const EMB = "input,select,textarea,img[alt],area[alt],[aria-label],[aria-valuetext],[aria-valuenow],[aria-hidden=true],[role=listbox],[role=combobox],[role=textbox],[role=searchbox]";
+  const RANGE = /^(slider|spinbutton|progressbar|scrollbar|meter)$/;
+  const valueOf = (el) => {
+    const role = el.getAttribute("role") || "";
+    if (RANGE.test(role)) return el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow") || "";
+    if (el.tagName === "SELECT") return Array.from(el.selectedOptions || [], (o) => o.textContent).join(" ");
+    if (role === "listbox") return Array.from(el.querySelectorAll("[aria-selected=true]"), (o) => o.textContent).join(" ");
+    if (el.tagName === "INPUT" && /^(checkbox|radio|button|submit|reset|image|file|hidden)$/.test(el.type)) return null;
+    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") return el.getAttribute("aria-valuetext") || el.value || "";
+    if (role === "combobox" || role === "textbox" || role === "searchbox") return el.value != null ? String(el.value) : el.textContent;
+    return null;
+  };
+  // own is what flat puts for the element itself, or null to go on into
+  // its children.
+  const own = (el) => {
+    if (el.hidden || el.getAttribute("aria-hidden") === "true") return "";
+    const v = valueOf(el);
+    if (v != null) return v;
+    if (el.getAttribute("aria-label")) return el.getAttribute("aria-label");
+    if (el.tagName === "IMG" || el.tagName === "AREA") return el.getAttribute("alt") || "";
+    return null;
+  };
+  // overlaps reports whether text v could be part of an occurrence of w:
+  // it holds w, w holds it, or they meet end to start.
+  const overlaps = (v) => {
+    if (!w) return false;
+    if (v.includes(w) || w.includes(v)) return true;
+    for (let k = 1; k < Math.min(v.length, w.length); k++) {
+      if (v.endsWith(w.slice(0, k)) || w.endsWith(v.slice(0, k))) return true;
+    }
+    return false;
+  };
+  const embeds = new Set();
+  const memo = new Map();
+  const flat = (n) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1) return "";
+    if (!embeds.has(n)) return n.textContent;
+    if (memo.has(n)) return memo.get(n);
+    let s = own(n);
+    if (s == null) {
+      s = "";
+      for (let c = n.firstChild; c; c = c.nextSibling) s += " " + flat(c);
+    }
+    memo.set(n, s);
+    return s;
+  };
+  const holds = (el) => {
+    const t = bare(el.textContent);
+    return t.includes(w) || (spread(t) && el.nodeType === 1 && typeof el.innerText === "string" && bare(el.innerText).includes(w)) ||
+      (embeds.has(el) && bare(flat(el)).includes(w));
+  };
   const up = (el) => {
     for (let i = 0; el && i < 5; i++) {
       out.add(el);
@@ -90,13 +148,26 @@ const axCandidatesFn = `function (want, limit) {
     if (r) { roots.push(r); for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot); }
   }
   const attrs = "[aria-label],[title],[alt],[placeholder],[aria-labelledby],[aria-labeledby],[aria-valuetext],[value],input[type=submit],input[type=reset],input[type=button]";
-  for (const root of roots) {
-    for (const el of root.querySelectorAll(attrs)) {
+  // One walk of each root finds both the elements attrs names and the
+  // parts flat replaces (a second selector walk costs as much again).
+  const found = roots.map((root) => root.querySelectorAll(attrs + "," + EMB));
+  for (const els of found) {
+    for (const e of els) {
+      if (!e.matches(EMB)) continue;
+      if ((e.tagName === "INPUT" || e.tagName === "TEXTAREA") && !e.value && !e.hasAttribute("aria-label") && !e.hasAttribute("aria-hidden") && !e.hasAttribute("role")) continue; // adds nothing
+      const r = own(e);
+      if (r == null || !(bare(r) ? overlaps(bare(r)) : bare(e.textContent) !== "")) continue;
+      for (let el = e; el && !embeds.has(el); el = el.parentElement || (el.parentNode && el.parentNode.host) || null) embeds.add(el);
+    }
+  }
+  for (const [ri, root] of roots.entries()) {
+    for (const el of found[ri]) {
+      if (!el.matches(attrs)) continue;
       if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
           has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
           (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
       const ids = el.getAttribute("aria-labelledby") || el.getAttribute("aria-labeledby"); // the browser reads both spellings
-      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent : ""; }).join(" "))) up(el);
+      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent + " " + flat(l) : ""; }).join(" "))) up(el);
     }
     // Text a style sheet puts before or after an element is part of its
     // name: the elements of such rules whose content could hold want.
@@ -116,7 +187,7 @@ const axCandidatesFn = `function (want, limit) {
       try { generated(sheet.cssRules); } catch { /* another origin's sheet */ }
     }
     for (const l of root.querySelectorAll("label, legend, caption, figcaption")) {
-      if (has(l.textContent)) { if (l.control) out.add(l.control); up(l); }
+      if (has(l.textContent) || (embeds.has(l) && has(flat(l)))) { if (l.control) out.add(l.control); up(l); }
     }
     // Deepest text holders, found top-down.
     const stack = [root];
@@ -126,7 +197,7 @@ const axCandidatesFn = `function (want, limit) {
       for (const c of n.children) {
         if (holds(c)) { deeper = true; stack.push(c); }
       }
-      if (!deeper && n.nodeType === 1) up(n);
+      if (!deeper && n.nodeType === 1) { up(n); if (n.tagName === "LABEL" && n.control) out.add(n.control); }
     }
     if (out.size >= limit) break;
   }

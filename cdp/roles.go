@@ -1,6 +1,9 @@
 package cdp
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Role words: how a script names a role, and the roles Chromium's
 // accessibility tree reports for it.
@@ -45,6 +48,11 @@ import "strings"
 // Chromium's own name is accepted too, in any case ("ColorWell",
 // "colorwell", "DescriptionListTerm"), and so is any ARIA word, which the
 // tree reports as it is written.
+//
+// textbox also answers for the date and time fields (Date, DateTime,
+// InputTime: input type date, time, month, week, datetime-local), which
+// WAI-ARIA's HTML mapping, WPT and Playwright call textbox; their own
+// words stay theirs.
 
 // roleTable lists, in the order roleWord prefers, each script word with the
 // tree roles it stands for. A tree role's word is the first that lists it.
@@ -128,6 +136,10 @@ var roleTable = []struct {
 	{"mathmlunderover", []string{"MathMLUnderOver"}},
 }
 
+// alsoRoles are tree roles a word answers for besides its own, which keep
+// their own word (roleWord does not give the word for them).
+var alsoRoles = map[string][]string{"textbox": {"Date", "DateTime", "InputTime"}}
+
 var (
 	// axRoles maps a lower-cased script word, or Chromium's lower-cased
 	// name of a tree role, to the tree roles it stands for.
@@ -138,7 +150,7 @@ var (
 
 func init() {
 	for _, e := range roleTable {
-		axRoles[e.word] = e.tree
+		axRoles[e.word] = append(slices.Clip(e.tree), alsoRoles[e.word]...)
 		for _, r := range e.tree {
 			if _, ok := wordOf[r]; !ok {
 				wordOf[r] = e.word
