@@ -111,6 +111,11 @@ type Config struct {
 	// The run manager uses it to reach the script's own main object (its
 	// control stub). The session ends when its Done channel closes.
 	OnSession func(p Principal, s *capnweb.Session)
+	// CallContext, if set, is every session's capnweb
+	// Options.CallContext: it sees each call's arguments first, to take
+	// metadata the host's own SDK appends to them. Nil passes calls as
+	// they are.
+	CallContext func(ctx context.Context, args []any) (context.Context, []any)
 }
 
 // Bridge is the per-window loopback server scripts reach the host through.
@@ -491,6 +496,7 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 		MaxMessageSize: int(b.cfg.ReadLimit),
 		MaxInFlight:    b.cfg.MaxInFlight,
 		MaxMemory:      b.cfg.MaxMemory,
+		CallContext:    b.cfg.CallContext,
 		OnPanic: func(v any, stack []byte) {
 			b.log.Error("rpc: a session ended on a panic handling the script's message", "run", p.RunID, "panic", v, "stack", string(stack))
 		},

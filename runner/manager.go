@@ -328,7 +328,7 @@ func New(cfg Config) (*Manager, error) {
 	// Each executing run holds one session, so the bridge takes at least
 	// as many as may execute; a run starting as another ends waits in the
 	// bridge for that session's slot.
-	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession,
+	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession, CallContext: takeSite,
 		MaxSessions: max(rpc.DefaultMaxSessions, cfg.MaxConcurrent), MaxMemory: cfg.SessionBudget})
 	if err != nil {
 		m.closeHistory()

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
@@ -48,17 +51,87 @@ type hostCall struct {
 	tab    string
 	target *cdp.Locator
 	on     *cdp.Tab // the tab's session once attached: the call's page
+	site   callSite
 	start  time.Time
 	done   bool
 }
 
-// call starts the record of call api on tab ("" for none). With no
-// trace it reads no clock.
-func (r *Run) call(api, tab string) hostCall {
+// call starts the record of call api on tab ("" for none), made with
+// ctx, the method's context, which carries the script's line that made
+// it (see takeSite). With no trace it reads no clock.
+func (r *Run) call(ctx context.Context, api, tab string) hostCall {
 	if r.trace == nil {
 		return hostCall{done: true}
 	}
-	return hostCall{r: r, api: api, tab: tab, start: time.Now()}
+	site, _ := ctx.Value(siteKey{}).(callSite)
+	return hostCall{r: r, api: api, tab: tab, site: site, start: time.Now()}
+}
+
+// The call site. The SDK appends to each host call's arguments one
+// string: siteMark, then the script's line, column and file (relative to
+// the script's folder) that made the call. The bridge hands every call's
+// arguments to takeSite first (rpc.Config.CallContext), which moves it
+// into the method's context, so no method's parameters change. It is
+// only a label the script could write as it likes: bounded here, cut by
+// the trace, and escaped where it is shown.
+
+// siteMark starts the SDK's call-site argument (runner/sdk/errors.ts
+// callSiteArg): a NUL that no argument a script means to pass starts with.
+const siteMark = "\x00site:"
+
+// maxSiteFile bounds the file name a call site keeps, in bytes.
+const maxSiteFile = 512
+
+// callSite is where the script made a host call.
+type callSite struct {
+	File         string
+	Line, Column int
+}
+
+type siteKey struct{}
+
+// takeSite takes the call site off the end of a call's arguments into
+// ctx. A call without one (a test's client, an older SDK) is passed as
+// it is; a malformed one is dropped.
+func takeSite(ctx context.Context, args []any) (context.Context, []any) {
+	n := len(args)
+	if n == 0 {
+		return ctx, args
+	}
+	s, ok := args[n-1].(string)
+	if !ok || !strings.HasPrefix(s, siteMark) {
+		return ctx, args
+	}
+	if site, ok := parseSite(s[len(siteMark):]); ok {
+		ctx = context.WithValue(ctx, siteKey{}, site)
+	}
+	return ctx, args[:n-1]
+}
+
+// parseSite reads "line:column:file".
+func parseSite(s string) (callSite, bool) {
+	line, rest, ok1 := strings.Cut(s, ":")
+	col, file, ok2 := strings.Cut(rest, ":")
+	l, err1 := strconv.Atoi(line)
+	c, err2 := strconv.Atoi(col)
+	const maxLine = 1 << 24
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || l < 0 || c < 0 || l > maxLine || c > maxLine {
+		return callSite{}, false
+	}
+	return callSite{File: cutSite(file), Line: l, Column: c}, true
+}
+
+// cutSite bounds a file name to maxSiteFile bytes, keeping its end (the
+// name), on a rune boundary.
+func cutSite(f string) string {
+	if len(f) <= maxSiteFile {
+		return f
+	}
+	f = f[len(f)-maxSiteFile:]
+	for len(f) > 0 && !utf8.RuneStart(f[0]) {
+		f = f[1:]
+	}
+	return "…" + f
 }
 
 // end records the call with the outcome *errp (nil for a call that
@@ -77,7 +150,8 @@ func (h *hostCall) end(errp *error) {
 // record adds the call to the trace and returns its Seq and code.
 func (h *hostCall) record(err error) (int, errcode.Code) {
 	h.done = true
-	call := trace.Call{Method: h.api, Tab: h.tab, Start: h.start, Duration: time.Since(h.start)}
+	call := trace.Call{Method: h.api, Tab: h.tab, Start: h.start, Duration: time.Since(h.start),
+		File: h.site.File, Line: h.site.Line, Column: h.site.Column}
 	if h.on != nil {
 		call.Page = h.on.Address()
 	}
@@ -251,8 +325,8 @@ func (m *Manager) Trace(id string) (*trace.Trace, error) {
 
 // refused records call api on tab, refused before it started, and
 // returns err.
-func (r *Run) refused(api, tab string, err error) error {
-	h := r.call(api, tab)
+func (r *Run) refused(ctx context.Context, api, tab string, err error) error {
+	h := r.call(ctx, api, tab)
 	h.end(&err)
 	return err
 }

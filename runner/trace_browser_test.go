@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -291,4 +292,80 @@ func TestReadmeTraceSnippet(t *testing.T) {
 		}
 	}
 	t.Fatal("no explainRun")
+}
+
+// siteLines maps each "// site:NAME" marker of src to its line (from 1).
+func siteLines(src string) map[string]int {
+	out := map[string]int{}
+	for i, l := range strings.Split(src, "\n") {
+		if _, name, ok := strings.Cut(l, "// site:"); ok {
+			out[strings.TrimSpace(name)] = i + 1
+		}
+	}
+	return out
+}
+
+// Every call in a real run's trace names the script's file and line that
+// made it: in the script, inside a step's function, in a module the
+// script imports (named relative to the script's folder), and a call
+// that failed; the column points into that line.
+func TestBrowserTraceCallSites(t *testing.T) {
+	e := newBrowserEnvWith(t, envOptions{site: traceSite(t)})
+	helper := `import type { Tab } from "tranquil/automation";
+export async function readTitle(tab: Tab): Promise<string> {
+  return await tab.title(); // site:title
+}
+`
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "lib"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "lib", "helper.ts"), []byte(helper), 0o644))
+	src := fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1 read=lib
+import { context, step, tabs } from "tranquil/automation";
+import { readTitle } from "./lib/helper.ts";
+const tab = await tabs.active(); // site:active
+await tab.goto("%s/signup"); // site:goto
+await step.do("fill the form", async () => {
+  await tab.fill({ label: "Secret word" }, "x"); // site:fill
+});
+const title = await readTitle(tab);
+let code = "none";
+try { await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); } // site:click
+catch (e) { code = (e as { code: string }).code; }
+await context.result({ title, code });
+`, e.site.URL)
+	entry := e.run(t, "callsites.ts", src)
+	var res struct{ Title, Code string }
+	result(t, entry, &res)
+	require.Equal(t, "Sign up", res.Title)
+	require.NotEqual(t, "none", res.Code)
+
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	main, lib := siteLines(src), siteLines(helper)
+	want := map[string]struct {
+		file string
+		line int
+		text string
+	}{
+		"tabs.active": {"callsites.ts", main["active"], src},
+		"tab.goto":    {"callsites.ts", main["goto"], src},
+		"tab.fill":    {"callsites.ts", main["fill"], src},
+		"tab.title":   {"lib/helper.ts", lib["title"], helper},
+		"tab.click":   {"callsites.ts", main["click"], src},
+	}
+	seen := map[string]bool{}
+	for _, c := range tr.Calls {
+		w, ok := want[c.Method]
+		if !ok {
+			continue
+		}
+		seen[c.Method] = true
+		assert.Equal(t, w.file, c.File, c.Method)
+		assert.Equal(t, w.line, c.Line, c.Method)
+		line := strings.Split(w.text, "\n")[w.line-1]
+		method := c.Method[strings.LastIndex(c.Method, ".")+1:]
+		if assert.True(t, c.Column >= 1 && c.Column <= len(line), "%s: column %d", c.Method, c.Column) {
+			assert.Contains(t, line[c.Column-1:], method+"(", "%s: the column points at the call", c.Method)
+		}
+	}
+	assert.Len(t, seen, len(want), "calls: %+v", tr.Calls)
 }

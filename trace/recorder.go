@@ -102,7 +102,8 @@ func NewRecorder(runID string, l Limits) *Recorder {
 func (r *Recorder) Call(c Call) int {
 	t := r.lim.Text
 	c.Method, c.Target, c.Tab, c.Page = cut(c.Method, t), cut(c.Target, t), cut(c.Tab, t), cut(Address(c.Page), t)
-	c.Code, c.Error = cut(c.Code, t), cut(c.Error, t)
+	c.Code, c.Error, c.File = cut(c.Code, t), cut(c.Error, t), cut(c.File, t)
+	c.Line, c.Column = max(c.Line, 0), max(c.Column, 0)
 	c.Start = c.Start.UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()

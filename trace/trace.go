@@ -66,6 +66,13 @@ type Call struct {
 	Code string
 	// Error is the start of the error's message; "" on success.
 	Error string
+	// File, Line and Column are where the script made the call, as its
+	// SDK reported it: the file relative to the script's folder (or a
+	// URL, for a module elsewhere), line and column from 1. File is ""
+	// when the call came with no call site. The script could write them
+	// as it likes: they are labels, to be shown escaped.
+	File         string `json:",omitempty"`
+	Line, Column int    `json:",omitempty"`
 }
 
 // OK reports whether the call succeeded.

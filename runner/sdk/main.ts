@@ -167,7 +167,8 @@ const main = session.getRemoteMain() as unknown as HostMain;
 // context.payload is a plain value rather than a promise.
 // A host without the method (an older one, a test's) has no payload.
 const payload = await main.context.payload().catch(() => undefined);
-const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main });
+const siteDir = toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
+const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main, siteDir });
 control.attach(rt);
 install(rt);
 

@@ -3,7 +3,7 @@
 // journal. The bootstrap installs one when it connects; the fake host of
 // tranquil/automation/testing installs one per test.
 
-import { CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
+import { callSiteArg, CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
 
 /** Host capabilities, as the host names them. */
 export type Capability =
@@ -85,7 +85,20 @@ export interface RuntimeInit {
    * each returns its journaled result once, without running.
    */
   journal?: Iterable<JournalEntry>;
+  /**
+   * The script folder's file URL, ending in "/": when set, each host call
+   * carries the script's file (relative to it) and line that made it, for
+   * the run's trace. A fake host sets none, and its methods get the
+   * script's arguments only.
+   */
+  siteDir?: string;
 }
+
+/**
+ * Set to true on globalThis, it stops the call sites (a benchmark measures
+ * what they cost); they are labels, so a script gains nothing by it.
+ */
+const NO_SITES = Symbol.for("tranquil.noCallSites");
 
 /** A host call that has not settled, and where the script made it. */
 interface InFlight {
@@ -112,6 +125,7 @@ export class Runtime {
   readonly #events: RunEvent[] = [];
   readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
   readonly #inflight = new Set<InFlight>();
+  readonly #siteDir: string | undefined;
 
   constructor(init: RuntimeInit) {
     this.runId = init.runId;
@@ -120,6 +134,7 @@ export class Runtime {
     this.payload = init.payload;
     this.granted = new Set(init.granted);
     this.#main = init.main;
+    this.#siteDir = init.siteDir;
     for (const e of init.journal ?? []) this.journal.set(e.name, structuredClone(e));
   }
 
@@ -144,17 +159,29 @@ export class Runtime {
     return this.#main[cap];
   }
 
+  /**
+   * site is the arguments of a host call made where at was made: args,
+   * then the call site when this runtime sends them (see siteDir).
+   */
+  site(at: Error, args: unknown[]): unknown[] {
+    // deno-lint-ignore no-explicit-any
+    if (this.#siteDir === undefined || (globalThis as any)[NO_SITES] === true) return args;
+    const site = callSiteArg(at.stack ?? "", this.#siteDir);
+    if (site !== undefined) args.push(site);
+    return args;
+  }
+
   /** call invokes method on a granted capability. */
   call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
     // Made now, while the script's call is on the stack, to name its line.
     const at = new Error();
     let p: PromiseLike<T>;
     try {
-      p = this.capability(cap, `${cap}.${method}`)[method](...args);
+      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(at, args));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
-    return this.watch(`${cap}.${method}`, p).catch((e) => {
+    return this.watch(`${cap}.${method}`, p, at).catch((e) => {
       throw this.thrown(locate(e, at));
     });
   }
@@ -173,10 +200,10 @@ export class Runtime {
    * with where the script made it, so the bootstrap can say which calls a
    * script that ended without awaiting them cut off.
    */
-  watch<T>(api: string, p: PromiseLike<T>): Promise<T> {
-    // The stack is captured now, while the script's frame is on it; V8
-    // formats it only if it is read.
-    const call: InFlight = { api, at: new Error() };
+  watch<T>(api: string, p: PromiseLike<T>, at?: Error): Promise<T> {
+    // The stack is captured now (or was, in at), while the script's frame
+    // is on it; V8 formats it only if it is read.
+    const call: InFlight = { api, at: at ?? new Error() };
     this.#inflight.add(call);
     // One then on the host's promise (an RPC promise pulls its result on
     // each); everyone else waits on q.
