@@ -335,6 +335,7 @@ func (a *contextAPI) Log(ctx context.Context, message string) {
 //
 // The trace does not record it: the bootstrap asks, not the script.
 func (a *contextAPI) Payload(ctx context.Context) (any, error) {
+	a.r.lateSites(ctx) // the bootstrap's last call sites ride here as it ends
 	_, leave, err := a.r.enter(ctx, "")
 	if err != nil {
 		return nil, err

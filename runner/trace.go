@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -51,7 +52,7 @@ type hostCall struct {
 	tab    string
 	target *cdp.Locator
 	on     *cdp.Tab // the tab's session once attached: the call's page
-	site   callSite
+	n      int      // the SDK's number for the call, which its site names; 0 for none
 	start  time.Time
 	done   bool
 }
@@ -63,24 +64,35 @@ func (r *Run) call(ctx context.Context, api, tab string) hostCall {
 	if r.trace == nil {
 		return hostCall{done: true}
 	}
-	site, _ := ctx.Value(siteKey{}).(callSite)
-	return hostCall{r: r, api: api, tab: tab, site: site, start: time.Now()}
+	r.lateSites(ctx)
+	note, _ := ctx.Value(siteKey{}).(siteNote)
+	return hostCall{r: r, api: api, tab: tab, n: note.n, start: time.Now()}
 }
 
-// The call site. The SDK appends to each host call's arguments one
-// string: siteMark, then the script's line, column and file (relative to
-// the script's folder) that made the call. The bridge hands every call's
-// arguments to takeSite first (rpc.Config.CallContext), which moves it
-// into the method's context, so no method's parameters change. It is
-// only a label the script could write as it likes: bounded here, cut by
-// the trace, and escaped where it is shown.
+// The call site. The SDK numbers its host calls and appends to each
+// call's arguments one string: siteMark, the call's number, then, a line
+// each, "number:line:column:file" for earlier calls. Deno takes tens of
+// microseconds to format a stack, a host round trip's share, so the SDK
+// formats a call's site after sending it, while it waits, and it travels
+// with a later call (or, as the script ends, with its last call to
+// context.payload). The bridge hands every call's arguments to takeSite
+// first (rpc.Config.CallContext), which moves the string into the
+// method's context, so no method's parameters change; the run's siteBook
+// joins each site to its call in the trace. A site is only a label the
+// script could write as it likes: bounded here, cut by the trace, and
+// escaped where it is shown.
 
 // siteMark starts the SDK's call-site argument (runner/sdk/errors.ts
-// callSiteArg): a NUL that no argument a script means to pass starts with.
+// SITE_MARK): a NUL that no argument a script means to pass starts with.
 const siteMark = "\x00site:"
 
-// maxSiteFile bounds the file name a call site keeps, in bytes.
-const maxSiteFile = 512
+// Bounds on what the script's call sites can make the host hold.
+const (
+	maxSiteFile   = 512  // bytes of a site's file name
+	maxSitesSent  = 1024 // sites one call carries
+	maxSitesKept  = 4096 // calls or sites a run holds while they wait for each other
+	maxSiteNumber = 1 << 40
+)
 
 // callSite is where the script made a host call.
 type callSite struct {
@@ -88,11 +100,18 @@ type callSite struct {
 	Line, Column int
 }
 
+// siteNote is what a call's context holds of its site argument: its own
+// number (0 for none) and the sites of earlier calls it carried.
+type siteNote struct {
+	n     int
+	sites map[int]callSite
+}
+
 type siteKey struct{}
 
-// takeSite takes the call site off the end of a call's arguments into
-// ctx. A call without one (a test's client, an older SDK) is passed as
-// it is; a malformed one is dropped.
+// takeSite takes the call-site argument off the end of a call's
+// arguments into ctx. A call without one (a test's client, an older SDK)
+// is passed as it is; malformed lines are dropped.
 func takeSite(ctx context.Context, args []any) (context.Context, []any) {
 	n := len(args)
 	if n == 0 {
@@ -102,10 +121,32 @@ func takeSite(ctx context.Context, args []any) (context.Context, []any) {
 	if !ok || !strings.HasPrefix(s, siteMark) {
 		return ctx, args
 	}
-	if site, ok := parseSite(s[len(siteMark):]); ok {
-		ctx = context.WithValue(ctx, siteKey{}, site)
+	return context.WithValue(ctx, siteKey{}, parseNote(s[len(siteMark):])), args[:n-1]
+}
+
+// parseNote reads a site argument after its mark.
+func parseNote(s string) siteNote {
+	own, rest, _ := strings.Cut(s, "\n")
+	var note siteNote
+	if n, err := strconv.Atoi(own); err == nil && n > 0 && n <= maxSiteNumber {
+		note.n = n
 	}
-	return ctx, args[:n-1]
+	for rest != "" && len(note.sites) < maxSitesSent {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		num, site, _ := strings.Cut(line, ":")
+		n, err := strconv.Atoi(num)
+		if err != nil || n <= 0 || n > maxSiteNumber {
+			continue
+		}
+		if cs, ok := parseSite(site); ok {
+			if note.sites == nil {
+				note.sites = map[int]callSite{}
+			}
+			note.sites[n] = cs
+		}
+	}
+	return note
 }
 
 // parseSite reads "line:column:file".
@@ -115,7 +156,7 @@ func parseSite(s string) (callSite, bool) {
 	l, err1 := strconv.Atoi(line)
 	c, err2 := strconv.Atoi(col)
 	const maxLine = 1 << 24
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || l < 0 || c < 0 || l > maxLine || c > maxLine {
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || l < 0 || c < 0 || l > maxLine || c > maxLine || file == "" {
 		return callSite{}, false
 	}
 	return callSite{File: cutSite(file), Line: l, Column: c}, true
@@ -134,6 +175,57 @@ func cutSite(f string) string {
 	return "…" + f
 }
 
+// siteBook joins call sites to the calls of one run's trace: a call
+// recorded before its site came waits in seqs, a site that came before
+// its call (still running) in early. Each holds at most maxSitesKept.
+type siteBook struct {
+	mu    sync.Mutex
+	seqs  map[int]int // the SDK's call number → the trace's Seq
+	early map[int]callSite
+}
+
+// siteRecorded notes that call n of the SDK is the trace's call seq.
+func (r *Run) siteRecorded(n, seq int) {
+	b := &r.callSites
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cs, ok := b.early[n]; ok {
+		delete(b.early, n)
+		r.trace.SetSite(seq, cs.File, cs.Line, cs.Column)
+		return
+	}
+	if b.seqs == nil {
+		b.seqs = map[int]int{}
+	}
+	if len(b.seqs) < maxSitesKept {
+		b.seqs[n] = seq
+	}
+}
+
+// lateSites records the sites of earlier calls that ctx's call carried.
+func (r *Run) lateSites(ctx context.Context) {
+	note, _ := ctx.Value(siteKey{}).(siteNote)
+	if r.trace == nil || len(note.sites) == 0 {
+		return
+	}
+	b := &r.callSites
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for n, cs := range note.sites {
+		if seq, ok := b.seqs[n]; ok {
+			delete(b.seqs, n)
+			r.trace.SetSite(seq, cs.File, cs.Line, cs.Column)
+			continue
+		}
+		if b.early == nil {
+			b.early = map[int]callSite{}
+		}
+		if len(b.early) < maxSitesKept {
+			b.early[n] = cs
+		}
+	}
+}
+
 // end records the call with the outcome *errp (nil for a call that
 // cannot fail), unless traced already did.
 func (h *hostCall) end(errp *error) {
@@ -150,20 +242,23 @@ func (h *hostCall) end(errp *error) {
 // record adds the call to the trace and returns its Seq and code.
 func (h *hostCall) record(err error) (int, errcode.Code) {
 	h.done = true
-	call := trace.Call{Method: h.api, Tab: h.tab, Start: h.start, Duration: time.Since(h.start),
-		File: h.site.File, Line: h.site.Line, Column: h.site.Column}
+	call := trace.Call{Method: h.api, Tab: h.tab, Start: h.start, Duration: time.Since(h.start)}
 	if h.on != nil {
 		call.Page = h.on.Address()
 	}
 	if h.target != nil {
 		call.Target = h.target.String()
 	}
-	if err == nil {
-		return h.r.trace.Call(call), ""
+	var code errcode.Code
+	if err != nil {
+		code = errCodeOf(err)
+		call.Code, call.Error = string(code), callMessage(code, err)
 	}
-	code := errCodeOf(err)
-	call.Code, call.Error = string(code), callMessage(code, err)
-	return h.r.trace.Call(call), code
+	seq := h.r.trace.Call(call)
+	if h.n > 0 {
+		h.r.siteRecorded(h.n, seq)
+	}
+	return seq, code
 }
 
 // traced records the call, made on c's tab, with its outcome err and

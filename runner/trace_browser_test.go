@@ -307,8 +307,8 @@ func siteLines(src string) map[string]int {
 
 // Every call in a real run's trace names the script's file and line that
 // made it: in the script, inside a step's function, in a module the
-// script imports (named relative to the script's folder), and a call
-// that failed; the column points into that line.
+// script imports (named relative to the script's folder), a call that
+// failed and the script's last call; the column points into that line.
 func TestBrowserTraceCallSites(t *testing.T) {
 	e := newBrowserEnvWith(t, envOptions{site: traceSite(t)})
 	helper := `import type { Tab } from "tranquil/automation";
@@ -330,7 +330,7 @@ const title = await readTitle(tab);
 let code = "none";
 try { await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); } // site:click
 catch (e) { code = (e as { code: string }).code; }
-await context.result({ title, code });
+await context.result({ title, code }); // site:result
 `, e.site.URL)
 	entry := e.run(t, "callsites.ts", src)
 	var res struct{ Title, Code string }
@@ -351,6 +351,8 @@ await context.result({ title, code });
 		"tab.fill":    {"callsites.ts", main["fill"], src},
 		"tab.title":   {"lib/helper.ts", lib["title"], helper},
 		"tab.click":   {"callsites.ts", main["click"], src},
+		// The last call: its site is sent as the script ends.
+		"context.result": {"callsites.ts", main["result"], src},
 	}
 	seen := map[string]bool{}
 	for _, c := range tr.Calls {

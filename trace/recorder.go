@@ -103,7 +103,7 @@ func (r *Recorder) Call(c Call) int {
 	t := r.lim.Text
 	c.Method, c.Target, c.Tab, c.Page = cut(c.Method, t), cut(c.Target, t), cut(c.Tab, t), cut(Address(c.Page), t)
 	c.Code, c.Error, c.File = cut(c.Code, t), cut(c.Error, t), cut(c.File, t)
-	c.Line, c.Column = max(c.Line, 0), max(c.Column, 0)
+	c.Line, c.Column = max(c.Line, 0), max(c.Column, 0) // a Call may come with its site
 	c.Start = c.Start.UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -111,6 +111,23 @@ func (r *Recorder) Call(c Call) int {
 	c.Seq = r.seq
 	r.calls.add(c)
 	return c.Seq
+}
+
+// SetSite sets where the script made call seq, which may come after the
+// call was recorded; a call no longer kept is left alone.
+func (r *Recorder) SetSite(seq int, file string, line, column int) {
+	file = cut(file, r.lim.Text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// The newest first: a site comes soon after its call.
+	for _, part := range [][]Call{r.calls.tail, r.calls.head} {
+		for i := len(part) - 1; i >= 0; i-- {
+			if part[i].Seq == seq {
+				part[i].File, part[i].Line, part[i].Column = file, max(line, 0), max(column, 0)
+				return
+			}
+		}
+	}
 }
 
 // Navigation records n.

@@ -226,6 +226,7 @@ globalThis.addEventListener("load", () => {
 
 async function finish(): Promise<never> {
   await rt.settled();
+  await rt.flushSites();
   warnCutOff();
   finishing = true;
   await transport.close(CloseCode.normal, "done", 500);

@@ -3,7 +3,7 @@
 // journal. The bootstrap installs one when it connects; the fake host of
 // tranquil/automation/testing installs one per test.
 
-import { callSiteArg, CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
+import { callSiteText, CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
 
 /** Host capabilities, as the host names them. */
 export type Capability =
@@ -100,6 +100,25 @@ export interface RuntimeInit {
  */
 const NO_SITES = Symbol.for("tranquil.noCallSites");
 
+/** An SDK function a host call is made in. */
+// deno-lint-ignore no-explicit-any
+type SDKFunction = (...args: any[]) => unknown;
+
+/** V8's Error constructor, with what it adds to the standard one. */
+const V8Error = Error as unknown as {
+  stackTraceLimit: number;
+  captureStackTrace(into: object, above?: SDKFunction): void;
+};
+
+/** Starts the call-site argument the host takes off each call (runner/trace.go siteMark). */
+const SITE_MARK = "\u0000site:";
+
+/** Sites kept waiting to be formatted or sent: past it, calls go without. */
+const MAX_UNSENT = 1024;
+
+/** The frames below the SDK's calling function that are looked at for the script's: its method's helpers, then the script. */
+const SITE_FRAMES = 2;
+
 /** A host call that has not settled, and where the script made it. */
 interface InFlight {
   api: string;
@@ -126,6 +145,10 @@ export class Runtime {
   readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
   readonly #inflight = new Set<InFlight>();
   readonly #siteDir: string | undefined;
+  #calls = 0;
+  #unsent: { n: number; near: { stack?: string } }[] = [];
+  #ready: string[] = [];
+  #drain: number | undefined;
 
   constructor(init: RuntimeInit) {
     this.runId = init.runId;
@@ -160,15 +183,63 @@ export class Runtime {
   }
 
   /**
-   * site is the arguments of a host call made where at was made: args,
-   * then the call site when this runtime sends them (see siteDir).
+   * site is the arguments of a host call: args, then, when this runtime
+   * sends call sites (see siteDir), the call's number and the sites of
+   * earlier calls, for the host's trace. above is the SDK function that
+   * makes the call: its frame and those it made are left out.
+   *
+   * Deno takes tens of microseconds to format even a few stack frames, a
+   * host round trip's share; capturing them takes a few. So the call's
+   * frames are captured now and formatted after the call has left, while
+   * the script waits for the host, and the site travels with a later
+   * call (see flushSites for the last ones).
    */
-  site(at: Error, args: unknown[]): unknown[] {
-    // deno-lint-ignore no-explicit-any
-    if (this.#siteDir === undefined || (globalThis as any)[NO_SITES] === true) return args;
-    const site = callSiteArg(at.stack ?? "", this.#siteDir);
-    if (site !== undefined) args.push(site);
+  site(args: unknown[], above: SDKFunction): unknown[] {
+    if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
+    const limit = V8Error.stackTraceLimit;
+    V8Error.stackTraceLimit = SITE_FRAMES;
+    const near: { stack?: string } = {};
+    V8Error.captureStackTrace(near, above);
+    V8Error.stackTraceLimit = limit;
+    const n = ++this.#calls;
+    args.push(SITE_MARK + n + this.#takeReady());
+    if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, near });
+    if (this.#drain === undefined) {
+      this.#drain = setTimeout(() => this.#format(), 0);
+      Deno.unrefTimer(this.#drain); // formatting keeps no program running
+    }
     return args;
+  }
+
+  /** takeReady is the formatted sites not yet sent, one per line, each after a newline. */
+  #takeReady(): string {
+    if (this.#ready.length === 0) return "";
+    const s = "\n" + this.#ready.join("\n");
+    this.#ready = [];
+    return s;
+  }
+
+  /** format formats the captured sites of the calls made so far. */
+  #format(): void {
+    clearTimeout(this.#drain);
+    this.#drain = undefined;
+    for (const { n, near } of this.#unsent) {
+      const s = callSiteText(near.stack ?? "", this.#siteDir!);
+      if (s !== undefined && this.#ready.length < MAX_UNSENT) this.#ready.push(`${n}:${s}`);
+    }
+    this.#unsent = [];
+  }
+
+  /**
+   * flushSites sends the sites no call has carried yet, as the script
+   * ends, with a call the host does not trace (context.payload).
+   */
+  async flushSites(): Promise<void> {
+    if (this.#siteDir === undefined) return;
+    this.#format();
+    const ready = this.#takeReady();
+    if (ready === "") return;
+    await this.#main.context.payload(SITE_MARK + "0" + ready).catch(() => {});
   }
 
   /** call invokes method on a granted capability. */
@@ -177,7 +248,7 @@ export class Runtime {
     const at = new Error();
     let p: PromiseLike<T>;
     try {
-      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(at, args));
+      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(args, this.call));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
