@@ -63,6 +63,9 @@ type tabCall struct {
 	ctx context.Context
 	end context.CancelFunc
 	tab *cdp.Tab
+	// before is the page before a page action, for the trace (see
+	// Config.TraceActionScreenshots); nil when not taken.
+	before []byte
 }
 
 // startCall attaches tab id for a call bounded by timeout (milliseconds;
@@ -469,6 +472,7 @@ func (a *formsAPI) start(ctx context.Context, id string, o formOptions) (formCal
 	if err != nil {
 		return formCall{}, err
 	}
+	c.before = a.r.shotBefore(c)
 	fc := formCall{tabCall: c, opts: cdp.FormOptions{DryRun: o.DryRun, Parts: o.Parts}}
 	// A tab the run opened in the background stays there: its session
 	// emulates focus, and focusing it through the host would show it,

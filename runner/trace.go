@@ -270,14 +270,85 @@ func (h *hostCall) traced(c tabCall, err error) error {
 	}
 	h.on = c.tab
 	seq, code := h.record(err)
+	if c.before != nil {
+		h.r.trace.Shot(trace.Shot{Seq: seq, When: trace.Before, Image: c.before, ImageType: trace.JPEG})
+	}
+	if code == "" && navigations[h.api] && h.r.trace.WantTitle(h.tab) {
+		h.r.learnTitle(c, h.tab)
+	}
 	switch code {
-	case "", errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked, errcode.Cancelled:
+	case "":
+		if c.before != nil {
+			h.r.shotAfter(c, seq)
+		}
+		return err
+	case errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked, errcode.Cancelled:
 		return err // the page has nothing to say about these
 	}
+	// A failed action's after is its failure's evidence.
 	if c.tab.Err() == nil && h.r.trace.ClaimFailure() {
 		h.r.captureFailure(c.tab, seq)
 	}
 	return err
+}
+
+// navigations are the calls after which a tab shows the page it went to,
+// whose title names the tab in the trace when it is its first.
+var navigations = map[string]bool{
+	"tab.goto": true, "tab.reload": true, "tab.goBack": true, "tab.goForward": true,
+	"tab.waitForNavigation": true, "tab.waitForURL": true,
+}
+
+// titleTimeout bounds asking a page its title for the trace, once a tab.
+const titleTimeout = 250 * time.Millisecond
+
+// learnTitle records the title of the page c's tab (tab) shows now.
+func (r *Run) learnTitle(c tabCall, tab string) {
+	ctx, cancel := context.WithTimeout(c.ctx, titleTimeout)
+	defer cancel()
+	if title, err := c.tab.Title(ctx); err == nil {
+		r.trace.TabTitle(tab, title)
+	}
+}
+
+// traceTitle records the title of a tab the run learnt of, unless it
+// shows no page yet.
+func (r *Run) traceTitle(info TabInfo) {
+	if r.trace == nil || info.Title == "" || info.URL == "" || info.URL == "about:blank" {
+		return
+	}
+	r.trace.TabTitle(info.ID, info.Title)
+}
+
+// Action screenshots (Config.TraceActionScreenshots): the page before and
+// after each page action, masked as a failure's evidence is. Each takes a
+// screenshot's time (tens of milliseconds) inside the call.
+
+// actionShot is the screenshot options of an action's before and after:
+// smaller than a failure's, since there are many.
+var actionShot = cdp.EvidenceOptions{MaxWidth: 640, Quality: 50, MaxLines: 1, Depth: 1}
+
+// shotBefore is a screenshot of c's page before a page action, or nil
+// when the trace does not take them or the page could not give one.
+func (r *Run) shotBefore(c tabCall) []byte {
+	if r.trace == nil || !r.m.cfg.TraceActionScreenshots {
+		return nil
+	}
+	return r.actionShot(c)
+}
+
+// shotAfter records the screenshot of c's page after action seq.
+func (r *Run) shotAfter(c tabCall, seq int) {
+	if img := r.actionShot(c); img != nil {
+		r.trace.Shot(trace.Shot{Seq: seq, When: trace.After, Image: img, ImageType: trace.JPEG})
+	}
+}
+
+func (r *Run) actionShot(c tabCall) []byte {
+	ctx, cancel := context.WithTimeout(r.gate.ctx, evidenceTimeout)
+	defer cancel()
+	ev, _ := c.tab.Evidence(ctx, actionShot)
+	return ev.JPEG
 }
 
 // quoted is a Go-quoted string in a message.

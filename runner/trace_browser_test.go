@@ -370,4 +370,55 @@ await context.result({ title, code }); // site:result
 		}
 	}
 	assert.Len(t, seen, len(want), "calls: %+v", tr.Calls)
+	// The tab is named by its first page's title; no action screenshots
+	// unless the host asks for them.
+	require.Len(t, tr.Tabs, 1)
+	assert.Equal(t, "Sign up", tr.Tabs[0].Title)
+	assert.Empty(t, tr.Shots)
+}
+
+// With Config.TraceActionScreenshots, each page action keeps a masked
+// screenshot of the page before it and, when it succeeded, after it; a
+// failed one keeps its failure's evidence as without. Reads and
+// navigations take none.
+func TestBrowserTraceActionScreenshots(t *testing.T) {
+	const value = "VALUE-shot-8812"
+	e := newBrowserEnvWith(t, envOptions{site: traceSite(t), config: func(c *runner.Config) { c.TraceActionScreenshots = true }})
+	entry := e.run(t, "shots.ts", fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("%s/signup");
+await tab.fill({ label: "Secret word" }, "%s");
+await tab.value({ label: "Secret word" });
+let code = "none";
+try { await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); }
+catch (e) { code = (e as { code: string }).code; }
+await context.result({ code });
+`, e.site.URL, value))
+	var res struct{ Code string }
+	result(t, entry, &res)
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	seqOf := map[string]int{}
+	for _, c := range tr.Calls {
+		seqOf[c.Method] = c.Seq
+	}
+	var got []string
+	for _, s := range tr.Shots {
+		for m, seq := range seqOf {
+			if seq == s.Seq {
+				got = append(got, m+" "+s.When)
+			}
+		}
+		assert.Equal(t, trace.JPEG, s.ImageType)
+		assert.True(t, strings.HasPrefix(string(s.Image), "\xff\xd8\xff"))
+	}
+	assert.Equal(t, []string{"tab.fill before", "tab.fill after", "tab.click before"}, got)
+	require.Len(t, tr.Failures, 1)
+	assert.Equal(t, seqOf["tab.click"], tr.Failures[0].Seq)
+	assert.NotEmpty(t, tr.Failures[0].Image)
+	raw, err := e.m.History().Trace(entry.ID)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), value)
+	t.Logf("%d shots, trace %d bytes", len(tr.Shots), len(raw))
 }
