@@ -116,7 +116,11 @@ const SITE_MARK = "\u0000site:";
 /** Sites kept waiting to be formatted or sent: past it, calls go without. */
 const MAX_UNSENT = 1024;
 
-/** The frames below the SDK's calling function that are looked at for the script's: its method's helpers, then the script. */
+/**
+ * The frames below the SDK's calling function formatted to find the
+ * script's: the SDK's method, then the script. Each costs; a longer chain
+ * of the SDK's own falls back to the call's whole stack.
+ */
 const SITE_FRAMES = 2;
 
 /** A host call that has not settled, and where the script made it. */
@@ -146,7 +150,7 @@ export class Runtime {
   readonly #inflight = new Set<InFlight>();
   readonly #siteDir: string | undefined;
   #calls = 0;
-  #unsent: { n: number; near: { stack?: string } }[] = [];
+  #unsent: { n: number; near: { stack?: string }; at: Error }[] = [];
   #ready: string[] = [];
   #drain: number | undefined;
 
@@ -186,7 +190,9 @@ export class Runtime {
    * site is the arguments of a host call: args, then, when this runtime
    * sends call sites (see siteDir), the call's number and the sites of
    * earlier calls, for the host's trace. above is the SDK function that
-   * makes the call: its frame and those it made are left out.
+   * makes the call: its frame and those it made are left out. at is the
+   * call's Error, whose whole stack is read only when the script's frame
+   * is not among the few first looked at.
    *
    * Deno takes tens of microseconds to format even a few stack frames, a
    * host round trip's share; capturing them takes a few. So the call's
@@ -194,7 +200,7 @@ export class Runtime {
    * the script waits for the host, and the site travels with a later
    * call (see flushSites for the last ones).
    */
-  site(args: unknown[], above: SDKFunction): unknown[] {
+  site(args: unknown[], above: SDKFunction, at: Error): unknown[] {
     if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
     const limit = V8Error.stackTraceLimit;
     V8Error.stackTraceLimit = SITE_FRAMES;
@@ -203,7 +209,7 @@ export class Runtime {
     V8Error.stackTraceLimit = limit;
     const n = ++this.#calls;
     args.push(SITE_MARK + n + this.#takeReady());
-    if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, near });
+    if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, near, at });
     if (this.#drain === undefined) {
       this.#drain = setTimeout(() => this.#format(), 0);
       Deno.unrefTimer(this.#drain); // formatting keeps no program running
@@ -223,8 +229,10 @@ export class Runtime {
   #format(): void {
     clearTimeout(this.#drain);
     this.#drain = undefined;
-    for (const { n, near } of this.#unsent) {
-      const s = callSiteText(near.stack ?? "", this.#siteDir!);
+    for (const { n, near, at } of this.#unsent) {
+      // The script's frame is deeper in a chain of the SDK's own (an
+      // expectation's): the call's whole stack has it.
+      const s = callSiteText(near.stack ?? "", this.#siteDir!) ?? callSiteText(at.stack ?? "", this.#siteDir!);
       if (s !== undefined && this.#ready.length < MAX_UNSENT) this.#ready.push(`${n}:${s}`);
     }
     this.#unsent = [];
@@ -248,7 +256,7 @@ export class Runtime {
     const at = new Error();
     let p: PromiseLike<T>;
     try {
-      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(args, this.call));
+      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(args, this.call, at));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
