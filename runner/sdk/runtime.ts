@@ -247,7 +247,10 @@ export class Runtime {
     this.#format();
     const ready = this.#takeReady();
     if (ready === "") return;
-    await this.#main.context.payload(SITE_MARK + "0" + ready).catch(() => {});
+    // Only the site argument, which the host takes off before the method
+    // sees its (no) arguments.
+    const args = [SITE_MARK + "0" + ready];
+    await this.#main.context.payload(...args).catch(() => {});
   }
 
   /** call invokes method on a granted capability. */
