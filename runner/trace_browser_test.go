@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/hosttest"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
@@ -377,6 +378,23 @@ await context.result({ title, code }); // site:result
 	require.Len(t, tr.Tabs, 1)
 	assert.Equal(t, "Sign up", tr.Tabs[0].Title)
 	assert.Empty(t, tr.Shots)
+
+	// A script that dies of its failed call still places it.
+	dies := fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1
+import { tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("%s/signup");
+await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); // site:dies
+`, e.site.URL)
+	entry = e.run(t, "dies.ts", dies)
+	require.Equal(t, history.StateFailed, entry.State)
+	tr, err = e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	click := tr.Calls[len(tr.Calls)-1]
+	require.Equal(t, "tab.click", click.Method)
+	assert.False(t, click.OK())
+	assert.Equal(t, "dies.ts", click.File)
+	assert.Equal(t, siteLines(dies)["dies"], click.Line)
 }
 
 // With Config.TraceActionScreenshots, each page action keeps a masked
