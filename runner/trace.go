@@ -82,7 +82,7 @@ func (r *Run) call(ctx context.Context, api, tab string) hostCall {
 // script could write as it likes: bounded here, cut by the trace, and
 // escaped where it is shown.
 
-// siteMark starts the SDK's call-site argument (runner/sdk/errors.ts
+// siteMark starts the SDK's call-site argument (runner/sdk/runtime.ts
 // SITE_MARK): a NUL that no argument a script means to pass starts with.
 const siteMark = "\x00site:"
 
