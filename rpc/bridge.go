@@ -111,6 +111,8 @@ type Config struct {
 	// The run manager uses it to reach the script's own main object (its
 	// control stub). The session ends when its Done channel closes.
 	OnSession func(p Principal, s *capnweb.Session)
+	// CallContext is every session's capnweb Options.CallContext; nil for none.
+	CallContext func(ctx context.Context, args []any) (context.Context, []any)
 }
 
 // Bridge is the per-window loopback server scripts reach the host through.
@@ -490,7 +492,7 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	sess, err := capnweb.NewSession(ws, api, &capnweb.Options{
 		MaxMessageSize: int(b.cfg.ReadLimit),
 		MaxInFlight:    b.cfg.MaxInFlight,
-		MaxMemory:      b.cfg.MaxMemory,
+		MaxMemory:      b.cfg.MaxMemory, CallContext: b.cfg.CallContext,
 		OnPanic: func(v any, stack []byte) {
 			b.log.Error("rpc: a session ended on a panic handling the script's message", "run", p.RunID, "panic", v, "stack", string(stack))
 		},

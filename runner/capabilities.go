@@ -61,7 +61,7 @@ type uiAPI struct{ r *Run }
 // Notify shows message at opts.level. A message past MaxLineBytes is cut,
 // and notifications past the rate are dropped (see [ChannelLimits]).
 func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) (err error) {
-	h := a.r.call("ui.notify", "")
+	h := a.r.call(ctx, "ui.notify", "")
 	defer h.end(&err)
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
@@ -90,7 +90,7 @@ func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) (er
 
 // Open shows a file in the host; opts.split places it.
 func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) (err error) {
-	h := a.r.call("ui.open", "")
+	h := a.r.call(ctx, "ui.open", "")
 	defer h.end(&err)
 	if a.r.m.cfg.Host.UI == nil {
 		return noHost("ui")
@@ -117,7 +117,7 @@ func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) (err error
 type clipboardAPI struct{ r *Run }
 
 func (a *clipboardAPI) Read(ctx context.Context) (_ string, err error) {
-	h := a.r.call("clipboard.read", "")
+	h := a.r.call(ctx, "clipboard.read", "")
 	defer h.end(&err)
 	if a.r.m.cfg.Host.Clipboard == nil {
 		return "", noHost("clipboard")
@@ -134,7 +134,7 @@ func (a *clipboardAPI) Read(ctx context.Context) (_ string, err error) {
 }
 
 func (a *clipboardAPI) Write(ctx context.Context, text string) (err error) {
-	h := a.r.call("clipboard.write", "")
+	h := a.r.call(ctx, "clipboard.write", "")
 	defer h.end(&err)
 	if a.r.m.cfg.Host.Clipboard == nil {
 		return noHost("clipboard")
@@ -156,7 +156,7 @@ func (a *clipboardAPI) Write(ctx context.Context, text string) (err error) {
 type workspaceAPI struct{ r *Run }
 
 func (a *workspaceAPI) ProjectDir(ctx context.Context) (_ string, err error) {
-	h := a.r.call("workspace.projectDir", "")
+	h := a.r.call(ctx, "workspace.projectDir", "")
 	defer h.end(&err)
 	if a.r.m.cfg.Host.Workspace == nil {
 		return "", noHost("workspace")
@@ -177,7 +177,7 @@ func (a *workspaceAPI) ProjectDir(ctx context.Context) (_ string, err error) {
 type configAPI struct{ r *Run }
 
 func (a *configAPI) Get(ctx context.Context, key string) (_ any, err error) {
-	h := a.r.call("config.get", "")
+	h := a.r.call(ctx, "config.get", "")
 	defer h.end(&err)
 	_, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -195,7 +195,7 @@ func (a *configAPI) Get(ctx context.Context, key string) (_ any, err error) {
 // otherwise), at most MaxConfigValueBytes of JSON, at the config rate
 // (code limit_exceeded past either).
 func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) (err error) {
-	h := a.r.call("config.set", "")
+	h := a.r.call(ctx, "config.set", "")
 	defer h.end(&err)
 	raw, err := dataJSON("config.set", "the value", value)
 	if err != nil {
@@ -209,7 +209,7 @@ func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) (e
 
 // Delete removes key; it counts against the config rate like Set.
 func (a *configAPI) Delete(ctx context.Context, key string) (err error) {
-	h := a.r.call("config.delete", "")
+	h := a.r.call(ctx, "config.delete", "")
 	defer h.end(&err)
 	return a.update(ctx, key, nil)
 }
@@ -230,7 +230,7 @@ func (a *configAPI) update(ctx context.Context, key string, raw json.RawMessage)
 }
 
 func (a *configAPI) Keys(ctx context.Context) (_ []string, err error) {
-	h := a.r.call("config.keys", "")
+	h := a.r.call(ctx, "config.keys", "")
 	defer h.end(&err)
 	_, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -249,7 +249,7 @@ func (a *configAPI) Keys(ctx context.Context) (_ []string, err error) {
 type paneAPI struct{ r *Run }
 
 func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) (err error) {
-	h := a.r.call("paneControls.register", "")
+	h := a.r.call(ctx, "paneControls.register", "")
 	defer h.end(&err)
 	if name == "" {
 		return codeErr(errcode.Invalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
@@ -283,7 +283,7 @@ func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stu
 // Unregister needs no rate of its own: each control is unregistered
 // once, so its events are bounded by Register's.
 func (a *paneAPI) Unregister(ctx context.Context, name string) {
-	h := a.r.call("paneControls.unregister", "")
+	h := a.r.call(ctx, "paneControls.unregister", "")
 	defer h.end(nil)
 	a.r.mu.Lock()
 	old := a.r.panes[name]
@@ -301,7 +301,7 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 type contextAPI struct{ r *Run }
 
 func (a *contextAPI) Result(ctx context.Context, value any) (err error) {
-	h := a.r.call("context.result", "")
+	h := a.r.call(ctx, "context.result", "")
 	defer h.end(&err)
 	_, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -335,6 +335,7 @@ func (a *contextAPI) Log(ctx context.Context, message string) {
 //
 // The trace does not record it: the bootstrap asks, not the script.
 func (a *contextAPI) Payload(ctx context.Context) (any, error) {
+	a.r.lateSites(ctx) // the bootstrap's last call sites ride here as it ends
 	_, leave, err := a.r.enter(ctx, "")
 	if err != nil {
 		return nil, err

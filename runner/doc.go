@@ -250,9 +250,12 @@
 // Each run also keeps a trace (package trace) with its history entry,
 // unless [Config.NoTrace] is set: every host call the script made, once
 // (method, target, tab, page address without query, times, outcome and
-// code; context.log, step and progress are reports, kept as output and
-// steps), its tabs' navigations, console lines and page errors, dialogs,
-// steps and progress, and for the first failed tab calls a small
+// code, and the script's file and line that made it; context.log, step
+// and progress are reports, kept as output and steps), its tabs'
+// navigations, first titles, console lines and page errors, dialogs,
+// steps and progress, before-and-after screenshots of page actions when
+// [Config.TraceActionScreenshots] asks for them, and for the first failed
+// tab calls a small
 // screenshot, text fields' contents blanked, and an accessibility outline
 // of the page ([cdp.Tab.Evidence]). It never holds a value the script
 // passed (a text typed, a clipboard's text, a config value, evaluate's

@@ -188,6 +188,15 @@ type Config struct {
 	// each run's history entry, what it did in its tabs (package trace):
 	// read it with Manager.Trace.
 	NoTrace bool
+	// TraceActionScreenshots has the trace keep, for each page action
+	// (click, fill, check, select, setFiles, press), a screenshot of the
+	// page just before and just after it, masked as a failed call's is
+	// (trace.Shot). False (the default) keeps none: a failed call still
+	// keeps its failure's screenshot. Each costs a screenshot's time,
+	// tens of milliseconds, inside the action (the before counts against
+	// its timeout), and the trace keeps the first and last
+	// trace.DefaultShots of them (a few kilobytes to tens each).
+	TraceActionScreenshots bool
 	// DefaultImports are hosts every run may import code from (see
 	// permissions.FlagConfig).
 	DefaultImports []string
@@ -328,7 +337,7 @@ func New(cfg Config) (*Manager, error) {
 	// Each executing run holds one session, so the bridge takes at least
 	// as many as may execute; a run starting as another ends waits in the
 	// bridge for that session's slot.
-	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession,
+	m.bridge, err = rpc.New(rpc.Config{Registry: reg, Logger: cfg.Logger, OnSession: m.onSession, CallContext: takeSite,
 		MaxSessions: max(rpc.DefaultMaxSessions, cfg.MaxConcurrent), MaxMemory: cfg.SessionBudget})
 	if err != nil {
 		m.closeHistory()

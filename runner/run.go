@@ -143,6 +143,8 @@ type Run struct {
 	gate hostGate
 	// trace records the run's browser work (trace.go); nil when off.
 	trace *trace.Recorder
+	// sites joins the call sites the script sends late to its calls.
+	callSites siteBook
 }
 
 // runSignals are closed once each, and need no lock.

@@ -17,7 +17,7 @@ import (
 type tabAPI struct{ r *Run }
 
 func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
-	h := a.r.call("tab.url", id)
+	h := a.r.call(ctx, "tab.url", id)
 	defer h.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -39,7 +39,7 @@ func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
 }
 
 func (a *tabAPI) Title(ctx context.Context, id string) (_ string, err error) {
-	h := a.r.call("tab.title", id)
+	h := a.r.call(ctx, "tab.title", id)
 	defer h.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -63,6 +63,9 @@ type tabCall struct {
 	ctx context.Context
 	end context.CancelFunc
 	tab *cdp.Tab
+	// before is the page before a page action, for the trace (see
+	// Config.TraceActionScreenshots); nil when not taken.
+	before []byte
 }
 
 // startCall attaches tab id for a call bounded by timeout (milliseconds;
@@ -105,7 +108,7 @@ func (a *tabAPI) navigation(ctx context.Context, id string, o navigationOptions)
 // Goto loads rawURL and returns the document's response: {status, url},
 // status 0 when there was none (about:blank, a #fragment).
 func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOptions) (_ cdp.Response, err error) {
-	h := a.r.call("tab.goto", id)
+	h := a.r.call(ctx, "tab.goto", id)
 	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
@@ -120,7 +123,7 @@ func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOpt
 }
 
 func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigationOptions) (err error) {
-	h := a.r.call("tab.waitForNavigation", id)
+	h := a.r.call(ctx, "tab.waitForNavigation", id)
 	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
@@ -141,7 +144,7 @@ func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigati
 // selector with a state is waited for as the target {selector}.
 func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) (err error) {
 	const api = "tab.waitFor"
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	var tg *cdp.Locator
 	switch w := what.(type) {
@@ -186,7 +189,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 // only the browser grant: they run in the isolated world, never the page's
 // code, and the tab's sites= still applies to the document they read.
 func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeout float64, f func(context.Context, *cdp.Tab, cdp.Locator) error) (err error) {
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	if err := checkTarget(api, tg); err != nil {
 		return err
@@ -220,7 +223,7 @@ func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator, opts 
 // none.
 func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string, opts readOptions) (*string, error) {
 	if name == "" {
-		return nil, a.r.refused("tab.attribute", id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name"))
+		return nil, a.r.refused(ctx, "tab.attribute", id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name"))
 	}
 	var v *string
 	err := a.read(ctx, "tab.attribute", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
@@ -270,7 +273,7 @@ func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e ex
 		err = codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of the page: use tab.expectPage", api, e.Kind)
 	}
 	if err != nil {
-		return a.r.refused(api, id, err)
+		return a.r.refused(ctx, api, id, err)
 	}
 	return a.read(ctx, api, id, target, e.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
 		return t.Expect(ctx, tg, ce)
@@ -366,7 +369,7 @@ func (e expectation) textOf(api string, out cdp.Expectation) (cdp.Expectation, e
 // wait: it takes no timeout, and a page or host that never gives the
 // pixels must not hold the script.
 func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) (_ []byte, err error) {
-	h := a.r.call("tab.screenshot", id)
+	h := a.r.call(ctx, "tab.screenshot", id)
 	defer h.end(&err)
 	c, err := a.r.startCall(ctx, id, 0)
 	if err != nil {
@@ -387,7 +390,7 @@ func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions)
 // Close closes a tab the run opened. The user's own tabs (found with
 // active, find, all or triggered) are the user's to close.
 func (a *tabAPI) Close(ctx context.Context, id string) (err error) {
-	h := a.r.call("tab.close", id)
+	h := a.r.call(ctx, "tab.close", id)
 	defer h.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -419,7 +422,7 @@ type pageJsAPI struct{ r *Run }
 // ordered objects and results are decoded as JSON.parse would, so a
 // script's Object.keys sees the page's order.
 func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (_ any, err error) {
-	h := a.r.call("tab.evaluate", id)
+	h := a.r.call(ctx, "tab.evaluate", id)
 	defer h.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -469,6 +472,7 @@ func (a *formsAPI) start(ctx context.Context, id string, o formOptions) (formCal
 	if err != nil {
 		return formCall{}, err
 	}
+	c.before = a.r.shotBefore(c)
 	fc := formCall{tabCall: c, opts: cdp.FormOptions{DryRun: o.DryRun, Parts: o.Parts}}
 	// A tab the run opened in the background stays there: its session
 	// emulates focus, and focusing it through the host would show it,
@@ -481,7 +485,7 @@ func (a *formsAPI) start(ctx context.Context, id string, o formOptions) (formCal
 
 // act runs one form action on target tg: the check, the timeout, then f.
 func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o formOptions, f func(formCall, cdp.Locator) error) (err error) {
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	if err := checkTarget(api, tg); err != nil {
 		return err
@@ -528,7 +532,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 		for i, v := range o {
 			s, ok := v.(string)
 			if !ok {
-				return nil, a.r.refused(api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1))
+				return nil, a.r.refused(ctx, api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1))
 			}
 			options[i] = s
 		}
@@ -542,7 +546,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 		}
 		return labels, err
 	}
-	return nil, a.r.refused(api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options"))
+	return nil, a.r.refused(ctx, api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options"))
 }
 
 // SetFiles puts files into a file input. Each path is resolved against
@@ -559,7 +563,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 				desc = target.String()
 			}
 			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: string(errCodeOf(err))})
-			return a.r.refused(api, id, err)
+			return a.r.refused(ctx, api, id, err)
 		}
 		real = append(real, rp)
 	}
@@ -574,7 +578,7 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 // dismissed). Accepting is acting on the page as the user would, so it
 // needs the forms grant; without it every dialog is dismissed.
 func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) (err error) {
-	h := a.r.call("tab.onDialog", id)
+	h := a.r.call(ctx, "tab.onDialog", id)
 	defer h.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -606,7 +610,7 @@ func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opt
 // whatever has focus; opts.modifiers lists held keys.
 func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) (err error) {
 	const api = "tab.press"
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	var mods cdp.Modifier
 	for _, m := range o.Modifiers {

@@ -32,7 +32,7 @@ func (a *tabAPI) GoForward(ctx context.Context, id string, opts navigationOption
 // traverse is a reload or a history move: a navigation as goto's, to an
 // address the history holds.
 func (a *tabAPI) traverse(ctx context.Context, api, id string, opts navigationOptions, move func(*cdp.Tab, context.Context, cdp.WaitUntil) (*cdp.Response, error)) (_ *cdp.Response, err error) {
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
@@ -50,7 +50,7 @@ func (a *tabAPI) traverse(ctx context.Context, api, id string, opts navigationOp
 // document's load state as opts say; the timeout is a navigation's.
 func (a *tabAPI) WaitForURL(ctx context.Context, id string, m urlMatch, opts navigationOptions) (err error) {
 	const api = "tab.waitForURL"
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	c, err := a.navigation(ctx, id, opts)
 	if err != nil {
@@ -78,9 +78,9 @@ func (a *tabAPI) ExpectPage(ctx context.Context, id string, e expectation) (err 
 	const api = "tab.expectPage"
 	ce, err := e.cdp(api)
 	if err != nil {
-		return a.r.refused(api, id, err)
+		return a.r.refused(ctx, api, id, err)
 	}
-	h := a.r.call(api, id)
+	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
 	c, err := a.r.startCall(ctx, id, e.Timeout)
 	if err != nil {

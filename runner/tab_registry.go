@@ -51,6 +51,7 @@ type runTab struct {
 // knowTab records a tab the run resolved; only such tabs can be driven.
 // It returns info, which is what a script is told of the tab.
 func (r *Run) knowTab(info TabInfo, opened, background bool) TabInfo {
+	r.traceTitle(info)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.tabs == nil {

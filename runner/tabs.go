@@ -27,7 +27,7 @@ func (a *tabsAPI) host() (Tabs, error) {
 }
 
 func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
-	tc := a.r.call("tabs.active", "")
+	tc := a.r.call(ctx, "tabs.active", "")
 	defer tc.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -49,7 +49,7 @@ func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
 }
 
 func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err error) {
-	tc := a.r.call("tabs.find", "")
+	tc := a.r.call(ctx, "tabs.find", "")
 	defer tc.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -67,7 +67,7 @@ func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err er
 }
 
 func (a *tabsAPI) All(ctx context.Context) (_ []TabInfo, err error) {
-	tc := a.r.call("tabs.all", "")
+	tc := a.r.call(ctx, "tabs.all", "")
 	defer tc.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -104,7 +104,7 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 // The host opens the tab blank; the run's own session then takes it to url
 // under the page policy, so the first request is already guarded.
 func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ TabInfo, err error) {
-	tc := a.r.call("tabs.open", "")
+	tc := a.r.call(ctx, "tabs.open", "")
 	defer tc.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {
@@ -173,7 +173,7 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 
 // Triggered returns the tab that triggered the run, if any.
 func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
-	tc := a.r.call("tabs.triggered", "")
+	tc := a.r.call(ctx, "tabs.triggered", "")
 	defer tc.end(&err)
 	ctx, leave, err := a.r.enter(ctx, "")
 	if err != nil {

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
@@ -48,17 +52,178 @@ type hostCall struct {
 	tab    string
 	target *cdp.Locator
 	on     *cdp.Tab // the tab's session once attached: the call's page
+	n      int      // the SDK's number for the call, which its site names; 0 for none
 	start  time.Time
 	done   bool
 }
 
-// call starts the record of call api on tab ("" for none). With no
-// trace it reads no clock.
-func (r *Run) call(api, tab string) hostCall {
+// call starts the record of call api on tab ("" for none), made with
+// ctx, the method's context, which carries the script's line that made
+// it (see takeSite). With no trace it reads no clock.
+func (r *Run) call(ctx context.Context, api, tab string) hostCall {
 	if r.trace == nil {
 		return hostCall{done: true}
 	}
-	return hostCall{r: r, api: api, tab: tab, start: time.Now()}
+	r.lateSites(ctx)
+	note, _ := ctx.Value(siteKey{}).(siteNote)
+	return hostCall{r: r, api: api, tab: tab, n: note.n, start: time.Now()}
+}
+
+// The call site. The SDK numbers its host calls and appends to each
+// call's arguments one string: siteMark, the call's number, then, a line
+// each, "number:line:column:file" for earlier calls. Deno takes tens of
+// microseconds to format a stack, a host round trip's share, so the SDK
+// formats a call's site after sending it, while it waits, and it travels
+// with a later call (or, as the script ends, with its last call to
+// context.payload). The bridge hands every call's arguments to takeSite
+// first (rpc.Config.CallContext), which moves the string into the
+// method's context, so no method's parameters change; the run's siteBook
+// joins each site to its call in the trace. A site is only a label the
+// script could write as it likes: bounded here, cut by the trace, and
+// escaped where it is shown.
+
+// siteMark starts the SDK's call-site argument (runner/sdk/runtime.ts
+// SITE_MARK): a NUL that no argument a script means to pass starts with.
+const siteMark = "\x00site:"
+
+// Bounds on what the script's call sites can make the host hold.
+const (
+	maxSiteFile   = 512  // bytes of a site's file name
+	maxSitesSent  = 1024 // sites one call carries
+	maxSitesKept  = 4096 // calls or sites a run holds while they wait for each other
+	maxSiteNumber = 1 << 40
+)
+
+// callSite is where the script made a host call.
+type callSite struct {
+	File         string
+	Line, Column int
+}
+
+// siteNote is what a call's context holds of its site argument: its own
+// number (0 for none) and the sites of earlier calls it carried.
+type siteNote struct {
+	n     int
+	sites map[int]callSite
+}
+
+type siteKey struct{}
+
+// takeSite takes the call-site argument off the end of a call's
+// arguments into ctx. A call without one (a test's client, an older SDK)
+// is passed as it is; malformed lines are dropped.
+func takeSite(ctx context.Context, args []any) (context.Context, []any) {
+	n := len(args)
+	if n == 0 {
+		return ctx, args
+	}
+	s, ok := args[n-1].(string)
+	if !ok || !strings.HasPrefix(s, siteMark) {
+		return ctx, args
+	}
+	return context.WithValue(ctx, siteKey{}, parseNote(s[len(siteMark):])), args[:n-1]
+}
+
+// parseNote reads a site argument after its mark.
+func parseNote(s string) siteNote {
+	own, rest, _ := strings.Cut(s, "\n")
+	var note siteNote
+	if n, err := strconv.Atoi(own); err == nil && n > 0 && n <= maxSiteNumber {
+		note.n = n
+	}
+	for rest != "" && len(note.sites) < maxSitesSent {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		num, site, _ := strings.Cut(line, ":")
+		n, err := strconv.Atoi(num)
+		if err != nil || n <= 0 || n > maxSiteNumber {
+			continue
+		}
+		if cs, ok := parseSite(site); ok {
+			if note.sites == nil {
+				note.sites = map[int]callSite{}
+			}
+			note.sites[n] = cs
+		}
+	}
+	return note
+}
+
+// parseSite reads "line:column:file".
+func parseSite(s string) (callSite, bool) {
+	line, rest, ok1 := strings.Cut(s, ":")
+	col, file, ok2 := strings.Cut(rest, ":")
+	l, err1 := strconv.Atoi(line)
+	c, err2 := strconv.Atoi(col)
+	const maxLine = 1 << 24
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || l < 0 || c < 0 || l > maxLine || c > maxLine || file == "" {
+		return callSite{}, false
+	}
+	return callSite{File: cutSite(file), Line: l, Column: c}, true
+}
+
+// cutSite bounds a file name to maxSiteFile bytes, keeping its end (the
+// name), on a rune boundary.
+func cutSite(f string) string {
+	if len(f) <= maxSiteFile {
+		return f
+	}
+	f = f[len(f)-maxSiteFile:]
+	for len(f) > 0 && !utf8.RuneStart(f[0]) {
+		f = f[1:]
+	}
+	return "…" + f
+}
+
+// siteBook joins call sites to the calls of one run's trace: a call
+// recorded before its site came waits in seqs, a site that came before
+// its call (still running) in early. Each holds at most maxSitesKept.
+type siteBook struct {
+	mu    sync.Mutex
+	seqs  map[int]int // the SDK's call number → the trace's Seq
+	early map[int]callSite
+}
+
+// siteRecorded notes that call n of the SDK is the trace's call seq.
+func (r *Run) siteRecorded(n, seq int) {
+	b := &r.callSites
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cs, ok := b.early[n]; ok {
+		delete(b.early, n)
+		r.trace.SetSite(seq, cs.File, cs.Line, cs.Column)
+		return
+	}
+	if b.seqs == nil {
+		b.seqs = map[int]int{}
+	}
+	if len(b.seqs) < maxSitesKept {
+		b.seqs[n] = seq
+	}
+}
+
+// lateSites records the sites of earlier calls that ctx's call carried.
+func (r *Run) lateSites(ctx context.Context) {
+	note, _ := ctx.Value(siteKey{}).(siteNote)
+	if r.trace == nil || len(note.sites) == 0 {
+		return
+	}
+	b := &r.callSites
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for n, cs := range note.sites {
+		if seq, ok := b.seqs[n]; ok {
+			delete(b.seqs, n)
+			r.trace.SetSite(seq, cs.File, cs.Line, cs.Column)
+			continue
+		}
+		if b.early == nil {
+			b.early = map[int]callSite{}
+		}
+		if len(b.early) < maxSitesKept {
+			b.early[n] = cs
+		}
+	}
 }
 
 // end records the call with the outcome *errp (nil for a call that
@@ -84,12 +249,16 @@ func (h *hostCall) record(err error) (int, errcode.Code) {
 	if h.target != nil {
 		call.Target = h.target.String()
 	}
-	if err == nil {
-		return h.r.trace.Call(call), ""
+	var code errcode.Code
+	if err != nil {
+		code = errCodeOf(err)
+		call.Code, call.Error = string(code), callMessage(code, err)
 	}
-	code := errCodeOf(err)
-	call.Code, call.Error = string(code), callMessage(code, err)
-	return h.r.trace.Call(call), code
+	seq := h.r.trace.Call(call)
+	if h.n > 0 {
+		h.r.siteRecorded(h.n, seq)
+	}
+	return seq, code
 }
 
 // traced records the call, made on c's tab, with its outcome err and
@@ -101,14 +270,85 @@ func (h *hostCall) traced(c tabCall, err error) error {
 	}
 	h.on = c.tab
 	seq, code := h.record(err)
+	if c.before != nil {
+		h.r.trace.Shot(trace.Shot{Seq: seq, When: trace.Before, Image: c.before, ImageType: trace.JPEG})
+	}
+	if code == "" && navigations[h.api] && h.r.trace.WantTitle(h.tab) {
+		h.r.learnTitle(c, h.tab)
+	}
 	switch code {
-	case "", errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked, errcode.Cancelled:
+	case "":
+		if c.before != nil {
+			h.r.shotAfter(c, seq)
+		}
+		return err
+	case errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked, errcode.Cancelled:
 		return err // the page has nothing to say about these
 	}
+	// A failed action's after is its failure's evidence.
 	if c.tab.Err() == nil && h.r.trace.ClaimFailure() {
 		h.r.captureFailure(c.tab, seq)
 	}
 	return err
+}
+
+// navigations are the calls after which a tab shows the page it went to,
+// whose title names the tab in the trace when it is its first.
+var navigations = map[string]bool{
+	"tab.goto": true, "tab.reload": true, "tab.goBack": true, "tab.goForward": true,
+	"tab.waitForNavigation": true, "tab.waitForURL": true,
+}
+
+// titleTimeout bounds asking a page its title for the trace, once a tab.
+const titleTimeout = 250 * time.Millisecond
+
+// learnTitle records the title of the page c's tab (tab) shows now.
+func (r *Run) learnTitle(c tabCall, tab string) {
+	ctx, cancel := context.WithTimeout(c.ctx, titleTimeout)
+	defer cancel()
+	if title, err := c.tab.Title(ctx); err == nil {
+		r.trace.TabTitle(tab, title)
+	}
+}
+
+// traceTitle records the title of a tab the run learnt of, unless it
+// shows no page yet.
+func (r *Run) traceTitle(info TabInfo) {
+	if r.trace == nil || info.Title == "" || info.URL == "" || info.URL == "about:blank" {
+		return
+	}
+	r.trace.TabTitle(info.ID, info.Title)
+}
+
+// Action screenshots (Config.TraceActionScreenshots): the page before and
+// after each page action, masked as a failure's evidence is. Each takes a
+// screenshot's time (tens of milliseconds) inside the call.
+
+// actionShot is the screenshot options of an action's before and after:
+// smaller than a failure's, since there are many.
+var actionShot = cdp.EvidenceOptions{MaxWidth: 640, Quality: 50, MaxLines: 1, Depth: 1}
+
+// shotBefore is a screenshot of c's page before a page action, or nil
+// when the trace does not take them or the page could not give one.
+func (r *Run) shotBefore(c tabCall) []byte {
+	if r.trace == nil || !r.m.cfg.TraceActionScreenshots {
+		return nil
+	}
+	return r.actionShot(c)
+}
+
+// shotAfter records the screenshot of c's page after action seq.
+func (r *Run) shotAfter(c tabCall, seq int) {
+	if img := r.actionShot(c); img != nil {
+		r.trace.Shot(trace.Shot{Seq: seq, When: trace.After, Image: img, ImageType: trace.JPEG})
+	}
+}
+
+func (r *Run) actionShot(c tabCall) []byte {
+	ctx, cancel := context.WithTimeout(r.gate.ctx, evidenceTimeout)
+	defer cancel()
+	ev, _ := c.tab.Evidence(ctx, actionShot)
+	return ev.JPEG
 }
 
 // quoted is a Go-quoted string in a message.
@@ -251,8 +491,8 @@ func (m *Manager) Trace(id string) (*trace.Trace, error) {
 
 // refused records call api on tab, refused before it started, and
 // returns err.
-func (r *Run) refused(api, tab string, err error) error {
-	h := r.call(api, tab)
+func (r *Run) refused(ctx context.Context, api, tab string, err error) error {
+	h := r.call(ctx, api, tab)
 	h.end(&err)
 	return err
 }

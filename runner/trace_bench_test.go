@@ -100,3 +100,89 @@ await context.result({ took });
 	b.ReportMetric(p50(withTrace)/p50(without), "p50-ratio")
 	b.ReportMetric(float64(bytes)/float64(calls), "trace-bytes/call")
 }
+
+// BenchmarkCallSiteCost measures what sending the call site costs a
+// script's host call: one run makes the same call in blocks, taking turns
+// with the site sent and with it turned off (the SDK's benchmark switch),
+// for config.get (a bare round trip to the host, where the share is
+// largest) and tab.url (one to the page too), from a function a few
+// frames deep so the stack is a script's. Target: p50 ratio ≤ 1.05.
+func BenchmarkCallSiteCost(b *testing.B) {
+	e := newBrowserEnvWith(b, envOptions{site: traceSite(b)})
+	const rounds, per = 40, 50
+	script := fmt.Sprintf(`// @permissions browser forms
+import { config, context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("%s/signup");
+const off = Symbol.for("tranquil.noCallSites");
+const g = globalThis as unknown as Record<symbol, boolean>;
+const calls: Record<string, () => Promise<unknown>> = {
+  "config.get": () => config.get("k"),
+  "tab.url": () => tab.url(),
+};
+const nest = (d: number, f: () => Promise<unknown>): Promise<unknown> => d === 0 ? f() : nest(d - 1, f);
+const took: Record<string, { on: number[]; off: number[] }> = {};
+for (const [name, call] of Object.entries(calls)) {
+  const t = took[name] = { on: [], off: [] };
+  for (let i = 0; i < 100; i++) await call();
+  for (let r = 0; r < %d; r++) {
+    for (const sites of r %% 2 === 0 ? [true, false] : [false, true]) {
+      g[off] = !sites;
+      for (let i = 0; i < %d; i++) {
+        const s = performance.now();
+        await nest(5, call);
+        (sites ? t.on : t.off).push((performance.now() - s) * 1000);
+      }
+    }
+  }
+}
+g[off] = false;
+await context.result(took);
+`, e.site.URL, rounds, per)
+	got := map[string]struct{ On, Off []float64 }{}
+	for b.Loop() {
+		entry := e.run(b, "bench-sites.ts", script)
+		if entry.State != history.StateSucceeded {
+			b.Fatalf("%s: %s\n%s", entry.State, entry.Reason, entry.Output)
+		}
+		var one map[string]struct{ On, Off []float64 }
+		if err := json.Unmarshal(entry.Result, &one); err != nil {
+			b.Fatal(err)
+		}
+		for k, v := range one {
+			g := got[k]
+			g.On, g.Off = append(g.On, v.On...), append(g.Off, v.Off...)
+			got[k] = g
+		}
+		tr, err := e.m.Trace(entry.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var with int
+		for _, c := range tr.Calls {
+			if c.File != "" {
+				with++
+			}
+		}
+		if with == 0 || with == len(tr.Calls) {
+			b.Fatalf("%d of %d calls have a site: the switch did not take", with, len(tr.Calls))
+		}
+	}
+	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+	mean := func(v []float64) float64 {
+		var sum float64
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v))
+	}
+	for _, k := range []string{"config.get", "tab.url"} {
+		on, off := p50(got[k].On), p50(got[k].Off)
+		b.ReportMetric(on, k+"-site-p50-µs")
+		b.ReportMetric(off, k+"-nosite-p50-µs")
+		b.ReportMetric(on/off, k+"-p50-ratio")
+		mOn, mOff := mean(got[k].On), mean(got[k].Off)
+		b.Logf("call site cost: %s p50 %.0f µs with the site, %.0f µs without: %.3f× (target ≤ 1.05, met: %v); mean %.0f against %.0f µs: %.3f×",
+			k, on, off, on/off, on/off <= 1.05, mOn, mOff, mOn/mOff)
+	}
+}

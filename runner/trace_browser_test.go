@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/hosttest"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
@@ -291,4 +293,152 @@ func TestReadmeTraceSnippet(t *testing.T) {
 		}
 	}
 	t.Fatal("no explainRun")
+}
+
+// siteLines maps each "// site:NAME" marker of src to its line (from 1).
+func siteLines(src string) map[string]int {
+	out := map[string]int{}
+	for i, l := range strings.Split(src, "\n") {
+		if _, name, ok := strings.Cut(l, "// site:"); ok {
+			out[strings.TrimSpace(name)] = i + 1
+		}
+	}
+	return out
+}
+
+// Every call in a real run's trace names the script's file and line that
+// made it: in the script, inside a step's function, in a module the
+// script imports (named relative to the script's folder), a call that
+// failed and the script's last call; the column points into that line.
+func TestBrowserTraceCallSites(t *testing.T) {
+	e := newBrowserEnvWith(t, envOptions{site: traceSite(t)})
+	helper := `import type { Tab } from "tranquil/automation";
+export async function readTitle(tab: Tab): Promise<string> {
+  return await tab.title(); // site:title
+}
+`
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "lib"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "lib", "helper.ts"), []byte(helper), 0o644))
+	src := fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1 read=lib
+import { context, step, tabs } from "tranquil/automation";
+import { readTitle } from "./lib/helper.ts";
+const tab = await tabs.active(); // site:active
+await tab.goto("%s/signup"); // site:goto
+await step.do("fill the form", async () => {
+  await tab.fill({ label: "Secret word" }, "x"); // site:fill
+});
+const title = await readTitle(tab);
+await tab.expect({ label: "Secret word" }).toHaveValue("x"); // site:expect
+let code = "none";
+try { await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); } // site:click
+catch (e) { code = (e as { code: string }).code; }
+await context.result({ title, code }); // site:result
+`, e.site.URL)
+	entry := e.run(t, "callsites.ts", src)
+	var res struct{ Title, Code string }
+	result(t, entry, &res)
+	require.Equal(t, "Sign up", res.Title)
+	require.NotEqual(t, "none", res.Code)
+
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	main, lib := siteLines(src), siteLines(helper)
+	want := map[string]struct {
+		file string
+		line int
+		text string
+	}{
+		"tabs.active": {"callsites.ts", main["active"], src},
+		"tab.goto":    {"callsites.ts", main["goto"], src},
+		"tab.fill":    {"callsites.ts", main["fill"], src},
+		"tab.title":   {"lib/helper.ts", lib["title"], helper},
+		"tab.click":   {"callsites.ts", main["click"], src},
+		// Made three frames of the SDK's own below the script's.
+		"tab.expect": {"callsites.ts", main["expect"], src},
+		// The last call: its site is sent as the script ends.
+		"context.result": {"callsites.ts", main["result"], src},
+	}
+	seen := map[string]bool{}
+	for _, c := range tr.Calls {
+		w, ok := want[c.Method]
+		if !ok {
+			continue
+		}
+		seen[c.Method] = true
+		assert.Equal(t, w.file, c.File, c.Method)
+		assert.Equal(t, w.line, c.Line, c.Method)
+		line := strings.Split(w.text, "\n")[w.line-1]
+		if assert.True(t, c.Column >= 1 && c.Column <= len(line), "%s: column %d", c.Method, c.Column) {
+			assert.Regexp(t, `^[A-Za-z_$][\w$]*\(`, line[c.Column-1:], "%s: the column points at the call", c.Method)
+		}
+	}
+	assert.Len(t, seen, len(want), "calls: %+v", tr.Calls)
+	// The tab is named by its first page's title; no action screenshots
+	// unless the host asks for them.
+	require.Len(t, tr.Tabs, 1)
+	assert.Equal(t, "Sign up", tr.Tabs[0].Title)
+	assert.Empty(t, tr.Shots)
+
+	// A script that dies of its failed call still places it.
+	dies := fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1
+import { tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("%s/signup");
+await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); // site:dies
+`, e.site.URL)
+	entry = e.run(t, "dies.ts", dies)
+	require.Equal(t, history.StateFailed, entry.State)
+	tr, err = e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	click := tr.Calls[len(tr.Calls)-1]
+	require.Equal(t, "tab.click", click.Method)
+	assert.False(t, click.OK())
+	assert.Equal(t, "dies.ts", click.File)
+	assert.Equal(t, siteLines(dies)["dies"], click.Line)
+}
+
+// With Config.TraceActionScreenshots, each page action keeps a masked
+// screenshot of the page before it and, when it succeeded, after it; a
+// failed one keeps its failure's evidence as without. Reads and
+// navigations take none.
+func TestBrowserTraceActionScreenshots(t *testing.T) {
+	const value = "VALUE-shot-8812"
+	e := newBrowserEnvWith(t, envOptions{site: traceSite(t), config: func(c *runner.Config) { c.TraceActionScreenshots = true }})
+	entry := e.run(t, "shots.ts", fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("%s/signup");
+await tab.fill({ label: "Secret word" }, "%s");
+await tab.value({ label: "Secret word" });
+let code = "none";
+try { await tab.click({ role: "button", name: "Missing" }, { timeout: 300 }); }
+catch (e) { code = (e as { code: string }).code; }
+await context.result({ code });
+`, e.site.URL, value))
+	var res struct{ Code string }
+	result(t, entry, &res)
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	seqOf := map[string]int{}
+	for _, c := range tr.Calls {
+		seqOf[c.Method] = c.Seq
+	}
+	var got []string
+	for _, s := range tr.Shots {
+		for m, seq := range seqOf {
+			if seq == s.Seq {
+				got = append(got, m+" "+s.When)
+			}
+		}
+		assert.Equal(t, trace.JPEG, s.ImageType)
+		assert.True(t, strings.HasPrefix(string(s.Image), "\xff\xd8\xff"))
+	}
+	assert.Equal(t, []string{"tab.fill before", "tab.fill after", "tab.click before"}, got)
+	require.Len(t, tr.Failures, 1)
+	assert.Equal(t, seqOf["tab.click"], tr.Failures[0].Seq)
+	assert.NotEmpty(t, tr.Failures[0].Image)
+	raw, err := e.m.History().Trace(entry.ID)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), value)
+	t.Logf("%d shots, trace %d bytes", len(tr.Shots), len(raw))
 }

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tranquil/automation/errcode"
@@ -18,7 +21,7 @@ func BenchmarkHostCallRecord(b *testing.B) {
 		r := &Run{trace: trace.NewRecorder("run", trace.Limits{})}
 		for b.Loop() {
 			var err error
-			h := r.call("tab.url", "tab-1")
+			h := r.call(context.Background(), "tab.url", "tab-1")
 			h.end(&err)
 		}
 	})
@@ -26,7 +29,7 @@ func BenchmarkHostCallRecord(b *testing.B) {
 		r := &Run{}
 		for b.Loop() {
 			var err error
-			h := r.call("tab.url", "tab-1")
+			h := r.call(context.Background(), "tab.url", "tab-1")
 			h.end(&err)
 		}
 	})
@@ -37,12 +40,16 @@ func BenchmarkHostCallRecord(b *testing.B) {
 func TestHostCallRecordedOnce(t *testing.T) {
 	r := &Run{trace: trace.NewRecorder("run", trace.Limits{})}
 	func() (err error) {
-		h := r.call("tabs.open", "")
+		h := r.call(context.Background(), "tabs.open", "")
 		defer h.end(&err)
 		h.tab = "tab-9"
 		return codeErr(errcode.NavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", "javascript:SECRET")
 	}()
-	_ = r.refused("tab.select", "tab-9", errors.New("plain"))
+	// The call's site comes with a later call.
+	ctx, _ := takeSite(context.Background(), []any{"x", siteMark + "4"})
+	_ = r.refused(ctx, "tab.select", "tab-9", errors.New("plain"))
+	later, _ := takeSite(context.Background(), []any{siteMark + "5\n4:7:3:lib/a.ts"})
+	r.lateSites(later)
 	calls := r.trace.Trace().Calls
 	if len(calls) != 2 {
 		t.Fatalf("%d calls, want 2: %+v", len(calls), calls)
@@ -54,7 +61,80 @@ func TestHostCallRecordedOnce(t *testing.T) {
 	if want := `tabs.open takes an http or https URL, not "…"`; c.Error != want {
 		t.Fatalf("message %q, want %q", c.Error, want)
 	}
-	if c := calls[1]; c.Method != "tab.select" || c.Code != string(errcode.Error) || c.Error != "plain" {
+	if c := calls[1]; c.Method != "tab.select" || c.Code != string(errcode.Error) || c.Error != "plain" ||
+		c.File != "lib/a.ts" || c.Line != 7 || c.Column != 3 {
 		t.Fatalf("second call %+v", c)
+	}
+}
+
+// takeSite takes the SDK's call-site argument off the end of a call's
+// arguments, whatever it holds, and keeps of it only what is well formed
+// and bounded; any other last argument is the method's.
+func TestTakeSite(t *testing.T) {
+	long := strings.Repeat("d/", 400) + "name.ts"
+	many := strings.Repeat("\n9:1:1:a.ts", maxSitesSent+10)
+	cases := []struct {
+		args  []any
+		left  int
+		note  bool
+		own   int
+		sites map[int]callSite
+	}{
+		{args: []any{"a", siteMark + "12"}, left: 1, note: true, own: 12},
+		{args: []any{"a", siteMark + "3\n1:12:5:main.ts\n2:1:1:file:///x/y.ts"}, left: 1, note: true, own: 3,
+			sites: map[int]callSite{1: {"main.ts", 12, 5}, 2: {"file:///x/y.ts", 1, 1}}},
+		{args: []any{siteMark + "0\n7:1:2:lib/b.ts"}, left: 0, note: true, sites: map[int]callSite{7: {"lib/b.ts", 1, 2}}},
+		{args: []any{"a", siteMark + "x\nx:5:1:main.ts\n-1:5:1:m.ts\n8:-1:1:m.ts\n8:99999999999:1:m.ts\n8:1:1:\n8"}, left: 1, note: true},
+		{args: []any{"a", siteMark}, left: 1, note: true},
+		{args: []any{"a", "12:5:main.ts"}, left: 2},
+		{args: []any{"a", 3.0}, left: 2},
+		{args: nil, left: 0},
+		{args: []any{siteMark + "1\n1:3:4:" + long}, left: 0, note: true, own: 1,
+			sites: map[int]callSite{1: {"…" + long[len(long)-maxSiteFile:], 3, 4}}},
+	}
+	for i, c := range cases {
+		ctx, left := takeSite(context.Background(), c.args)
+		note, ok := ctx.Value(siteKey{}).(siteNote)
+		if len(left) != c.left || ok != c.note || note.n != c.own || len(note.sites) != len(c.sites) {
+			t.Fatalf("case %d: %d arguments left (want %d), note %v %+v", i, len(left), c.left, ok, note)
+		}
+		for n, want := range c.sites {
+			if note.sites[n] != want {
+				t.Fatalf("case %d: site %d is %+v, want %+v", i, n, note.sites[n], want)
+			}
+		}
+	}
+	ctx, _ := takeSite(context.Background(), []any{siteMark + "1" + many})
+	if note := ctx.Value(siteKey{}).(siteNote); len(note.sites) != 1 {
+		t.Fatalf("%d sites from one call", len(note.sites))
+	}
+}
+
+// A site joins its call whichever comes first, and the run holds only so
+// many waiting for each other.
+func TestSiteBook(t *testing.T) {
+	r := &Run{trace: trace.NewRecorder("run", trace.Limits{})}
+	callWith := func(own string) {
+		ctx, _ := takeSite(context.Background(), []any{siteMark + own})
+		var err error
+		h := r.call(ctx, "tab.url", "tab-1")
+		h.end(&err)
+	}
+	callWith("1")                           // recorded first, site later
+	callWith("2\n1:10:3:a.ts\n3:30:1:b.ts") // carries 1's site, and 3's before 3 is made
+	callWith("3")
+	callWith("4\n2:20:5:a.ts")
+	calls := r.trace.Trace().Calls
+	want := []callSite{{"a.ts", 10, 3}, {"a.ts", 20, 5}, {"b.ts", 30, 1}, {}}
+	for i, c := range calls {
+		if got := (callSite{c.File, c.Line, c.Column}); got != want[i] {
+			t.Fatalf("call %d: site %+v, want %+v", i+1, got, want[i])
+		}
+	}
+	for i := range maxSitesKept + 100 {
+		callWith(strconv.Itoa(100 + i))
+	}
+	if n := len(r.callSites.seqs); n > maxSitesKept {
+		t.Fatalf("%d calls wait for their sites", n)
 	}
 }

@@ -104,6 +104,9 @@ func (t *Trace) check() error {
 		if c.Duration < 0 {
 			return corrupt("call %d has a negative duration", c.Seq)
 		}
+		if c.Line < 0 || c.Column < 0 {
+			return corrupt("call %d has a negative line or column", c.Seq)
+		}
 	}
 	for i, f := range t.Failures {
 		if f.Seq <= 0 {
@@ -115,6 +118,21 @@ func (t *Trace) check() error {
 			}
 		} else if imageType(f.Image) != f.ImageType {
 			return corrupt("failure %d: the image is not %q", i+1, f.ImageType)
+		}
+	}
+	for i, sh := range t.Shots {
+		switch {
+		case sh.Seq <= 0:
+			return corrupt("screenshot %d names no call", i+1)
+		case sh.When != Before && sh.When != After:
+			return corrupt("screenshot %d is neither before nor after its call", i+1)
+		case imageType(sh.Image) != sh.ImageType:
+			return corrupt("screenshot %d: the image is not %q", i+1, sh.ImageType)
+		}
+	}
+	for i, tt := range t.Tabs {
+		if tt.Tab == "" {
+			return corrupt("tab title %d names no tab", i+1)
 		}
 	}
 	seen := map[accessKey]bool{}
@@ -133,7 +151,7 @@ func (t *Trace) check() error {
 		seen[k] = true
 	}
 	d := t.Dropped
-	for _, n := range []int{d.Calls, d.Navigations, d.Console, d.Dialogs, d.Steps, d.Failures, d.Accesses} {
+	for _, n := range []int{d.Calls, d.Navigations, d.Console, d.Dialogs, d.Steps, d.Failures, d.Accesses, d.Shots} {
 		if n < 0 {
 			return corrupt("a negative count of dropped items")
 		}

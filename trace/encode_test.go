@@ -26,6 +26,9 @@ func sample() *trace.Trace {
 	r.Access("read", "/work/in.txt", true, at)
 	r.Access("net", "127.0.0.1:1", false, at)
 	r.Access("net", "127.0.0.1:1", false, at.Add(time.Second))
+	r.SetSite(seq, "lib/form.ts", 12, 5)
+	r.TabTitle("t1", "Example <Domain>")
+	r.Shot(trace.Shot{Seq: seq, When: trace.Before, Image: []byte("\xff\xd8\xff\xe0 before"), ImageType: trace.JPEG})
 	return r.Trace()
 }
 
@@ -100,6 +103,12 @@ func TestDecodeRefusesCorrupt(t *testing.T) {
 		"access backwards":   gz(`{"Accesses":[{"Kind":"read","Count":1,"First":"2026-01-02T00:00:00Z","Last":"2026-01-01T00:00:00Z"}]}`),
 		"access twice":       gz(`{"Accesses":[{"Kind":"env","Value":"A","Count":1},{"Kind":"env","Value":"A","Count":2}]}`),
 		"negative accesses":  gz(`{"Dropped":{"Accesses":-1}}`),
+		"negative line":      gz(`{"Calls":[{"Seq":1,"File":"a.ts","Line":-1}]}`),
+		"shot no call":       gz(`{"Shots":[{"Seq":0,"When":"before","Image":"/9j/","ImageType":"image/jpeg"}]}`),
+		"shot when":          gz(`{"Shots":[{"Seq":1,"When":"during","Image":"/9j/","ImageType":"image/jpeg"}]}`),
+		"shot not jpeg":      gz(`{"Shots":[{"Seq":1,"When":"after","Image":"PHN2Zz4=","ImageType":"image/jpeg"}]}`),
+		"negative shots":     gz(`{"Dropped":{"Shots":-1}}`),
+		"title no tab":       gz(`{"Tabs":[{"Title":"x"}]}`),
 		"bomb":               bomb,
 		"invalid utf-8":      gz("{\"RunID\":\"\xff\"}"),
 	} {

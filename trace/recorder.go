@@ -18,6 +18,8 @@ const (
 	DefaultImage       = 384 << 10
 	DefaultOutline     = 8 << 10
 	DefaultAccesses    = 256
+	DefaultShots       = 24
+	DefaultTabs        = 100
 )
 
 // Limits bound what a Recorder keeps. A zero field means its default; the
@@ -36,6 +38,11 @@ type Limits struct {
 	// Accesses bounds the distinct kind, value and outcome triples kept;
 	// DefaultAccesses. Repeats of a kept one only raise its count.
 	Accesses int
+	// Shots bounds the action screenshots kept, before and after each
+	// counted apart: the first half and the last; DefaultShots.
+	Shots int
+	// Tabs bounds the tab titles kept; DefaultTabs.
+	Tabs int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -54,6 +61,8 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Image, DefaultImage)
 	def(&l.Outline, DefaultOutline)
 	def(&l.Accesses, DefaultAccesses)
+	def(&l.Shots, DefaultShots)
+	def(&l.Tabs, DefaultTabs)
 	return l
 }
 
@@ -79,6 +88,10 @@ type Recorder struct {
 	accesses      []Access
 	accessAt      map[accessKey]int // index in accesses
 	accessDropped int
+	shots         keep[Shot]
+	shotsBad      int // shots refused: too large, not an image
+	tabs          []TabTitle
+	titled        map[string]bool // tabs whose title was asked for or is known
 }
 
 type accessKey struct {
@@ -93,7 +106,7 @@ func NewRecorder(runID string, l Limits) *Recorder {
 		lim: l, runID: runID, start: time.Now().UTC(),
 		calls: newKeep[Call](l.Calls), navs: newKeep[Navigation](l.Navigations),
 		console: newKeep[ConsoleLine](l.Console), dialogs: newKeep[Dialog](l.Dialogs),
-		steps: newKeep[Step](l.Steps),
+		steps: newKeep[Step](l.Steps), shots: newKeep[Shot](l.Shots),
 	}
 }
 
@@ -102,7 +115,8 @@ func NewRecorder(runID string, l Limits) *Recorder {
 func (r *Recorder) Call(c Call) int {
 	t := r.lim.Text
 	c.Method, c.Target, c.Tab, c.Page = cut(c.Method, t), cut(c.Target, t), cut(c.Tab, t), cut(Address(c.Page), t)
-	c.Code, c.Error = cut(c.Code, t), cut(c.Error, t)
+	c.Code, c.Error, c.File = cut(c.Code, t), cut(c.Error, t), cut(c.File, t)
+	c.Line, c.Column = max(c.Line, 0), max(c.Column, 0) // a Call may come with its site
 	c.Start = c.Start.UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -110,6 +124,73 @@ func (r *Recorder) Call(c Call) int {
 	c.Seq = r.seq
 	r.calls.add(c)
 	return c.Seq
+}
+
+// SetSite sets where the script made call seq, which may come after the
+// call was recorded; a call no longer kept is left alone.
+func (r *Recorder) SetSite(seq int, file string, line, column int) {
+	file = cut(file, r.lim.Text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// The newest first: a site comes soon after its call.
+	for _, part := range [][]Call{r.calls.tail, r.calls.head} {
+		for i := len(part) - 1; i >= 0; i-- {
+			if part[i].Seq == seq {
+				part[i].File, part[i].Line, part[i].Column = file, max(line, 0), max(column, 0)
+				return
+			}
+		}
+	}
+}
+
+// Shot records s, unless its image is over Limits.Image or not of its
+// type (counted as dropped).
+func (r *Recorder) Shot(s Shot) {
+	if len(s.Image) > r.lim.Image || imageType(s.Image) != s.ImageType || (s.When != Before && s.When != After) {
+		r.mu.Lock()
+		r.shotsBad++
+		r.mu.Unlock()
+		return
+	}
+	s.Image = append([]byte(nil), s.Image...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shots.add(s)
+}
+
+// WantTitle reports, once for each tab, whether its title is still to be
+// learnt: the first caller asks the page, later ones need not.
+func (r *Recorder) WantTitle(tab string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.titled[tab] || len(r.titled) >= 4*r.lim.Tabs {
+		return false
+	}
+	if r.titled == nil {
+		r.titled = map[string]bool{}
+	}
+	r.titled[tab] = true
+	return true
+}
+
+// TabTitle records the title of the first page tab showed; a tab keeps
+// the first title it is given, and an empty one is none.
+func (r *Recorder) TabTitle(tab, title string) {
+	if tab == "" || title == "" {
+		return
+	}
+	t := r.lim.Text
+	tab, title = cut(tab, t), cut(title, t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tabs) >= r.lim.Tabs || slices.ContainsFunc(r.tabs, func(x TabTitle) bool { return x.Tab == tab }) {
+		return
+	}
+	if r.titled == nil {
+		r.titled = map[string]bool{}
+	}
+	r.titled[tab] = true
+	r.tabs = append(r.tabs, TabTitle{Tab: tab, Title: title})
 }
 
 // Navigation records n.
@@ -247,6 +328,12 @@ func (r *Recorder) Trace() *Trace {
 			Accesses: r.accessDropped,
 		},
 		Accesses: slices.Clone(r.accesses),
+		Tabs:     slices.Clone(r.tabs),
+	}
+	t.Dropped.Shots = r.shots.dropped + r.shotsBad
+	for _, s := range r.shots.list() {
+		s.Image = append([]byte(nil), s.Image...)
+		t.Shots = append(t.Shots, s)
 	}
 	for _, f := range r.failures {
 		f.Image = append([]byte(nil), f.Image...)

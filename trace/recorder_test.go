@@ -127,3 +127,46 @@ func TestRecorderAggregatesAccesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, len(data), 4<<10)
 }
+
+// A call's site may come after the call; a tab keeps the first title it
+// is given, and its title is asked for once; action screenshots keep the
+// first and last of them and refuse what is not an image.
+func TestRecorderSitesTitlesShots(t *testing.T) {
+	r := trace.NewRecorder("run-3", trace.Limits{Shots: 4, Text: 20})
+	first := r.Call(trace.Call{Method: "tab.goto", Tab: "t1", File: "main.ts", Line: 3, Column: 7})
+	second := r.Call(trace.Call{Method: "tab.fill", Tab: "t1"})
+	r.SetSite(second, strings.Repeat("d/", 40)+"x.ts", 9, 2)
+	r.SetSite(99, "never.ts", 1, 1) // no such call: nothing happens
+
+	require.True(t, r.WantTitle("t1"))
+	require.False(t, r.WantTitle("t1"), "asked once")
+	r.TabTitle("t1", "First page")
+	r.TabTitle("t1", "Second page")
+	r.TabTitle("t2", "")
+	require.False(t, r.WantTitle("t3") && r.WantTitle("t3"))
+	r.TabTitle("t2", strings.Repeat("é", 50))
+
+	jpeg := []byte("\xff\xd8\xff\xe0 x")
+	for i := 1; i <= 10; i++ {
+		r.Shot(trace.Shot{Seq: i, When: trace.Before, Image: jpeg, ImageType: trace.JPEG})
+	}
+	r.Shot(trace.Shot{Seq: 11, When: trace.After, Image: []byte("<svg>"), ImageType: trace.JPEG})
+	r.Shot(trace.Shot{Seq: 12, When: "during", Image: jpeg, ImageType: trace.JPEG})
+
+	tr := r.Trace()
+	require.Equal(t, "main.ts", tr.Calls[first-1].File)
+	require.Equal(t, 3, tr.Calls[first-1].Line)
+	c := tr.Calls[second-1]
+	require.LessOrEqual(t, len(c.File), 20)
+	require.Equal(t, 9, c.Line)
+	require.Equal(t, 2, c.Column)
+	require.Len(t, tr.Tabs, 2)
+	require.Equal(t, trace.TabTitle{Tab: "t1", Title: "First page"}, tr.Tabs[0])
+	require.LessOrEqual(t, len(tr.Tabs[1].Title), 20)
+	var seqs []int
+	for _, s := range tr.Shots {
+		seqs = append(seqs, s.Seq)
+	}
+	require.Equal(t, []int{1, 2, 9, 10}, seqs)
+	require.Equal(t, 8, tr.Dropped.Shots, "six between the first and last, two refused")
+}

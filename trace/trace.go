@@ -28,9 +28,38 @@ type Trace struct {
 	// for, outside the browser: one entry per kind, value and outcome, in
 	// the order each was first asked.
 	Accesses []Access
+	// Tabs name the run's tabs by the title of the first page each
+	// showed, when the host learnt it; a tab without one is not listed.
+	Tabs []TabTitle `json:",omitempty"`
+	// Shots are screenshots of the page before and after page actions
+	// (click, fill, …), when the host asked for them (runner's
+	// Config.TraceActionScreenshots): the first and last of them.
+	Shots []Shot `json:",omitempty"`
 
 	Dropped Dropped
 }
+
+// TabTitle is the title of the first page a tab showed.
+type TabTitle struct {
+	Tab   string
+	Title string // cut to Limits.Text bytes
+}
+
+// Shot is what a tab showed just before or just after page action Seq,
+// masked as a Failure's screenshot is.
+type Shot struct {
+	Seq int
+	// When is "before" or "after".
+	When      string
+	Image     []byte
+	ImageType string // JPEG or PNG
+}
+
+// When a Shot was taken.
+const (
+	Before = "before"
+	After  = "after"
+)
 
 // Dropped counts what a [Recorder] did not keep, list by list.
 type Dropped struct {
@@ -39,11 +68,14 @@ type Dropped struct {
 	// value and outcome once Limits.Accesses entries were held, and
 	// reports that could not be read (too long, not JSON).
 	Accesses int
+	// Shots counts action screenshots not kept: those between the first
+	// and last Limits.Shots, and those too large or not images.
+	Shots int `json:",omitempty"`
 }
 
 // Total is the number of items dropped from every list.
 func (d Dropped) Total() int {
-	return d.Calls + d.Navigations + d.Console + d.Dialogs + d.Steps + d.Failures + d.Accesses
+	return d.Calls + d.Navigations + d.Console + d.Dialogs + d.Steps + d.Failures + d.Accesses + d.Shots
 }
 
 // Call is one call a script made to the host: on one of its tabs, or to
@@ -66,6 +98,13 @@ type Call struct {
 	Code string
 	// Error is the start of the error's message; "" on success.
 	Error string
+	// File, Line and Column are where the script made the call, as its
+	// SDK reported it: the file relative to the script's folder (or a
+	// URL, for a module elsewhere), line and column from 1. File is ""
+	// when the call came with no call site. The script could write them
+	// as it likes: they are labels, to be shown escaped.
+	File         string `json:",omitempty"`
+	Line, Column int    `json:",omitempty"`
 }
 
 // OK reports whether the call succeeded.

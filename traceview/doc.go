@@ -7,9 +7,14 @@
 //     one run: its state, why it ended (a sentence printed once), its
 //     result and output, bounded; a timeline counted from the run's start
 //     ("+0.4 s"), with each call's length ("850 ms") and a bar for its
-//     share of the run, its tab named by the host of the tab's first
-//     page, grouped by the step whose span holds it, a failed attempt a
-//     retry followed shown as retried; its failures' screenshots and
+//     share of the run, its tab named by the title of the tab's first
+//     page (or its host; the id on hover), the script's file and line
+//     that made each call and, unless Options.NoSource, that line of the
+//     script (read bounded, only from a script file inside the run's
+//     script folder), grouped by the step whose span holds it, a failed
+//     attempt a retry followed shown as retried; screenshots before and
+//     after page actions when the trace has them ("/run/{id}/action/{n}");
+//     its failures' screenshots and
 //     outlines, served from "/run/{id}/shot/{n}"; and what the run
 //     touched outside the browser (trace.Access), the SDK's own settings,
 //     files and bridge connection folded into one line.

@@ -1,9 +1,17 @@
 package traceview_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/trace"
@@ -31,6 +39,57 @@ func sdkAccesses(t0 time.Time) []trace.Access {
 	return as
 }
 
+// fixtureScripts are the scripts of layoutRuns, by path from their
+// folder: the lines their calls name.
+var fixtureScripts = map[string]string{
+	"reorder-groceries.ts": `import { clipboard, step, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await step.do("open the cart", async () => {
+  await tab.goto("https://shop.example.test/cart");
+  await waitForCart(tab);
+  await tab.fill({ label: "Coupon code" }, code);
+});
+await clipboard.writeText("done <b>");
+`,
+	"lib/cart helpers.ts": `export async function waitForCart(tab: Tab) {
+  await tab.waitForNavigation();
+}
+`,
+	strings.Repeat("checkout-", 8) + "flow.ts": `const tab = await tabs.active();
+await tab.goto(longPath);
+await tab.click({ role: "button", name: "Place order" });
+`,
+}
+
+// tinyJPEG is a small grey JPEG, a page's screenshot.
+var tinyJPEG = func() []byte {
+	var b bytes.Buffer
+	img := image.NewGray(image.Rect(0, 0, 64, 40))
+	for i := range img.Pix {
+		img.Pix[i] = 0xd0
+	}
+	if err := jpeg.Encode(&b, img, nil); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
+
+// withScripts writes the scripts of layoutRuns into dir and has the runs'
+// entries name them there.
+func withScripts(t testing.TB, src source) source {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range fixtureScripts {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	for i, e := range src.runs {
+		src.runs[i].Script = filepath.Join(dir, filepath.Base(e.Script))
+	}
+	return src
+}
+
 // layoutRuns are four runs as a host keeps them: one that succeeded,
 // one that failed, one cancelled, and one whose step passed on its
 // second attempt.
@@ -48,10 +107,18 @@ func layoutRuns() source {
 	ok := &trace.Trace{
 		Navigations: []trace.Navigation{{At: ms(400), Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Kind: "goto", URL: shop + "/cart"}},
 		Calls: []trace.Call{
-			{Seq: 1, Method: "tab.goto", Target: shop + "/cart", Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Page: shop + "/cart", Start: ms(400), Duration: 850 * time.Millisecond},
-			{Seq: 2, Method: "tab.waitForNavigation", Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Page: shop + "/cart", Start: ms(1300), Duration: 2100 * time.Millisecond},
-			{Seq: 3, Method: "tab.fill", Target: `label "Coupon code"`, Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Page: shop + "/cart", Start: ms(3500), Duration: 40 * time.Millisecond},
-			{Seq: 4, Method: "clipboard.writeText", Start: ms(11000), Duration: 3 * time.Millisecond},
+			{Seq: 1, Method: "tab.goto", Target: shop + "/cart", Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Page: shop + "/cart", Start: ms(400), Duration: 850 * time.Millisecond,
+				File: "reorder-groceries.ts", Line: 4, Column: 11},
+			{Seq: 2, Method: "tab.waitForNavigation", Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Page: shop + "/cart", Start: ms(1300), Duration: 2100 * time.Millisecond,
+				File: "lib/cart%20helpers.ts", Line: 2, Column: 13},
+			{Seq: 3, Method: "tab.fill", Target: `label "Coupon code"`, Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Page: shop + "/cart", Start: ms(3500), Duration: 40 * time.Millisecond,
+				File: "reorder-groceries.ts", Line: 6, Column: 13},
+			{Seq: 4, Method: "clipboard.writeText", Start: ms(11000), Duration: 3 * time.Millisecond, File: "reorder-groceries.ts", Line: 8, Column: 11},
+		},
+		Tabs: []trace.TabTitle{{Tab: "9F2C41D07A6B4E8C9D1E2F3A4B5C6D7E", Title: "Your cart · Shop"}},
+		Shots: []trace.Shot{
+			{Seq: 3, When: trace.Before, Image: tinyJPEG, ImageType: trace.JPEG},
+			{Seq: 3, When: trace.After, Image: tinyJPEG, ImageType: trace.JPEG},
 		},
 		Steps: []trace.Step{
 			{At: ms(350), Kind: "do", Name: "open the cart", Phase: "start", Attempt: 1, Fraction: -1},
@@ -69,7 +136,8 @@ func layoutRuns() source {
 		Navigations: []trace.Navigation{{At: ms(200), Tab: "tab-a", Kind: "goto", URL: longPath}},
 		Calls: []trace.Call{
 			{Seq: 1, Method: "tab.goto", Target: longPath, Tab: "tab-a", Page: longPath, Start: ms(200), Duration: 1200 * time.Millisecond},
-			{Seq: 2, Method: "tab.click", Target: `role button "Place order"`, Tab: "tab-a", Page: longPath, Start: ms(1500), Duration: 5 * time.Second, Code: "not_found", Error: checkoutErr},
+			{Seq: 2, Method: "tab.click", Target: `role button "Place order"`, Tab: "tab-a", Page: longPath, Start: ms(1500), Duration: 5 * time.Second, Code: "not_found", Error: checkoutErr,
+				File: strings.Repeat("checkout-", 8) + "flow.ts", Line: 3, Column: 17},
 		},
 		Steps: []trace.Step{
 			{At: ms(150), Kind: "do", Name: "place the order", Phase: "start", Attempt: 1, Fraction: -1},

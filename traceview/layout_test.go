@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,7 +38,9 @@ type layout struct {
 	Durations  []string // the "Took" figures
 	Bars       int
 	FailedRows int
-	Text       string
+	Thumbs     int // action screenshots shown, loaded
+
+	Text string
 }
 
 // measure is evaluated in the page: for each .nw element, the lines its
@@ -68,6 +71,7 @@ const measure = `() => {
 		durations: [...document.querySelectorAll(".took .num, #took")].map(s => s.textContent.trim()).filter(Boolean),
 		bars: document.querySelectorAll("svg.bar").length,
 		failedRows: document.querySelectorAll("#timeline tr.failed").length,
+		thumbs: [...document.querySelectorAll("img.thumb")].filter(i => i.complete && i.naturalWidth > 0).length,
 		text: document.body.innerText,
 	};
 }`
@@ -81,7 +85,8 @@ var (
 // width and a narrow window's: nothing meant for one line wraps, the page
 // never scrolls sideways, and times read compactly.
 func TestLayoutInChromium(t *testing.T) {
-	srv := httptest.NewServer(traceview.New(layoutRuns(), traceview.Options{}))
+	runs := withScripts(t, layoutRuns())
+	srv := httptest.NewServer(traceview.New(runs, traceview.Options{}))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -129,6 +134,22 @@ func TestLayoutInChromium(t *testing.T) {
 			got[name+"-"+strconv.Itoa(width)] = l
 		}
 	}
+
+	// Every call names its script's file and line, and shows that line.
+	for _, e := range runs.runs {
+		for _, c := range runs.traces[e.ID].Calls {
+			if c.File == "" {
+				continue
+			}
+			text := got[map[string]string{"run-ok": "succeeded", "run-failed": "failed", "run-cancelled": "cancelled", "run-retried": "retried"}[e.ID]+"-800"].Text
+			name, _ := url.PathUnescape(c.File)
+			assert.Contains(t, text, name+":"+strconv.Itoa(c.Line), "%s call %d", e.ID, c.Seq)
+			line := strings.Split(fixtureScripts[name], "\n")[c.Line-1]
+			assert.Contains(t, text, strings.TrimSpace(line), "%s call %d: its script line", e.ID, c.Seq)
+		}
+	}
+	assert.Contains(t, got["succeeded-1280"].Text, "Your cart · Shop", "the tab named by its first page's title")
+	assert.Equal(t, 2, got["succeeded-1280"].Thumbs, "the fill's before and after")
 
 	ok := got["succeeded-800"]
 	assert.Contains(t, ok.Durations, "11.4 s", "the step's and calls' lengths")

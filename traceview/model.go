@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tranquil/automation/display"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/trace"
 )
@@ -41,7 +42,7 @@ type failure struct {
 	Retried bool
 }
 
-func newRunPage(id string, e *history.Entry, t *trace.Trace, sdkRoot string) runPage {
+func newRunPage(id string, e *history.Entry, t *trace.Trace, sdkRoot string, src *scripts) runPage {
 	p := runPage{ID: id, Entry: e, Trace: t, Start: t.Start}
 	if p.Start.IsZero() && e != nil {
 		p.Start = e.Start
@@ -62,6 +63,11 @@ func newRunPage(id string, e *history.Entry, t *trace.Trace, sdkRoot string) run
 		p.Result = prettyJSON(e.Result)
 	}
 	p.Groups = timeline(t, p.Start, p.Total, tabNames(t))
+	for _, g := range p.Groups {
+		for i := range g.Rows {
+			g.Rows[i].Source = src.line(g.Rows[i].file, g.Rows[i].line)
+		}
+	}
 	p.Failures = failures(t)
 	for _, g := range p.Groups {
 		for _, r := range g.Rows {
@@ -113,17 +119,24 @@ func failures(t *trace.Trace) []failure {
 	return out
 }
 
-// tabName is how the timeline names a tab: by the host of its first
-// page, with its id kept for a hover.
+// tabName is how the timeline names a tab: by its first page's title
+// or host, with its id kept for a hover.
 type tabName struct{ Name, ID string }
 
 // maxTabName bounds a tab's name in the timeline; the hover has it all.
 const maxTabName = 24
 
-// tabNames names each tab by the host of the first address the trace
-// saw it at (its first navigation, or a call's page), numbered when two
-// tabs share a host. The trace records no page titles.
+// tabNames names each tab by the title of its first page when the trace
+// has it, else by the host of the first address the trace saw it at (its
+// first navigation, or a call's page), numbered when two tabs share a
+// name.
 func tabNames(t *trace.Trace) map[string]tabName {
+	titles := map[string]string{}
+	for _, tt := range t.Tabs {
+		if title := strings.TrimSpace(display.Line(tt.Title)); title != "" {
+			titles[tt.Tab] = cutEnd(title, maxTabName)
+		}
+	}
 	type first struct {
 		at   time.Time
 		addr string
@@ -148,10 +161,16 @@ func tabNames(t *trace.Trace) map[string]tabName {
 	for _, c := range t.Calls {
 		see(c.Tab, c.Page, c.Start)
 	}
+	for _, tt := range t.Tabs {
+		see(tt.Tab, "-", t.Start.Add(1<<62)) // a tab known by its title only
+	}
 	names := map[string]tabName{}
 	used := map[string]int{}
 	for _, id := range order {
-		name := hostOf(firsts[id].addr)
+		name, ok := titles[id]
+		if !ok {
+			name = hostOf(firsts[id].addr)
+		}
 		used[name]++
 		if n := used[name]; n > 1 {
 			name += " (" + strconv.Itoa(n) + ")"

@@ -28,6 +28,18 @@ type row struct {
 	Class string
 	Error string
 	Shot  int // index into failures, or -1
+	// Site is where the script made a call ("lib/cart.ts:12"), and Source
+	// that line of the script when the view could read it.
+	Site, Source string
+	file         string
+	line         int
+	Shots        []actionShot // the page before and after a page action
+}
+
+// actionShot is a screenshot taken around a page action.
+type actionShot struct {
+	N    int    // index into the trace's Shots, for the image's address
+	When string // "before" or "after"
 }
 
 // group is a run of consecutive rows with one owner: a step, or none.
@@ -282,10 +294,15 @@ func rowsOf(t *trace.Trace, start time.Time, total time.Duration, tabs map[strin
 	for i, f := range t.Failures {
 		shots[f.Seq] = i
 	}
+	around := map[int][]actionShot{}
+	for i, s := range t.Shots {
+		around[s.Seq] = append(around[s.Seq], actionShot{N: i, When: s.When})
+	}
 	var rows []row
 	for _, c := range t.Calls {
 		r := row{At: c.Start, Kind: "call", What: c.Method, Detail: c.Target, Tab: tabs[c.Tab], Duration: c.Duration, HasDur: true,
-			Bar: barOf(start, c.Start, c.Duration, total), Outcome: "ok", Shot: -1}
+			Bar: barOf(start, c.Start, c.Duration, total), Outcome: "ok", Shot: -1,
+			Site: siteName(c.File, c.Line), file: c.File, line: c.Line, Shots: around[c.Seq]}
 		if c.Page != "" && c.Page != c.Target {
 			r.Detail = joinDetail(r.Detail, "on "+c.Page)
 		}

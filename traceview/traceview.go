@@ -118,6 +118,11 @@ type Options struct {
 	// accesses. Empty means any path within a folder named sdk-<hash> or
 	// current inside one named sdk, the runner's layout.
 	SDKRoot string
+	// NoSource leaves out the script's line beside each call. False (the
+	// default) shows it when the run's script (its history entry's path)
+	// can be read: the file a call site names, relative to the script's
+	// folder, inside that folder only, as it is now.
+	NoSource bool
 }
 
 // New returns the view over src.
@@ -125,19 +130,21 @@ func New(src Source, o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	v := &view{src: src, log: o.Logger, sdkRoot: o.SDKRoot}
+	v := &view{src: src, log: o.Logger, sdkRoot: o.SDKRoot, noSource: o.NoSource}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", v.list)
 	mux.HandleFunc("GET /view.css", v.css)
 	mux.HandleFunc("GET /run/{id}", v.run)
 	mux.HandleFunc("GET /run/{id}/shot/{n}", v.shot)
+	mux.HandleFunc("GET /run/{id}/action/{n}", v.action)
 	return guard(mux)
 }
 
 type view struct {
-	src     Source
-	log     *slog.Logger
-	sdkRoot string
+	src      Source
+	log      *slog.Logger
+	sdkRoot  string
+	noSource bool
 }
 
 // guard sets the headers every answer carries and refuses a request whose
@@ -209,7 +216,13 @@ func (v *view) run(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, "reading a trace", err)
 		return
 	}
-	v.render(w, "run", newRunPage(id, v.entry(r.Context(), id), t, v.sdkRoot))
+	e := v.entry(r.Context(), id)
+	var src *scripts
+	if e != nil && !v.noSource {
+		src = openScripts(e.Script)
+		defer src.close()
+	}
+	v.render(w, "run", newRunPage(id, e, t, v.sdkRoot, src))
 }
 
 func (v *view) shot(w http.ResponseWriter, r *http.Request) {
@@ -223,17 +236,39 @@ func (v *view) shot(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, "reading a trace", err)
 		return
 	}
-	if n >= len(t.Failures) || t.Failures[n].Image == nil {
+	if n >= len(t.Failures) {
 		http.NotFound(w, r)
 		return
 	}
-	f := t.Failures[n]
-	switch f.ImageType {
-	case trace.JPEG, trace.PNG:
-	default:
+	image(w, r, t.Failures[n].Image, t.Failures[n].ImageType)
+}
+
+// action serves screenshot n of the trace's Shots.
+func (v *view) action(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 0 {
 		http.NotFound(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", f.ImageType)
-	w.Write(f.Image)
+	t, err := v.src.Trace(r.Context(), r.PathValue("id"))
+	if err != nil {
+		v.fail(w, "reading a trace", err)
+		return
+	}
+	if n >= len(t.Shots) {
+		http.NotFound(w, r)
+		return
+	}
+	image(w, r, t.Shots[n].Image, t.Shots[n].ImageType)
+}
+
+// image answers with img, of type typ, when it is an image the trace may
+// hold.
+func image(w http.ResponseWriter, r *http.Request, img []byte, typ string) {
+	if img == nil || (typ != trace.JPEG && typ != trace.PNG) {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", typ)
+	w.Write(img)
 }

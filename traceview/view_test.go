@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +288,50 @@ func TestRunListFilter(t *testing.T) {
 	run := get("/run/run-ok")
 	assert.Contains(t, run, "&#34;&lt;b&gt;eggs&lt;/b&gt;&#34;")
 	assert.Contains(t, run, "\n  &#34;ordered&#34;: 3,")
+}
+
+// A call's site is the script's label: the run page shows the line it
+// names only from a script file inside the script's folder, escaped, and
+// none with Options.NoSource; a site naming a file elsewhere, a file that
+// is no script, or a line past the end shows its name alone.
+func TestCallSiteLines(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "scripts")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "lib"), 0o755))
+	write := func(p, text string) { require.NoError(t, os.WriteFile(p, []byte(text), 0o644)) }
+	write(filepath.Join(dir, "job.ts"), "const a = 1;\nawait tab.click(\""+hostileHTML+"\");\n")
+	write(filepath.Join(dir, "lib", "x.ts"), "export const SECRET_LIB = 1;\n")
+	write(filepath.Join(dir, "notes.txt"), "SECRET_NOTES\n")
+	write(filepath.Join(root, "outside.ts"), "SECRET_OUTSIDE\n")
+	require.NoError(t, os.Symlink(filepath.Join(root, "outside.ts"), filepath.Join(dir, "link.ts")))
+	calls := []trace.Call{
+		{Seq: 1, Method: "tab.click", File: "job.ts", Line: 2, Column: 7},
+		{Seq: 2, Method: "tab.fill", File: "../outside.ts", Line: 1},
+		{Seq: 3, Method: "tab.fill", File: "notes.txt", Line: 1},
+		{Seq: 4, Method: "tab.fill", File: "link.ts", Line: 1},
+		{Seq: 5, Method: "tab.fill", File: filepath.ToSlash(filepath.Join(root, "outside.ts")), Line: 1},
+		{Seq: 6, Method: "tab.fill", File: "file://" + filepath.ToSlash(filepath.Join(root, "outside.ts")), Line: 1},
+		{Seq: 7, Method: "tab.fill", File: "job.ts", Line: 99},
+		{Seq: 8, Method: "tab.fill", File: hostileHTML + ".ts", Line: 1},
+		{Seq: 9, Method: "tab.fill", File: "lib/x.ts", Line: 1},
+	}
+	src := source{runs: []history.Entry{{ID: "r1", Script: filepath.Join(dir, "job.ts"), State: history.StateSucceeded}},
+		traces: map[string]*trace.Trace{"r1": {RunID: "r1", Calls: calls}}}
+	get := func(o traceview.Options) string {
+		w := httptest.NewRecorder()
+		traceview.New(src, o).ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/run/r1", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		return w.Body.String()
+	}
+	page := get(traceview.Options{})
+	assert.Contains(t, page, "job.ts:2")
+	assert.Contains(t, page, "await tab.click(&#34;&lt;img src=x onerror=alert(1)&gt;&#34;);")
+	assert.Contains(t, page, "SECRET_LIB", "a module in a folder below the script's")
+	for _, secret := range []string{"SECRET_NOTES", "SECRET_OUTSIDE", hostileHTML} {
+		assert.NotContains(t, page, secret)
+	}
+	for _, name := range []string{"../outside.ts:1", "notes.txt:1", "link.ts:1", "job.ts:99"} {
+		assert.Contains(t, page, name, "the site is named even when its line is not shown")
+	}
+	assert.NotContains(t, get(traceview.Options{NoSource: true}), "await tab.click")
 }

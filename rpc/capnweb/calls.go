@@ -366,6 +366,9 @@ func (s *Session) callLocal(ctx context.Context, o *localObj, name string, self 
 	if err := tk.wait(ctx, s.slice); err != nil {
 		return nil, s.asRemote(err)
 	}
+	if hook := s.opts.CallContext; hook != nil {
+		ctx, args = hook(ctx, args)
+	}
 	mctx := s.begin(ctx, tk)
 	defer s.finish(tk)
 	tk.own(args)

@@ -1,6 +1,7 @@
 package capnweb
 
 import (
+	"context"
 	"time"
 )
 
@@ -54,6 +55,13 @@ type Options struct {
 	// CloseTimeout bounds how long closing waits to flush the last frames.
 	// Zero means 5 seconds.
 	CloseTimeout time.Duration
+	// CallContext, if set, sees the arguments of each call the peer makes
+	// on a Go object before they are decoded, and returns the context the
+	// method runs with (derived from ctx) and the arguments it gets: how a
+	// host takes per-call metadata that its own client appends to the
+	// arguments, so that no method's parameters change. It runs on the
+	// call's goroutine; it must not block or keep args.
+	CallContext func(ctx context.Context, args []any) (context.Context, []any)
 }
 
 func (o *Options) maxDepth() int {

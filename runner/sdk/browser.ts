@@ -807,7 +807,7 @@ async function hostCall<T>(cap: Capability, method: string, api: string, tab: st
   try {
     rt = runtime();
     // The grant check names the script's API (tab.fill), not the host's (forms.fill).
-    return await rt.watch(api, rt.capability(cap, api)[method](...args) as Promise<T>);
+    return await rt.watch(api, rt.capability(cap, api)[method](...rt.site(args, hostCall, at)) as Promise<T>, at);
   } catch (e) {
     const err = locate(browserError(e, api, cap, tab), at);
     throw rt ? rt.thrown(err) : err;

@@ -284,6 +284,32 @@ export function scriptSite(stack: string): string | undefined {
   return renamed ? at[1].replaceAll(renamed.entry, renamed.source) : at[1];
 }
 
+/** A frame's location: its URL, line and column. */
+const FRAME_LOCATION = /\(?((?:file|https?|data):[^\s()]+):(\d+):(\d+)\)?\s*$/;
+const NOT_SCRIPT = /\bcapnweb\b|\bext:|node:internal/;
+
+/**
+ * callSiteText is where the script made a call, for the host's trace: the
+ * first frame of stack outside the SDK, as "line:column:file", the file
+ * relative to dir (a folder's file URL ending in "/") when inside it, as
+ * its URL says it (spaces as %20). Only that frame is looked at.
+ * undefined when no frame is the script's.
+ */
+export function callSiteText(stack: string, dir: string): string | undefined {
+  for (let i = stack.indexOf("\n"); i >= 0;) {
+    const j = stack.indexOf("\n", i + 1);
+    const line = j < 0 ? stack.slice(i + 1) : stack.slice(i + 1, j);
+    i = j;
+    if (line.includes(SDK_DIR) || NOT_SCRIPT.test(line)) continue;
+    const m = FRAME_LOCATION.exec(line);
+    if (!m) return undefined;
+    let file = renamed ? m[1].replaceAll(renamed.entry, renamed.source) : m[1];
+    if (file.startsWith(dir)) file = file.slice(dir.length);
+    return `${m[2]}:${m[3]}:${file}`;
+  }
+  return undefined;
+}
+
 const LOCATED = Symbol("tranquil.located");
 
 /**

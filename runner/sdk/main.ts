@@ -36,6 +36,9 @@ const EXIT_CONNECT = 4;
 const EXIT_HOST_GONE = 5;
 /** The cut-off calls named one by one; the rest are counted. */
 const MAX_CUT_OFF = 10;
+/** How long a script that failed waits for its last call sites to leave, in milliseconds. */
+const SITE_FLUSH_MS = 250;
+let exiting = false;
 
 function fail(code: number, message: string): never {
   console.error(`tranquil: ${message}`);
@@ -167,7 +170,8 @@ const main = session.getRemoteMain() as unknown as HostMain;
 // context.payload is a plain value rather than a promise.
 // A host without the method (an older one, a test's) has no payload.
 const payload = await main.context.payload().catch(() => undefined);
-const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main });
+const siteDir = toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
+const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main, siteDir });
 control.attach(rt);
 install(rt);
 
@@ -225,6 +229,7 @@ globalThis.addEventListener("load", () => {
 
 async function finish(): Promise<never> {
   await rt.settled();
+  await rt.flushSites();
   warnCutOff();
   finishing = true;
   await transport.close(CloseCode.normal, "done", 500);
@@ -234,10 +239,12 @@ async function finish(): Promise<never> {
 /**
  * report prints an error that ended the script the way its author needs
  * it: the error's name, code and message, then the script's own frames
- * (the SDK's and capnweb's say nothing about the script), then exits 1.
+ * (the SDK's and capnweb's say nothing about the script), then exits 1
+ * once the last call sites have left (exitWithSites).
  * A cancelled run prints only the reason it was cancelled.
  */
-function report(e: unknown): never {
+function report(e: unknown): void {
+  if (exiting) return; // the first error is the run's; the process is on its way out
   if (rt.signal.aborted) {
     const why = (rt.signal.reason as Error)?.message ?? "the run was cancelled";
     console.error(`tranquil: cancelled: ${why}${waitingWords(waitingAtCancel ?? rt.inflight())}`);
@@ -264,7 +271,19 @@ function report(e: unknown): never {
     for (const f of scriptFrames(cause.stack ?? "")) console.error(`    at ${f}`);
   }
   warnCutOff();
-  realExit(1);
+  exitWithSites(1);
+}
+
+/**
+ * exitWithSites exits with code once the call sites no call has carried
+ * have reached the host, SITE_FLUSH_MS at most: the call that failed is
+ * the one the run's trace most needs to place.
+ */
+function exitWithSites(code: number): void {
+  exiting = true;
+  finishing = true;
+  setTimeout(() => realExit(code), SITE_FLUSH_MS);
+  rt.flushSites().finally(() => realExit(code));
 }
 
 /**

@@ -3,7 +3,7 @@
 // journal. The bootstrap installs one when it connects; the fake host of
 // tranquil/automation/testing installs one per test.
 
-import { CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
+import { callSiteText, CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
 
 /** Host capabilities, as the host names them. */
 export type Capability =
@@ -85,7 +85,43 @@ export interface RuntimeInit {
    * each returns its journaled result once, without running.
    */
   journal?: Iterable<JournalEntry>;
+  /**
+   * The script folder's file URL, ending in "/": when set, each host call
+   * carries the script's file (relative to it) and line that made it, for
+   * the run's trace. A fake host sets none, and its methods get the
+   * script's arguments only.
+   */
+  siteDir?: string;
 }
+
+/**
+ * Set to true on globalThis, it stops the call sites (a benchmark measures
+ * what they cost); they are labels, so a script gains nothing by it.
+ */
+const NO_SITES = Symbol.for("tranquil.noCallSites");
+
+/** An SDK function a host call is made in. */
+// deno-lint-ignore no-explicit-any
+type SDKFunction = (...args: any[]) => unknown;
+
+/** V8's Error constructor, with what it adds to the standard one. */
+const V8Error = Error as unknown as {
+  stackTraceLimit: number;
+  captureStackTrace(into: object, above?: SDKFunction): void;
+};
+
+/** Starts the call-site argument the host takes off each call (runner/trace.go siteMark). */
+const SITE_MARK = "\u0000site:";
+
+/** Sites kept waiting to be formatted or sent: past it, calls go without. */
+const MAX_UNSENT = 1024;
+
+/**
+ * The frames below the SDK's calling function formatted to find the
+ * script's: the SDK's method, then the script. Each costs; a longer chain
+ * of the SDK's own falls back to the call's whole stack.
+ */
+const SITE_FRAMES = 2;
 
 /** A host call that has not settled, and where the script made it. */
 interface InFlight {
@@ -112,6 +148,11 @@ export class Runtime {
   readonly #events: RunEvent[] = [];
   readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
   readonly #inflight = new Set<InFlight>();
+  readonly #siteDir: string | undefined;
+  #calls = 0;
+  #unsent: { n: number; near: { stack?: string }; at: Error }[] = [];
+  #ready: string[] = [];
+  #drain: number | undefined;
 
   constructor(init: RuntimeInit) {
     this.runId = init.runId;
@@ -120,6 +161,7 @@ export class Runtime {
     this.payload = init.payload;
     this.granted = new Set(init.granted);
     this.#main = init.main;
+    this.#siteDir = init.siteDir;
     for (const e of init.journal ?? []) this.journal.set(e.name, structuredClone(e));
   }
 
@@ -144,17 +186,84 @@ export class Runtime {
     return this.#main[cap];
   }
 
+  /**
+   * site is the arguments of a host call: args, then, when this runtime
+   * sends call sites (see siteDir), the call's number and the sites of
+   * earlier calls, for the host's trace. above is the SDK function that
+   * makes the call: its frame and those it made are left out. at is the
+   * call's Error, whose whole stack is read only when the script's frame
+   * is not among the few first looked at.
+   *
+   * Deno takes tens of microseconds to format even a few stack frames, a
+   * host round trip's share; capturing them takes a few. So the call's
+   * frames are captured now and formatted after the call has left, while
+   * the script waits for the host, and the site travels with a later
+   * call (see flushSites for the last ones).
+   */
+  site(args: unknown[], above: SDKFunction, at: Error): unknown[] {
+    if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
+    const limit = V8Error.stackTraceLimit;
+    V8Error.stackTraceLimit = SITE_FRAMES;
+    const near: { stack?: string } = {};
+    V8Error.captureStackTrace(near, above);
+    V8Error.stackTraceLimit = limit;
+    const n = ++this.#calls;
+    args.push(SITE_MARK + n + this.#takeReady());
+    if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, near, at });
+    if (this.#drain === undefined) {
+      this.#drain = setTimeout(() => this.#format(), 0);
+      Deno.unrefTimer(this.#drain); // formatting keeps no program running
+    }
+    return args;
+  }
+
+  /** takeReady is the formatted sites not yet sent, one per line, each after a newline. */
+  #takeReady(): string {
+    if (this.#ready.length === 0) return "";
+    const s = "\n" + this.#ready.join("\n");
+    this.#ready = [];
+    return s;
+  }
+
+  /** format formats the captured sites of the calls made so far. */
+  #format(): void {
+    clearTimeout(this.#drain);
+    this.#drain = undefined;
+    for (const { n, near, at } of this.#unsent) {
+      // The script's frame is deeper in a chain of the SDK's own (an
+      // expectation's): the call's whole stack has it.
+      const s = callSiteText(near.stack ?? "", this.#siteDir!) ?? callSiteText(at.stack ?? "", this.#siteDir!);
+      if (s !== undefined && this.#ready.length < MAX_UNSENT) this.#ready.push(`${n}:${s}`);
+    }
+    this.#unsent = [];
+  }
+
+  /**
+   * flushSites sends the sites no call has carried yet, as the script
+   * ends, with a call the host does not trace (context.payload).
+   */
+  async flushSites(): Promise<void> {
+    if (this.#siteDir === undefined) return;
+    this.#format();
+    const ready = this.#takeReady();
+    if (ready === "") return;
+    // Only the site argument, which the host takes off before the method
+    // sees its (no) arguments.
+    const args = [SITE_MARK + "0" + ready];
+    await this.#main.context.payload(...args).catch(() => {});
+  }
+
   /** call invokes method on a granted capability. */
   call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
     // Made now, while the script's call is on the stack, to name its line.
     const at = new Error();
     let p: PromiseLike<T>;
     try {
-      p = this.capability(cap, `${cap}.${method}`)[method](...args);
+      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(args, this.call, at));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
-    return this.watch(`${cap}.${method}`, p).catch((e) => {
+    return this.watch(`${cap}.${method}`, p, at).catch((e) => {
       throw this.thrown(locate(e, at));
     });
   }
@@ -173,10 +282,10 @@ export class Runtime {
    * with where the script made it, so the bootstrap can say which calls a
    * script that ended without awaiting them cut off.
    */
-  watch<T>(api: string, p: PromiseLike<T>): Promise<T> {
-    // The stack is captured now, while the script's frame is on it; V8
-    // formats it only if it is read.
-    const call: InFlight = { api, at: new Error() };
+  watch<T>(api: string, p: PromiseLike<T>, at?: Error): Promise<T> {
+    // The stack is captured now (or was, in at), while the script's frame
+    // is on it; V8 formats it only if it is read.
+    const call: InFlight = { api, at: at ?? new Error() };
     this.#inflight.add(call);
     // One then on the host's promise (an RPC promise pulls its result on
     // each); everyone else waits on q.
