@@ -23,8 +23,9 @@ import (
 // else. The first download of an expecting tab's frames is that
 // expectation's; once it completes, the caller moves the file where it
 // belongs (the browser never writes outside the temporary folder) and
-// closes the expectation. When the last expectation closes, downloads
-// are refused again and the folder is removed.
+// closes the expectation, which removes what is left of it. When the last
+// expectation closes, downloads are refused again; the folder, empty by
+// then, goes when the connection ends.
 //
 // The behaviour is the browser context's, not a tab's (the protocol has
 // no per-tab setting), hence the folder and the cancelling.
@@ -72,10 +73,11 @@ type Download struct {
 	done chan struct{} // closed once file or err is set
 
 	// Set under d.mu.
-	guid   string
-	file   DownloadedFile
-	err    error
-	closed bool
+	guid      string
+	completed bool // the browser finished writing it
+	file      DownloadedFile
+	err       error
+	closed    bool
 }
 
 // downloads is a connection's expectations and its temporary folder.
@@ -116,13 +118,20 @@ func (t *Tab) ExpectDownload(ctx context.Context, opts DownloadOptions) (*Downlo
 	defer d.setMu.Unlock()
 	d.mu.Lock()
 	first := len(d.armed) == 0
-	if first {
+	if d.dir == "" {
 		dir, err := os.MkdirTemp("", "tranquil-downloads-")
 		if err != nil {
 			d.mu.Unlock()
 			return nil, fmt.Errorf("cdp: a folder for downloads: %w", err)
 		}
 		d.dir = dir
+		// The folder lives as long as the connection: the browser may
+		// make it again after a cancelled download, so removing it with
+		// each expectation would leave it behind.
+		go func() {
+			<-t.b.Done()
+			_ = os.RemoveAll(dir)
+		}()
 	}
 	d.armed = append(d.armed, dl)
 	dir := d.dir
@@ -181,14 +190,11 @@ func (d *downloads) closeLocked(dl *Download) error {
 		}
 	}
 	guid, dir := dl.guid, d.dir
-	pending := guid != "" && !isClosed(dl.done)
+	pending := guid != "" && !dl.completed
 	if guid != "" {
 		delete(d.byGUID, guid)
 	}
 	last := len(d.armed) == 0
-	if last {
-		d.dir = ""
-	}
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
 	defer cancel()
@@ -202,7 +208,6 @@ func (d *downloads) closeLocked(dl *Download) error {
 		return nil
 	}
 	err := d.b.c.Browser.SetDownloadBehavior(ctx, browser.NewSetDownloadBehaviorArgs(d.b.restingDownloadBehavior()))
-	_ = os.RemoveAll(dir)
 	if err != nil && d.b.Err() == nil {
 		return fmt.Errorf("cdp: refusing downloads again: %w", err)
 	}
@@ -298,6 +303,7 @@ func (d *downloads) progressed(ev browser.DownloadProgressReply) {
 		d.cancelLater(ev.GUID, dir)
 		return
 	case ev.State == "completed":
+		dl.completed = true
 		dl.file.Size = int64(ev.ReceivedBytes)
 		close(dl.done)
 	case ev.State == "canceled":

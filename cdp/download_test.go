@@ -50,21 +50,37 @@ function blob() {
 
 // guardedBrowser is a browser of the test's own, guarded as a host's is:
 // its download behaviour is the test's alone.
-func guardedBrowser(t *testing.T) *Browser {
+func guardedBrowser(t *testing.T) (*Browser, *Gateway) {
 	t.Helper()
 	ctx := tctx(t, 60*time.Second)
 	p, err := startChromium(ctx, testenv.Chromium(t), true, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(func() {
+		_ = p.Close()
+		// The download folder goes with the connection.
+		d := p.Browser().downloads.Load()
+		if d == nil || d.dir == "" {
+			return
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(d.dir); errors.Is(err, os.ErrNotExist) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Errorf("the download folder %s outlived the connection", d.dir)
+	})
 	g, err := Guard(ctx, p.Browser(), PagePolicy{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
-	return p.Browser()
+	return p.Browser(), g
 }
 
-func openOn(t *testing.T, b *Browser, url string) *Tab {
+// openOn opens a tab guarded by g, as a host's are.
+func openOn(t *testing.T, b *Browser, g *Gateway, url string) *Tab {
 	t.Helper()
-	tab, err := b.NewTab(tctx(t, 20*time.Second), url)
+	tab, err := b.NewTabWith(tctx(t, 20*time.Second), url, TabOptions{Gateway: g, Sites: []string{strings.TrimPrefix(site.URL, "http://")}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tab.Close(tctx(t, 5*time.Second)) })
 	return tab
@@ -73,10 +89,10 @@ func openOn(t *testing.T, b *Browser, url string) *Tab {
 func TestExpectedDownloadsAreSavedAndTheRestRefused(t *testing.T) {
 	payload := downloadPayload
 	downloadPages()
-	b := guardedBrowser(t)
+	b, g := guardedBrowser(t)
 	ctx := tctx(t, 60*time.Second)
-	tab := openOn(t, b, site.URL+"/dl/")
-	other := openOn(t, b, site.URL+"/dl/")
+	tab := openOn(t, b, g, site.URL+"/dl/")
+	other := openOn(t, b, g, site.URL+"/dl/")
 
 	dl, err := tab.ExpectDownload(ctx, DownloadOptions{})
 	require.NoError(t, err)
@@ -100,8 +116,14 @@ func TestExpectedDownloadsAreSavedAndTheRestRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "only the expected download is in the folder: %v", entries)
 	require.NoError(t, dl.Close())
-	_, err = os.Stat(dir)
-	assert.True(t, errors.Is(err, os.ErrNotExist), "the folder goes with the last expectation: %v", err)
+	entries, err = os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "closing the expectation removed its file")
+	t.Cleanup(func() {
+		// Registered after the browser's: runs before it closes.
+		_, err := os.Stat(dir)
+		assert.NoError(t, err, "the folder lasts as long as the connection")
+	})
 
 	// A blob the page made and downloads with <a download>.
 	dl, err = tab.ExpectDownload(ctx, DownloadOptions{})
@@ -121,9 +143,9 @@ func TestExpectedDownloadsAreSavedAndTheRestRefused(t *testing.T) {
 
 func TestExpectedDownloadOverItsLimitIsCancelled(t *testing.T) {
 	downloadPages()
-	b := guardedBrowser(t)
+	b, g := guardedBrowser(t)
 	ctx := tctx(t, 60*time.Second)
-	tab := openOn(t, b, site.URL+"/dl/")
+	tab := openOn(t, b, g, site.URL+"/dl/")
 	dl, err := tab.ExpectDownload(ctx, DownloadOptions{MaxBytes: 1000})
 	require.NoError(t, err)
 	defer dl.Close()
@@ -136,8 +158,8 @@ func TestExpectedDownloadOverItsLimitIsCancelled(t *testing.T) {
 
 func TestExpectedDownloadTimesOut(t *testing.T) {
 	downloadPages()
-	b := guardedBrowser(t)
-	tab := openOn(t, b, site.URL+"/dl/")
+	b, g := guardedBrowser(t)
+	tab := openOn(t, b, g, site.URL+"/dl/")
 	dl, err := tab.ExpectDownload(tctx(t, 20*time.Second), DownloadOptions{})
 	require.NoError(t, err)
 	defer dl.Close()

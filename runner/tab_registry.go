@@ -170,6 +170,7 @@ const releaseTimeout = 10 * time.Second
 
 // releaseTabs closes every tab the run opened and detaches from the rest.
 func (r *Run) releaseTabs() {
+	r.closeDownloads()
 	r.mu.Lock()
 	tabs := r.tabs
 	r.tabs, r.tabsReleased = nil, true
