@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"fmt"
 	"io/fs"
@@ -17,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/mirror"
+	"github.com/tranquil/automation/runner"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -88,10 +91,16 @@ let again = "none";
 try { await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "downloads/" }); }
 catch (e) { again = (e as { code: string }).code; }
 const replaced = await tab.waitForDownload(() => tab.click({ selector: "#blob" }), { path: "downloads/report.csv", overwrite: true });
+let thrown = "";
+try { await tab.waitForDownload(() => { throw new Error("boom"); }, { path: "downloads/" }); }
+catch (e) { thrown = (e as Error).message; }
+let late = "none";
+try { await tab.waitForDownload(() => tab.waitFor("#file"), { path: "downloads/", timeout: 500 }); }
+catch (e) { late = (e as { code: string }).code; }
 // Not asked for: refused, as always.
 await tab.click({ selector: "#file" });
 await new Promise((r) => setTimeout(r, 1500));
-await context.result({ file, blob, again, replaced, stillActive: (await tabs.active()).id === active });
+await context.result({ file, blob, again, replaced, thrown, late, stillActive: (await tabs.active()).id === active });
 `)
 	var res struct {
 		File, Blob, Replaced struct {
@@ -99,8 +108,8 @@ await context.result({ file, blob, again, replaced, stillActive: (await tabs.act
 			Size int64
 			Path string
 		}
-		Again       string
-		StillActive bool
+		Again, Thrown, Late string
+		StillActive         bool
 	}
 	result(t, entry, &res)
 	t.Logf("%+v", res)
@@ -111,6 +120,8 @@ await context.result({ file, blob, again, replaced, stillActive: (await tabs.act
 	assert.Equal(t, "downloads/page/made-here.txt", res.Blob.Path)
 	assert.Equal(t, "invalid", res.Again, "a file already there is not overwritten without overwrite")
 	assert.Equal(t, "downloads/report.csv", res.Replaced.Path)
+	assert.Equal(t, "boom", res.Thrown, "an action that throws is what the call throws")
+	assert.Equal(t, "timeout", res.Late, "no download within the timeout")
 	assert.True(t, res.StillActive, "the background tab stayed in the background")
 
 	dir := filepath.Join(e.dir, "downloads")
@@ -145,10 +156,32 @@ await context.result({ file, blob, again, replaced, stillActive: (await tabs.act
 			calls = append(calls, c)
 		}
 	}
-	require.Len(t, calls, 4, "each waitForDownload is one call in the trace")
+	require.Len(t, calls, 5, "each waitForDownload is one call in the trace, but one whose action threw")
 	assert.Empty(t, calls[0].Code)
 	assert.Equal(t, srv.URL+"/", calls[0].Page)
 	assert.Equal(t, "invalid", calls[2].Code)
+	assert.Equal(t, "timeout", calls[4].Code)
+}
+
+// A download over Config.MaxDownloadBytes is cancelled: the call fails
+// limit_exceeded and nothing of it is kept.
+func TestDownloadOverTheLimit(t *testing.T) {
+	srv := downloadSite(t, make([]byte, 64<<10))
+	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}, config: func(c *runner.Config) { c.MaxDownloadBytes = 1000 }})
+	entry := e.run(t, "big.ts", `// @permissions browser forms write=downloads
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+srv.URL+`/");
+try { await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "downloads/" }); await context.result("saved"); }
+catch (e) { await context.result([(e as { code: string }).code, (e as Error).message, String((e as { details: { limit?: number } }).details.limit)]); }
+`)
+	var res []string
+	result(t, entry, &res)
+	require.Len(t, res, 3)
+	assert.Equal(t, "limit_exceeded", res[0])
+	assert.Equal(t, "tab.waitForDownload: the download is larger than the app's limit of 1000 bytes; nothing of it was kept", strings.SplitN(res[1], " (at ", 2)[0])
+	assert.Equal(t, "1000", res[2], "the error's limit")
+	assert.Empty(t, filesUnder(t, filepath.Join(e.dir, "downloads")))
 }
 
 // The bytes saved are the bytes served, checked on their own so that a
@@ -259,4 +292,37 @@ await context.result(saved);
 func downloadFolders() []string {
 	m, _ := filepath.Glob(filepath.Join(os.TempDir(), "tranquil-downloads-*"))
 	return m
+}
+
+// A downloaded file is one of the run's outputs: the script's mirror
+// copies it as it copies what the script wrote itself.
+func TestDownloadIsMirrored(t *testing.T) {
+	payload := []byte("a,b\n1,2\n")
+	srv := downloadSite(t, payload)
+	var store *mirror.Store
+	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}, config: func(c *runner.Config) {
+		s, err := mirror.OpenBeside(c.Gate.Store(), mirror.Options{})
+		require.NoError(t, err)
+		c.Mirrors, store = s, s
+	}})
+	src := `// @permissions browser forms write=downloads
+import { tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("` + srv.URL + `/");
+await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "downloads/" });
+`
+	script := filepath.Join(e.dir, "mirrored.ts")
+	require.NoError(t, os.WriteFile(script, []byte(src), 0o644))
+	dest := filepath.Join(filepath.Dir(e.dir), "Documents", "reports")
+	_, err := store.Set(context.Background(), mirror.ScopeScript, script, dest)
+	require.NoError(t, err)
+	entry := e.run(t, "mirrored.ts", src)
+	require.Equal(t, "succeeded", string(entry.State), "reason %q output:\n%s", entry.Reason, entry.Output)
+	got, err := os.ReadFile(filepath.Join(dest, "downloads", "report.csv"))
+	require.NoError(t, err, "the mirror has the downloaded file")
+	assert.Equal(t, payload, got)
+	m, ok, err := store.Status(context.Background(), script)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, mirror.OutcomeCopied, m.State.Outcome())
 }

@@ -115,7 +115,7 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 	if a.r.tabsReleased {
 		a.r.mu.Unlock()
 		_ = dl.Close()
-		return "", codeErr(errcode.Cancelled, capnweb.NameError, "%s: the run has ended", apiWaitForDownload)
+		return "", codeErr(errcode.Cancelled, capnweb.NameError, "the run has ended")
 	}
 	if a.r.downloads == nil {
 		a.r.downloads = map[string]*pendingDownload{}
@@ -139,7 +139,7 @@ func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon
 	delete(a.r.downloads, ticket)
 	a.r.mu.Unlock()
 	if p == nil || p.tab != id {
-		return nil, codeErr(errcode.Invalid, capnweb.NameError, "%s: no download is expected as %q", apiWaitForDownload, ticket)
+		return nil, codeErr(errcode.Invalid, capnweb.NameError, "no download is expected as %q", ticket)
 	}
 	defer p.dl.Close()
 	if abandon {
@@ -162,7 +162,9 @@ func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon
 		}
 	}
 	if errors.Is(err, cdp.ErrDownloadTooLarge) {
-		err = codeErr(errcode.LimitExceeded, capnweb.NameError, "%s: the download is larger than the app's limit of %s", apiWaitForDownload, byteCount(a.r.m.cfg.MaxDownloadBytes))
+		limit := a.r.m.cfg.MaxDownloadBytes
+		err = capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded), "limit": limit},
+			"the download is larger than the app's limit of %s; nothing of it was kept", byteCount(limit))
 	}
 	a.r.logAction(cdp.Action{Method: "download", Target: p.dest.asked, Site: downloadSite(f.URL), Outcome: string(errCodeOf(browserErr(err)))})
 	return nil, h.traced(c, browserErr(err))
@@ -196,7 +198,7 @@ func downloadSite(raw string) string {
 func (r *Run) downloadDest(opts downloadOptions) (downloadDest, error) {
 	p := opts.Path
 	if p == "" || strings.ContainsRune(p, 0) {
-		return downloadDest{}, codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: { path } names the folder or file to save the download as, not %q", apiWaitForDownload, p)
+		return downloadDest{}, codeErr(errcode.Invalid, capnweb.NameTypeError, "{ path } names the folder or file to save the download as, not %q", p)
 	}
 	abs := p
 	if !filepath.IsAbs(abs) {
@@ -206,7 +208,7 @@ func (r *Run) downloadDest(opts downloadOptions) (downloadDest, error) {
 	if fi, err := os.Stat(abs); !strings.HasSuffix(p, "/") && !strings.HasSuffix(p, `\`) && (err != nil || !fi.IsDir()) {
 		d.dir, d.name = filepath.Dir(abs), filepath.Base(abs)
 		if pathguard.SafeName(d.name, "") != d.name {
-			return downloadDest{}, codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %q is not a name a file can safely have on every system", apiWaitForDownload, d.name)
+			return downloadDest{}, codeErr(errcode.Invalid, capnweb.NameTypeError, "%q is not a name a file can safely have on every system", d.name)
 		}
 	}
 	if _, err := r.writable(filepath.Join(d.dir, cmp.Or(d.name, downloadName))); err != nil {
@@ -221,7 +223,7 @@ func (r *Run) downloadDest(opts downloadOptions) (downloadDest, error) {
 func (r *Run) writable(p string) (string, error) {
 	_, real, err := pathguard.Resolve(p)
 	if err != nil {
-		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: cannot resolve %q: %v", apiWaitForDownload, p, err)
+		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "cannot resolve %q: %v", p, err)
 	}
 	granted := slices.ContainsFunc(r.header.Write, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) })
 	if granted && slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) }) {
@@ -251,7 +253,7 @@ func (r *Run) saveDownload(d downloadDest, f cdp.DownloadedFile) (DownloadResult
 		return DownloadResult{}, err
 	}
 	if err := os.MkdirAll(d.dir, 0o755); err != nil {
-		return DownloadResult{}, codeErr(errcode.Error, capnweb.NameError, "%s: making the folder %q: %v", apiWaitForDownload, d.asked, err)
+		return DownloadResult{}, codeErr(errcode.Error, capnweb.NameError, "making the folder %q: %v", d.asked, err)
 	}
 	// Again with the folder made: a link put in its place meanwhile
 	// would show now.
@@ -262,14 +264,14 @@ func (r *Run) saveDownload(d downloadDest, f cdp.DownloadedFile) (DownloadResult
 	if fi, err := os.Lstat(final); err == nil {
 		switch {
 		case !fi.Mode().IsRegular():
-			return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%s: %q is there and is not a file", apiWaitForDownload, name)
+			return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q is there and is not a file", name)
 		case !d.overwrite:
-			return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%s: %q exists: pass { overwrite: true } to replace it", apiWaitForDownload, name)
+			return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q exists: pass { overwrite: true } to replace it", name)
 		}
 	}
 	size, err := copyDownload(f.Path, real, d.overwrite, r.m.cfg.MaxDownloadBytes)
 	if errors.Is(err, fs.ErrExist) {
-		return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%s: %q exists: pass { overwrite: true } to replace it", apiWaitForDownload, name)
+		return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q exists: pass { overwrite: true } to replace it", name)
 	}
 	if err != nil {
 		return DownloadResult{}, err
