@@ -165,6 +165,14 @@ func (dl *Download) Wait(ctx context.Context) (DownloadedFile, error) {
 	return dl.file, dl.err
 }
 
+// Began reports whether the expected download has begun: the browser
+// gave it to this expectation.
+func (dl *Download) Began() bool {
+	dl.d.mu.Lock()
+	defer dl.d.mu.Unlock()
+	return dl.guid != ""
+}
+
 // Close ends the expectation: a download of it still under way is
 // cancelled, its file is removed unless it was moved, and with the last
 // expectation the browser refuses downloads again. It returns the error

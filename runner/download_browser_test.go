@@ -195,14 +195,20 @@ func TestDownloadBytesEqualTheServedFile(t *testing.T) {
 import { context, tabs } from "tranquil/automation";
 const tab = await tabs.active();
 await tab.goto("`+srv.URL+`/");
-await context.result(await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "out/copy.bin" }));
+const clicked = await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "out/copy.bin" });
+// goto rejects, as a download is no page; the download is saved all the same.
+const went = await tab.waitForDownload(() => tab.goto("`+srv.URL+`/file"), { path: "out/went.bin" });
+await context.result({ size: clicked.size, went: went.size });
 `)
-	var res struct{ Size int64 }
+	var res struct{ Size, Went int64 }
 	result(t, entry, &res)
-	got, err := os.ReadFile(filepath.Join(e.dir, "out", "copy.bin"))
-	require.NoError(t, err)
-	assert.True(t, bytes.Equal(payload, got), "saved %d bytes, served %d", len(got), len(payload))
+	for _, name := range []string{"copy.bin", "went.bin"} {
+		got, err := os.ReadFile(filepath.Join(e.dir, "out", name))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(payload, got), "%s: saved %d bytes, served %d", name, len(got), len(payload))
+	}
 	assert.Equal(t, int64(len(payload)), res.Size)
+	assert.Equal(t, int64(len(payload)), res.Went)
 }
 
 // Without a write= grant covering the destination the call is refused

@@ -129,8 +129,10 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 }
 
 // WaitForDownload waits for the download ticket expects, saves it and
-// says where; with abandon (the script's action failed) it only ends the
-// expectation.
+// says where. With abandon (the script's action failed) it ends the
+// expectation and returns null, unless the download began all the same
+// (a goto to the file's address fails, as a download is no page): then it
+// is waited for and saved as usual.
 func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon bool) (_ *DownloadResult, err error) {
 	h := a.r.call(apiWaitForDownload, id)
 	defer h.end(&err)
@@ -142,7 +144,7 @@ func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon
 		return nil, codeErr(errcode.Invalid, capnweb.NameError, "no download is expected as %q", ticket)
 	}
 	defer p.dl.Close()
-	if abandon {
+	if abandon && !p.dl.Began() {
 		h.done = true // the action's own call says what went wrong
 		return nil, nil
 	}

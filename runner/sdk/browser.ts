@@ -1045,22 +1045,32 @@ export class Tab implements AsyncDisposable {
     if (timeout !== undefined) req.timeout = timeout;
     // The host watches before the action runs, so no download is missed.
     const ticket = await hostCall<string>("tab", "expectDownload", api, this.id, this.id, req);
+    const saved = (r: Partial<DownloadResult> | null) => ({
+      name: String(r?.name ?? ""),
+      size: Number(r?.size ?? 0),
+      path: String(r?.path ?? ""),
+    });
     try {
       await action();
     } catch (e) {
-      await hostCall("tab", "waitForDownload", api, this.id, this.id, ticket, true).catch(() => {});
-      throw e;
+      // The host still saves a download the action began before it
+      // failed (a goto to the file's address fails: a download is no page).
+      const r = await hostCall<Partial<DownloadResult> | null>(
+        "tab",
+        "waitForDownload",
+        api,
+        this.id,
+        this.id,
+        ticket,
+        true,
+      )
+        .catch(() => null);
+      if (r === null || r === undefined) throw e;
+      return saved(r);
     }
-    const r = await hostCall<Partial<DownloadResult> | null>(
-      "tab",
-      "waitForDownload",
-      api,
-      this.id,
-      this.id,
-      ticket,
-      false,
+    return saved(
+      await hostCall<Partial<DownloadResult> | null>("tab", "waitForDownload", api, this.id, this.id, ticket, false),
     );
-    return { name: String(r?.name ?? ""), size: Number(r?.size ?? 0), path: String(r?.path ?? "") };
   }
 
   /**
