@@ -84,7 +84,7 @@ func TestDownloadIntoTheWriteGrant(t *testing.T) {
 	entry := e.run(t, "dl.ts", `// @permissions browser forms write=downloads
 import { context, tabs } from "tranquil/automation";
 const active = (await tabs.active()).id;
-const tab = await tabs.active(); await tab.goto("`+srv.URL+`/");
+const tab = await tabs.open("`+srv.URL+`/", { background: true });
 const file = await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "downloads/" });
 const blob = await tab.waitForDownload(() => tab.click({ selector: "#blob" }), { path: "downloads/page/made-here.txt" });
 let again = "none";
@@ -123,6 +123,10 @@ await context.result({ file, blob, again, replaced, thrown, late, stillActive: (
 	assert.Equal(t, "boom", res.Thrown, "an action that throws is what the call throws")
 	assert.Equal(t, "timeout", res.Late, "no download within the timeout")
 	assert.True(t, res.StillActive, "the background tab stayed in the background")
+	e.tabs.mu.Lock()
+	focused := e.tabs.focused
+	e.tabs.mu.Unlock()
+	assert.Zero(t, focused, "nothing was focused through the host")
 
 	dir := filepath.Join(e.dir, "downloads")
 	assert.ElementsMatch(t, []string{"report.csv", "page/made-here.txt"}, filesUnder(t, dir), "only what the script asked for was saved")
