@@ -97,10 +97,13 @@ catch (e) { thrown = (e as Error).message; }
 let late = "none";
 try { await tab.waitForDownload(() => tab.waitFor("#file"), { path: "downloads/", timeout: 500 }); }
 catch (e) { late = (e as { code: string }).code; }
+let slow = "none";
+try { await tab.waitForDownload(() => new Promise((r) => setTimeout(r, 800)), { path: "downloads/", timeout: 300 }); }
+catch (e) { slow = (e as { code: string }).code; }
 // Not asked for: refused, as always.
 await tab.click({ selector: "#file" });
 await new Promise((r) => setTimeout(r, 1500));
-await context.result({ file, blob, again, replaced, thrown, late, stillActive: (await tabs.active()).id === active });
+await context.result({ file, blob, again, replaced, thrown, late, slow, stillActive: (await tabs.active()).id === active });
 `)
 	var res struct {
 		File, Blob, Replaced struct {
@@ -108,8 +111,8 @@ await context.result({ file, blob, again, replaced, thrown, late, stillActive: (
 			Size int64
 			Path string
 		}
-		Again, Thrown, Late string
-		StillActive         bool
+		Again, Thrown, Late, Slow string
+		StillActive               bool
 	}
 	result(t, entry, &res)
 	t.Logf("%+v", res)
@@ -122,6 +125,7 @@ await context.result({ file, blob, again, replaced, thrown, late, stillActive: (
 	assert.Equal(t, "downloads/report.csv", res.Replaced.Path)
 	assert.Equal(t, "boom", res.Thrown, "an action that throws is what the call throws")
 	assert.Equal(t, "timeout", res.Late, "no download within the timeout")
+	assert.Equal(t, "timeout", res.Slow, "the expectation ended at its deadline, before the action did")
 	assert.True(t, res.StillActive, "the background tab stayed in the background")
 	e.tabs.mu.Lock()
 	focused := e.tabs.focused
@@ -160,11 +164,12 @@ await context.result({ file, blob, again, replaced, thrown, late, stillActive: (
 			calls = append(calls, c)
 		}
 	}
-	require.Len(t, calls, 5, "each waitForDownload is one call in the trace, but one whose action threw")
+	require.Len(t, calls, 6, "each waitForDownload is one call in the trace, but one whose action threw")
 	assert.Empty(t, calls[0].Code)
 	assert.Equal(t, srv.URL+"/", calls[0].Page)
 	assert.Equal(t, "invalid", calls[2].Code)
 	assert.Equal(t, "timeout", calls[4].Code)
+	assert.Equal(t, "timeout", calls[5].Code)
 }
 
 // A download over Config.MaxDownloadBytes is cancelled: the call fails

@@ -75,7 +75,15 @@ type pendingDownload struct {
 	tab      string
 	dest     downloadDest
 	deadline time.Time
+	// expire ends the expectation at its deadline if the script never
+	// waits for it, so that a script cannot keep the browser saving
+	// downloads (and cancelling everyone else's) by calling the host
+	// itself; stopped once the wait takes the ticket.
+	expire *time.Timer
 }
+
+// maxPendingDownloads bounds the expectations one run has open at once.
+const maxPendingDownloads = 8
 
 // downloadDest is where a download goes: dir, and name unless the page's
 // suggested name is to be used.
@@ -111,19 +119,31 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 	if opts.Timeout > 0 {
 		wait = time.Duration(opts.Timeout * float64(time.Millisecond))
 	}
-	a.r.mu.Lock()
-	if a.r.tabsReleased {
-		a.r.mu.Unlock()
+	r := a.r
+	r.mu.Lock()
+	switch {
+	case r.tabsReleased:
+		r.mu.Unlock()
 		_ = dl.Close()
 		return "", codeErr(errcode.Cancelled, capnweb.NameError, "the run has ended")
+	case len(r.downloads) >= maxPendingDownloads:
+		r.mu.Unlock()
+		_ = dl.Close()
+		return "", limitErr(maxPendingDownloads, "the run already waits for %d downloads", maxPendingDownloads)
 	}
-	if a.r.downloads == nil {
-		a.r.downloads = map[string]*pendingDownload{}
+	if r.downloads == nil {
+		r.downloads = map[string]*pendingDownload{}
 	}
-	a.r.downloadSeq++
-	ticket := "download-" + strconv.Itoa(a.r.downloadSeq)
-	a.r.downloads[ticket] = &pendingDownload{dl: dl, tab: id, dest: dest, deadline: time.Now().Add(wait)}
-	a.r.mu.Unlock()
+	r.downloadSeq++
+	ticket := "download-" + strconv.Itoa(r.downloadSeq)
+	p := &pendingDownload{dl: dl, tab: id, dest: dest, deadline: time.Now().Add(wait)}
+	p.expire = time.AfterFunc(wait, func() {
+		if r.takeDownload(ticket) == p {
+			_ = p.dl.Close()
+		}
+	})
+	r.downloads[ticket] = p
+	r.mu.Unlock()
 	h.done = true // the call is recorded once, by WaitForDownload
 	return ticket, nil
 }
@@ -136,13 +156,11 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon bool) (_ *DownloadResult, err error) {
 	h := a.r.call(apiWaitForDownload, id)
 	defer h.end(&err)
-	a.r.mu.Lock()
-	p := a.r.downloads[ticket]
-	delete(a.r.downloads, ticket)
-	a.r.mu.Unlock()
+	p := a.r.takeDownload(ticket)
 	if p == nil || p.tab != id {
-		return nil, codeErr(errcode.Invalid, capnweb.NameError, "no download is expected as %q", ticket)
+		return nil, codeErr(errcode.Timeout, capnweb.NameError, "no download is expected as %q: its time is up, or it was never asked for", ticket)
 	}
+	p.expire.Stop()
 	defer p.dl.Close()
 	if abandon && !p.dl.Began() {
 		h.done = true // the action's own call says what went wrong
@@ -180,8 +198,19 @@ func (r *Run) closeDownloads() {
 	r.downloads = nil
 	r.mu.Unlock()
 	for _, p := range pending {
+		p.expire.Stop()
 		_ = p.dl.Close()
 	}
+}
+
+// takeDownload removes the expectation ticket names and returns it; nil
+// when there is none.
+func (r *Run) takeDownload(ticket string) *pendingDownload {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.downloads[ticket]
+	delete(r.downloads, ticket)
+	return p
 }
 
 // downloadSite is the host a download came from, a blob's included.

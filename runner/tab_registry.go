@@ -170,11 +170,12 @@ const releaseTimeout = 10 * time.Second
 
 // releaseTabs closes every tab the run opened and detaches from the rest.
 func (r *Run) releaseTabs() {
-	r.closeDownloads()
 	r.mu.Lock()
 	tabs := r.tabs
 	r.tabs, r.tabsReleased = nil, true
 	r.mu.Unlock()
+	// After tabsReleased: no expectation is added once this has run.
+	r.closeDownloads()
 	r.m.tabs.forget(r.id)
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
