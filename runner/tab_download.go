@@ -101,16 +101,17 @@ const apiWaitForDownload = "tab.waitForDownload"
 func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOptions) (_ string, err error) {
 	h := a.r.call(apiWaitForDownload, id)
 	defer h.end(&err)
-	dest, err := a.r.downloadDest(opts)
-	if err != nil {
-		a.r.logAction(cdp.Action{Method: "download", Target: opts.Path, Outcome: string(errCodeOf(err))})
-		return "", err
-	}
+	// The gate first, as for every call: a run that has ended hears that.
 	c, err := a.r.startCall(ctx, id, 0)
 	if err != nil {
 		return "", err
 	}
 	defer c.end()
+	dest, err := a.r.downloadDest(opts)
+	if err != nil {
+		a.r.logAction(cdp.Action{Method: "download", Target: opts.Path, Outcome: string(errCodeOf(err))})
+		return "", err
+	}
 	dl, err := c.tab.ExpectDownload(c.ctx, cdp.DownloadOptions{MaxBytes: a.r.m.cfg.MaxDownloadBytes})
 	if err != nil {
 		return "", browserErr(err)
@@ -156,9 +157,14 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon bool) (_ *DownloadResult, err error) {
 	h := a.r.call(apiWaitForDownload, id)
 	defer h.end(&err)
+	c, err := a.r.startCall(ctx, id, a.r.downloadLeft(ticket))
+	if err != nil {
+		return nil, err
+	}
+	defer c.end()
 	p := a.r.takeDownload(ticket)
 	if p == nil || p.tab != id {
-		return nil, codeErr(errcode.Timeout, capnweb.NameError, "no download is expected as %q: its time is up, or it was never asked for", ticket)
+		return nil, h.traced(c, codeErr(errcode.Timeout, capnweb.NameError, "no download is expected as %q: its time is up, or it was never asked for", ticket))
 	}
 	p.expire.Stop()
 	defer p.dl.Close()
@@ -166,12 +172,6 @@ func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon
 		h.done = true // the action's own call says what went wrong
 		return nil, nil
 	}
-	left := float64(time.Until(p.deadline).Milliseconds())
-	c, err := a.r.startCall(ctx, id, max(left, 1))
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
 	f, err := p.dl.Wait(c.ctx)
 	if err == nil {
 		var res DownloadResult
@@ -201,6 +201,17 @@ func (r *Run) closeDownloads() {
 		p.expire.Stop()
 		_ = p.dl.Close()
 	}
+}
+
+// downloadLeft is how long the expectation ticket names has left, in
+// milliseconds, at least 1.
+func (r *Run) downloadLeft(ticket string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.downloads[ticket]; p != nil {
+		return max(float64(time.Until(p.deadline).Milliseconds()), 1)
+	}
+	return 1
 }
 
 // takeDownload removes the expectation ticket names and returns it; nil
