@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/devtool"
@@ -43,6 +44,10 @@ type Browser struct {
 
 	gmu     sync.Mutex
 	gateway *Gateway // the one page gateway of this connection, see Guard
+	// downloads are the expected downloads (download.go); not under gmu,
+	// which Guard holds across calls whose replies come in after events
+	// that observe reads it for.
+	downloads atomic.Pointer[downloads]
 }
 
 // TargetInfo describes a page-like target.
@@ -144,6 +149,7 @@ func parseActivePort(b []byte) (string, error) {
 
 // observe runs on the browser session's receive goroutine.
 func (b *Browser) observe(method string, params json.RawMessage) {
+	b.observeDownload(method, params)
 	if method != "Target.detachedFromTarget" {
 		return
 	}

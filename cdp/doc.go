@@ -68,7 +68,9 @@
 // for its pages, their subresources, workers and WebSockets, and its
 // popups, which are its own guarded tabs ([TabOptions.Popup]); a page
 // action in such a tab refuses a local document the same way.
-// Downloads are denied. A document that commits in a
+// Downloads are denied, except the one a tab expects
+// ([Tab.ExpectDownload]), which the browser saves into a private temporary
+// folder for the caller to move. A document that commits in a
 // tab with a refused scheme anyway (a history entry of chrome: or data:)
 // is taken off its frame. [Tab.Goto] and [Browser.NewTabWith] refuse
 // anything but http, https and about:blank themselves, since javascript:

@@ -131,6 +131,15 @@ func TestDescribe(t *testing.T) {
 	assert.Equal(t, "limits its form filling and page code to shop.example", texts["sites=shop.example"])
 	assert.Equal(t, "can keep running until you stop it", texts["timeout=none"])
 
+	// With a browser grant, the write= grants are where pages' downloads
+	// may be saved, and say so.
+	h = mustParse(t, script, "// @permissions forms write=results\n")
+	for _, d := range h.Describe() {
+		texts[d.Grant.String()] = d.Text
+	}
+	results := filepath.Join(dir, "results")
+	assert.Equal(t, "can create, change and delete "+results+" and everything inside; can save files that pages download into "+results, texts["write="+results])
+
 	// A site on this computer or the local network is a grant of its own,
 	// worded as net= words it; a wildcard never reaches one.
 	h = mustParse(t, script, "// @permissions browser sites=localhost:8080,127.0.0.1,192.168.1.4,*.localhost,shop.example\n")

@@ -74,6 +74,9 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 		where = "on " + strings.Join(sites, ", ")
 	}
 	local := localSitesOf(sites)
+	// With a browser grant, tab.waitForDownload saves what its pages
+	// download under the write= grants: the user is told so there.
+	downloads := slices.ContainsFunc(gs, func(g Grant) bool { return g.Key == "browser" || g.Key == "forms" || g.Key == "page-js" })
 	out := make([]Description, 0, len(gs))
 	for _, g := range gs {
 		kind, known := kinds[g]
@@ -81,6 +84,9 @@ func describe(gs Grants, kinds map[Grant]PathKind) []Description {
 			kind = -1
 		}
 		text, risk := describeGrant(g, where, local, kind)
+		if g.Key == "write" && downloads {
+			text += "; can save files that pages download into " + g.Value
+		}
 		// Paths carry the names of the folders above the script, which
 		// may hold anything, terminal escapes included.
 		out = append(out, Description{Grant: g, Text: display.Line(text), Risk: risk})

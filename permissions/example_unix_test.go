@@ -33,7 +33,7 @@ import { tabs } from "tranquil/automation";
 	// [config context paneControls tab tabs ui workspace]
 	// [high] can see and control your browser tabs, including sites where you are signed in, but not reach services on this computer or devices on your local network from them
 	// [medium] can connect to api.github.com
-	// [medium] can create, change and delete /srv/example-scripts/report/report.md (and everything inside, if it is or becomes a folder)
+	// [medium] can create, change and delete /srv/example-scripts/report/report.md (and everything inside, if it is or becomes a folder); can save files that pages download into /srv/example-scripts/report/report.md
 	// [low] can run for up to 15m
 }
 

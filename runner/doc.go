@@ -213,7 +213,10 @@
 // any of a browser's tabs is driven, its connection gets a cdp page gateway
 // denying the bridge, every DevTools endpoint the host drives
 // ([DevToolsEndpoints]) and [Config.DenyLoopback] to every page, along
-// with downloads and every scheme but http and https; a run's tabs (their
+// with downloads (but the one tab.waitForDownload waits for, which the
+// browser saves into a private temporary folder and the host copies
+// under the script's write= grants) and every
+// scheme but http and https; a run's tabs (their
 // pages, everything those load or send, WebSockets and workers included,
 // and the popups they open) reach this computer or the local network only
 // when the script's sites= names that host exactly or

@@ -80,6 +80,12 @@ type Config struct {
 	// negative means none. A run's grants never reach that folder: what
 	// write= grants let it write is the user's, and not counted.
 	DiskLimit int64
+	// MaxDownloadBytes bounds, in bytes, one file a script saves with
+	// tab.waitForDownload: a larger download is cancelled and the call
+	// fails limit_exceeded. Zero means DefaultMaxDownloadBytes (100 MiB).
+	// What is saved lands under the script's write= grants, which are the
+	// user's, so it is not counted against DiskLimit.
+	MaxDownloadBytes int64
 
 	// DenoPath is an explicit deno binary; it wins when set. BundledDeno is
 	// the binary shipped with the host, used next. AllowPATH lets the
@@ -281,6 +287,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg.DiskLimit = DefaultDiskLimit
 	}
 	setDefault(&cfg.CheckRate, DefaultCheckRate)
+	setDefault(&cfg.MaxDownloadBytes, DefaultMaxDownloadBytes)
 	if err := setMemoryLimit(&cfg); err != nil {
 		return nil, err
 	}

@@ -185,6 +185,10 @@ type runHoldings struct {
 	// cache is the run's own deno cache folder (runcache.go), removed
 	// soon after the run ends.
 	cache string
+	// downloads are the run's expected downloads by ticket, and the
+	// number of the last ticket (tab_download.go).
+	downloads   map[string]*pendingDownload
+	downloadSeq int
 }
 
 // runStop says how the run was asked to stop (guarded by Run.mu).

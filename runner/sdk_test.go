@@ -443,6 +443,19 @@ func (a *fakeTabAPI) WaitForNavigation(id string, o navigationOptions) error {
 	return coded("timeout", "no navigation")
 }
 
+func (a *fakeTabAPI) ExpectDownload(id string, o downloadOptions) (string, error) {
+	a.h.record("expectDownload %s %+v", id, o)
+	return "download-1", a.known(id)
+}
+
+func (a *fakeTabAPI) WaitForDownload(id, ticket string, abandon bool) (*DownloadResult, error) {
+	a.h.record("waitForDownload %s %s %v", id, ticket, abandon)
+	if abandon {
+		return nil, a.known(id)
+	}
+	return &DownloadResult{Name: "report.csv", Size: 12, Path: "downloads/report.csv"}, a.known(id)
+}
+
 func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, o waitForOptions) error {
 	if obj, ok := what.(*capnweb.Object); ok {
 		tg, err := decodeTarget("tab.waitFor", obj)

@@ -175,6 +175,8 @@ func (r *Run) releaseTabs() {
 	tabs := r.tabs
 	r.tabs, r.tabsReleased = nil, true
 	r.mu.Unlock()
+	// After tabsReleased: no expectation is added once this has run.
+	r.closeDownloads()
 	r.m.tabs.forget(r.id)
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()

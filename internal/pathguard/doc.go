@@ -5,6 +5,9 @@
 //     resolving symlinks on the longest prefix that exists.
 //   - [Contains] reports whether one path is another or one of its
 //     ancestors, by whole components.
+//   - [SafeName] turns untrusted text (a page's suggested file name) into
+//     one file name that stays in the folder it is joined to, on every
+//     system.
 //
 // Deno matches grants lexically and follows symlinks it meets, so a grant
 // that looks narrow can reach far through a link. Resolving the longest

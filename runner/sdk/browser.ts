@@ -107,6 +107,31 @@ export interface NavigationOptions {
   timeout?: number;
 }
 
+/** Options of Tab.waitForDownload. */
+export interface DownloadOptions {
+  /**
+   * Where the file goes, relative to the script's folder as write= grants
+   * are, and under one of them: a folder (ending in "/", or one that
+   * exists), which the file goes into under the name the page suggests,
+   * made safe; or a file path.
+   */
+  path: string;
+  /** Replace a file already there; without it the call fails with code "invalid". */
+  overwrite?: boolean;
+  /** How long to wait for the download to begin and complete, in milliseconds. Default: the host's limit (30 s). */
+  timeout?: number;
+}
+
+/** What Tab.waitForDownload resolves to: the file saved. */
+export interface DownloadResult {
+  /** The file's name. */
+  name: string;
+  /** Its size in bytes. */
+  size: number;
+  /** Where it went: relative to the script's folder (with "/") when options.path was relative. */
+  path: string;
+}
+
 /** What Tab.goto resolves to: the response the new document came with. */
 export interface NavigationResponse {
   /**
@@ -980,6 +1005,72 @@ export class Tab implements AsyncDisposable {
     }
     p.catch(() => {});
     return p;
+  }
+
+  /**
+   * waitForDownload runs action, saves the file the tab's page downloads
+   * meanwhile where opts.path says, and resolves to its name, size and
+   * path. The host saves it, not the script, and only under one of the
+   * script's write= grants (code "not_granted" otherwise, before action
+   * runs); a name the page suggests becomes one safe file name in that
+   * folder, and a file already there is replaced only with
+   * { overwrite: true }. Downloads at any other time, or of other tabs,
+   * are refused.
+   *
+   * ```ts
+   * // @permissions browser forms write=reports
+   * const file = await tab.waitForDownload(
+   *   () => tab.click({ role: "link", name: "Export CSV" }),
+   *   { path: "reports/" },
+   * );
+   * console.log(file.name, file.size);
+   * ```
+   *
+   * It rejects with code "timeout" when no download begins and completes
+   * in time, and "limit_exceeded" for a file over the app's limit.
+   */
+  async waitForDownload(action: () => unknown, opts: DownloadOptions): Promise<DownloadResult> {
+    const api = "tab.waitForDownload";
+    if (typeof action !== "function") {
+      throw invalid(`${api}: the first argument is the action that downloads, a function`);
+    }
+    const o = checkOptions(api, opts, ["path", "overwrite", "timeout"]);
+    if (typeof o.path !== "string" || o.path === "") {
+      throw invalid(`${api}: { path } names the folder (ending in "/") or the file to save the download as`);
+    }
+    const req: { path: string; overwrite?: boolean; timeout?: number } = { path: o.path };
+    const overwrite = checkBool(api, "overwrite", o.overwrite);
+    if (overwrite !== undefined) req.overwrite = overwrite;
+    const timeout = checkTimeout(api, o.timeout);
+    if (timeout !== undefined) req.timeout = timeout;
+    // The host watches before the action runs, so no download is missed.
+    const ticket = await hostCall<string>("tab", "expectDownload", api, this.id, this.id, req);
+    const saved = (r: Partial<DownloadResult> | null) => ({
+      name: String(r?.name ?? ""),
+      size: Number(r?.size ?? 0),
+      path: String(r?.path ?? ""),
+    });
+    try {
+      await action();
+    } catch (e) {
+      // The host still saves a download the action began before it
+      // failed (a goto to the file's address fails: a download is no page).
+      const r = await hostCall<Partial<DownloadResult> | null>(
+        "tab",
+        "waitForDownload",
+        api,
+        this.id,
+        this.id,
+        ticket,
+        true,
+      )
+        .catch(() => null);
+      if (r === null || r === undefined) throw e;
+      return saved(r);
+    }
+    return saved(
+      await hostCall<Partial<DownloadResult> | null>("tab", "waitForDownload", api, this.id, this.id, ticket, false),
+    );
   }
 
   /**

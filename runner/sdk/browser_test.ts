@@ -754,3 +754,38 @@ Deno.test("onDialog sets how a tab answers dialogs", async () => {
   const e = await assertRejects(() => tab.onDialog("accept"));
   assert(e instanceof NotGrantedError && e.permission === "forms", e.message);
 });
+
+Deno.test("waitForDownload runs its action between watching and waiting, and gives up when the action fails", async () => {
+  const order: string[] = [];
+  using host = installFakeHost({
+    permissions: "browser forms write=downloads",
+    tabs: [{ url: SHOP }],
+    download: (_tab, path) => {
+      order.push(`download ${path}`);
+      return { name: "report.csv", size: 12 };
+    },
+  });
+  const tab = await tabs.active();
+  const file = await tab.waitForDownload(() => {
+    order.push("action");
+  }, { path: "downloads/" });
+  assertEquals(file, { name: "report.csv", size: 12, path: "downloads/report.csv" });
+  assertEquals(order, ["action", "download downloads/"]);
+  const boom = await assertRejects(() =>
+    tab.waitForDownload(() => {
+      throw new Error("boom");
+    }, { path: "downloads/" })
+  );
+  assertEquals(boom.message, "boom", "the action's own error");
+  assertEquals(order.length, 2, "a failed action downloads nothing");
+  assertEquals(host.browser.actions.map((a) => [a.method, a.value, a.outcome]), [["download", "downloads/", "ok"]]);
+  for (const bad of [undefined, "", 3]) {
+    const e = await assertRejects(() => tab.waitForDownload(() => {}, { path: bad } as never));
+    assert(e instanceof TypeError && e.message.includes("{ path } names the folder"), e.message);
+  }
+  const flag = await assertRejects(() => tab.waitForDownload(() => {}, { path: "d/", overwrite: "yes" } as never));
+  assert(flag instanceof TypeError && flag.message.includes("overwrite must be true or false"), flag.message);
+  const fn = await assertRejects(() => tab.waitForDownload("click" as never, { path: "d/" }));
+  assert(fn instanceof TypeError && fn.message.includes("the action that downloads"), fn.message);
+  assertEquals(order.length, 2, "no refused call reached the page");
+});

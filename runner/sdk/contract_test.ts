@@ -12,6 +12,8 @@ import type * as host from "./contract_types.ts";
 import type {
   DialogAnswer,
   DialogType,
+  DownloadOptions,
+  DownloadResult,
   ExpectRequest,
   FieldState,
   FormOptions,
@@ -231,6 +233,8 @@ const MIRRORED: Record<string, boolean> = {
   Response: mirrors<Result<NavigationResponse, host.Response>>(),
   FieldState: mirrors<Result<FieldState, host.FieldState>>(),
   TabInfo: mirrors<Result<TabInfo, host.TabInfo>>(),
+  DownloadOptions: mirrors<Request<DownloadOptions, host.DownloadOptions>>(),
+  DownloadResult: mirrors<Result<DownloadResult, host.DownloadResult>>(),
 };
 
 /** Contract types the SDK has no declared type for: it builds these reports as records (step.ts, mod.ts). */

@@ -14,6 +14,18 @@ export interface DialogAnswers {
   beforeunload?: "accept" | "dismiss" | DialogAnswer;
 }
 
+export interface DownloadOptions {
+  path?: string;
+  overwrite?: boolean;
+  timeout?: number;
+}
+
+export interface DownloadResult {
+  name?: string;
+  size?: number;
+  path?: string;
+}
+
 export interface Expectation {
   kind?: string;
   text?: string;

@@ -51,7 +51,8 @@ export type FakeMethod =
   | "expect"
   | "setFiles"
   | "onDialog"
-  | "dialog";
+  | "dialog"
+  | "download";
 
 /** The readers a script calls, each recorded as a method of its own. */
 export type FakeReaderCall = "text" | "value" | "attribute" | "checked" | "visible" | "count";
@@ -72,7 +73,8 @@ export interface FakeAction {
   /**
    * What fill typed, select chose (a list, for several), check set, press
    * pressed, goto and open loaded, waitForURL waited for (a glob, or
-   * /source/flags), setFiles set (the paths as given), the
+   * /source/flags), setFiles set (the paths as given), waitForDownload
+   * saved to (the path as given, recorded as "download"), the
    * type of a dialog, the state a waitFor was given, or the kind of check
    * of an expect ("text", "visible", …).
    */
@@ -145,6 +147,14 @@ export interface FakeBrowserOptions {
   navigationTimeout?: number;
   /** Scripted failures, as if added with FakeBrowser.fail. */
   failures?: FakeFailure[];
+  /**
+   * Answers tab.waitForDownload once its action has run: gets the tab
+   * and the path the script gave, and returns the file the page
+   * downloaded. Default: a file named "download" of 0 bytes. The fake
+   * saves nothing and checks no write= grant; script a failure of method
+   * "download" to play a refusal.
+   */
+  download?: (tab: FakeTab, path: string) => { name?: string; size?: number };
 }
 
 /** A 1×1 PNG, what the fake's screenshots return. */
@@ -239,8 +249,10 @@ export class FakeBrowser {
   readonly #sites: readonly string[] | undefined;
   readonly #failures: FakeFailure[] = [];
   readonly #waiters = new Map<string, Set<NavWaiter>>();
+  readonly #downloads = new Map<string, { tab: string; path: string }>();
   readonly #read: { dir: string; grants: readonly string[] };
   #next = 1;
+  #nextDownload = 1;
 
   /**
    * A fake browser for a script with these sites= (undefined: any site)
@@ -656,6 +668,25 @@ export class FakeBrowser {
               }),
           )
         ),
+        expectDownload: served((id: string, o: { path: string }) => {
+          this.#open(id);
+          const ticket = `download-${this.#nextDownload++}`;
+          this.#downloads.set(ticket, { tab: id, path: o.path });
+          return ticket;
+        }),
+        waitForDownload: served((id: string, ticket: string, abandon: boolean) => {
+          const d = this.#downloads.get(ticket);
+          this.#downloads.delete(ticket);
+          if (d === undefined || d.tab !== id) {
+            throw hostError({ code: "invalid", message: `no download is expected as "${ticket}"` });
+          }
+          if (abandon) return null;
+          return this.#act(id, { method: "download", value: d.path }, false, undefined, (tab) => {
+            const f = this.#opts.download?.(tab, d.path) ?? {};
+            const name = f.name ?? "download";
+            return { name, size: f.size ?? 0, path: /[\\/]$/.test(d.path) ? d.path + name : d.path };
+          });
+        }),
         waitFor: served((id: string, what: string | Target, o?: WaitForOptions) =>
           this.#act(
             id,

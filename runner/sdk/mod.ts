@@ -58,6 +58,8 @@ export type {
   DialogAnswer,
   DialogPolicy,
   DialogType,
+  DownloadOptions,
+  DownloadResult,
   ExpectOptions,
   FieldState,
   FormOptions,
