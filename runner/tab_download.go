@@ -99,7 +99,7 @@ const apiWaitForDownload = "tab.waitForDownload"
 // browser save it; it returns the ticket that WaitForDownload takes. The
 // script's action that downloads runs after it returns.
 func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOptions) (_ string, err error) {
-	h := a.r.call(apiWaitForDownload, id)
+	h := a.r.call(ctx, apiWaitForDownload, id)
 	defer h.end(&err)
 	// The gate first, as for every call: a run that has ended hears that.
 	c, err := a.r.startCall(ctx, id, 0)
@@ -155,7 +155,7 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 // (a goto to the file's address fails, as a download is no page): then it
 // is waited for and saved as usual.
 func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon bool) (_ *DownloadResult, err error) {
-	h := a.r.call(apiWaitForDownload, id)
+	h := a.r.call(ctx, apiWaitForDownload, id)
 	defer h.end(&err)
 	c, err := a.r.startCall(ctx, id, a.r.downloadLeft(ticket))
 	if err != nil {
