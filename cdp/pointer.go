@@ -210,7 +210,7 @@ func hostFocus(ctx context.Context, o FormOptions) error {
 // keys do.
 func (t *Tab) Type(ctx context.Context, loc Locator, text string, o TypeOptions) error {
 	if n := utf8.RuneCountInString(text); n > MaxTypeKeys {
-		return codeErr(errcode.LimitExceeded, "%d characters to type is more than %d; fill a field in one go", n, MaxTypeKeys)
+		return codeErr(errcode.LimitExceeded, "%d characters is more than the %d typed keys one call may press; fill a field in one go", n, MaxTypeKeys)
 	}
 	if o.Delay < 0 {
 		return codeErr(errcode.Invalid, "the delay between keys is negative")

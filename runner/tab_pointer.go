@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
@@ -116,6 +118,9 @@ func (a *formsAPI) Type(ctx context.Context, id string, target cdp.Locator, text
 	if !finite(opts.Delay) || opts.Delay < 0 || opts.Delay > float64(maxTypeDelay/time.Millisecond) {
 		return a.r.refused(api, id, codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: delay must be from 0 to %d milliseconds", api, maxTypeDelay/time.Millisecond))
 	}
+	if n := utf8.RuneCountInString(text); n > cdp.MaxTypeKeys {
+		return a.r.refused(api, id, limitErr(cdp.MaxTypeKeys, "%s: %d characters is more than the %d typed keys one call may press; fill a field in one go", api, n, cdp.MaxTypeKeys))
+	}
 	delay := time.Duration(opts.Delay * float64(time.Millisecond))
 	return a.act(ctx, api, id, target, opts.formOptions, func(c formCall, tg cdp.Locator) error {
 		return c.tab.Type(c.ctx, tg, text, cdp.TypeOptions{FormOptions: c.opts, Delay: delay})
@@ -130,7 +135,7 @@ const maxTypeDelay = 10 * time.Second
 func (a *tabAPI) Texts(ctx context.Context, id string, target cdp.Locator) (out []string, err error) {
 	err = a.read(ctx, "tab.texts", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		out, err = t.Texts(ctx, tg)
-		return err
+		return bulkErr(err)
 	})
 	return orEmpty(out), err
 }
@@ -139,7 +144,7 @@ func (a *tabAPI) Texts(ctx context.Context, id string, target cdp.Locator) (out 
 func (a *tabAPI) Values(ctx context.Context, id string, target cdp.Locator) (out []string, err error) {
 	err = a.read(ctx, "tab.values", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		out, err = t.Values(ctx, tg)
-		return err
+		return bulkErr(err)
 	})
 	return orEmpty(out), err
 }
@@ -148,9 +153,19 @@ func (a *tabAPI) Values(ctx context.Context, id string, target cdp.Locator) (out
 func (a *tabAPI) Table(ctx context.Context, id string, target cdp.Locator, opts readOptions) (tb cdp.Table, err error) {
 	err = a.read(ctx, "tab.table", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
 		tb, err = t.Table(ctx, tg)
-		return err
+		return bulkErr(err)
 	})
 	return tb, err
+}
+
+// bulkErr gives a bulk read past its bound the limit it met, as every
+// limit_exceeded carries it.
+func bulkErr(err error) error {
+	var le *cdp.LocatorError
+	if !errors.As(err, &le) || le.Code != errcode.LimitExceeded {
+		return err // the memory budget's own refusal names memory
+	}
+	return limitErr(cdp.MaxReadCells, "%s", le.Message)
 }
 
 func orEmpty(s []string) []string {
