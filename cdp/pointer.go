@@ -232,7 +232,26 @@ func (t *Tab) Type(ctx context.Context, loc Locator, text string, o TypeOptions)
 	})
 }
 
-// typeText presses a key for each character of text, into frame fr.
+// focusInFrame refuses keys when, with sites set, keyboard focus in frame
+// fr's document is inside a frame of its own, whose site the keys would
+// reach unchecked (as [Tab.PressKey] refuses them).
+func (t *Tab) focusInFrame(ctx context.Context, fr string) error {
+	if t.opts.Sites == nil {
+		return nil
+	}
+	raw, err := t.callIn(ctx, fr, sdkWorld, focusedFrameFn, nil, false)
+	if err != nil {
+		return err
+	}
+	if string(raw) == "true" {
+		return &SiteError{Method: "type", Site: "(a frame)", Sites: t.opts.Sites}
+	}
+	return nil
+}
+
+// typeText presses a key for each character of text, into frame fr. With
+// sites set, where focus is is checked before each key: a page may move
+// it into another site's frame as the keys arrive.
 func (t *Tab) typeText(ctx context.Context, fr, text string, delay time.Duration) error {
 	first := true
 	for _, r := range text {
@@ -253,6 +272,9 @@ func (t *Tab) typeText(ctx context.Context, fr, text string, delay time.Duration
 			}
 		}
 		first = false
+		if err := t.focusInFrame(ctx, fr); err != nil {
+			return err
+		}
 		if err := t.pressIn(ctx, fr, key, 0); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,4 +224,36 @@ func TestTypeAndFocus(t *testing.T) {
 	}
 	err = tab.Type(ctx, Locator{Selector: "#editor"}, string(long), TypeOptions{})
 	assert.ErrorIs(t, err, errcode.LimitExceeded)
+}
+
+// With sites set, the verbs act only on allowed documents, and type sends
+// no key once focus is in another site's frame, even when the page moves
+// it there after the first key.
+func TestPointerVerbsKeepToSites(t *testing.T) {
+	ctx := tctx(t, 30*time.Second)
+	frame := serve("/type-frame-inner", `<input id=inner>`)
+	page := serve("/type-frame", `<input id=outer><div id=box style="width:50px;height:20px">box</div>
+<iframe id=f src="`+strings.Replace(frame, "127.0.0.1", "localhost", 1)+`"></iframe>
+<script>
+document.getElementById("outer").addEventListener("keydown", () => setTimeout(() => document.getElementById("f").focus()));
+</script>`)
+	tab := newTabWith(t, page, TabOptions{Sites: []string{"127.0.0.1"}})
+	err := tab.Type(ctx, Locator{Selector: "#outer"}, "abcdef", TypeOptions{Delay: 50 * time.Millisecond})
+	require.ErrorIs(t, err, errcode.SiteNotAllowed, "focus moved into another site's frame after the first key")
+	v, err := tab.Value(ctx, Locator{Selector: "#outer"})
+	require.NoError(t, err)
+	assert.Equal(t, "a", v, "only the key before focus moved reached the page")
+
+	other := newTabWith(t, page, TabOptions{Sites: []string{"shop.example"}})
+	for name, err := range map[string]error{
+		"hover":    other.Hover(ctx, Locator{Selector: "#box"}, ClickOptions{}),
+		"dblclick": other.DblClick(ctx, Locator{Selector: "#box"}, ClickOptions{}),
+		"dragTo":   other.DragTo(ctx, Locator{Selector: "#box"}, Locator{Selector: "#outer"}, FormOptions{}),
+		"focus":    other.Focus(ctx, Locator{Selector: "#outer"}, FormOptions{}),
+		"type":     other.Type(ctx, Locator{Selector: "#outer"}, "x", TypeOptions{}),
+		"texts":    func() error { _, err := other.Texts(ctx, Locator{Selector: "div"}); return err }(),
+		"table":    func() error { _, err := other.Table(ctx, Locator{Selector: "table"}); return err }(),
+	} {
+		assert.ErrorIs(t, err, errcode.SiteNotAllowed, name)
+	}
 }
