@@ -5,37 +5,12 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
-
-// pointerBenchPage has two hover targets, a double-click target, an HTML
-// drag and drop list that counts its drops, and a table of 1,000 rows of
-// 5 cells.
-func pointerBenchPage() string {
-	var b strings.Builder
-	b.WriteString(`<!doctype html><title>pointer bench</title>
-<div id=h1 style="width:100px;height:30px">one</div><div id=h2 style="width:100px;height:30px">two</div>
-<button id=dbl>Twice</button>
-<ul id=drag><li draggable=true>A</li><li draggable=true>B</li><li draggable=true>C</li></ul>
-<script>
-window.drops = 0;
-const d = document.getElementById("drag");
-d.addEventListener("dragstart", (e) => e.dataTransfer.setData("text/plain", e.target.textContent));
-d.addEventListener("dragover", (e) => e.preventDefault());
-d.addEventListener("drop", (e) => { e.preventDefault(); drops++; });
-</script>
-<table id=grid><thead><tr><th>Order</th><th>Customer</th><th>Total</th><th>Status</th><th>Date</th></tr></thead><tbody>`)
-	for i := range 1000 {
-		fmt.Fprintf(&b, `<tr><td>#%d</td><td>Customer %d</td><td>%d.00</td><td>paid</td><td>2024-03-%02d</td></tr>`, 1000+i, i, i, i%28+1)
-	}
-	b.WriteString(`</tbody></table>`)
-	return b.String()
-}
 
 // BenchmarkPointerVerbs measures Tab.Hover, Tab.DblClick and Tab.DragTo
 // (HTML drag and drop) against Playwright's locator.hover, dblclick and
@@ -50,7 +25,7 @@ func BenchmarkPointerVerbs(b *testing.B) {
 		b.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
 	}
 	ctx := b.Context()
-	page := serve("/bench-pointer", pointerBenchPage())
+	page := serve("/bench-pointer", testenv.PointerBenchPage())
 	tab, err := sharedConn.NewTabWith(ctx, page, TabOptions{})
 	if err != nil {
 		b.Fatal(err)
