@@ -1,11 +1,14 @@
 package cdp
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mafredri/cdp/protocol/accessibility"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,6 +36,10 @@ const tablesPage = `<title>tables</title>
 <ul><li>One</li><li>Two <i>and a half</i></li><li style="display:none">Three</li></ul>
 <input class=f value=x><input class=f value=y><select class=f><option>Pick</option><option selected>Olives</option></select>
 <p id=para>not a table</p>
+<style>.pre::before { content: "~" }</style>
+<table aria-label=Edge><tr><th>1</th><th>2</th><th>3</th><th>4</th><th>5</th><th>6</th><th>7</th></tr><tr><td><button>Edit</button> row</td><td>a<br>b</td><td><span style="display:block">x</span><span>y</span></td>
+<td><input type=checkbox aria-label=Pick></td><td><select><option>One</option><option selected>Two</option></select></td>
+<td><span class=pre>z</span></td><td><a href="#x">Link</a>&nbsp;text</td></tr></table>
 <div id=big></div>`
 
 // Texts, values and tables come back whole in one call; the page's own
@@ -106,4 +113,57 @@ func TestBulkReadLimits(t *testing.T) {
 	texts, err := tab.Texts(ctx, Locator{Selector: "#huge tr:first-child td"})
 	require.NoError(t, err)
 	assert.Equal(t, "a b c d", strings.Join(texts, " "))
+}
+
+// axCellNames lists, in tree order, the names Chromium's accessibility
+// tree gives the cells of the table or grid named table.
+func axCellNames(t *testing.T, tab *Tab, table string) []string {
+	t.Helper()
+	r, err := tab.Client().Accessibility.GetFullAXTree(tctx(t, 10*time.Second), accessibility.NewGetFullAXTreeArgs())
+	require.NoError(t, err)
+	byID := map[accessibility.AXNodeID]accessibility.AXNode{}
+	for _, n := range r.Nodes {
+		byID[n.NodeID] = n
+	}
+	str := func(v *accessibility.AXValue) string {
+		var s string
+		if v != nil {
+			_ = json.Unmarshal(v.Value, &s)
+		}
+		return s
+	}
+	var out []string
+	var walk func(id accessibility.AXNodeID, in string)
+	walk = func(id accessibility.AXNodeID, in string) {
+		n := byID[id]
+		role := str(n.Role)
+		switch {
+		case n.Ignored:
+		case role == "table" || role == "grid" || role == "treegrid":
+			in = str(n.Name)
+		case in == table && (role == "cell" || role == "gridcell" || role == "columnheader" || role == "rowheader"):
+			out = append(out, str(n.Name))
+		}
+		for _, c := range n.ChildIDs {
+			walk(c, in)
+		}
+	}
+	walk(r.Nodes[0].NodeID, "")
+	return out
+}
+
+// The cells table reads are the cells, and the names, of Chromium's
+// accessibility tree.
+func TestTableNamesAreTheTreesNames(t *testing.T) {
+	tab := newTab(t, serve("/tables", tablesPage))
+	ctx := tctx(t, 20*time.Second)
+	for name, role := range map[string]string{"Orders": "table", "People": "grid", "Edge": "table"} {
+		tb, err := tab.Table(ctx, Locator{Role: role, Name: name})
+		require.NoError(t, err)
+		cells := slices.Clone(tb.Headers)
+		for _, r := range tb.Rows {
+			cells = append(cells, r...)
+		}
+		assert.Equal(t, axCellNames(t, tab, name), cells, name)
+	}
 }

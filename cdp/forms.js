@@ -1361,16 +1361,40 @@
   }
 
   // cellName is a cell's name as the accessibility tree gives it from its
-  // content: its text, an image's alt, a field's value, an element's
-  // aria-label in place of its content; hidden parts left out.
+  // content: its text (generated ::before and ::after text too, a line
+  // break as a space, a no-break space kept), an image's alt, a field's
+  // value, an element's aria-label in place of its content; hidden parts
+  // left out.
+  const squash = (s) => String(s).replace(/[ \t\n\r\f]+/g, " ").trim();
+  // pseudoText reports whether any style sheet may give an element
+  // ::before or ::after text: asking each element's pseudo style costs a
+  // style resolution, which a page without such rules need not pay. A
+  // sheet that cannot be read (another origin's) may.
+  function pseudoText() {
+    const sheets = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
+    for (const sh of sheets) {
+      let rules;
+      try { rules = sh.cssRules; } catch { return true; }
+      for (const r of rules) if (/:(before|after)\b/.test(r.cssText) && /content\s*:/.test(r.cssText)) return true;
+    }
+    return deepAll("*").some((e) => e.shadowRoot && e.shadowRoot.querySelector("style"));
+  }
+  let withPseudo = true;
+  function generated(el, which) {
+    if (!withPseudo) return "";
+    const m = /^"((?:[^"\\]|\\.)*)"$/.exec(global.getComputedStyle(el, which).content);
+    return m ? m[1].replace(/\\(.)/g, "$1") : "";
+  }
   function cellName(cell) {
     if (cell.hasAttribute("aria-labelledby")) return idsText(cell, cell.getAttribute("aria-labelledby"));
     if (cell.hasAttribute("aria-label") && norm(cell.getAttribute("aria-label"))) return norm(cell.getAttribute("aria-label"));
     let out = "";
     const walk = (n) => {
+      out += generated(n, "::before");
       for (const c of n.nodeType === 1 && n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes) {
         if (c.nodeType === 3) { out += c.data; continue; }
         if (c.nodeType !== 1 || c.matches("script, style, template") || c.getAttribute("aria-hidden") === "true") continue;
+        if (c.tagName === "BR") { out += " "; continue; }
         if (c.getClientRects().length === 0 && !c.matches("slot")) continue;
         const label = c.getAttribute("aria-label");
         if (label && norm(label)) { out += " " + label + " "; continue; }
@@ -1383,9 +1407,10 @@
         walk(c);
         if (block) out += " ";
       }
+      out += generated(n, "::after");
     };
     walk(cell);
-    return norm(out);
+    return squash(out);
   }
 
   // tableOf reads the table, grid, treegrid or row group ref names into
@@ -1397,6 +1422,7 @@
       if (!TABLE_ROLES.has(role) && role !== "rowgroup") {
         return fail("bad_target", "not a table, grid, treegrid or row group", [describe(el)]);
       }
+      withPseudo = pseudoText();
       const rows = partsOf(el, new Set(["row"]), TABLE_ROLES);
       const out = [];
       let headers = null, n = 0, size = 0;
