@@ -355,6 +355,9 @@ func (t *Tab) drag(ctx context.Context, from, to Point) error {
 		f := float64(i) / dragSteps
 		steps = append(steps, moved(Point{from.X + (to.X-from.X)*f, from.Y + (to.Y-from.Y)*f}))
 	}
+	// One more move at the target gives an intercepted drag that started
+	// on the last step time to be reported before the release.
+	steps = append(steps, moved(to))
 	for _, s := range steps {
 		if err := t.mouse(ctx, s); err != nil {
 			return err

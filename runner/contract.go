@@ -141,7 +141,7 @@ type screenshotOptions struct {
 }
 
 // formOptions is the options object of the form actions: fill, check,
-// select, setFiles and click.
+// select, setFiles, dragTo and focus, and the base of the others'.
 type formOptions struct {
 	// DryRun resolves and checks the target and changes nothing.
 	DryRun bool `json:"dryRun"`

@@ -135,7 +135,7 @@ export interface WaitForOptions {
   state?: WaitState;
 }
 
-/** Options of the readers that wait for their target: text, value, attribute and checked. */
+/** Options of the readers that wait for their target: text, value, attribute, checked and table. */
 export interface ReadOptions {
   /** How long to wait for the target to be there, in milliseconds. Default 30000, as for an action. */
   timeout?: number;
@@ -436,7 +436,7 @@ export interface ScreenshotOptions {
   fullPage?: boolean;
 }
 
-/** Options of the form actions: fill, check, select and click. */
+/** Options of the form actions: fill, check, select, setFiles, dragTo and focus, and the base of the others'. */
 export interface FormOptions {
   /**
    * Resolve and check the target (and its custom parts), log the write the
