@@ -11,6 +11,9 @@ import (
 
 // pointerWhat words a pointer action's options for the fake's record.
 func pointerWhat(o hoverOptions, button string, count int) string {
+	if button == "" && count == 0 && o.Modifiers == nil && o.Position == nil {
+		return "" // a plain click, recorded as before
+	}
 	s := fmt.Sprintf("button=%s count=%d modifiers=%v", button, count, o.Modifiers)
 	if o.Position != nil {
 		s += fmt.Sprintf(" at=%g,%g", o.Position.X, o.Position.Y)
