@@ -62,21 +62,8 @@ await context.result(out);
 		for k, v := range got {
 			ours[k] = append(ours[k], v...)
 		}
-		flags := launch.DefaultFlags()
-		if os.Geteuid() == 0 {
-			flags = append(flags, "--no-sandbox")
-		}
-		flagsJSON, _ := json.Marshal(flags)
-		cmd := exec.Command("node", filepath.Join(peers, "pointer.mjs"), testenv.Chromium(b), pageURL, fmt.Sprint(n), string(flagsJSON))
-		cmd.Dir = peers
-		out, err := cmd.Output()
-		if err != nil {
-			b.Fatalf("playwright: %v", err)
-		}
 		var peer map[string][]float64
-		if err := json.Unmarshal(out, &peer); err != nil {
-			b.Fatalf("playwright: %v: %s", err, out)
-		}
+		runPeer(b, peers, "pointer.mjs", pageURL, n, &peer)
 		for k, v := range peer {
 			theirs[k] = append(theirs[k], v...)
 		}
@@ -89,5 +76,24 @@ await context.result(out);
 		}
 		b.ReportMetric(p50(ours[name]), name+"-p50-µs")
 		b.ReportMetric(p50(ours[name])/p50(theirs[peer]), name+"-ratio")
+	}
+}
+
+// runPeer runs script of bench/browser on pageURL for n rounds, with the
+// host's browser flags, and decodes what it prints into out.
+func runPeer(b *testing.B, peers, script, pageURL string, n int, out any) {
+	flags := launch.DefaultFlags()
+	if os.Geteuid() == 0 {
+		flags = append(flags, "--no-sandbox")
+	}
+	flagsJSON, _ := json.Marshal(flags)
+	cmd := exec.Command("node", filepath.Join(peers, script), testenv.Chromium(b), pageURL, fmt.Sprint(n), string(flagsJSON))
+	cmd.Dir = peers
+	got, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s: %v", script, err)
+	}
+	if err := json.Unmarshal(got, out); err != nil {
+		b.Fatalf("%s: %v: %s", script, err, got)
 	}
 }
