@@ -20,6 +20,9 @@
 //   - [Tab.InsertText], [Tab.Press], [Tab.Click]: trusted input; [Tab.PressKey] as a logged page action.
 //   - [Tab.Fill], [Tab.Check], [Tab.Select], [Tab.SelectAll], [Tab.ClickElement], [Tab.PressElement],
 //     [Tab.Resolve]: the form runtime.
+//   - [Tab.ClickWith], [Tab.DblClick], [Tab.Hover], [Tab.DragTo], [Tab.Focus], [Tab.Type]: pointer and keyboard
+//     verbs as page actions; [Tab.Texts], [Tab.Values], [Tab.Table]: bulk readers, bounded by [MaxReadCells]
+//     and [MaxReadChars].
 //   - [CheckNavigation] and [SiteAllowed]: the address and sites= rules.
 //   - Errors carry a code of the one table (package errcode): [errcode.Of] finds it, errors.Is
 //     matches it, and scripts, hosts and the action log share it.

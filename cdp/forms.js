@@ -673,7 +673,7 @@
   // still, and returns where a click lands, or why it cannot yet. frames
   // compares its box across an animation frame; otherwise a frame is
   // waited only while an animation runs on it or around it.
-  async function settleBox(el, frames, hit) {
+  async function settleBox(el, frames, hit, at) {
     let b = boxOf(el);
     if (!inView(b)) {
       el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
@@ -690,7 +690,9 @@
       if (!visible(el)) return fail("hidden", "the element was hidden", [describe(el)]);
       if (disabled(el)) return fail("disabled", "the element was disabled", [describe(el)]);
     }
-    const p = centre(b);
+    // A position is a point of the element's box, from its top left
+    // corner, as Playwright's click({ position }) takes it.
+    const p = at ? { x: b.x + at.x, y: b.y + at.y } : centre(b);
     if (hit) {
       const cover = coverAt(el, p.x, p.y, hit === "near");
       if (cover) return fail("obscured", "another element covers it", [describe(cover)]);
@@ -789,8 +791,17 @@
           return fail("not_select", "not a native select or an ARIA combobox or listbox; pass custom parts", [r.element]);
         }
         break;
-      default:
-        ready = await settleBox(el, true, "strict");
+      case "focus":
+        // Keys go where focus is: a field takes it itself; anything else
+        // is clicked by the caller when focus() did not take.
+        ready = await settleBox(el, false, "near");
+        if (ready.ok) r.focused = focusEl(el);
+        break;
+      default: // click, hover, drag
+        if (need.position && !(Number.isFinite(need.position.x) && Number.isFinite(need.position.y))) {
+          return fail("invalid", "position must be finite numbers");
+        }
+        ready = await settleBox(el, true, "strict", need.position);
     }
     if (!ready.ok) return ready;
     r.x = ready.x;
@@ -1153,19 +1164,24 @@
     return { ok: true, ref: refOf(shown[0]) };
   }
 
+  // fieldValue is what a field holds, for value and values.
+  function fieldValue(el) {
+    if (el.tagName === "SELECT") {
+      const o = el.selectedOptions[0];
+      return { ok: true, value: o ? norm(o.label || o.textContent) : "" };
+    }
+    if (el.isContentEditable) return { ok: true, value: el.innerText };
+    if ("value" in el && el.tagName !== "LI") return { ok: true, value: String(el.value) };
+    return fail("bad_target", "the element holds no value; read its text", [describe(el)]);
+  }
+
   function readOf(ref, what, name) {
     return withEl(ref, (el) => {
       switch (what) {
         case "text":
           return { ok: true, value: typeof el.innerText === "string" ? el.innerText : norm(el.textContent) };
         case "value":
-          if (el.tagName === "SELECT") {
-            const o = el.selectedOptions[0];
-            return { ok: true, value: o ? norm(o.label || o.textContent) : "" };
-          }
-          if (el.isContentEditable) return { ok: true, value: el.innerText };
-          if ("value" in el && el.tagName !== "LI") return { ok: true, value: String(el.value) };
-          return fail("bad_target", "the element holds no value; read its text", [describe(el)]);
+          return fieldValue(el);
         case "attribute":
           return { ok: true, value: el.getAttribute(String(name)) };
         case "checked": {
@@ -1258,5 +1274,170 @@
     return { ok: true, seen: true };
   }
 
-  return { resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
+  // focusEl focuses el as element.focus() does and reports whether focus
+  // is now on it or inside it (a widget may hand it to an inner field).
+  function focusEl(el) {
+    if (typeof el.focus === "function") el.focus({ preventScroll: true });
+    for (let a = doc.activeElement; a; a = a.shadowRoot ? a.shadowRoot.activeElement : null) {
+      if (a === el || containsDeep(el, a)) return true;
+      if (!a.shadowRoot) break;
+    }
+    return false;
+  }
+
+  // Bulk reads: every match of a set (texts, values), or the rows of one
+  // table, in one call. Each stops, with limit_exceeded, once it would
+  // return more than cells strings or chars characters in all, so a page
+  // cannot make the reply unbounded.
+  function overLimit(what, cells, chars) {
+    return fail("limit_exceeded", what + " passes the limit of a bulk read (" + cells + " strings, " + chars +
+      " characters in all); narrow the target");
+  }
+
+  function readSet(set, what, cells, chars) {
+    const els = sets.get(set);
+    if (!els) return lost();
+    const out = [];
+    let size = 0;
+    for (const el of els) {
+      let v;
+      if (what === "text") v = typeof el.innerText === "string" ? el.innerText : norm(el.textContent);
+      else {
+        const r = fieldValue(el);
+        if (!r.ok) return r;
+        v = r.value;
+      }
+      size += v.length;
+      if (out.length >= cells || size > chars) return overLimit("what the target matches", cells, chars);
+      out.push(v);
+    }
+    return { ok: true, values: out };
+  }
+
+  const TABLE_ROLES = new Set(["table", "grid", "treegrid"]);
+  const CELL_ROLES = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
+  const HEADER_ROLES = new Set(["columnheader"]);
+
+  // tableRole is el's role as a table part, native or ARIA: a role
+  // attribute wins, as in the accessibility tree.
+  function tableRole(el) {
+    const r = el.getAttribute("role");
+    if (r) return r.trim().split(/\s+/)[0].toLowerCase();
+    switch (el.tagName) {
+      case "TABLE": return "table";
+      case "TR": return "row";
+      case "THEAD": case "TBODY": case "TFOOT": return "rowgroup";
+      case "TD": return "cell";
+      case "TH": return el.closest("thead") || el.getAttribute("scope") === "col" || !el.parentElement ||
+        Array.from(el.parentElement.children).every((c) => c.tagName === "TH") ? "columnheader" : "rowheader";
+    }
+    return "";
+  }
+
+  // shownPart reports whether the accessibility tree keeps el: rendered
+  // and not aria-hidden.
+  function shownPart(el) {
+    if (el.getAttribute("aria-hidden") === "true") return false;
+    return typeof el.checkVisibility === "function" ? el.checkVisibility() : el.getClientRects().length > 0;
+  }
+
+  // partsOf lists the elements below root (through open shadow roots) that
+  // belong to it: those of a role in want, not inside a nested table part
+  // of a role in stop.
+  function partsOf(root, want, stop) {
+    const out = [];
+    const walk = (n) => {
+      const kids = n.shadowRoot ? [...n.children, ...n.shadowRoot.children] : n.children;
+      for (const c of kids) {
+        if (!shownPart(c)) continue;
+        const r = tableRole(c);
+        if (want.has(r)) { out.push(c); continue; }
+        if (stop.has(r)) continue;
+        walk(c);
+      }
+    };
+    walk(root);
+    return out;
+  }
+
+  // cellName is a cell's name as the accessibility tree gives it from its
+  // content: its text (generated ::before and ::after text too, a line
+  // break as a space, a no-break space kept), an image's alt, a field's
+  // value, an element's aria-label in place of its content; hidden parts
+  // left out.
+  const squash = (s) => String(s).replace(/[ \t\n\r\f]+/g, " ").trim();
+  // pseudoText reports whether any style sheet may give an element
+  // ::before or ::after text: asking each element's pseudo style costs a
+  // style resolution, which a page without such rules need not pay. A
+  // sheet that cannot be read (another origin's) may.
+  function pseudoText() {
+    const sheets = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
+    for (const sh of sheets) {
+      let rules;
+      try { rules = sh.cssRules; } catch { return true; }
+      for (const r of rules) if (/:(before|after)\b/.test(r.cssText) && /content\s*:/.test(r.cssText)) return true;
+    }
+    return deepAll("*").some((e) => e.shadowRoot && e.shadowRoot.querySelector("style"));
+  }
+  let withPseudo = true;
+  function generated(el, which) {
+    if (!withPseudo) return "";
+    const m = /^"((?:[^"\\]|\\.)*)"$/.exec(global.getComputedStyle(el, which).content);
+    return m ? m[1].replace(/\\(.)/g, "$1") : "";
+  }
+  function cellName(cell) {
+    if (cell.hasAttribute("aria-labelledby")) return idsText(cell, cell.getAttribute("aria-labelledby"));
+    if (cell.hasAttribute("aria-label") && norm(cell.getAttribute("aria-label"))) return norm(cell.getAttribute("aria-label"));
+    let out = "";
+    const walk = (n) => {
+      out += generated(n, "::before");
+      for (const c of n.nodeType === 1 && n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes) {
+        if (c.nodeType === 3) { out += c.data; continue; }
+        if (c.nodeType !== 1 || c.matches("script, style, template") || c.getAttribute("aria-hidden") === "true") continue;
+        if (c.tagName === "BR") { out += " "; continue; }
+        if (c.getClientRects().length === 0 && !c.matches("slot")) continue;
+        const label = c.getAttribute("aria-label");
+        if (label && norm(label)) { out += " " + label + " "; continue; }
+        if (c.tagName === "IMG") { out += " " + (c.getAttribute("alt") || "") + " "; continue; }
+        if (c.tagName === "SELECT") { const o = c.selectedOptions[0]; out += " " + (o ? o.label : "") + " "; continue; }
+        if (c.tagName === "TEXTAREA" || (c.tagName === "INPUT" && TEXT_TYPES.has(inputType(c)))) { out += " " + c.value + " "; continue; }
+        if (c.tagName === "INPUT") continue;
+        const block = global.getComputedStyle(c).display !== "inline";
+        if (block) out += " ";
+        walk(c);
+        if (block) out += " ";
+      }
+      out += generated(n, "::after");
+    };
+    walk(cell);
+    return squash(out);
+  }
+
+  // tableOf reads the table, grid, treegrid or row group ref names into
+  // its header row (the first row of column headers, if any) and its
+  // other rows, each cell by its name.
+  function tableOf(ref, cells, chars) {
+    return withEl(ref, (el) => {
+      const role = tableRole(el);
+      if (!TABLE_ROLES.has(role) && role !== "rowgroup") {
+        return fail("bad_target", "not a table, grid, treegrid or row group", [describe(el)]);
+      }
+      withPseudo = pseudoText();
+      const rows = partsOf(el, new Set(["row"]), TABLE_ROLES);
+      const out = [];
+      let headers = null, n = 0, size = 0;
+      for (const row of rows) {
+        const cs = partsOf(row, CELL_ROLES, new Set(["row", ...TABLE_ROLES]));
+        const names = cs.map(cellName);
+        n += names.length;
+        for (const s of names) size += s.length;
+        if (n > cells || size > chars) return overLimit("the table", cells, chars);
+        if (headers === null && out.length === 0 && cs.length && cs.every((c) => HEADER_ROLES.has(tableRole(c)))) headers = names;
+        else out.push(names);
+      }
+      return { ok: true, headers: headers || [], rows: out };
+    });
+  }
+
+  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
 })

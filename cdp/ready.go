@@ -96,6 +96,9 @@ type need struct {
 	Dry      bool              `json:"dry,omitempty"`
 	// Guard arms the check of where the click lands (see clickLanded).
 	Guard bool `json:"guard,omitempty"`
+	// Position is the point of the element to act at, from its top left
+	// corner; nil is the centre of its visible part.
+	Position *Point `json:"position,omitempty"`
 }
 
 // ready is a target found ready for an action, and where to click it.
@@ -109,6 +112,7 @@ type ready struct {
 	Values    []string `json:"values"`
 	Committed bool     `json:"committed"` // native select: the page kept the choice
 	Expanded  bool     `json:"expanded"`  // a combobox already open
+	Focused   bool     `json:"focused"`   // focus: the element took focus
 }
 
 // otherFrames reports whether a target may be in some frame other than

@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
-	"github.com/tranquil/automation/launch"
 	"github.com/tranquil/automation/runner"
 )
 
@@ -100,21 +96,8 @@ await context.result({ evaluate, fill });
 // benchPeers runs puppeteer's page.evaluate and Playwright's locator.fill
 // n times each on their own browser and adds their latencies.
 func benchPeers(b *testing.B, peers, pageURL string, n int, evaluate, fill *[]float64) {
-	flags := launch.DefaultFlags()
-	if os.Geteuid() == 0 {
-		flags = append(flags, "--no-sandbox")
-	}
-	flagsJSON, _ := json.Marshal(flags)
-	cmd := exec.Command("node", filepath.Join(peers, "peers.mjs"), testenv.Chromium(b), pageURL, fmt.Sprint(n), string(flagsJSON))
-	cmd.Dir = peers
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("peers: %v", err)
-	}
 	var got struct{ Evaluate, Fill []float64 }
-	if err := json.Unmarshal(out, &got); err != nil {
-		b.Fatalf("peers: %v: %s", err, out)
-	}
+	runPeer(b, peers, "peers.mjs", pageURL, n, &got)
 	*evaluate = append(*evaluate, got.Evaluate...)
 	*fill = append(*fill, got.Fill...)
 }

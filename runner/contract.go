@@ -76,7 +76,7 @@ type waitForOptions struct {
 }
 
 // readOptions is the options object of the readers that wait for their
-// target: tab.text, tab.value, tab.attribute and tab.checked.
+// target: tab.text, tab.value, tab.attribute, tab.checked and tab.table.
 type readOptions struct {
 	// Timeout bounds the wait for the target, in milliseconds; 0 is the
 	// host's default, as for an action.
@@ -141,7 +141,7 @@ type screenshotOptions struct {
 }
 
 // formOptions is the options object of the form actions: fill, check,
-// select, setFiles and click.
+// select, setFiles, dragTo and focus, and the base of the others'.
 type formOptions struct {
 	// DryRun resolves and checks the target and changes nothing.
 	DryRun bool `json:"dryRun"`
@@ -162,6 +162,46 @@ type pressOptions struct {
 	// Modifiers are the keys held down: Alt, Control (or Ctrl), Meta,
 	// Shift.
 	Modifiers []string `json:"modifiers"`
+}
+
+// position is a point of an element, from its top left corner, in CSS
+// pixels.
+type position struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// hoverOptions is the options object of tab.hover.
+type hoverOptions struct {
+	formOptions
+	// Modifiers are the keys held down, as for tab.press.
+	Modifiers []string `json:"modifiers"`
+	// Position is where to point; nil is the centre of the element's
+	// visible part.
+	Position *position `json:"position"`
+}
+
+// dblclickOptions is the options object of tab.dblclick.
+type dblclickOptions struct {
+	hoverOptions
+	// Button is "left" (the default), "right" or "middle".
+	Button string `json:"button"`
+}
+
+// clickOptions is the options object of tab.click.
+type clickOptions struct {
+	dblclickOptions
+	// ClickCount is how many clicks make the gesture, 1 (the default) to
+	// cdp.MaxClickCount.
+	ClickCount int `json:"clickCount"`
+}
+
+// typeOptions is the options object of tab.type.
+type typeOptions struct {
+	formOptions
+	// Delay is the pause between key presses, in milliseconds; 0 (the
+	// default) presses them one after another.
+	Delay float64 `json:"delay"`
 }
 
 // dialogAnswers is tab.onDialog's answers by dialog type; each is

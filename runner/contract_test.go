@@ -545,7 +545,7 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 		{forms, "click", []any{"t1", label, obj("parts", obj("trigger", 3.0))},
 			"tab.click: options.parts.trigger must be a string, not a number"},
 		{forms, "click", []any{"t1", label, obj("dryrun", true)},
-			`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout)`},
+			`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout, modifiers, position, button, clickCount)`},
 		{forms, "press", []any{"t1", "Enter", obj("target", obj("label", "x", "bogus", "y"))},
 			`tab.press: unknown key "bogus" in options.target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`},
 		{forms, "press", []any{"t1", "Enter", obj("modifiers", []any{"Shift", 1.0})},

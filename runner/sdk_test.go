@@ -616,8 +616,8 @@ func (a *fakeFormsAPI) OnDialog(id string, answer capnweb.Value) error {
 	return err
 }
 
-func (a *fakeFormsAPI) Click(id string, target cdp.Locator, o formOptions) error {
-	_, err := a.action("tab.click", id, target, o, "")
+func (a *fakeFormsAPI) Click(id string, target cdp.Locator, o clickOptions) error {
+	_, err := a.action("tab.click", id, target, o.formOptions, pointerWhat(o.hoverOptions, o.Button, o.ClickCount))
 	return err
 }
 

@@ -600,32 +600,15 @@ func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value
 	return nil
 }
 
-func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opts formOptions) error {
-	return a.act(ctx, "tab.click", id, target, opts, func(c formCall, tg cdp.Locator) error {
-		return c.tab.ClickElement(c.ctx, tg, c.opts)
-	})
-}
-
 // Press presses key, on opts.target when given (focusing it first), else on
 // whatever has focus; opts.modifiers lists held keys.
 func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) (err error) {
 	const api = "tab.press"
 	h := a.r.call(ctx, api, id)
 	defer h.end(&err)
-	var mods cdp.Modifier
-	for _, m := range o.Modifiers {
-		switch m {
-		case "Alt":
-			mods |= cdp.Alt
-		case "Control", "Ctrl":
-			mods |= cdp.Ctrl
-		case "Meta":
-			mods |= cdp.Meta
-		case "Shift":
-			mods |= cdp.Shift
-		default:
-			return codeErr(errcode.Invalid, capnweb.NameTypeError, "unknown modifier %v: use Alt, Control, Meta or Shift", m)
-		}
+	mods, err := modifiersOf(o.Modifiers)
+	if err != nil {
+		return err
 	}
 	if o.Target != nil {
 		if err := checkTarget(api, *o.Target); err != nil {

@@ -160,7 +160,7 @@ export interface WaitForOptions {
   state?: WaitState;
 }
 
-/** Options of the readers that wait for their target: text, value, attribute and checked. */
+/** Options of the readers that wait for their target: text, value, attribute, checked and table. */
 export interface ReadOptions {
   /** How long to wait for the target to be there, in milliseconds. Default 30000, as for an action. */
   timeout?: number;
@@ -461,7 +461,7 @@ export interface ScreenshotOptions {
   fullPage?: boolean;
 }
 
-/** Options of the form actions: fill, check, select and click. */
+/** Options of the form actions: fill, check, select, setFiles, dragTo and focus, and the base of the others'. */
 export interface FormOptions {
   /**
    * Resolve and check the target (and its custom parts), log the write the
@@ -485,6 +485,43 @@ export interface PressOptions extends FormOptions {
   target?: Target;
   /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
   modifiers?: string[];
+}
+
+/** Options of Tab.hover: where to point, and the keys held meanwhile. */
+export interface HoverOptions extends FormOptions {
+  /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
+  modifiers?: string[];
+  /**
+   * The point to act at, in CSS pixels from the element's top left corner.
+   * Default: the centre of its visible part.
+   */
+  position?: { x: number; y: number };
+}
+
+/** Options of Tab.dblclick. */
+export interface DblclickOptions extends HoverOptions {
+  /** The mouse button. Default "left". */
+  button?: "left" | "right" | "middle";
+}
+
+/** Options of Tab.click. */
+export interface ClickOptions extends DblclickOptions {
+  /** How many clicks make the gesture, 1 to 3 (3 selects a paragraph). Default 1. */
+  clickCount?: number;
+}
+
+/** Options of Tab.type. */
+export interface TypeOptions extends FormOptions {
+  /** The pause between key presses, in milliseconds (at most 10000). Default 0. */
+  delay?: number;
+}
+
+/** A table or grid as Tab.table reads it. */
+export interface TableRows {
+  /** The names of the header row's cells; empty when the table has no row of column headers. */
+  headers: string[];
+  /** The other rows, each its cells' names in order. */
+  rows: string[][];
 }
 
 /** A field after fill: what it holds and whether the page accepts it. */
@@ -709,6 +746,49 @@ function formOptions(api: string, opts: unknown, extra: readonly string[] = []):
   const timeout = checkTimeout(api, o.timeout);
   if (timeout !== undefined) out.timeout = timeout;
   return out;
+}
+
+/** checkModifiers checks a list of held keys and returns a copy. */
+function checkModifiers(api: string, modifiers: unknown): string[] {
+  if (!Array.isArray(modifiers) || !modifiers.every((m) => typeof m === "string" && m !== "")) {
+    throw invalid(`${api}: modifiers must be a list of key names, such as ["Shift"]`);
+  }
+  return [...modifiers];
+}
+
+/**
+ * pointerOptions checks the options of hover, dblclick and click (those
+ * of extra beyond hover's) and returns the copy sent to the host.
+ */
+function pointerOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
+  const keys = ["modifiers", "position", ...extra];
+  const o = formOptions(api, opts, keys);
+  const given = checkOptions(api, opts, ["dryRun", "parts", "timeout", ...keys]);
+  if (given.modifiers !== undefined) o.modifiers = checkModifiers(api, given.modifiers);
+  if (given.position !== undefined) {
+    const p = given.position as Record<string, unknown> | null;
+    if (p === null || typeof p !== "object" || !Number.isFinite(p.x) || !Number.isFinite(p.y)) {
+      throw invalid(`${api}: position must be { x, y } in CSS pixels, got ${describeTarget(given.position)}`);
+    }
+    o.position = { x: p.x, y: p.y };
+  }
+  if (given.button !== undefined) {
+    if (given.button !== "left" && given.button !== "right" && given.button !== "middle") {
+      throw invalid(
+        `${api}: button must be "left", "right" or "middle", got ${describeTarget(given.button)}`,
+        "RangeError",
+      );
+    }
+    o.button = given.button;
+  }
+  if (given.clickCount !== undefined) {
+    const n = given.clickCount;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 3) {
+      throw invalid(`${api}: clickCount must be 1, 2 or 3, got ${describeTarget(n)}`, "RangeError");
+    }
+    o.clickCount = n;
+  }
+  return o;
 }
 
 /**
@@ -1189,6 +1269,41 @@ export class Tab implements AsyncDisposable {
   }
 
   /**
+   * texts returns the text every element the target matches shows, in
+   * the order count counts them (hidden matches included), in one call:
+   * [] when none matches. It answers at once, without waiting. More than
+   * 100,000 matches, or 4 Mi characters in all, rejects with
+   * "limit_exceeded": narrow the target.
+   */
+  async texts(target: Target): Promise<string[]> {
+    const api = "tab.texts";
+    const v = await hostCall<unknown>("tab", "texts", api, this.id, this.id, checkTarget(api, target));
+    return Array.isArray(v) ? v.map(String) : [];
+  }
+
+  /** values returns what every field the target matches holds, as value reads one, and as texts does. */
+  async values(target: Target): Promise<string[]> {
+    const api = "tab.values";
+    const v = await hostCall<unknown>("tab", "values", api, this.id, this.id, checkTarget(api, target));
+    return Array.isArray(v) ? v.map(String) : [];
+  }
+
+  /**
+   * table reads the table, grid, treegrid or row group the target names
+   * into { headers, rows }: each cell by the name a screen reader gives
+   * it (its text, an image's alt, a field's value), the header row (when
+   * the first row is all column headers) apart, hidden rows left out. It
+   * waits for the target as text does; the limits of texts hold for its
+   * cells.
+   */
+  async table(target: Target, opts: ReadOptions = {}): Promise<TableRows> {
+    const api = "tab.table";
+    const t = checkTarget(api, target);
+    const v = await hostCall<TableRows>("tab", "table", api, this.id, this.id, t, readOptions(api, opts));
+    return { headers: v?.headers ?? [], rows: v?.rows ?? [] };
+  }
+
+  /**
    * expect returns the retrying checks on the target (see Expectations):
    *
    * ```ts
@@ -1335,11 +1450,75 @@ export class Tab implements AsyncDisposable {
     await hostCall("forms", "onDialog", api, this.id, this.id, checkDialogPolicy(api, answer));
   }
 
-  /** click clicks the element target names, as a user would. Needs forms. */
-  async click(target: Target, opts: FormOptions = {}): Promise<void> {
+  /**
+   * click clicks the element target names, as a user would: a left click
+   * at the centre of its visible part, or with opts.button, clickCount,
+   * modifiers and position. Needs forms.
+   */
+  async click(target: Target, opts: ClickOptions = {}): Promise<void> {
     const api = "tab.click";
     const t = checkTarget(api, target);
-    await hostCall("forms", "click", api, this.id, this.id, t, formOptions(api, opts));
+    await hostCall("forms", "click", api, this.id, this.id, t, pointerOptions(api, opts, ["button", "clickCount"]));
+  }
+
+  /** dblclick double-clicks the element target names (click, click, dblclick). Needs forms. */
+  async dblclick(target: Target, opts: DblclickOptions = {}): Promise<void> {
+    const api = "tab.dblclick";
+    const t = checkTarget(api, target);
+    await hostCall("forms", "dblclick", api, this.id, this.id, t, pointerOptions(api, opts, ["button"]));
+  }
+
+  /**
+   * hover moves the pointer over the element target names, once it is
+   * visible, still and not covered: menus and tooltips that open on hover
+   * open. Needs forms.
+   */
+  async hover(target: Target, opts: HoverOptions = {}): Promise<void> {
+    const api = "tab.hover";
+    const t = checkTarget(api, target);
+    await hostCall("forms", "hover", api, this.id, this.id, t, pointerOptions(api, opts));
+  }
+
+  /**
+   * dragTo drags the element source names onto the element target names
+   * with the mouse: HTML drag and drop and lists that follow the pointer
+   * alike. Both wait as hover's target does. Needs forms.
+   */
+  async dragTo(source: Target, target: Target, opts: FormOptions = {}): Promise<void> {
+    const api = "tab.dragTo";
+    const s = checkTarget(api, source);
+    const t = checkTarget(api, target);
+    await hostCall("forms", "dragTo", api, this.id, this.id, s, t, formOptions(api, opts));
+  }
+
+  /** focus focuses the element target names ("bad_target" when it cannot take focus). Needs forms. */
+  async focus(target: Target, opts: FormOptions = {}): Promise<void> {
+    const api = "tab.focus";
+    const t = checkTarget(api, target);
+    await hostCall("forms", "focus", api, this.id, this.id, t, formOptions(api, opts));
+  }
+
+  /**
+   * type focuses the element target names (clicking it when it takes no
+   * focus itself) and types text into whatever then has focus, one key
+   * press per character, opts.delay milliseconds apart: for editors and
+   * widgets that listen to keys. For a plain field, fill is faster and
+   * checks the result. At most 10000 characters ("limit_exceeded").
+   * Needs forms.
+   */
+  async type(target: Target, text: string, opts: TypeOptions = {}): Promise<void> {
+    const api = "tab.type";
+    const t = checkTarget(api, target);
+    checkString(api, "the text", text);
+    const o = formOptions(api, opts, ["delay"]);
+    const { delay } = checkOptions(api, opts, ["dryRun", "parts", "timeout", "delay"]);
+    if (delay !== undefined) {
+      if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10_000) {
+        throw invalid(`${api}: delay must be from 0 to 10000 milliseconds, got ${describeTarget(delay)}`, "RangeError");
+      }
+      o.delay = delay;
+    }
+    await hostCall("forms", "type", api, this.id, this.id, t, text, o);
   }
 
   /**
@@ -1356,12 +1535,7 @@ export class Tab implements AsyncDisposable {
     delete o.target;
     delete o.modifiers;
     if (target !== undefined) o.target = checkTarget(api, target);
-    if (modifiers !== undefined) {
-      if (!Array.isArray(modifiers) || !modifiers.every((m) => typeof m === "string" && m !== "")) {
-        throw invalid(`${api}: modifiers must be a list of key names, such as ["Shift"]`);
-      }
-      o.modifiers = [...modifiers];
-    }
+    if (modifiers !== undefined) o.modifiers = checkModifiers(api, modifiers);
     await hostCall("forms", "press", api, this.id, this.id, key, o);
   }
 

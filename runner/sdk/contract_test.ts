@@ -10,6 +10,8 @@ import { type Capability, IMPLEMENTED, runtime } from "./runtime.ts";
 import { assert, assertEquals } from "./test_helpers.ts";
 import type * as host from "./contract_types.ts";
 import type {
+  ClickOptions,
+  DblclickOptions,
   DialogAnswer,
   DialogType,
   DownloadOptions,
@@ -17,6 +19,7 @@ import type {
   ExpectRequest,
   FieldState,
   FormOptions,
+  HoverOptions,
   NavigationOptions,
   NavigationResponse,
   OpenOptions,
@@ -24,7 +27,9 @@ import type {
   ReadOptions,
   ScreenshotOptions,
   TabInfo,
+  TableRows,
   Target,
+  TypeOptions,
   URLMatchRequest,
   WaitForOptions,
 } from "./browser.ts";
@@ -223,6 +228,11 @@ const MIRRORED: Record<string, boolean> = {
   ScreenshotOptions: mirrors<Request<ScreenshotOptions, host.ScreenshotOptions>>(),
   FormOptions: mirrors<Request<FormOptions, host.FormOptions>>(),
   PressOptions: mirrors<Request<PressOptions, host.PressOptions>>(),
+  HoverOptions: mirrors<Request<HoverOptions, host.HoverOptions>>(),
+  DblclickOptions: mirrors<Request<DblclickOptions, host.DblclickOptions>>(),
+  ClickOptions: mirrors<Request<ClickOptions, host.ClickOptions>>(),
+  TypeOptions: mirrors<Request<TypeOptions, host.TypeOptions>>(),
+  Position: mirrors<Request<NonNullable<HoverOptions["position"]>, host.Position>>(),
   Locator: mirrors<Request<Target, host.Locator>>(),
   // seq is the SDK's own: it numbers background opens (see tabs.open).
   OpenTabOptions: mirrors<Request<OpenOptions & { seq?: number }, host.OpenTabOptions>>(),
@@ -232,6 +242,7 @@ const MIRRORED: Record<string, boolean> = {
   DialogAnswers: mirrors<Request<Partial<Record<DialogType, DialogAnswer>>, host.DialogAnswers>>(),
   Response: mirrors<Result<NavigationResponse, host.Response>>(),
   FieldState: mirrors<Result<FieldState, host.FieldState>>(),
+  Table: mirrors<Result<TableRows, host.Table>>(),
   TabInfo: mirrors<Result<TabInfo, host.TabInfo>>(),
   DownloadOptions: mirrors<Request<DownloadOptions, host.DownloadOptions>>(),
   DownloadResult: mirrors<Result<DownloadResult, host.DownloadResult>>(),

@@ -2,6 +2,25 @@
 // contract_test.ts to hold the SDK's own types to. Generated with
 // go test ./runner -run TestContractIsCurrent -update; do not edit.
 
+export interface ClickOptions {
+  dryRun?: boolean;
+  parts?: Record<string, string>;
+  timeout?: number;
+  modifiers?: string[];
+  position?: Position;
+  button?: string;
+  clickCount?: number;
+}
+
+export interface DblclickOptions {
+  dryRun?: boolean;
+  parts?: Record<string, string>;
+  timeout?: number;
+  modifiers?: string[];
+  position?: Position;
+  button?: string;
+}
+
 export interface DialogAnswer {
   accept?: boolean;
   promptText?: string;
@@ -49,6 +68,14 @@ export interface FormOptions {
   timeout?: number;
 }
 
+export interface HoverOptions {
+  dryRun?: boolean;
+  parts?: Record<string, string>;
+  timeout?: number;
+  modifiers?: string[];
+  position?: Position;
+}
+
 export interface Locator {
   label?: string;
   placeholder?: string;
@@ -83,6 +110,11 @@ export interface OpenTabOptions {
   background?: boolean;
   timeout?: number;
   seq?: number;
+}
+
+export interface Position {
+  x?: number;
+  y?: number;
 }
 
 export interface PressOptions {
@@ -126,9 +158,21 @@ export interface TabInfo {
   title?: string;
 }
 
+export interface Table {
+  headers?: string[];
+  rows?: string[][];
+}
+
 export interface TextPattern {
   source?: string;
   flags?: string;
+}
+
+export interface TypeOptions {
+  dryRun?: boolean;
+  parts?: Record<string, string>;
+  timeout?: number;
+  delay?: number;
 }
 
 export interface UrlMatch {

@@ -46,6 +46,11 @@ export type FakeMethod =
   | "check"
   | "select"
   | "click"
+  | "dblclick"
+  | "hover"
+  | "dragTo"
+  | "focus"
+  | "type"
   | "press"
   | FakeReaderCall
   | "expect"
@@ -55,7 +60,16 @@ export type FakeMethod =
   | "download";
 
 /** The readers a script calls, each recorded as a method of its own. */
-export type FakeReaderCall = "text" | "value" | "attribute" | "checked" | "visible" | "count";
+export type FakeReaderCall =
+  | "text"
+  | "value"
+  | "attribute"
+  | "checked"
+  | "visible"
+  | "count"
+  | "texts"
+  | "values"
+  | "table";
 
 /** The readers, and the states tab.expect reads, as FakeBrowserOptions.read gets them. */
 export type FakeReader = FakeReaderCall | "enabled" | "focused" | "editable";
@@ -71,7 +85,7 @@ export interface FakeAction {
   /** The target of a form action, reader, expect or press, or { selector } for waitFor given a selector. */
   target?: Target;
   /**
-   * What fill typed, select chose (a list, for several), check set, press
+   * What fill or type typed, select chose (a list, for several), check set, press
    * pressed, goto and open loaded, waitForURL waited for (a glob, or
    * /source/flags), setFiles set (the paths as given), waitForDownload
    * saved to (the path as given, recorded as "download"), the
@@ -81,6 +95,8 @@ export interface FakeAction {
   value?: string | boolean | string[];
   /** Whether the call was a dry run. */
   dryRun?: boolean;
+  /** Where dragTo dropped: its second target. */
+  to?: Target;
   /** "ok", "dry-run", or the code of the error the call failed with. */
   outcome: string;
 }
@@ -125,7 +141,8 @@ export interface FakeBrowserOptions {
   onAction?: (action: FakeAction, tab: FakeTab) => void;
   /**
    * Answers the readers (text, value, attribute, checked, visible,
-   * count) and the states tab.expect asks of an element (enabled,
+   * count, and texts, values and table, which return a list of strings,
+   * a list and { headers, rows }) and the states tab.expect asks of an element (enabled,
    * focused, editable: a boolean; class is read as the attribute
    * "class"): gets the tab, the reader, the target and, for attribute,
    * the name, and returns what the page would show (null for an attribute
@@ -385,6 +402,7 @@ export class FakeBrowser {
       if (a.target !== undefined) rec.target = a.target;
       if (a.value !== undefined) rec.value = a.value;
       if (a.dryRun !== undefined) rec.dryRun = a.dryRun;
+      if (a.to !== undefined) rec.to = a.to;
       this.actions.push(rec);
       return rec;
     };
@@ -702,6 +720,9 @@ export class FakeBrowser {
         checked: served((id: string, target: Target) => this.#reader(id, "checked", target)),
         visible: served((id: string, target: Target) => this.#reader(id, "visible", target)),
         count: served((id: string, target: Target) => this.#reader(id, "count", target)),
+        texts: served((id: string, target: Target) => this.#reader(id, "texts", target)),
+        values: served((id: string, target: Target) => this.#reader(id, "values", target)),
+        table: served((id: string, target: Target) => this.#reader(id, "table", target)),
         expect: served((id: string, target: Target, e: ExpectRequest) =>
           this.#act(
             id,
@@ -786,6 +807,21 @@ export class FakeBrowser {
         ),
         click: served((id: string, target: Target, o?: Opts) =>
           this.#act(id, { method: "click", target, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+        dblclick: served((id: string, target: Target, o?: Opts) =>
+          this.#act(id, { method: "dblclick", target, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+        hover: served((id: string, target: Target, o?: Opts) =>
+          this.#act(id, { method: "hover", target, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+        dragTo: served((id: string, source: Target, to: Target, o?: Opts) =>
+          this.#act(id, { method: "dragTo", target: source, to, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+        focus: served((id: string, target: Target, o?: Opts) =>
+          this.#act(id, { method: "focus", target, dryRun: o?.dryRun }, true, undefined, () => {})
+        ),
+        type: served((id: string, target: Target, text: string, o?: Opts) =>
+          this.#act(id, { method: "type", target, value: text, dryRun: o?.dryRun }, true, undefined, () => {})
         ),
         press: served((id: string, k: string, o?: Opts) =>
           this.#act(id, { method: "press", target: o?.target, value: k, dryRun: o?.dryRun }, true, undefined, () => {})
