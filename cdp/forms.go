@@ -404,51 +404,7 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 			return "", err
 		}
 	}
-	// The options usually render after the click, or only once the filter
-	// holds some text: when none matches and the widget focused a filter
-	// field, option is typed there, once.
-	typed := false
-	opened := time.Now()
-	var at struct {
-		X, Y float64
-		Type bool `json:"type"`
-	}
-	err = fm.until(ctx, false, func(ctx context.Context) error {
-		at.Type = false
-		err := fm.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed)
-		if err != nil && el.Mode == "combobox" && time.Since(opened) > reopenAfter {
-			// A widget still settling from its last choice can let the
-			// opening click pass; a person seeing it stay shut clicks again.
-			var st struct {
-				Expanded bool `json:"expanded"`
-			}
-			if e := fm.formCallIn(ctx, el.frame, desc, &st, "shown", el.Ref, opts.Parts); e == nil && !st.Expanded {
-				opened = time.Now()
-				if e := fm.p.click(ctx, el.frame, el.X, el.Y, nil); e != nil {
-					return e
-				}
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if at.Type {
-			typed = true
-			if err := fm.typeKeys(ctx, el.frame, option); err != nil {
-				return err
-			}
-			return &LocatorError{Code: errcode.NoOption, Target: desc, Message: "typed the option into the filter; waiting for it to show"}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	x, y, err := fm.p.pagePoint(ctx, el.frame, at.X, at.Y)
-	if err == nil {
-		err = fm.p.click(ctx, el.frame, x, y, nil)
-	}
-	if err != nil {
+	if err := fm.clickOption(ctx, el, desc, option, opts.Parts); err != nil {
 		return "", err
 	}
 	// Widgets may show the choice a task or a render later.

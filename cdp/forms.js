@@ -679,6 +679,14 @@
       el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
       b = boxOf(el);
     }
+    if (clipped(el, b)) {
+      // Inside the window but outside its scroller's view (an option
+      // below a list's fold): only the scrollers move, as little as
+      // needed. A virtualized list may render the element anew.
+      el.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" });
+      if (!el.isConnected) return fail("not_found", "the element was re-rendered as its list scrolled");
+      b = boxOf(el);
+    }
     if (frames || moving(el)) {
       const framed = await nextFrame();
       if (!el.isConnected) return fail("not_found", "the element was removed");
@@ -696,6 +704,20 @@
       if (cover) return fail("obscured", "another element covers it", [describe(cover)]);
     }
     return { ok: true, x: p.x, y: p.y };
+  }
+
+  // clipped reports whether a scrolling ancestor of el (overflow other
+  // than visible) shows only part of box b, or none of it.
+  function clipped(el, b) {
+    for (let p = parentOf(el); p && p !== doc.body && p !== doc.documentElement; p = parentOf(p)) {
+      const cs = global.getComputedStyle(p);
+      if (cs.overflowX === "visible" && cs.overflowY === "visible") continue;
+      if (p.scrollHeight <= p.clientHeight + 1 && p.scrollWidth <= p.clientWidth + 1) continue; // nothing to scroll to
+      const r = p.getBoundingClientRect();
+      const top = r.top + p.clientTop, left = r.left + p.clientLeft;
+      if (b.y < top - 1 || b.x < left - 1 || b.y + b.h > top + p.clientHeight + 1 || b.x + b.w > left + p.clientWidth + 1) return true;
+    }
+    return false;
   }
 
   // SET_TYPES are inputs Chromium gives a picker rather than free text
@@ -983,26 +1005,107 @@
   }
 
   // optionAt finds the visible option of an open dropdown whose text is
-  // text and says where to click it. When none (or several) match and a
-  // filter field has focus, it selects the field's text and answers
-  // {type: true} so the caller types text there, unless it has already.
-  async function optionAt(ref, text, parts, typed) {
+  // text and says where to click it, arming the check of where that
+  // click lands. When none (or several) match and a filter field has
+  // focus, it selects the field's text and answers {type: true} so the
+  // caller types text there, unless it has already. When none matches and
+  // the options sit in a list that scrolls (a virtualized list renders
+  // only those in view), the list is scanned for it (see scanFor).
+  async function optionAt(ref, text, parts, typed, scanId) {
     const el = byRef(ref);
     if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
-    const { els, error } = optionsOf(el, parts);
-    if (error) return error;
-    const shown = els.filter((o) => visible(o) && !disabled(o));
-    const hits = match(shown, (o) => [flatText(o), o.getAttribute("aria-label") || ""], text);
-    if (hits.length !== 1 && !typed && !(parts && parts.option)) {
-      const f = filterField(el, els.slice(0, 3));
-      if (f) {
-        if (typeof f.select === "function") f.select();
-        return { ok: true, type: true };
+    const until = global.performance.now() + SCAN_SLICE;
+    for (;;) {
+      const { els, error } = optionsOf(el, parts);
+      if (error) return error;
+      const shown = els.filter((o) => visible(o) && !disabled(o));
+      const hits = match(shown, (o) => [flatText(o), o.getAttribute("aria-label") || ""], text);
+      if (hits.length !== 1 && !typed && !(parts && parts.option)) {
+        const f = filterField(el, els.slice(0, 3));
+        if (f) {
+          if (typeof f.select === "function") f.select();
+          return { ok: true, type: true };
+        }
+      }
+      if (hits.length === 0 && typeof scanId === "string") {
+        const step = await scanFor(shown, scanId);
+        if (step === "end") return { ok: true, end: true };
+        if (step === "moved" && global.performance.now() < until) continue;
+        if (step === "moved") return fail("no_option", "the list is being scrolled to find the option", shown.slice(0, 10).map(describe));
+      }
+      if (hits.length === 0) return fail("no_option", shown.length ? "no visible option matches" : "no option is showing", shown.slice(0, 10).map(describe));
+      if (hits.length > 1) return fail("ambiguous", hits.length + " options match", hits.map(describe));
+      const at = await settleBox(hits[0], true, "strict");
+      if (at.ok) armClick(hits[0], at.x, at.y);
+      return at;
+    }
+  }
+
+  // SCAN_SLICE bounds one optionAt call's scrolling (ms), so the caller
+  // keeps its deadline; the next call goes on where this one stopped.
+  const SCAN_SLICE = 1500;
+
+  // scrollerOf is the element that scrolls a list of options: the nearest
+  // ancestor of an option whose content overflows it and that scrolls.
+  function scrollerOf(opts) {
+    for (const o of opts.slice(0, 1)) {
+      for (let p = parentOf(o); p && p !== doc.body && p !== doc.documentElement; p = parentOf(p)) {
+        if (p.scrollHeight > p.clientHeight + 1 && /auto|scroll/.test(global.getComputedStyle(p).overflowY)) return p;
       }
     }
-    if (hits.length === 0) return fail("no_option", shown.length ? "no visible option matches" : "no option is showing", shown.slice(0, 10).map(describe));
-    if (hits.length > 1) return fail("ambiguous", hits.length + " options match", hits.map(describe));
-    return settleBox(hits[0], true, "strict");
+    return null;
+  }
+
+  // scan is the one list being searched by scrolling: from its top, a
+  // view at a time, until the option shows or the list ends. A new
+  // id (a Select call, a list opened again) starts a new scan.
+  let scan = null;
+
+  // scanFor moves the list holding opts on by one view: it scrolls its
+  // scroller so the last option rendered comes to the top (a virtualized
+  // list renders at least the options in view, often a few past it), then
+  // waits until the list has rendered the options now in view. It
+  // answers "moved", "end" (scrolled to the end already), or "none" (the
+  // options do not scroll).
+  async function scanFor(opts, id) {
+    const sc = scrollerOf(opts);
+    if (!sc) return "none";
+    // A list scrolled by the page since (to its choice, once open) is
+    // scanned again from its top.
+    if (!scan || scan.id !== id || scan.scroller !== sc || Math.abs(sc.scrollTop - scan.at) > 1) {
+      scan = { id, scroller: sc, at: 0 };
+      if (sc.scrollTop > 0) {
+        const was = optionTexts(sc);
+        sc.scrollTop = 0;
+        scan.at = sc.scrollTop;
+        await rendered(sc, was);
+        return "moved";
+      }
+    }
+    const room = sc.scrollHeight - sc.clientHeight - sc.scrollTop;
+    if (room <= 1) return "end";
+    const view = sc.getBoundingClientRect().top + sc.clientTop;
+    const last = opts.reduce((m, o) => Math.max(m, o.getBoundingClientRect().top), -Infinity);
+    const by = last - view > sc.clientHeight / 2 ? last - view : sc.clientHeight;
+    const was = optionTexts(sc);
+    sc.scrollTop += Math.max(1, Math.floor(by));
+    scan.at = sc.scrollTop;
+    await rendered(sc, was);
+    return "moved";
+  }
+
+  // rendered waits, a frame at a time (ten at most), until the options
+  // in sc are no longer those it showed before a scroll (was): a list
+  // renders on its scroll event, in that frame or a later one.
+  async function rendered(sc, was) {
+    for (let i = 0; i < 10; i++) {
+      await nextFrame();
+      if (optionTexts(sc) !== was) return;
+    }
+  }
+
+  function optionTexts(sc) {
+    return optionsIn(sc).map((o) => flatText(o)).join("\n");
   }
 
   // shownOf is the choice a custom dropdown shows: a listbox's selected
