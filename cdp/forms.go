@@ -399,7 +399,7 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		return "", nil
 	}
 	option := options[0]
-	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) {
+	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) || (el.Mode == "listbox" && el.Closed) {
 		if err := fm.p.click(ctx, el.frame, el.X, el.Y, nil); err != nil {
 			return "", err
 		}

@@ -806,6 +806,9 @@
         } else if (comboOf(el)) {
           r.mode = comboOf(el);
           r.expanded = el.getAttribute("aria-expanded") === "true";
+          // A listbox that says it is collapsed opens on a click too
+          // (Choices.js without its search box).
+          r.closed = el.getAttribute("aria-expanded") === "false";
           ready = await settleBox(el, true, "strict");
         } else {
           return fail("not_select", "not a native select or an ARIA combobox or listbox; pass custom parts", [r.element]);
@@ -1117,7 +1120,11 @@
   // hidden text.
   function shownOf(el) {
     if (roleOf(el) === "listbox") {
-      return deepAll("[role=option][aria-selected=true]", el).map((o) => flatText(o)).join(", ");
+      // A collapsing listbox keeps its list next to the choice it shows:
+      // what shows counts, and one choice shown twice is one.
+      const sel = deepAll("[role=option][aria-selected=true]", el);
+      const seen = sel.filter(visible);
+      return Array.from(new Set((seen.length ? seen : sel).map((o) => flatText(o)))).join(", ");
     }
     const ad = el.getAttribute("aria-activedescendant");
     const active = ad && byId(el, ad);

@@ -36,7 +36,7 @@ func (fm *forms) clickOption(ctx context.Context, el *ready, desc, option string
 	return fm.untilWith(ctx, DefaultFormWait, mendable, func(ctx context.Context) error {
 		at.Type, at.End = false, false
 		err := fm.formCallIn(ctx, el.frame, optDesc, &at, "optionAt", el.Ref, option, parts, typed, scanID())
-		if err != nil && el.Mode == "combobox" && time.Since(opened) > reopenAfter {
+		if err != nil && (el.Mode == "combobox" || el.Closed) && time.Since(opened) > reopenAfter {
 			// A widget still settling from its last choice can let the
 			// opening click pass; a person seeing it stay shut clicks again.
 			var st struct {

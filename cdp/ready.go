@@ -109,6 +109,7 @@ type ready struct {
 	Values    []string `json:"values"`
 	Committed bool     `json:"committed"` // native select: the page kept the choice
 	Expanded  bool     `json:"expanded"`  // a combobox already open
+	Closed    bool     `json:"closed"`    // a combobox or listbox that says it is collapsed
 }
 
 // otherFrames reports whether a target may be in some frame other than
