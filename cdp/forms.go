@@ -185,6 +185,10 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 		}
 		el, err := fm.waitReady(ctx, loc, n)
 		if errors.Is(err, errcode.NotEditable) {
+			if s, ok, e := fm.fillSlider(ctx, loc, value, opts); ok {
+				st, err = s, e
+				return err
+			}
 			st, err = fm.fillCustom(ctx, loc, value, opts, err)
 			return err
 		}

@@ -764,7 +764,10 @@
       case "fill":
         if (!takesText(el)) return fail("not_editable", "the element does not take text", [r.element]);
         if (!el.isContentEditable && (el.readOnly || el.getAttribute("aria-readonly") === "true")) return fail("readonly", "the field is read-only", [r.element]);
-        ready = await settleBox(el, false, "near");
+        // A picker input's value is set, not typed or clicked: what
+        // covers it (the custom slider drawn over a hidden range) is no
+        // reason to wait.
+        ready = await settleBox(el, false, SET_TYPES.has(inputType(el)) ? null : "near");
         if (!ready.ok) return ready;
         if (typeof need.value === "string") {
           const p = fillPrepare(el, need.value);
@@ -1197,6 +1200,25 @@
     return norm(el.textContent);
   }
 
+  // sliderOf reads an ARIA slider that is no input (a div with role
+  // slider): its value, bounds (the ARIA defaults when unset) and
+  // orientation. With focus set it is focused first, for the keys.
+  function sliderOf(ref, focus) {
+    return withEl(ref, (el) => {
+      if (roleOf(el) !== "slider" || el.tagName === "INPUT") return fail("not_editable", "not an ARIA slider", [describe(el)]);
+      if (focus) {
+        el.focus({ preventScroll: true });
+        if (!focusedIn(el)) return fail("not_focusable", "the slider did not take focus", [describe(el)]);
+      }
+      const num = (a, d) => {
+        const v = el.getAttribute(a);
+        return v === null || v.trim() === "" || !isFinite(Number(v)) ? d : Number(v);
+      };
+      return { ok: true, now: num("aria-valuenow", null), min: num("aria-valuemin", 0), max: num("aria-valuemax", 100),
+        text: norm(el.getAttribute("aria-valuetext")), vertical: el.getAttribute("aria-orientation") === "vertical" };
+    });
+  }
+
   function read(ref) {
     return withEl(ref, (el) => ({ ok: true, value: valueOf(el) }));
   }
@@ -1368,5 +1390,5 @@
     return { ok: true, seen: true };
   }
 
-  return { resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
+  return { resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf };
 })
