@@ -555,6 +555,18 @@
     return ws.length === 1 ? ws[0] : null;
   }
 
+  // passLabel is the label a click goes to for a checkbox or radio that
+  // takes no pointer itself (a box of nothing, visually hidden,
+  // pointer-events none: a switch drawn by its label) while a label of
+  // its shows. A person clicks the label; the state is the input's. An input
+  // that is not rendered at all (display: none) has none.
+  function passLabel(el) {
+    if (el.tagName !== "INPUT" || !/^(checkbox|radio)$/i.test(el.type) || !el.labels || !el.labels.length) return null;
+    if (typeof el.checkVisibility === "function" ? !el.checkVisibility() : el.getClientRects().length === 0) return null;
+    if (visible(el) && !srOnly(el) && global.getComputedStyle(el).pointerEvents !== "none") return null;
+    return Array.from(el.labels).find(visible) || null;
+  }
+
   // pick takes the one usable element of found; total is how many
   // matched when found holds only some of them.
   function pick(found, total) {
@@ -564,7 +576,7 @@
       const w = widgetFor(e) || e;
       if (!els.includes(w)) els.push(w);
     }
-    const usable = els.filter((e) => visible(e) && !disabled(e));
+    const usable = els.filter((e) => (visible(e) || passLabel(e)) && !disabled(e));
     const skipped = els.filter((e) => !usable.includes(e)).map(describe);
     if (usable.length === 0) {
       const code = els.some((e) => visible(e)) ? "disabled" : "hidden";
@@ -779,7 +791,7 @@
         if (r.kind !== "checkbox" && r.kind !== "radio") return fail("bad_target", "not a checkbox or radio", [r.element]);
         r.checked = valueOf(el) === true;
         if (typeof need.checked === "boolean" && r.checked === need.checked) return r;
-        ready = await settleBox(el, true, "strict");
+        ready = await settleBox(passLabel(el) || el, true, "strict");
         break;
       }
       case "select":
@@ -818,7 +830,7 @@
         }
         break;
       default:
-        ready = await settleBox(el, true, "strict");
+        ready = await settleBox(passLabel(el) || el, true, "strict");
     }
     if (!ready.ok) return ready;
     r.x = ready.x;
