@@ -34,3 +34,12 @@ func TestPassThroughMaterializeCheckbox(t *testing.T) {
 		t.Errorf("after a click the box holds %s", got)
 	}
 }
+
+// Bulma's switch keeps its checkbox transparent at the start of the
+// <label for> that draws the switch.
+func TestPassThroughBulmaSwitch(t *testing.T) {
+	moreLibs(t, "bulma-switch")
+	tab := newTabWith(t, libPage("/pt-bulma", []string{"bulma-switch/dist/css/bulma-switch.min.css"},
+		`<div class=field><input id=sw type=checkbox role=switch class=switch><label for=sw>Dark mode</label></div>`, ``), TabOptions{})
+	checkBoth(t, tab, Locator{Role: "switch", Name: "Dark mode"}, `() => document.getElementById("sw").checked`)
+}
