@@ -175,7 +175,13 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // picker sets it (the element's own setter, then input and change
 // events) and read back as the input reads it ("2024-03-05",
 // "#ff8800"; a number for range, within its min, max and step). Number
-// and range values are strings of numbers and compare as numbers.
+// and range values are strings of numbers and compare as numbers. As no
+// pointer is used, what covers such an input (a custom slider drawn over
+// a hidden range) does not hold it up.
+//
+// An ARIA slider that is no input (role=slider on a div) is focused and
+// set with the keys of the ARIA slider pattern until aria-valuenow reads
+// value, a number within its bounds (see fillSlider).
 func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
 	err := fm.action(ctx, "fill", loc, opts, func(ctx context.Context) error {
@@ -301,15 +307,22 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 //
 // An ARIA combobox or listbox (react-select, Tom Select, Choices.js,
 // Select2, MUI, Headless UI and the like) is driven with trusted input: a
-// click opens it; the option whose text matches is clicked once it shows,
-// and when none does and the widget focused a filter field, option is
-// typed there first, key by key. A button whose popup holds options (a
-// country picker) counts as a combobox, and a label naming both a
-// combobox and its open list names the combobox. A native select a library hid behind such a widget
-// resolves to the widget. The choice is read back from what the widget
-// shows: a listbox's selected options, a closed combobox's value, the
-// options its popup marks selected (a web component's own options), or
-// the text displayed in it or beside its filter input.
+// click opens it (a listbox too when it says it is collapsed); the option
+// whose text matches is clicked once it shows, and when none does and the
+// widget focused a filter field, option is typed there first, key by
+// key. When none does and the options sit in a list that scrolls (a
+// virtualized list renders only those in view), the list is scrolled
+// from its top a view at a time until the option shows; one not there by
+// the list's end is errcode.NoOption at once. An option its list's
+// scroller clips is scrolled into the list's view, and its click is
+// checked where it lands as [Tab.ClickElement]'s is. A button whose popup
+// holds options (a country picker) counts as a combobox, and a label
+// naming both a combobox and its open list names the combobox. A native
+// select a library hid behind such a widget resolves to the widget. The
+// choice is read back from what the widget shows: a listbox's selected
+// options, a closed combobox's value, the options its popup marks
+// selected (a web component's own options), or the text displayed in it
+// or beside its filter input.
 //
 // A button that opens a dialog, popover, sheet or menu of choices built
 // only once open (Ionic's select in each of its forms, a menu button) is
