@@ -1029,10 +1029,10 @@
   // caller types text there, unless it has already. When none matches and
   // the options sit in a list that scrolls (a virtualized list renders
   // only those in view), the list is scanned for it (see scanFor).
-  async function optionAt(ref, text, parts, typed, scanId) {
+  async function optionAt(ref, text, parts, typed, scanId, budget) {
     const el = byRef(ref);
     if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
-    const until = global.performance.now() + SCAN_SLICE;
+    const until = global.performance.now() + Math.min(SCAN_SLICE, typeof budget === "number" ? budget : SCAN_SLICE);
     for (;;) {
       const { els, error } = optionsOf(el, parts);
       if (error) return error;
@@ -1059,8 +1059,9 @@
     }
   }
 
-  // SCAN_SLICE bounds one optionAt call's scrolling (ms), so the caller
-  // keeps its deadline; the next call goes on where this one stopped.
+  // SCAN_SLICE bounds one optionAt call's scrolling (ms), as does the
+  // caller's budget (what is left of its deadline), so the caller keeps
+  // its deadline; the next call goes on where this one stopped.
   const SCAN_SLICE = 1500;
 
   // scrollerOf is the element that scrolls a list of options: the nearest

@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -35,7 +36,7 @@ func (fm *forms) clickOption(ctx context.Context, el *ready, desc, option string
 	mendable := func(err error) bool { return !ended && waitable(err, false) }
 	return fm.untilWith(ctx, DefaultFormWait, mendable, func(ctx context.Context) error {
 		at.Type, at.End = false, false
-		err := fm.formCallIn(ctx, el.frame, optDesc, &at, "optionAt", el.Ref, option, parts, typed, scanID())
+		err := fm.formCallIn(ctx, el.frame, optDesc, &at, "optionAt", el.Ref, option, parts, typed, scanID(), scanBudget(ctx))
 		if err != nil && (el.Mode == "combobox" || el.Closed) && time.Since(opened) > reopenAfter {
 			// A widget still settling from its last choice can let the
 			// opening click pass; a person seeing it stay shut clicks again.
@@ -70,4 +71,16 @@ func (fm *forms) clickOption(ctx context.Context, el *ready, desc, option string
 			return fm.formCallIn(ctx, el.frame, optDesc, nil, "clickLanded")
 		})
 	})
+}
+
+// scanBudget is how long one optionAt call may scroll a list, in
+// milliseconds: half of what is left of ctx (the rest answers the call
+// and reads its reason), and no more than the page's own slice when ctx
+// has no deadline.
+func scanBudget(ctx context.Context) int64 {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return math.MaxInt32
+	}
+	return max(0, time.Until(d).Milliseconds()/2)
 }
