@@ -63,7 +63,14 @@ type core interface {
 }
 
 //go:embed forms.js
-var formsSource string
+var formsMain string
+
+//go:embed options.js
+var formsOptions string
+
+// formsSource is the whole runtime: forms.js with the parts kept in files
+// of their own spliced in.
+var formsSource = strings.Replace(formsMain, "  // @include options.js\n", formsOptions, 1)
 
 // formsHash identifies this build of the form runtime; a page holding a
 // runtime built from other source rebuilds it.

@@ -161,3 +161,10 @@ function toggle(open) {
 combo.addEventListener("click", () => toggle(pop.hidden));`), TabOptions{})
 	selectItems(t, tab, Locator{Role: "combobox", Name: "Part"}, `() => window.state.value`, 377, 801, 5)
 }
+
+// The runtime sent to pages holds the dropdown code kept in options.js.
+func TestFormsSourceSplicesOptions(t *testing.T) {
+	if !strings.Contains(formsSource, "async function optionAt(") || strings.Contains(formsSource, "// @include options.js") {
+		t.Fatal("options.js was not spliced into the form runtime")
+	}
+}
