@@ -10,7 +10,9 @@ TESTLIBS     := $(TOOLS)/testlibs
 TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1 choices.js@11.2.4 select2@4.1.0 jquery@3.7.1 \
                 vue@3.5.45 quill@2.0.3 intl-tel-input@29.5.1 @shoelace-style/shoelace@2.20.1 \
                 @material/web@2.5.0 @fluentui/web-components@3.1.3 @microsoft/fast-element@3.0.3 \
-                @ionic/core@9.0.5 @ui5/webcomponents@2.26.0
+                @ionic/core@9.0.5 @ui5/webcomponents@2.26.0 \
+                virtual-select-plugin@1.1.0 @tanstack/virtual-core@3.19.13 @lit-labs/virtualizer@2.1.1 nouislider@15.8.1 rangeslider.js@2.3.3 \
+                materialize-css@1.0.0 bulma-switch@2.0.4
 GO           ?= go
 STATICCHECK_VERSION := v0.8.2
 GOFLAGS_TEST ?= -race -timeout 20m

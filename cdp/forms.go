@@ -63,7 +63,14 @@ type core interface {
 }
 
 //go:embed forms.js
-var formsSource string
+var formsMain string
+
+//go:embed options.js
+var formsOptions string
+
+// formsSource is the whole runtime: forms.js with the parts kept in files
+// of their own spliced in.
+var formsSource = strings.Replace(formsMain, "  // @include options.js\n", formsOptions, 1)
 
 // formsHash identifies this build of the form runtime; a page holding a
 // runtime built from other source rebuilds it.
@@ -175,7 +182,13 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // picker sets it (the element's own setter, then input and change
 // events) and read back as the input reads it ("2024-03-05",
 // "#ff8800"; a number for range, within its min, max and step). Number
-// and range values are strings of numbers and compare as numbers.
+// and range values are strings of numbers and compare as numbers. As no
+// pointer is used, what covers such an input (a custom slider drawn over
+// a hidden range) does not hold it up.
+//
+// An ARIA slider that is no input (role=slider on a div) is focused and
+// set with the keys of the ARIA slider pattern until aria-valuenow reads
+// value, a number within its bounds (see fillSlider).
 func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
 	err := fm.action(ctx, "fill", loc, opts, func(ctx context.Context) error {
@@ -185,6 +198,10 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 		}
 		el, err := fm.waitReady(ctx, loc, n)
 		if errors.Is(err, errcode.NotEditable) {
+			if s, ok, e := fm.fillSlider(ctx, loc, value, opts); ok {
+				st, err = s, e
+				return err
+			}
 			st, err = fm.fillCustom(ctx, loc, value, opts, err)
 			return err
 		}
@@ -297,15 +314,22 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 //
 // An ARIA combobox or listbox (react-select, Tom Select, Choices.js,
 // Select2, MUI, Headless UI and the like) is driven with trusted input: a
-// click opens it; the option whose text matches is clicked once it shows,
-// and when none does and the widget focused a filter field, option is
-// typed there first, key by key. A button whose popup holds options (a
-// country picker) counts as a combobox, and a label naming both a
-// combobox and its open list names the combobox. A native select a library hid behind such a widget
-// resolves to the widget. The choice is read back from what the widget
-// shows: a listbox's selected options, a closed combobox's value, the
-// options its popup marks selected (a web component's own options), or
-// the text displayed in it or beside its filter input.
+// click opens it (a listbox too when it says it is collapsed); the option
+// whose text matches is clicked once it shows, and when none does and the
+// widget focused a filter field, option is typed there first, key by
+// key. When none does and the options sit in a list that scrolls (a
+// virtualized list renders only those in view), the list is scrolled
+// from its top a view at a time until the option shows; one not there by
+// the list's end is errcode.NoOption at once. An option its list's
+// scroller clips is scrolled into the list's view, and its click is
+// checked where it lands as [Tab.ClickElement]'s is. A button whose popup
+// holds options (a country picker) counts as a combobox, and a label
+// naming both a combobox and its open list names the combobox. A native
+// select a library hid behind such a widget resolves to the widget. The
+// choice is read back from what the widget shows: a listbox's selected
+// options, a closed combobox's value, the options its popup marks
+// selected (a web component's own options), or the text displayed in it
+// or beside its filter input.
 //
 // A button that opens a dialog, popover, sheet or menu of choices built
 // only once open (Ionic's select in each of its forms, a menu button) is
@@ -399,56 +423,12 @@ func (fm *forms) choose(ctx context.Context, loc Locator, options []string, mult
 		return "", nil
 	}
 	option := options[0]
-	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) {
+	if el.Mode == "parts" || (el.Mode == "combobox" && !el.Expanded) || (el.Mode == "listbox" && el.Closed) {
 		if err := fm.p.click(ctx, el.frame, el.X, el.Y, nil); err != nil {
 			return "", err
 		}
 	}
-	// The options usually render after the click, or only once the filter
-	// holds some text: when none matches and the widget focused a filter
-	// field, option is typed there, once.
-	typed := false
-	opened := time.Now()
-	var at struct {
-		X, Y float64
-		Type bool `json:"type"`
-	}
-	err = fm.until(ctx, false, func(ctx context.Context) error {
-		at.Type = false
-		err := fm.formCallIn(ctx, el.frame, desc, &at, "optionAt", el.Ref, option, opts.Parts, typed)
-		if err != nil && el.Mode == "combobox" && time.Since(opened) > reopenAfter {
-			// A widget still settling from its last choice can let the
-			// opening click pass; a person seeing it stay shut clicks again.
-			var st struct {
-				Expanded bool `json:"expanded"`
-			}
-			if e := fm.formCallIn(ctx, el.frame, desc, &st, "shown", el.Ref, opts.Parts); e == nil && !st.Expanded {
-				opened = time.Now()
-				if e := fm.p.click(ctx, el.frame, el.X, el.Y, nil); e != nil {
-					return e
-				}
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if at.Type {
-			typed = true
-			if err := fm.typeKeys(ctx, el.frame, option); err != nil {
-				return err
-			}
-			return &LocatorError{Code: errcode.NoOption, Target: desc, Message: "typed the option into the filter; waiting for it to show"}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	x, y, err := fm.p.pagePoint(ctx, el.frame, at.X, at.Y)
-	if err == nil {
-		err = fm.p.click(ctx, el.frame, x, y, nil)
-	}
-	if err != nil {
+	if err := fm.clickOption(ctx, el, desc, option, opts.Parts); err != nil {
 		return "", err
 	}
 	// Widgets may show the choice a task or a render later.

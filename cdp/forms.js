@@ -555,6 +555,18 @@
     return ws.length === 1 ? ws[0] : null;
   }
 
+  // passLabel is the label a click goes to for a checkbox or radio that
+  // takes no pointer itself (a box of nothing, visually hidden,
+  // pointer-events none: a switch drawn by its label) while a label of
+  // its shows. A person clicks the label; the state is the input's. An input
+  // that is not rendered at all (display: none) has none.
+  function passLabel(el) {
+    if (el.tagName !== "INPUT" || !/^(checkbox|radio)$/i.test(el.type) || !el.labels || !el.labels.length) return null;
+    if (typeof el.checkVisibility === "function" ? !el.checkVisibility() : el.getClientRects().length === 0) return null;
+    if (visible(el) && !srOnly(el) && global.getComputedStyle(el).pointerEvents !== "none") return null;
+    return Array.from(el.labels).find(visible) || null;
+  }
+
   // pick takes the one usable element of found; total is how many
   // matched when found holds only some of them.
   function pick(found, total) {
@@ -564,7 +576,7 @@
       const w = widgetFor(e) || e;
       if (!els.includes(w)) els.push(w);
     }
-    const usable = els.filter((e) => visible(e) && !disabled(e));
+    const usable = els.filter((e) => (visible(e) || passLabel(e)) && !disabled(e));
     const skipped = els.filter((e) => !usable.includes(e)).map(describe);
     if (usable.length === 0) {
       const code = els.some((e) => visible(e)) ? "disabled" : "hidden";
@@ -679,6 +691,14 @@
       el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
       b = boxOf(el);
     }
+    if (clipped(el, b)) {
+      // Inside the window but outside its scroller's view (an option
+      // below a list's fold): only the scrollers move, as little as
+      // needed. A virtualized list may render the element anew.
+      el.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" });
+      if (!el.isConnected) return fail("not_found", "the element was re-rendered as its list scrolled");
+      b = boxOf(el);
+    }
     if (frames || moving(el)) {
       const framed = await nextFrame();
       if (!el.isConnected) return fail("not_found", "the element was removed");
@@ -698,6 +718,20 @@
       if (cover) return fail("obscured", "another element covers it", [describe(cover)]);
     }
     return { ok: true, x: p.x, y: p.y };
+  }
+
+  // clipped reports whether a scrolling ancestor of el (overflow other
+  // than visible) shows only part of box b, or none of it.
+  function clipped(el, b) {
+    for (let p = parentOf(el); p && p !== doc.body && p !== doc.documentElement; p = parentOf(p)) {
+      const cs = global.getComputedStyle(p);
+      if (cs.overflowX === "visible" && cs.overflowY === "visible") continue;
+      if (p.scrollHeight <= p.clientHeight + 1 && p.scrollWidth <= p.clientWidth + 1) continue; // nothing to scroll to
+      const r = p.getBoundingClientRect();
+      const top = r.top + p.clientTop, left = r.left + p.clientLeft;
+      if (b.y < top - 1 || b.x < left - 1 || b.y + b.h > top + p.clientHeight + 1 || b.x + b.w > left + p.clientWidth + 1) return true;
+    }
+    return false;
   }
 
   // SET_TYPES are inputs Chromium gives a picker rather than free text
@@ -744,7 +778,10 @@
       case "fill":
         if (!takesText(el)) return fail("not_editable", "the element does not take text", [r.element]);
         if (!el.isContentEditable && (el.readOnly || el.getAttribute("aria-readonly") === "true")) return fail("readonly", "the field is read-only", [r.element]);
-        ready = await settleBox(el, false, "near");
+        // A picker input's value is set, not typed or clicked: what
+        // covers it (the custom slider drawn over a hidden range) is no
+        // reason to wait.
+        ready = await settleBox(el, false, SET_TYPES.has(inputType(el)) ? null : "near");
         if (!ready.ok) return ready;
         if (typeof need.value === "string") {
           const p = fillPrepare(el, need.value);
@@ -756,7 +793,7 @@
         if (r.kind !== "checkbox" && r.kind !== "radio") return fail("bad_target", "not a checkbox or radio", [r.element]);
         r.checked = valueOf(el) === true;
         if (typeof need.checked === "boolean" && r.checked === need.checked) return r;
-        ready = await settleBox(el, true, "strict");
+        ready = await settleBox(passLabel(el) || el, true, "strict");
         break;
       }
       case "select":
@@ -786,6 +823,9 @@
         } else if (comboOf(el)) {
           r.mode = comboOf(el);
           r.expanded = el.getAttribute("aria-expanded") === "true";
+          // A listbox that says it is collapsed opens on a click too
+          // (Choices.js without its search box).
+          r.closed = el.getAttribute("aria-expanded") === "false";
           ready = await settleBox(el, true, "strict");
         } else {
           return fail("not_select", "not a native select or an ARIA combobox or listbox; pass custom parts", [r.element]);
@@ -801,7 +841,7 @@
         if (need.position && !(Number.isFinite(need.position.x) && Number.isFinite(need.position.y))) {
           return fail("invalid", "position must be finite numbers");
         }
-        ready = await settleBox(el, true, "strict", need.position);
+        ready = await settleBox(passLabel(el) || el, true, "strict", need.position);
     }
     if (!ready.ok) return ready;
     r.x = ready.x;
@@ -911,177 +951,7 @@
     return { ok: true, value: labels[0] || "", values: labels, committed };
   }
 
-  // A custom dropdown's options: those of the popup the combobox names
-  // (aria-controls, aria-owns), else those inside it, else every visible
-  // option on the page (a popup rendered at the end of the body).
-  function optionsOf(el, parts) {
-    if (parts && parts.option) return partEls(el, parts, "option");
-    const own = popupOptions(el).own;
-    if (own.some(visible)) return { els: own };
-    const inside = optionsIn(el);
-    if (inside.some(visible)) return { els: inside };
-    return { els: optionsIn(doc) };
-  }
-
-  // popupOptions lists the options of the popups el names (aria-controls,
-  // aria-owns), and whether one of them takes several choices.
-  function popupOptions(el) {
-    const own = [];
-    let multi = false;
-    for (const a of ["aria-controls", "aria-owns"]) {
-      for (const id of (el.getAttribute(a) || "").split(/\s+/).filter(Boolean)) {
-        const p = byId(el, id);
-        if (!p) continue;
-        own.push(...optionsIn(p));
-        multi = multi || p.getAttribute("aria-multiselectable") === "true";
-      }
-    }
-    return { own, multi };
-  }
-
-  // optionsIn lists the options in root: those in its tree and its open
-  // shadow roots, and those slotted into it (a web component's options are
-  // often its host's children, shown through a slot of its popup). An
-  // option alone in a component's shadow tree (not a list's) stands for
-  // that component: the host is what the page marks selected, and the
-  // option's text is often slotted into it from the host's own children.
-  function optionsIn(root) {
-    const out = new Set();
-    const add = (o) => {
-      const h = hostOf(o);
-      const alone = h && h !== root && !containsDeep(h, root) && deepAll("[role=option]", h.shadowRoot).length === 1 &&
-        !deepAll("[role=listbox], [role=combobox]", h.shadowRoot).length;
-      out.add(alone ? h : o);
-    };
-    const seen = new Set();
-    const visit = (r) => {
-      if (seen.has(r)) return;
-      seen.add(r);
-      for (const o of deepAll("[role=option]", r)) add(o);
-      for (const s of deepAll("slot", r)) {
-        for (const a of s.assignedElements({ flatten: true })) {
-          if (a.matches("[role=option]")) add(a);
-          else visit(a);
-        }
-      }
-    };
-    visit(root);
-    return Array.from(out);
-  }
-
-  // picked reports an option that says it is selected.
-  function picked(o) {
-    if (o.getAttribute("aria-selected") === "true") return true;
-    return !!o.shadowRoot && deepAll("[role=option][aria-selected=true]", o.shadowRoot).length > 0;
-  }
-
-  // filterField is the focused text field a dropdown filters its options
-  // by, when there is one to type into: the combobox itself, a field in
-  // it, or one next to its options (a search box atop the popup).
-  function filterField(el, opts) {
-    let a = doc.activeElement;
-    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-    if (!a || a === doc.body || kindOf(a) !== "text" || a.readOnly || disabled(a)) return null;
-    if (containsDeep(el, a)) return a;
-    for (const o of opts) {
-      let p = o;
-      for (let i = 0; i < 4 && p; i++) {
-        p = parentOf(p);
-        if (p && containsDeep(p, a)) return a;
-      }
-    }
-    return null;
-  }
-
-  // optionAt finds the visible option of an open dropdown whose text is
-  // text and says where to click it. When none (or several) match and a
-  // filter field has focus, it selects the field's text and answers
-  // {type: true} so the caller types text there, unless it has already.
-  async function optionAt(ref, text, parts, typed) {
-    const el = byRef(ref);
-    if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
-    const { els, error } = optionsOf(el, parts);
-    if (error) return error;
-    const shown = els.filter((o) => visible(o) && !disabled(o));
-    const hits = match(shown, (o) => [flatText(o), o.getAttribute("aria-label") || ""], text);
-    if (hits.length !== 1 && !typed && !(parts && parts.option)) {
-      const f = filterField(el, els.slice(0, 3));
-      if (f) {
-        if (typeof f.select === "function") f.select();
-        return { ok: true, type: true };
-      }
-    }
-    if (hits.length === 0) return fail("no_option", shown.length ? "no visible option matches" : "no option is showing", shown.slice(0, 10).map(describe));
-    if (hits.length > 1) return fail("ambiguous", hits.length + " options match", hits.map(describe));
-    return settleBox(hits[0], true, "strict");
-  }
-
-  // shownOf is the choice a custom dropdown shows: a listbox's selected
-  // options; the option aria-activedescendant names when it is selected;
-  // a closed combobox's own value; the selected options of the popup it
-  // names; else the text shown in it or, for an input that is only the
-  // widget's filter, in the few elements around it (a single-value
-  // display), leaving out labels, popups, live regions and visually
-  // hidden text.
-  function shownOf(el) {
-    if (roleOf(el) === "listbox") {
-      return deepAll("[role=option][aria-selected=true]", el).map((o) => flatText(o)).join(", ");
-    }
-    const ad = el.getAttribute("aria-activedescendant");
-    const active = ad && byId(el, ad);
-    if (active && active.getAttribute("aria-selected") === "true") return flatText(active);
-    if (el.tagName === "INPUT" && el.value && el.getAttribute("aria-expanded") !== "true") return el.value;
-    // What the widget itself reports: the options of its popup that say
-    // they are selected (a web component's options, a country list), read
-    // once it is closed, or while it is open when it takes several.
-    const pop = popupOptions(el);
-    const chosen = pop.own.filter(picked);
-    if (chosen.length && (pop.multi || el.getAttribute("aria-expanded") !== "true")) return chosen.map((o) => flatText(o)).join(", ");
-    if (el.getAttribute("aria-expanded") !== "true") {
-      // A closed widget that shows its choice as a selected option of its
-      // own (Choices.js): the options a person sees selected.
-      const sel = deepAll("[role=option][aria-selected=true]", el).filter((o) => visible(o) && !srOnly(o));
-      if (sel.length) return sel.map((o) => flatText(o)).join(", ");
-    }
-    const skip = (e) => e === el || e.matches("label, [role=listbox], [role=option], [aria-live], script, style, template") ||
-      !visible(e) || srOnly(e);
-    const text = (n) => {
-      let out = "";
-      const walk = (p) => {
-        let kids = p.childNodes;
-        if (p.nodeType === 1 && p.shadowRoot) kids = p.shadowRoot.childNodes;
-        else if (p.nodeType === 1 && p.tagName === "SLOT" && p.assignedNodes().length) kids = p.assignedNodes();
-        for (const c of kids) {
-          if (c.nodeType === 3) out += c.data + " ";
-          else if (c.nodeType === 1 && !skip(c) && !c.matches("input, select, textarea")) walk(c);
-        }
-      };
-      walk(n);
-      return norm(out);
-    };
-    let n = el;
-    for (let i = 0; i < 3 && n; i++) {
-      const t = text(n);
-      if (t) return t;
-      n = parentOf(n);
-      if (!n || n === doc.body || Array.from(n.querySelectorAll(CONTROLS)).some((f) => f !== el && !el.contains(f) && !f.matches("[role=option]") && FIELD(f) && visible(f))) break;
-    }
-    return "";
-  }
-
-  function shown(ref, parts) {
-    return withEl(ref, (el) => {
-      if (parts && parts.value) {
-        const { els, error } = partEls(el, parts, "value");
-        if (error) return error;
-        if (els.length) {
-          const v = els[0];
-          return { ok: true, value: v.tagName === "INPUT" && v.value ? v.value : flatText(v) };
-        }
-      }
-      return { ok: true, value: shownOf(el), expanded: el.getAttribute("aria-expanded") === "true" };
-    });
-  }
+  // @include options.js
 
   function valueOf(el) {
     const kind = kindOf(el);
@@ -1439,5 +1309,5 @@
     });
   }
 
-  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded };
+  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf };
 })

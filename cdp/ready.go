@@ -113,6 +113,7 @@ type ready struct {
 	Committed bool     `json:"committed"` // native select: the page kept the choice
 	Expanded  bool     `json:"expanded"`  // a combobox already open
 	Focused   bool     `json:"focused"`   // focus: the element took focus
+	Closed    bool     `json:"closed"`    // a combobox or listbox that says it is collapsed
 }
 
 // otherFrames reports whether a target may be in some frame other than

@@ -44,11 +44,17 @@ func TestSDKErrorCodesAreTheTable(t *testing.T) {
 	}
 	require.Equal(t, string(want), string(src), "run go generate ./runner after changing the code table")
 
-	// And every code the form runtime can answer with is in the table.
-	js, err := os.ReadFile(filepath.Join("..", "cdp", "forms.js"))
+	// And every code the form runtime (forms.js and the files spliced
+	// into it) can answer with is in the table.
+	files, err := filepath.Glob(filepath.Join("..", "cdp", "*.js"))
 	require.NoError(t, err)
-	for _, m := range regexp.MustCompile(`fail\("([a-z_]+)"`).FindAllSubmatch(js, -1) {
-		require.NotEmpty(t, errcode.Code(m[1]).Meaning(), "forms.js answers with code %s, which the table lacks", m[1])
+	require.Contains(t, files, filepath.Join("..", "cdp", "forms.js"))
+	for _, f := range files {
+		js, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`fail\("([a-z_]+)"`).FindAllSubmatch(js, -1) {
+			require.NotEmpty(t, errcode.Code(m[1]).Meaning(), "%s answers with code %s, which the table lacks", filepath.Base(f), m[1])
+		}
 	}
 }
 
