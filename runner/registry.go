@@ -60,7 +60,6 @@ func parseJSR(raw string) (jsrRegistry, error) {
 // version it ships (package importtable's, which the import table reads).
 type stdPin = importtable.Pin
 
-
 // sdkImports is the SDK's import map.
 func sdkImports(config string) (map[string]string, error) {
 	data, err := os.ReadFile(config)
