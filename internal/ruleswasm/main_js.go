@@ -9,6 +9,7 @@ import (
 	"syscall/js"
 
 	"github.com/tranquil/automation/internal/importtable"
+	"github.com/tranquil/automation/internal/ospath"
 	"github.com/tranquil/automation/internal/sitematch"
 	"github.com/tranquil/automation/permissions"
 )
@@ -65,7 +66,12 @@ func parseHeader(_ js.Value, args []js.Value) any {
 		src = make([]byte, args[0].Get("length").Int())
 		js.CopyBytesToGo(src, args[0])
 	}
-	h, err := permissions.Parse(src, args[1].String())
+	script := args[1].String()
+	// A script in C:\ or on \\server\share reads as on Windows, any other
+	// as on Unix, whatever system the kit runs on: a test may name a made-up
+	// folder of either kind, and on Windows every real one is the first.
+	ospath.UseWindows(len(script) >= 2 && (script[1] == ':' || script[0] == '\\' && script[1] == '\\'))
+	h, err := permissions.Parse(src, script)
 	if err != nil {
 		var pe *permissions.ParseError
 		if !errors.As(err, &pe) {

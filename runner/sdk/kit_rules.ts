@@ -180,8 +180,9 @@ export function importRefusal(
  * goFS is the file system the Go program sees (syscall's fs_js.go calls
  * Node's fs API by these names): the lookups a header's paths need,
  * synchronous, each answering its callback before it returns, as a Go call
- * from JavaScript must not wait on the event loop. Anything else fails
- * with ENOSYS.
+ * from JavaScript must not wait on the event loop; and the two questions
+ * the path guard asks the system (internal/pathguard/names_js.go). Anything
+ * else fails with ENOSYS.
  */
 function goFS(): object {
   const fail = (code: string) => Object.assign(new Error(code), { code });
@@ -232,10 +233,46 @@ function goFS(): object {
     },
     readlink(path: string, cb: Callback) {
       try {
-        cb(null, Deno.readLinkSync(path));
+        // Windows keeps an absolute target as \\?\C:\…; Go reads it as C:\….
+        cb(null, Deno.readLinkSync(path).replace(/^\\\\\?\\(?=[A-Za-z]:)/, ""));
       } catch (e) {
         cb(fail(code(e)));
       }
+    },
+    // The name on disk of the existing Windows path p: the long form of an
+    // 8.3 short name such as PROGRA~1, in its own case.
+    longName(p: string): string {
+      try {
+        const r = Deno.realPathSync(p);
+        return r.slice(r.lastIndexOf("\\") + 1);
+      } catch {
+        return "";
+      }
+    },
+    // Whether the volume of p's longest existing prefix tells names apart
+    // by case: on macOS, by looking a name of it up in the other case (Go
+    // asks pathconf, which Deno does not offer); yes elsewhere, and when
+    // nothing can be asked.
+    caseSensitive(p: string): boolean {
+      if (Deno.build.os !== "darwin") return true;
+      for (let d = p; d !== "/" && d !== ""; d = d.slice(0, d.lastIndexOf("/")) || "/") {
+        const base = d.slice(d.lastIndexOf("/") + 1);
+        const other = base === base.toLowerCase() ? base.toUpperCase() : base.toLowerCase();
+        let info: Deno.FileInfo;
+        try {
+          info = Deno.lstatSync(d);
+        } catch {
+          continue; // not there yet: its folder is asked
+        }
+        if (other === base) continue;
+        try {
+          const o = Deno.lstatSync(`${d.slice(0, d.lastIndexOf("/"))}/${other}`);
+          return o.ino !== info.ino || o.dev !== info.dev;
+        } catch {
+          return true;
+        }
+      }
+      return true;
     },
   };
   return new Proxy(fsAPI, {

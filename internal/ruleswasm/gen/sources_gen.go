@@ -3,4 +3,4 @@
 package main
 
 // sources is the hash of the Go files runner/sdk/rules.wasm.gz was built from.
-const sources = "359f21651158c8c336263f69bcf4f8602f5a578af3f14c82a9f65bc387f420fd"
+const sources = "4fc721f2fa627b8c43102970d590a1d75ef395307aae2757f7c9adfd8e846e27"
