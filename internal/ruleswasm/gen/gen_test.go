@@ -170,3 +170,40 @@ func TestWasmAnswers(t *testing.T) {
 		assert.Equal(t, want, got.Imports[i], "%s", c.spec)
 	}
 }
+
+// TestRunsDoNotLoadTheRules: only the testing kit imports the loader; a
+// run's module graph (main.ts, which imports mod.ts) never holds it, so
+// no run reads or compiles the WebAssembly.
+func TestRunsDoNotLoadTheRules(t *testing.T) {
+	deno := testenv.Deno(t)
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	sdk := filepath.Join(root, "runner", "sdk")
+	graph := func(entry string) []string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, deno, "info", "--json", "--no-lock", "--no-remote", "--no-npm",
+			"--config="+filepath.Join(sdk, "deno.json"), filepath.Join(sdk, entry))
+		cmd.Env = []string{"DENO_DIR=" + testenv.DenoCacheDir(t), "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1", "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.Output()
+		require.NoError(t, err, "deno info %s", entry)
+		var info struct {
+			Modules []struct {
+				Specifier string `json:"specifier"`
+			} `json:"modules"`
+		}
+		require.NoError(t, json.Unmarshal(out, &info))
+		var mods []string
+		for _, m := range info.Modules {
+			mods = append(mods, filepath.Base(m.Specifier))
+		}
+		return mods
+	}
+	assert.Contains(t, graph("testing.ts"), "kit_rules.ts")
+	for _, entry := range []string{"main.ts", "mod.ts"} {
+		mods := graph(entry)
+		assert.Contains(t, mods, "mod.ts", entry)
+		assert.NotContains(t, mods, "kit_rules.ts", entry)
+		assert.NotContains(t, mods, "go_wasm.ts", entry)
+	}
+}
