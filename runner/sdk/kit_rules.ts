@@ -8,6 +8,7 @@
 
 import type { Capability } from "./runtime.ts";
 import { Go } from "./go_wasm.ts";
+import { fromFileUrl } from "./path.ts";
 
 /** The kinds of header problems, as permissions.ParseError.Kind names them. */
 export type HeaderErrorKind =
@@ -282,7 +283,18 @@ function goFS(): object {
 
 /** load reads, decompresses and starts the Go program, and returns its functions. */
 async function load(): Promise<Rules> {
-  const gz = await Deno.readFile(new URL("./rules.wasm.gz", import.meta.url));
+  const file = new URL("./rules.wasm.gz", import.meta.url);
+  let gz: Uint8Array<ArrayBuffer>;
+  try {
+    gz = await Deno.readFile(file);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotCapable)) throw e;
+    throw new Deno.errors.NotCapable(
+      `the testing kit reads the app's rules from ${
+        fromFileUrl(file)
+      }: give deno test --allow-read for the SDK's folder too (${(e as Error).message})`,
+    );
+  }
   const wasm = await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip")))
     .arrayBuffer();
   const noProcess = () => -1;
