@@ -99,6 +99,12 @@ var rules = []rule{
 		why: "the browser client connects to browsers; starting them is package launch's"},
 	{pkg: "trace", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/...", module + "/history/..."},
 		why: "a trace is types, a bounded recorder and an encoding; the runner fills it, history stores it"},
+	{pkg: "internal/sitematch", banned: []string{"os/exec", "net/http", "regexp", module + "/cdp/...", module + "/runner/...", module + "/permissions/..."},
+		why: "sites= matching is pure and goes into the testing kit's WebAssembly (internal/ruleswasm), which must stay small"},
+	{pkg: "internal/importtable", banned: []string{"os/exec", "net/http", "regexp", module + "/..."},
+		why: "the import table is pure and goes into the testing kit's WebAssembly (internal/ruleswasm), where regexp alone would add 140 KB"},
+	{pkg: "internal/ospath", banned: []string{"os/exec", "net/http", "fmt", "regexp", module + "/..."},
+		why: "path rules only, for permissions and pathguard; it goes into the testing kit's WebAssembly too"},
 	{pkg: "traceview", banned: []string{"os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},
 		why: "the view shows what a Source gives it; it runs nothing and drives no browser"},
 }

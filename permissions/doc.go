@@ -78,4 +78,9 @@
 // without permission checks (the runner checks the module graph before a
 // run), and a script granted import= hosts can still fetch npm: packages
 // through deno's own channel.
+//
+// The SDK's testing kit runs [Parse] compiled to WebAssembly
+// (internal/ruleswasm); the files it does not need (flags, wording,
+// canonical form) are left out of that build (//go:build !js) to keep it
+// small.
 package permissions

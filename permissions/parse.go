@@ -2,13 +2,13 @@ package permissions
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tranquil/automation/internal/ospath"
 	"github.com/tranquil/automation/internal/pathguard"
 )
 
@@ -39,11 +39,11 @@ var (
 // A missing or invalid header returns a *ParseError; the script must then be
 // refused, never run on a baseline.
 func Parse(src []byte, scriptPath string) (*Header, error) {
-	if !filepath.IsAbs(scriptPath) {
+	if !ospath.IsAbs(scriptPath) {
 		return nil, &ParseError{Kind: ErrSyntax, Msg: fmt.Sprintf("script path %q is not absolute", scriptPath)}
 	}
-	p := parser{h: &Header{ScriptPath: filepath.Clean(scriptPath), Timeout: DefaultTimeout}}
-	p.lexDir = filepath.Dir(p.h.ScriptPath)
+	p := parser{h: &Header{ScriptPath: ospath.Clean(scriptPath), Timeout: DefaultTimeout}}
+	p.lexDir = ospath.Dir(p.h.ScriptPath)
 	_, realDir, err := pathguard.Resolve(p.lexDir)
 	if err != nil {
 		return nil, &ParseError{Kind: ErrSyntax, Msg: fmt.Sprintf("cannot resolve the script's directory: %v", err)}
@@ -365,8 +365,8 @@ func (p *parser) value(l line, key string, v value) error {
 		if msg := checkRun(v.text); msg != "" {
 			return fail(ErrBadValue, msg)
 		}
-		p.h.Run = append(p.h.Run, filepath.Clean(v.text))
-		if !filepath.IsAbs(v.text) {
+		p.h.Run = append(p.h.Run, ospath.Clean(v.text))
+		if !ospath.IsAbs(v.text) {
 			p.h.Run[len(p.h.Run)-1] = v.text
 		}
 	case "read", "write":

@@ -6,11 +6,10 @@ import (
 	"io/fs"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/tranquil/automation/internal/ospath"
 	"github.com/tranquil/automation/internal/pathguard"
 )
 
@@ -236,7 +235,7 @@ func validEnvName(s string) bool {
 // absoluteGit is the example of an absolute command path this system
 // would take.
 func absoluteGit() string {
-	if runtime.GOOS == "windows" {
+	if ospath.Windows() {
 		return `C:\Program Files\Git\cmd\git.exe`
 	}
 	return "/usr/bin/git"
@@ -250,7 +249,7 @@ func checkRun(v string) string {
 		return "the command contains a NUL byte"
 	case strings.Contains(v, ","):
 		return "deno cannot grant a command whose name contains a comma"
-	case filepath.IsAbs(v):
+	case ospath.IsAbs(v):
 		return ""
 	case strings.ContainsAny(v, `/\`):
 		return fmt.Sprintf("run= takes a command name like git or an absolute path like %s; %q is a relative path", absoluteGit(), v)
@@ -272,7 +271,7 @@ func checkRun(v string) string {
 var specialRoots = []string{"/proc", "/sys", "/dev"}
 
 func (p *parser) resolvePath(key, v string) (Path, string, error) {
-	if runtime.GOOS == "windows" {
+	if ospath.Windows() {
 		if msg := windowsPathProblem(key, v); msg != "" {
 			return Path{}, msg, ErrBadValue
 		}
@@ -295,8 +294,8 @@ func (p *parser) resolvePath(key, v string) (Path, string, error) {
 		return Path{}, fmt.Sprintf("%s=%s would grant the script's whole folder and everything in it, because deno grants folders recursively; name the files or a subfolder, like %s=%s", key, v, key, example(key)[len(key)+1:]), ErrBlanketPath
 	}
 	abs := v
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(p.lexDir, v)
+	if !ospath.IsAbs(abs) {
+		abs = ospath.Join(p.lexDir, v)
 	}
 	lexical, real, err := pathguard.Resolve(abs)
 	if err != nil {
@@ -308,7 +307,7 @@ func (p *parser) resolvePath(key, v string) (Path, string, error) {
 	if pathguard.Contains(real, p.h.ScriptDir) || pathguard.Contains(real, p.lexDir) {
 		return Path{}, fmt.Sprintf("%s=%s leads through a symlink to %s, the script's own folder or one of its parents; name the files or a subfolder", key, v, real), ErrBlanketPath
 	}
-	if runtime.GOOS != "windows" {
+	if !ospath.Windows() {
 		for _, root := range specialRoots {
 			if pathguard.Contains(root, real) || pathguard.Contains(root, lexical) {
 				return Path{}, fmt.Sprintf("%s=%s is under %s, which deno opens only to scripts with full access; it cannot be granted", key, v, root), ErrBadValue

@@ -10,12 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tranquil/automation/internal/importtable"
 	"github.com/tranquil/automation/internal/pathguard"
 	"github.com/tranquil/automation/permissions"
 )
@@ -115,20 +114,20 @@ func (m *Manager) checkImports(ctx context.Context, sdk SDKPaths, h *permissions
 	if err != nil {
 		return err
 	}
-	t := importTable{hosts: len(h.Import) > 0 || len(m.cfg.DefaultImports) > 0}
+	t := importtable.Table{Hosts: len(h.Import) > 0 || len(m.cfg.DefaultImports) > 0}
 	for _, v := range imports {
 		if strings.HasPrefix(v, "npm:") {
-			t.npm = append(t.npm, v)
+			t.NPM = append(t.NPM, v)
 		}
 	}
 	if m.jsr.host != "" {
-		if t.std, err = stdPins(sdk.Config); err != nil {
+		if t.Std, err = stdPins(sdk.Config); err != nil {
 			return err
 		}
 	}
 	var cached []string
 	for _, n := range names {
-		why, probe := t.refusal(n.spec)
+		why, probe := t.Refusal(n.spec)
 		if why != "" {
 			return fmt.Errorf("%w: %s%s", ErrRemoteImport, n.where(), why)
 		}
@@ -164,98 +163,6 @@ func (r importRef) where() string {
 		fmt.Fprintf(&b, "line %d of %s: ", r.line, r.file)
 	}
 	return b.String()
-}
-
-// importTable decides which module specifiers (resolved through the SDK's
-// import map) a run may load. runner/sdk/rules.ts (importRefusal) states
-// the same table for the offline testing kit;
-// TestFakeHostRefusesImportsAsTheAppDoes holds the two together.
-type importTable struct {
-	hosts bool     // the run may import from some host (import=, DefaultImports)
-	npm   []string // the SDK's own npm: packages, which deno's cache holds
-	std   []stdPin // the @std packages cached from Config.JSR; none without it
-}
-
-// refusal says why a run cannot load spec, or "" when it can; probe
-// reports a jsr: module the run loads from the module cache alone.
-func (t importTable) refusal(spec string) (why string, probe bool) {
-	scheme, _, ok := strings.Cut(spec, ":")
-	if !ok || !schemeRe.MatchString(scheme) {
-		return fmt.Sprintf("%q cannot be loaded: it is not a name this app maps; use %s, or a relative path (\"./lib.ts\") to a module copied next to the script", spec, t.names()), false
-	}
-	if isDrivePath(spec) {
-		return fmt.Sprintf("%q cannot be loaded: deno reads a Windows path in an import as a URL of scheme %s:; import the module by a relative path (\"./lib.ts\") or a file: URL", spec, strings.ToLower(scheme)), false
-	}
-	switch scheme = strings.ToLower(scheme); scheme {
-	case "file", "node", "data":
-		return "", false
-	case "blob":
-		return spec + " cannot be loaded: a blob: URL exists only inside the run that made it; copy the code into a module next to the script and import that", false
-	case "npm":
-		if t.hosts || slices.Contains(t.npm, spec) {
-			return "", false
-		}
-		return spec + " cannot be loaded: a run that may import no remote code gets npm: packages only from deno's cache, which holds the SDK's own; " + t.instead(), false
-	case "jsr":
-		name, version := "", ""
-		if m := jsrSpecRe.FindStringSubmatch(spec); m != nil {
-			name, version = m[1], m[2]
-		}
-		if len(t.std) == 0 && strings.HasPrefix(name, "@std/") && !t.hosts {
-			return spec + " cannot be loaded: this app names no JSR registry, so its scripts have no @std packages; " +
-				"the app's host sets one (runner.Config.JSR; the example host's --jsr URL), or " + t.instead(), false
-		}
-		if i := slices.IndexFunc(t.std, func(p stdPin) bool { return p.Name == name }); i >= 0 {
-			if version == t.std[i].Version || t.hosts {
-				// With a host to import from, deno fetches another
-				// version itself (the run has no lock then).
-				return "", version == t.std[i].Version && !t.hosts
-			}
-			return fmt.Sprintf("%s cannot be loaded: this app ships %s %s only; import it by its short name (\"%s\" or \"%s/…\")", spec, name, t.std[i].Version, name, name), false
-		}
-		fallthrough
-	case "http", "https":
-		if t.hosts {
-			return "", false
-		}
-		return spec + " cannot be loaded, since this app gives runs no remote code" + t.note() + "; " + t.instead(), false
-	}
-	return fmt.Sprintf("%s cannot be loaded: deno loads no %s: modules; copy the module next to the script and import it by a relative path", spec, scheme), false
-}
-
-var schemeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
-
-// note says what remote code this app offers.
-func (t importTable) note() string {
-	if len(t.std) > 0 {
-		return " beyond the @std packages it ships"
-	}
-	return " (the SDK bundles no @std modules)"
-}
-
-// names are the module names a script may import.
-func (t importTable) names() string {
-	if len(t.std) == 0 {
-		return "\"tranquil/automation\""
-	}
-	return "one of the @std short names (" + t.stdNames() + ") or \"tranquil/automation\""
-}
-
-func (t importTable) stdNames() string {
-	var n []string
-	for _, p := range t.std {
-		n = append(n, p.Name)
-	}
-	return strings.Join(n, ", ")
-}
-
-// instead is the way out of a refused remote import.
-func (t importTable) instead() string {
-	use := "use Deno's own APIs"
-	if len(t.std) > 0 {
-		use = "use one of the @std short names (" + t.stdNames() + ") or Deno's own APIs"
-	}
-	return use + ", copy the module next to the script and import it by a relative path, or add import= for its host to the // @permissions line if the app allows that"
 }
 
 func (e graphEntry) fresh() bool {
@@ -410,7 +317,7 @@ func fileURL(p string) string {
 	u := url.URL{Scheme: "file", Path: s}
 	if host, rest, ok := strings.Cut(strings.TrimPrefix(s, "//"), "/"); ok && strings.HasPrefix(s, "//") {
 		u.Host, u.Path = host, "/"+rest
-	} else if isDrivePath(s) {
+	} else if importtable.IsDrivePath(s) {
 		u.Path = "/" + s
 	}
 	return u.String()
@@ -423,17 +330,10 @@ func filePath(spec string) (string, error) {
 		return "", err
 	}
 	p := u.Path
-	if isDrivePath(strings.TrimPrefix(p, "/")) {
+	if importtable.IsDrivePath(strings.TrimPrefix(p, "/")) {
 		p = strings.TrimPrefix(p, "/")
 	} else if u.Host != "" && u.Host != "localhost" {
 		p = "//" + u.Host + p
 	}
 	return filepath.FromSlash(p), nil
-}
-
-// isDrivePath reports a path that starts with a drive letter and a
-// separator, C:\ or C:/, which a URL parser takes for the scheme c:.
-func isDrivePath(s string) bool {
-	return len(s) >= 3 && s[1] == ':' && (s[2] == '\\' || s[2] == '/') &&
-		('a' <= s[0] && s[0] <= 'z' || 'A' <= s[0] && s[0] <= 'Z')
 }

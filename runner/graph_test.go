@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/importtable"
 	"github.com/tranquil/automation/permissions"
 )
 
@@ -182,12 +183,12 @@ func TestPlanRefusesImportsTheRunCannotLoad(t *testing.T) {
 // import the file instead.
 func TestImportTableReadsAWindowsPathAsAPath(t *testing.T) {
 	for _, spec := range []string{`C:\Users\me\lib.ts`, "d:/lib/x.ts"} {
-		why, probe := importTable{hosts: true}.refusal(spec)
+		why, probe := importtable.Table{Hosts: true}.Refusal(spec)
 		assert.Contains(t, why, "Windows path", spec)
 		assert.Contains(t, why, `a relative path ("./lib.ts") or a file: URL`, spec)
 		assert.False(t, probe)
 	}
-	why, _ := importTable{}.refusal("ftp://x.example/y.js")
+	why, _ := importtable.Table{}.Refusal("ftp://x.example/y.js")
 	assert.Contains(t, why, "deno loads no ftp: modules", "a scheme is still a scheme")
 }
 

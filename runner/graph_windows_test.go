@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/importtable"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -24,7 +25,7 @@ func TestPlanOfAScriptAtAWindowsPath(t *testing.T) {
 	ctx := context.Background()
 	e.script(t, "My Scripts/lib.ts", "export const v = 1;\n")
 	long := e.script(t, "My Scripts/main.ts", "// @permissions read=lib.ts\nimport { v } from \"./lib.ts\";\nconsole.log(\"v is\", v);\n")
-	require.True(t, isDrivePath(long), long)
+	require.True(t, importtable.IsDrivePath(long), long)
 	short := testenv.ShortPath(t, long)
 	require.NotEqual(t, long, short, "My Scripts has a short name")
 	for _, p := range []string{long, short} {

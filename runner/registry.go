@@ -12,12 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tranquil/automation/internal/atomicfile"
+	"github.com/tranquil/automation/internal/importtable"
 )
 
 // stdProbeTimeout bounds one check that a script's registry modules are in
@@ -57,22 +57,8 @@ func parseJSR(raw string) (jsrRegistry, error) {
 }
 
 // stdPin is one @std package the SDK maps by its short name, at the one
-// version it ships.
-type stdPin struct {
-	Name    string // "@std/fmt"
-	Version string // "1.0.8"
-}
-
-// Spec is the pin as a jsr: specifier, with an optional export subpath
-// ("./colors").
-func (p stdPin) Spec(export string) string {
-	return "jsr:" + p.Name + "@" + p.Version + strings.TrimPrefix(export, ".")
-}
-
-var (
-	jsrPinRe  = regexp.MustCompile(`^jsr:(@[a-z0-9-]+/[a-z0-9-]+)@(\d+\.\d+\.\d+)$`)
-	jsrSpecRe = regexp.MustCompile(`^jsr:/?(@[^/@]+/[^/@]+)(?:@([^/]*))?(/.*)?$`)
-)
+// version it ships (package importtable's, which the import table reads).
+type stdPin = importtable.Pin
 
 // sdkImports is the SDK's import map.
 func sdkImports(config string) (map[string]string, error) {
@@ -103,11 +89,11 @@ func stdPins(config string) ([]stdPin, error) {
 		if !strings.HasPrefix(spec, "jsr:") || strings.HasSuffix(name, "/") {
 			continue
 		}
-		m := jsrPinRe.FindStringSubmatch(spec)
-		if m == nil || m[1] != name {
+		pin, ok := importtable.ParsePin(spec)
+		if !ok || pin.Name != name {
 			return nil, fmt.Errorf("runner: the SDK's deno.json maps %s to %s, not to one exact version of it", name, spec)
 		}
-		pins = append(pins, stdPin{Name: m[1], Version: m[2]})
+		pins = append(pins, pin)
 	}
 	slices.SortFunc(pins, func(a, b stdPin) int { return strings.Compare(a.Name, b.Name) })
 	return pins, nil

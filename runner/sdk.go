@@ -20,12 +20,14 @@ import (
 // their modules, the deno.json import map and the guide. The SDK's own
 // tests (*_test.ts, test_helpers.ts, contract.json) stay in the source
 // tree, which is where they run; TestSDKEmbedsOnlyWhatRunsNeed keeps this
-// list and the directory in step.
+// list and the directory in step. rules.wasm.gz, the kit's rules (Go's,
+// compiled to WebAssembly), is rebuilt by `go generate
+// ./internal/ruleswasm/gen`.
 //
 //go:embed sdk/deno.json sdk/writing-automations.md sdk/cache_probe.ts
 //go:embed sdk/main.ts sdk/mod.ts sdk/runtime.ts sdk/transport.ts sdk/version.ts
 //go:embed sdk/browser.ts sdk/errors.ts sdk/path.ts sdk/step.ts
-//go:embed sdk/testing.ts sdk/fake_browser.ts sdk/rules.ts sdk/served.ts sdk/realhost.ts
+//go:embed sdk/testing.ts sdk/fake_browser.ts sdk/served.ts sdk/kit_rules.ts sdk/go_wasm.ts sdk/rules.wasm.gz sdk/realhost.ts
 var sdkFS embed.FS
 
 // SDKVersion is the version of the embedded SDK. The bootstrap sends it in

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/tranquil/automation/internal/ospath"
 )
 
 // maxLinks bounds symlink expansions, like the kernel's ELOOP limit.
@@ -22,10 +22,10 @@ var ErrLinkLoop = errors.New("pathguard: too many levels of symbolic links")
 // unchanged. On Windows each existing component of the real form is the
 // name on disk: its long form, not an 8.3 short name, in its own case.
 func Resolve(p string) (lexical, real string, err error) {
-	if !filepath.IsAbs(p) {
+	if !ospath.IsAbs(p) {
 		return "", "", fmt.Errorf("pathguard: %q is not absolute", p)
 	}
-	lexical = filepath.Clean(p)
+	lexical = ospath.Clean(p)
 	real, err = realpath(lexical, 0)
 	if err != nil {
 		return "", "", err
@@ -34,24 +34,24 @@ func Resolve(p string) (lexical, real string, err error) {
 }
 
 func realpath(p string, links int) (string, error) {
-	vol := filepath.VolumeName(p)
-	rest := strings.TrimLeft(p[len(vol):], string(filepath.Separator))
-	cur := vol + string(filepath.Separator)
+	vol := ospath.VolumeName(p)
+	rest := strings.TrimLeft(p[len(vol):], ospath.Separator())
+	cur := vol + ospath.Separator()
 	if rest == "" {
 		return cur, nil
 	}
-	comps := strings.Split(rest, string(filepath.Separator))
+	comps := strings.Split(rest, ospath.Separator())
 	for i, c := range comps {
-		next := filepath.Join(cur, c)
+		next := ospath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
-			return filepath.Join(append([]string{next}, comps[i+1:]...)...), nil
+			return ospath.Join(append([]string{next}, comps[i+1:]...)...), nil
 		}
 		if err != nil {
 			return "", fmt.Errorf("pathguard: %w", err)
 		}
 		if !maybeLink(fi) {
-			cur = filepath.Join(cur, longName(next, c))
+			cur = ospath.Join(cur, longName(next, c))
 			continue
 		}
 		if links >= maxLinks {
@@ -66,12 +66,12 @@ func realpath(p string, links int) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("pathguard: %w", err)
 		}
-		if !filepath.IsAbs(target) {
+		if !ospath.IsAbs(target) {
 			// cur has no symlinks left in it, so a lexical ".." from it is
 			// the physical parent.
-			target = filepath.Join(cur, target)
+			target = ospath.Join(cur, target)
 		}
-		return realpath(filepath.Join(append([]string{target}, comps[i+1:]...)...), links+1)
+		return realpath(ospath.Join(append([]string{target}, comps[i+1:]...)...), links+1)
 	}
 	return cur, nil
 }
@@ -82,7 +82,7 @@ func realpath(p string, links int) (string, error) {
 // like one.
 func maybeLink(fi fs.FileInfo) bool {
 	m := fi.Mode()
-	return m&fs.ModeSymlink != 0 || runtime.GOOS == "windows" && m&fs.ModeIrregular != 0 && m.IsDir()
+	return m&fs.ModeSymlink != 0 || ospath.Windows() && m&fs.ModeIrregular != 0 && m.IsDir()
 }
 
 // Contains reports whether dir is p itself or an ancestor of p. Both must be
@@ -95,8 +95,8 @@ func Contains(dir, p string) bool {
 	if samePath(dir, p) {
 		return true
 	}
-	if !strings.HasSuffix(dir, string(filepath.Separator)) {
-		dir += string(filepath.Separator)
+	if !strings.HasSuffix(dir, ospath.Separator()) {
+		dir += ospath.Separator()
 	}
 	return len(p) >= len(dir) && samePath(p[:len(dir)], dir)
 }

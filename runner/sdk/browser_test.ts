@@ -600,7 +600,7 @@ Deno.test("permissions map to capabilities as the app maps them", () => {
     try {
       parsePermissions(bad);
     } catch (e) {
-      threw = e instanceof TypeError && e.message.includes("unknown permission");
+      threw = e instanceof TypeError && e.message.includes("unknown key");
     }
     assert(threw, bad);
   }

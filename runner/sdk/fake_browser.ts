@@ -12,7 +12,7 @@ import type {
   WaitForOptions,
 } from "./browser.ts";
 import { pathContains, resolvePath } from "./path.ts";
-import { siteAllowed } from "./rules.ts";
+import { siteAllowed } from "./kit_rules.ts";
 import { served } from "./served.ts";
 
 /** A tab the fake browser starts with. */

@@ -27,9 +27,10 @@
  * way to run it: a module runs once per test file, so a plain
  * import("./script.ts") in a second test would run nothing, and the fake
  * host refuses the script's calls from such an import (and every later
- * installFakeHost for that script) with a StrayImportError. The header
- * rules are the app's own, checked against the Go code over its fuzz
- * corpora. Without a script it grants what a script with the
+ * installFakeHost for that script) with a StrayImportError. The header,
+ * sites= and import rules are the app's own Go code, compiled to
+ * WebAssembly (rules.wasm.gz, read when this module loads: the test needs
+ * --allow-read for the SDK's folder, as for the script). Without a script it grants what a script with the
  * clipboard permission gets; pass permissions (a // @permissions line's
  * keys) to change that. Values cross it the way
  * they cross the real connection, copied, so a value the app could not
@@ -66,13 +67,12 @@ import { FakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
 import { type Capability, install, type JournalEntry, Runtime } from "./runtime.ts";
 import {
   capabilities,
-  decodeUTF8,
   type Header,
   importRefusal,
   parseHeader,
   RemoteImportError,
   UndeclaredImportError,
-} from "./rules.ts";
+} from "./kit_rules.ts";
 import { copy, cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES, served } from "./served.ts";
 import { dirPath, fromFileUrl, pathContains, resolvePath, toFileUrl } from "./path.ts";
 import sdkConfig from "./deno.json" with { type: "json" };
@@ -89,7 +89,7 @@ export {
   RemoteImportError,
   siteAllowed,
   UndeclaredImportError,
-} from "./rules.ts";
+} from "./kit_rules.ts";
 export type {
   FakeAction,
   FakeBrowserOptions,
@@ -273,7 +273,7 @@ export class FakeHost implements Disposable {
       if (strays.has(this.#script.href)) throw new StrayImportError(this.#script);
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? dirPath(path);
-      this.header = parseHeader(decodeUTF8(Deno.readFileSync(path)), path);
+      this.header = parseHeader(Deno.readFileSync(path), path);
       checkImports(
         this.#script,
         [...this.header.import, ...(opts.defaultImports ?? [])],
