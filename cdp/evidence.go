@@ -83,9 +83,19 @@ func (t *Tab) Evidence(ctx context.Context, o EvidenceOptions) (Evidence, error)
 	t.mu.Lock()
 	loader := t.nav.loader
 	t.mu.Unlock()
+	// The outline and the screenshot are taken at once: a busy machine
+	// that gives the capture less than it needs then still has the
+	// outline, which is most of what a reader of the failure wants.
 	var ev Evidence
+	var outline string
+	var outErr error
+	got := make(chan struct{})
+	go func() { // waited for below
+		defer close(got)
+		outline, outErr = t.outline(ctx, o)
+	}()
 	shotErr := t.evidenceShot(ctx, o, &ev)
-	outline, outErr := t.outline(ctx, o)
+	<-got
 	t.mu.Lock()
 	moved := t.nav.loader != loader
 	t.mu.Unlock()
