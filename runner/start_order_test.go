@@ -65,6 +65,10 @@ func TestRunsStartInTheOrderTheyWereStarted(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, r := range runs {
 		for r.State() != history.StateQueued {
+			if st := r.State(); st.Terminal() {
+				entry, _ := r.Wait(ctx)
+				t.Fatalf("run %s ended %s before it queued: %s", r.ID(), st, entry.Reason)
+			}
 			require.True(t, time.Now().Before(deadline), "run %s never queued: %s", r.ID(), r.State())
 			time.Sleep(5 * time.Millisecond)
 		}
