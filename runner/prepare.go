@@ -123,10 +123,15 @@ func tidySharedCache(dir string) {
 // binary and the fix. It returns nil for an exit status.
 func (m *Manager) denoStartErr(err error) error {
 	var ee *exec.ExitError
-	if err == nil || errors.As(err, &ee) {
+	// A context that ended before deno could start says nothing of deno.
+	if err == nil || errors.As(err, &ee) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s: %v; reinstall it or point DenoPath at a working deno", ErrDenoUnusable, m.deno, errors.Unwrap(err))
+	why := errors.Unwrap(err)
+	if why == nil {
+		why = err
+	}
+	return fmt.Errorf("%w: %s: %v; reinstall it or point DenoPath at a working deno", ErrDenoUnusable, m.deno, why)
 }
 
 // baseEnv is the environment of the host's own deno processes that use

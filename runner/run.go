@@ -504,7 +504,12 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	var notStarted *startError
 	switch {
 	case errors.As(err, &notStarted):
-		r.fail(m.denoStartErr(notStarted.err).Error()) // Start never reports an exit
+		// Start never reports an exit; a context that ended first is said as it is.
+		why := m.denoStartErr(notStarted.err)
+		if why == nil {
+			why = fmt.Errorf("runner: deno was not started: %w", notStarted.err)
+		}
+		r.fail(why.Error())
 		return
 	case err != nil:
 		// Fail closed: a run without the limit it was promised does not run.
