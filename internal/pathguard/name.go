@@ -28,7 +28,7 @@ func SafeName(s, fallback string) string {
 	}
 	s = strings.Map(func(r rune) rune {
 		switch {
-		case r < 0x20, r == 0x7f, unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r): // C0, DEL and C1; format characters
 			return -1
 		case strings.ContainsRune(`<>:"|?*`, r):
 			return '_'
