@@ -90,7 +90,7 @@ type downloads struct {
 	setMu sync.Mutex
 
 	mu     sync.Mutex
-	dir    string      // the temporary folder; "" while none expects
+	dir    string      // the temporary folder; "" until the first expectation, then kept for the connection
 	armed  []*Download // open expectations, oldest first
 	byGUID map[string]*Download
 }
