@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -408,14 +407,7 @@ type navReport struct {
 // the cases ours was slower in reps-1 times more, in turn, so that both
 // see the machine's load alike: times are the medians.
 func runNavDiff(tb testing.TB, reps int) *navReport {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "bench", "browser", "node_modules", "playwright-core")); err != nil {
-		tb.Fatalf("playwright-core is not installed in bench/browser (%v): run `make tools`", err)
-	}
-	peers := testenv.BrowserPeers(tb, "playwright-core")
+	peers := testenv.BrowserPeers(tb, "playwright-core") // fails the test when it is not installed
 	chromium := testenv.Chromium(tb)
 	s := startNavSites(tb)
 	cases := navCases()
