@@ -3,4 +3,4 @@
 package main
 
 // sources is the hash of the Go files runner/sdk/rules.wasm.gz was built from.
-const sources = "0062de6367d6c8693fca75b0d0107e6154a5b47614da202c20c491fd9aef4840"
+const sources = "3133113e122e9b3942e0b6a122f808b05238257c9c67a22c06cc2b97f18c4e63"
