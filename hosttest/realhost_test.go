@@ -1,10 +1,12 @@
 package hosttest_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -57,25 +59,50 @@ func TestRunScriptOnServedPages(t *testing.T) {
 	assert.Contains(t, res.Explain(), "item.html")
 }
 
+// The second product's link in testdata/pages/index.html, and the same
+// link with a click handler that sends the browser to another page: a
+// mistake the fake host cannot see.
+const (
+	coffeeLink      = `<a href="item.html?name=Coffee">`
+	redirectingLink = `<a href="item.html?name=Coffee" onclick="location.href = 'item.html?name=Sold%20out'; return false">`
+)
+
+// redirectingPages is testdata/pages with the Coffee link redirecting in
+// JavaScript.
+func redirectingPages(t *testing.T) fs.FS {
+	t.Helper()
+	pages := fstest.MapFS{}
+	for _, name := range []string{"index.html", "item.html"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "pages", name))
+		require.NoError(t, err)
+		pages[name] = &fstest.MapFile{Data: data}
+	}
+	index := string(pages["index.html"].Data)
+	pages["index.html"].Data = []byte(strings.Replace(index, coffeeLink, redirectingLink, 1))
+	require.NotEqual(t, index, string(pages["index.html"].Data), "index.html has no %s", coffeeLink)
+	return pages
+}
+
 // TestRealHostCatchesWhatTheFakeCannot runs the pick script where the
-// fake host (TestFakeHostMissesThem) sees nothing wrong: with the wrong
-// nth it opens the third product, and on a page whose link redirects in
-// JavaScript it lands elsewhere. Against real Chromium both runs return
-// the wrong heading, and the explanation shows where the tab went.
+// fake host sees nothing wrong (TestGuideRealKit runs the fake test on
+// both): with the wrong nth it opens the third product, and on a page
+// whose link redirects in JavaScript it lands elsewhere. Against real
+// Chromium both runs return the wrong heading, and the explanation shows
+// where the tab went.
 func TestRealHostCatchesWhatTheFakeCannot(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	for _, c := range []struct {
 		name     string
 		wrongNth bool
-		pages    string
+		pages    func(*testing.T) fs.FS
 		got      string
 	}{
-		{"wrong nth", true, "testdata/pages", "Cocoa"},
-		{"javascript redirect", false, "testdata/shop-redirect", "Sold out"},
+		{"wrong nth", true, func(*testing.T) fs.FS { return os.DirFS("testdata/pages") }, "Cocoa"},
+		{"javascript redirect", false, redirectingPages, "Sold out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := hosttest.RunScript(t.Context(), realScript(t, hosttest.Script{
-				Source: pickSource(t, c.wrongNth), Pages: os.DirFS(c.pages), Approve: true,
+				Source: pickSource(t, c.wrongNth), Pages: c.pages(t), Approve: true,
 			}))
 			require.NoError(t, err)
 			require.Equal(t, history.StateSucceeded, res.Entry.State, res.Explain())

@@ -135,8 +135,8 @@ func New(src Source, o Options) http.Handler {
 	mux.HandleFunc("GET /{$}", v.list)
 	mux.HandleFunc("GET /view.css", v.css)
 	mux.HandleFunc("GET /run/{id}", v.run)
-	mux.HandleFunc("GET /run/{id}/shot/{n}", v.shot)
-	mux.HandleFunc("GET /run/{id}/action/{n}", v.action)
+	mux.HandleFunc("GET /run/{id}/shot/{n}", v.image(failureImage))
+	mux.HandleFunc("GET /run/{id}/action/{n}", v.image(actionImage))
 	return guard(mux)
 }
 
@@ -225,50 +225,42 @@ func (v *view) run(w http.ResponseWriter, r *http.Request) {
 	v.render(w, "run", newRunPage(id, e, t, v.sdkRoot, src))
 }
 
-func (v *view) shot(w http.ResponseWriter, r *http.Request) {
-	n, err := strconv.Atoi(r.PathValue("n"))
-	if err != nil || n < 0 {
-		http.NotFound(w, r)
-		return
+// image serves image n of a trace's list, which pick gives ("" when the
+// list holds no n), when it is an image the trace may hold.
+func (v *view) image(pick func(t *trace.Trace, n int) (img []byte, typ string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil || n < 0 {
+			http.NotFound(w, r)
+			return
+		}
+		t, err := v.src.Trace(r.Context(), r.PathValue("id"))
+		if err != nil {
+			v.fail(w, "reading a trace", err)
+			return
+		}
+		img, typ := pick(t, n)
+		if img == nil || (typ != trace.JPEG && typ != trace.PNG) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", typ)
+		w.Write(img)
 	}
-	t, err := v.src.Trace(r.Context(), r.PathValue("id"))
-	if err != nil {
-		v.fail(w, "reading a trace", err)
-		return
-	}
+}
+
+// failureImage is the screenshot of the trace's failure n.
+func failureImage(t *trace.Trace, n int) ([]byte, string) {
 	if n >= len(t.Failures) {
-		http.NotFound(w, r)
-		return
+		return nil, ""
 	}
-	image(w, r, t.Failures[n].Image, t.Failures[n].ImageType)
+	return t.Failures[n].Image, t.Failures[n].ImageType
 }
 
-// action serves screenshot n of the trace's Shots.
-func (v *view) action(w http.ResponseWriter, r *http.Request) {
-	n, err := strconv.Atoi(r.PathValue("n"))
-	if err != nil || n < 0 {
-		http.NotFound(w, r)
-		return
-	}
-	t, err := v.src.Trace(r.Context(), r.PathValue("id"))
-	if err != nil {
-		v.fail(w, "reading a trace", err)
-		return
-	}
+// actionImage is screenshot n of the trace's Shots.
+func actionImage(t *trace.Trace, n int) ([]byte, string) {
 	if n >= len(t.Shots) {
-		http.NotFound(w, r)
-		return
+		return nil, ""
 	}
-	image(w, r, t.Shots[n].Image, t.Shots[n].ImageType)
-}
-
-// image answers with img, of type typ, when it is an image the trace may
-// hold.
-func image(w http.ResponseWriter, r *http.Request, img []byte, typ string) {
-	if img == nil || (typ != trace.JPEG && typ != trace.PNG) {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", typ)
-	w.Write(img)
+	return t.Shots[n].Image, t.Shots[n].ImageType
 }

@@ -199,7 +199,10 @@ func TestViewInChromium(t *testing.T) {
 }
 
 func TestViewHeadersAndRefusals(t *testing.T) {
-	srv := httptest.NewServer(traceview.New(hostileSource(t), traceview.Options{}))
+	src := hostileSource(t)
+	bad := src.traces["run-bad"]
+	bad.Shots = append(bad.Shots, trace.Shot{Seq: bad.Failures[0].Seq, When: trace.Before, Image: jpegImage(t), ImageType: trace.JPEG})
+	srv := httptest.NewServer(traceview.New(src, traceview.Options{}))
 	t.Cleanup(srv.Close)
 	get := func(path, host string) *http.Response {
 		t.Helper()
@@ -214,7 +217,7 @@ func TestViewHeadersAndRefusals(t *testing.T) {
 		resp.Body.Close()
 		return resp
 	}
-	for _, p := range []string{"/", "/run/run-bad", "/run/run-bad/shot/0", "/view.css", "/run/nope", "/run/run-bad/shot/9"} {
+	for _, p := range []string{"/", "/run/run-bad", "/run/run-bad/shot/0", "/run/run-bad/action/0", "/view.css", "/run/nope", "/run/run-bad/shot/9"} {
 		resp := get(p, "")
 		csp := resp.Header.Get("Content-Security-Policy")
 		assert.Contains(t, csp, "default-src 'none'", p)
@@ -227,6 +230,10 @@ func TestViewHeadersAndRefusals(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, get("/run/run-ok", "").StatusCode, "a run without a trace")
 	assert.Equal(t, http.StatusNotFound, get("/run/run-bad/shot/9", "").StatusCode)
 	assert.Equal(t, http.StatusNotFound, get("/run/run-bad/shot/-1", "").StatusCode)
+	assert.Equal(t, "image/jpeg", get("/run/run-bad/action/0", "").Header.Get("Content-Type"))
+	assert.Equal(t, http.StatusNotFound, get("/run/run-bad/action/1", "").StatusCode)
+	assert.Equal(t, http.StatusNotFound, get("/run/run-bad/action/-1", "").StatusCode)
+	assert.Equal(t, http.StatusNotFound, get("/run/run-ok/action/0", "").StatusCode, "a run without a trace")
 	assert.Equal(t, http.StatusMisdirectedRequest, get("/", "rebound.example:80").StatusCode, "a rebound name is refused")
 	assert.Equal(t, http.StatusOK, get("/", "localhost").StatusCode)
 	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader("x"))
