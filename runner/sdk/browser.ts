@@ -723,7 +723,21 @@ function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeou
 }
 
 /** formOptions checks FormOptions and returns the copy sent to the host, without undefined keys. */
-function formOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
+function formOptions(api: string, opts: unknown): Record<string, unknown> {
+  return formOptionsAnd(api, opts, []).out;
+}
+
+/**
+ * formOptionsAnd is formOptions for an action with options of its own,
+ * named in extra: out is the checked copy of FormOptions' keys, given what
+ * opts holds (with no key outside FormOptions' and extra), for the action
+ * to check its own keys and add them to out.
+ */
+function formOptionsAnd(
+  api: string,
+  opts: unknown,
+  extra: readonly string[],
+): { out: Record<string, unknown>; given: Record<string, unknown> } {
   const o = checkOptions(api, opts, ["dryRun", "parts", "timeout", ...extra]);
   const out: Record<string, unknown> = {};
   const dryRun = checkBool(api, "dryRun", o.dryRun);
@@ -745,7 +759,7 @@ function formOptions(api: string, opts: unknown, extra: readonly string[] = []):
   }
   const timeout = checkTimeout(api, o.timeout);
   if (timeout !== undefined) out.timeout = timeout;
-  return out;
+  return { out, given: o };
 }
 
 /** checkModifiers checks a list of held keys and returns a copy. */
@@ -761,9 +775,7 @@ function checkModifiers(api: string, modifiers: unknown): string[] {
  * of extra beyond hover's) and returns the copy sent to the host.
  */
 function pointerOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
-  const keys = ["modifiers", "position", ...extra];
-  const o = formOptions(api, opts, keys);
-  const given = checkOptions(api, opts, ["dryRun", "parts", "timeout", ...keys]);
+  const { out: o, given } = formOptionsAnd(api, opts, ["modifiers", "position", ...extra]);
   if (given.modifiers !== undefined) o.modifiers = checkModifiers(api, given.modifiers);
   if (given.position !== undefined) {
     const p = given.position as Record<string, unknown> | null;
@@ -1510,8 +1522,7 @@ export class Tab implements AsyncDisposable {
     const api = "tab.type";
     const t = checkTarget(api, target);
     checkString(api, "the text", text);
-    const o = formOptions(api, opts, ["delay"]);
-    const { delay } = checkOptions(api, opts, ["dryRun", "parts", "timeout", "delay"]);
+    const { out: o, given: { delay } } = formOptionsAnd(api, opts, ["delay"]);
     if (delay !== undefined) {
       if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10_000) {
         throw invalid(`${api}: delay must be from 0 to 10000 milliseconds, got ${describeTarget(delay)}`, "RangeError");
@@ -1530,10 +1541,7 @@ export class Tab implements AsyncDisposable {
     const api = "tab.press";
     checkString(api, "the key", key);
     if (key === "") throw invalid(`${api}: the key is empty`);
-    const o = formOptions(api, opts, ["target", "modifiers"]);
-    const { target, modifiers } = checkOptions(api, opts, ["dryRun", "parts", "timeout", "target", "modifiers"]);
-    delete o.target;
-    delete o.modifiers;
+    const { out: o, given: { target, modifiers } } = formOptionsAnd(api, opts, ["target", "modifiers"]);
     if (target !== undefined) o.target = checkTarget(api, target);
     if (modifiers !== undefined) o.modifiers = checkModifiers(api, modifiers);
     await hostCall("forms", "press", api, this.id, this.id, key, o);

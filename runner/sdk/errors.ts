@@ -259,6 +259,12 @@ export function setSourceOf(entry: string, source: string): void {
   renamed = entry === source ? undefined : { entry, source };
 }
 
+/** Frames of capnweb and of Deno's runtime, which never name the script's lines. */
+const NOT_SCRIPT = /\bcapnweb\b|\bext:|node:internal/;
+
+/** A frame's location: its URL, line and column. */
+const FRAME_LOCATION = /\(?((?:file|https?|data):[^\s()]+):(\d+):(\d+)\)?\s*$/;
+
 /**
  * scriptFrames picks the stack frames outside the SDK, capnweb and Deno's
  * runtime, which name the script's lines (a selection's as lines of its
@@ -267,47 +273,49 @@ export function setSourceOf(entry: string, source: string): void {
  */
 export function scriptFrames(stack: string): string[] {
   const frames = stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim().replace(/^at (async )?/, ""));
-  const own = frames.filter((f) => !f.includes(SDK_DIR) && !/\bcapnweb\b|\bext:|node:internal/.test(f));
+  const own = frames.filter((f) => !f.includes(SDK_DIR) && !NOT_SCRIPT.test(f));
   const out = own.length > 0 ? own : frames.slice(0, 1);
   return renamed ? out.map((f) => f.replaceAll(renamed!.entry, renamed!.source)) : out;
 }
 
-/** scriptSite is the script's file:line:column in stack, or undefined when no frame is the script's. */
-export function scriptSite(stack: string): string | undefined {
-  const frames = stack.split("\n").filter((l) =>
-    /^\s+at /.test(l) && !l.includes(SDK_DIR) &&
-    !/\bcapnweb\b|\bext:|node:internal/.test(l)
-  );
-  if (frames.length === 0) return undefined;
-  const at = /\(?((?:file|https?|data):[^\s()]+:\d+:\d+)\)?\s*$/.exec(frames[0]);
-  if (!at) return undefined;
-  return renamed ? at[1].replaceAll(renamed.entry, renamed.source) : at[1];
+/**
+ * scriptLocation reads the location of stack's first frame outside the
+ * SDK, capnweb and Deno's runtime: [, file URL (a selection's as its
+ * source file's), line, column], or undefined when no frame is the
+ * script's or that frame names no file. Only that frame is looked at, and
+ * the stack is not split (a call site is read for every host call).
+ */
+function scriptLocation(stack: string): [string, string, string] | undefined {
+  for (let start = 0; start >= 0;) {
+    const end = stack.indexOf("\n", start);
+    const line = end < 0 ? stack.slice(start) : stack.slice(start, end);
+    start = end < 0 ? -1 : end + 1;
+    if (!/^\s+at /.test(line) || line.includes(SDK_DIR) || NOT_SCRIPT.test(line)) continue;
+    const m = FRAME_LOCATION.exec(line);
+    if (!m) return undefined;
+    return [renamed ? m[1].replaceAll(renamed.entry, renamed.source) : m[1], m[2], m[3]];
+  }
+  return undefined;
 }
 
-/** A frame's location: its URL, line and column. */
-const FRAME_LOCATION = /\(?((?:file|https?|data):[^\s()]+):(\d+):(\d+)\)?\s*$/;
-const NOT_SCRIPT = /\bcapnweb\b|\bext:|node:internal/;
+/** scriptSite is the script's file:line:column in stack, or undefined when no frame is the script's. */
+export function scriptSite(stack: string): string | undefined {
+  const at = scriptLocation(stack);
+  return at && `${at[0]}:${at[1]}:${at[2]}`;
+}
 
 /**
  * callSiteText is where the script made a call, for the host's trace: the
- * first frame of stack outside the SDK, as "line:column:file", the file
- * relative to dir (a folder's file URL ending in "/") when inside it, as
- * its URL says it (spaces as %20). Only that frame is looked at.
- * undefined when no frame is the script's.
+ * script's frame of stack (as scriptSite finds it) as "line:column:file",
+ * the file relative to dir (a folder's file URL ending in "/") when inside
+ * it, as its URL says it (spaces as %20). undefined when no frame is the
+ * script's.
  */
 export function callSiteText(stack: string, dir: string): string | undefined {
-  for (let i = stack.indexOf("\n"); i >= 0;) {
-    const j = stack.indexOf("\n", i + 1);
-    const line = j < 0 ? stack.slice(i + 1) : stack.slice(i + 1, j);
-    i = j;
-    if (line.includes(SDK_DIR) || NOT_SCRIPT.test(line)) continue;
-    const m = FRAME_LOCATION.exec(line);
-    if (!m) return undefined;
-    let file = renamed ? m[1].replaceAll(renamed.entry, renamed.source) : m[1];
-    if (file.startsWith(dir)) file = file.slice(dir.length);
-    return `${m[2]}:${m[3]}:${file}`;
-  }
-  return undefined;
+  const at = scriptLocation(stack);
+  if (at === undefined) return undefined;
+  const [file, line, column] = at;
+  return `${line}:${column}:${file.startsWith(dir) ? file.slice(dir.length) : file}`;
 }
 
 const LOCATED = Symbol("tranquil.located");

@@ -38,7 +38,13 @@ const EXIT_HOST_GONE = 5;
 const MAX_CUT_OFF = 10;
 /** How long a script that failed waits for its last call sites to leave, in milliseconds. */
 const SITE_FLUSH_MS = 250;
-let exiting = false;
+/**
+ * The code the process is on its way out with once an error ended the
+ * script (exitWithSites): the script's timers still run meanwhile, and
+ * neither they (Deno.exit) nor the end of the script may exit with
+ * another.
+ */
+let exitingWith: number | undefined;
 
 function fail(code: number, message: string): never {
   console.error(`tranquil: ${message}`);
@@ -178,6 +184,7 @@ install(rt);
 // A script that ends itself ends the run at once with its code; the host
 // reads a non-zero one from the line before it (runner's exitLine).
 Deno.exit = (code?: number): never => {
+  if (exitingWith !== undefined) return realExit(exitingWith);
   const n = (code ?? Deno.exitCode) & 0xff; // what the process's parent sees
   finishing = true;
   warnCutOff();
@@ -227,9 +234,10 @@ globalThis.addEventListener("load", () => {
   setTimeout(finish, 0);
 });
 
-async function finish(): Promise<never> {
+async function finish(): Promise<void> {
   await rt.settled();
   await rt.flushSites();
+  if (exitingWith !== undefined) return; // an error ended the script: exitWithSites exits
   warnCutOff();
   finishing = true;
   await transport.close(CloseCode.normal, "done", 500);
@@ -244,7 +252,7 @@ async function finish(): Promise<never> {
  * A cancelled run prints only the reason it was cancelled.
  */
 function report(e: unknown): void {
-  if (exiting) return; // the first error is the run's; the process is on its way out
+  if (exitingWith !== undefined) return; // the first error is the run's; the process is on its way out
   if (rt.signal.aborted) {
     const why = (rt.signal.reason as Error)?.message ?? "the run was cancelled";
     console.error(`tranquil: cancelled: ${why}${waitingWords(waitingAtCancel ?? rt.inflight())}`);
@@ -280,7 +288,7 @@ function report(e: unknown): void {
  * the one the run's trace most needs to place.
  */
 function exitWithSites(code: number): void {
-  exiting = true;
+  exitingWith = code;
   finishing = true;
   setTimeout(() => realExit(code), SITE_FLUSH_MS);
   rt.flushSites().finally(() => realExit(code));
