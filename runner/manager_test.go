@@ -184,6 +184,24 @@ func TestUncaughtErrorFailsAndNotifies(t *testing.T) {
 	}
 }
 
+// TestUncaughtErrorOutlivesATimersExit: a script an error ended waits a
+// moment for its last call sites to reach the host, and its timers still
+// run meanwhile; one that calls Deno.exit(0) then must not turn the
+// failure into a success.
+func TestUncaughtErrorOutlivesATimersExit(t *testing.T) {
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "exit-after.ts", `// @permissions none
+import { context } from "tranquil/automation";
+context.log("a");
+setTimeout(() => Deno.exit(0), 0);
+throw new Error("boom");
+`)
+	require.Equal(t, history.StateFailed, entry.State, entry.Output)
+	require.NotNil(t, entry.ExitCode)
+	assert.Equal(t, 1, *entry.ExitCode)
+	assert.Contains(t, entry.FirstError, "boom")
+}
+
 func TestRefusals(t *testing.T) {
 	e := newMgr(t, nil)
 	for name, tc := range map[string]struct {
