@@ -189,6 +189,8 @@ func (t *Tab) Focus(ctx context.Context, loc Locator, o FormOptions) error {
 	})
 }
 
+// hostFocus runs o's Focus hook, when it has one, before keys are sent:
+// keys reach only a tab the host has focused.
 func hostFocus(ctx context.Context, o FormOptions) error {
 	if o.Focus == nil {
 		return nil
