@@ -223,7 +223,7 @@ func (t *Tab) Type(ctx context.Context, loc Locator, text string, o TypeOptions)
 			return err
 		}
 		if !el.Focused {
-			if err := t.clickAt(ctx, el.frame, el.X, el.Y, input.MouseButtonLeft, 1, 1, 0); err != nil {
+			if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 				return err
 			}
 		}
