@@ -209,10 +209,8 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 			return err
 		}
 		desc := loc.String()
-		if opts.Focus != nil {
-			if err := opts.Focus(ctx); err != nil {
-				return fmt.Errorf("cdp: focus the tab: %w", err)
-			}
+		if err := hostFocus(ctx, opts); err != nil {
+			return err
 		}
 		want := value
 		switch {

@@ -131,10 +131,9 @@
   // scrollerOf is the element that scrolls a list of options: the nearest
   // ancestor of an option whose content overflows it and that scrolls.
   function scrollerOf(opts) {
-    for (const o of opts.slice(0, 1)) {
-      for (let p = parentOf(o); p && p !== doc.body && p !== doc.documentElement; p = parentOf(p)) {
-        if (p.scrollHeight > p.clientHeight + 1 && /auto|scroll/.test(global.getComputedStyle(p).overflowY)) return p;
-      }
+    const o = opts[0];
+    for (let p = o && parentOf(o); p && p !== doc.body && p !== doc.documentElement; p = parentOf(p)) {
+      if (p.scrollHeight > p.clientHeight + 1 && /auto|scroll/.test(global.getComputedStyle(p).overflowY)) return p;
     }
     return null;
   }

@@ -189,6 +189,8 @@ func (t *Tab) Focus(ctx context.Context, loc Locator, o FormOptions) error {
 	})
 }
 
+// hostFocus runs o's Focus hook, when it has one, before keys are sent:
+// keys reach only a tab the host has focused.
 func hostFocus(ctx context.Context, o FormOptions) error {
 	if o.Focus == nil {
 		return nil
@@ -221,7 +223,7 @@ func (t *Tab) Type(ctx context.Context, loc Locator, text string, o TypeOptions)
 			return err
 		}
 		if !el.Focused {
-			if err := t.clickAt(ctx, el.frame, el.X, el.Y, input.MouseButtonLeft, 1, 1, 0); err != nil {
+			if err := t.clickIn(ctx, el.frame, el.X, el.Y); err != nil {
 				return err
 			}
 		}

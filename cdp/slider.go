@@ -67,10 +67,8 @@ func (fm *forms) fillSlider(ctx context.Context, loc Locator, value string, opts
 	if _, err := fm.clickReady(ctx, Locator{Ref: el.Ref}, need{Act: "click"}, func(*ready) (bool, error) { return false, nil }); err != nil {
 		return FieldState{}, true, named(err, desc)
 	}
-	if opts.Focus != nil {
-		if err := opts.Focus(ctx); err != nil {
-			return FieldState{}, true, fmt.Errorf("cdp: focus the tab: %w", err)
-		}
+	if err := hostFocus(ctx, opts); err != nil {
+		return FieldState{}, true, err
 	}
 	if st, err = read(true); err != nil {
 		return FieldState{}, true, err
