@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"errors"
+	"unicode/utf16"
 
 	"github.com/tranquil/automation/errcode"
 )
@@ -75,7 +76,7 @@ func (t *Tab) readAll(ctx context.Context, method, what string, loc Locator) ([]
 			}
 			out = append(out, vals...)
 			for _, v := range vals {
-				chars += len(v)
+				chars += utf16Len(v) // the page counts UTF-16 units, as MaxReadChars says
 			}
 		}
 		if l.Nth != nil {
@@ -152,4 +153,13 @@ func (t *Tab) Table(ctx context.Context, loc Locator) (Table, error) {
 		tb.Rows = [][]string{}
 	}
 	return tb, err
+}
+
+// utf16Len is the length of s in UTF-16 code units, JavaScript's length.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }

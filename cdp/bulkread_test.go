@@ -167,3 +167,14 @@ func TestTableNamesAreTheTreesNames(t *testing.T) {
 		assert.Equal(t, axCellNames(t, tab, name), cells, name)
 	}
 }
+
+// TestBulkReadCountsCharactersAsThePageDoes: what earlier frames read is
+// charged against MaxReadChars in UTF-16 units, the page's own count,
+// not in bytes.
+func TestBulkReadCountsCharactersAsThePageDoes(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "日本": 2, "😀": 2, "a😀é": 4} {
+		if got := utf16Len(s); got != want {
+			t.Errorf("utf16Len(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
