@@ -3,7 +3,6 @@ package cdp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -272,10 +271,8 @@ func (fm *forms) fillCustom(ctx context.Context, loc Locator, value string, opts
 	if _, err := fm.clickReady(ctx, Locator{Ref: el.Ref}, need{Act: "click"}, nil); err != nil {
 		return FieldState{}, named(err, desc)
 	}
-	if opts.Focus != nil {
-		if err := opts.Focus(ctx); err != nil {
-			return FieldState{}, fmt.Errorf("cdp: focus the tab: %w", err)
-		}
+	if err := hostFocus(ctx, opts); err != nil {
+		return FieldState{}, err
 	}
 	err := fm.p.pressIn(ctx, el.frame, "a", Ctrl)
 	if err == nil && value == "" {

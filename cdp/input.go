@@ -156,20 +156,7 @@ func (t *Tab) Click(ctx context.Context, x, y float64) error {
 // element of frame fr, whose document is checked against the tab's sites;
 // the browser routes the click down to the frame.
 func (t *Tab) clickIn(ctx context.Context, fr string, x, y float64) error {
-	if err := t.checkFrame(ctx, fr); err != nil {
-		return err
-	}
-	steps := []*input.DispatchMouseEventArgs{
-		input.NewDispatchMouseEventArgs("mouseMoved", x, y),
-		input.NewDispatchMouseEventArgs("mousePressed", x, y).SetButton(input.MouseButtonLeft).SetButtons(1).SetClickCount(1),
-		input.NewDispatchMouseEventArgs("mouseReleased", x, y).SetButton(input.MouseButtonLeft).SetButtons(0).SetClickCount(1),
-	}
-	for _, s := range steps {
-		if err := t.c.Input.DispatchMouseEvent(ctx, s); err != nil {
-			return t.fail(err)
-		}
-	}
-	return nil
+	return t.clickAt(ctx, fr, x, y, input.MouseButtonLeft, 1, 1, 0)
 }
 
 // PressKey presses key on whatever has focus, as a page action: refused
@@ -183,15 +170,9 @@ func (t *Tab) PressKey(ctx context.Context, key string, mods Modifier, opts Form
 		if err := t.checkDocument(ctx); err != nil {
 			return err
 		}
-		if t.opts.Sites != nil {
-			// Keys go to the focused frame, which may be another site's.
-			raw, err := t.call(ctx, sdkWorld, focusedFrameFn, nil)
-			if err != nil {
-				return err
-			}
-			if string(raw) == "true" {
-				return &SiteError{Method: "press", Site: "(a frame)", Sites: t.opts.Sites}
-			}
+		// Keys go to the focused frame, which may be another site's.
+		if err := t.focusInFrame(ctx, "", "press"); err != nil {
+			return err
 		}
 		if opts.DryRun {
 			return nil

@@ -234,10 +234,10 @@ func (t *Tab) Type(ctx context.Context, loc Locator, text string, o TypeOptions)
 	})
 }
 
-// focusInFrame refuses keys when, with sites set, keyboard focus in frame
-// fr's document is inside a frame of its own, whose site the keys would
-// reach unchecked (as [Tab.PressKey] refuses them).
-func (t *Tab) focusInFrame(ctx context.Context, fr string) error {
+// focusInFrame refuses method's keys when, with sites set, keyboard focus
+// in frame fr's document is inside a frame of its own, whose site the keys
+// would reach unchecked.
+func (t *Tab) focusInFrame(ctx context.Context, fr, method string) error {
 	if t.opts.Sites == nil {
 		return nil
 	}
@@ -246,7 +246,7 @@ func (t *Tab) focusInFrame(ctx context.Context, fr string) error {
 		return err
 	}
 	if string(raw) == "true" {
-		return &SiteError{Method: "type", Site: "(a frame)", Sites: t.opts.Sites}
+		return &SiteError{Method: method, Site: "(a frame)", Sites: t.opts.Sites}
 	}
 	return nil
 }
@@ -274,7 +274,7 @@ func (t *Tab) typeText(ctx context.Context, fr, text string, delay time.Duration
 			}
 		}
 		first = false
-		if err := t.focusInFrame(ctx, fr); err != nil {
+		if err := t.focusInFrame(ctx, fr, "type"); err != nil {
 			return err
 		}
 		if err := t.pressIn(ctx, fr, key, 0); err != nil {
