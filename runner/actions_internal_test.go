@@ -49,3 +49,32 @@ func TestStuckCallsNameTheirEntry(t *testing.T) {
 		t.Fatalf("after leave: %q", got)
 	}
 }
+
+// probeAPI stands for a host method that enters the gate through helpers
+// of its own, as every tab call does (startCall, act, read).
+type probeAPI struct{ r *Run }
+
+func (a *probeAPI) Stuck(ctx context.Context) (func(), error) { return a.via(ctx) }
+
+// via is not inlined, as startCall and act are not.
+//
+//go:noinline
+func (a *probeAPI) via(ctx context.Context) (func(), error) {
+	_, leave, err := a.r.enter(ctx, "")
+	return leave, err
+}
+
+// A call that entered through helpers is named by the host method that
+// made it, not by the helper that called enter.
+func TestStuckCallsNameTheHostMethod(t *testing.T) {
+	r := &Run{}
+	r.gate.init()
+	leave, err := (&probeAPI{r}).Stuck(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	if got := r.gate.stuckCalls(); len(got) != 1 || !strings.HasSuffix(got[0], "(*probeAPI).Stuck") {
+		t.Fatalf("stuck calls %q, want the host method (*probeAPI).Stuck", got)
+	}
+}

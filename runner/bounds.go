@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -261,17 +262,47 @@ func (g *hostGate) init() {
 // entered, so that a call that outlives its cancel can be named.
 type inflightCall struct {
 	cancel context.CancelFunc
-	pc     uintptr
+	// pcs are the callers of enter, nearest first: most host methods
+	// enter through helpers (startCall, act, read), so the method itself
+	// is a few frames up. Unused entries are 0.
+	pcs [entryFrames]uintptr
 }
 
-// stuckCalls names the functions of the calls still inside the gate.
+// entryFrames is how many callers of enter a call keeps: enough to reach
+// the host method from its deepest helper chain (Click, pointerAct, act,
+// start, startCall), and one more.
+const entryFrames = 6
+
+// hostMethodRe matches a host API method, as runtime names it.
+var hostMethodRe = regexp.MustCompile(`\.\(\*?\w+API\)\.[A-Z]\w*$`)
+
+// name is the host method the call was made to: the first of its callers
+// that is one, or else its nearest caller.
+func (c inflightCall) name() string {
+	frames := runtime.CallersFrames(c.pcs[:])
+	first := ""
+	for {
+		f, more := frames.Next()
+		if first == "" {
+			first = f.Function
+		}
+		if hostMethodRe.MatchString(f.Function) {
+			return f.Function
+		}
+		if !more {
+			return first
+		}
+	}
+}
+
+// stuckCalls names the host methods of the calls still inside the gate.
 func (g *hostGate) stuckCalls() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var names []string
 	for _, c := range g.inflight {
-		if f := runtime.FuncForPC(c.pc); f != nil {
-			names = append(names, f.Name())
+		if n := c.name(); n != "" {
+			names = append(names, n)
 		}
 	}
 	slices.Sort(names)
@@ -310,6 +341,8 @@ func rateErr(ch Channel) error {
 // returned context, cancelled when the gate closes, and calls leave when
 // it is done.
 func (r *Run) enter(ctx context.Context, ch Channel) (_ context.Context, leave func(), err error) {
+	var pcs [entryFrames]uintptr
+	runtime.Callers(2, pcs[:]) // outside the lock: it walks the stack
 	g := &r.gate
 	g.mu.Lock()
 	if g.closed {
@@ -327,9 +360,7 @@ func (r *Run) enter(ctx context.Context, ch Channel) (_ context.Context, leave f
 	g.calls++
 	g.entered++
 	n := g.entered
-	var pc [1]uintptr
-	runtime.Callers(2, pc[:])
-	g.inflight[n] = inflightCall{cancel: cancel, pc: pc[0]}
+	g.inflight[n] = inflightCall{cancel: cancel, pcs: pcs}
 	g.mu.Unlock()
 	stop := context.AfterFunc(g.ctx, cancel)
 	return ctx, func() {

@@ -52,7 +52,7 @@ function blob() {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		fmt.Fprint(w, "hostile")
 	})
-	srv := httptest.NewServer(testenv.LoopbackOnly(mux))
+	srv := testenv.Site(mux)
 	t.Cleanup(srv.Close)
 	return srv
 }

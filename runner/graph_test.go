@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -228,4 +230,21 @@ func TestStdRefusalNamesTheImportAsWrittenAndWhatTheHostSets(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, plan.Refused.Error(), "line 3 of pad.ts: npm:left-pad@1 cannot be loaded")
 	assert.NotContains(t, plan.Refused.Error(), `import "npm:left-pad@1"`, "written as it resolves: not named twice")
+}
+
+// denoStartErr calls deno unusable only for a failure to start it: a
+// context that ended first says nothing of deno, and a cause with nothing
+// wrapped is said as it is (not "<nil>").
+func TestDenoStartErr(t *testing.T) {
+	m := &Manager{deno: "/opt/deno"}
+	assert.NoError(t, m.denoStartErr(nil))
+	assert.NoError(t, m.denoStartErr(context.DeadlineExceeded))
+	assert.NoError(t, m.denoStartErr(fmt.Errorf("deno check: %w", context.Canceled)))
+	err := m.denoStartErr(&exec.Error{Name: "/opt/deno", Err: exec.ErrNotFound})
+	require.ErrorIs(t, err, ErrDenoUnusable)
+	assert.Contains(t, err.Error(), "/opt/deno: executable file not found")
+	err = m.denoStartErr(errors.New("no such thing"))
+	require.ErrorIs(t, err, ErrDenoUnusable)
+	assert.Contains(t, err.Error(), ": no such thing;")
+	assert.NotContains(t, err.Error(), "<nil>")
 }

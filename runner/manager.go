@@ -195,8 +195,9 @@ type Config struct {
 	// read it with Manager.Trace.
 	NoTrace bool
 	// TraceActionScreenshots has the trace keep, for each page action
-	// (click, fill, check, select, setFiles, press), a screenshot of the
-	// page just before and just after it, masked as a failed call's is
+	// (click, dblclick, hover, dragTo, focus, type, fill, check, select,
+	// setFiles, press), a screenshot of the page just before it and, when
+	// it succeeded, just after it, masked as a failed call's is
 	// (trace.Shot). False (the default) keeps none: a failed call still
 	// keeps its failure's screenshot. Each costs a screenshot's time,
 	// tens of milliseconds, inside the action (the before counts against

@@ -143,7 +143,7 @@ type Run struct {
 	gate hostGate
 	// trace records the run's browser work (trace.go); nil when off.
 	trace *trace.Recorder
-	// sites joins the call sites the script sends late to its calls.
+	// callSites joins the call sites the script sends late to its calls.
 	callSites siteBook
 }
 

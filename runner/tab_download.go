@@ -303,16 +303,11 @@ func (r *Run) saveDownload(d downloadDest, f cdp.DownloadedFile) (DownloadResult
 	if err != nil {
 		return DownloadResult{}, err
 	}
-	if fi, err := os.Lstat(final); err == nil {
-		switch {
-		case !fi.Mode().IsRegular():
-			return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q is there and is not a file", name)
-		case !d.overwrite:
-			return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q exists: pass { overwrite: true } to replace it", name)
-		}
+	if fi, err := os.Lstat(final); err == nil && !fi.Mode().IsRegular() {
+		return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q is there and is not a file", name)
 	}
 	size, err := copyDownload(f.Path, real, d.overwrite, r.m.cfg.MaxDownloadBytes)
-	if errors.Is(err, fs.ErrExist) {
+	if errors.Is(err, fs.ErrExist) { // without overwrite the file is made new (O_EXCL)
 		return DownloadResult{}, codeErr(errcode.Invalid, capnweb.NameError, "%q exists: pass { overwrite: true } to replace it", name)
 	}
 	if err != nil {
