@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/internal/pathguard"
-	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -267,17 +265,8 @@ func (r *Run) writable(p string) (string, error) {
 	if err != nil {
 		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "cannot resolve %q: %v", p, err)
 	}
-	granted := slices.ContainsFunc(r.header.Write, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) })
-	if granted && slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) }) {
-		granted = false
-	}
-	if !granted {
-		perm := "write=" + filepath.Dir(p)
-		if strings.ContainsAny(perm, " \t\"") {
-			perm = "write=" + strconv.Quote(filepath.Dir(p))
-		}
-		return "", capnweb.Errorf(capnweb.NameError, map[string]any{"code": string(errcode.NotGranted), "permission": perm},
-			"%s saves a download only where the script may write: %q is not under its write= grants", apiWaitForDownload, p)
+	if !r.underGrants(r.header.Write, real) {
+		return "", notGranted("write", filepath.Dir(p), "%s saves a download only where the script may write: %q is not under its write= grants", apiWaitForDownload, p)
 	}
 	return real, nil
 }

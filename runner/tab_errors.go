@@ -204,19 +204,8 @@ func (r *Run) grantedFile(p string) (string, error) {
 	if err != nil {
 		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.setFiles: cannot resolve %q: %v", p, err)
 	}
-	granted := slices.ContainsFunc(r.header.Read, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) })
-	if granted && slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) }) {
-		granted = false
-	}
-	if !granted {
-		perm := "read=" + p
-		if strings.ContainsAny(p, " \t\"") {
-			perm = "read=" + strconv.Quote(p)
-		}
-		// permission names the key the SDK's NotGrantedError tells the
-		// script to add.
-		return "", capnweb.Errorf(capnweb.NameError, map[string]any{"code": string(errcode.NotGranted), "permission": perm},
-			"tab.setFiles gives a page only files the script may read: %q is not under its read= grants", p)
+	if !r.underGrants(r.header.Read, real) {
+		return "", notGranted("read", p, "tab.setFiles gives a page only files the script may read: %q is not under its read= grants", p)
 	}
 	fi, err := os.Stat(real)
 	switch {
@@ -228,6 +217,24 @@ func (r *Run) grantedFile(p string) (string, error) {
 		return "", codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.setFiles: %q is not a file", p)
 	}
 	return real, nil
+}
+
+// underGrants reports whether the resolved path real is inside one of
+// grants and outside the folders the app keeps to itself.
+func (r *Run) underGrants(grants []permissions.Path, real string) bool {
+	return slices.ContainsFunc(grants, func(g permissions.Path) bool { return pathguard.Contains(g.Resolved, real) }) &&
+		!slices.ContainsFunc(r.m.protected, func(d string) bool { return pathguard.Contains(d, real) })
+}
+
+// notGranted is the not_granted error of a path the script's key= grants
+// do not cover; its permission names the grant the SDK's NotGrantedError
+// tells the script to add.
+func notGranted(key, path, format string, args ...any) error {
+	perm := key + "=" + path
+	if strings.ContainsAny(path, " \t\"") {
+		perm = key + "=" + strconv.Quote(path)
+	}
+	return capnweb.Errorf(capnweb.NameError, map[string]any{"code": string(errcode.NotGranted), "permission": perm}, format, args...)
 }
 
 // errCodeOf is the code of an error made by codeErr, or of one from cdp.
