@@ -43,6 +43,15 @@ await ui.notify("ran");
 await context.result(1);
 `;
 
+Deno.test("the kit's rules leave nothing on the global object", () => {
+  // testing.ts has loaded the rules by now (parsePermissions answers from
+  // them); the program ran in a scope of its own.
+  assert(parsePermissions("browser").grant.includes("tabs"));
+  const g = globalThis as Record<string, unknown>;
+  for (const name of ["tranquilRules", "fs", "Go"]) assertEquals(g[name], undefined, name);
+  assert(!("tranquilRules" in globalThis));
+});
+
 Deno.test("the fake host refuses a header the app refuses", () => {
   for (
     const [header, kind] of [
