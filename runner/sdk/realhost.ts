@@ -119,9 +119,10 @@ export async function runOnRealHost(opts: RealHostOptions): Promise<RealRun> {
   const env: Record<string, string> = {};
   const cache = opts.cacheDir ?? Deno.env.get("DENO_DIR");
   if (cache) env.DENO_DIR = cache;
-  let out: Deno.CommandOutput;
+  // Whatever goes wrong before there is a run to show, the data folder goes.
+  let run: RealRun;
   try {
-    out = await new Deno.Command(host, {
+    const out = await new Deno.Command(host, {
       args,
       env,
       stdin: "null",
@@ -129,33 +130,59 @@ export async function runOnRealHost(opts: RealHostOptions): Promise<RealRun> {
       stderr: "piped",
       signal: AbortSignal.timeout(opts.timeout ?? 120_000),
     }).output();
+    const text = new TextDecoder();
+    run = readRun(text.decode(out.stdout), text.decode(out.stderr), out.code, data, host);
   } catch (e) {
     await Deno.remove(data, { recursive: true });
     throw e;
   }
-  const stdout = new TextDecoder().decode(out.stdout);
-  const stderr = new TextDecoder().decode(out.stderr);
-  if (stdout.trim() === "") {
-    await Deno.remove(data, { recursive: true });
-    throw new Error(`the host made no run (exit ${out.code}):\n${stderr}`);
-  }
-  const rec = JSON.parse(stdout);
-  const run: RealRun = {
-    id: rec.id,
-    state: rec.state,
-    reason: rec.reason,
-    firstError: rec.firstError,
-    result: rec.result,
-    output: rec.output ?? "",
-    actions: rec.actions ?? [],
-    trace: rec.trace,
-    dataDir: data,
-    explain: () => explain(run, host),
-  };
   if (run.state === "succeeded" && !opts.keep) {
     await Deno.remove(data, { recursive: true });
     run.dataDir = undefined;
   }
+  return run;
+}
+
+/**
+ * readRun reads what `host run --json` printed: one JSON record of the
+ * run. Anything else (nothing, a crash's text, a truncated record) is an
+ * error naming the exit code and the host's own words, so a broken host
+ * is told apart from a failed run.
+ *
+ * @internal exported for its test
+ */
+export function readRun(stdout: string, stderr: string, code: number, data: string, host: string): RealRun {
+  const said = () =>
+    [stdout.trim() && `stdout:\n${stdout.slice(0, 2000)}`, stderr.trim() && `stderr:\n${stderr.slice(0, 2000)}`].filter(
+      Boolean,
+    ).join("\n");
+  if (stdout.trim() === "") throw new Error(safe(`the host made no run (exit ${code}):\n${said()}`));
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(stdout);
+    if (
+      rec === null || typeof rec !== "object" || Array.isArray(rec) || typeof rec.id !== "string" ||
+      typeof rec.state !== "string"
+    ) {
+      throw new TypeError("not a run record");
+    }
+  } catch (e) {
+    throw new Error(safe(`the host did not print a run record (exit ${code}: ${(e as Error).message}):\n${said()}`), {
+      cause: e,
+    });
+  }
+  const run: RealRun = {
+    id: rec.id as string,
+    state: rec.state as string,
+    reason: rec.reason as string | undefined,
+    firstError: rec.firstError as string | undefined,
+    result: rec.result,
+    output: (rec.output as string | undefined) ?? "",
+    actions: (rec.actions as RealAction[] | undefined) ?? [],
+    trace: rec.trace as RealTrace | undefined,
+    dataDir: data,
+    explain: () => explain(run, host),
+  };
   return run;
 }
 
