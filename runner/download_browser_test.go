@@ -341,3 +341,47 @@ await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "downl
 	require.True(t, ok)
 	assert.Equal(t, mirror.OutcomeCopied, m.State.Outcome())
 }
+
+// A run holds at most maxPendingDownloads expectations at once, and one
+// whose action outlives its timeout ends there: the wait says the time
+// is up, and the download the action starts afterwards is not saved.
+func TestDownloadExpectationsAreBounded(t *testing.T) {
+	srv := downloadSite(t, []byte("late"))
+	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}})
+	entry := e.run(t, "bounded.ts", `// @permissions browser forms write=downloads
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.active();
+await tab.goto("`+srv.URL+`/");
+const code = (e: unknown) => (e as { code?: string }).code ?? String(e);
+// Eight waits whose actions hold until released, then a ninth.
+let release = () => {};
+const held = new Promise<void>((r) => release = r);
+const waits = Array.from({ length: 8 }, () =>
+  tab.waitForDownload(() => held, { path: "downloads/", timeout: 20000 }).then(() => "saved", code));
+await new Promise((r) => setTimeout(r, 300));
+const ninth = await tab.waitForDownload(() => {}, { path: "downloads/" }).then(() => "saved", code);
+release();
+// Released, the eight end as the actions did nothing: no download began.
+const eight = await Promise.all(waits);
+// An action that outlives the expectation: it downloads after its end.
+const late = await tab.waitForDownload(async () => {
+  await new Promise((r) => setTimeout(r, 800));
+  await tab.click({ selector: "#file" });
+}, { path: "downloads/", timeout: 200 }).then(() => "saved", (e) => code(e) + ": " + (e as Error).message);
+await context.result({ ninth, eight, late });
+`)
+	var res struct {
+		Ninth string
+		Eight []string
+		Late  string
+	}
+	result(t, entry, &res)
+	assert.Equal(t, "limit_exceeded", res.Ninth, "the ninth expectation at once")
+	require.Len(t, res.Eight, 8)
+	for _, c := range res.Eight {
+		assert.NotEqual(t, "saved", c)
+	}
+	assert.True(t, strings.HasPrefix(res.Late, "timeout: "), "the late action's wait: %s", res.Late)
+	assert.Contains(t, res.Late, "its time is up")
+	assert.Empty(t, filesUnder(t, filepath.Join(e.dir, "downloads")), "the late download was not saved")
+}
