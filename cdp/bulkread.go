@@ -64,10 +64,23 @@ func (t *Tab) readAll(ctx context.Context, method, what string, loc Locator) ([]
 		} else if err != nil {
 			return err
 		}
-		all, chars := l, 0
-		all.Nth = nil // the nth is picked over every frame's matches
+		if l.Nth != nil {
+			// Only the match the nth names is read, wherever it is: the
+			// others are counted, as Count counts them, not read.
+			fr, k, err := fm.nthFrame(ctx, frames, l)
+			if errors.Is(err, errcode.NotFound) {
+				return nil // past the matches: none
+			} else if err != nil {
+				return err
+			}
+			l.local = &k
+			vals, err := t.readIn(ctx, fr, l, what, 0, 0)
+			out = append(out, vals...)
+			return err
+		}
+		chars := 0
 		for i, fr := range frames {
-			vals, err := t.readIn(ctx, fr, all, what, len(out), chars)
+			vals, err := t.readIn(ctx, fr, l, what, len(out), chars)
 			if err != nil {
 				if (i == 0 && fr == "") || errors.Is(err, errcode.LimitExceeded) || errors.Is(err, errcode.BadTarget) {
 					return err
@@ -79,9 +92,6 @@ func (t *Tab) readAll(ctx context.Context, method, what string, loc Locator) ([]
 				chars += utf16Len(v) // the page counts UTF-16 units, as MaxReadChars says
 			}
 		}
-		if l.Nth != nil {
-			out = pickNth(out, *l.Nth)
-		}
 		return nil
 	})
 	if err != nil {
@@ -90,7 +100,8 @@ func (t *Tab) readAll(ctx context.Context, method, what string, loc Locator) ([]
 	return out, nil
 }
 
-// readIn reads what of every match of loc in frame fr, with room for
+// readIn reads what of every match of loc in frame fr (of the one its
+// nth names there, when it has one), with room for
 // MaxReadCells less had strings and MaxReadChars less chars characters.
 func (t *Tab) readIn(ctx context.Context, fr string, loc Locator, what string, had, chars int) ([]string, error) {
 	var vals []string
@@ -98,27 +109,24 @@ func (t *Tab) readIn(ctx context.Context, fr string, loc Locator, what string, h
 		if f.N == 0 {
 			return nil
 		}
+		set := f.Set
+		if n := loc.nth(); n != nil { // the one match the nth names here
+			one, err := lk.call(ctx, "nthSet", f.Set, *n, "")
+			if err != nil || one.N == 0 {
+				return err
+			}
+			set = one.Set
+		}
 		var res struct {
 			Values []string `json:"values"`
 		}
-		if err := t.forms.formCallIn(ctx, fr, lk.desc, &res, "readSet", f.Set, what, MaxReadCells-had, max(MaxReadChars-chars, 0)); err != nil {
+		if err := t.forms.formCallIn(ctx, fr, lk.desc, &res, "readSet", set, what, MaxReadCells-had, max(MaxReadChars-chars, 0)); err != nil {
 			return err
 		}
 		vals = res.Values
 		return nil
 	})
 	return vals, err
-}
-
-// pickNth keeps the nth of vals (from the end when negative), or none.
-func pickNth(vals []string, nth int) []string {
-	if nth < 0 {
-		nth += len(vals)
-	}
-	if nth < 0 || nth >= len(vals) {
-		return []string{}
-	}
-	return vals[nth : nth+1]
 }
 
 // Table reads the table, grid, treegrid or row group loc names into rows

@@ -113,6 +113,13 @@ func TestBulkReadLimits(t *testing.T) {
 	texts, err := tab.Texts(ctx, Locator{Selector: "#huge tr:first-child td"})
 	require.NoError(t, err)
 	assert.Equal(t, "a b c d", strings.Join(texts, " "))
+	// A target with its own nth reads that one match only, however many
+	// there are to count.
+	for nth, want := range map[int][]string{5: {"b"}, -1: {"d"}, 4 * rows: {}} {
+		texts, err = tab.Texts(ctx, Locator{Selector: "#huge td", Nth: ptr(nth)})
+		require.NoError(t, err, "nth %d", nth)
+		assert.Equal(t, want, texts, "nth %d", nth)
+	}
 }
 
 // axCellNames lists, in tree order, the names Chromium's accessibility
@@ -176,5 +183,25 @@ func TestBulkReadCountsCharactersAsThePageDoes(t *testing.T) {
 		if got := utf16Len(s); got != want {
 			t.Errorf("utf16Len(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+// Over frames, a bulk read lists the main frame's matches then each
+// frame's, and a target's nth counts over all of them, as Count does.
+func TestBulkReadNthOverFrames(t *testing.T) {
+	inner := serve("/bulk-inner", `<!doctype html><ul><li>three</li><li>four</li></ul>`)
+	tab := newTab(t, serve("/bulk-outer", `<!doctype html><ul><li>one</li><li>two</li></ul><iframe src="`+inner+`"></iframe>`))
+	ctx := tctx(t, 20*time.Second)
+	require.Eventually(t, func() bool {
+		n, err := tab.Count(ctx, Locator{Selector: "li"})
+		return err == nil && n == 4
+	}, 10*time.Second, 50*time.Millisecond, "the frame's items are counted")
+	texts, err := tab.Texts(ctx, Locator{Selector: "li"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"one", "two", "three", "four"}, texts)
+	for nth, want := range map[int][]string{0: {"one"}, 2: {"three"}, -1: {"four"}, -3: {"two"}, 4: {}} {
+		texts, err = tab.Texts(ctx, Locator{Selector: "li", Nth: ptr(nth)})
+		require.NoError(t, err, "nth %d", nth)
+		assert.Equal(t, want, texts, "nth %d", nth)
 	}
 }
