@@ -35,7 +35,25 @@ type Script struct {
 	// Every script may load them, as the app's own site (sites= need not
 	// name them). Nil serves nothing and leaves the first tab blank.
 	Pages fs.FS
-	// Start is the path the first tab opens at. Empty means "/".
+	// Sites are pages served under web host names, keyed by the name
+	// ("example.com", "shop.example"), so a script written for
+	// https://example.com/ runs unchanged. They are served over https on
+	// a 127.0.0.1 port: this run's browser maps the names' https port
+	// there and resolves no other name (its host-resolver rules), and
+	// trusts the certificate made for them in the test's process by its
+	// key alone. http:// addresses of the names do not resolve. Nothing
+	// looks a name up: the names are given to the run manager as
+	// AllowLocalSites, since a name that lands on loopback would otherwise
+	// be looked up by the host's local-address checks. By their text they
+	// are web sites, so sites= limits a script's page actions on them as
+	// on any other. Their pages get Pages' loopback-only
+	// Content-Security-Policy, widened to the named sites. A key that is
+	// not a web host name fails the run with [ErrBadSite]. Nil serves
+	// none.
+	Sites map[string]fs.FS
+	// Start is where the first tab opens: a path on Pages, or a full
+	// https:// address on Sites. Empty means "/" on Pages, and a blank
+	// tab without Pages.
 	Start string
 	// Approve answers the script's consent prompt: true approves what its
 	// header asks; false refuses, and the run ends refused.
@@ -96,6 +114,9 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 	if (s.Path == "") == (s.Source == "") {
 		return nil, ErrBadScript
 	}
+	if s.Pages == nil && s.Start != "" && !strings.HasPrefix(s.Start, "https://") {
+		return nil, fmt.Errorf("%w: %q", ErrBadStart, s.Start)
+	}
 	if s.Timeout <= 0 {
 		s.Timeout = defaultTimeout
 	}
@@ -114,13 +135,23 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 	if err := s.findTools(); err != nil {
 		return nil, err
 	}
-	tabs, err := cdptabs.Launch(ctx, launch.Options{Path: s.Chromium, TempDir: tmp})
+	opts := launch.Options{Path: s.Chromium, TempDir: tmp}
+	var local []string
+	if len(s.Sites) > 0 {
+		named, err := serveSites(s.Sites)
+		if err != nil {
+			return nil, err
+		}
+		defer named.stop()
+		opts.Args, local = named.args, named.names
+	}
+	tabs, err := cdptabs.Launch(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("hosttest: starting the browser: %w", err)
 	}
 	defer tabs.Shutdown()
 	res := &Result{UI: &UI{}, Clipboard: &Clipboard{}}
-	var local []string
+	start := s.Start
 	if s.Pages != nil {
 		site, stop, err := servePages(s.Pages)
 		if err != nil {
@@ -128,8 +159,13 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 		}
 		defer stop()
 		res.Site = site
-		local = []string{strings.TrimSuffix(strings.TrimPrefix(site, "http://"), "/")}
-		if err := openFirst(ctx, tabs, site+strings.TrimPrefix(s.Start, "/")); err != nil {
+		local = append(local, strings.TrimSuffix(strings.TrimPrefix(site, "http://"), "/"))
+		if !strings.HasPrefix(start, "https://") {
+			start = site + strings.TrimPrefix(start, "/")
+		}
+	}
+	if start != "" {
+		if err := openFirst(ctx, tabs, start); err != nil {
 			return nil, err
 		}
 	}
