@@ -41,7 +41,8 @@ type Script struct {
 	// a 127.0.0.1 port: this run's browser maps the names' https port
 	// there and resolves no other name (its host-resolver rules), and
 	// trusts the certificate made for them in the test's process by its
-	// key alone. http:// addresses of the names do not resolve. Nothing
+	// key alone. Only https is served; Chromium upgrades a navigation to
+	// an http:// address of a name to https itself. Nothing
 	// looks a name up: the names are given to the run manager as
 	// AllowLocalSites, since a name that lands on loopback would otherwise
 	// be looked up by the host's local-address checks. By their text they
