@@ -1,6 +1,7 @@
 package hosttest_test
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,14 +68,18 @@ type realGuideRun struct {
 	marker string // a line of the script, guideRuns' marker
 	start  string // Script.Start
 	pages  bool   // serve testdata/pages (the section-5 script's) too
+	// during drives the run while it runs (Script.During).
+	during func(t *testing.T, ctx context.Context, run *hosttest.Live)
+	state  history.State // how the run ends; "" means succeeded
 	check  func(t *testing.T, res *hosttest.Result, dir string)
-	why    string // why the script does not run here
 }
 
 // realGuideRuns: the fake's tabs [{ url, title }] are Start and the page's
 // <title>, its evaluate, read and titles options the pages' content, its
 // failures what the page itself does (a Zip field of maxlength 5), and its
-// onAction navigations the pages' own links and forms.
+// onAction navigations the pages' own links and forms. The pane watcher's
+// button is clicked and its run stopped through Script.During; it ends
+// cancelled, where the fake's host.run() resolves with no exit code.
 var realGuideRuns = []realGuideRun{
 	{
 		marker: `// @permissions browser page-js write=page-info.txt`,
@@ -132,10 +138,26 @@ var realGuideRuns = []realGuideRun{
 		},
 	},
 	{
+		// The watcher runs until it is stopped: the test clicks its button
+		// once it is there, then stops the run, as the fake's run does.
 		marker: `await paneControls.register("Page title", async () => (await tabs.active()).title());`,
-		why: "it waits for a click on its pane button and then for the run to be stopped; " +
-			"RunScript gives the test no hold on a live run (Manager.InvokePaneControl, Run.Cancel), " +
-			"so only the fake's run (TestGuideSnippets) clicks it",
+		start:  "https://example.com/",
+		during: func(t *testing.T, ctx context.Context, run *hosttest.Live) {
+			for end := time.Now().Add(20 * time.Second); !slices.Contains(run.Controls(), "Page title"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Error("the watcher registered no \"Page title\" button")
+					return
+				}
+			}
+			got, err := run.Click(ctx, "Page title")
+			assert.NoError(t, err)
+			assert.Equal(t, "Example", got, "the button's answer")
+			run.Cancel("the test is done")
+		},
+		state: history.StateCancelled, // not succeeded: the watcher waited to be stopped
+		check: func(t *testing.T, res *hosttest.Result, _ string) {
+			assert.Contains(t, res.Entry.Reason, "the test is done")
+		},
 	},
 	{
 		marker: `// pick.ts`,
@@ -209,7 +231,6 @@ func TestGuideScriptsOnTheRealHost(t *testing.T) {
 	scripts := guideScripts(t)
 	require.NotEmpty(t, scripts, "the guide shows no script")
 	used := map[int]bool{}
-	ran := 0
 	for _, s := range scripts {
 		var found []int
 		for i, r := range realGuideRuns {
@@ -221,10 +242,6 @@ func TestGuideScriptsOnTheRealHost(t *testing.T) {
 		used[found[0]] = true
 		r := realGuideRuns[found[0]]
 		t.Run(fmt.Sprintf("L%d %s", s.line, s.file), func(t *testing.T) {
-			if r.why != "" {
-				t.Skipf("not run on the real host: %s", r.why)
-			}
-			ran++
 			dir := t.TempDir()
 			path := filepath.Join(dir, s.file)
 			require.NoError(t, os.WriteFile(path, []byte(s.src), 0o600))
@@ -232,8 +249,15 @@ func TestGuideScriptsOnTheRealHost(t *testing.T) {
 			if r.pages {
 				script.Pages = os.DirFS("testdata/pages")
 			}
+			if r.during != nil {
+				script.During = func(ctx context.Context, run *hosttest.Live) { r.during(t, ctx, run) }
+			}
 			res := hosttest.Run(t, realScript(t, script))
-			require.Equal(t, history.StateSucceeded, res.Entry.State, "the run")
+			want := r.state
+			if want == "" {
+				want = history.StateSucceeded
+			}
+			require.Equal(t, want, res.Entry.State, "the run")
 			r.check(t, res, dir)
 			if testing.Verbose() {
 				t.Log(res.Explain())
@@ -243,5 +267,4 @@ func TestGuideScriptsOnTheRealHost(t *testing.T) {
 	for i, r := range realGuideRuns {
 		assert.True(t, used[i], "realGuideRuns entry %q names no script of the guide", r.marker)
 	}
-	assert.Equal(t, len(realGuideRuns)-1, ran, "every script but the pane watcher ran")
 }

@@ -61,6 +61,11 @@ type Script struct {
 	Approve bool
 	// Payload is the run's context.payload (JSON); nil means none.
 	Payload []byte
+	// During, when set, is called once the run has started, with the run
+	// to drive while it runs (its pane controls, its Stop button); the
+	// run's end is awaited after During returns. ctx ends with Timeout.
+	// Nil leaves the run to end by itself.
+	During func(ctx context.Context, run *Live)
 	// Timeout bounds the whole run, the browser's start included; the run
 	// is cancelled at its end. Zero means two minutes.
 	Timeout time.Duration
@@ -212,6 +217,9 @@ func runOnce(ctx context.Context, s Script, script, data string, host runner.Hos
 	// outlives ctx so the entry is always read.
 	stop := context.AfterFunc(ctx, func() { run.Cancel("the test's time ran out") })
 	defer stop()
+	if s.During != nil {
+		s.During(ctx, &Live{m: m, run: run})
+	}
 	entry, err := run.Wait(context.WithoutCancel(ctx))
 	if err != nil {
 		return history.Entry{}, nil, fmt.Errorf("hosttest: %w", err)
