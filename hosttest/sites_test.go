@@ -10,6 +10,7 @@ import (
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/hosttest"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // namedSitesScript probes what a script meets on named sites: sites=
@@ -43,6 +44,7 @@ await context.result(out);
 // TestRunScriptOnNamedSites: pages served under names behave as the web
 // sites they stand for, and nothing but them and 127.0.0.1 resolves.
 func TestRunScriptOnNamedSites(t *testing.T) {
+	testenv.CheckGoroutines(t)
 	res := hosttest.Run(t, realScript(t, hosttest.Script{
 		Source: namedSitesScript, Sites: guideSites(), Start: "https://example.com/", Approve: true,
 	}))
@@ -62,6 +64,7 @@ func TestRunScriptOnNamedSites(t *testing.T) {
 // TestRunScriptRefusesBadSites: a Sites key must be a web host name, and
 // a Start without Pages an https:// address; neither starts a browser.
 func TestRunScriptRefusesBadSites(t *testing.T) {
+	testenv.CheckGoroutines(t)
 	pages := fstest.MapFS{"index.html": {Data: []byte("<title>x</title>")}}
 	for _, name := range []string{"127.0.0.1", "localhost", "router.local", "intranet", "Example.com", "example.com.",
 		"example.com:443", "*.example.com", "example.com, MAP * 10.0.0.1", "exa mple.com", ""} {
