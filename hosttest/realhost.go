@@ -48,9 +48,12 @@ type Script struct {
 	// be looked up by the host's local-address checks. By their text they
 	// are web sites, so sites= limits a script's page actions on them as
 	// on any other. Their pages get Pages' loopback-only
-	// Content-Security-Policy, widened to the named sites. A key that is
-	// not a web host name fails the run with [ErrBadSite]. Nil serves
-	// none.
+	// Content-Security-Policy, widened to the named sites. Keep a run to
+	// these names and Pages: a navigation to any other name fails in the
+	// browser as unresolved, but the host's local-address check looks the
+	// name up first, and Chromium's error page probes DNS, both through
+	// the system's resolver. A key that is not a web host name fails the
+	// run with [ErrBadSite]. Nil serves none.
 	Sites map[string]fs.FS
 	// Start is where the first tab opens: a path on Pages, or a full
 	// https:// address on Sites. Empty means "/" on Pages, and a blank
