@@ -29,7 +29,7 @@
 //
 // [Script.Sites] serves pages under web names such as example.com too,
 // over https on 127.0.0.1 with a certificate only that run's browser
-// trusts, so a script written for a real site runs unchanged and no name
-// is looked up. [Script.During] drives a run while it runs: clicks its
+// trusts, so a script written for a real site runs unchanged and none
+// of those names is looked up. [Script.During] drives a run while it runs: clicks its
 // pane controls, stops it.
 package hosttest

@@ -33,7 +33,7 @@ type Script struct {
 	// Pages are served on 127.0.0.1 with a loopback-only
 	// Content-Security-Policy, and the first tab opens at Start on them.
 	// Every script may load them, as the app's own site (sites= need not
-	// name them). Nil serves nothing and leaves the first tab blank.
+	// name them). Nil serves nothing.
 	Pages fs.FS
 	// Sites are pages served under web host names, keyed by the name
 	// ("example.com", "shop.example"), so a script written for
@@ -41,19 +41,18 @@ type Script struct {
 	// a 127.0.0.1 port: this run's browser maps the names' https port
 	// there and resolves no other name (its host-resolver rules), and
 	// trusts the certificate made for them in the test's process by its
-	// key alone. Only https is served; Chromium upgrades a navigation to
-	// an http:// address of a name to https itself. Nothing
-	// looks a name up: the names are given to the run manager as
-	// AllowLocalSites, since a name that lands on loopback would otherwise
-	// be looked up by the host's local-address checks. By their text they
-	// are web sites, so sites= limits a script's page actions on them as
-	// on any other. Their pages get Pages' loopback-only
-	// Content-Security-Policy, widened to the named sites. Keep a run to
-	// these names and Pages: a navigation to any other name fails in the
-	// browser as unresolved, but the host's local-address check looks the
-	// name up first, and Chromium's error page probes DNS, both through
-	// the system's resolver. A key that is not a web host name fails the
-	// run with [ErrBadSite]. Nil serves none.
+	// key alone. Only https is served (Chromium upgrades a navigation to
+	// an http:// address of a name itself). The host looks none of the
+	// names up: they are given to the run manager as AllowLocalSites,
+	// since its local-address check would otherwise look up a name that
+	// lands on loopback. By their text they are web sites, so sites=
+	// limits a script's page actions on them as on any other. Their pages
+	// get Pages' loopback-only Content-Security-Policy, widened to the
+	// named sites. Keep a run to these names and Pages: a navigation to
+	// another name fails in the browser as unresolved, but the host's
+	// local-address check looks it up first, and Chromium's error page
+	// probes DNS, both through the system's resolver. A key that is not a
+	// web host name fails the run with [ErrBadSite]. Nil serves none.
 	Sites map[string]fs.FS
 	// Start is where the first tab opens: a path on Pages, or a full
 	// https:// address on Sites. Empty means "/" on Pages, and a blank
