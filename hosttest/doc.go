@@ -26,4 +26,10 @@
 // fake browser of the SDK's testing module cannot: a target that picks the
 // wrong element, a link whose JavaScript goes elsewhere. The SDK's
 // runOnRealHost does the same from a deno test, through the example host.
+//
+// [Script.Sites] serves pages under web names such as example.com too,
+// over https on 127.0.0.1 with a certificate only that run's browser
+// trusts, so a script written for a real site runs unchanged and none
+// of those names is looked up. [Script.During] drives a run while it runs: clicks its
+// pane controls, stops it.
 package hosttest

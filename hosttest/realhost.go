@@ -33,15 +33,41 @@ type Script struct {
 	// Pages are served on 127.0.0.1 with a loopback-only
 	// Content-Security-Policy, and the first tab opens at Start on them.
 	// Every script may load them, as the app's own site (sites= need not
-	// name them). Nil serves nothing and leaves the first tab blank.
+	// name them). Nil serves nothing.
 	Pages fs.FS
-	// Start is the path the first tab opens at. Empty means "/".
+	// Sites are pages served under web host names, keyed by the name
+	// ("example.com", "shop.example"), so a script written for
+	// https://example.com/ runs unchanged. They are served over https on
+	// a 127.0.0.1 port: this run's browser maps the names' https port
+	// there and resolves no other name (its host-resolver rules), and
+	// trusts the certificate made for them in the test's process by its
+	// key alone. Only https is served (Chromium upgrades a navigation to
+	// an http:// address of a name itself). The host looks none of the
+	// names up: they are given to the run manager as AllowLocalSites,
+	// since its local-address check would otherwise look up a name that
+	// lands on loopback. By their text they are web sites, so sites=
+	// limits a script's page actions on them as on any other. Their pages
+	// get Pages' loopback-only Content-Security-Policy, widened to the
+	// named sites. Keep a run to these names and Pages: a navigation to
+	// another name fails in the browser as unresolved, but the host's
+	// local-address check looks it up first, and Chromium's error page
+	// probes DNS, both through the system's resolver. A key that is not a
+	// web host name fails the run with [ErrBadSite]. Nil serves none.
+	Sites map[string]fs.FS
+	// Start is where the first tab opens: a path on Pages, or a full
+	// https:// address on Sites. Empty means "/" on Pages, and a blank
+	// tab without Pages.
 	Start string
 	// Approve answers the script's consent prompt: true approves what its
 	// header asks; false refuses, and the run ends refused.
 	Approve bool
 	// Payload is the run's context.payload (JSON); nil means none.
 	Payload []byte
+	// During, when set, is called once the run has started, with the run
+	// to drive while it runs (its pane controls, its Stop button); the
+	// run's end is awaited after During returns. ctx ends with Timeout.
+	// Nil leaves the run to end by itself.
+	During func(ctx context.Context, run *Live)
 	// Timeout bounds the whole run, the browser's start included; the run
 	// is cancelled at its end. Zero means two minutes.
 	Timeout time.Duration
@@ -96,6 +122,9 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 	if (s.Path == "") == (s.Source == "") {
 		return nil, ErrBadScript
 	}
+	if s.Pages == nil && s.Start != "" && !strings.HasPrefix(s.Start, "https://") {
+		return nil, fmt.Errorf("%w: %q", ErrBadStart, s.Start)
+	}
 	if s.Timeout <= 0 {
 		s.Timeout = defaultTimeout
 	}
@@ -114,13 +143,23 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 	if err := s.findTools(); err != nil {
 		return nil, err
 	}
-	tabs, err := cdptabs.Launch(ctx, launch.Options{Path: s.Chromium, TempDir: tmp})
+	opts := launch.Options{Path: s.Chromium, TempDir: tmp}
+	var local []string
+	if len(s.Sites) > 0 {
+		named, err := serveSites(s.Sites)
+		if err != nil {
+			return nil, err
+		}
+		defer named.stop()
+		opts.Args, local = named.args, named.names
+	}
+	tabs, err := cdptabs.Launch(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("hosttest: starting the browser: %w", err)
 	}
 	defer tabs.Shutdown()
 	res := &Result{UI: &UI{}, Clipboard: &Clipboard{}}
-	var local []string
+	start := s.Start
 	if s.Pages != nil {
 		site, stop, err := servePages(s.Pages)
 		if err != nil {
@@ -128,8 +167,13 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 		}
 		defer stop()
 		res.Site = site
-		local = []string{strings.TrimSuffix(strings.TrimPrefix(site, "http://"), "/")}
-		if err := openFirst(ctx, tabs, site+strings.TrimPrefix(s.Start, "/")); err != nil {
+		local = append(local, strings.TrimSuffix(strings.TrimPrefix(site, "http://"), "/"))
+		if !strings.HasPrefix(start, "https://") {
+			start = site + strings.TrimPrefix(start, "/")
+		}
+	}
+	if start != "" {
+		if err := openFirst(ctx, tabs, start); err != nil {
 			return nil, err
 		}
 	}
@@ -175,6 +219,9 @@ func runOnce(ctx context.Context, s Script, script, data string, host runner.Hos
 	// outlives ctx so the entry is always read.
 	stop := context.AfterFunc(ctx, func() { run.Cancel("the test's time ran out") })
 	defer stop()
+	if s.During != nil {
+		s.During(ctx, &Live{m: m, run: run})
+	}
 	entry, err := run.Wait(context.WithoutCancel(ctx))
 	if err != nil {
 		return history.Entry{}, nil, fmt.Errorf("hosttest: %w", err)
