@@ -242,8 +242,11 @@ type ProgressEvent struct {
 
 // argError words for the script an argument capnweb refused to decode
 // (see the facades' ArgError): a TypeError with code invalid naming the
-// key, in api (tab.goto); a function where data goes is not_serializable,
-// as everywhere a script hands the host a value.
+// key, in api (tab.goto), whose properties are the refusal's fields
+// (capnweb.DecodeError.Props: argument, path, key, takes and closest, or
+// want and got), so that the SDK reads them rather than the message; a
+// function where data goes is not_serializable, as everywhere a script
+// hands the host a value.
 func argError(api string, e *capnweb.DecodeError) error {
 	what := argName(e)
 	if e.Got == "a function" {
@@ -253,7 +256,17 @@ func argError(api string, e *capnweb.DecodeError) error {
 	if e.In == locatorType {
 		msg += "; " + targetHint
 	}
-	return codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s", api, msg)
+	return invalidArg(e, "", "%s: %s", api, msg)
+}
+
+// invalidArg is the invalid TypeError refusing e, worded by format; under
+// is where e's value sits in its argument (".confirm"), "" for the
+// argument itself.
+func invalidArg(e *capnweb.DecodeError, under, format string, args ...any) error {
+	props := e.Props()
+	props["code"] = string(errcode.Invalid)
+	props["path"] = under + e.Path
+	return capnweb.Errorf(capnweb.NameTypeError, props, format, args...)
 }
 
 // argName is what a refused argument is called in messages: a locator is
@@ -316,12 +329,14 @@ func checkTarget(api string, l cdp.Locator) error {
 }
 
 // decodeTarget decodes a locator that arrived as a capnweb.Value (in a
-// union) and checks it, as a Locator parameter is.
-func decodeTarget(api string, v capnweb.Value) (cdp.Locator, error) {
+// union), argument arg of the call, and checks it, as a Locator parameter
+// is.
+func decodeTarget(api string, arg int, v capnweb.Value) (cdp.Locator, error) {
 	var l cdp.Locator
 	if err := capnweb.Decode(v, &l); err != nil {
 		var de *capnweb.DecodeError
 		if errors.As(err, &de) {
+			de.Arg = arg
 			return l, argError(api, de)
 		}
 		return l, err

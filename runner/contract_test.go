@@ -521,49 +521,79 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 		method string
 		args   []any
 		want   string
+		// props are properties the refusal must have (nil: must not).
+		props map[string]any
 	}{
 		{tab, "goto", []any{"t1", "https://x.example/", obj("waitUntil", "load", "wait", 5.0)},
-			`tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`},
+			`tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`,
+			map[string]any{"argument": 3.0, "path": "", "key": "wait", "takes": []any{"waitUntil", "timeout"}, "closest": nil}},
 		{tab, "goto", []any{"t1", "https://x.example/", obj("timeout", "5000")},
-			"tab.goto: options.timeout must be a number, not a string"},
+			"tab.goto: options.timeout must be a number, not a string",
+			map[string]any{"argument": 3.0, "path": ".timeout", "want": "a number", "got": "a string", "key": nil}},
 		{tab, "goto", []any{"t1", "https://x.example/", "fast"},
-			"tab.goto: options must be an object, not a string"},
+			"tab.goto: options must be an object, not a string", nil},
 		{tab, "goto", []any{"t1", 5.0},
-			"tab.goto: argument 2 must be a string, not a number"},
+			"tab.goto: argument 2 must be a string, not a number",
+			map[string]any{"argument": 2.0, "path": "", "want": "a string", "got": "a number"}},
 		{tab, "waitFor", []any{"t1", obj("label", "x", "exactly", true)},
-			`tab.waitFor: unknown key "exactly" in target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`},
+			`tab.waitFor: unknown key "exactly" in target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`, nil},
 		{tab, "waitFor", []any{"t1", obj("label", "x", "text", "y")},
-			"tab.waitFor: the target names more than one way to find the element; a target is one of"},
+			"tab.waitFor: the target names more than one way to find the element; a target is one of", nil},
 		{tab, "text", []any{"t1", obj("lable", "Email")},
-			`tab.text: unknown key "lable" in target`},
+			`tab.text: unknown key "lable" in target`,
+			map[string]any{"argument": 2.0, "path": "", "key": "lable", "closest": "label"}},
+		{tab, "waitFor", []any{"t1", obj("lable", "Email")},
+			`tab.waitFor: unknown key "lable" in target`,
+			map[string]any{"argument": 2.0, "path": "", "key": "lable", "closest": "label"}},
 		{forms, "fill", []any{"t1", obj("label", 5.0), "x"},
-			"tab.fill: target.label must be a string, not a number; a target is one of"},
+			"tab.fill: target.label must be a string, not a number; a target is one of",
+			map[string]any{"argument": 2.0, "path": ".label", "want": "a string", "got": "a number"}},
 		{forms, "fill", []any{"t1", obj(), "x"},
-			"tab.fill: the target names no element; a target is one of"},
+			"tab.fill: the target names no element; a target is one of", nil},
 		{forms, "fill", []any{"t1", obj("text", "Go", "exact", true), "x"},
-			`tab.fill: "exact" goes with {role, name} or {label}; a target is one of`},
+			`tab.fill: "exact" goes with {role, name} or {label}; a target is one of`, nil},
 		{forms, "click", []any{"t1", label, obj("parts", obj("trigger", 3.0))},
-			"tab.click: options.parts.trigger must be a string, not a number"},
+			"tab.click: options.parts.trigger must be a string, not a number", nil},
 		{forms, "click", []any{"t1", label, obj("dryrun", true)},
-			`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout, modifiers, position, button, clickCount)`},
+			`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout, modifiers, position, button, clickCount)`,
+			map[string]any{"argument": 3.0, "key": "dryrun", "closest": "dryRun",
+				"takes": []any{"dryRun", "parts", "timeout", "modifiers", "position", "button", "clickCount"}}},
 		{forms, "press", []any{"t1", "Enter", obj("target", obj("label", "x", "bogus", "y"))},
-			`tab.press: unknown key "bogus" in options.target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`},
+			`tab.press: unknown key "bogus" in options.target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`,
+			map[string]any{"argument": 3.0, "path": ".target", "key": "bogus", "closest": nil}},
 		{forms, "press", []any{"t1", "Enter", obj("modifiers", []any{"Shift", 1.0})},
-			"tab.press: options.modifiers[1] must be a string, not a number"},
+			"tab.press: options.modifiers[1] must be a string, not a number",
+			map[string]any{"argument": 3.0, "path": ".modifiers[1]", "want": "a string", "got": "a number"}},
 		{forms, "press", []any{"t1", "Enter", obj("target", obj())},
-			"tab.press: the target names no element"},
+			"tab.press: the target names no element", nil},
 		{forms, "onDialog", []any{"t1", obj("confirm", "accept", "bogus", "accept")},
-			`tab.onDialog: unknown key "bogus" in the answers by type (it takes alert, confirm, prompt, beforeunload)`},
+			`tab.onDialog: unknown key "bogus" in the answers by type (it takes alert, confirm, prompt, beforeunload)`,
+			map[string]any{"argument": 2.0, "path": "", "key": "bogus", "takes": []any{"alert", "confirm", "prompt", "beforeunload"}}},
 		{forms, "onDialog", []any{"t1", obj("accept", true, "text", "x")},
-			`tab.onDialog: unknown key "text" in answer (it takes accept, promptText)`},
+			`tab.onDialog: unknown key "text" in answer (it takes accept, promptText)`,
+			map[string]any{"argument": 2.0, "path": "", "key": "text", "closest": nil}},
+		{forms, "onDialog", []any{"t1", obj("confirm", obj("accept", true, "promptTxt", "x"))},
+			`tab.onDialog: confirm: unknown key "promptTxt" in answer (it takes accept, promptText)`,
+			map[string]any{"argument": 2.0, "path": ".confirm", "key": "promptTxt", "closest": "promptText"}},
+		{forms, "onDialog", []any{"t1", "maybe"},
+			`tab.onDialog: unknown answer "maybe"`,
+			map[string]any{"argument": nil, "key": nil}},
 		{tabs, "open", []any{"https://x.example/", obj("background", "yes")},
-			"tabs.open: options.background must be true or false, not a string"},
+			"tabs.open: options.background must be true or false, not a string",
+			map[string]any{"argument": 2.0, "path": ".background", "want": "true or false", "got": "a string"}},
+		{tabs, "open", []any{"https://x.example/", obj("backgroud", true)},
+			`tabs.open: unknown key "backgroud" in options (it takes background, timeout, seq)`,
+			map[string]any{"argument": 2.0, "key": "backgroud", "closest": "background"}},
 		{tabs, "open", []any{"https://x.example/", obj("seq", 1.5)},
-			"tabs.open: options.seq must be a whole number, not a number"},
+			"tabs.open: options.seq must be a whole number, not a number", nil},
 		{ui, "notify", []any{"hi", obj("level", 3.0)},
-			"ui.notify: options.level must be a string, not a number"},
+			"ui.notify: options.level must be a string, not a number", nil},
 		{ui, "open", []any{"/notes.md", obj("pane", "left")},
-			`ui.open: unknown key "pane" in options (it takes split)`},
+			`ui.open: unknown key "pane" in options (it takes split)`,
+			map[string]any{"argument": 2.0, "key": "pane", "takes": []any{"split"}, "closest": nil}},
+		{ui, "notify", []any{"hi", obj("levle", "info")},
+			`ui.notify: unknown key "levle" in options (it takes level)`,
+			map[string]any{"argument": 2.0, "key": "levle", "closest": "level"}},
 	} {
 		_, err := callOver(t, c.on, c.method, c.args...)
 		var re *capnweb.RemoteError
@@ -571,6 +601,13 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 			assert.Equal(t, string(errcode.Invalid), re.Props["code"], c.want)
 			assert.Equal(t, capnweb.NameTypeError, re.Name, c.want)
 			assert.Contains(t, re.Message, c.want)
+			for k, v := range c.props {
+				if v == nil {
+					assert.NotContains(t, re.Props, k, c.want)
+				} else {
+					assert.Equal(t, v, re.Props[k], "%s: %s", k, c.want)
+				}
+			}
 		}
 	}
 
