@@ -303,6 +303,31 @@ Deno.test("scripted failures arrive as typed errors with their code", async () =
   assertEquals(host.browser.actions[0].value, "12", "the fake records the value, unlike the app's log");
 });
 
+Deno.test("a scripted refusal of an argument arrives as the app's does, its fields in details", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const takes = ["dryRun", "parts", "timeout"];
+  host.browser.fail({
+    method: "click",
+    error: {
+      code: "invalid",
+      message: 'tab.click: unknown key "dryrn" in options (it takes dryRun, parts, timeout)',
+      argument: 3,
+      path: "",
+      key: "dryrn",
+      takes,
+      closest: "dryRun",
+    },
+  });
+  const e = await assertRejects(() => tab.click({ label: "A" }));
+  assert(e instanceof TabError && e.code === "invalid", String(e));
+  assertEquals(
+    e.message.split(" (at ")[0],
+    'tab.click: unknown key "dryrn" in options (it takes dryRun, parts, timeout); did you mean "dryRun"?',
+  );
+  assertEquals(e.details, { argument: 3, path: "", key: "dryrn", takes, closest: "dryRun" });
+});
+
 Deno.test("a failure scripted for some calls lets a retry succeed", async () => {
   using host = installFakeHost({
     permissions: "forms",
