@@ -10,6 +10,10 @@ import (
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
+// Rewrites sdk/contract.json and sdk/contract_types.ts from the capability
+// objects (see GENERATED.md).
+//go:generate go test -run ^TestContractIsCurrent$ . -args -update
+
 // The script API's request objects. A script passes one of these as an
 // options (or target, or report) object; capnweb decodes it strictly (the
 // facades implement capnweb.StrictArgs), so every key it takes is named
