@@ -23,9 +23,10 @@ import (
 // an option the host dropped silently (a dryRun it never saw) would do
 // something other than what the script asked. A key whose value is
 // undefined or null counts as absent. A refusal is a TypeError with code
-// "invalid" naming the key. The SDK checks most options before it sends
-// them, so a script mostly meets these through a host and SDK that
-// disagree, which the contract test exists to prevent.
+// "invalid" naming the key, its fields as properties (see argError). The
+// SDK checks most options before it sends them, so a script mostly meets
+// these through a host and SDK that disagree, which the contract test
+// exists to prevent.
 // The results are the types the methods return, sent as capnweb sends a
 // struct. runner/sdk/contract.json lists every method with these shapes;
 // a test regenerates it from the capability objects and compares.
