@@ -10,6 +10,10 @@ import (
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
+// Rewrites sdk/contract.json and sdk/contract_types.ts from the capability
+// objects (see GENERATED.md).
+//go:generate go test -run ^TestContractIsCurrent$ . -args -update
+
 // The script API's request objects. A script passes one of these as an
 // options (or target, or report) object; capnweb decodes it strictly (the
 // facades implement capnweb.StrictArgs), so every key it takes is named
@@ -19,9 +23,10 @@ import (
 // an option the host dropped silently (a dryRun it never saw) would do
 // something other than what the script asked. A key whose value is
 // undefined or null counts as absent. A refusal is a TypeError with code
-// "invalid" naming the key. The SDK checks most options before it sends
-// them, so a script mostly meets these through a host and SDK that
-// disagree, which the contract test exists to prevent.
+// "invalid" naming the key, its fields as properties (see argError). The
+// SDK checks most options before it sends them, so a script mostly meets
+// these through a host and SDK that disagree, which the contract test
+// exists to prevent.
 // The results are the types the methods return, sent as capnweb sends a
 // struct. runner/sdk/contract.json lists every method with these shapes;
 // a test regenerates it from the capability objects and compares.
@@ -242,8 +247,11 @@ type ProgressEvent struct {
 
 // argError words for the script an argument capnweb refused to decode
 // (see the facades' ArgError): a TypeError with code invalid naming the
-// key, in api (tab.goto); a function where data goes is not_serializable,
-// as everywhere a script hands the host a value.
+// key, in api (tab.goto), whose properties are the refusal's fields
+// (capnweb.DecodeError.Props: argument, path, key, takes and closest, or
+// want and got), so that the SDK reads them rather than the message; a
+// function where data goes is not_serializable, as everywhere a script
+// hands the host a value.
 func argError(api string, e *capnweb.DecodeError) error {
 	what := argName(e)
 	if e.Got == "a function" {
@@ -253,7 +261,17 @@ func argError(api string, e *capnweb.DecodeError) error {
 	if e.In == locatorType {
 		msg += "; " + targetHint
 	}
-	return codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s", api, msg)
+	return invalidArg(e, "", "%s: %s", api, msg)
+}
+
+// invalidArg is the invalid TypeError refusing e, worded by format; under
+// is where e's value sits in its argument (".confirm"), "" for the
+// argument itself.
+func invalidArg(e *capnweb.DecodeError, under, format string, args ...any) error {
+	props := e.Props()
+	props["code"] = string(errcode.Invalid)
+	props["path"] = under + e.Path
+	return capnweb.Errorf(capnweb.NameTypeError, props, format, args...)
 }
 
 // argName is what a refused argument is called in messages: a locator is
@@ -316,12 +334,14 @@ func checkTarget(api string, l cdp.Locator) error {
 }
 
 // decodeTarget decodes a locator that arrived as a capnweb.Value (in a
-// union) and checks it, as a Locator parameter is.
-func decodeTarget(api string, v capnweb.Value) (cdp.Locator, error) {
+// union), argument arg of the call, and checks it, as a Locator parameter
+// is.
+func decodeTarget(api string, arg int, v capnweb.Value) (cdp.Locator, error) {
 	var l cdp.Locator
 	if err := capnweb.Decode(v, &l); err != nil {
 		var de *capnweb.DecodeError
 		if errors.As(err, &de) {
+			de.Arg = arg
 			return l, argError(api, de)
 		}
 		return l, err

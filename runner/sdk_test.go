@@ -458,7 +458,7 @@ func (a *fakeTabAPI) WaitForDownload(id, ticket string, abandon bool) (*Download
 
 func (a *fakeTabAPI) WaitFor(id string, what capnweb.Value, o waitForOptions) error {
 	if obj, ok := what.(*capnweb.Object); ok {
-		tg, err := decodeTarget("tab.waitFor", obj)
+		tg, err := decodeTarget("tab.waitFor", 2, obj)
 		if err != nil {
 			return err
 		}

@@ -153,7 +153,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 			tg = &cdp.Locator{Selector: w}
 		}
 	case *capnweb.Object:
-		l, err := decodeTarget(api, w)
+		l, err := decodeTarget(api, 2, w)
 		if err != nil {
 			return err
 		}

@@ -121,15 +121,22 @@ func (t *runTab) answerDialog(d cdp.Dialog) cdp.DialogAnswer {
 
 // dialogPolicyOf reads tab.onDialog's argument.
 func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
-	bad := func(format string, args ...any) (dialogPolicy, error) {
-		return dialogPolicy{}, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.onDialog: "+format+
-			`; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`, args...)
+	// bad refuses the answers; a refusal of capnweb.Decode's, under
+	// (".confirm") in them, goes with its fields.
+	bad := func(err error, under, format string, args ...any) (dialogPolicy, error) {
+		format = "tab.onDialog: " + format + `; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`
+		var de *capnweb.DecodeError
+		if errors.As(err, &de) {
+			de.Arg = 2 // after the tab's ID
+			return dialogPolicy{}, invalidArg(de, under, format, args...)
+		}
+		return dialogPolicy{}, codeErr(errcode.Invalid, capnweb.NameTypeError, format, args...)
 	}
 	if o, ok := v.(*capnweb.Object); ok && o.Len() > 0 {
 		if _, isAnswer := o.Get("accept"); !isAnswer {
 			var by dialogAnswers
 			if err := capnweb.Decode(o, &by); err != nil {
-				return bad("%s", decodeMessage(err, "the answers by type"))
+				return bad(err, "", "%s", decodeMessage(err, "the answers by type"))
 			}
 			p := dialogPolicy{byType: map[string]cdp.DialogAnswer{}}
 			for _, x := range by.byType() {
@@ -138,7 +145,7 @@ func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 				}
 				a, err := dialogAnswerOf(x.answer)
 				if err != nil {
-					return bad("%s: %v", x.typ, err)
+					return bad(err, "."+x.typ, "%s: %v", x.typ, err)
 				}
 				p.byType[x.typ] = a
 			}
@@ -147,7 +154,7 @@ func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 	}
 	a, err := dialogAnswerOf(v)
 	if err != nil {
-		return bad("%v", err)
+		return bad(err, "", "%v", err)
 	}
 	return dialogPolicy{all: &a}, nil
 }
@@ -166,7 +173,7 @@ func dialogAnswerOf(v capnweb.Value) (cdp.DialogAnswer, error) {
 	case *capnweb.Object:
 		var a dialogAnswer
 		if err := capnweb.Decode(x, &a); err != nil {
-			return cdp.DialogAnswer{}, errors.New(decodeMessage(err, "answer"))
+			return cdp.DialogAnswer{}, decodeErr{err, "answer"}
 		}
 		if a.Accept == nil {
 			return cdp.DialogAnswer{}, errors.New("an answer object needs accept")
@@ -175,6 +182,16 @@ func dialogAnswerOf(v capnweb.Value) (cdp.DialogAnswer, error) {
 	}
 	return cdp.DialogAnswer{}, fmt.Errorf("an answer is a string or an object, not %s", capnweb.KindOf(v))
 }
+
+// decodeErr is an error of capnweb.Decode, worded with the value called
+// root, that keeps the refusal's fields for errors.As.
+type decodeErr struct {
+	err  error
+	root string
+}
+
+func (e decodeErr) Error() string { return decodeMessage(e.err, e.root) }
+func (e decodeErr) Unwrap() error { return e.err }
 
 // decodeMessage words an error of capnweb.Decode with the value called
 // root.

@@ -112,12 +112,14 @@
 // meant to:
 //
 //   - Typed parameters refuse values of the wrong type with a TypeError
-//     naming the argument; JavaScript methods take anything. The type is
+//     naming the argument (its argument property, from 1); JavaScript
+//     methods take anything. The type is
 //     the Go method's contract, and host code then needs no checks of its
 //     own. An any parameter takes anything. A struct parameter ignores
 //     keys it does not name, unless the object implements [StrictArgs]:
 //     its methods then refuse them too, with a [*DecodeError] naming the
-//     path (options.timeout), which the object words for the peer.
+//     path (options.timeout), which the object words for the peer
+//     ([DecodeError.Props] are its fields as an error's properties).
 //   - Integers beyond ±(2⁵³−1) are not sent as numbers: JavaScript would
 //     round them. Send a *big.Int, which arrives as a bigint.
 //   - Streams (ReadableStream, WritableStream, Request, Response, Blob)

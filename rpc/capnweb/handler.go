@@ -259,7 +259,7 @@ func (m *method) call(ctx context.Context, recv reflect.Value, args []any) (res 
 func (m *method) assignArg(recv, v reflect.Value, a any, i int, ordered bool) error {
 	if !m.strict {
 		if err := assign(v, a, 0, ordered); err != nil {
-			return &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Err: err}
+			return &Error{Name: NameTypeError, Message: fmt.Sprintf("argument %d: %s", i+1, WireMessage(err)), Props: map[string]any{"argument": i + 1}, Err: err}
 		}
 		return nil
 	}
@@ -271,7 +271,7 @@ func (m *method) assignArg(recv, v reflect.Value, a any, i int, ordered bool) er
 	if werr := recv.Interface().(StrictArgs).ArgError(m.name, de); werr != nil {
 		return werr
 	}
-	return &Error{Name: NameTypeError, Message: de.Message(fmt.Sprintf("argument %d", i+1)), Err: de}
+	return &Error{Name: NameTypeError, Message: de.Message(fmt.Sprintf("argument %d", i+1)), Props: de.Props(), Err: de}
 }
 
 // localObj is a Go object exported (or exportable) by reference. It counts

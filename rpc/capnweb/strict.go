@@ -22,7 +22,8 @@ import (
 //
 // ArgError words the refusal for the peer: it returns the error the call
 // rejects with when err refused an argument of method (its name as the
-// peer calls it). A nil result rejects with a plain TypeError saying err.
+// peer calls it). A nil result rejects with a plain TypeError saying err,
+// with err's fields as its properties ([DecodeError.Props]).
 // ArgError is not callable by the peer.
 type StrictArgs interface {
 	ArgError(method string, err *DecodeError) error
@@ -62,6 +63,79 @@ func (e *DecodeError) Message(root string) string {
 		return fmt.Sprintf("unknown key %q in %s (it takes %s)", e.Key, root+e.Path, strings.Join(e.Takes, ", "))
 	}
 	return fmt.Sprintf("%s must be %s, not %s", root+e.Path, e.Want, e.Got)
+}
+
+// Closest is the key of Takes nearest to Key by edits, ignoring case
+// (insertions, deletions, substitutions and swaps of two neighbours each
+// cost one), or "" when Key is not set or no key is near: a key more than
+// half rewritten is no typo of it.
+func (e *DecodeError) Closest() string {
+	if e.Key == "" {
+		return ""
+	}
+	k := []rune(strings.ToLower(e.Key))
+	if len(k) > maxTypo {
+		return "" // no typo of a key; and the cost stays bounded
+	}
+	best, bestD := "", maxTypo+1
+	for _, t := range e.Takes {
+		if d := editDistance(k, []rune(strings.ToLower(t))); d < bestD {
+			best, bestD = t, d
+		}
+	}
+	if best == "" || bestD > max(1, len([]rune(best))/2) {
+		return ""
+	}
+	return best
+}
+
+// maxTypo bounds the keys Closest compares: longer ones are no typo.
+const maxTypo = 64
+
+// editDistance is the optimal-string-alignment distance of a and b.
+func editDistance(a, b []rune) int {
+	if len(b) > maxTypo {
+		return maxTypo + 1
+	}
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// Props is the refusal as an error's properties, for the peer to read
+// rather than parse the message: argument (from 1; left out for Decode's
+// value), path, and either key, takes and closest (when near) or want and
+// got. Takes is a copy, the type's own keys.
+func (e *DecodeError) Props() map[string]any {
+	p := map[string]any{"path": e.Path}
+	if e.Arg > 0 {
+		p["argument"] = e.Arg
+	}
+	if e.Key == "" {
+		p["want"], p["got"] = e.Want, e.Got
+		return p
+	}
+	p["key"], p["takes"] = e.Key, slices.Clone(e.Takes)
+	if c := e.Closest(); c != "" {
+		p["closest"] = c
+	}
+	return p
 }
 
 func (e *DecodeError) Error() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +115,8 @@ func TestStrictArgs(t *testing.T) {
 	assert.Equal(t, NameTypeError, re.Name)
 	assert.Equal(t, "argument 1 must be a whole number, not a number", re.Message)
 	assert.Nil(t, re.Props["code"])
+	assert.Equal(t, map[string]any{"argument": 1.0, "path": "", "want": "a whole number", "got": "a number"}, re.Props,
+		"the refusal's fields, for the peer to read")
 
 	// ArgError is no method of the object.
 	_, err = main.CallMethod(ctx, "argError", "x", nil)
@@ -132,6 +135,13 @@ func TestLaxArgsDropUnknownKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "x", res)
 	assert.Equal(t, 2.0, (<-api.got).Timeout)
+
+	// A refusal names the argument as a field too.
+	_, err = main.CallMethod(ctx, "act", nil, "x")
+	var re *RemoteError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, NameTypeError, re.Name)
+	assert.Equal(t, map[string]any{"argument": 2.0}, re.Props, "%v", err)
 }
 
 // A function where data goes is named as one, so that an API can refuse
@@ -177,4 +187,57 @@ func TestDecodeStrict(t *testing.T) {
 	require.True(t, errors.As(err, &de))
 	assert.Equal(t, "value must be a list of 2, not a list of 1", de.Message("value"))
 	require.Error(t, Decode(1.0, tg))
+}
+
+// A refusal's fields cross the bridge as the error's properties: where the
+// value is, and the key and the keys taken, the closest of them when one is
+// near, or what the value had to be and is.
+func TestDecodeErrorProps(t *testing.T) {
+	CheckLeaks(t)
+	api := &fieldsAPI{}
+	_, main := sessionPair(t, api, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		args []any
+		want map[string]any
+	}{
+		{[]any{NewObject("timout", 1.0)}, map[string]any{"argument": 1.0, "path": "", "key": "timout",
+			"takes": []any{"dryRun", "timeout", "seq", "parts", "modifiers", "target", "any"}, "closest": "timeout"}},
+		{[]any{NewObject("target", NewObject("Lable", "x"))}, map[string]any{"argument": 1.0, "path": ".target", "key": "Lable",
+			"takes": []any{"label", "exact"}, "closest": "label"}},
+		{[]any{NewObject("zzzzzz", 1.0)}, map[string]any{"argument": 1.0, "path": "", "key": "zzzzzz",
+			"takes": []any{"dryRun", "timeout", "seq", "parts", "modifiers", "target", "any"}}},
+		{[]any{nil, NewObject("label", 5.0)}, map[string]any{"argument": 2.0, "path": ".label", "want": "a string", "got": "a number"}},
+		{[]any{NewObject("modifiers", []any{"Shift", true})}, map[string]any{"argument": 1.0, "path": ".modifiers[1]", "want": "a string", "got": "a boolean"}},
+	} {
+		_, err := main.CallMethod(ctx, "act", c.args...)
+		var re *RemoteError
+		if assert.ErrorAs(t, err, &re) {
+			assert.Equal(t, c.want, re.Props, re.Message)
+		}
+	}
+}
+
+// fieldsAPI refuses with the refusal's own properties.
+type fieldsAPI struct{}
+
+func (fieldsAPI) Act(o strictOptions, t strictTarget) {}
+
+func (fieldsAPI) ArgError(method string, err *DecodeError) error {
+	return Errorf(NameTypeError, err.Props(), "%s", err.Message("x"))
+}
+
+// Closest forgives case, one slip per two letters of the key, and a swap of
+// neighbours as one; a key far from every key, or long, has none.
+func TestDecodeErrorClosest(t *testing.T) {
+	takes := []string{"waitUntil", "timeout", "dryRun", "role", "label", "modifiers"}
+	for key, want := range map[string]string{
+		"timout": "timeout", "timeOut": "timeout", "waitUnitl": "waitUntil", "dryrun": "dryRun", "rol": "role",
+		"lable": "label", "modifier": "modifiers", "zzzzzz": "", "x": "", "": "",
+		strings.Repeat("timeout", 20): "",
+	} {
+		assert.Equal(t, want, (&DecodeError{Key: key, Takes: takes}).Closest(), key)
+	}
+	assert.Equal(t, "", (&DecodeError{Want: "a string", Got: "a number", Takes: takes}).Closest())
 }

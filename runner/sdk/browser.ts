@@ -871,18 +871,19 @@ function str(v: unknown): string | undefined {
  * browserError turns what a browser call rejected with into the SDK's typed
  * error: a host error carrying a string code becomes a TabError (or one of
  * its kinds), "not_granted" a NotGrantedError naming the permission key
- * (the host's permission property, else the capability's key). Anything else, such as a
- * lost connection, is returned unchanged.
+ * (the host's permission property, else the capability's key). An argument
+ * the host refused (code "invalid", or the bridge's own TypeError naming
+ * the argument) is a TabError "invalid" whose details are the refusal's
+ * fields (see ArgumentErrorDetails), the closest key said as "did you
+ * mean". Anything else, such as a lost connection, is returned unchanged.
  */
 export function browserError(e: unknown, api: string, cap: Capability, tab?: string): unknown {
   if (!(e instanceof Error) || e instanceof TabError || e instanceof NotGrantedError) return e;
-  const code = (e as { code?: unknown }).code;
-  if (code === undefined && e.name === "TypeError" && /^argument \d+: /.test(e.message)) {
-    // The host's decoding refused an argument (an unknown key, a wrong
-    // type), which the SDK's own checks let through: as they would.
-    const unknown = /unknown key "([^"]+)" in .* \(it takes ([^)]*)\)/.exec(e.message);
-    const near = unknown ? closestKey(unknown[1], unknown[2].split(", ")) : undefined;
-    return new TabError("invalid", api, e.message + (near ? `; did you mean "${near}"?` : ""), { tab, cause: e });
+  let code = (e as { code?: unknown }).code;
+  if (code === undefined && e.name === "TypeError" && typeof (e as { argument?: unknown }).argument === "number") {
+    // The bridge's decoding refused an argument of a method that words no
+    // refusal of its own: as the host's refusals are.
+    code = "invalid";
   }
   if (typeof code !== "string" || code === "") return e;
   if (code === "not_granted") {
@@ -896,22 +897,28 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
     if (k !== "code") details[k] = v;
   }
   const init = { tab, details, cause: e };
+  // The host names the API as the SDK does, which TabError adds itself.
+  const message = e.message.startsWith(`${api}: `) ? e.message.slice(api.length + 2) : e.message;
   switch (code) {
     case "not_committed":
-      return new NotCommittedError(api, e.message, str(details.kept), init);
+      return new NotCommittedError(api, message, str(details.kept), init);
     case "expectation_failed":
-      return new ExpectationError(api, e.message, init);
+      return new ExpectationError(api, message, init);
     case "eval_error": {
       const num = (v: unknown) => typeof v === "number" ? v : 0;
-      return new EvaluateError(api, e.message, {
+      return new EvaluateError(api, message, {
         name: str(details.remoteName) ?? "",
         message: str(details.remoteMessage) ?? e.message,
         line: num(details.line),
         column: num(details.column),
       }, init);
     }
+    case "invalid": {
+      const near = str(details.closest);
+      return new TabError(code, api, message + (near ? `; did you mean "${near}"?` : ""), init);
+    }
     default:
-      return new TabError(code, api, e.message, init);
+      return new TabError(code, api, message, init);
   }
 }
 

@@ -303,6 +303,31 @@ Deno.test("scripted failures arrive as typed errors with their code", async () =
   assertEquals(host.browser.actions[0].value, "12", "the fake records the value, unlike the app's log");
 });
 
+Deno.test("a scripted refusal of an argument arrives as the app's does, its fields in details", async () => {
+  using host = twoTabs();
+  const tab = await tabs.active();
+  const takes = ["dryRun", "parts", "timeout"];
+  host.browser.fail({
+    method: "click",
+    error: {
+      code: "invalid",
+      message: 'tab.click: unknown key "dryrn" in options (it takes dryRun, parts, timeout)',
+      argument: 3,
+      path: "",
+      key: "dryrn",
+      takes,
+      closest: "dryRun",
+    },
+  });
+  const e = await assertRejects(() => tab.click({ label: "A" }));
+  assert(e instanceof TabError && e.code === "invalid", String(e));
+  assertEquals(
+    e.message.split(" (at ")[0],
+    'tab.click: unknown key "dryrn" in options (it takes dryRun, parts, timeout); did you mean "dryRun"?',
+  );
+  assertEquals(e.details, { argument: 3, path: "", key: "dryrn", takes, closest: "dryRun" });
+});
+
 Deno.test("a failure scripted for some calls lets a retry succeed", async () => {
   using host = installFakeHost({
     permissions: "forms",
@@ -572,13 +597,58 @@ Deno.test("browserError leaves errors without a code alone", () => {
   assert(ev instanceof EvaluateError && ev.remoteMessage === "boom" && ev.line === 0 && ev.remoteName === "");
 });
 
-Deno.test("an argument the host's decoding refuses is invalid, with the closest known key", () => {
-  const refused = new TypeError('argument 3: unknown key "timout" in argument 3 (it takes dryRun, parts, timeout)');
-  const e = browserError(refused, "tab.click", "forms");
+Deno.test("an argument the host refuses is invalid, its fields in details, the closest key said from them", () => {
+  const takes = ["dryRun", "parts", "timeout"];
+  const refused = Object.assign(
+    new TypeError('tab.click: unknown key "timout" in options (it takes dryRun, parts, timeout)'),
+    { code: "invalid", argument: 3, path: "", key: "timout", takes, closest: "timeout" },
+  );
+  const e = browserError(refused, "tab.click", "forms", "t1");
   assert(e instanceof TabError && e.code === "invalid", String(e));
-  assert(e.message.endsWith('(it takes dryRun, parts, timeout); did you mean "timeout"?'), e.message);
-  const other = new TypeError("x is not a function");
-  assert(browserError(other, "tab.click", "forms") === other, "only the host's refusals of arguments");
+  assertEquals(
+    e.message,
+    'tab.click: unknown key "timout" in options (it takes dryRun, parts, timeout); did you mean "timeout"?',
+    "the API said once, the suggestion from closest",
+  );
+  assertEquals(e.details, { argument: 3, path: "", key: "timout", takes, closest: "timeout" });
+  assert(e.details.key === "timout" && e.details.takes?.[1] === "parts" && e.tab === "t1" && e.cause === refused);
+
+  // The suggestion is the field's, never read from the message.
+  const far = browserError(
+    Object.assign(new TypeError('tab.click: unknown key "timout" in options (it takes timeout)'), {
+      code: "invalid",
+      key: "timout",
+      takes: ["timeout"],
+    }),
+    "tab.click",
+    "forms",
+  );
+  assert(far instanceof TabError && !far.message.includes("did you mean"), String(far));
+
+  const typed = browserError(
+    Object.assign(new TypeError("tab.goto: options.timeout must be a number, not a string"), {
+      code: "invalid",
+      argument: 3,
+      path: ".timeout",
+      want: "a number",
+      got: "a string",
+    }),
+    "tab.goto",
+    "tab",
+  );
+  assert(typed instanceof TabError && typed.code === "invalid", String(typed));
+  assertEquals(typed.message, "tab.goto: options.timeout must be a number, not a string");
+  assert(typed.details.path === ".timeout" && typed.details.want === "a number" && typed.details.got === "a string");
+
+  // The bridge's own refusal names only the argument, with no code.
+  const bridge = Object.assign(new TypeError("argument 2 must be a string, not a number"), { argument: 2 });
+  const b = browserError(bridge, "tab.goto", "tab");
+  assert(b instanceof TabError && b.code === "invalid" && b.details.argument === 2, String(b));
+  const other = new TypeError("argument 1: x is not a function");
+  assert(
+    browserError(other, "tab.click", "forms") === other,
+    "only a refusal with its fields; the message is not read",
+  );
 });
 
 Deno.test("permissions map to capabilities as the app maps them", () => {

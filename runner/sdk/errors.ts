@@ -143,10 +143,39 @@ export type TabErrorCode =
   | (string & {});
 
 /**
+ * ArgumentErrorDetails are the details of a TabError with code "invalid"
+ * for an argument the app refused (a key or a type the SDK's own checks let
+ * through): where the refused value is, and either the key the object there
+ * does not take or what the value had to be. Other refusals of code
+ * "invalid" (a value out of range) have none of them.
+ */
+export interface ArgumentErrorDetails {
+  /** Which argument of the call, from 1. */
+  readonly argument?: number;
+  /** Where in the argument the value is: "" for the argument itself, else keys and indexes (".target.label", ".modifiers[1]"). */
+  readonly path?: string;
+  /** A key the object at path does not take, such as "timout". */
+  readonly key?: string;
+  /** The keys that object takes, in order, when key is set. */
+  readonly takes?: readonly string[];
+  /** The key of takes nearest to key, when one is near enough to be what was meant. */
+  readonly closest?: string;
+  /** What the value had to be, when key is not set, such as "a number". */
+  readonly want?: string;
+  /** What the value is, such as "a string". */
+  readonly got?: string;
+}
+
+/** TabErrorDetails are a TabError's details: the host's other properties, those of a refused argument typed. */
+export interface TabErrorDetails extends ArgumentErrorDetails {
+  readonly [prop: string]: unknown;
+}
+
+/**
  * TabError is a browser call the host refused or could not carry out. Its
  * code says why; details holds whatever else the host reported (such as
- * the candidates of an ambiguous target). The host's own error is the
- * cause.
+ * the candidates of an ambiguous target, or a refused argument's
+ * ArgumentErrorDetails). The host's own error is the cause.
  */
 export class TabError extends Error {
   /** Why the call failed, such as "timeout" or "site_not_allowed". */
@@ -156,7 +185,7 @@ export class TabError extends Error {
   /** The tab's ID, when the call was about one tab. */
   readonly tab: string | undefined;
   /** The other properties the host attached to its error. */
-  readonly details: Readonly<Record<string, unknown>>;
+  readonly details: TabErrorDetails;
 
   constructor(
     code: TabErrorCode,
@@ -169,7 +198,7 @@ export class TabError extends Error {
     this.code = code;
     this.api = api;
     this.tab = init.tab;
-    this.details = Object.freeze({ ...init.details });
+    this.details = Object.freeze({ ...init.details }) as TabErrorDetails;
   }
 }
 

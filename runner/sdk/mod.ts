@@ -90,7 +90,7 @@ export {
   TabError,
   TerminalError,
 } from "./errors.ts";
-export type { TabErrorCode } from "./errors.ts";
+export type { ArgumentErrorDetails, TabErrorCode, TabErrorDetails } from "./errors.ts";
 export type { Capability, JournalEntry, RunEvent } from "./runtime.ts";
 export { step } from "./step.ts";
 export type { StepAttempt, StepOptions, WaitOptions } from "./step.ts";
