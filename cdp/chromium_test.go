@@ -50,6 +50,10 @@ func startChromiumWith(ctx context.Context, chromium string, pipe bool, opts *Op
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	if err := browserproc.WriteProfilePrefs(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	cmd := exec.Command(chromium, append([]string{"--user-data-dir=" + dir, "--headless=new"}, flags...)...)
 	cmd.SysProcAttr = browserproc.Attr()
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)

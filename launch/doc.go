@@ -39,7 +39,10 @@
 // Every launch gets a fresh temporary profile (--user-data-dir) and
 // --no-first-run, --no-default-browser-check and --disable-extensions;
 // Chromium also gets [DefaultFlags], which keep it off the network except
-// for the pages it is sent to. The process runs in its own process group
+// for the pages it is sent to, and a profile whose preferences turn off
+// what flags cannot: the DNS probe an error page makes when a name does
+// not resolve (it asks public DNS servers) and the prefetch of the names
+// a page links to. The process runs in its own process group
 // (on Linux with a parent-death signal, so a host that dies takes its
 // browsers with it).
 //

@@ -194,7 +194,7 @@ func chromiumArgs(headless bool, extra []string) []string {
 	args = append(args, browserproc.SandboxArgs()...)
 	args = append(args, DefaultFlags()...)
 	args = append(args, extra...)
-	return append(args, "about:blank")
+	return append(browserproc.MergeFeatureLists(args), "about:blank")
 }
 
 // profilePrefix names every profile directory this package creates; with
@@ -241,6 +241,10 @@ func start(ctx context.Context, s startSpec) (*Process, error) {
 		return nil, &Error{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}
 	if err := writeOwner(dataDir, 0); err != nil {
+		os.RemoveAll(dataDir)
+		return nil, &Error{Kind: ErrUpstream, Msg: "profile directory", Err: err}
+	}
+	if err := browserproc.WriteProfilePrefs(dataDir); err != nil {
 		os.RemoveAll(dataDir)
 		return nil, &Error{Kind: ErrUpstream, Msg: "profile directory", Err: err}
 	}

@@ -37,6 +37,16 @@ var chromiumFlags = []string{
 	"--safebrowsing-disable-auto-update",
 	"--no-pings",
 	"--metrics-recording-only",
+	// Switched off by feature, not by the flags above: the secure-time
+	// query (clients2.google.com/time) at start.
+	"--disable-features=NetworkTimeServiceQuerying",
+	// Components that ask for themselves on demand (the on-device model's
+	// manifest does at every start, --disable-component-update
+	// notwithstanding) ask an address no request can go to: port 0.
+	"--component-updater=url-source=http://127.0.0.1:0/",
+	// The accounts check (accounts.google.com/ListAccounts) a profile
+	// makes at start, likewise.
+	"--gaia-url=http://127.0.0.1:0/",
 	// Stability.
 	"--disable-background-timer-throttling",
 	"--disable-backgrounding-occluded-windows",
@@ -51,6 +61,35 @@ var chromiumFlags = []string{
 	"--password-store=basic",
 	"--use-mock-keychain",
 	"--force-color-profile=srgb",
+}
+
+// MergeFeatureLists returns args with every --disable-features= list
+// joined into the first, and every --enable-features= list into its
+// first: Chromium reads only the last of each, so a caller's own list
+// after DefaultFlags would otherwise switch the defaults' off again.
+func MergeFeatureLists(args []string) []string {
+	out := make([]string, 0, len(args))
+	first := map[string]int{}
+	for _, a := range args {
+		name, list, ok := strings.Cut(a, "=")
+		if !ok || (name != "--disable-features" && name != "--enable-features") {
+			out = append(out, a)
+			continue
+		}
+		if i, seen := first[name]; seen {
+			switch {
+			case list == "":
+			case strings.HasSuffix(out[i], "="):
+				out[i] += list
+			default:
+				out[i] += "," + list
+			}
+			continue
+		}
+		first[name] = len(out)
+		out = append(out, a)
+	}
+	return out
 }
 
 // SandboxArgs: Chromium and Electron refuse to start as root with their

@@ -11,4 +11,6 @@
 //   - [NewPipes] and [PassPipes] give a browser its ends of the
 //     --remote-debugging-pipe pair.
 //   - [ActivePort] reads a DevToolsActivePort file.
+//   - [WriteProfilePrefs] keeps a fresh profile off the network beyond
+//     the pages it loads (no error-page DNS probe, no link prefetch).
 package browserproc

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/leakcheck"
 )
 
@@ -157,11 +158,12 @@ func ChromiumWithPort(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--headless=new", "--user-data-dir=" + dir, "--remote-debugging-port=0",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "about:blank"}
-	if os.Geteuid() == 0 {
-		args = append([]string{"--no-sandbox"}, args...)
+	if err := browserproc.WriteProfilePrefs(dir); err != nil {
+		os.RemoveAll(dir)
+		t.Fatal(err)
 	}
+	args := append([]string{"--headless=new", "--user-data-dir=" + dir, "--remote-debugging-port=0"}, browserproc.SandboxArgs()...)
+	args = append(append(args, browserproc.DefaultFlags()...), "about:blank")
 	cmd := exec.Command(Chromium(t), args...)
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
