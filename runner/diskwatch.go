@@ -24,18 +24,22 @@ const diskBlock = 4 << 10
 var errOverLimit = errors.New("over the limit")
 
 // diskUsage measures dir: every file and folder under it, links not
-// followed (the shared packages a run links to are not its), each counted
-// as its size rounded up to diskBlock. It stops once past limit, so a
-// walk reads at most limit/diskBlock entries.
-func diskUsage(dir string, limit int64) int64 {
+// followed and hard links in linked not counted (the shared packages a
+// run links to are not its), each counted as its size rounded up to
+// diskBlock. It stops once past limit, so a walk reads at most
+// limit/diskBlock entries.
+func diskUsage(dir string, limit int64, linked linkedFiles) int64 {
 	var total int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // gone while walked, or unreadable: not the run's to pay
 		}
 		size := int64(diskBlock)
 		if d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
+				if linked.holds(p, fi) {
+					return nil
+				}
 				size = max(size, (fi.Size()+diskBlock-1)/diskBlock*diskBlock)
 			}
 		}
@@ -52,7 +56,7 @@ func diskUsage(dir string, limit int64) int64 {
 // watch has. Past Config.DiskLimit it fails the run limit_exceeded, as
 // watchBudget does for its session, and touches nothing else: the folder
 // is the run's own. With no limit it watches nothing.
-func (r *Run) startDiskWatch(dir string, exited <-chan struct{}) (stop func()) {
+func (r *Run) startDiskWatch(dir string, linked linkedFiles, exited <-chan struct{}) (stop func()) {
 	limit := r.m.cfg.DiskLimit
 	if limit < 0 {
 		return func() {}
@@ -70,7 +74,7 @@ func (r *Run) startDiskWatch(dir string, exited <-chan struct{}) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if diskUsage(dir, limit) > limit {
+			if diskUsage(dir, limit, linked) > limit {
 				reason := limitReason(resourceDisk, fmt.Sprintf("the run went past its disk limit of %s: what deno keeps of the modules it loads and makes", byteCount(limit)))
 				r.noteOverLimit(reason)
 				r.kill(reason)

@@ -528,7 +528,7 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 			sv.timeout = h.Timeout
 		}
 	}
-	stopDisk := r.startDiskWatch(cache.dir, c.exited())
+	stopDisk := r.startDiskWatch(cache.dir, cache.linked, c.exited())
 	expired := sv.run()
 	stopDisk()
 	aud.stop() // the child has exited: all it reported is in the pipe

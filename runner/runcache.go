@@ -106,6 +106,27 @@ type runCache struct {
 	// copied is the script's store when it was copied into dir rather
 	// than linked (storeOrigin): release copies it back.
 	copied *storeCopy
+	// linked holds the files of dir that are hard links to shared files
+	// (where symlinks cannot be made), as they were linked: the disk
+	// watch does not charge the run for them. Written while the folder
+	// is laid out, read-only after.
+	linked linkedFiles
+}
+
+// linkedFiles maps a hard link's path to its file's size and time when
+// it was made; a file deno later put in its place differs in one or both.
+type linkedFiles map[string]fileStamp
+
+type fileStamp struct {
+	size int64
+	mod  time.Time
+}
+
+// holds reports whether the file at p, described by fi, is still the
+// shared file linked there.
+func (l linkedFiles) holds(p string, fi fs.FileInfo) bool {
+	st, ok := l[p]
+	return ok && st.size == fi.Size() && st.mod.Equal(fi.ModTime())
 }
 
 // start starts the janitor.
@@ -240,7 +261,7 @@ func (c *runCaches) seedFrom(warm func(ctx context.Context, dir string)) {
 func (c *runCaches) makeSeed(ctx context.Context, warm func(ctx context.Context, dir string)) {
 	rc, err := c.makeDir("seed-")
 	if err == nil {
-		err = c.linkShared(rc.dir, true)
+		err = c.linkShared(rc.dir, true, nil)
 	}
 	if err != nil {
 		c.log.Warn("runner: preparing runs' caches", "error", err)
@@ -349,9 +370,10 @@ func (c *runCaches) make(download bool) (*runCache, error) {
 	c.mu.Lock()
 	seed := c.seed
 	c.mu.Unlock()
-	err = c.linkShared(rc.dir, !download)
+	rc.linked = linkedFiles{}
+	err = c.linkShared(rc.dir, !download, rc.linked)
 	if err == nil && seed != "" {
-		err = copySeed(rc.dir, seed)
+		err = copySeed(rc.dir, seed, rc.linked)
 	}
 	if err == nil {
 		err = os.MkdirAll(filepath.Join(rc.dir, "location_data", "web_cache"), 0o700)
@@ -371,8 +393,9 @@ func (rc *runCache) remove() {
 
 // linkShared gives dir the shared cache's npm/ and remote/: links to
 // them when whole, else trees of new folders whose files are links. A
-// missing part (no registry, so no remote/) is left out.
-func (c *runCaches) linkShared(dir string, whole bool) error {
+// missing part (no registry, so no remote/) is left out. Hard links go
+// into linked when it is not nil.
+func (c *runCaches) linkShared(dir string, whole bool, linked linkedFiles) error {
 	for _, name := range sharedEntries {
 		src := filepath.Join(c.shared, name)
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
@@ -382,7 +405,7 @@ func (c *runCaches) linkShared(dir string, whole bool) error {
 		if whole && symlink(src, dst) {
 			continue
 		}
-		if err := linkTree(dst, src); err != nil {
+		if err := linkTree(dst, src, linked); err != nil {
 			return err
 		}
 	}
@@ -393,13 +416,20 @@ func (c *runCaches) linkShared(dir string, whole bool) error {
 // of its files: deno replaces a cache file (a new file, renamed into
 // place) rather than writing into it, so a link's target is never
 // written. A symlink is tried first and a hard link second, for a system
-// (Windows without the privilege) where a user cannot make symlinks.
-func linkTree(dst, src string) error {
+// (Windows without the privilege) where a user cannot make symlinks; the
+// hard links go into linked when it is not nil.
+func linkTree(dst, src string, linked linkedFiles) error {
 	return eachFile(dst, src, func(to, from string) error {
 		if symlink(from, to) {
 			return nil
 		}
-		return os.Link(from, to)
+		if err := os.Link(from, to); err != nil {
+			return err
+		}
+		if fi, err := os.Stat(to); err == nil && linked != nil {
+			linked[to] = fileStamp{fi.Size(), fi.ModTime()}
+		}
+		return nil
 	})
 }
 
@@ -447,8 +477,8 @@ func symlink(target, link string) bool {
 
 // copySeed gives a run's folder the seed: a copy of each file at its top
 // (the SQLite caches, which deno writes in place) and links to the rest
-// (the SDK's emits).
-func copySeed(dir, seed string) error {
+// (the SDK's emits), which go into linked when they are hard links.
+func copySeed(dir, seed string, linked linkedFiles) error {
 	ents, err := os.ReadDir(seed)
 	if err != nil {
 		return err
@@ -458,7 +488,7 @@ func copySeed(dir, seed string) error {
 		switch {
 		case e.Name() == lockName:
 		case e.IsDir():
-			if err := linkTree(dst, src); err != nil {
+			if err := linkTree(dst, src, linked); err != nil {
 				return err
 			}
 		case e.Type().IsRegular():

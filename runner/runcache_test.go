@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -308,4 +309,37 @@ func TestDownloadingRunKeepsItsDownloads(t *testing.T) {
 	_, ok := served.Load("/mod.ts")
 	assert.True(t, ok, "the module was downloaded")
 	scriptStores(t, shared)
+}
+
+// Where symlinks cannot be made (Windows without the privilege) a run's
+// folder holds hard links to the shared packages: the disk watch charges
+// the run nothing for them, and everything for a file deno put in the
+// place of one, or made itself.
+func TestDiskUsageLeavesHardLinksToSharedFilesOut(t *testing.T) {
+	shared, run := t.TempDir(), t.TempDir()
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "pkg"), 0o700))
+	for _, name := range []string{"a.js", "b.js"} {
+		require.NoError(t, os.WriteFile(filepath.Join(shared, "pkg", name), big, 0o600))
+	}
+	linked := linkedFiles{}
+	// linkTree tries a symlink first; this test wants the hard links.
+	require.NoError(t, eachFile(filepath.Join(run, "npm"), shared, func(to, from string) error {
+		require.NoError(t, os.Link(from, to))
+		fi, err := os.Stat(to)
+		require.NoError(t, err)
+		linked[to] = fileStamp{fi.Size(), fi.ModTime()}
+		return nil
+	}))
+	folders := int64(2 * diskBlock) // npm and npm/pkg
+	assert.Equal(t, folders, diskUsage(run, 64<<20, linked)-diskBlock, "the links cost nothing")
+	assert.Greater(t, diskUsage(run, 64<<20, nil), int64(2<<20), "unrecorded, they would count")
+
+	// deno replaces a file by renaming a new one into place.
+	b := filepath.Join(run, "npm", "pkg", "b.js")
+	require.NoError(t, os.WriteFile(b+".tmp", append(big, 'y'), 0o600))
+	require.NoError(t, os.Rename(b+".tmp", b))
+	require.NoError(t, os.WriteFile(filepath.Join(run, "own.bin"), big, 0o600))
+	assert.Equal(t, folders+2*(1<<20)+diskBlock, diskUsage(run, 64<<20, linked)-diskBlock,
+		"the replaced file and the run's own one count")
 }
