@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -73,9 +74,18 @@ func TestBrowserAsksNothingOfItsOwn(t *testing.T) {
 	p, err := Chromium(ctx, Options{Path: testenv.Chromium(t), TempDir: tempRoot,
 		Args: []string{"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--log-net-log=" + logFile}})
 	require.NoError(t, err)
-	tab, err := p.Browser().NewTab(ctx, serve("/quiet", `<title>quiet</title>`))
+	// A page with a form (the autofill service is asked about forms) and a
+	// second page reached from it.
+	form := `<title>quiet</title><form action="/x" method=post><label>Name <input name=name autocomplete=name></label>
+<label>Email <input name=email type=email autocomplete=email></label><label>Street <input name=street autocomplete=street-address></label>
+<label>City <input name=city></label><label>Zip <input name=zip autocomplete=postal-code></label><input type=password name=pw>
+<button>Go</button></form><a href="/quiet-2">on</a>`
+	serve("/quiet-2", form)
+	tab, err := p.Browser().NewTab(ctx, serve("/quiet", form))
 	require.NoError(t, err)
 	_, err = tab.Title(ctx)
+	require.NoError(t, err)
+	_, err = tab.Goto(ctx, serve("/quiet-2", form), cdp.Load)
 	require.NoError(t, err)
 	// The requests it made on its own came within a quarter second of its
 	// start when they were made; two seconds more is ample.

@@ -38,8 +38,11 @@ var chromiumFlags = []string{
 	"--no-pings",
 	"--metrics-recording-only",
 	// Switched off by feature, not by the flags above: the secure-time
-	// query (clients2.google.com/time) at start.
-	"--disable-features=NetworkTimeServiceQuerying",
+	// query at start, the form-field predictions a page with a form asks
+	// the autofill service for, the optimization guide's hints and model
+	// downloads, and translation.
+	"--disable-features=NetworkTimeServiceQuerying,AutofillServerCommunication," +
+		"OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,OptimizationTargetPrediction,Translate",
 	// Components that ask for themselves on demand (the on-device model's
 	// manifest does at every start, --disable-component-update
 	// notwithstanding) ask an address no request can go to: port 0.

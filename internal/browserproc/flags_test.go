@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tranquil/automation/internal/browserproc"
@@ -25,7 +26,9 @@ func TestMergeFeatureLists(t *testing.T) {
 			t.Errorf("MergeFeatureLists(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	if !slices.ContainsFunc(browserproc.DefaultFlags(), func(f string) bool { return f == "--disable-features=NetworkTimeServiceQuerying" }) {
+	if !slices.ContainsFunc(browserproc.DefaultFlags(), func(f string) bool {
+		return strings.HasPrefix(f, "--disable-features=NetworkTimeServiceQuerying,")
+	}) {
 		t.Error("the defaults no longer switch the time query off")
 	}
 }
