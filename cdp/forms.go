@@ -68,9 +68,12 @@ var formsMain string
 //go:embed options.js
 var formsOptions string
 
+//go:embed segments.js
+var formsSegments string
+
 // formsSource is the whole runtime: forms.js with the parts kept in files
 // of their own spliced in.
-var formsSource = strings.Replace(formsMain, "  // @include options.js\n", formsOptions, 1)
+var formsSource = strings.NewReplacer("  // @include options.js\n", formsOptions, "  // @include segments.js\n", formsSegments).Replace(formsMain)
 
 // formsHash identifies this build of the form runtime; a page holding a
 // runtime built from other source rebuilds it.
@@ -198,6 +201,10 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 		}
 		el, err := fm.waitReady(ctx, loc, n)
 		if errors.Is(err, errcode.NotEditable) {
+			if s, ok, e := fm.fillSegments(ctx, loc, value, opts); ok {
+				st, err = s, e
+				return err
+			}
 			if s, ok, e := fm.fillSlider(ctx, loc, value, opts); ok {
 				st, err = s, e
 				return err

@@ -573,11 +573,13 @@
     if (found.length === 0) return fail("not_found", "no element matches");
     const els = [];
     for (const e of found) {
-      const w = widgetFor(e) || e;
+      const w = widgetFor(e) || segmentedFor(e) || e;
       if (!els.includes(w)) els.push(w);
     }
-    const usable = els.filter((e) => (visible(e) || passLabel(e)) && !disabled(e));
+    let usable = els.filter((e) => (visible(e) || passLabel(e)) && !disabled(e));
     const skipped = els.filter((e) => !usable.includes(e)).map(describe);
+    const field = oneSegmented(usable);
+    if (field) usable = [field];
     if (usable.length === 0) {
       const code = els.some((e) => visible(e)) ? "disabled" : "hidden";
       return fail(code, els.length === 1 ? "the only match is " + code : "every match is hidden or disabled", els.map(describe));
@@ -953,6 +955,8 @@
 
   // @include options.js
 
+  // @include segments.js
+
   function valueOf(el) {
     const kind = kindOf(el);
     if (kind === "checkbox" || kind === "radio") {
@@ -1309,5 +1313,5 @@
     });
   }
 
-  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf };
+  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf, segmentsOf };
 })

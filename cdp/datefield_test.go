@@ -1,0 +1,78 @@
+package cdp
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// datefieldPage serves a page whose body holds <div data-datefield=…>
+// elements, made into date fields by the bundle `make tools` builds from
+// testdata/datefield (React Aria's and MUI X's).
+func datefieldPage(t *testing.T, path, body string) string {
+	t.Helper()
+	moreLibs(t, "react", "react-dom", "react-aria-components", "@mui/x-date-pickers")
+	dir := filepath.Join(filepath.Dir(libsDir(t)), "bundles")
+	if _, err := os.Stat(filepath.Join(dir, "datefield.bundle.js")); err != nil {
+		t.Fatalf("the date field bundle is not built in %s; build it with: %s", dir, libsInstall)
+	}
+	pages.Once("/bundles/", http.StripPrefix("/bundles/", http.FileServer(http.Dir(dir))))
+	return serve(path, `<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'self' 'unsafe-inline'">`+
+		`<title>date field</title>`+body+`<script type=module src="/bundles/datefield.bundle.js"></script>`)
+}
+
+// dateFields are the fields of the tests: each implementation in a
+// locale that puts the month first and in one that puts the day first.
+// input is the field's form input and layout how it holds the date.
+var dateFields = []struct{ kind, locale, order, input, layout string }{
+	{"aria", "en-US", "month day year", "input[type=date]", "2006-01-02"},
+	{"aria", "en-GB", "day month year", "input[type=date]", "2006-01-02"},
+	{"mui", "en", "month day year", "input", "01/02/2006"},
+	{"mui", "de", "day month year", "input", "02.01.2006"},
+}
+
+// TestDateFieldFill fills each field from an ISO date, by its label (which
+// names each segment too: "day, Birth date") and by its group's role and
+// name, and reads the date back from what the widget itself reported.
+func TestDateFieldFill(t *testing.T) {
+	body := ""
+	for i, f := range dateFields {
+		body += fmt.Sprintf(`<div data-datefield=%s data-locale=%s data-label="Date %d"></div>`, f.kind, f.locale, i)
+	}
+	tab := newTabWith(t, datefieldPage(t, "/df-fill", body), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for i, f := range dateFields {
+		t.Run(f.kind+" "+f.locale, func(t *testing.T) {
+			label := fmt.Sprintf("Date %d", i)
+			order := truth(t, tab, fmt.Sprintf(`() => Array.from(document.querySelectorAll("[data-datefield]")[%d].querySelectorAll("[role=spinbutton]"), (s) => s.getAttribute("aria-valuemax"))`, i))
+			t.Logf("segments' maxima in the field's order: %s (%s)", order, f.order)
+			for _, c := range []struct {
+				loc  Locator
+				want string
+			}{
+				{Locator{Label: label}, "2024-03-07"},
+				{Locator{Role: "group", Name: label}, "1999-12-31"},
+				{Locator{Label: label}, "2031-01-02"},
+			} {
+				st, err := tab.Fill(ctx, c.loc, c.want, FormOptions{})
+				if err != nil {
+					t.Fatalf("fill %v with %s: %v", c.loc, c.want, err)
+				}
+				if st.Value != c.want {
+					t.Errorf("fill %v read back %q, want %s", c.loc, st.Value, c.want)
+				}
+				if got := truth(t, tab, fmt.Sprintf(`() => window.dateValues[%q]`, label)); got != fmt.Sprintf("%q", c.want) {
+					t.Errorf("after fill %s the widget reported %s", c.want, got)
+				}
+				day, _ := time.Parse("2006-01-02", c.want)
+				in := truth(t, tab, fmt.Sprintf(`() => document.querySelectorAll("[data-datefield]")[%d].querySelector(%q).value`, i, f.input))
+				if want := fmt.Sprintf("%q", day.Format(f.layout)); in != want {
+					t.Errorf("after fill %s the field's input holds %s, want %s", c.want, in, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+  // A segmented date or time field (React Aria's DateField, MUI X's
+  // accessible field DOM, …): a labelled group of spinbuttons, one per
+  // part, in the locale's order. A label names the group, or each of its
+  // segments ("day, Birth date"), or a hidden input kept for forms; all
+  // of these are one field to fill.
+
+  // segmentsIn lists the shown spinbuttons of el when it holds two or
+  // more: then el is a segmented field.
+  function segmentsIn(el) {
+    if (!el || roleOf(el) === "spinbutton") return [];
+    const segs = deepAll("[role=spinbutton]", el).filter(visible);
+    return segs.length >= 2 ? segs : [];
+  }
+
+  // segmentedOf is the segmented field el is part of: the nearest group
+  // around it holding its segments.
+  function segmentedOf(el) {
+    const g = el.parentElement && el.parentElement.closest("[role=group]");
+    return g && segmentsIn(g).length ? g : null;
+  }
+
+  // segmentedFor is the field a form input stands in for when the input
+  // shows nothing itself (MUI's <label for> names such an input).
+  function segmentedFor(el) {
+    if (el.tagName !== "INPUT" || (visible(el) && !srOnly(el) && el.getAttribute("aria-hidden") !== "true" && global.getComputedStyle(el).opacity !== "0")) return null;
+    return segmentedOf(el);
+  }
+
+  // oneSegmented is the field when every element of els is a segment of
+  // the same one (a label matching each segment's name).
+  function oneSegmented(els) {
+    const g = els.length > 1 && roleOf(els[0]) === "spinbutton" ? segmentedOf(els[0]) : null;
+    return g && els.every((e) => roleOf(e) === "spinbutton" && segmentedOf(e) === g) ? g : null;
+  }
+
+  // A segment's part, told by its name (in a few languages) or else by
+  // its range: 1-31 a day, up to 9999 a year, 0-23 an hour, 0-59 minutes
+  // and then seconds, 1-12 a month in a field with a day (else an hour of
+  // a 12-hour clock), 0-1 the AM/PM.
+  const PART_WORDS = [
+    ["day", /^(day|tag|jour|d[ií]a|giorno)\b/i],
+    ["month", /^(month|monat|mois|mes|mese)\b/i],
+    ["year", /^(year|jahr|ann[ée]e|a[ñn]o|anno)\b/i],
+    ["hour", /^(hours?|stunden?|heures?|horas?|ore|ora)\b/i],
+    ["minute", /^(minutes?|minuten?|minutos?|minuti)\b/i],
+    ["second", /^(seconds?|sekunden?|secondes?|segundos?|secondi)\b/i],
+    ["dayPeriod", /^(am\/pm|am|pm|dayperiod|day period|vormittag\/nachmittag)\b/i],
+  ];
+
+  function partsOfSegments(segs) {
+    const num = (el, a) => {
+      const v = el.getAttribute(a);
+      return v === null || v.trim() === "" || !isFinite(Number(v)) ? null : Number(v);
+    };
+    const info = segs.map((el) => ({
+      name: low(el.getAttribute("aria-label") || accessibleName(el)),
+      now: num(el, "aria-valuenow"), min: num(el, "aria-valuemin"), max: num(el, "aria-valuemax"),
+      text: norm(el.getAttribute("aria-valuetext") || el.textContent),
+    }));
+    for (const s of info) {
+      const w = PART_WORDS.find(([, re]) => re.test(s.name));
+      s.part = w ? w[0] : "";
+    }
+    const has = (p) => info.some((s) => s.part === p);
+    for (const s of info) {
+      if (s.part) continue;
+      if (s.max === 31) s.part = "day";
+      else if (s.max >= 100) s.part = "year";
+      else if (s.max === 23) s.part = "hour";
+      else if (s.max === 59) s.part = has("minute") ? "second" : "minute";
+      else if (s.max === 12) s.part = has("day") || info.some((o) => o.max === 31) ? "month" : "hour";
+      else if (s.max === 1) s.part = "dayPeriod";
+      else s.part = "";
+    }
+    return info;
+  }
+
+  // segmentsOf reads a segmented field: its segments in their order, and
+  // what the field says of itself (a hidden input's value, its validity).
+  // With focus a segment's index, that segment is focused first, for the
+  // keys; with leave set, focus leaves the field (so it commits) first.
+  async function segmentsOf(ref, focus, leave) {
+    const el = byRef(ref);
+    if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
+    const segs = segmentsIn(el);
+    if (!segs.length) return fail("not_editable", "not a segmented field (a group of spinbuttons)", [describe(el)]);
+    if (typeof focus === "number" && focus >= 0) {
+      const s = segs[focus];
+      if (!s) return fail("stale_ref", "the field's segments changed; try again");
+      s.focus({ preventScroll: true });
+      if (!focusedIn(s)) return fail("not_focusable", "the segment did not take focus", [describe(s)]);
+    }
+    if (leave) {
+      const a = focusedIn(el);
+      if (a) a.blur();
+      await settle();
+    }
+    const input = el.querySelector("input") || (el.parentElement && el.parentElement.querySelector("input[name]"));
+    const invalid = el.getAttribute("aria-invalid") === "true" || segs.some((s) => s.getAttribute("aria-invalid") === "true");
+    return { ok: true, segments: partsOfSegments(segs), value: input ? input.value : "", invalid };
+  }
