@@ -1,12 +1,15 @@
 package cdp
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tranquil/automation/errcode"
 )
 
 // datefieldPage serves a page whose body holds <div data-datefield=…>
@@ -71,6 +74,69 @@ func TestDateFieldFill(t *testing.T) {
 				in := truth(t, tab, fmt.Sprintf(`() => document.querySelectorAll("[data-datefield]")[%d].querySelector(%q).value`, i, f.input))
 				if want := fmt.Sprintf("%q", day.Format(f.layout)); in != want {
 					t.Errorf("after fill %s the field's input holds %s, want %s", c.want, in, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDateFieldRefused: a value that is no ISO date, or no date there
+// is, or not the field's kind, is invalid before any key is sent (the
+// field keeps what it held); a date before the field's minimum is kept
+// and reported invalid, as the widget deems it.
+func TestDateFieldRefused(t *testing.T) {
+	tab := newTabWith(t, datefieldPage(t, "/df-refused", `<div data-datefield=aria data-locale=en-US data-label="Aria date" data-min=2000-01-01></div>`+
+		`<div data-datefield=mui data-locale=en data-label="MUI date" data-min=2000-01-01></div>`), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for _, label := range []string{"Aria date", "MUI date"} {
+		t.Run(label, func(t *testing.T) {
+			loc := Locator{Label: label}
+			if _, err := tab.Fill(ctx, loc, "2024-03-07", FormOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range []string{"03/07/2024", "2024-02-30", "2024-03-07T10:30", "10:30", "tomorrow", "", "0000-03-07"} {
+				_, err := tab.Fill(ctx, loc, v, FormOptions{})
+				if !errors.Is(err, errcode.Invalid) {
+					t.Errorf("fill %q: %v, want invalid", v, err)
+				}
+			}
+			if got := truth(t, tab, fmt.Sprintf(`() => window.dateValues[%q]`, label)); got != `"2024-03-07"` {
+				t.Errorf("after the refused values the widget holds %s", got)
+			}
+			st, err := tab.Fill(ctx, loc, "1999-12-31", FormOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.Invalid || st.Value != "1999-12-31" {
+				t.Errorf("a date before the minimum reads %+v, want it kept and invalid", st)
+			}
+			t.Logf("before the minimum: %+v", st)
+			if st, err = tab.Fill(ctx, loc, "2000-01-01", FormOptions{}); err != nil || st.Invalid {
+				t.Errorf("the minimum itself: %+v, %v", st, err)
+			}
+		})
+	}
+}
+
+// TestDateFieldTime fills time fields: 24-hour ones, and a 12-hour one
+// whose AM/PM segment is typed too.
+func TestDateFieldTime(t *testing.T) {
+	tab := newTabWith(t, datefieldPage(t, "/df-time", `<div data-datefield=aria data-locale=en-GB data-label="Aria 24" data-time></div>`+
+		`<div data-datefield=aria data-locale=en-US data-label="Aria 12" data-time></div>`+
+		`<div data-datefield=mui data-locale=en-gb data-label="MUI 24" data-time></div>`), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for _, label := range []string{"Aria 24", "Aria 12", "MUI 24"} {
+		t.Run(label, func(t *testing.T) {
+			for _, want := range []string{"14:05", "09:30", "00:00", "12:45"} {
+				st, err := tab.Fill(ctx, Locator{Label: label}, want, FormOptions{})
+				if err != nil {
+					t.Fatalf("fill %s: %v", want, err)
+				}
+				if got := truth(t, tab, fmt.Sprintf(`() => window.dateValues[%q]`, label)); got != fmt.Sprintf("%q", want) {
+					t.Errorf("after fill %s the widget reported %s", want, got)
+				}
+				if st.Value != want {
+					t.Errorf("fill %s read back %q", want, st.Value)
 				}
 			}
 		})

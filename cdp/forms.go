@@ -192,6 +192,13 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // An ARIA slider that is no input (role=slider on a div) is focused and
 // set with the keys of the ARIA slider pattern until aria-valuenow reads
 // value, a number within its bounds (see fillSlider).
+//
+// A segmented date or time field (a group of spinbuttons, one per part,
+// as React Aria and MUI X draw them) is one target: a label naming each
+// of its segments, or a hidden form input inside it, names the field.
+// It is filled from an ISO value ("2024-03-07", "14:05",
+// "2024-03-07T14:05") segment by segment in the field's own order, and
+// read back from the segments (see fillSegments).
 func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
 	err := fm.action(ctx, "fill", loc, opts, func(ctx context.Context) error {

@@ -27,9 +27,11 @@ type segment struct {
 }
 
 type segmentedState struct {
-	Segments []segment `json:"segments"`
-	Value    string    `json:"value"` // the field's form input, when it has one
-	Invalid  bool      `json:"invalid"`
+	Segments          []segment `json:"segments"`
+	Value             string    `json:"value"` // the field's form input, when it has one
+	Invalid           bool      `json:"invalid"`
+	ValidationMessage string    `json:"validationMessage"`
+	ErrorText         string    `json:"errorText"`
 }
 
 // dateLayouts are the values a segmented field is filled from: ISO 8601,
@@ -105,7 +107,7 @@ func (fm *forms) fillSegments(ctx context.Context, loc Locator, value string, op
 	if !segmentsHold(st.Segments, wants) {
 		return FieldState{Value: shown}, true, &NotCommittedError{Target: desc, Kept: shown}
 	}
-	return FieldState{Value: shown, Invalid: st.Invalid}, true, nil
+	return FieldState{Value: shown, Invalid: st.Invalid, ValidationMessage: st.ValidationMessage, ErrorText: st.ErrorText}, true, nil
 }
 
 // segmentKeys turns value into the digits (or letter) typed into each
@@ -130,7 +132,7 @@ func segmentKeys(segs []segment, value string) ([]string, []float64, error) {
 		return nil, nil, errors.New("the field has segments of no known part (day, month, year, hour, minute, second, AM/PM)")
 	}
 	valueDate, valueTime := strings.HasPrefix(layout, "2006"), strings.Contains(layout, "15")
-	if layout == "" || valueDate != isDate || valueTime != isTime || (!has["second"] && at.Second() != 0) {
+	if layout == "" || valueDate != isDate || valueTime != isTime || (!has["second"] && at.Second() != 0) || (valueDate && at.Year() < 1) {
 		return nil, nil, fmt.Errorf("the field takes %s", form)
 	}
 	keys := make([]string, len(segs))
@@ -154,9 +156,9 @@ func segmentKeys(segs []segment, value string) ([]string, []float64, error) {
 		case "second":
 			n = at.Second()
 		case "dayPeriod":
-			keys[i], wants[i] = "A", -1
+			keys[i], wants[i] = "A", 0
 			if at.Hour() >= 12 {
-				keys[i] = "P"
+				keys[i], wants[i] = "P", 1
 			}
 			continue
 		}
@@ -176,34 +178,55 @@ func bound(f *float64) string {
 }
 
 // segmentsHold reports whether each segment reads its wanted number (an
-// AM/PM segment, want -1, is told by its hour).
+// AM/PM segment wants 1 for PM).
 func segmentsHold(segs []segment, wants []float64) bool {
 	if len(segs) != len(wants) {
 		return false
 	}
 	for i, s := range segs {
-		if wants[i] >= 0 && (s.Now == nil || !same(*s.Now, wants[i])) {
+		if s.Part == "dayPeriod" {
+			if pm(s) != (wants[i] == 1) {
+				return false
+			}
+			continue
+		}
+		if s.Now == nil || !same(*s.Now, wants[i]) {
 			return false
 		}
 	}
 	return true
 }
 
+// pm tells an AM/PM segment's half of the day: by its number where it
+// has one (0 for AM; React Aria counts 12 for PM), else by its text.
+func pm(s segment) bool {
+	if s.Now != nil {
+		return *s.Now >= 1
+	}
+	return strings.HasPrefix(strings.ToLower(s.Text), "p")
+}
+
 // segmentsShown is what the field holds, in ISO order where each part
 // has a number (2024-03-07, 14:05), else its segments' text as shown.
 func segmentsShown(segs []segment) string {
 	n := map[string]int{}
+	half := -1 // a 12-hour clock's: 0 AM, 12 PM
 	for _, s := range segs {
-		if s.Now == nil && s.Part != "dayPeriod" {
+		if s.Part == "dayPeriod" {
+			half = map[bool]int{false: 0, true: 12}[pm(s)]
+			continue
+		}
+		if s.Now == nil {
 			texts := make([]string, len(segs))
 			for i, s := range segs {
 				texts[i] = s.Text
 			}
 			return strings.Join(texts, " ")
 		}
-		if s.Now != nil {
-			n[s.Part] = int(*s.Now)
-		}
+		n[s.Part] = int(*s.Now)
+	}
+	if h, ok := n["hour"]; ok && half >= 0 {
+		n["hour"] = h%12 + half
 	}
 	var out []string
 	if _, ok := n["year"]; ok {

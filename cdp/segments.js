@@ -93,9 +93,18 @@
     if (leave) {
       const a = focusedIn(el);
       if (a) a.blur();
+      // A framework's effects (React Aria's validity) run after the
+      // render the blur caused: a frame, then a task.
+      await settle();
+      await nextFrame();
       await settle();
     }
-    const input = el.querySelector("input") || (el.parentElement && el.parentElement.querySelector("input[name]"));
-    const invalid = el.getAttribute("aria-invalid") === "true" || segs.some((s) => s.getAttribute("aria-invalid") === "true");
-    return { ok: true, segments: partsOfSegments(segs), value: input ? input.value : "", invalid };
+    // The form input is inside the group or beside it (React Aria keeps
+    // its constraint validity there, shown only once a form is sent).
+    const inputs = Array.from(el.querySelectorAll("input")).concat(el.parentElement ? Array.from(el.parentElement.querySelectorAll(":scope > input[name]")) : []);
+    const bad = inputs.find((i) => i.validity && !i.validity.valid);
+    const invalid = !!bad || el.getAttribute("aria-invalid") === "true" || segs.some((s) => s.getAttribute("aria-invalid") === "true");
+    return { ok: true, segments: partsOfSegments(segs), value: inputs.length ? inputs[0].value : "", invalid,
+      validationMessage: bad ? bad.validationMessage : "",
+      errorText: idsText(el, el.getAttribute("aria-errormessage")) || (invalid ? idsText(el, el.getAttribute("aria-describedby")) : "") };
   }
