@@ -14,7 +14,7 @@ TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1 choices.js@11.2.4 
                 virtual-select-plugin@1.1.0 @tanstack/virtual-core@3.19.13 @lit-labs/virtualizer@2.1.1 nouislider@15.8.1 rangeslider.js@2.3.3 \
                 materialize-css@1.0.0 bulma-switch@2.0.4 \
                 react@19.3.1 react-dom@19.3.1 react-aria-components@1.22.1 @mui/x-date-pickers@9.18.0 @mui/material@9.6.0 \
-                @mui/system@9.6.0 @emotion/react@11.14.0 @emotion/styled@11.14.1 dayjs@1.11.23
+                @mui/system@9.6.0 @emotion/react@11.14.0 @emotion/styled@11.14.1 dayjs@1.11.23 react-select@5.10.2 primereact@10.9.9
 DATEFIELD_SRC := $(wildcard $(CURDIR)/cdp/testdata/datefield/*.js)
 DATEFIELD_BUNDLE := $(TESTLIBS)/bundles/datefield.bundle.js
 GO           ?= go
@@ -54,15 +54,16 @@ $(TESTLIB_STAMP):
 	cd $(TESTLIBS) && npm install --no-audit --no-fund --ignore-scripts --save-exact $(TESTLIB_PKGS)
 	@touch $@
 
-# The date field tests' page module: cdp/testdata/datefield, which mounts
-# React Aria's and MUI X's date fields, bundled with the packages above
+# The React test pages' module: cdp/testdata/datefield, which mounts
+# React Aria's and MUI X's date fields and the comboboxes of the
+# pass-through tests, bundled with the packages above
 # into one browser module (deno bundle; nothing is fetched but from npm);
 # DATEFIELD_* are set above, before the tools rule names them.
 $(DATEFIELD_BUNDLE): $(DATEFIELD_SRC) $(TESTLIB_STAMP) $(DENO)
-	rm -rf $(TESTLIBS)/bundles && mkdir -p $(TESTLIBS)/bundles
+	mkdir -p $(TESTLIBS)/bundles
 	cp $(DATEFIELD_SRC) $(TESTLIBS)/bundles/
 	cd $(TESTLIBS) && $(DENO) bundle --platform browser --minify --node-modules-dir=manual --no-remote --no-lock --no-config \
-		-o bundles/datefield.bundle.js bundles/datefield.js
+		-o bundles/datefield.bundle.tmp.js bundles/datefield.js && mv bundles/datefield.bundle.tmp.js bundles/datefield.bundle.js
 
 $(PEERS_STAMP):
 	cd $(PEERS) && PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent

@@ -13,8 +13,9 @@ import (
 )
 
 // datefieldPage serves a page whose body holds <div data-datefield=…>
-// elements, made into date fields by the bundle `make tools` builds from
-// testdata/datefield (React Aria's and MUI X's).
+// elements, made into date fields (React Aria's and MUI X's), and <div
+// data-select=…> ones, made into comboboxes, by the bundle `make tools`
+// builds from testdata/datefield.
 func datefieldPage(t *testing.T, path, body string) string {
 	t.Helper()
 	moreLibs(t, "react", "react-dom", "react-aria-components", "@mui/x-date-pickers")

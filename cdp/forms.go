@@ -337,7 +337,11 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 // checked where it lands as [Tab.ClickElement]'s is. A button whose popup
 // holds options (a country picker) counts as a combobox, and a label
 // naming both a combobox and its open list names the combobox. A native
-// select a library hid behind such a widget resolves to the widget. The
+// select a library hid behind such a widget resolves to the widget; a
+// combobox input that takes no pointer itself (transparent, of no size,
+// pointer-events none: react-select without search, PrimeReact's
+// Dropdown) is clicked on what the pointer meets there, the widget's
+// display (see passFace in forms.js). The
 // choice is read back from what the widget shows: a listbox's selected
 // options, a closed combobox's value, the options its popup marks
 // selected (a web component's own options), or the text displayed in it

@@ -567,6 +567,25 @@
     return Array.from(el.labels).find(visible) || null;
   }
 
+  // passFace is what a person clicks for a combobox input that takes no
+  // pointer itself (transparent, pointer-events none, or drawn at no
+  // size: react-select without search keeps such an input in its
+  // control): the element the pointer meets at the input's point when
+  // that is part of the widget, else the nearest shown box around the
+  // input. The choice is still read from the combobox.
+  function passFace(el) {
+    if (el.tagName !== "INPUT" || !comboOf(el)) return null;
+    const cs = global.getComputedStyle(el);
+    if (!srOnly(el) && cs.pointerEvents !== "none" && Number(cs.opacity) !== 0) return null;
+    let box = parentOf(el);
+    while (box && box.nodeType === 1 && !(visible(box) && !srOnly(box))) box = parentOf(box);
+    if (!box || box.nodeType !== 1 || box === doc.body || box === doc.documentElement) return null;
+    const b = el.getBoundingClientRect();
+    const x = b.x + b.width / 2, y = b.y + b.height / 2;
+    const hit = deepHit(hitAt(el, x, y), x, y);
+    return hit && hit !== el && containsDeep(box, hit) && visible(hit) ? hit : box;
+  }
+
   // pick takes the one usable element of found; total is how many
   // matched when found holds only some of them.
   function pick(found, total) {
@@ -828,7 +847,7 @@
           // A listbox that says it is collapsed opens on a click too
           // (Choices.js without its search box).
           r.closed = el.getAttribute("aria-expanded") === "false";
-          ready = await settleBox(el, true, "strict");
+          ready = await settleBox(passFace(el) || el, true, "strict");
         } else {
           return fail("not_select", "not a native select or an ARIA combobox or listbox; pass custom parts", [r.element]);
         }
@@ -843,7 +862,7 @@
         if (need.position && !(Number.isFinite(need.position.x) && Number.isFinite(need.position.y))) {
           return fail("invalid", "position must be finite numbers");
         }
-        ready = await settleBox(passLabel(el) || el, true, "strict", need.position);
+        ready = await settleBox(passLabel(el) || passFace(el) || el, true, "strict", need.position);
     }
     if (!ready.ok) return ready;
     r.x = ready.x;

@@ -1,14 +1,15 @@
-// The segmented date fields of cdp/datefield_test.go, bundled by `make
-// tools` into one browser module (.tools/testlibs/bundles/datefield.bundle.js).
+// The React widgets of cdp/datefield_test.go and cdp/passcombo_test.go,
+// bundled by `make tools` into one browser module
+// (.tools/testlibs/bundles/datefield.bundle.js).
 // Each element <div data-datefield="aria|mui" data-locale data-label>
 // becomes one date field (a time field with data-time; data-min sets the
 // earliest date it deems valid); what the widget reports through its own
 // onChange is kept in window.dateValues[label] as YYYY-MM-DD, or HH:MM for
 // a time field (data-time), "" when the field holds no whole value.
 import "./env.js";
-import { createElement as h } from "react";
+import { createElement as h, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { DateField, DateInput, DateSegment, I18nProvider, Label, TimeField } from "react-aria-components";
+import { Button, DateField, DateInput, DateSegment, I18nProvider, Label, ListBox, ListBoxItem, Popover, Select as AriaSelect, SelectValue, TimeField } from "react-aria-components";
 import { DateField as MuiDateField } from "@mui/x-date-pickers/DateField";
 import { TimeField as MuiTimeField } from "@mui/x-date-pickers/TimeField";
 import { LocalizationProvider } from "@mui/x-date-pickers/LocalizationProvider";
@@ -17,6 +18,10 @@ import { parseDate } from "@internationalized/date";
 import dayjs from "dayjs";
 import "dayjs/locale/en-gb";
 import "dayjs/locale/de";
+import TextField from "@mui/material/TextField";
+import MenuItem from "@mui/material/MenuItem";
+import Select from "react-select";
+import { Dropdown } from "primereact/dropdown";
 
 const values = (globalThis.dateValues = {});
 
@@ -33,6 +38,44 @@ function mui(label, locale, time, min) {
   const fmt = time ? "HH:mm" : "YYYY-MM-DD";
   return h(LocalizationProvider, { dateAdapter: AdapterDayjs, adapterLocale: locale },
     h(Field, { label, ampm: time ? false : undefined, minDate: min ? dayjs(min) : undefined, onChange: (v) => (values[label] = v && v.isValid() ? v.format(fmt) : "") }));
+}
+
+// Comboboxes whose input takes no pointer: <div data-select="mui|rs"
+// data-label data-options="A,B,C">. MUI's select keeps a transparent
+// native input, pointer-events none, under its display; react-select
+// without search keeps a dummy input of no size. The choice goes to
+// window.dateValues[label] too.
+function MuiSelect({ label, options }) {
+  const [v, setV] = useState("");
+  return h(TextField, { select: true, label, value: v, style: { minWidth: 200 },
+    onChange: (e) => { setV(e.target.value); values[label] = e.target.value; } },
+    options.map((o) => h(MenuItem, { key: o, value: o }, o)));
+}
+
+function ReactSelect({ label, options }) {
+  const id = "rs-" + label.replace(/\W+/g, "-");
+  return h("div", null, h("label", { htmlFor: id }, label),
+    h(Select, { inputId: id, isSearchable: false, options: options.map((o) => ({ value: o, label: o })),
+      onChange: (o) => (values[label] = o ? o.value : "") }));
+}
+
+function PrimeSelect({ label, options }) {
+  const [v, setV] = useState(null);
+  const id = "pr-" + label.replace(/\W+/g, "-");
+  return h("div", null, h("label", { htmlFor: id }, label),
+    h(Dropdown, { inputId: id, value: v, options, placeholder: "Pick one", style: { width: 200 },
+      onChange: (e) => { setV(e.value); values[label] = e.value; } }));
+}
+
+function AriaSelectField({ label, options }) {
+  return h(AriaSelect, { name: "pick", onSelectionChange: (k) => (values[label] = k) },
+    h(Label, null, label), h(Button, null, h(SelectValue)),
+    h(Popover, null, h(ListBox, null, options.map((o) => h(ListBoxItem, { key: o, id: o }, o)))));
+}
+
+for (const el of document.querySelectorAll("[data-select]")) {
+  const { select: kind, label = "Choice", options = "" } = el.dataset;
+  createRoot(el).render(h({ mui: MuiSelect, aria: AriaSelectField, prime: PrimeSelect }[kind] || ReactSelect, { label, options: options.split(",") }));
 }
 
 for (const el of document.querySelectorAll("[data-datefield]")) {
