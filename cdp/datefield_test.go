@@ -143,3 +143,47 @@ func TestDateFieldTime(t *testing.T) {
 		})
 	}
 }
+
+// A field of the page's own making that corrects what is typed (it keeps
+// years up to 2030) and one that is read-only: fill says so.
+func TestDateFieldNotCommitted(t *testing.T) {
+	tab := newTabWith(t, serve("/df-corrects", `<!doctype html><title>own field</title>
+<span id=l>Due date</span>
+<div role=group aria-labelledby=l id=g>
+  <span role=spinbutton tabindex=0 aria-label=Year aria-valuemin=1 aria-valuemax=9999>yyyy</span>-<span role=spinbutton tabindex=0 aria-label=Month aria-valuemin=1 aria-valuemax=12>mm</span>-<span role=spinbutton tabindex=0 aria-label=Day aria-valuemin=1 aria-valuemax=31>dd</span>
+</div>
+<span id=l2>Fixed date</span>
+<div role=group aria-labelledby=l2 aria-readonly=true>
+  <span role=spinbutton tabindex=0 aria-label=Year aria-valuenow=2020>2020</span>-<span role=spinbutton tabindex=0 aria-label=Month aria-valuenow=1>01</span>-<span role=spinbutton tabindex=0 aria-label=Day aria-valuenow=1>01</span>
+</div>
+<script>
+const g = document.getElementById("g");
+let typed = "";
+g.addEventListener("focusin", () => { typed = ""; });
+g.addEventListener("keydown", (e) => {
+  if (!/^[0-9]$/.test(e.key)) return;
+  e.preventDefault();
+  typed += e.key;
+  e.target.setAttribute("aria-valuenow", String(Number(typed)));
+  e.target.textContent = typed;
+});
+g.addEventListener("focusout", (e) => {
+  if (g.contains(e.relatedTarget)) return;
+  const y = g.querySelector("[aria-label=Year]");
+  if (Number(y.getAttribute("aria-valuenow")) > 2030) { y.setAttribute("aria-valuenow", "2030"); y.textContent = "2030"; }
+});
+</script>`), TabOptions{})
+	ctx := tctx(t, 30*time.Second)
+	st, err := tab.Fill(ctx, Locator{Label: "Due date"}, "2029-11-05", FormOptions{})
+	if err != nil || st.Value != "2029-11-05" {
+		t.Fatalf("fill read back %+v, %v", st, err)
+	}
+	_, err = tab.Fill(ctx, Locator{Label: "Due date"}, "2031-01-02", FormOptions{})
+	var nc *NotCommittedError
+	if !errors.As(err, &nc) || nc.Kept != "2030-01-02" {
+		t.Errorf("a corrected year: %v, want not committed, kept 2030-01-02", err)
+	}
+	if _, err := tab.Fill(ctx, Locator{Label: "Fixed date"}, "2024-03-07", FormOptions{}); !errors.Is(err, errcode.Readonly) {
+		t.Errorf("a read-only field: %v", err)
+	}
+}

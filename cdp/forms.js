@@ -273,7 +273,11 @@
     if (typeof target.testId === "string") {
       return { els: deepAll("[data-testid]").filter((e) => e.getAttribute("data-testid") === target.testId) };
     }
-    if (typeof target.label === "string") return { els: match(all(), labelsOf, target.label, exact) };
+    if (typeof target.label === "string") {
+      // A segmented field's label names its group.
+      const fields = deepAll("[role=group]").filter((g) => segmentsIn(g).length);
+      return { els: match(all().concat(fields), labelsOf, target.label, exact) };
+    }
     if (typeof target.placeholder === "string") {
       return { els: match(deepAll("[placeholder]"), (e) => [e.getAttribute("placeholder")], target.placeholder) };
     }

@@ -84,6 +84,9 @@
     if (!el) return fail("stale_ref", "the element is gone (the page navigated or re-rendered); resolve the target again");
     const segs = segmentsIn(el);
     if (!segs.length) return fail("not_editable", "not a segmented field (a group of spinbuttons)", [describe(el)]);
+    if (el.getAttribute("aria-readonly") === "true" || segs.every((s) => s.getAttribute("aria-readonly") === "true")) {
+      return fail("readonly", "the field is read-only", [describe(el)]);
+    }
     if (typeof focus === "number" && focus >= 0) {
       const s = segs[focus];
       if (!s) return fail("stale_ref", "the field's segments changed; try again");
