@@ -274,9 +274,10 @@
       return { els: deepAll("[data-testid]").filter((e) => e.getAttribute("data-testid") === target.testId) };
     }
     if (typeof target.label === "string") {
-      // A segmented field's label names its group.
-      const fields = deepAll("[role=group]").filter((g) => segmentsIn(g).length);
-      return { els: match(all().concat(fields), labelsOf, target.label, exact) };
+      // A segmented field's label names its group (one walk of the page
+      // finds both).
+      const els = deepAll(CONTROLS + ", [role=group]").filter((e) => e.getAttribute("role") !== "group" || segmentsIn(e).length);
+      return { els: match(els, labelsOf, target.label, exact) };
     }
     if (typeof target.placeholder === "string") {
       return { els: match(deepAll("[placeholder]"), (e) => [e.getAttribute("placeholder")], target.placeholder) };

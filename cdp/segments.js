@@ -22,7 +22,9 @@
   // segmentedFor is the field a form input stands in for when the input
   // shows nothing itself (MUI's <label for> names such an input).
   function segmentedFor(el) {
-    if (el.tagName !== "INPUT" || (visible(el) && !srOnly(el) && el.getAttribute("aria-hidden") !== "true" && global.getComputedStyle(el).opacity !== "0")) return null;
+    // The cheap test first: pick runs this on every match.
+    if (el.tagName !== "INPUT" || !(el.parentElement && el.parentElement.closest("[role=group]"))) return null;
+    if (visible(el) && !srOnly(el) && el.getAttribute("aria-hidden") !== "true" && global.getComputedStyle(el).opacity !== "0") return null;
     return segmentedOf(el);
   }
 
