@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,16 +120,19 @@ func TestDateFieldRefused(t *testing.T) {
 	}
 }
 
-// TestDateFieldTime fills time fields: 24-hour ones, and a 12-hour one
-// whose AM/PM segment is typed too.
+// TestDateFieldTime fills time fields, 24-hour ones and a 12-hour one
+// whose AM/PM segment is typed too, and date and time fields.
 func TestDateFieldTime(t *testing.T) {
 	tab := newTabWith(t, datefieldPage(t, "/df-time", `<div data-datefield=aria data-locale=en-GB data-label="Aria 24" data-time></div>`+
 		`<div data-datefield=aria data-locale=en-US data-label="Aria 12" data-time></div>`+
-		`<div data-datefield=mui data-locale=en-gb data-label="MUI 24" data-time></div>`), TabOptions{})
+		`<div data-datefield=mui data-locale=en-gb data-label="MUI 24" data-time></div>`+
+		`<div data-datefield=aria data-locale=en-US data-label="Aria when" data-datetime></div>`+
+		`<div data-datefield=mui data-locale=de data-label="MUI when" data-datetime></div>`), TabOptions{})
 	ctx := tctx(t, 60*time.Second)
-	for _, label := range []string{"Aria 24", "Aria 12", "MUI 24"} {
+	values := map[bool][]string{false: {"14:05", "09:30", "00:00", "12:45"}, true: {"2024-03-07T14:05", "1999-12-31T00:30"}}
+	for _, label := range []string{"Aria 24", "Aria 12", "MUI 24", "Aria when", "MUI when"} {
 		t.Run(label, func(t *testing.T) {
-			for _, want := range []string{"14:05", "09:30", "00:00", "12:45"} {
+			for _, want := range values[strings.HasSuffix(label, "when")] {
 				st, err := tab.Fill(ctx, Locator{Label: label}, want, FormOptions{})
 				if err != nil {
 					t.Fatalf("fill %s: %v", want, err)

@@ -2,16 +2,18 @@
 // bundled by `make tools` into one browser module
 // (.tools/testlibs/bundles/datefield.bundle.js).
 // Each element <div data-datefield="aria|mui" data-locale data-label>
-// becomes one date field (a time field with data-time; data-min sets the
-// earliest date it deems valid); what the widget reports through its own
-// onChange is kept in window.dateValues[label] as YYYY-MM-DD, or HH:MM for
-// a time field (data-time), "" when the field holds no whole value.
+// becomes one date field (a time field with data-time, a date and time
+// one with data-datetime; data-min sets the earliest date it deems
+// valid); what the widget reports through its own onChange is kept in
+// window.dateValues[label] as YYYY-MM-DD, HH:MM or YYYY-MM-DDTHH:MM, ""
+// when the field holds no whole value.
 import "./env.js";
 import { createElement as h, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { Button, DateField, DateInput, DateSegment, I18nProvider, Label, ListBox, ListBoxItem, Popover, Select as AriaSelect, SelectValue, TimeField } from "react-aria-components";
 import { DateField as MuiDateField } from "@mui/x-date-pickers/DateField";
 import { TimeField as MuiTimeField } from "@mui/x-date-pickers/TimeField";
+import { DateTimeField as MuiDateTimeField } from "@mui/x-date-pickers/DateTimeField";
 import { LocalizationProvider } from "@mui/x-date-pickers/LocalizationProvider";
 import { AdapterDayjs } from "@mui/x-date-pickers/AdapterDayjs";
 import { parseDate } from "@internationalized/date";
@@ -25,19 +27,22 @@ import { Dropdown } from "primereact/dropdown";
 
 const values = (globalThis.dateValues = {});
 
-function aria(label, locale, time, min) {
-  const Field = time ? TimeField : DateField;
+// kind is "date", "time" or "datetime".
+function aria(label, locale, kind, min) {
+  const Field = kind === "time" ? TimeField : DateField;
+  const size = { date: 10, time: 5, datetime: 16 }[kind];
   return h(I18nProvider, { locale },
-    h(Field, { name: "when", minValue: min ? parseDate(min) : undefined, onChange: (v) => (values[label] = v ? v.toString().slice(0, time ? 5 : 10) : "") },
+    h(Field, { name: "when", granularity: kind === "datetime" ? "minute" : undefined, minValue: min ? parseDate(min) : undefined,
+      onChange: (v) => (values[label] = v ? v.toString().slice(0, size) : "") },
       h(Label, null, label),
       h(DateInput, null, (segment) => h(DateSegment, { segment }))));
 }
 
-function mui(label, locale, time, min) {
-  const Field = time ? MuiTimeField : MuiDateField;
-  const fmt = time ? "HH:mm" : "YYYY-MM-DD";
+function mui(label, locale, kind, min) {
+  const Field = { date: MuiDateField, time: MuiTimeField, datetime: MuiDateTimeField }[kind];
+  const fmt = { date: "YYYY-MM-DD", time: "HH:mm", datetime: "YYYY-MM-DDTHH:mm" }[kind];
   return h(LocalizationProvider, { dateAdapter: AdapterDayjs, adapterLocale: locale },
-    h(Field, { label, ampm: time ? false : undefined, minDate: min ? dayjs(min) : undefined, onChange: (v) => (values[label] = v && v.isValid() ? v.format(fmt) : "") }));
+    h(Field, { label, ampm: kind === "date" ? undefined : false, minDate: min ? dayjs(min) : undefined, onChange: (v) => (values[label] = v && v.isValid() ? v.format(fmt) : "") }));
 }
 
 // Comboboxes whose input takes no pointer: <div data-select="mui|rs"
@@ -79,7 +84,7 @@ for (const el of document.querySelectorAll("[data-select]")) {
 }
 
 for (const el of document.querySelectorAll("[data-datefield]")) {
-  const { datefield: kind, locale = "en-US", label = "Date", time, min } = el.dataset;
-  const make = kind === "mui" ? mui : aria;
-  createRoot(el).render(make(label, locale, time !== undefined, min));
+  const { datefield: lib, locale = "en-US", label = "Date", time, datetime, min } = el.dataset;
+  const make = lib === "mui" ? mui : aria;
+  createRoot(el).render(make(label, locale, time !== undefined ? "time" : datetime !== undefined ? "datetime" : "date", min));
 }
