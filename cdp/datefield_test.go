@@ -72,6 +72,9 @@ func TestDateFieldFill(t *testing.T) {
 				if got := truth(t, tab, fmt.Sprintf(`() => window.dateValues[%q]`, label)); got != fmt.Sprintf("%q", c.want) {
 					t.Errorf("after fill %s the widget reported %s", c.want, got)
 				}
+				if v, err := tab.Value(ctx, c.loc); err != nil || v != c.want {
+					t.Errorf("the value reader says %q, %v", v, err)
+				}
 				day, _ := time.Parse("2006-01-02", c.want)
 				in := truth(t, tab, fmt.Sprintf(`() => document.querySelectorAll("[data-datefield]")[%d].querySelector(%q).value`, i, f.input))
 				if want := fmt.Sprintf("%q", day.Format(f.layout)); in != want {

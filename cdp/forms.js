@@ -1070,6 +1070,8 @@
     }
     if (el.isContentEditable) return { ok: true, value: el.innerText };
     if ("value" in el && el.tagName !== "LI") return { ok: true, value: String(el.value) };
+    const segs = segmentsIn(el);
+    if (segs.length) return { ok: true, value: segmentedValue(partsOfSegments(segs)) };
     return fail("bad_target", "the element holds no value; read its text", [describe(el)]);
   }
 

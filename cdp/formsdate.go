@@ -20,15 +20,13 @@ import (
 // segment is one spinbutton of a segmented field, as segmentsOf reads it.
 type segment struct {
 	Part string   `json:"part"` // day, month, year, hour, minute, second, dayPeriod; "" when unknown
-	Now  *float64 `json:"now"`
 	Min  *float64 `json:"min"`
 	Max  *float64 `json:"max"`
-	Text string   `json:"text"`
 }
 
 type segmentedState struct {
 	Segments          []segment `json:"segments"`
-	Value             string    `json:"value"` // the field's form input, when it has one
+	Value             string    `json:"value"` // in ISO order (see segmentedValue in segments.js)
 	Invalid           bool      `json:"invalid"`
 	ValidationMessage string    `json:"validationMessage"`
 	ErrorText         string    `json:"errorText"`
@@ -65,7 +63,7 @@ func (fm *forms) fillSegments(ctx context.Context, loc Locator, value string, op
 	if err != nil {
 		return FieldState{}, true, err
 	}
-	keys, wants, err := segmentKeys(st.Segments, value)
+	keys, want, err := segmentKeys(st.Segments, value)
 	if err != nil {
 		return FieldState{}, true, &LocatorError{Code: errcode.Invalid, Target: desc, Message: err.Error()}
 	}
@@ -96,23 +94,23 @@ func (fm *forms) fillSegments(ctx context.Context, loc Locator, value string, op
 		if st, err = read(-1, j == 0); err != nil {
 			return FieldState{}, true, err
 		}
-		if segmentsHold(st.Segments, wants) || j == len(formBackoff) {
+		if st.Value == want || j == len(formBackoff) {
 			break
 		}
 		if err := fm.p.pause(ctx, formBackoff, j+1); err != nil {
 			return FieldState{}, true, err
 		}
 	}
-	shown := segmentsShown(st.Segments)
-	if !segmentsHold(st.Segments, wants) {
-		return FieldState{Value: shown}, true, &NotCommittedError{Target: desc, Kept: shown}
+	if st.Value != want {
+		return FieldState{Value: st.Value}, true, &NotCommittedError{Target: desc, Kept: st.Value}
 	}
-	return FieldState{Value: shown, Invalid: st.Invalid, ValidationMessage: st.ValidationMessage, ErrorText: st.ErrorText}, true, nil
+	return FieldState{Value: st.Value, Invalid: st.Invalid, ValidationMessage: st.ValidationMessage, ErrorText: st.ErrorText}, true, nil
 }
 
 // segmentKeys turns value into the digits (or letter) typed into each
-// segment and the number each must read afterwards.
-func segmentKeys(segs []segment, value string) ([]string, []float64, error) {
+// segment, and the value the field must then hold, as segmentedValue
+// reads it.
+func segmentKeys(segs []segment, value string) ([]string, string, error) {
 	v := strings.TrimSpace(value)
 	var at time.Time
 	layout := ""
@@ -129,14 +127,13 @@ func segmentKeys(segs []segment, value string) ([]string, []float64, error) {
 	isDate, isTime := has["day"] || has["month"] || has["year"], has["hour"] || has["minute"]
 	form := map[[2]bool]string{{true, false}: "a date (YYYY-MM-DD)", {false, true}: "a time (HH:MM)", {true, true}: "a date and time (YYYY-MM-DDTHH:MM)"}[[2]bool{isDate, isTime}]
 	if has[""] || form == "" {
-		return nil, nil, errors.New("the field has segments of no known part (day, month, year, hour, minute, second, AM/PM)")
+		return nil, "", errors.New("the field has segments of no known part (day, month, year, hour, minute, second, AM/PM)")
 	}
 	valueDate, valueTime := strings.HasPrefix(layout, "2006"), strings.Contains(layout, "15")
 	if layout == "" || valueDate != isDate || valueTime != isTime || (!has["second"] && at.Second() != 0) || (valueDate && at.Year() < 1) {
-		return nil, nil, fmt.Errorf("the field takes %s", form)
+		return nil, "", fmt.Errorf("the field takes %s", form)
 	}
 	keys := make([]string, len(segs))
-	wants := make([]float64, len(segs))
 	for i, s := range segs {
 		n, width := 0, 2
 		switch s.Part {
@@ -156,18 +153,26 @@ func segmentKeys(segs []segment, value string) ([]string, []float64, error) {
 		case "second":
 			n = at.Second()
 		case "dayPeriod":
-			keys[i], wants[i] = "A", 0
-			if at.Hour() >= 12 {
-				keys[i], wants[i] = "P", 1
-			}
+			keys[i] = map[bool]string{false: "A", true: "P"}[at.Hour() >= 12]
 			continue
 		}
 		if (s.Min != nil && float64(n) < *s.Min) || (s.Max != nil && float64(n) > *s.Max) {
-			return nil, nil, fmt.Errorf("the field's %s is from %s to %s", s.Part, bound(s.Min), bound(s.Max))
+			return nil, "", fmt.Errorf("the field's %s is from %s to %s", s.Part, bound(s.Min), bound(s.Max))
 		}
-		keys[i], wants[i] = fmt.Sprintf("%0*d", width, n), float64(n)
+		keys[i] = fmt.Sprintf("%0*d", width, n)
 	}
-	return keys, wants, nil
+	var want []string
+	if has["year"] {
+		want = append(want, at.Format("2006-01-02"))
+	}
+	if has["hour"] {
+		l := "15:04"
+		if has["second"] {
+			l += ":05"
+		}
+		want = append(want, at.Format(l))
+	}
+	return keys, strings.Join(want, "T"), nil
 }
 
 func bound(f *float64) string {
@@ -175,69 +180,4 @@ func bound(f *float64) string {
 		return "?"
 	}
 	return num(*f)
-}
-
-// segmentsHold reports whether each segment reads its wanted number (an
-// AM/PM segment wants 1 for PM).
-func segmentsHold(segs []segment, wants []float64) bool {
-	if len(segs) != len(wants) {
-		return false
-	}
-	for i, s := range segs {
-		if s.Part == "dayPeriod" {
-			if pm(s) != (wants[i] == 1) {
-				return false
-			}
-			continue
-		}
-		if s.Now == nil || !same(*s.Now, wants[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// pm tells an AM/PM segment's half of the day: by its number where it
-// has one (0 for AM; React Aria counts 12 for PM), else by its text.
-func pm(s segment) bool {
-	if s.Now != nil {
-		return *s.Now >= 1
-	}
-	return strings.HasPrefix(strings.ToLower(s.Text), "p")
-}
-
-// segmentsShown is what the field holds, in ISO order where each part
-// has a number (2024-03-07, 14:05), else its segments' text as shown.
-func segmentsShown(segs []segment) string {
-	n := map[string]int{}
-	half := -1 // a 12-hour clock's: 0 AM, 12 PM
-	for _, s := range segs {
-		if s.Part == "dayPeriod" {
-			half = map[bool]int{false: 0, true: 12}[pm(s)]
-			continue
-		}
-		if s.Now == nil {
-			texts := make([]string, len(segs))
-			for i, s := range segs {
-				texts[i] = s.Text
-			}
-			return strings.Join(texts, " ")
-		}
-		n[s.Part] = int(*s.Now)
-	}
-	if h, ok := n["hour"]; ok && half >= 0 {
-		n["hour"] = h%12 + half
-	}
-	var out []string
-	if _, ok := n["year"]; ok {
-		out = append(out, fmt.Sprintf("%04d-%02d-%02d", n["year"], n["month"], n["day"]))
-	}
-	if _, ok := n["hour"]; ok {
-		t := fmt.Sprintf("%02d:%02d", n["hour"], n["minute"])
-		if _, ok := n["second"]; ok {
-			t += fmt.Sprintf(":%02d", n["second"])
-		}
-		out = append(out, t)
-	}
-	return strings.Join(out, "T")
 }

@@ -77,6 +77,29 @@
     return info;
   }
 
+  // segmentedValue is what a segmented field holds, in ISO order where
+  // each part has a number (2024-03-07, 14:05, 2024-03-07T14:05; a
+  // 12-hour clock's hour counted by its AM/PM), else its segments' text.
+  function segmentedValue(info) {
+    const n = {};
+    let half = -1;
+    for (const s of info) {
+      if (s.part === "dayPeriod") {
+        // 0 is AM; React Aria counts 12 for PM, others 1.
+        half = (s.now !== null ? s.now >= 1 : /^p/i.test(s.text)) ? 12 : 0;
+        continue;
+      }
+      if (s.now === null || !s.part) return info.map((o) => o.text).join(" ");
+      n[s.part] = s.now;
+    }
+    if ("hour" in n && half >= 0) n.hour = (n.hour % 12) + half;
+    const pad = (v, w) => String(v || 0).padStart(w, "0");
+    const out = [];
+    if ("year" in n) out.push(pad(n.year, 4) + "-" + pad(n.month, 2) + "-" + pad(n.day, 2));
+    if ("hour" in n) out.push(pad(n.hour, 2) + ":" + pad(n.minute, 2) + ("second" in n ? ":" + pad(n.second, 2) : ""));
+    return out.join("T");
+  }
+
   // segmentsOf reads a segmented field: its segments in their order, and
   // what the field says of itself (a hidden input's value, its validity).
   // With focus a segment's index, that segment is focused first, for the
@@ -109,7 +132,8 @@
     const inputs = Array.from(el.querySelectorAll("input")).concat(el.parentElement ? Array.from(el.parentElement.querySelectorAll(":scope > input[name]")) : []);
     const bad = inputs.find((i) => i.validity && !i.validity.valid);
     const invalid = !!bad || el.getAttribute("aria-invalid") === "true" || segs.some((s) => s.getAttribute("aria-invalid") === "true");
-    return { ok: true, segments: partsOfSegments(segs), value: inputs.length ? inputs[0].value : "", invalid,
+    const info = partsOfSegments(segs);
+    return { ok: true, segments: info, value: segmentedValue(info), invalid,
       validationMessage: bad ? bad.validationMessage : "",
       errorText: idsText(el, el.getAttribute("aria-errormessage")) || (invalid ? idsText(el, el.getAttribute("aria-describedby")) : "") };
   }
