@@ -14,8 +14,8 @@ import (
 // accessible field DOM): a labelled group of spinbuttons, one per part,
 // in the order the field's locale gives them. It takes no text as a
 // whole, so each segment is focused and its digits typed, as a person
-// types them, in the field's own order; then each segment's
-// aria-valuenow is read back.
+// types them, in the field's own order; then the segments'
+// aria-valuenow are read back, composed into ISO in the page.
 
 // segment is one spinbutton of a segmented field, as segmentsOf reads it.
 type segment struct {
@@ -42,9 +42,9 @@ var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:0
 // one (the caller tries its other ways). A value that is no ISO date or
 // time, that names parts the field has not or lacks parts it has, or
 // that a segment's bounds exclude, is errcode.Invalid before any key; a
-// segment that holds another number afterwards (a field that refused
-// or corrected the date) is a *NotCommittedError naming what the field
-// holds.
+// read-only field is errcode.Readonly. A field that then holds another
+// value (it refused or corrected the date) is a *NotCommittedError
+// naming what it holds.
 func (fm *forms) fillSegments(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, bool, error) {
 	desc := loc.String()
 	el, err := fm.Resolve(ctx, loc)
