@@ -12,7 +12,11 @@ TESTLIB_PKGS := tom-select@2.4.3 flatpickr@4.6.13 imask@7.6.1 choices.js@11.2.4 
                 @material/web@2.5.0 @fluentui/web-components@3.1.3 @microsoft/fast-element@3.0.3 \
                 @ionic/core@9.0.5 @ui5/webcomponents@2.26.0 \
                 virtual-select-plugin@1.1.0 @tanstack/virtual-core@3.19.13 @lit-labs/virtualizer@2.1.1 nouislider@15.8.1 rangeslider.js@2.3.3 \
-                materialize-css@1.0.0 bulma-switch@2.0.4
+                materialize-css@1.0.0 bulma-switch@2.0.4 \
+                react@19.3.1 react-dom@19.3.1 react-aria-components@1.22.1 @mui/x-date-pickers@9.18.0 @mui/material@9.6.0 \
+                @mui/system@9.6.0 @emotion/react@11.14.0 @emotion/styled@11.14.1 dayjs@1.11.23 react-select@5.10.2 primereact@10.9.9
+DATEFIELD_SRC := $(wildcard $(CURDIR)/cdp/testdata/datefield/*.js)
+DATEFIELD_BUNDLE := $(TESTLIBS)/bundles/datefield.bundle.js
 GO           ?= go
 STATICCHECK_VERSION := v0.8.2
 GOFLAGS_TEST ?= -race -timeout 20m
@@ -34,7 +38,7 @@ TESTLIB_STAMP = $(TESTLIBS)/.installed-$(shell echo '$(TESTLIB_PKGS)' | cksum | 
 PEERS       := $(CURDIR)/bench/browser
 PEERS_STAMP  = $(PEERS)/node_modules/.installed-$(shell cksum < $(PEERS)/package-lock.json | cut -d' ' -f1)
 
-tools: $(DENO) $(TESTLIB_STAMP) $(PEERS_STAMP)
+tools: $(DENO) $(TESTLIB_STAMP) $(DATEFIELD_BUNDLE) $(PEERS_STAMP)
 	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$TRANQUIL_CHROMIUM" ]; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			echo "installing chromium with apt-get"; \
@@ -49,6 +53,17 @@ $(TESTLIB_STAMP):
 	cd $(TESTLIBS) && [ -f package.json ] || echo '{"private":true}' > $(TESTLIBS)/package.json
 	cd $(TESTLIBS) && npm install --no-audit --no-fund --ignore-scripts --save-exact $(TESTLIB_PKGS)
 	@touch $@
+
+# The React test pages' module: cdp/testdata/datefield, which mounts
+# React Aria's and MUI X's date fields and the comboboxes of the
+# pass-through tests, bundled with the packages above
+# into one browser module (deno bundle; nothing is fetched but from npm);
+# DATEFIELD_* are set above, before the tools rule names them.
+$(DATEFIELD_BUNDLE): $(DATEFIELD_SRC) $(TESTLIB_STAMP) $(DENO)
+	mkdir -p $(TESTLIBS)/bundles
+	cp $(DATEFIELD_SRC) $(TESTLIBS)/bundles/
+	cd $(TESTLIBS) && $(DENO) bundle --platform browser --minify --node-modules-dir=manual --no-remote --no-lock --no-config \
+		-o bundles/datefield.bundle.tmp.js bundles/datefield.js && mv bundles/datefield.bundle.tmp.js bundles/datefield.bundle.js
 
 $(PEERS_STAMP):
 	cd $(PEERS) && PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent

@@ -68,9 +68,12 @@ var formsMain string
 //go:embed options.js
 var formsOptions string
 
+//go:embed segments.js
+var formsSegments string
+
 // formsSource is the whole runtime: forms.js with the parts kept in files
 // of their own spliced in.
-var formsSource = strings.Replace(formsMain, "  // @include options.js\n", formsOptions, 1)
+var formsSource = strings.NewReplacer("  // @include options.js\n", formsOptions, "  // @include segments.js\n", formsSegments).Replace(formsMain)
 
 // formsHash identifies this build of the form runtime; a page holding a
 // runtime built from other source rebuilds it.
@@ -189,6 +192,14 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // An ARIA slider that is no input (role=slider on a div) is focused and
 // set with the keys of the ARIA slider pattern until aria-valuenow reads
 // value, a number within its bounds (see fillSlider).
+//
+// A segmented date or time field (a group of spinbuttons, one per part,
+// as React Aria and MUI X draw them) is one target: a label naming each
+// of its segments, or a hidden form input inside it, names the field.
+// It is filled from an ISO value ("2024-03-07", "14:05",
+// "2024-03-07T14:05") segment by segment in the field's own order, and
+// read back from the segments in ISO, as [Tab.Value] reads such a field
+// (see fillSegments).
 func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {
 	var st FieldState
 	err := fm.action(ctx, "fill", loc, opts, func(ctx context.Context) error {
@@ -198,6 +209,10 @@ func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormO
 		}
 		el, err := fm.waitReady(ctx, loc, n)
 		if errors.Is(err, errcode.NotEditable) {
+			if s, ok, e := fm.fillSegments(ctx, loc, value, opts); ok {
+				st, err = s, e
+				return err
+			}
 			if s, ok, e := fm.fillSlider(ctx, loc, value, opts); ok {
 				st, err = s, e
 				return err
@@ -323,7 +338,11 @@ func (fm *forms) clickReady(ctx context.Context, loc Locator, n need, click func
 // checked where it lands as [Tab.ClickElement]'s is. A button whose popup
 // holds options (a country picker) counts as a combobox, and a label
 // naming both a combobox and its open list names the combobox. A native
-// select a library hid behind such a widget resolves to the widget. The
+// select a library hid behind such a widget resolves to the widget; a
+// combobox input that takes no pointer itself (transparent, of no size,
+// pointer-events none: react-select without search, PrimeReact's
+// Dropdown) is clicked on what the pointer meets there, the widget's
+// display (see passFace in forms.js). The
 // choice is read back from what the widget shows: a listbox's selected
 // options, a closed combobox's value, the options its popup marks
 // selected (a web component's own options), or the text displayed in it

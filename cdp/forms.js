@@ -273,7 +273,12 @@
     if (typeof target.testId === "string") {
       return { els: deepAll("[data-testid]").filter((e) => e.getAttribute("data-testid") === target.testId) };
     }
-    if (typeof target.label === "string") return { els: match(all(), labelsOf, target.label, exact) };
+    if (typeof target.label === "string") {
+      // A segmented field's label names its group (one walk of the page
+      // finds both).
+      const els = deepAll(CONTROLS + ", [role=group]").filter((e) => e.getAttribute("role") !== "group" || segmentsIn(e).length);
+      return { els: match(els, labelsOf, target.label, exact) };
+    }
     if (typeof target.placeholder === "string") {
       return { els: match(deepAll("[placeholder]"), (e) => [e.getAttribute("placeholder")], target.placeholder) };
     }
@@ -567,17 +572,38 @@
     return Array.from(el.labels).find(visible) || null;
   }
 
+  // passFace is what a person clicks for a combobox input that takes no
+  // pointer itself (transparent, pointer-events none, or drawn at no
+  // size: react-select without search keeps such an input in its
+  // control): the element the pointer meets at the input's point when
+  // that is part of the widget, else the nearest shown box around the
+  // input. The choice is still read from the combobox.
+  function passFace(el) {
+    if (el.tagName !== "INPUT" || !comboOf(el)) return null;
+    const cs = global.getComputedStyle(el);
+    if (!srOnly(el) && cs.pointerEvents !== "none" && Number(cs.opacity) !== 0) return null;
+    let box = parentOf(el);
+    while (box && box.nodeType === 1 && !(visible(box) && !srOnly(box))) box = parentOf(box);
+    if (!box || box.nodeType !== 1 || box === doc.body || box === doc.documentElement) return null;
+    const b = el.getBoundingClientRect();
+    const x = b.x + b.width / 2, y = b.y + b.height / 2;
+    const hit = deepHit(hitAt(el, x, y), x, y);
+    return hit && hit !== el && containsDeep(box, hit) && visible(hit) ? hit : box;
+  }
+
   // pick takes the one usable element of found; total is how many
   // matched when found holds only some of them.
   function pick(found, total) {
     if (found.length === 0) return fail("not_found", "no element matches");
     const els = [];
     for (const e of found) {
-      const w = widgetFor(e) || e;
+      const w = widgetFor(e) || segmentedFor(e) || e;
       if (!els.includes(w)) els.push(w);
     }
-    const usable = els.filter((e) => (visible(e) || passLabel(e)) && !disabled(e));
+    let usable = els.filter((e) => (visible(e) || passLabel(e)) && !disabled(e));
     const skipped = els.filter((e) => !usable.includes(e)).map(describe);
+    const field = oneSegmented(usable);
+    if (field) usable = [field];
     if (usable.length === 0) {
       const code = els.some((e) => visible(e)) ? "disabled" : "hidden";
       return fail(code, els.length === 1 ? "the only match is " + code : "every match is hidden or disabled", els.map(describe));
@@ -826,7 +852,7 @@
           // A listbox that says it is collapsed opens on a click too
           // (Choices.js without its search box).
           r.closed = el.getAttribute("aria-expanded") === "false";
-          ready = await settleBox(el, true, "strict");
+          ready = await settleBox(passFace(el) || el, true, "strict");
         } else {
           return fail("not_select", "not a native select or an ARIA combobox or listbox; pass custom parts", [r.element]);
         }
@@ -841,7 +867,7 @@
         if (need.position && !(Number.isFinite(need.position.x) && Number.isFinite(need.position.y))) {
           return fail("invalid", "position must be finite numbers");
         }
-        ready = await settleBox(passLabel(el) || el, true, "strict", need.position);
+        ready = await settleBox(passLabel(el) || passFace(el) || el, true, "strict", need.position);
     }
     if (!ready.ok) return ready;
     r.x = ready.x;
@@ -953,6 +979,8 @@
 
   // @include options.js
 
+  // @include segments.js
+
   function valueOf(el) {
     const kind = kindOf(el);
     if (kind === "checkbox" || kind === "radio") {
@@ -1042,6 +1070,8 @@
     }
     if (el.isContentEditable) return { ok: true, value: el.innerText };
     if ("value" in el && el.tagName !== "LI") return { ok: true, value: String(el.value) };
+    const segs = segmentsIn(el);
+    if (segs.length) return { ok: true, value: segmentedValue(partsOfSegments(segs)) };
     return fail("bad_target", "the element holds no value; read its text", [describe(el)]);
   }
 
@@ -1309,5 +1339,5 @@
     });
   }
 
-  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf };
+  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf, segmentsOf };
 })
