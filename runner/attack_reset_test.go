@@ -39,3 +39,38 @@ func TestAttackFramesStayWholeBesideTheSDK(t *testing.T) {
 	require.True(t, strings.HasPrefix(entry.Reason, "limit_exceeded: "), "%s\n%s", entry.Reason, entry.Output)
 	require.Contains(t, entry.Reason, "memory budget of 32 MiB")
 }
+
+// TestScriptWritingWhenAbortedReadsWhy: a script's session aborts (here
+// for a frame that is not JSON) while it is still writing a large frame
+// on the SDK's socket. The host must take the rest of that frame rather
+// than reset the connection, so the SDK answers the abort's close frame
+// and the run ends with the host's reason, not with "connection reset" or
+// "broken pipe" from a write.
+func TestScriptWritingWhenAbortedReadsWhy(t *testing.T) {
+	e := newMgr(t, nil)
+	script := e.script(t, "aborted-while-writing.ts", rawFrames+`
+// A frame that is not JSON, then, once the host has surely aborted, a
+// megabyte no frame reader can take: one write in its turn, made in
+// parts as a large frame's is. The SDK's answer to the abort waits for
+// the turn.
+const bad = wsFrame('["push",["not", json]]');
+const rest = new Uint8Array(1 << 20).fill(0xff);
+const done = turn.then(async () => {
+  await write.call(sdkConn, bad);
+  await new Promise((r) => setTimeout(r, 300));
+  let off = 0;
+  while (off < rest.length) off += await write.call(sdkConn, rest.subarray(off, off + (64 << 10)));
+});
+turn = done.catch(() => {});
+try {
+  await done;
+} catch (e) {
+  console.error("the write failed: " + (e as Error).message);
+}
+await new Promise((r) => setTimeout(r, 30000));
+`)
+	_, entry := e.run(t, Request{Script: script})
+	require.Equal(t, history.StateFailed, entry.State, "%s\n%s", entry.Reason, entry.Output)
+	require.Contains(t, entry.Reason, "the host closed the connection (3000 SyntaxError: invalid JSON", entry.Output)
+	require.NotContains(t, entry.Output, "the write failed")
+}
