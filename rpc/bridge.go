@@ -103,7 +103,9 @@ type Config struct {
 	// client only ever sees a generic one). Nil means slog.Default().
 	Logger *slog.Logger
 	// Tune chooses how connections are tuned against the delayed-ACK
-	// stall (see wsconn.TuneListener). Nil is right for hosts; tests and
+	// stall (see wsconn.TuneListener), and how long the connection of an
+	// aborted session takes what the script still sends before it closes
+	// (wsconn.TuneOptions.Linger). Nil is right for hosts; tests and
 	// benchmarks set NoQuickAck to see what macOS and Windows see.
 	Tune *wsconn.TuneOptions
 	// OnSession, if set, is called once a run's session has started, on
