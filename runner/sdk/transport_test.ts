@@ -302,7 +302,13 @@ Deno.test("a protocol violation closes with its code", async () => {
   );
 });
 
-Deno.test("a reset under a write does not hide the host's close frame", async () => {
+// Windows drops what a socket received but not yet read when a reset
+// arrives, close frame included: there only the host's linger (package
+// rpc/wsconn) keeps the reason readable.
+Deno.test({
+  name: "a reset under a write does not hide the host's close frame",
+  ignore: Deno.build.os === "windows",
+}, async () => {
   const abort = '["abort",["error","RangeError","over budget"]]';
   await withServer(
     async (conn, read) => {
