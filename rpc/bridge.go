@@ -102,9 +102,9 @@ type Config struct {
 	// Logger receives the real reason for every refused connection (the
 	// client only ever sees a generic one). Nil means slog.Default().
 	Logger *slog.Logger
-	// Tune chooses how connections are tuned against the delayed-ACK
-	// stall (see wsconn.TuneListener). Nil is right for hosts; tests and
-	// benchmarks set NoQuickAck to see what macOS and Windows see.
+	// Tune chooses how connections are tuned (wsconn.TuneOptions: the
+	// delayed-ACK stall, the linger after an abort). Nil is right for hosts;
+	// tests and benchmarks set NoQuickAck to see what macOS and Windows see.
 	Tune *wsconn.TuneOptions
 	// OnSession, if set, is called once a run's session has started, on
 	// the connection's goroutine; it must not block.

@@ -67,11 +67,15 @@ func BenchmarkAttackSoak(b *testing.B) {
 	const concurrent = 4
 	e := newMgr(b, func(c *Config) { c.SessionBudget = budget; c.MaxConcurrent = concurrent })
 	benign := e.script(b, "latency.ts", latencyScript)
-	var attacks []string
-	for name, a := range memoryAttacks {
-		attacks = append(attacks, e.script(b, "attack-"+strings.ReplaceAll(name, " ", "-")+".ts", rawFrames+a+"\nawait new Promise((r) => setTimeout(r, 30000));\n"))
+	var attacks, names []string
+	for name := range memoryAttacks {
+		names = append(names, name)
 	}
-	sort.Strings(attacks)
+	sort.Strings(names)
+	for _, name := range names {
+		attacks = append(attacks, e.script(b, "attack-"+strings.ReplaceAll(name, " ", "-")+".ts", rawFrames+memoryAttacks[name]+"\nawait new Promise((r) => setTimeout(r, 30000));\n"))
+	}
+	var tally endings
 
 	// Every attack ends in a failure notification; nobody else reads them.
 	drained := make(chan struct{})
@@ -111,6 +115,7 @@ func BenchmarkAttackSoak(b *testing.B) {
 				}
 				entry, _ := r.Wait(context.Background())
 				attacked.Add(1)
+				tally.add(names[i%len(names)], entry.Reason)
 				if !strings.HasPrefix(entry.Reason, string(errcode.LimitExceeded)+": ") {
 					wrong.Add(1)
 					wrongWhy.Store(entry.Reason + " " + entry.Output)
@@ -129,6 +134,7 @@ func BenchmarkAttackSoak(b *testing.B) {
 	wg.Wait()
 	grown := float64(heapGrowth())
 	b.StopTimer()
+	tally.log(b)
 	if n := wrong.Load(); n > 0 {
 		b.Fatalf("%d of %d attacking runs did not end limit_exceeded, e.g. %v", n, attacked.Load(), wrongWhy.Load())
 	}
@@ -140,4 +146,40 @@ func BenchmarkAttackSoak(b *testing.B) {
 	b.ReportMetric(grown/total, "heap-ratio")
 	b.ReportMetric(float64(attacked.Load()), "attacks")
 	b.ReportMetric(float64(len(loud)), "benign-runs")
+}
+
+// endings counts how the attacking runs ended, by attack and by the code
+// their reason starts with (the whole reason, cut, when it has none).
+type endings struct {
+	mu sync.Mutex
+	n  map[string]int // "attack: code"
+}
+
+func (t *endings) add(attack, reason string) {
+	code, _, ok := strings.Cut(reason, ": ")
+	if !ok || strings.ContainsAny(code, " (") {
+		code = reason
+		if len(code) > 100 {
+			code = code[:100] + "…"
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == nil {
+		t.n = map[string]int{}
+	}
+	t.n[attack+": "+code]++
+}
+
+func (t *endings) log(b *testing.B) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := make([]string, 0, len(t.n))
+	for k := range t.n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.Logf("%4d  %s", t.n[k], k)
+	}
 }

@@ -29,12 +29,24 @@ const proto = Object.getPrototypeOf(probe);
 probe.close();
 let sdkConn: Deno.Conn | undefined;
 const write = proto.write;
+// A write takes what the socket has room for, so a frame may leave in
+// parts; the SDK's frames and inject's take turns, each written whole, or
+// a frame of one inside a frame of the other is garbage to the host.
+let turn: Promise<unknown> = Promise.resolve();
+function writeWhole(c: Deno.Conn, b: Uint8Array, part = Infinity): Promise<number> {
+  const done = turn.then(async () => {
+    let off = 0;
+    while (off < b.length) off += await write.call(c, b.subarray(off, off + part));
+    return b.length;
+  });
+  turn = done.catch(() => {});
+  return done;
+}
 proto.write = function (this: Deno.Conn, b: Uint8Array) {
   sdkConn ??= this;
-  return write.call(this, b);
+  return this === sdkConn ? writeWhole(this, b) : write.call(this, b);
 };
 await context.result("ready"); // push 2 (the payload read at start is push 1)
-proto.write = write;
 if (!sdkConn) throw new Error("no connection captured");
 const enc = new TextEncoder();
 function wsFrame(frame: string): Uint8Array {
@@ -49,13 +61,15 @@ function wsFrame(frame: string): Uint8Array {
   for (let i = 0; i < n; i++) out[head.length + 4 + i] = payload[i] ^ mask[i & 3];
   return out;
 }
+// injectPart is the most one write of inject hands the socket; a test
+// makes it small so that the SDK's own writes fall due inside a frame.
+const injectPart = Infinity;
 async function inject(...frames: string[]) {
   const parts = frames.map(wsFrame);
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) out.set(p, at), at += p.length;
-  let off = 0;
-  while (off < out.length) off += await write.call(sdkConn, out.subarray(off));
+  await writeWhole(sdkConn!, out, injectPart);
 }
 const el = JSON.stringify("x".repeat(100));
 // Push 3: an array of 40,000 strings, about 4.6 MiB.

@@ -45,4 +45,15 @@
 // waiting for room in the socket (on Unix; elsewhere it leaves them to the
 // session's writer goroutine). A Transport from New has no tuned
 // connection under it, and its writes go out one by one.
+//
+// # Closing after an abort
+//
+// A peer may still be writing a large frame when the server aborts its
+// session. Closing a socket with bytes unread resets the connection, and
+// the peer's write then fails with "connection reset" before it has read
+// the abort. A tuned connection whose session aborted therefore ends its
+// own side first (FIN) and reads and discards what the peer still sends
+// until the peer closes, for [TuneOptions.Linger] and
+// [TuneOptions.LingerBytes] at most, then closes. An ordinary close does
+// not linger.
 package wsconn

@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // QuickAckListener returns l with every accepted connection wrapped by
@@ -22,6 +23,14 @@ type TuneOptions struct {
 	// systems without TCP_QUICKACK. Tests and benchmarks use it to stand
 	// in for macOS and Windows.
 	NoQuickAck bool
+	// Linger bounds how long a connection whose session the server
+	// aborted goes on reading, and discarding, what the peer still sends
+	// before it is closed (see [Transport.Close]). Zero means
+	// DefaultLinger; less than zero closes at once.
+	Linger time.Duration
+	// LingerBytes bounds what the connection reads while it lingers; past
+	// it the connection is closed. Zero means DefaultLingerBytes.
+	LingerBytes int64
 }
 
 // TuneListener is [QuickAckListener] with options; opts may be nil.
@@ -70,7 +79,7 @@ func tune(c net.Conn, opts TuneOptions) net.Conn {
 	if _, ok := c.(*tunedConn); ok {
 		return c
 	}
-	t := &tunedConn{Conn: c}
+	t := &tunedConn{Conn: c, linger: opts.lingerBounds()}
 	t.raw = newRawSocket(c)
 	t.quickAck = !opts.NoQuickAck && t.raw.armQuickAck()
 	return t
@@ -81,6 +90,10 @@ type tunedConn struct {
 	net.Conn
 	raw      rawSocket
 	quickAck bool // TCP_QUICKACK works here and is wanted
+	linger   lingerBounds
+	// lingerOn is set when the server aborted the session: Close then
+	// lingers (linger.go). lingering is set while it does.
+	lingerOn, lingering atomic.Bool
 	// unacked is set when a read returned data and no write has gone out
 	// since (a write's segment carries the acknowledgement).
 	unacked atomic.Bool
@@ -150,6 +163,10 @@ func (c *tunedConn) Read(p []byte) (int, error) {
 		c.ack()
 	}
 	n, err := c.Conn.Read(p)
+	if c.lingering.Load() {
+		// Close is discarding the peer's bytes: these are as late.
+		return 0, net.ErrClosed
+	}
 	if n > 0 {
 		c.unacked.Store(true)
 	}

@@ -248,10 +248,15 @@ func readAllInto(b []byte, r io.Reader) ([]byte, error) {
 }
 
 // Close implements [capnweb.Transport]: a normal closure, or code 3000
-// with the abort reason truncated to fit a close frame.
+// with the abort reason truncated to fit a close frame. After an abort a
+// tuned connection lingers before it closes (see [TuneOptions.Linger]):
+// a peer still writing then reads the abort, not "connection reset".
 func (w *Transport) Close(reason error) error {
 	if reason == nil {
 		return w.c.Close(websocket.StatusNormalClosure, "")
+	}
+	if w.nc != nil {
+		w.nc.lingerOnClose()
 	}
 	return w.c.Close(StatusAbort, truncateUTF8(capnweb.WireMessage(reason), maxCloseReason))
 }

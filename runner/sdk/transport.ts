@@ -23,6 +23,15 @@ export const DEFAULT_MAX_MESSAGE = 32 << 20;
  */
 const HOLD_MS = 5;
 
+/**
+ * How long a write that failed because the host reset the connection
+ * waits for the read side to deliver the host's close frame, in
+ * milliseconds. A host that aborts while we write may close with our
+ * bytes unread; the reset then fails our write, though the abort and its
+ * close frame, which say why, arrived just before it.
+ */
+const RESET_GRACE_MS = 250;
+
 /** Largest HTTP response head accepted during the upgrade. */
 const MAX_RESPONSE_HEAD = 16 << 10;
 
@@ -386,6 +395,9 @@ export class SocketTransport implements RpcTransport {
   #flushing: Promise<void> | undefined;
   #hold: number | undefined;
   #error: Error | undefined;
+  /** Why the last write failed, while the read side may still say why (RESET_GRACE_MS). */
+  #writeError: Error | undefined;
+  #grace: number | undefined;
   #closeSent = false;
   #info: CloseInfo | undefined;
   #closedResolve!: (info: CloseInfo) => void;
@@ -418,7 +430,9 @@ export class SocketTransport implements RpcTransport {
 
   /** send queues one text message. It throws once the connection is closing. */
   send(message: string): void {
-    if (this.#error || this.#closeSent) throw this.#error ?? new WebSocketError("connection closed");
+    if (this.#error || this.#writeError || this.#closeSent) {
+      throw this.#error ?? this.#writeError ?? new WebSocketError("connection closed");
+    }
     const frame = encodeFrame(OP_TEXT, this.#encoder.encode(message));
     if (!message.startsWith('["release",')) return this.#enqueue(frame);
     this.#outbox.push(frame);
@@ -470,6 +484,7 @@ export class SocketTransport implements RpcTransport {
     if (frame) this.#outbox.push(frame);
     clearTimeout(this.#hold);
     this.#hold = undefined;
+    if (this.#writeError) this.#outbox = []; // nothing more can be written
     if (!this.#flushing && this.#outbox.length > 0) this.#flushing = this.#writeLoop();
   }
 
@@ -485,10 +500,25 @@ export class SocketTransport implements RpcTransport {
         await writeAll(this.#conn, batch);
       }
     } catch (e) {
-      this.#finish({ code: CloseCode.abnormal, reason: String(e), local: false }, asError(e));
+      this.#writeFailed(asError(e));
     } finally {
       this.#flushing = undefined;
     }
+  }
+
+  /**
+   * writeFailed ends the connection on a failed write. After a reset the
+   * host's close frame may be unread yet: the read side gets
+   * RESET_GRACE_MS to deliver it (#drain then finishes with the host's
+   * code and reason), writing nothing meanwhile.
+   */
+  #writeFailed(e: Error): void {
+    const info = { code: CloseCode.abnormal, reason: String(e), local: false };
+    const reset = e instanceof Deno.errors.ConnectionReset || e instanceof Deno.errors.BrokenPipe;
+    if (!reset || this.#info) return this.#finish(info, e);
+    this.#writeError = e;
+    this.#outbox = [];
+    this.#grace = setTimeout(() => this.#finish(info, e), RESET_GRACE_MS);
   }
 
   async #readLoop(): Promise<void> {
@@ -570,6 +600,7 @@ export class SocketTransport implements RpcTransport {
     this.#error = err;
     this.#outbox = [];
     clearTimeout(this.#hold);
+    clearTimeout(this.#grace);
     try {
       this.#conn.close();
     } catch { /* already closed */ }

@@ -302,6 +302,38 @@ Deno.test("a protocol violation closes with its code", async () => {
   );
 });
 
+// Windows drops what a socket received but not yet read when a reset
+// arrives, close frame included: there only the host's linger (package
+// rpc/wsconn) keeps the reason readable.
+Deno.test({
+  name: "a reset under a write does not hide the host's close frame",
+  ignore: Deno.build.os === "windows",
+}, async () => {
+  const abort = '["abort",["error","RangeError","over budget"]]';
+  await withServer(
+    async (conn, read) => {
+      await read(); // "first"; the large message is being written after it
+      await new Promise((r) => setTimeout(r, 50));
+      await conn.write(
+        new Uint8Array([
+          ...serverFrame(0x1, enc.encode(abort)),
+          ...serverFrame(0x8, new Uint8Array([0x0b, 0xb8, ...enc.encode("over budget")])),
+        ]),
+      );
+      // Closed with the rest of the message unread, the socket is reset
+      // under the client's write, just after the close frame.
+    },
+    {},
+    async (url) => {
+      const t = await connect(url);
+      t.send("first");
+      t.send("x".repeat(16 << 20));
+      assertEquals(await t.receive(), abort);
+      assertEquals(await t.closed, { code: CloseCode.rpcAbort, reason: "over budget", local: false });
+    },
+  );
+});
+
 Deno.test("a wrong Sec-WebSocket-Accept fails the upgrade", async () => {
   await withServer(async () => {}, { accept: () => Promise.resolve("d3Jvbmc=") }, async (url) => {
     const e = await assertRejects(() => connect(url));
