@@ -2,12 +2,17 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/rpc/capnweb"
 	"github.com/tranquil/automation/trace"
 )
@@ -136,5 +141,41 @@ func TestSiteBook(t *testing.T) {
 	}
 	if n := len(r.callSites.seqs); n > maxSitesKept {
 		t.Fatalf("%d calls wait for their sites", n)
+	}
+}
+
+// TestUntracedRunCapturesNoCallSites: a manager that keeps no trace tells
+// the SDK so (TRANQUIL_CALL_SITES=off), and its calls capture no stack
+// for a site; a traced run's capture one each. The script counts the
+// SDK's captures through Error.captureStackTrace, which the SDK looks up
+// at each call.
+func TestUntracedRunCapturesNoCallSites(t *testing.T) {
+	src := `// @permissions none
+import { config, context } from "tranquil/automation";
+const E = Error as unknown as { captureStackTrace(o: object, f?: unknown): void };
+const capture = E.captureStackTrace;
+let n = 0;
+E.captureStackTrace = (o, f) => {
+  n++;
+  capture(o, f);
+};
+await config.get("a");
+await config.get("b");
+E.captureStackTrace = capture;
+await context.result({ n });
+`
+	for _, tc := range []struct {
+		name    string
+		noTrace bool
+		want    int
+	}{{"traced", false, 2}, {"untraced", true, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newMgr(t, func(c *Config) { c.NoTrace = tc.noTrace })
+			entry := e.runScript(t, "captures.ts", src)
+			require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+			var res struct{ N int }
+			require.NoError(t, json.Unmarshal(entry.Result, &res))
+			assert.Equal(t, tc.want, res.N, "stack captures for two calls")
+		})
 	}
 }

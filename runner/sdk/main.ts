@@ -176,7 +176,10 @@ const main = session.getRemoteMain() as unknown as HostMain;
 // context.payload is a plain value rather than a promise.
 // A host without the method (an older one, a test's) has no payload.
 const payload = await main.context.payload().catch(() => undefined);
-const siteDir = toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
+// A host that keeps no trace says so: its calls then carry no site.
+const siteDir = Deno.env.get("TRANQUIL_CALL_SITES") === "off"
+  ? undefined
+  : toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
 const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main, siteDir });
 control.attach(rt);
 install(rt);
