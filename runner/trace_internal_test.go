@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -176,6 +179,58 @@ await context.result({ n });
 			var res struct{ N int }
 			require.NoError(t, json.Unmarshal(entry.Result, &res))
 			assert.Equal(t, tc.want, res.N, "stack captures for two calls")
+		})
+	}
+}
+
+// TestCallSitesOutliveTheProcess: the sites of the last calls, which no
+// later call carried, reach the trace however the process ends: the
+// script calling Deno.exit right after them, an error ending it, a
+// cancel ending it.
+func TestCallSitesOutliveTheProcess(t *testing.T) {
+	const calls = `// @permissions none
+import { config, context } from "tranquil/automation";
+await config.get("a"); // site:1
+console.log("called");
+await config.get("b"); // site:2
+`
+	for name, tc := range map[string]struct {
+		end    string
+		state  history.State
+		cancel bool
+	}{
+		"exit":   {end: "Deno.exit(0);\n", state: history.StateSucceeded},
+		"exit3":  {end: "setTimeout(() => Deno.exit(3), 0);\n", state: history.StateFailed},
+		"throw":  {end: "throw new Error(\"boom\");\n", state: history.StateFailed},
+		"cancel": {end: "await new Promise((_, reject) => context.signal.addEventListener(\"abort\", () => reject(context.signal.reason)));\n", state: history.StateCancelled, cancel: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newMgr(t, nil)
+			src := calls + tc.end
+			r, err := e.m.Start(context.Background(), Request{Script: e.script(t, name+".ts", src)})
+			require.NoError(t, err)
+			if tc.cancel {
+				waitOutput(t, e, r.ID(), "called")
+				// The second call is answered before the cancel comes.
+				time.Sleep(300 * time.Millisecond)
+				r.Cancel("stop")
+			}
+			entry, err := r.Wait(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, tc.state, entry.State, entry.Output)
+			assert.NotContains(t, entry.Output, siteLinePrefix, "the output keeps no site lines")
+			tr, err := e.m.Trace(entry.ID)
+			require.NoError(t, err)
+			var got []string
+			for _, c := range tr.Calls {
+				if c.Method == "config.get" {
+					got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
+				}
+			}
+			line := func(mark string) int {
+				return slices.IndexFunc(strings.Split(src, "\n"), func(l string) bool { return strings.HasSuffix(l, "// site:"+mark) }) + 1
+			}
+			assert.Equal(t, []string{fmt.Sprintf("%s.ts:%d:14", name, line("1")), fmt.Sprintf("%s.ts:%d:14", name, line("2"))}, got)
 		})
 	}
 }

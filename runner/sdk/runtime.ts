@@ -271,14 +271,25 @@ export class Runtime {
    * ends, with a call the host does not trace (context.payload).
    */
   async flushSites(): Promise<void> {
-    if (this.#siteDir === undefined) return;
-    this.#format();
-    const ready = this.#takeReady();
-    if (ready === "") return;
+    const ready = this.takeSites();
+    if (ready.length === 0) return;
     // Only the site argument, which the host takes off before the method
     // sees its (no) arguments.
-    const args = [SITE_MARK + "0" + ready];
+    const args = [SITE_MARK + "0\n" + ready.join("\n")];
     await this.#main.context.payload(...args).catch(() => {});
+  }
+
+  /**
+   * takeSites formats the sites no call has carried yet and hands them
+   * over, "number:line:column:file" each: for flushSites, and for a
+   * bootstrap whose process ends before a call could carry them.
+   */
+  takeSites(): string[] {
+    if (this.#siteDir === undefined) return [];
+    this.#format();
+    const ready = this.#ready;
+    this.#ready = [];
+    return ready;
   }
 
   /** call invokes method on a granted capability. */
