@@ -234,3 +234,50 @@ await config.get("b"); // site:2
 		})
 	}
 }
+
+// TestCallSitesFromEveryKindOfFunction: a call's site is the script's
+// line that made it whatever kind of function made it: an arrow, a class
+// method after an await, an async function after a timer, step.do's
+// callback, the public function taken off its object.
+func TestCallSitesFromEveryKindOfFunction(t *testing.T) {
+	src := `// @permissions none
+import { config, context, step } from "tranquil/automation";
+const arrow = () => config.get("a"); // site:a
+class Reader {
+  async read() {
+    await null;
+    return await config.get("b"); // site:b
+  }
+}
+async function later() {
+  await new Promise((r) => setTimeout(r, 1));
+  await config.get("c"); // site:c
+}
+await arrow();
+await new Reader().read();
+await later();
+await step.do("s", () => config.get("d")); // site:d
+const { get } = config;
+await get("e"); // site:e
+await context.result(null);
+`
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "kinds.ts", src)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	lines := strings.Split(src, "\n")
+	var want, got []string
+	for i, l := range lines {
+		if _, mark, ok := strings.Cut(l, "// site:"); ok {
+			col := strings.Index(l, `get("`+mark+`")`) + 1
+			want = append(want, fmt.Sprintf("kinds.ts:%d:%d", i+1, col))
+		}
+	}
+	for _, c := range tr.Calls {
+		if c.Method == "config.get" {
+			got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
+		}
+	}
+	assert.Equal(t, want, got)
+}
