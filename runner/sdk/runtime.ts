@@ -119,10 +119,11 @@ const MAX_UNSENT = 1024;
 /**
  * The frames below the SDK's calling function formatted to find the
  * script's when the call was made by no registered public function (see
- * publicCalls): the SDK's method, then the script. Each costs; a longer
- * chain of the SDK's own falls back to the call's whole stack.
+ * publicCalls): an expectation's, whose matcher calls a helper that makes
+ * the call, then the script. Each costs; a longer chain of the SDK's own
+ * falls back to the call's whole stack.
  */
-const SITE_FRAMES = 2;
+const SITE_FRAMES = 3;
 
 /**
  * The SDK's public functions by the API name their host call goes by
