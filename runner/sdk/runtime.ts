@@ -129,8 +129,8 @@ const SITE_FRAMES = 3;
  * The SDK's public functions by the API name their host call goes by
  * ("tab.url": Tab.prototype.url), registered by publicCalls as the SDK's
  * modules load. A call one of them made takes its site from the one frame
- * below it, the script's: Deno formats each frame, source map and all,
- * and one costs a third of two.
+ * below it, the script's: Deno formats each captured frame, source map
+ * and all, and the SDK's own would cost about as much again.
  */
 const PUBLIC_CALLS = new Map<string, SDKFunction>();
 
@@ -224,7 +224,7 @@ export class Runtime {
    * host round trip's share; capturing them takes a few. So the call's
    * frames are captured now and formatted after the call has left, while
    * the script waits for the host, and the site travels with a later
-   * call (see flushSites for the last ones).
+   * call (see flushSites and takeSites for the last ones).
    */
   site(args: unknown[], api: string, above: SDKFunction, at: Error): unknown[] {
     if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
