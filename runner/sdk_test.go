@@ -942,6 +942,10 @@ fail();
 	require.Equal(t, 1, run.wait(t, time.Minute))
 	stderr := run.stderr.String()
 	t.Logf("deno's report:\n%s", stderr)
+	// The bootstrap's call-site lines are the host's, which keeps them out
+	// of the run's output: the notify call's is there.
+	assert.Contains(t, stderr, "\ntranquil: site 1:4:10:script.ts\n")
+	stderr = regexp.MustCompile(`(?m)^tranquil: site .*\n`).ReplaceAllString(stderr, "")
 	assert.Contains(t, stderr, "Error: boom at line six")
 	first := regexp.MustCompile(`(?m)^\s+at .*$`).FindString(stderr)
 	assert.Contains(t, first, fileURL(run.script)+":6:9", "the first stack line is the script's file:line\n%s", stderr)
