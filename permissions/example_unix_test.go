@@ -64,7 +64,7 @@ func ExampleFlags() {
 	// --location=http://06e185a9cb2e5b6c635d4c99d031c84f.invalid/
 	// --allow-net=127.0.0.1:40000,api.github.com
 	// --deny-net=0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,169.254.0.0/16,172.16.0.0/12,192.168.0.0/16,[::1],[::],127.0.0.0/8:9222,0.0.0.0/8:9222,[::1]:9222,[::]:9222
-	// --allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER
+	// --allow-env=TRANQUIL_CALL_SITES,TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER
 	// --allow-read=/opt/app/sdk/main.ts,/srv/example-scripts/report/job.ts,/opt/app/sdk,/srv/example-scripts/report/input.txt
 	// --no-remote
 	// --cached-only

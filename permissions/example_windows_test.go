@@ -64,7 +64,7 @@ func ExampleFlags() {
 	// --location=http://b49cb447922aeb829a6be46b210b63a5.invalid/
 	// --allow-net=127.0.0.1:40000,api.github.com
 	// --deny-net=0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,169.254.0.0/16,172.16.0.0/12,192.168.0.0/16,[::1],[::],127.0.0.0/8:9222,0.0.0.0/8:9222,[::1]:9222,[::]:9222
-	// --allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER
+	// --allow-env=TRANQUIL_CALL_SITES,TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER
 	// --allow-read=C:\opt\app\sdk\main.ts,C:\srv\example-scripts\report\job.ts,C:\opt\app\sdk,C:\srv\example-scripts\report\input.txt
 	// --no-remote
 	// --cached-only

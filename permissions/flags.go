@@ -18,7 +18,7 @@ import (
 // MachineryEnv are the environment variables every run may read: the SDK
 // uses them to find the entry module and to reach the host.
 var machineryEnv = []string{
-	"TRANQUIL_ENTRY", "TRANQUIL_RPC_TOKEN", "TRANQUIL_RPC_URL", "TRANQUIL_RUN_ID", "TRANQUIL_SCRIPT_DIR", "TRANQUIL_TRIGGER",
+	"TRANQUIL_CALL_SITES", "TRANQUIL_ENTRY", "TRANQUIL_RPC_TOKEN", "TRANQUIL_RPC_URL", "TRANQUIL_RUN_ID", "TRANQUIL_SCRIPT_DIR", "TRANQUIL_TRIGGER",
 }
 
 // MachineryEnv returns the TRANQUIL_* variables every run may read, sorted.

@@ -31,7 +31,7 @@ func TestFlagsMatrix(t *testing.T) {
 		return append([]string{"--no-prompt", "--no-lock", "--config=" + c.ConfigPath, "--location=" + loc}, extra...)
 	}
 	lock := filepath.Dir(c.SDKDir) + "/std.lock"
-	env := "--allow-env=TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER"
+	env := "--allow-env=TRANQUIL_CALL_SITES,TRANQUIL_ENTRY,TRANQUIL_RPC_TOKEN,TRANQUIL_RPC_URL,TRANQUIL_RUN_ID,TRANQUIL_SCRIPT_DIR,TRANQUIL_TRIGGER"
 	read := "--allow-read=" + c.Bootstrap + "," + script + "," + c.SDKDir
 	cases := []struct {
 		header string

@@ -192,7 +192,8 @@ type Config struct {
 	KeepServiceWorkers bool
 	// NoTrace records no trace of runs. False (the default) keeps, with
 	// each run's history entry, what it did in its tabs (package trace):
-	// read it with Manager.Trace.
+	// read it with Manager.Trace. With it, a script's host calls also skip
+	// finding the script's line that made them (TRANQUIL_CALL_SITES=off).
 	NoTrace bool
 	// TraceActionScreenshots has the trace keep, for each page action
 	// (click, dblclick, hover, dragTo, focus, type, fill, check, select,

@@ -104,8 +104,11 @@ func (w *lineWriter) piece(tail []byte) {
 		w.part = w.part[:0]
 	}
 	o, r := w.o, w.o.r
-	o.kept.Write(line)
 	text := strings.TrimRight(string(line), "\r\n")
+	if w.scan && r.siteLine(text) {
+		return // the bootstrap's, for the trace
+	}
+	o.kept.Write(line)
 	if w.scan {
 		o.errs.see(text)
 	}

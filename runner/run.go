@@ -556,6 +556,10 @@ func (r *Run) env(h *permissions.Header, entry, token, cacheDir string) []string
 	if r.req.Trigger != "" {
 		env = append(env, "TRANQUIL_TRIGGER="+r.req.Trigger)
 	}
+	if r.trace == nil {
+		// Nothing keeps them: the SDK need not find its calls' sites.
+		env = append(env, "TRANQUIL_CALL_SITES=off")
+	}
 	seen := map[string]bool{}
 	add := func(kv string) {
 		k, _, _ := strings.Cut(kv, "=")

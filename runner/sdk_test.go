@@ -788,7 +788,28 @@ func newSDKRigWith(t testing.TB, cfg func(*rpc.Config)) *sdkRig {
 	})
 	p, err := MaterializeSDK(t.TempDir())
 	require.NoError(t, err)
-	return &sdkRig{b: b, sdk: p, deno: testenv.Deno(t), host: h}
+	deno := testenv.Deno(t)
+	cacheSDKDeps(t, deno, p)
+	return &sdkRig{b: b, sdk: p, deno: deno, host: h}
+}
+
+// sdkDepsCached is whether this test binary cached the SDK's npm
+// dependency yet.
+var sdkDepsCached sync.Once
+
+// cacheSDKDeps caches the SDK's npm dependency, once per test binary, as
+// the manager does before its first run (prepareSDK): a rig's runs
+// resolve it from the cache alone (--cached-only), and on a machine whose
+// cache no manager filled first they would fail to start.
+func cacheSDKDeps(t testing.TB, deno string, p SDKPaths) {
+	t.Helper()
+	sdkDepsCached.Do(func() {
+		cmd := exec.Command(deno, "cache", "--no-lock", "--config="+p.Config, p.Bootstrap)
+		cmd.Env = append(sdkEnv(t, deno), downloadEnv()...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("caching the SDK's dependencies: %v\n%s", err, out)
+		}
+	})
 }
 
 // sdkRun is one started script.
@@ -921,6 +942,10 @@ fail();
 	require.Equal(t, 1, run.wait(t, time.Minute))
 	stderr := run.stderr.String()
 	t.Logf("deno's report:\n%s", stderr)
+	// The bootstrap's call-site lines are the host's, which keeps them out
+	// of the run's output: the notify call's is there.
+	assert.Contains(t, stderr, "\ntranquil: site 1:4:10:script.ts\n")
+	stderr = regexp.MustCompile(`(?m)^tranquil: site .*\n`).ReplaceAllString(stderr, "")
 	assert.Contains(t, stderr, "Error: boom at line six")
 	first := regexp.MustCompile(`(?m)^\s+at .*$`).FindString(stderr)
 	assert.Contains(t, first, fileURL(run.script)+":6:9", "the first stack line is the script's file:line\n%s", stderr)

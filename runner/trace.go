@@ -75,7 +75,8 @@ func (r *Run) call(ctx context.Context, api, tab string) hostCall {
 // microseconds to format a stack, a host round trip's share, so the SDK
 // formats a call's site after sending it, while it waits, and it travels
 // with a later call (or, as the script ends, with its last call to
-// context.payload). The bridge hands every call's arguments to takeSite
+// context.payload; when the process ends at once, on Deno.exit, an
+// uncaught error or a cancel, on stderr: siteLinePrefix). The bridge hands every call's arguments to takeSite
 // first (rpc.Config.CallContext), which moves the string into the
 // method's context, so no method's parameters change; the run's siteBook
 // joins each site to its call in the trace. A site is only a label the
@@ -134,12 +135,7 @@ func parseNote(s string) siteNote {
 	for rest != "" && len(note.sites) < maxSitesSent {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		num, site, _ := strings.Cut(line, ":")
-		n, err := strconv.Atoi(num)
-		if err != nil || n <= 0 || n > maxSiteNumber {
-			continue
-		}
-		if cs, ok := parseSite(site); ok {
+		if n, cs, ok := parseSiteLine(line); ok {
 			if note.sites == nil {
 				note.sites = map[int]callSite{}
 			}
@@ -147,6 +143,39 @@ func parseNote(s string) siteNote {
 		}
 	}
 	return note
+}
+
+// parseSiteLine reads "number:line:column:file", the site of the SDK's
+// call number.
+func parseSiteLine(s string) (int, callSite, bool) {
+	num, site, _ := strings.Cut(s, ":")
+	n, err := strconv.Atoi(num)
+	if err != nil || n <= 0 || n > maxSiteNumber {
+		return 0, callSite{}, false
+	}
+	cs, ok := parseSite(site)
+	return n, cs, ok
+}
+
+// siteLinePrefix starts a line the bootstrap writes to stderr as the
+// script ends the process itself (Deno.exit) or is cancelled, with a site
+// no call carried yet: "number:line:column:file", as a site argument's
+// lines. Writing to stderr is what the bootstrap can do synchronously
+// before the process ends; the host reads the stream to its end.
+const siteLinePrefix = "tranquil: site "
+
+// siteLine records the site a line of the process's stderr carries and
+// reports whether it was such a line, which the run's output then leaves
+// out. A run without a trace has no use for them and keeps them as output.
+func (r *Run) siteLine(line string) bool {
+	rest, ok := strings.CutPrefix(line, siteLinePrefix)
+	if !ok || r == nil || r.trace == nil {
+		return false
+	}
+	if n, cs, ok := parseSiteLine(rest); ok {
+		r.placeSites(map[int]callSite{n: cs})
+	}
+	return true
 }
 
 // parseSite reads "line:column:file".
@@ -208,10 +237,16 @@ func (r *Run) lateSites(ctx context.Context) {
 	if r.trace == nil || len(note.sites) == 0 {
 		return
 	}
+	r.placeSites(note.sites)
+}
+
+// placeSites joins sites, by the SDK's call number, to the calls the
+// trace recorded, or keeps them for calls still running.
+func (r *Run) placeSites(sites map[int]callSite) {
 	b := &r.callSites
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for n, cs := range note.sites {
+	for n, cs := range sites {
 		if seq, ok := b.seqs[n]; ok {
 			delete(b.seqs, n)
 			r.trace.SetSite(seq, cs.File, cs.Line, cs.Column)

@@ -2,12 +2,20 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/rpc/capnweb"
 	"github.com/tranquil/automation/trace"
 )
@@ -137,4 +145,139 @@ func TestSiteBook(t *testing.T) {
 	if n := len(r.callSites.seqs); n > maxSitesKept {
 		t.Fatalf("%d calls wait for their sites", n)
 	}
+}
+
+// TestUntracedRunCapturesNoCallSites: a manager that keeps no trace tells
+// the SDK so (TRANQUIL_CALL_SITES=off), and its calls capture no stack
+// for a site; a traced run's capture one each. The script counts the
+// SDK's captures through Error.captureStackTrace, which the SDK looks up
+// at each call.
+func TestUntracedRunCapturesNoCallSites(t *testing.T) {
+	src := `// @permissions none
+import { config, context } from "tranquil/automation";
+const E = Error as unknown as { captureStackTrace(o: object, f?: unknown): void };
+const capture = E.captureStackTrace;
+let n = 0;
+E.captureStackTrace = (o, f) => {
+  n++;
+  capture(o, f);
+};
+await config.get("a");
+await config.get("b");
+E.captureStackTrace = capture;
+await context.result({ n });
+`
+	for _, tc := range []struct {
+		name    string
+		noTrace bool
+		want    int
+	}{{"traced", false, 2}, {"untraced", true, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newMgr(t, func(c *Config) { c.NoTrace = tc.noTrace })
+			entry := e.runScript(t, "captures.ts", src)
+			require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+			var res struct{ N int }
+			require.NoError(t, json.Unmarshal(entry.Result, &res))
+			assert.Equal(t, tc.want, res.N, "stack captures for two calls")
+		})
+	}
+}
+
+// TestCallSitesOutliveTheProcess: the sites of the last calls, which no
+// later call carried, reach the trace however the process ends: the
+// script calling Deno.exit right after them, an error ending it, a
+// cancel ending it.
+func TestCallSitesOutliveTheProcess(t *testing.T) {
+	const calls = `// @permissions none
+import { config, context } from "tranquil/automation";
+await config.get("a"); // site:1
+console.log("called");
+await config.get("b"); // site:2
+`
+	for name, tc := range map[string]struct {
+		end    string
+		state  history.State
+		cancel bool
+	}{
+		"exit":   {end: "Deno.exit(0);\n", state: history.StateSucceeded},
+		"exit3":  {end: "setTimeout(() => Deno.exit(3), 0);\n", state: history.StateFailed},
+		"throw":  {end: "throw new Error(\"boom\");\n", state: history.StateFailed},
+		"cancel": {end: "await new Promise((_, reject) => context.signal.addEventListener(\"abort\", () => reject(context.signal.reason)));\n", state: history.StateCancelled, cancel: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newMgr(t, nil)
+			src := calls + tc.end
+			r, err := e.m.Start(context.Background(), Request{Script: e.script(t, name+".ts", src)})
+			require.NoError(t, err)
+			if tc.cancel {
+				waitOutput(t, e, r.ID(), "called")
+				// The second call is answered before the cancel comes.
+				time.Sleep(300 * time.Millisecond)
+				r.Cancel("stop")
+			}
+			entry, err := r.Wait(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, tc.state, entry.State, entry.Output)
+			assert.NotContains(t, entry.Output, siteLinePrefix, "the output keeps no site lines")
+			tr, err := e.m.Trace(entry.ID)
+			require.NoError(t, err)
+			var got []string
+			for _, c := range tr.Calls {
+				if c.Method == "config.get" {
+					got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
+				}
+			}
+			line := func(mark string) int {
+				return slices.IndexFunc(strings.Split(src, "\n"), func(l string) bool { return strings.HasSuffix(l, "// site:"+mark) }) + 1
+			}
+			assert.Equal(t, []string{fmt.Sprintf("%s.ts:%d:14", name, line("1")), fmt.Sprintf("%s.ts:%d:14", name, line("2"))}, got)
+		})
+	}
+}
+
+// TestCallSitesFromEveryKindOfFunction: a call's site is the script's
+// line that made it whatever kind of function made it: an arrow, a class
+// method after an await, an async function after a timer, step.do's
+// callback, the public function taken off its object.
+func TestCallSitesFromEveryKindOfFunction(t *testing.T) {
+	src := `// @permissions none
+import { config, context, step } from "tranquil/automation";
+const arrow = () => config.get("a"); // site:a
+class Reader {
+  async read() {
+    await null;
+    return await config.get("b"); // site:b
+  }
+}
+async function later() {
+  await new Promise((r) => setTimeout(r, 1));
+  await config.get("c"); // site:c
+}
+await arrow();
+await new Reader().read();
+await later();
+await step.do("s", () => config.get("d")); // site:d
+const { get } = config;
+await get("e"); // site:e
+await context.result(null);
+`
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "kinds.ts", src)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	lines := strings.Split(src, "\n")
+	var want, got []string
+	for i, l := range lines {
+		if _, mark, ok := strings.Cut(l, "// site:"); ok {
+			col := strings.Index(l, `get("`+mark+`")`) + 1
+			want = append(want, fmt.Sprintf("kinds.ts:%d:%d", i+1, col))
+		}
+	}
+	for _, c := range tr.Calls {
+		if c.Method == "config.get" {
+			got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
+		}
+	}
+	assert.Equal(t, want, got)
 }

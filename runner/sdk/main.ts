@@ -36,15 +36,11 @@ const EXIT_CONNECT = 4;
 const EXIT_HOST_GONE = 5;
 /** The cut-off calls named one by one; the rest are counted. */
 const MAX_CUT_OFF = 10;
-/** How long a script that failed waits for its last call sites to leave, in milliseconds. */
-const SITE_FLUSH_MS = 250;
 /**
- * The code the process is on its way out with once an error ended the
- * script (exitWithSites): the script's timers still run meanwhile, and
- * neither they (Deno.exit) nor the end of the script may exit with
- * another.
+ * Starts a stderr line with the site of a call no later call carried
+ * (runner/trace.go siteLinePrefix), written as the process ends.
  */
-let exitingWith: number | undefined;
+const SITE_LINE = "tranquil: site ";
 
 function fail(code: number, message: string): never {
   console.error(`tranquil: ${message}`);
@@ -176,7 +172,10 @@ const main = session.getRemoteMain() as unknown as HostMain;
 // context.payload is a plain value rather than a promise.
 // A host without the method (an older one, a test's) has no payload.
 const payload = await main.context.payload().catch(() => undefined);
-const siteDir = toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
+// A host that keeps no trace says so: its calls then carry no site.
+const siteDir = Deno.env.get("TRANQUIL_CALL_SITES") === "off"
+  ? undefined
+  : toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
 const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main, siteDir });
 control.attach(rt);
 install(rt);
@@ -184,12 +183,11 @@ install(rt);
 // A script that ends itself ends the run at once with its code; the host
 // reads a non-zero one from the line before it (runner's exitLine).
 Deno.exit = (code?: number): never => {
-  if (exitingWith !== undefined) return realExit(exitingWith);
   const n = (code ?? Deno.exitCode) & 0xff; // what the process's parent sees
   finishing = true;
   warnCutOff();
   if (n !== 0) console.error(`tranquil: the script ended itself with exit code ${n}`);
-  return realExit(n);
+  return exitWithSites(n);
 };
 
 // Any end of the connection before the script finished means the host is
@@ -237,7 +235,6 @@ globalThis.addEventListener("load", () => {
 async function finish(): Promise<void> {
   await rt.settled();
   await rt.flushSites();
-  if (exitingWith !== undefined) return; // an error ended the script: exitWithSites exits
   warnCutOff();
   finishing = true;
   await transport.close(CloseCode.normal, "done", 500);
@@ -248,16 +245,15 @@ async function finish(): Promise<void> {
  * report prints an error that ended the script the way its author needs
  * it: the error's name, code and message, then the script's own frames
  * (the SDK's and capnweb's say nothing about the script), then exits 1
- * once the last call sites have left (exitWithSites).
+ * with the last call sites (exitWithSites).
  * A cancelled run prints only the reason it was cancelled.
  */
 function report(e: unknown): void {
-  if (exitingWith !== undefined) return; // the first error is the run's; the process is on its way out
   if (rt.signal.aborted) {
     const why = (rt.signal.reason as Error)?.message ?? "the run was cancelled";
     console.error(`tranquil: cancelled: ${why}${waitingWords(waitingAtCancel ?? rt.inflight())}`);
     warnCutOff();
-    realExit(1);
+    exitWithSites(1);
   }
   const err = e instanceof Error ? e : undefined;
   const code = typeof (e as { code?: unknown })?.code === "string" ? ` (${(e as { code: string }).code})` : "";
@@ -283,15 +279,20 @@ function report(e: unknown): void {
 }
 
 /**
- * exitWithSites exits with code once the call sites no call has carried
- * have reached the host, SITE_FLUSH_MS at most: the call that failed is
- * the one the run's trace most needs to place.
+ * exitWithSites writes the call sites no call has carried to stderr, for
+ * the host's trace, then exits with code at once: the call that failed,
+ * or the last before Deno.exit, is the one the trace most needs to
+ * place, and a write to stderr, unlike the connection's, is done before
+ * the process ends.
  */
-function exitWithSites(code: number): void {
-  exitingWith = code;
+function exitWithSites(code: number): never {
   finishing = true;
-  setTimeout(() => realExit(code), SITE_FLUSH_MS);
-  rt.flushSites().finally(() => realExit(code));
+  const lines = rt.takeSites().map((s) => SITE_LINE + s + "\n").join("");
+  let b = new TextEncoder().encode(lines);
+  try {
+    while (b.length > 0) b = b.subarray(Deno.stderr.writeSync(b));
+  } catch { /* stderr is gone: so is whoever would read the sites */ }
+  return realExit(code);
 }
 
 /**

@@ -118,10 +118,35 @@ const MAX_UNSENT = 1024;
 
 /**
  * The frames below the SDK's calling function formatted to find the
- * script's: the SDK's method, then the script. Each costs; a longer chain
- * of the SDK's own falls back to the call's whole stack.
+ * script's when the call was made by no registered public function (see
+ * publicCalls): an expectation's, whose matcher calls a helper that makes
+ * the call, then the script. Each costs; a longer chain of the SDK's own
+ * falls back to the call's whole stack.
  */
-const SITE_FRAMES = 2;
+const SITE_FRAMES = 3;
+
+/**
+ * The SDK's public functions by the API name their host call goes by
+ * ("tab.url": Tab.prototype.url), registered by publicCalls as the SDK's
+ * modules load. A call one of them made takes its site from the one frame
+ * below it, the script's: Deno formats each captured frame, source map
+ * and all, and the SDK's own would cost about as much again.
+ */
+const PUBLIC_CALLS = new Map<string, SDKFunction>();
+
+/**
+ * publicCalls registers each method of obj (own, not getters) as the
+ * public function of the host call named prefix.method, except those
+ * named in skip (a method whose host call another function makes).
+ */
+export function publicCalls(prefix: string, obj: object, skip: readonly string[] = []): void {
+  for (const name of Object.getOwnPropertyNames(obj)) {
+    const fn = Object.getOwnPropertyDescriptor(obj, name)?.value;
+    if (typeof fn === "function" && name !== "constructor" && !skip.includes(name)) {
+      PUBLIC_CALLS.set(`${prefix}.${name}`, fn);
+    }
+  }
+}
 
 /** A host call that has not settled, and where the script made it. */
 interface InFlight {
@@ -189,23 +214,27 @@ export class Runtime {
   /**
    * site is the arguments of a host call: args, then, when this runtime
    * sends call sites (see siteDir), the call's number and the sites of
-   * earlier calls, for the host's trace. above is the SDK function that
-   * makes the call: its frame and those it made are left out. at is the
-   * call's Error, whose whole stack is read only when the script's frame
-   * is not among the few first looked at.
+   * earlier calls, for the host's trace. api names the call (see
+   * publicCalls). above is the SDK function that makes the call: its frame
+   * and those it made are left out. at is the call's Error, whose whole
+   * stack is read only when the script's frame is not among the few first
+   * looked at.
    *
    * Deno takes tens of microseconds to format even a few stack frames, a
    * host round trip's share; capturing them takes a few. So the call's
    * frames are captured now and formatted after the call has left, while
    * the script waits for the host, and the site travels with a later
-   * call (see flushSites for the last ones).
+   * call (see flushSites and takeSites for the last ones).
    */
-  site(args: unknown[], above: SDKFunction, at: Error): unknown[] {
+  site(args: unknown[], api: string, above: SDKFunction, at: Error): unknown[] {
     if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
+    // Called from elsewhere (the SDK's own use of a public function),
+    // the frame below it is the SDK's, and the whole stack is read.
+    const pub = PUBLIC_CALLS.get(api);
     const limit = V8Error.stackTraceLimit;
-    V8Error.stackTraceLimit = SITE_FRAMES;
+    V8Error.stackTraceLimit = pub ? 1 : SITE_FRAMES;
     const near: { stack?: string } = {};
-    V8Error.captureStackTrace(near, above);
+    V8Error.captureStackTrace(near, pub ?? above);
     V8Error.stackTraceLimit = limit;
     const n = ++this.#calls;
     args.push(SITE_MARK + n + this.#takeReady());
@@ -243,14 +272,25 @@ export class Runtime {
    * ends, with a call the host does not trace (context.payload).
    */
   async flushSites(): Promise<void> {
-    if (this.#siteDir === undefined) return;
-    this.#format();
-    const ready = this.#takeReady();
-    if (ready === "") return;
+    const ready = this.takeSites();
+    if (ready.length === 0) return;
     // Only the site argument, which the host takes off before the method
     // sees its (no) arguments.
-    const args = [SITE_MARK + "0" + ready];
+    const args = [SITE_MARK + "0\n" + ready.join("\n")];
     await this.#main.context.payload(...args).catch(() => {});
+  }
+
+  /**
+   * takeSites formats the sites no call has carried yet and hands them
+   * over, "number:line:column:file" each: for flushSites, and for a
+   * bootstrap whose process ends before a call could carry them.
+   */
+  takeSites(): string[] {
+    if (this.#siteDir === undefined) return [];
+    this.#format();
+    const ready = this.#ready;
+    this.#ready = [];
+    return ready;
   }
 
   /** call invokes method on a granted capability. */
@@ -259,7 +299,8 @@ export class Runtime {
     const at = new Error();
     let p: PromiseLike<T>;
     try {
-      p = this.capability(cap, `${cap}.${method}`)[method](...this.site(args, this.call, at));
+      const api = `${cap}.${method}`;
+      p = this.capability(cap, api)[method](...this.site(args, api, this.call, at));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
