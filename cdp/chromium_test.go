@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/internal/browserproc"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // testBrowser is a headless Chromium these tests started themselves, over
@@ -54,7 +55,7 @@ func startChromiumWith(ctx context.Context, chromium string, pipe bool, opts *Op
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(chromium, append([]string{"--user-data-dir=" + dir, "--headless=new"}, flags...)...)
+	cmd := exec.Command(chromium, append(append([]string{"--user-data-dir=" + dir, "--headless=new"}, testenv.ChromiumArgs()...), flags...)...)
 	cmd.SysProcAttr = browserproc.Attr()
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var pp *browserproc.Pipes

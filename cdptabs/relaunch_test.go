@@ -36,7 +36,7 @@ func TestRelaunchAfterTheBrowserDies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	told := make(events, 4)
-	tabs, err := LaunchWith(ctx, launch.Options{Path: testenv.Chromium(t)}, Config{OnBrowser: func(ev BrowserEvent) { told <- ev }})
+	tabs, err := LaunchWith(ctx, launch.Options{Path: testenv.Chromium(t), Args: testenv.ChromiumArgs()}, Config{OnBrowser: func(ev BrowserEvent) { told <- ev }})
 	require.NoError(t, err)
 	defer func() {
 		require.NoError(t, tabs.Shutdown())

@@ -51,7 +51,7 @@ func TestLaunchSweepsProfilesOfKilledHosts(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	tabs, err := Launch(ctx, launch.Options{Path: testenv.Chromium(t), TempDir: dir})
+	tabs, err := Launch(ctx, launch.Options{Path: testenv.Chromium(t), TempDir: dir, Args: testenv.ChromiumArgs()})
 	require.NoError(t, err)
 	defer tabs.Shutdown()
 

@@ -23,7 +23,7 @@ func launchTabs(t *testing.T) (context.Context, *Tabs) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	tabs, err := Launch(ctx, launch.Options{Path: testenv.Chromium(t)})
+	tabs, err := Launch(ctx, launch.Options{Path: testenv.Chromium(t), Args: testenv.ChromiumArgs()})
 	require.NoError(t, err)
 	t.Cleanup(func() { tabs.Shutdown() })
 	return ctx, tabs

@@ -188,7 +188,7 @@ func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	case o.devtoolsPort:
 		bt, err = cdptabs.Attach(ctx, testenv.ChromiumWithPort(t))
 	default:
-		bt, err = cdptabs.Launch(ctx, launch.Options{Path: chromium})
+		bt, err = cdptabs.Launch(ctx, launch.Options{Path: chromium, Args: testenv.ChromiumArgs()})
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { bt.Shutdown() })

@@ -67,7 +67,7 @@ func newHostileEnv(t *testing.T, attached bool, config func(*runner.Config)) *ho
 	if attached {
 		h.bt, err = cdptabs.AttachWith(ctx, testenv.ChromiumWithPort(t), cfg)
 	} else {
-		h.bt, err = cdptabs.LaunchWith(ctx, launch.Options{Path: testenv.Chromium(t)}, cfg)
+		h.bt, err = cdptabs.LaunchWith(ctx, launch.Options{Path: testenv.Chromium(t), Args: testenv.ChromiumArgs()}, cfg)
 	}
 	require.NoError(t, err)
 	srv := testenv.Site(hostilePages())

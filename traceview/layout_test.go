@@ -90,7 +90,7 @@ func TestLayoutInChromium(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	bt, err := cdptabs.Launch(ctx, launch.Options{Path: testenv.Chromium(t)})
+	bt, err := cdptabs.Launch(ctx, launch.Options{Path: testenv.Chromium(t), Args: testenv.ChromiumArgs()})
 	require.NoError(t, err)
 	t.Cleanup(func() { bt.Shutdown() })
 	tab, err := bt.Browser().NewTab(ctx, "about:blank")

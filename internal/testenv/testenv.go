@@ -66,6 +66,16 @@ func Deno(t testing.TB) string {
 	return p
 }
 
+// ChromiumArgs are the flags every browser a test starts gets besides
+// the library's defaults: every name but localhost fails inside the
+// browser, so no page, and nothing the browser does of its own (a
+// spell-check dictionary fetched on the first text typed), looks a name
+// up or reaches past loopback. A test that maps names of its own passes
+// its own --host-resolver-rules after these, which Chromium then reads.
+func ChromiumArgs() []string {
+	return []string{"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost, EXCLUDE 0.0.0.0, EXCLUDE ::1, EXCLUDE ::ffff:7f00:1"}
+}
+
 // Chromium returns the path of a Chromium binary, or fails t with the install
 // command.
 func Chromium(t testing.TB) string {
@@ -163,7 +173,7 @@ func ChromiumWithPort(t testing.TB) string {
 		t.Fatal(err)
 	}
 	args := append([]string{"--headless=new", "--user-data-dir=" + dir, "--remote-debugging-port=0"}, browserproc.SandboxArgs()...)
-	args = append(append(args, browserproc.DefaultFlags()...), "about:blank")
+	args = append(append(append(args, browserproc.DefaultFlags()...), ChromiumArgs()...), "about:blank")
 	cmd := exec.Command(Chromium(t), args...)
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
