@@ -102,8 +102,20 @@ func clientFrame(payload string) []byte {
 	return out
 }
 
-// readFrame reads one unmasked server frame.
+// readFrame reads the next unmasked server frame that is not a ping or a
+// pong: a host may send those at any time (where it cannot ask the system
+// for a quick ACK, a tuned connection pongs), and a client skips them.
 func (rc *rawClient) readFrame() (op byte, payload []byte, err error) {
+	for {
+		op, payload, err = rc.readAnyFrame()
+		if err != nil || (op != 0x9 && op != 0xa) {
+			return op, payload, err
+		}
+	}
+}
+
+// readAnyFrame reads one unmasked server frame.
+func (rc *rawClient) readAnyFrame() (op byte, payload []byte, err error) {
 	var h [2]byte
 	if _, err := io.ReadFull(rc.br, h[:]); err != nil {
 		return 0, nil, err
