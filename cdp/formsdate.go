@@ -70,12 +70,7 @@ func (fm *forms) fillSegments(ctx context.Context, loc Locator, value string, op
 	if opts.DryRun {
 		return FieldState{}, true, nil
 	}
-	// Ready as a click target is (shown, still, uncovered), though only
-	// keys are sent.
-	if _, err := fm.clickReady(ctx, Locator{Ref: el.Ref}, need{Act: "click"}, func(*ready) (bool, error) { return false, nil }); err != nil {
-		return FieldState{}, true, named(err, desc)
-	}
-	if err := hostFocus(ctx, opts); err != nil {
+	if err := fm.keysReady(ctx, el.Ref, desc, opts); err != nil {
 		return FieldState{}, true, err
 	}
 	for i, k := range keys {

@@ -62,12 +62,7 @@ func (fm *forms) fillSlider(ctx context.Context, loc Locator, value string, opts
 	if opts.DryRun {
 		return FieldState{}, true, nil
 	}
-	// Ready as a click target is (shown, still, uncovered), though only
-	// keys are sent.
-	if _, err := fm.clickReady(ctx, Locator{Ref: el.Ref}, need{Act: "click"}, func(*ready) (bool, error) { return false, nil }); err != nil {
-		return FieldState{}, true, named(err, desc)
-	}
-	if err := hostFocus(ctx, opts); err != nil {
+	if err := fm.keysReady(ctx, el.Ref, desc, opts); err != nil {
 		return FieldState{}, true, err
 	}
 	if st, err = read(true); err != nil {
@@ -176,4 +171,15 @@ func sliderShown(st sliderState) string {
 		return st.Text
 	}
 	return num(*st.Now)
+}
+
+// keysReady waits until the element ref names is ready as a click target
+// is (shown, still, uncovered), though only keys are sent to it, and
+// brings the host's focus to the tab: the first step of setting a slider
+// or a segmented field by its keys.
+func (fm *forms) keysReady(ctx context.Context, ref, desc string, opts FormOptions) error {
+	if _, err := fm.clickReady(ctx, Locator{Ref: ref}, need{Act: "click"}, func(*ready) (bool, error) { return false, nil }); err != nil {
+		return named(err, desc)
+	}
+	return hostFocus(ctx, opts)
 }
