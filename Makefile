@@ -186,7 +186,11 @@ BEGIN {
 /^  ratio ours\// {
 	p = $$2; sub(/^ours\//, "", p); t = $$0
 	if (t ~ /target/) { sub(/^.*target /, "", t); sub(/\).*$$/, "", t); gsub(/≤/, "<=", t); gsub(/≥/, ">=", t) } else t = "-"
-	row(harness ": " section, p, $$3, t)
+	# The words between the peer and the figure name what was measured
+	# ("fill label"); the figure is the first number.
+	what = ""; r = ""
+	for (i = 3; i <= NF; i++) { if ($$i ~ /^[0-9.]+$$/) { r = $$i; break }; what = what " " $$i }
+	row(harness ": " section what, p, r, t)
 }
 /^== capnweb client in Deno over / { section = ($$0 ~ /stock/) ? "stock WS client" : ($$0 ~ /NoDelay/) ? "NoDelay WS client" : "client" }
 /^ratios  Go\// {
