@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -20,41 +19,19 @@ import (
 	"github.com/tranquil/automation/internal/testenv"
 )
 
-// guideScript is one whole script of the guide: a ```ts block whose
-// header has an @permissions line.
-type guideScript struct {
-	line int    // the guide's line of its opening fence
-	file string // "// name.ts" on its first line, else guide_L<line>.ts
-	src  string
-}
-
-// guideScripts extracts the guide's scripts as runner's TestGuideSnippets
-// does (package runner's test code cannot be imported from here).
-func guideScripts(t *testing.T) []guideScript {
+// guideScripts lists the guide's whole scripts (blocks whose header has an
+// @permissions line), as runner's TestGuideSnippets takes them.
+func guideScripts(t *testing.T) []testenv.GuideBlock {
 	t.Helper()
 	guide, err := os.ReadFile(filepath.Join("..", "runner", "sdk", "writing-automations.md"))
 	require.NoError(t, err)
-	header := regexp.MustCompile(`(?m)\A(?://.*\n|\s*\n)*// @permissions `)
-	named := regexp.MustCompile(`^// ([\w.]+\.ts)\n`)
-	var out []guideScript
-	lines := strings.Split(string(guide), "\n")
-	for i := 0; i < len(lines); i++ {
-		if lines[i] != "```ts" {
-			continue
+	blocks, err := testenv.GuideBlocks(string(guide))
+	require.NoError(t, err)
+	var out []testenv.GuideBlock
+	for _, b := range blocks {
+		if b.Script {
+			out = append(out, b)
 		}
-		start := i
-		for i++; i < len(lines) && lines[i] != "```"; i++ {
-		}
-		require.Less(t, i, len(lines), "the ```ts block at line %d of the guide never ends", start+1)
-		s := guideScript{line: start + 1, src: strings.Join(lines[start+1:i], "\n") + "\n"}
-		if !header.MatchString(s.src) {
-			continue
-		}
-		s.file = fmt.Sprintf("guide_L%d.ts", s.line)
-		if m := named.FindStringSubmatch(s.src); m != nil {
-			s.file = m[1]
-		}
-		out = append(out, s)
 	}
 	return out
 }
@@ -234,17 +211,17 @@ func TestGuideScriptsOnTheRealHost(t *testing.T) {
 	for _, s := range scripts {
 		var found []int
 		for i, r := range realGuideRuns {
-			if slices.Contains(strings.Split(s.src, "\n"), r.marker) {
+			if slices.Contains(strings.Split(s.Src, "\n"), r.marker) {
 				found = append(found, i)
 			}
 		}
-		require.Len(t, found, 1, "the script at line %d of the guide (%s) needs exactly one entry in realGuideRuns", s.line, s.file)
+		require.Len(t, found, 1, "the script at line %d of the guide (%s) needs exactly one entry in realGuideRuns", s.Line, s.File)
 		used[found[0]] = true
 		r := realGuideRuns[found[0]]
-		t.Run(fmt.Sprintf("L%d %s", s.line, s.file), func(t *testing.T) {
+		t.Run(fmt.Sprintf("L%d %s", s.Line, s.File), func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, s.file)
-			require.NoError(t, os.WriteFile(path, []byte(s.src), 0o600))
+			path := filepath.Join(dir, s.File)
+			require.NoError(t, os.WriteFile(path, []byte(s.Src), 0o600))
 			script := hosttest.Script{Path: path, Sites: guideSites(), Start: r.start, Approve: true}
 			if r.pages {
 				script.Pages = os.DirFS("testdata/pages")

@@ -23,38 +23,20 @@ import (
 
 // guideBlock is one ```ts block of the guide, as the test writes it.
 type guideBlock struct {
-	line     int    // the guide's line of its opening fence
-	src      string // the block as printed
-	file     string // the file it is written as
-	preamble int    // lines the fragment rule put before it
-	script   bool   // a whole script: its header has a @permissions line
+	testenv.GuideBlock
+	preamble int // lines the fragment rule put before it
 }
 
-// guideBlocks extracts every ```ts block of the guide. A block whose first
-// line is "// <name>.ts" (the guide's script and its _test.ts) is written
-// under that name; any other under guide_L<line>.ts.
+// guideBlocks extracts every ```ts block of the guide (testenv.GuideBlocks).
 func guideBlocks(t *testing.T) []guideBlock {
 	t.Helper()
 	guide, err := sdkFS.ReadFile("sdk/writing-automations.md")
 	require.NoError(t, err)
-	named := regexp.MustCompile(`^// ([\w.]+\.ts)\n`)
-	var blocks []guideBlock
-	lines := strings.Split(string(guide), "\n")
-	for i := 0; i < len(lines); i++ {
-		if lines[i] != "```ts" {
-			continue
-		}
-		start := i
-		for i++; i < len(lines) && lines[i] != "```"; i++ {
-		}
-		require.Less(t, i, len(lines), "the ```ts block at line %d of the guide never ends", start+1)
-		b := guideBlock{line: start + 1, src: strings.Join(lines[start+1:i], "\n") + "\n"}
-		b.file = fmt.Sprintf("guide_L%d.ts", b.line)
-		if m := named.FindStringSubmatch(b.src); m != nil {
-			b.file = m[1]
-		}
-		b.script = regexp.MustCompile(`(?m)\A(?://.*\n|\s*\n)*// @permissions `).MatchString(b.src)
-		blocks = append(blocks, b)
+	found, err := testenv.GuideBlocks(string(guide))
+	require.NoError(t, err)
+	blocks := make([]guideBlock, len(found))
+	for i, b := range found {
+		blocks[i].GuideBlock = b
 	}
 	return blocks
 }
@@ -226,7 +208,7 @@ function same(got: unknown, want: unknown, what: string): void {
 	for blk := range runs {
 		blocks = append(blocks, blk)
 	}
-	slices.SortFunc(blocks, func(a, b *guideBlock) int { return a.line - b.line })
+	slices.SortFunc(blocks, func(a, b *guideBlock) int { return a.Line - b.Line })
 	for _, blk := range blocks {
 		r := runs[blk]
 		body := r.body
@@ -246,7 +228,7 @@ Deno.test("the guide's block at line %d (%s)", async () => {
   %s
   %s
 });
-`, blk.line, blk.file, blk.file, r.options, body, r.check)
+`, blk.Line, blk.File, blk.File, r.options, body, r.check)
 	}
 	return b.String()
 }
@@ -271,30 +253,30 @@ func TestGuideSnippets(t *testing.T) {
 	used := map[int]bool{}
 	for i := range blocks {
 		b := &blocks[i]
-		require.NotContains(t, byFile, b.file, "two blocks of the guide are written as %s", b.file)
-		byFile[b.file] = b
-		src := b.src
+		require.NotContains(t, byFile, b.File, "two blocks of the guide are written as %s", b.File)
+		byFile[b.File] = b
+		src := b.Src
 		if !regexp.MustCompile(`(?m)^import `).MatchString(src) {
 			pre := fragmentPreamble(src, values, types)
 			b.preamble = strings.Count(pre, "\n")
 			src = pre + src
 		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, b.file), []byte(src), 0o600))
-		if !b.script {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, b.File), []byte(src), 0o600))
+		if !b.Script {
 			continue
 		}
 		var found []int
 		for j, r := range guideRuns {
-			if slices.Contains(strings.Split(b.src, "\n"), r.marker) {
+			if slices.Contains(strings.Split(b.Src, "\n"), r.marker) {
 				found = append(found, j)
 			}
 		}
-		require.Len(t, found, 1, "the script at line %d of the guide (%s) needs exactly one entry in guideRuns", b.line, b.file)
+		require.Len(t, found, 1, "the script at line %d of the guide (%s) needs exactly one entry in guideRuns", b.Line, b.File)
 		used[found[0]] = true
 		if r := guideRuns[found[0]]; r.only == "" {
 			runs[b] = r
 		} else {
-			t.Logf("the script at line %d of the guide is type-checked only: %s", b.line, r.only)
+			t.Logf("the script at line %d of the guide is type-checked only: %s", b.Line, r.only)
 		}
 	}
 	for j, r := range guideRuns {
@@ -311,7 +293,7 @@ func TestGuideSnippets(t *testing.T) {
 				return s
 			}
 			n, _ := strconv.Atoi(m[2])
-			return fmt.Sprintf("%s (writing-automations.md:%d:%s)", s, b.line+n-b.preamble, m[3])
+			return fmt.Sprintf("%s (writing-automations.md:%d:%s)", s, b.Line+n-b.preamble, m[3])
 		})
 	}
 	deno1 := func(t *testing.T, args ...string) {
@@ -331,7 +313,7 @@ func TestGuideSnippets(t *testing.T) {
 	t.Run("check", func(t *testing.T) {
 		args := []string{"check", "--config=" + sdk.Config, "--no-lock", "--cached-only"}
 		for _, b := range blocks {
-			args = append(args, b.file)
+			args = append(args, b.File)
 		}
 		deno1(t, args...)
 	})
