@@ -145,7 +145,7 @@ func RunScript(ctx context.Context, s Script) (*Result, error) {
 	}
 	// No name resolves inside the browser but the sites served: a page,
 	// or the browser itself, reaches nothing past loopback.
-	opts := launch.Options{Path: s.Chromium, TempDir: tmp, Args: []string{"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"}}
+	opts := launch.Options{Path: s.Chromium, TempDir: tmp, Args: []string{resolverRules()}}
 	var local []string
 	if len(s.Sites) > 0 {
 		named, err := serveSites(s.Sites)

@@ -122,15 +122,18 @@ func serveSites(sites map[string]fs.FS) (*namedSites, error) {
 // by its key, in this browser only, rather than every certificate being
 // accepted.
 func siteFlags(names []string, port int, spki string) []string {
-	var rules []string
+	var maps []string
 	for _, n := range names {
-		rules = append(rules, fmt.Sprintf("MAP %s:443 127.0.0.1:%d", n, port))
+		maps = append(maps, fmt.Sprintf("MAP %s:443 127.0.0.1:%d", n, port))
 	}
-	rules = append(rules, "MAP * ~NOTFOUND", "EXCLUDE 127.0.0.1")
-	return []string{
-		"--host-resolver-rules=" + strings.Join(rules, ", "),
-		"--ignore-certificate-errors-spki-list=" + spki,
-	}
+	return []string{resolverRules(maps...), "--ignore-certificate-errors-spki-list=" + spki}
+}
+
+// resolverRules is the flag that makes every name but those maps send to
+// loopback fail inside the browser, so it looks nothing up, while
+// 127.0.0.1 stays itself for Script.Pages.
+func resolverRules(maps ...string) string {
+	return "--host-resolver-rules=" + strings.Join(append(maps, "MAP * ~NOTFOUND", "EXCLUDE 127.0.0.1"), ", ")
 }
 
 // sitesCSP is pagesCSP widened to the named sites, so their pages may
