@@ -128,6 +128,17 @@ func (e *EvalError) ErrorCode() errcode.Code { return errcode.EvalError }
 // Is matches errcode.EvalError.
 func (e *EvalError) Is(target error) bool { return target == error(errcode.EvalError) }
 
+// waitedSince is how long a wait that began at start went on: when its
+// context ran out at its deadline, the time it was given (what the caller
+// asked for, and the same on a busy machine as on a quiet one), else the
+// time it took.
+func waitedSince(ctx context.Context, start time.Time) time.Duration {
+	if d, ok := ctx.Deadline(); ok && errors.Is(ctx.Err(), context.DeadlineExceeded) && d.After(start) {
+		return d.Sub(start)
+	}
+	return time.Since(start)
+}
+
 // WaitTimeoutError reports a condition that did not hold before the context
 // ended. It wraps the context's error; its code is timeout.
 type WaitTimeoutError struct {

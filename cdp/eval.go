@@ -582,7 +582,7 @@ func (t *Tab) waitFor(ctx context.Context, cond Condition, cargs []runtime.CallA
 	start := time.Now()
 	seen := ""
 	timedOut := func() error {
-		return &WaitTimeoutError{What: cond.what, Err: ctx.Err(), Waited: time.Since(start), Seen: seen}
+		return &WaitTimeoutError{What: cond.what, Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: seen}
 	}
 	for i := 0; ; i++ {
 		v, err := t.call(ctx, cond.world, cond.fn, cargs)

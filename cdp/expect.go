@@ -57,7 +57,7 @@ func (fm *forms) WaitState(ctx context.Context, loc Locator, s WaitState) error 
 			return held, err
 		})
 		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return &WaitTimeoutError{What: fmt.Sprintf("%s to be %s", what, s), Err: ctx.Err(), Waited: time.Since(start), Seen: seen}
+			return &WaitTimeoutError{What: fmt.Sprintf("%s to be %s", what, s), Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: seen}
 		}
 		return err
 	})
@@ -331,7 +331,7 @@ func expectLoop(ctx context.Context, poll func(context.Context, func(context.Con
 	if errors.Is(ctx.Err(), context.Canceled) || seen == "" {
 		return &WaitTimeoutError{What: expected, Err: ctx.Err()}
 	}
-	return &ExpectationError{Expected: expected, Seen: seen, Waited: time.Since(start)}
+	return &ExpectationError{Expected: expected, Seen: seen, Waited: waitedSince(ctx, start)}
 }
 
 // condition is one check of e: whether it holds, and what was seen. A

@@ -81,7 +81,7 @@ func (fm *forms) untilWith(ctx context.Context, bound time.Duration, mendable fu
 	if !errors.As(reason, &te) {
 		return last
 	}
-	return editTarget(reason, func(*LocatorError) bool { return true }, func(te *LocatorError) { te.Waited = time.Since(start) })
+	return editTarget(reason, func(*LocatorError) bool { return true }, func(te *LocatorError) { te.Waited = waitedSince(ctx, start) })
 }
 
 // need tells the runtime's actionable which action a target must be ready

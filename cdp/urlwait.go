@@ -106,7 +106,7 @@ func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) e
 			t.mu.Unlock()
 			held, err := p.match(ctx, seen.url)
 			if err != nil {
-				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: time.Since(start), Seen: shorten(seen.url, 200)}
+				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}
 			}
 			if held {
 				break
@@ -114,7 +114,7 @@ func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) e
 			select {
 			case <-ch:
 			case <-ctx.Done():
-				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: time.Since(start), Seen: shorten(seen.url, 200)}
+				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}
 			case <-t.route.gone:
 				return t.route.err
 			}
