@@ -66,6 +66,7 @@ await context.result(JSON.parse(JSON.stringify(out)));
 // "did you mean" comes from the closest key. Each facade that takes
 // request objects is called: tab, forms, tabs, ui and context.
 func TestArgumentErrorsReachTheScriptAsFields(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
 	entry := e.run(t, "argerrors.ts", argErrorsScript)
 	type seen struct {

@@ -64,6 +64,7 @@ func actions(e history.Entry) []string {
 }
 
 func TestBoundaryNavigationAnywhere(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	secret, secretHits := secretServer(t)
 	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) {
 		c.DenyLoopback = []string{strings.TrimPrefix(secret.URL, "http://")}
@@ -119,6 +120,7 @@ await context.result(out);
 }
 
 func TestBoundaryNavigationWithoutGoto(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	secret, secretHits := secretServer(t)
 	// Pages that go to the denied endpoint by themselves: a link, a redirect,
 	// a meta refresh, a form post, a frame, a popup, script setting location,
@@ -209,6 +211,7 @@ await context.result(out);
 }
 
 func TestBoundarySitesPerDocument(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	// One server under two names: 127.0.0.1 is allowed, localhost is not.
 	h := &hits{}
 	mux := http.NewServeMux()
@@ -273,6 +276,7 @@ await context.result(out);
 }
 
 func TestBoundaryDownloadsDenied(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	name := fmt.Sprintf("tranquil-download-%d.txt", time.Now().UnixNano())
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -320,6 +324,7 @@ await context.result("done");
 }
 
 func TestBoundaryTabsNotTheRuns(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	// Four foreground slots: a run's share is two of them.
 	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.MaxForegroundTabs = 4 }})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -267,6 +267,7 @@ func result(t *testing.T, e history.Entry, v any) {
 }
 
 func TestBrowserEndToEnd(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
 
 	t.Run("page-info", func(t *testing.T) {
@@ -478,6 +479,7 @@ await waiting;
 // running code in them: goto's response, dialogs, the readers, file inputs
 // and multiple selects.
 func TestBrowserPageResults(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
 
 	t.Run("goto response", func(t *testing.T) {

@@ -77,6 +77,7 @@ func filesUnder(t *testing.T, root string) []string {
 // replaced with it, the trace and the action log show the saves, and a
 // download the script did not ask for leaves nothing.
 func TestDownloadIntoTheWriteGrant(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	payload := make([]byte, 300<<10)
 	_, _ = rand.Read(payload)
 	srv := downloadSite(t, payload)
@@ -175,6 +176,7 @@ await context.result({ file, blob, again, replaced, thrown, late, slow, stillAct
 // A download over Config.MaxDownloadBytes is cancelled: the call fails
 // limit_exceeded and nothing of it is kept.
 func TestDownloadOverTheLimit(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	srv := downloadSite(t, make([]byte, 64<<10))
 	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}, config: func(c *runner.Config) { c.MaxDownloadBytes = 1000 }})
 	entry := e.run(t, "big.ts", `// @permissions browser forms write=downloads
@@ -196,6 +198,7 @@ catch (e) { await context.result([(e as { code: string }).code, (e as Error).mes
 // The bytes saved are the bytes served, checked on their own so that a
 // failure says so.
 func TestDownloadBytesEqualTheServedFile(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	payload := make([]byte, 1<<20+17)
 	_, _ = rand.Read(payload)
 	srv := downloadSite(t, payload)
@@ -224,6 +227,7 @@ await context.result({ size: clicked.size, went: went.size });
 // not_granted before the action runs, and the download it would have
 // caught is refused as every other is.
 func TestDownloadRefusedWithoutAWriteGrant(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	srv := downloadSite(t, []byte("x"))
 	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}})
 	entry := e.run(t, "nogrant.ts", `// @permissions browser forms write=elsewhere
@@ -255,6 +259,7 @@ await context.result({ codes, clicked });
 // script named: folders are stripped, "..", drive letters, devices,
 // control characters and over-long names made safe.
 func TestDownloadHostileSuggestedNamesStayInside(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	srv := downloadSite(t, nil)
 	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}})
 	names := []string{"../../x", `C:\x`, "con", strings.Repeat("n", 300) + ".txt", "a\x01b\x1fc\x7f.txt", "..", `..\..\y`, "/etc/z"}
@@ -312,6 +317,7 @@ func downloadFolders() []string {
 // A downloaded file is one of the run's outputs: the script's mirror
 // copies it as it copies what the script wrote itself.
 func TestDownloadIsMirrored(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	payload := []byte("a,b\n1,2\n")
 	srv := downloadSite(t, payload)
 	var store *mirror.Store
@@ -346,6 +352,7 @@ await tab.waitForDownload(() => tab.click({ selector: "#file" }), { path: "downl
 // whose action outlives its timeout ends there: the wait says the time
 // is up, and the download the action starts afterwards is not saved.
 func TestDownloadExpectationsAreBounded(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	srv := downloadSite(t, []byte("late"))
 	e := newBrowserEnvWith(t, envOptions{allowLocal: []string{hostOfURL(srv.URL)}})
 	entry := e.run(t, "bounded.ts", `// @permissions browser forms write=downloads

@@ -15,6 +15,7 @@ import (
 // that code (a 3 is the script's, not the bootstrap's refusal), and
 // nothing after the exit runs.
 func TestScriptThatEndsItself(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newMgr(t, nil)
 	const head = "// @permissions none\nimport { context } from \"tranquil/automation\";\nawait context.result(\"before\");\n"
 	for _, c := range []struct {

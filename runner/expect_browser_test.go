@@ -55,6 +55,7 @@ func expectSite(t testing.TB) *httptest.Server {
 // once the page changes and fail with what they last saw, and waitFor
 // waits for each state: real deno, the real bridge, real Chromium.
 func TestBrowserExpectAndWait(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnvWith(t, envOptions{site: expectSite(t)})
 	entry := e.run(t, "expect.ts", `// @permissions browser
 import { context, ExpectationError, tabs } from "tranquil/automation";

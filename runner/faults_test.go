@@ -204,6 +204,7 @@ func (l lingeringTabs) Close(ctx context.Context, run runner.RunInfo, id string)
 }
 
 func TestTabCloseWaitsUntilTheTabIsGone(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	var wg sync.WaitGroup
 	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) {
 		c.Host.Tabs = lingeringTabs{countingTabs: c.Host.Tabs.(*countingTabs), wg: &wg}

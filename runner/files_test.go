@@ -61,6 +61,7 @@ await context.result(seen);
 // lets files.write make it, and the folders below it: relative, "./",
 // with a trailing slash, absolute.
 func TestFilesWriteMakesAGrantedFolderThatIsNotThereYet(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newMgr(t, nil)
 	for i, c := range []struct{ grant, write, made string }{
 		{"out", "out/report.txt", "out/report.txt"},

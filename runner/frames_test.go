@@ -43,6 +43,7 @@ func framesSite(t *testing.T) (shop string) {
 // A script fills and clicks in a cross-site frame, and with sites= only
 // the frame's site is acted on.
 func TestScriptOperatesFrames(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	shop := framesSite(t)
 	// The shop is the host's own page; the second script's sites= names
 	// only the frame's site.
@@ -81,6 +82,7 @@ await context.result({ value: await tab.value({ selector: "#card" }), name });
 // Objects keep their key order from the page to the script, and through
 // the script's stored config.
 func TestObjectKeyOrderSurvivesTheHost(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
 	entry := e.run(t, "order.ts", `// @permissions browser page-js
 import { config, context, tabs } from "tranquil/automation";

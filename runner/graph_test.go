@@ -143,6 +143,7 @@ func BenchmarkGraphCheck(b *testing.B) {
 // with what looks like a network error: npm:left-pad under
 // "@permissions none" is the case that used to pass.
 func TestPlanRefusesImportsTheRunCannotLoad(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	reg := serveJSR(t, stdStandIns(t))
 	for _, registry := range []bool{false, true} {
 		e := newMgr(t, nil)

@@ -240,6 +240,7 @@ Deno.test("the guide's block at line %d (%s)", async () => {
 // (deno gets no --allow-net). The guide's _test.ts block is checked here
 // and run as printed by TestGuideTestCommandRunsAsPrinted.
 func TestGuideSnippets(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	deno := testenv.Deno(t)
 	blocks := guideBlocks(t)
 	require.NotEmpty(t, blocks, "the guide has no ```ts block: nothing would be checked")

@@ -46,6 +46,7 @@ func historySite(t testing.TB) *httptest.Server {
 // expects states, attributes and the page's title and address, turned
 // round too, through the SDK: real deno, the real bridge, real Chromium.
 func TestBrowserHistoryAndWaitForURL(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnvWith(t, envOptions{site: historySite(t)})
 	entry := e.run(t, "history.ts", `// @permissions browser
 import { context, tabs } from "tranquil/automation";

@@ -316,6 +316,7 @@ func TestHostileServiceWorkerRemoved(t *testing.T) {
 // TestHostileServiceWorkerKept: a host that opts in keeps the worker, and
 // it then rewrites the later run's page.
 func TestHostileServiceWorkerKept(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	h := newHostileEnv(t, false, func(c *runner.Config) { c.KeepServiceWorkers = true })
 	_, shown := workerRuns(t, h, true)
 	require.Equal(t, "rewritten by the worker", shown)

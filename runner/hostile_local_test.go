@@ -126,6 +126,7 @@ await context.result(out);
 `
 
 func TestHostileLocalServicesStayOutOfReach(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	secret := newLocalService(t)
 	targets := []string{secret.url, "http://localhost:" + secret.port}
 	pages := launchPages(t, targets)

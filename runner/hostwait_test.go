@@ -50,6 +50,7 @@ func (stuckTabs) Target(ctx context.Context, _ RunInfo, _ string) (TabTarget, er
 // code timeout, and the script goes on: ui, clipboard, workspace, and the
 // tabs' active, find, all and open (whose turn for a slot comes at once).
 func TestHostCallsHaveADefaultTimeout(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newMgr(t, func(c *Config) {
 		c.Host = Host{UI: stuckHost{}, Clipboard: stuckHost{}, Workspace: stuckHost{}, Tabs: stuckTabs{}}
 	})

@@ -17,6 +17,7 @@ import (
 // relative to it, as the header takes it), with deno's own words after;
 // an access no key grants says so.
 func TestPermissionErrorsNameTheKeyToAdd(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newMgr(t, nil)
 	secret := filepath.Join(t.TempDir(), "secret.txt")
 	tool := filepath.Join(e.dir, "tool")

@@ -53,6 +53,7 @@ ed.addEventListener("keydown", (e) => { if (e.isTrusted && e.key.length === 1) {
 // one call each; every call is in the action log and the trace, never
 // what was typed.
 func TestBrowserPointerVerbs(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	const secret = "typed-zq81x"
 	srv := testenv.HTMLSite(pointerPage)
 	t.Cleanup(srv.Close)
@@ -140,6 +141,7 @@ await context.result(out);
 // before anything reaches the page, and the bulk readers need only
 // browser.
 func TestBrowserPointerVerbsNeedForms(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	srv := testenv.HTMLSite(pointerPage)
 	t.Cleanup(srv.Close)
 	e := newBrowserEnvWith(t, envOptions{site: srv})

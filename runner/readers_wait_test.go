@@ -16,6 +16,7 @@ import (
 // is read), and several matches fail ambiguous at once instead of using
 // up the wait: real deno, the bridge, Chromium.
 func TestReadersWaitLikeActionsAndFailAmbiguousAtOnce(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	srv := httptest.NewServer(testenv.LoopbackOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<title>slow</title><p class=dup>one</p><p class=dup>two</p><div id=later></div>

@@ -60,6 +60,7 @@ await tab.waitFor("#never", { timeout: 200 });
 // A function whose result cannot come back as JSON fails with a code of
 // its own, not the catch-all "error".
 func TestEvaluateUnserializableResult(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
 	entry := e.run(t, "unser.ts", `// @permissions browser page-js
 import { context, tabs, TabError } from "tranquil/automation";
@@ -78,6 +79,7 @@ await context.result(codes);
 // A form call the script did not await is cut off when the script ends:
 // the run says so in its output and its history entry.
 func TestForgottenAwaitIsAWarning(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
 	entry := e.run(t, "forgot.ts", fmt.Sprintf(`// @permissions browser forms sites=127.0.0.1
 import { tabs } from "tranquil/automation";

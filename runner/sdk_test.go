@@ -256,6 +256,7 @@ func TestSDKEmbedsOnlyWhatRunsNeed(t *testing.T) {
 // materialised for runs (so a shipped module never needs a test file),
 // then lint, fmt --check and the SDK's own tests on its source tree.
 func TestSDKDenoToolchain(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	deno := testenv.Deno(t)
 	p, err := MaterializeSDK(t.TempDir())
 	require.NoError(t, err)
@@ -1452,6 +1453,7 @@ func verdict(met bool) string {
 // plan, refuses the run: a host import= does not name; testing_test.ts
 // covers those.)
 func TestFakeHostRefusesImportsAsTheAppDoes(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	t.Run("no registry", func(t *testing.T) { fakeAgreesOnImports(t, newMgr(t, nil), false) })
 	t.Run("registry", func(t *testing.T) {
 		reg := serveJSR(t, stdStandIns(t))

@@ -19,6 +19,7 @@ import (
 // <DataDir>/sdk/current whatever the build, and the deno.json there
 // type-checks a script against the newest build.
 func TestCurrentSDKIsStable(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	e := newMgr(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -39,6 +39,7 @@ func originDirs(t *testing.T, script string) (local, webCache string) {
 // bootstrap and --config, have a localStorage each: neither sees the
 // other's, and each keeps its own across runs.
 func TestScriptsDoNotShareLocalStorage(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	// Linked, and copied and copied back (where symlinks cannot be made,
 	// as on Windows without the privilege).
 	for _, copied := range []bool{false, true} {

@@ -38,6 +38,7 @@ func guideSection(t *testing.T, heading string) string {
 // prints, word for word but for <data>: the guide's example must pass as a
 // reader would run it. Any fetch goes to a closed loopback port.
 func TestGuideTestCommandRunsAsPrinted(t *testing.T) {
+	t.Parallel() // see parallel_test.go
 	deno := testenv.Deno(t)
 	sec := guideSection(t, "## 5. Testing offline")
 
