@@ -575,10 +575,12 @@ await context.result(out);
 			got, _ := out[name].([]any)
 			require.Len(t, got, 2, name)
 			assert.Equal(t, want, got[0], name)
-			assert.Less(t, got[1].(float64), 1000.0, "%s: the dialog did not hold up the click", name)
+			// A dialog that held the click up would hold it to the call's
+			// 30 s wait; a busy machine takes a second or two.
+			assert.Less(t, got[1].(float64), 10000.0, "%s: the dialog did not hold up the click", name)
 		}
 		assert.Equal(t, "navigation", out["leave"], "a page's beforeunload keeps it by default")
-		assert.Less(t, out["leaveMs"].(float64), 1000.0)
+		assert.Less(t, out["leaveMs"].(float64), 10000.0, "refused, not held to the navigation's wait")
 		assert.Equal(t, 200.0, out["leave2"], "accepted, the page is left")
 		var dialogs []string
 		for _, a := range entry.Actions {
