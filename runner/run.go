@@ -17,6 +17,7 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/runner/internal/proc"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -499,15 +500,15 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	defer aud.stop()
 	out := newOutput(r, m.cfg.OutputCap)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
-	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: aud.env(r.env(h, entry, tok, cache.dir)),
-		stdout: stdout, stderr: stderr, memoryMB: m.cfg.MemoryMB, killGrace: m.cfg.KillGrace, log: m.log})
-	var notStarted *startError
+	c, err := proc.Start(proc.Spec{Path: m.deno, Args: args, Dir: h.ScriptDir, Env: aud.env(r.env(h, entry, tok, cache.dir)),
+		Stdout: stdout, Stderr: stderr, MemoryMB: m.cfg.MemoryMB, KillGrace: m.cfg.KillGrace, Log: m.log})
+	var notStarted *proc.StartError
 	switch {
 	case errors.As(err, &notStarted):
 		// Start never reports an exit; a context that ended first is said as it is.
-		why := m.denoStartErr(notStarted.err)
+		why := m.denoStartErr(notStarted.Err)
 		if why == nil {
-			why = fmt.Errorf("runner: deno was not started: %w", notStarted.err)
+			why = fmt.Errorf("runner: deno was not started: %w", notStarted.Err)
 		}
 		r.fail(why.Error())
 		return
@@ -521,15 +522,8 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	r.mu.Unlock()
 	r.setState(history.StateRunning, "")
 
-	sv := &supervisor{r: r, c: c, grace: m.cfg.CancelGrace}
-	if !h.NoTimeout {
-		sv.timeout = m.cfg.DefaultTimeout
-		if h.TimeoutDeclared {
-			sv.timeout = h.Timeout
-		}
-	}
-	stopDisk := r.startDiskWatch(cache.dir, cache.linked, c.exited())
-	expired := sv.run()
+	stopDisk := r.startDiskWatch(cache.dir, cache.linked, c.Exited())
+	expired := r.supervise(c, h)
 	stopDisk()
 	aud.stop() // the child has exited: all it reported is in the pipe
 	stdout.flush()
