@@ -23,6 +23,7 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/runner/internal/audit"
 )
 
 // Defaults of [Config].
@@ -354,7 +355,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.stopRev = m.gate.Store().OnRevoke(m.onRevoke)
 	m.cleanSelections()
-	sweepAudit(filepath.Join(cfg.DataDir, "audit"))
+	audit.Sweep(filepath.Join(cfg.DataDir, "audit"))
 	sweepRunCaches(m.caches.root)
 	m.settleOrphanedEntries()
 	m.caches.start()

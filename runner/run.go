@@ -497,10 +497,10 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	r.mu.Unlock()
 	r.cleanups = append(r.cleanups, func() { m.caches.release(cache) })
 	aud := r.startAudit(h, args) // the run's accesses, into its trace (audit.go)
-	defer aud.stop()
+	defer aud.Stop()
 	out := newOutput(r, m.cfg.OutputCap)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
-	c, err := proc.Start(proc.Spec{Path: m.deno, Args: args, Dir: h.ScriptDir, Env: aud.env(r.env(h, entry, tok, cache.dir)),
+	c, err := proc.Start(proc.Spec{Path: m.deno, Args: args, Dir: h.ScriptDir, Env: aud.Env(r.env(h, entry, tok, cache.dir)),
 		Stdout: stdout, Stderr: stderr, MemoryMB: m.cfg.MemoryMB, KillGrace: m.cfg.KillGrace, Log: m.log})
 	var notStarted *proc.StartError
 	switch {
@@ -525,7 +525,7 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	stopDisk := r.startDiskWatch(cache.dir, cache.linked, c.Exited())
 	expired := r.supervise(c, h)
 	stopDisk()
-	aud.stop() // the child has exited: all it reported is in the pipe
+	aud.Stop() // the child has exited: all it reported is in the pipe
 	stdout.flush()
 	stderr.flush()
 	r.settle(c, out, h, expired)
