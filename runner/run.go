@@ -422,7 +422,7 @@ func (r *Run) execute(ctx context.Context) {
 		r.cleanups = append(r.cleanups, cleanup)
 		entry = sel
 	}
-	if err := r.m.graphs.check(ctx, r.m, sdk, h, entry); err != nil {
+	if err := r.m.checkGraph(ctx, sdk, h, entry); err != nil {
 		if errors.Is(err, ErrDenoUnusable) {
 			r.fail(err.Error())
 		} else {
