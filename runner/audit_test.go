@@ -224,7 +224,7 @@ func TestAuditEnvNotInherited(t *testing.T) {
 }
 
 // requireAudit skips a test of the access record where runs' accesses
-// are not recorded (audit_other.go says why).
+// are not recorded (runner/internal/audit/audit_other.go says why).
 func requireAudit(t *testing.T) {
 	t.Helper()
 	if !audit.Supported {

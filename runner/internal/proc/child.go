@@ -42,7 +42,7 @@ type Spec struct {
 
 // Child is a run's deno process: its exec.Cmd, the process group (job
 // object on Windows) holding whatever it starts, and its exit. The last
-// two steps of its stop are the Cmd's own: terminate cancels the Cmd's
+// two steps of its stop are the Cmd's own: Terminate cancels the Cmd's
 // context, whose Cancel sends SIGTERM to the group; Cmd.WaitDelay later
 // kills the process, and closes its output pipes if something else still
 // holds them. Its methods are safe for concurrent use.
@@ -100,7 +100,7 @@ func (e *StartError) Error() string { return e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
 // wait waits for the child, then ends its group. How the child ended is
-// read from its ProcessState (see exit), not from Wait's error: that may
+// read from its ProcessState (see Exit), not from Wait's error: that may
 // be the cancel's or exec.ErrWaitDelay for a child that exited 0.
 func (c *Child) wait() {
 	_ = c.cmd.Wait()

@@ -40,8 +40,9 @@ type Script interface {
 // Supervise watches the started child c until it has exited, stopping it
 // when stops says, and returns once it has exited and its output is
 // drained. When the run timed out, it returns the reason ("timed out after
-// 1m0s"). The goroutine it starts for the protocol cancel is its own: it
-// has ended when Supervise returns.
+// 1m0s"). script is required once stops.Cancel can close. The goroutine
+// it starts for the protocol cancel is its own: it has ended when
+// Supervise returns.
 func Supervise(c *Child, stops Stops, script Script) (expired string) {
 	s := &supervisor{c: c, stops: stops, script: script}
 	return s.run()
