@@ -611,5 +611,3 @@ func (r *Run) notifyUnder(ctx context.Context, level Level, msg string) {
 		r.m.log.Warn("runner: host notification", "run", r.id, "error", err)
 	}
 }
-
-func splitLines(s string) []string { return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") }
