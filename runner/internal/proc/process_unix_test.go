@@ -17,37 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// shChild starts /bin/sh -c script as the runner starts deno and returns
-// it with a reader of its standard output.
+// shChild starts /bin/sh -c script as the runner starts deno.
 func shChild(t *testing.T, script string, killGrace time.Duration) (*Child, *bufio.Reader) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	c, err := Start(Spec{Path: "/bin/sh", Args: []string{"-c", script}, Dir: t.TempDir(), Stdout: w, Stderr: os.Stderr, KillGrace: killGrace})
-	w.Close()
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		c.Kill()
-		<-c.Exited()
-	})
-	return c, bufio.NewReader(r)
-}
-
-func line(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	s, err := r.ReadString('\n')
-	require.NoError(t, err, "the child said %q", s)
-	return strings.TrimSpace(s)
-}
-
-func wait(t *testing.T, c *Child) {
-	t.Helper()
-	select {
-	case <-c.Exited():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child did not exit")
-	}
+	return started(t, Spec{Path: "/bin/sh", Args: []string{"-c", script}, Dir: t.TempDir(), Stderr: os.Stderr, KillGrace: killGrace})
 }
 
 // alive reports whether the process pid still runs (a zombie counts as

@@ -98,27 +98,9 @@ func sleep() {
 // it with a reader of its standard output.
 func standInChild(t *testing.T, mode string, memoryMB int) (*Child, *bufio.Reader) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	c, err := Start(Spec{Path: os.Args[0], Env: append(os.Environ(), standInEnv+"="+mode),
-		Dir: t.TempDir(), Stdout: w, Stderr: os.Stderr, MemoryMB: memoryMB,
+	return started(t, Spec{Path: os.Args[0], Env: append(os.Environ(), standInEnv+"="+mode),
+		Dir: t.TempDir(), Stderr: os.Stderr, MemoryMB: memoryMB,
 		KillGrace: time.Minute, Log: slog.New(slog.DiscardHandler)})
-	w.Close()
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		c.Kill()
-		<-c.Exited()
-	})
-	return c, bufio.NewReader(r)
-}
-
-// line reads the stand-in's next line of output.
-func line(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	s, err := r.ReadString('\n')
-	require.NoError(t, err, "the stand-in said %q", s)
-	return strings.TrimSpace(s)
 }
 
 // openPid opens the process pid printed in line ("pid N") to wait for it;
@@ -140,15 +122,6 @@ func openPid(t *testing.T, line string) windows.Handle {
 func ended(h windows.Handle, d time.Duration) bool {
 	ev, err := windows.WaitForSingleObject(h, uint32(d.Milliseconds()))
 	return err == nil && ev == windows.WAIT_OBJECT_0
-}
-
-func wait(t *testing.T, c *Child) {
-	t.Helper()
-	select {
-	case <-c.Exited():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child did not exit")
-	}
 }
 
 func TestChildExitCodes(t *testing.T) {
