@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner/internal/audit"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -215,104 +215,21 @@ func TestAuditEnvNotInherited(t *testing.T) {
 		_, err := os.Stat(hostFile)
 		assert.True(t, os.IsNotExist(err), "noTrace=%v: the host's audit file was written", noTrace)
 		_, err = e.m.Trace(entry.ID)
-		if noTrace || !auditPipes {
+		if noTrace || !audit.Supported {
 			assert.ErrorIs(t, err, history.ErrNoTrace, "NoTrace records no accesses either")
 		} else {
 			assert.NoError(t, err)
 		}
 	}
-	env := (*auditLog)(nil).env([]string{"A=1", "DENO_AUDIT_PERMISSIONS=/x", "deno_audit_permissions=/y"})
-	assert.Equal(t, []string{"A=1"}, env)
-}
-
-// The reader stops whether deno never opened the pipe, or something
-// still holds a write end: stop returns within auditDrain and the reader
-// with it.
-func TestAuditStopsWithoutWriter(t *testing.T) {
-	requireAudit(t)
-	rules := rulesFromArgs(nil, "/")
-	a, err := startAudit(t.TempDir(), trace.NewRecorder("r", trace.Limits{}), rules)
-	require.NoError(t, err)
-	a.stop()
-	a.stop()
-	requireClosed(t, a.done)
-
-	rec := trace.NewRecorder("r", trace.Limits{})
-	a, err = startAudit(t.TempDir(), rec, rules)
-	require.NoError(t, err)
-	w, err := os.OpenFile(a.path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer w.Close()
-	_, err = w.WriteString(`{"v":1,"permission":"env","value":"HOME"}` + "\n" + strings.Repeat("x", maxAuditLine+10) + "\nnot json\n")
-	require.NoError(t, err)
-	start := time.Now()
-	a.stop()
-	assert.Less(t, time.Since(start), auditDrain+time.Second)
-	requireClosed(t, a.done)
-	tr := rec.Trace()
-	require.Len(t, tr.Accesses, 1)
-	assert.Equal(t, "HOME", tr.Accesses[0].Value)
-	assert.Equal(t, 2, tr.Dropped.Accesses, "the long line and the one that is not JSON")
 }
 
 // requireAudit skips a test of the access record where runs' accesses
-// are not recorded (audit_other.go says why).
+// are not recorded (runner/internal/audit/audit_other.go says why).
 func requireAudit(t *testing.T) {
 	t.Helper()
-	if !auditPipes {
+	if !audit.Supported {
 		t.Skipf("a run's accesses are not recorded on %s: deno cannot write its report to a pipe there", runtime.GOOS)
 	}
-}
-
-func requireClosed(t *testing.T, c <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-c:
-	default:
-		t.Fatal("the reader is still running")
-	}
-}
-
-// The judge reads deno's rules off the flags: most specific wins, a tie
-// goes to deny, URLs are cut to host and port, wildcards cover the apex.
-func TestAccessRulesJudge(t *testing.T) {
-	requireAudit(t)
-	r := rulesFromArgs([]string{
-		"--allow-net=127.0.0.1:4000,api.example.com,*.cdn.example,10.1.2.3",
-		"--deny-net=10.0.0.0/8,127.0.0.0/8:9222,[::1]",
-		"--allow-env=HOME,AWS_*", "--allow-read=/w/in", "--allow-write=/w/out",
-		"--allow-import=esm.sh:443",
-	}, "/w")
-	for _, c := range []struct {
-		kind, value, shown string
-		allowed            bool
-	}{
-		{"net", "127.0.0.1:4000", "127.0.0.1:4000", true},
-		{"net", "127.0.0.1:9222", "127.0.0.1:9222", false},
-		{"net", "https://API.example.com/path?token=secret", "api.example.com:443", true},
-		{"net", "cdn.example:80", "cdn.example:80", true},
-		{"net", "a.b.cdn.example:80", "a.b.cdn.example:80", true},
-		{"net", "example.com:443", "example.com:443", false},
-		{"net", "10.1.2.3:22", "10.1.2.3:22", true},
-		{"net", "10.1.2.4:22", "10.1.2.4:22", false},
-		{"net", "[::1]:80", "[::1]:80", false},
-		{"env", "AWS_KEY", "AWS_KEY", true},
-		{"env", "HOMEX", "HOMEX", false},
-		{"read", "in/a.txt", "/w/in/a.txt", true},
-		{"read", "in/../secret", "/w/secret", false},
-		{"read", "/w/inner", "/w/inner", false},
-		{"write", "/w/out", "/w/out", true},
-		{"write", "in/a.txt", "/w/in/a.txt", false},
-		{"import", "esm.sh:443", "esm.sh:443", true},
-		{"sys", "hostname", "hostname", false},
-		{"ffi", "/lib/x.so", "/lib/x.so", false},
-	} {
-		shown, ok := r.judge(c.kind, c.value)
-		assert.Equal(t, c.shown, shown, "%s %s", c.kind, c.value)
-		assert.Equal(t, c.allowed, ok, "%s %s", c.kind, c.value)
-	}
-	_, ok := rulesFromArgs([]string{"--allow-import=esm.sh:443", "--no-remote"}, "/").judge("import", "esm.sh:443")
-	assert.False(t, ok, "--no-remote refuses what the list allows")
 }
 
 // A host that died mid-run left its run's report pipe behind: the next
@@ -320,13 +237,13 @@ func TestAccessRulesJudge(t *testing.T) {
 // live manager's run about to start its deno.
 func TestStaleAuditPipesSwept(t *testing.T) {
 	root := t.TempDir()
-	audit := filepath.Join(root, "audit")
-	old, young, other := filepath.Join(audit, "run-old"), filepath.Join(audit, "run-young"), filepath.Join(audit, "keep")
+	pipes := filepath.Join(root, "audit")
+	old, young, other := filepath.Join(pipes, "run-old"), filepath.Join(pipes, "run-young"), filepath.Join(pipes, "keep")
 	for _, d := range []string{old, young, other} {
 		require.NoError(t, os.MkdirAll(d, 0o700))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(old, "audit"), nil, 0o600))
-	then := time.Now().Add(-2 * staleAudit)
+	then := time.Now().Add(-2 * audit.StaleAge)
 	require.NoError(t, os.Chtimes(old, then, then))
 	require.NoError(t, os.Chtimes(other, then, then))
 	m, err := New(Config{DataDir: root, DenoPath: testenv.Deno(t)})

@@ -269,7 +269,7 @@
 // tracing is on ([Config.NoTrace] turns both off): every permission check
 // deno made (files read and written, hosts, env names but never their
 // values, sys calls, imports), each kind, value and outcome once with a
-// count, allowed or denied as the run's own flags decide (audit.go). Deno
+// count, allowed or denied as the run's own flags decide (internal/audit). Deno
 // reports them through DENO_AUDIT_PERMISSIONS to a FIFO in a 0700
 // directory under DataDir, which no grant reaches; the flags alone
 // enforce, never the report. Deno 2.9 does not report run checks, so the

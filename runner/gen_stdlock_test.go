@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 var stdLockRegistry = flag.String("stdlock.registry", "", "rewrite std.lock from the @std packages this JSR registry serves at the versions sdk/deno.json pins (go generate ./runner)")
@@ -37,7 +39,7 @@ func generateStdLock(t testing.TB, registry string) []byte {
 	})
 	sdk, err := e.m.prepare(context.Background())
 	require.NoError(t, err)
-	data, err := os.ReadFile(e.m.stdLockPath(sdk))
+	data, err := os.ReadFile(e.m.graphs.StdLockPath(modgraph.SDK(sdk)))
 	require.NoError(t, err)
 	return data
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/importtable"
-	"github.com/tranquil/automation/permissions"
 )
 
 // TestGraphCacheSeesASwapThatKeepsSizeAndMtime is the attack a stat-keyed
@@ -61,81 +59,6 @@ console.log("swapped");
 	assert.Equal(t, history.StateRefused, entry.State, entry.Reason+entry.Output)
 	assert.Contains(t, entry.Reason, filepath.Join(e.dir, "secret.txt"))
 	assert.NotContains(t, entry.Output, "the secret is 42")
-}
-
-// BenchmarkGraphCheck measures a cached check of a 50-module graph (the
-// verdict is reused once every file's content hash matches) against a stat
-// of the same files, and the uncached check, which runs deno info.
-func BenchmarkGraphCheck(b *testing.B) {
-	m, _ := benchManager(b, nil, 1)
-	root, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var imports strings.Builder
-	for i := range 49 {
-		body := fmt.Sprintf("export const v%d = %d;\n", i, i) + strings.Repeat("// filler line for a module of about a kilobyte\n", 20)
-		if err := os.MkdirAll(filepath.Join(root, "lib"), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, "lib", fmt.Sprintf("m%d.ts", i)), []byte(body), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		fmt.Fprintf(&imports, "import { v%d } from \"./lib/m%d.ts\";\n", i, i)
-	}
-	entry := filepath.Join(root, "main.ts")
-	src := "// @permissions read=lib\n" + imports.String()
-	if err := os.WriteFile(entry, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	h, err := permissions.Parse([]byte(src), entry)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	sdk, err := m.prepare(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	files, _, err := moduleFiles(ctx, m, sdk, entry)
-	if err != nil || len(files) != 50 {
-		b.Fatalf("graph of %d files, want 50: %v", len(files), err)
-	}
-	// The peer is what the cache used to trust: a stat of every file,
-	// interleaved with the check so both see the same machine.
-	b.Run("cached", func(b *testing.B) {
-		if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
-			b.Fatal(err)
-		}
-		var checkT, statT time.Duration
-		b.ResetTimer()
-		for range b.N {
-			t0 := time.Now()
-			if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
-				b.Fatal(err)
-			}
-			t1 := time.Now()
-			for _, f := range files {
-				if _, err := os.Stat(f); err != nil {
-					b.Fatal(err)
-				}
-			}
-			checkT, statT = checkT+t1.Sub(t0), statT+time.Since(t1)
-		}
-		b.ReportMetric(float64(checkT.Nanoseconds())/float64(b.N), "check-ns")
-		b.ReportMetric(float64(statT.Nanoseconds())/float64(b.N), "stat-peer-ns")
-		b.ReportMetric(float64(checkT)/float64(statT), "ratio")
-	})
-	b.Run("uncached", func(b *testing.B) {
-		for range b.N {
-			m.graphs.mu.Lock()
-			clear(m.graphs.entries)
-			m.graphs.mu.Unlock()
-			if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // Plan refuses what the run could not load, whatever the scheme, with
@@ -193,24 +116,6 @@ func TestImportTableReadsAWindowsPathAsAPath(t *testing.T) {
 	}
 	why, _ := importtable.Table{}.Refusal("ftp://x.example/y.js")
 	assert.Contains(t, why, "deno loads no ftp: modules", "a scheme is still a scheme")
-}
-
-// TestFileURLOfThisSystemsPaths: deno info gets the entry as a file: URL,
-// which names the same file as the path, and filePath reads it back.
-func TestFileURLOfThisSystemsPaths(t *testing.T) {
-	cases := map[string]string{"/home/me/My Scripts/a#1.ts": "file:///home/me/My%20Scripts/a%231.ts"}
-	if runtime.GOOS == "windows" {
-		cases = map[string]string{
-			`C:\Users\me\My Scripts\a#1.ts`: "file:///C:/Users/me/My%20Scripts/a%231.ts",
-			`\\server\share\s.ts`:           "file://server/share/s.ts",
-		}
-	}
-	for p, want := range cases {
-		assert.Equal(t, want, fileURL(p))
-		back, err := filePath(want)
-		require.NoError(t, err)
-		assert.Equal(t, p, back)
-	}
 }
 
 // An @std import in an app that names no registry is refused naming the

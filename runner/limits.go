@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/runner/internal/proc"
 
 	"github.com/tranquil/automation/errcode"
 )
@@ -38,7 +38,7 @@ const (
 // ErrMemoryLimit reports a memory limit that cannot be applied: a
 // [Config.MemoryMB] too low for deno to start, or an operating system that
 // refused the limit (the run is then not started).
-var ErrMemoryLimit = errors.New("runner: memory limit")
+var ErrMemoryLimit = proc.ErrMemoryLimit
 
 // setMemoryLimit fills in the zero value of MemoryMB and checks it; a
 // negative value means no limit and is kept as -1.
@@ -82,7 +82,7 @@ func (f *firstError) outOfMemory() string {
 // what deno said.
 func (m *Manager) oomReason(line string) string {
 	process := "not limited on this system"
-	if memoryEnforced && m.cfg.MemoryMB > 0 {
+	if proc.MemoryEnforced && m.cfg.MemoryMB > 0 {
 		process = fmt.Sprintf("%d MiB", m.cfg.MemoryMB)
 	} else if m.cfg.MemoryMB < 0 {
 		process = "not limited"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/winetest"
+	"github.com/tranquil/automation/runner/internal/proc"
 )
 
 // bigBuffers asks for 2 GiB in ArrayBuffers, which live outside V8's heap
@@ -29,7 +30,7 @@ console.log("allocated " + bufs.length * 64 + " MiB outside the heap");
 // The default limit (heap + 1 GiB) stops memory the heap cap does not see,
 // and the history says the run ran out of memory.
 func TestMemoryLimitStopsMemoryOutsideTheHeap(t *testing.T) {
-	if !memoryEnforced {
+	if !proc.MemoryEnforced {
 		t.Skipf("a run's memory is not limited on %s", runtime.GOOS)
 	}
 	e := newMgr(t, nil)
@@ -144,7 +145,7 @@ try {
 // writable: under the default limit a script still starts a worker, and
 // does real work in it.
 func TestMemoryLimitLeavesRoomForAWorker(t *testing.T) {
-	if !memoryEnforced {
+	if !proc.MemoryEnforced {
 		t.Skipf("a run's memory is not limited on %s", runtime.GOOS)
 	}
 	e := newMgr(t, nil)

@@ -23,6 +23,8 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/runner/internal/audit"
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 // Defaults of [Config].
@@ -245,7 +247,6 @@ type Config struct {
 // none of which holds its lock while it calls into another part.
 type Manager struct {
 	cfg    Config
-	jsr    jsrRegistry
 	log    *slog.Logger
 	gate   *consent.Gate
 	hist   *history.Store
@@ -256,16 +257,16 @@ type Manager struct {
 	protected []string
 	stopRev   func() // stops onRevoke's subscription
 
-	runs       runTable        // the live runs, their queue and goroutines
-	prep       prepared        // what Prepare did: the SDK, the @std packages
-	graphs     graphCache      // checked module graphs
-	browsers   cdp.Pool        // connections to the tabs' browsers, and their gateways
-	tabs       tabSlots        // the lines of tab opens
-	state      stateStore      // per-script config
-	selections selectionLedger // selection files of live runs, on disk
-	reach      reachTable      // what live runs' write= grants reach, for selections
-	unsaved    unsavedEntries  // history entries not yet stored
-	caches     runCaches       // runs' own deno caches, and their seed
+	runs       runTable         // the live runs, their queue and goroutines
+	prep       prepared         // what Prepare did: the SDK, the @std packages
+	graphs     modgraph.Checker // checked module graphs, the @std cache
+	browsers   cdp.Pool         // connections to the tabs' browsers, and their gateways
+	tabs       tabSlots         // the lines of tab opens
+	state      stateStore       // per-script config
+	selections selectionLedger  // selection files of live runs, on disk
+	reach      reachTable       // what live runs' write= grants reach, for selections
+	unsaved    unsavedEntries   // history entries not yet stored
+	caches     runCaches        // runs' own deno caches, and their seed
 }
 
 // New returns a Manager. It starts the bridge and removes selection files
@@ -308,17 +309,19 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	jsr, err := parseJSR(cfg.JSR)
+	jsr, err := modgraph.ParseRegistry(cfg.JSR)
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, jsr: jsr, log: cfg.Logger, deno: deno, gate: cfg.Gate, hist: cfg.History}
+	m := &Manager{cfg: cfg, log: cfg.Logger, deno: deno, gate: cfg.Gate, hist: cfg.History}
 	if err := m.protect(cfg.DataDir, cfg.CacheDir); err != nil {
 		return nil, err
 	}
 	m.runs.init(cfg.MaxConcurrent)
 	m.tabs.init(cfg.MaxBackgroundTabs, cfg.MaxForegroundTabs)
 	m.state.dir = filepath.Join(cfg.DataDir, "state")
+	m.graphs = modgraph.Checker{Deno: deno, Launcher: launcher{m}, DataDir: cfg.DataDir, Registry: jsr,
+		AnyImports: len(cfg.DefaultImports) > 0, StdSeed: stdSeed(cfg)}
 	m.caches = runCaches{root: filepath.Join(cfg.DataDir, "runs"), shared: cfg.CacheDir, log: cfg.Logger}
 	m.selections.path = filepath.Join(cfg.DataDir, "selections.json")
 	if m.gate == nil {
@@ -354,7 +357,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.stopRev = m.gate.Store().OnRevoke(m.onRevoke)
 	m.cleanSelections()
-	sweepAudit(filepath.Join(cfg.DataDir, "audit"))
+	audit.Sweep(filepath.Join(cfg.DataDir, "audit"))
 	sweepRunCaches(m.caches.root)
 	m.settleOrphanedEntries()
 	m.caches.start()
@@ -561,14 +564,4 @@ func (m *Manager) onRevoke(rv consent.Revocation) {
 			r.revoked()
 		}
 	}
-}
-
-func lastLine(s string) string {
-	lines := splitLines(s)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if lines[i] != "" {
-			return lines[i]
-		}
-	}
-	return ""
 }

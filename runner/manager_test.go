@@ -22,6 +22,7 @@ import (
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 // fakeHost records what scripts asked the host to do.
@@ -174,7 +175,7 @@ func TestUncaughtErrorFailsAndNotifies(t *testing.T) {
 	require.NotNil(t, entry.ExitCode)
 	assert.Equal(t, 1, *entry.ExitCode)
 	assert.Contains(t, entry.FirstError, "boom")
-	assert.Contains(t, entry.FirstError, fileURL(filepath.Join(e.dir, "boom.ts"))+":3:7", "the first stack line points at the script's file:line")
+	assert.Contains(t, entry.FirstError, modgraph.FileURL(filepath.Join(e.dir, "boom.ts"))+":3:7", "the first stack line points at the script's file:line")
 	select {
 	case msg := <-e.host.notified:
 		assert.Contains(t, msg, "boom")

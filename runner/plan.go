@@ -12,6 +12,7 @@ import (
 
 	"github.com/tranquil/automation/consent"
 	"github.com/tranquil/automation/permissions"
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 // denoArgs is the exact deno command line of a run: the flags
@@ -25,7 +26,7 @@ func (m *Manager) denoArgs(h *permissions.Header, sdk SDKPaths, entry string) ([
 	fc := permissions.FlagConfig{
 		BridgeAddr: m.bridge.Addr(), Bootstrap: sdk.Bootstrap, Entry: entry, SDKDir: sdk.Dir,
 		ConfigPath: sdk.Config, DenyLoopback: deny, DefaultImports: m.cfg.DefaultImports,
-		Protected: m.protected, Registry: m.jsr.host, Lock: m.runLock(sdk),
+		Protected: m.protected, Registry: m.graphs.Registry.Host, Lock: m.graphs.RunLock(modgraph.SDK(sdk)),
 	}
 	flags, err := permissions.Flags(h, fc)
 	if err != nil {
@@ -91,7 +92,7 @@ func (m *Manager) Plan(ctx context.Context, req Request) (Plan, error) {
 		p.Refused = err
 		return p, nil
 	}
-	if err := m.graphs.check(ctx, m, sdk, h, entry); err != nil {
+	if err := m.checkGraph(ctx, sdk, h, entry); err != nil {
 		p.Refused = err
 	}
 	return p, nil

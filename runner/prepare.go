@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 // prepared is what Prepare has done, once for the Manager's life: the SDK
@@ -55,10 +57,10 @@ func (o *onceOK[T]) get(make func() (T, error)) (T, error) {
 // every run's (runcache.go).
 func (m *Manager) Prepare(ctx context.Context) error {
 	sdk, err := m.prepare(ctx)
-	if err != nil || m.jsr.host == "" {
+	if err != nil || m.graphs.Registry.Host == "" {
 		return err
 	}
-	_, err = m.prep.std.get(func() (struct{}, error) { return struct{}{}, m.cacheStd(ctx, sdk) })
+	_, err = m.prep.std.get(func() (struct{}, error) { return struct{}{}, m.graphs.CacheStd(ctx, modgraph.SDK(sdk)) })
 	return err
 }
 
@@ -85,7 +87,7 @@ func (m *Manager) prepareSDK(ctx context.Context) (SDKPaths, error) {
 		if derr := m.denoStartErr(err); derr != nil {
 			return SDKPaths{}, derr
 		}
-		return SDKPaths{}, fmt.Errorf("runner: caching the SDK's dependencies: %w: %s", err, lastLine(string(out)))
+		return SDKPaths{}, fmt.Errorf("runner: caching the SDK's dependencies: %w: %s", err, modgraph.LastLine(string(out)))
 	}
 	m.caches.seedFrom(m.warmUp(paths))
 	return paths, nil
@@ -147,10 +149,10 @@ func (m *Manager) denoEnv(dir string) []string {
 		"DENO_NO_PROMPT=1",
 		"NO_COLOR=1",
 	}
-	if m.jsr.url != "" {
+	if m.graphs.Registry.URL != "" {
 		// The cache is keyed by the registry's URL: Prepare and every run
 		// must name the same one.
-		env = append(env, "JSR_URL="+m.jsr.url)
+		env = append(env, "JSR_URL="+m.graphs.Registry.URL)
 	}
 	return env
 }

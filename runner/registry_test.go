@@ -21,7 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/importtable"
 	"github.com/tranquil/automation/internal/testenv"
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 // jsrPkg is one version of a package as a JSR registry publishes it: its
@@ -160,11 +162,11 @@ func stdShapeFile(name string, exports []string, sub string) string {
 }
 
 // sdkPins are the @std packages the SDK's import map pins.
-func sdkPins(t testing.TB) []stdPin {
+func sdkPins(t testing.TB) []importtable.Pin {
 	t.Helper()
 	sdk, err := MaterializeSDK(t.TempDir())
 	require.NoError(t, err)
-	pins, err := stdPins(sdk.Config)
+	pins, err := modgraph.StdPins(sdk.Config)
 	require.NoError(t, err)
 	require.Len(t, pins, 11, "the SDK maps eleven @std packages")
 	return pins
@@ -403,16 +405,6 @@ func TestStdModulesWithoutARegistry(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, plan.Refused, ErrRemoteImport)
 	assert.Contains(t, plan.Refused.Error(), "this app names no JSR registry, so its scripts have no @std packages")
-}
-
-func TestJSRConfigIsChecked(t *testing.T) {
-	for _, bad := range []string{"jsr.io", "ftp://jsr.io/", "https://user@jsr.io/", "https:///", "https://jsr.io/?q=1"} {
-		_, err := parseJSR(bad)
-		assert.Error(t, err, bad)
-	}
-	r, err := parseJSR("https://jsr.io")
-	require.NoError(t, err)
-	assert.Equal(t, jsrRegistry{url: "https://jsr.io/", host: "jsr.io"}, r)
 }
 
 // The script is deno's main module: import.meta.main is true in it and

@@ -17,6 +17,7 @@ import (
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/runner/internal/proc"
 	"github.com/tranquil/automation/trace"
 )
 
@@ -421,7 +422,7 @@ func (r *Run) execute(ctx context.Context) {
 		r.cleanups = append(r.cleanups, cleanup)
 		entry = sel
 	}
-	if err := r.m.graphs.check(ctx, r.m, sdk, h, entry); err != nil {
+	if err := r.m.checkGraph(ctx, sdk, h, entry); err != nil {
 		if errors.Is(err, ErrDenoUnusable) {
 			r.fail(err.Error())
 		} else {
@@ -496,18 +497,18 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	r.mu.Unlock()
 	r.cleanups = append(r.cleanups, func() { m.caches.release(cache) })
 	aud := r.startAudit(h, args) // the run's accesses, into its trace (audit.go)
-	defer aud.stop()
+	defer aud.Stop()
 	out := newOutput(r, m.cfg.OutputCap)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
-	c, err := startChild(childSpec{path: m.deno, args: args, dir: h.ScriptDir, env: aud.env(r.env(h, entry, tok, cache.dir)),
-		stdout: stdout, stderr: stderr, memoryMB: m.cfg.MemoryMB, killGrace: m.cfg.KillGrace, log: m.log})
-	var notStarted *startError
+	c, err := proc.Start(proc.Spec{Path: m.deno, Args: args, Dir: h.ScriptDir, Env: aud.Env(r.env(h, entry, tok, cache.dir)),
+		Stdout: stdout, Stderr: stderr, MemoryMB: m.cfg.MemoryMB, KillGrace: m.cfg.KillGrace, Log: m.log})
+	var notStarted *proc.StartError
 	switch {
 	case errors.As(err, &notStarted):
 		// Start never reports an exit; a context that ended first is said as it is.
-		why := m.denoStartErr(notStarted.err)
+		why := m.denoStartErr(notStarted.Err)
 		if why == nil {
-			why = fmt.Errorf("runner: deno was not started: %w", notStarted.err)
+			why = fmt.Errorf("runner: deno was not started: %w", notStarted.Err)
 		}
 		r.fail(why.Error())
 		return
@@ -521,17 +522,10 @@ func (r *Run) spawn(sdk SDKPaths, h *permissions.Header, entry string) {
 	r.mu.Unlock()
 	r.setState(history.StateRunning, "")
 
-	sv := &supervisor{r: r, c: c, grace: m.cfg.CancelGrace}
-	if !h.NoTimeout {
-		sv.timeout = m.cfg.DefaultTimeout
-		if h.TimeoutDeclared {
-			sv.timeout = h.Timeout
-		}
-	}
-	stopDisk := r.startDiskWatch(cache.dir, cache.linked, c.exited())
-	expired := sv.run()
+	stopDisk := r.startDiskWatch(cache.dir, cache.linked, c.Exited())
+	expired := r.supervise(c, h)
 	stopDisk()
-	aud.stop() // the child has exited: all it reported is in the pipe
+	aud.Stop() // the child has exited: all it reported is in the pipe
 	stdout.flush()
 	stderr.flush()
 	r.settle(c, out, h, expired)
@@ -617,5 +611,3 @@ func (r *Run) notifyUnder(ctx context.Context, level Level, msg string) {
 		r.m.log.Warn("runner: host notification", "run", r.id, "error", err)
 	}
 }
-
-func splitLines(s string) []string { return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") }

@@ -31,6 +31,7 @@ import (
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
 	"github.com/tranquil/automation/rpc/wsconn"
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 func TestMaterializeSDKWritesEveryFile(t *testing.T) {
@@ -921,7 +922,7 @@ await context.result({ count, keys, missing: missing === undefined, clip, denied
 		"keys":    []any{"count"},
 		"missing": true,
 		"clip":    "from the host",
-		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line (at ` + fileURL(run.script) + `:16:19)`,
+		"denied":  `workspace.projectDir is not granted to this script: add "browser" to its // @permissions line (at ` + modgraph.FileURL(run.script) + `:16:19)`,
 		"runId":   "run-ok",
 		"dir":     filepath.Dir(run.script),
 		"token":   nil, // the bootstrap removes the spent token before the script loads
@@ -949,7 +950,7 @@ fail();
 	stderr = regexp.MustCompile(`(?m)^tranquil: site .*\n`).ReplaceAllString(stderr, "")
 	assert.Contains(t, stderr, "Error: boom at line six")
 	first := regexp.MustCompile(`(?m)^\s+at .*$`).FindString(stderr)
-	assert.Contains(t, first, fileURL(run.script)+":6:9", "the first stack line is the script's file:line\n%s", stderr)
+	assert.Contains(t, first, modgraph.FileURL(run.script)+":6:9", "the first stack line is the script's file:line\n%s", stderr)
 	assert.NotContains(t, stderr, "tranquil:", "the error is Deno's own, not reformatted")
 }
 

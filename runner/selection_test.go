@@ -14,6 +14,7 @@ import (
 
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/winetest"
+	"github.com/tranquil/automation/runner/internal/modgraph"
 )
 
 // rewriter watches a .runs folder and rewrites every selection file it
@@ -193,7 +194,7 @@ func TestSelectionErrorsNameTheSourceLine(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, entry := e.run(t, Request{Script: src, Selection: s})
 			require.Equal(t, history.StateFailed, entry.State, entry.Output)
-			srcURL := fileURL(src)
+			srcURL := modgraph.FileURL(src)
 			assert.Contains(t, entry.Output, "CAUGHT clipboard.read is not granted", entry.Output)
 			assert.Contains(t, entry.Output, "(at "+srcURL+":4:", "the SDK's message names the source's line:\n%s", entry.Output)
 			assert.Contains(t, entry.FirstError, "Error: boom at "+srcURL+":6:7", "the uncaught error's frame is the source's line")

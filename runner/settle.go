@@ -8,6 +8,7 @@ import (
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
+	"github.com/tranquil/automation/runner/internal/proc"
 )
 
 // settle ends a run whose process has exited and whose output is drained.
@@ -16,7 +17,7 @@ import (
 // becomes the run's final state, a succeeded run's outputs are mirrored,
 // and the run is reported done (finish). expired is the timeout's reason
 // when the run timed out.
-func (r *Run) settle(c *child, out *output, h *permissions.Header, expired string) {
+func (r *Run) settle(c *proc.Child, out *output, h *permissions.Header, expired string) {
 	m := r.m
 	r.noteSessionLimit() // before the revocation ends the session for its own reason
 	m.bridge.Revoke(r.id)
@@ -25,7 +26,7 @@ func (r *Run) settle(c *child, out *output, h *permissions.Header, expired strin
 	r.closeGate()
 	r.releaseTabs()
 
-	code, sig := c.exit()
+	code, sig := c.Exit()
 	r.mu.Lock()
 	r.entry.Output, r.entry.OutputTruncated = out.kept.String(), out.kept.Truncated()
 	r.entry.FirstError = out.errs.String()

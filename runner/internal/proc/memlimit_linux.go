@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// memoryEnforced says whether Config.MemoryMB is enforced on this system.
-const memoryEnforced = true
+// MemoryEnforced says whether Spec.MemoryMB is enforced on this system.
+const MemoryEnforced = true
 
 // limitMemory caps the data memory of a started process (RLIMIT_DATA:
 // every private writable mapping, V8's heap, ArrayBuffers, thread stacks

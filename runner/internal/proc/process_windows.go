@@ -1,6 +1,6 @@
 //go:build windows
 
-package runner
+package proc
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ import (
 // a job object once it runs.
 func isolate(*exec.Cmd) {}
 
-// memoryEnforced says whether Config.MemoryMB is enforced on this system.
-const memoryEnforced = true
+// MemoryEnforced says whether Spec.MemoryMB is enforced on this system.
+const MemoryEnforced = true
 
 // processGroup is a started child and the job object holding it and what
 // it starts; job is zero when none could be made (see contain).

@@ -1,14 +1,14 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package runner
+package audit
 
 import (
 	"os"
 	"syscall"
 )
 
-// auditPipes reports whether runs' accesses can be recorded here.
-const auditPipes = true
+// Supported reports whether runs' accesses can be recorded here.
+const Supported = true
 
 // openAuditPipe makes a FIFO at path, readable and writable by the host's
 // user only, and opens its read end, then a write end the host keeps.

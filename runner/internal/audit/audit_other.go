@@ -1,14 +1,14 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package runner
+package audit
 
 import (
 	"errors"
 	"os"
 )
 
-// auditPipes reports whether runs' accesses can be recorded here.
-const auditPipes = false
+// Supported reports whether runs' accesses can be recorded here.
+const Supported = false
 
 // openAuditPipe is not available here, so a run's accesses are not
 // recorded. On Windows the pipe would be a named pipe, which

@@ -1,6 +1,6 @@
 //go:build !linux && !windows
 
-package runner
+package proc
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build windows
 
-package runner
+package proc
 
 import (
 	"bufio"
@@ -41,7 +41,7 @@ func init() {
 //	spawn     start a sleeping grandchild, print "pid N", wait forever
 //	orphan    the same, then exit 0 at once, leaving the grandchild
 //	alloc:MB  commit MB megabytes, print "allocated", exit 0
-//	host      start a sleeping child with startChild, as the runner does,
+//	host      start a sleeping child with Start, as the runner does,
 //	          print "pid N", then exit without ending it
 func standIn(mode string) int {
 	signal.Ignore(os.Interrupt)
@@ -74,8 +74,8 @@ func standIn(mode string) int {
 		fmt.Println("allocated", len(b)>>20)
 		return 0
 	case "host":
-		c, err := startChild(childSpec{path: os.Args[0], env: append(os.Environ(), standInEnv+"=sleep"),
-			stdout: io.Discard, stderr: io.Discard, killGrace: time.Minute, log: slog.New(slog.DiscardHandler)})
+		c, err := Start(Spec{Path: os.Args[0], Env: append(os.Environ(), standInEnv+"=sleep"),
+			Stdout: io.Discard, Stderr: io.Discard, KillGrace: time.Minute, Log: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			fmt.Println("error", err)
 			return 3
@@ -96,29 +96,11 @@ func sleep() {
 
 // standInChild starts the stand-in as the runner starts deno and returns
 // it with a reader of its standard output.
-func standInChild(t *testing.T, mode string, memoryMB int) (*child, *bufio.Reader) {
+func standInChild(t *testing.T, mode string, memoryMB int) (*Child, *bufio.Reader) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	c, err := startChild(childSpec{path: os.Args[0], env: append(os.Environ(), standInEnv+"="+mode),
-		dir: t.TempDir(), stdout: w, stderr: os.Stderr, memoryMB: memoryMB,
-		killGrace: time.Minute, log: slog.New(slog.DiscardHandler)})
-	w.Close()
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		c.kill()
-		<-c.exited()
-	})
-	return c, bufio.NewReader(r)
-}
-
-// line reads the stand-in's next line of output.
-func line(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	s, err := r.ReadString('\n')
-	require.NoError(t, err, "the stand-in said %q", s)
-	return strings.TrimSpace(s)
+	return started(t, Spec{Path: os.Args[0], Env: append(os.Environ(), standInEnv+"="+mode),
+		Dir: t.TempDir(), Stderr: os.Stderr, MemoryMB: memoryMB,
+		KillGrace: time.Minute, Log: slog.New(slog.DiscardHandler)})
 }
 
 // openPid opens the process pid printed in line ("pid N") to wait for it;
@@ -142,20 +124,11 @@ func ended(h windows.Handle, d time.Duration) bool {
 	return err == nil && ev == windows.WAIT_OBJECT_0
 }
 
-func wait(t *testing.T, c *child) {
-	t.Helper()
-	select {
-	case <-c.exited():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child did not exit")
-	}
-}
-
 func TestChildExitCodes(t *testing.T) {
 	for _, code := range []int{0, 1, 7, 255} {
 		c, _ := standInChild(t, "exit:"+strconv.Itoa(code), 0)
 		wait(t, c)
-		got, sig := c.exit()
+		got, sig := c.Exit()
 		assert.Equal(t, code, got)
 		assert.Empty(t, sig, "Windows has no signals")
 	}
@@ -168,10 +141,10 @@ func TestChildTerminateKillsAtOnce(t *testing.T) {
 	c, out := standInChild(t, "sleep", 0)
 	require.Equal(t, "ready", line(t, out))
 	start := time.Now()
-	c.terminate()
+	c.Terminate()
 	wait(t, c)
 	assert.Less(t, time.Since(start), 20*time.Second)
-	code, sig := c.exit()
+	code, sig := c.Exit()
 	assert.Equal(t, 1, code, "TerminateJobObject's exit code")
 	assert.Empty(t, sig)
 }
@@ -182,7 +155,7 @@ func TestChildKillEndsItsGrandchildren(t *testing.T) {
 	c, out := standInChild(t, "spawn", 0)
 	g := openPid(t, line(t, out))
 	require.False(t, ended(g, 0), "the grandchild runs before the kill")
-	c.kill()
+	c.Kill()
 	wait(t, c)
 	assert.True(t, ended(g, 10*time.Second), "the grandchild was killed with the child")
 }
@@ -193,7 +166,7 @@ func TestChildExitEndsWhatItLeft(t *testing.T) {
 	c, out := standInChild(t, "orphan", 0)
 	g := openPid(t, line(t, out))
 	wait(t, c)
-	code, _ := c.exit()
+	code, _ := c.Exit()
 	assert.Equal(t, 0, code)
 	assert.True(t, ended(g, 10*time.Second), "the orphaned grandchild was killed")
 }
@@ -224,12 +197,12 @@ func TestChildMemoryCap(t *testing.T) {
 	c, out := standInChild(t, "alloc:16", 256)
 	assert.Equal(t, "allocated 16", line(t, out))
 	wait(t, c)
-	code, _ := c.exit()
+	code, _ := c.Exit()
 	require.Equal(t, 0, code, "an allocation under the cap")
 
 	c, _ = standInChild(t, "alloc:256", 64)
 	wait(t, c)
-	code, _ = c.exit()
+	code, _ = c.Exit()
 	if code == 0 && winetest.Wine() {
 		t.Skipf("%s: 256 MB were committed under a 64 MB cap", winetest.NoJobMemoryLimit)
 	}
