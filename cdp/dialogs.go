@@ -122,7 +122,7 @@ func (t *Tab) dialogOpening(params json.RawMessage) {
 		d.DefaultPrompt = *ev.DefaultPrompt
 	}
 	storm := t.meterDialog(time.Now(), hostOf(d.URL))
-	go t.answerDialog(d, storm)
+	t.tasks.Go("dialog answer", func(ctx context.Context) { t.answerDialog(ctx, d, storm) })
 }
 
 // meterDialog counts a dialog opening at now and reports whether the tab
@@ -188,8 +188,8 @@ func (t *Tab) errDialogStorm(method string) error {
 		"navigating now would leave the browser a dialog it cannot answer: close the tab instead", DialogStormRate)
 }
 
-func (t *Tab) answerDialog(d Dialog, storm bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), dialogAnswerTimeout)
+func (t *Tab) answerDialog(ctx context.Context, d Dialog, storm bool) {
+	ctx, cancel := context.WithTimeout(ctx, dialogAnswerTimeout)
 	defer cancel()
 	t.ext.dlg.mu.Lock()
 	h := t.ext.dlg.h

@@ -154,7 +154,9 @@ package cdp
 // tabforms.go, frames.go, eval.go, nav.go, input.go, response.go,
 // dialogs.go, local.go, localnet.go, sockets.go, workers.go, openers.go,
 // popupguard.go, serviceworkers.go, history.go, screenshot.go and
-// action.go. The form runtime locates elements and acts on them:
+// action.go. Every goroutine a tab starts past the call that started it
+// goes through its task group (tasks.go), which Detach and Close end and
+// wait for. The form runtime locates elements and acts on them:
 // forms.go, readers.go, ready.go, files.go and ax.go, as methods of
 // forms, which Tab embeds so that they are Tab's methods. The form runtime reaches the page only through the core
 // interface (forms.go), which Tab implements in tabforms.go; it never

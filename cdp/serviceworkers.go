@@ -114,16 +114,16 @@ func (t *Tab) swRegistrations(params json.RawMessage) {
 	sw.pending.Add(len(refuse))
 	sw.mu.Unlock()
 	for _, scope := range refuse {
-		go t.unregisterServiceWorker(scope)
+		t.tasks.Go("service worker unregistration", func(ctx context.Context) { t.unregisterServiceWorker(ctx, scope) })
 	}
 }
 
 // unregisterServiceWorker removes the registration of scope and logs the
 // refusal. New documents no longer match it at once; pages it already
 // controls keep it until they go.
-func (t *Tab) unregisterServiceWorker(scope string) {
+func (t *Tab) unregisterServiceWorker(ctx context.Context, scope string) {
 	defer t.ext.sw.pending.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	ctx, cancel := cleanup(ctx)
 	defer cancel()
 	outcome := "refused"
 	if err := t.c.ServiceWorker.Unregister(ctx, serviceworker.NewUnregisterArgs(scope)); err != nil {

@@ -31,10 +31,12 @@ const defaultCleanupTimeout = 5 * time.Second
 // same across navigations, cross-process ones included. A Tab is safe for
 // concurrent use. Its events are handled on the session's receive goroutine
 // inside the connection, which ends when the tab detaches or the browser
-// connection is lost; the only goroutines it starts itself are short calls
-// that take a refused document away, answer a dialog or unregister a
-// service worker, and the timers that turn the Network domain off after
-// gotos and log a dialog storm's dismissals, each bounded by a timeout.
+// connection is lost. Every goroutine it starts that outlives the call or
+// event that started it (a dialog's answer, a frame's setup, a cleanup
+// call) belongs to the tab's task group (tasks.go): Detach and Close end
+// them and wait for them, for a bounded time. The timers that turn the
+// Network domain off after gotos and log a dialog storm's dismissals are
+// timers, not goroutines, until they fire.
 type Tab struct {
 	b       *Browser
 	id      string
@@ -48,6 +50,7 @@ type Tab struct {
 	*forms // locating elements and acting on them: forms.go and the files doc.go names
 
 	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
+	tasks      *taskGroup    // the goroutines the tab starts (tasks.go)
 
 	mu      sync.Mutex
 	frameID string
@@ -131,7 +134,7 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 		changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}},
 		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
 		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
-		capturing: make(chan struct{}, 1),
+		capturing: make(chan struct{}, 1), tasks: newTaskGroup(),
 	}
 	t.top = &session{id: t.session, root: targetID}
 	t.forms = &forms{p: t}
@@ -141,22 +144,34 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	}
 	t.conn, t.route, t.c = conn, rt, devtools.NewClient(conn)
 	t.top.conn, t.top.route, t.top.c = conn, rt, t.c
+	// Once the session has ended, what the tab's goroutines would still
+	// do has no session to do it on.
+	t.tasks.Go("session watch", func(ctx context.Context) {
+		select {
+		case <-t.route.gone:
+		case <-ctx.Done():
+		}
+		t.tasks.cancel()
+	})
 	if err := t.setup(ctx); err != nil {
 		t.detach()
+		_ = t.tasks.stop(ctx)
 		return nil, err
 	}
 	if opts.RefuseServiceWorkers {
 		if err := t.watchServiceWorkers(ctx); err != nil {
 			t.detach()
+			_ = t.tasks.stop(ctx)
 			return nil, t.fail(err)
 		}
 	}
 	if opts.Gateway != nil {
 		opts.Gateway.watch(t)
-		go func() {
+		// Ends with the session, which ends before the group stops.
+		t.tasks.Go("gateway watch", func(context.Context) {
 			<-t.route.gone
 			opts.Gateway.unwatch(t)
-		}()
+		})
 	}
 	return t, nil
 }
@@ -325,15 +340,16 @@ func (t *Tab) Detach(ctx context.Context) error {
 	}
 	if t.strandedDialog() {
 		t.detach()
-		return nil
+		return t.tasks.stop(ctx)
 	}
 	t.sweepServiceWorkers(ctx)
 	err := t.b.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(t.session)))
 	t.detach()
+	left := t.tasks.stop(ctx)
 	if err != nil && protocolError(err) == nil {
 		return t.b.fail(err)
 	}
-	return nil
+	return left
 }
 
 func (t *Tab) detach() {
@@ -348,15 +364,17 @@ func (t *Tab) Close(ctx context.Context) error {
 	t.sweepServiceWorkers(ctx)
 	if _, err := t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id))); err != nil {
 		if e := t.Err(); e != nil {
+			_ = t.tasks.stop(ctx)
 			return e
 		}
 		return t.b.fail(err)
 	}
 	select {
 	case <-t.route.gone:
-		return nil
+		return t.tasks.stop(ctx)
 	case <-ctx.Done():
 		t.detach()
+		_ = t.tasks.stop(ctx)
 		return ctx.Err()
 	}
 }
@@ -413,11 +431,11 @@ func frameURL(u string, fragment *string) string {
 // the receive goroutine, so the navigation goes out on its own.
 func (t *Tab) refuseDocument(s *session, frame, u string) {
 	t.logRefusal("navigate", u, "navigation_blocked")
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	t.tasks.Go("refuse document", func(ctx context.Context) {
+		ctx, cancel := cleanup(ctx)
 		defer cancel()
 		_, _ = s.c.Page.Navigate(ctx, page.NewNavigateArgs("about:blank").SetFrameID(page.FrameID(frame)))
-	}()
+	})
 }
 
 // requestRefused is the gateway's report of a request it failed; the tab
