@@ -161,3 +161,8 @@ package cdp
 // forms, which Tab embeds so that they are Tab's methods. The form runtime reaches the page only through the core
 // interface (forms.go), which Tab implements in tabforms.go; it never
 // names Tab or its fields. TestFormsBoundary holds that rule.
+//
+// Below the tabs, mux.go carries every session over one transport; the
+// bytes of that (a frame's session and reply id, a call's frame, the
+// pipe's NUL framing) are package cdp/internal/wire, which is pure and
+// tests and fuzzes without a browser.
