@@ -165,4 +165,7 @@ package cdp
 // Below the tabs, mux.go carries every session over one transport; the
 // bytes of that (a frame's session and reply id, a call's frame, the
 // pipe's NUL framing) are package cdp/internal/wire, which is pure and
-// tests and fuzzes without a browser.
+// tests and fuzzes without a browser. So are the site rules a tab
+// applies (sites=, documents and navigations a script may touch, local
+// grants): package cdp/sitepolicy, which policy.go, local.go, localnet.go
+// and sockets.go call.
