@@ -101,6 +101,8 @@ var rules = []rule{
 		why: "the protocol's framing is pure, so that its tests and fuzzers run without a browser"},
 	{pkg: "cdp/sitepolicy", banned: []string{"net", "net/http", "os/exec", "github.com/mafredri/...", "github.com/coder/websocket/...", module + "/cdp", module + "/runner/...", module + "/permissions/..."},
 		why: "the site rules decide from addresses alone (no lookup, no browser), so that they test and fuzz without Chromium"},
+	{pkg: "cdp/textpattern", banned: []string{"net", "net/http", "os/exec", "github.com/mafredri/...", "github.com/coder/websocket/...", module + "/cdp", module + "/runner/...", module + "/rpc/..."},
+		why: "a script's patterns are compiled and matched in the host alone, so that their limits test and fuzz without Chromium"},
 	{pkg: "trace", banned: []string{"net/http", "os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/...", module + "/history/..."},
 		why: "a trace is types, a bounded recorder and an encoding; the runner fills it, history stores it"},
 	{pkg: "internal/sitematch", banned: []string{"os/exec", "net/http", "regexp", module + "/cdp/...", module + "/runner/...", module + "/permissions/..."},

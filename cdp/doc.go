@@ -168,4 +168,5 @@ package cdp
 // tests and fuzzes without a browser. So are the site rules a tab
 // applies (sites=, documents and navigations a script may touch, local
 // grants): package cdp/sitepolicy, which policy.go, local.go, localnet.go
-// and sockets.go call.
+// and sockets.go call. A script's patterns (pattern.go, urlwait.go's
+// globs) are package cdp/textpattern's.
