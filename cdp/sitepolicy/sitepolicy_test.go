@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/internal/netclass"
 	"github.com/tranquil/automation/internal/sitematch"
 )
 
@@ -71,9 +72,10 @@ func FuzzAllowed(f *testing.F) {
 		if !Allowed(rawURL, []string{site}) {
 			return
 		}
-		// Whatever matched must be an http(s) page whose host equals the
-		// site or ends with ".<rest>" of a wildcard, on the site's port
-		// when it names one.
+		// Whatever matched must be an http(s) page whose host is the
+		// site's (the same name, or the same address as the browser
+		// reads IP literals: 0 and 000 are both 0.0.0.0) or ends with
+		// ".<rest>" of a wildcard, on the site's port when it names one.
 		u, err := url.Parse(rawURL)
 		if err != nil {
 			t.Fatalf("%q matched %q but does not parse: %v", rawURL, site, err)
@@ -83,12 +85,16 @@ func FuzzAllowed(f *testing.F) {
 		if !ok || port != 0 && port != sitematch.PortOf(u) {
 			t.Fatalf("%q matched %q on another port", rawURL, site)
 		}
+		hostName, hostAddr, hostIsAddr := netclass.Canonical(host)
+		siteName, siteAddr, siteIsAddr := netclass.Canonical(s)
+		same := host == s || hostIsAddr && siteIsAddr && hostAddr.Unmap() == siteAddr.Unmap() ||
+			!hostIsAddr && !siteIsAddr && hostName == siteName
 		rest, wild := strings.CutPrefix(s, "*.")
-		if !(host == s || wild && strings.HasSuffix(host, "."+rest)) {
+		if !(same || wild && strings.HasSuffix(host, "."+rest)) {
 			t.Fatalf("%q matched %q", rawURL, site)
 		}
 		// A local grant is an exact match: never a wildcard's.
-		if Granted(rawURL, []string{site}) && (wild || host != s) {
+		if Granted(rawURL, []string{site}) && (wild || !same) {
 			t.Fatalf("%q is an exact grant of %q", site, rawURL)
 		}
 	})
