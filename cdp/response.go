@@ -28,8 +28,6 @@ type tabExt struct {
 	respOrder []string // insertion order, to bound responses
 
 	net netScope
-	dlg dialogState
-	sw  swState // service worker registrations: serviceworkers.go
 
 	local localState // local addresses: sockets.go, workers.go, openers.go
 

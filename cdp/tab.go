@@ -51,6 +51,10 @@ type Tab struct {
 
 	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
 	tasks      *taskGroup    // the goroutines the tab starts (tasks.go)
+	subs       subscribers   // event callbacks (subscribe), under a lock of their own
+	// Parts with locks of their own, not under mu.
+	dlg dialogState // the dialog handler and what the page's dialogs did: dialogs.go
+	sw  swState     // service worker registrations: serviceworkers.go
 
 	mu      sync.Mutex
 	frameID string
@@ -59,9 +63,7 @@ type Tab struct {
 	frames  map[string]bool // frames of this tab seen committing, for refusals
 	changed chan struct{}
 	nav     navState // the main frame's documents, for navigation waits
-	subs    map[int]func(method string, params json.RawMessage)
-	nextSub int
-	ext     tabExt // navigation responses and dialogs: response.go, dialogs.go
+	ext     tabExt   // navigation responses, gotos, the network scope, local addresses: response.go
 	// Frames below the main one: frames.go.
 	subframes map[string]*subframe // by frame id
 	sessions  map[string]*session  // out-of-process frames' sessions, by session id
@@ -132,7 +134,7 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	t := &Tab{
 		b: b, id: targetID, session: string(r.SessionID), frameID: targetID, opts: opts,
 		changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}},
-		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
+		frames:    map[string]bool{targetID: true},
 		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
 		capturing: make(chan struct{}, 1), tasks: newTaskGroup(),
 	}
@@ -407,13 +409,7 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 		}
 		t.mu.Unlock()
 	}
-	t.mu.Lock()
-	var subs []func(string, json.RawMessage)
-	for _, f := range t.subs {
-		subs = append(subs, f)
-	}
-	t.mu.Unlock()
-	for _, f := range subs {
+	for _, f := range t.subs.all() {
 		f(method, params)
 	}
 }
@@ -475,17 +471,43 @@ func addressOf(raw string) string {
 }
 
 // subscribe adds an event callback; the returned func removes it.
-func (t *Tab) subscribe(f func(string, json.RawMessage)) func() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	id := t.nextSub
-	t.nextSub++
-	t.subs[id] = f
-	return func() {
-		t.mu.Lock()
-		delete(t.subs, id)
-		t.mu.Unlock()
+func (t *Tab) subscribe(f func(string, json.RawMessage)) func() { return t.subs.add(f) }
+
+// subscribers are a tab's event callbacks. They share no state with the
+// rest of the tab, so they have their own lock: observe reads them for
+// every event.
+type subscribers struct {
+	mu   sync.Mutex
+	next int
+	fs   map[int]func(method string, params json.RawMessage)
+}
+
+// add adds f; the returned func removes it.
+func (s *subscribers) add(f func(string, json.RawMessage)) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fs == nil {
+		s.fs = map[int]func(string, json.RawMessage){}
 	}
+	id := s.next
+	s.next++
+	s.fs[id] = f
+	return func() {
+		s.mu.Lock()
+		delete(s.fs, id)
+		s.mu.Unlock()
+	}
+}
+
+// all is the callbacks now, to call without the lock.
+func (s *subscribers) all() []func(string, json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]func(string, json.RawMessage), 0, len(s.fs))
+	for _, f := range s.fs {
+		out = append(out, f)
+	}
+	return out
 }
 
 // ConsoleMessage is one console API call made by the page.
