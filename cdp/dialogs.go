@@ -104,9 +104,9 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // replaces a document while its dialog shows leaves the browser holding a
 // dialog it can no longer answer (see [Tab.Detach]). [Tab.Close] works.
 func (t *Tab) HandleDialogs(h DialogHandler) {
-	t.ext.dlg.mu.Lock()
-	t.ext.dlg.h = h
-	t.ext.dlg.mu.Unlock()
+	t.dlg.mu.Lock()
+	t.dlg.h = h
+	t.dlg.mu.Unlock()
 }
 
 // dialogOpening answers a dialog on a goroutine of its own: the answer is
@@ -122,13 +122,13 @@ func (t *Tab) dialogOpening(params json.RawMessage) {
 		d.DefaultPrompt = *ev.DefaultPrompt
 	}
 	storm := t.meterDialog(time.Now(), hostOf(d.URL))
-	go t.answerDialog(d, storm)
+	t.tasks.Go("dialog answer", func(ctx context.Context) { t.answerDialog(ctx, d, storm) })
 }
 
 // meterDialog counts a dialog opening at now and reports whether the tab
 // is in a storm, which then dismisses it unasked and unlogged.
 func (t *Tab) meterDialog(now time.Time, site string) bool {
-	ds := &t.ext.dlg
+	ds := &t.dlg
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	ds.opened = append(ds.opened, now)
@@ -160,7 +160,7 @@ func (t *Tab) meterDialog(now time.Time, site string) bool {
 
 // logStorm logs the dismissals of a storm window as one action.
 func (t *Tab) logStorm() {
-	ds := &t.ext.dlg
+	ds := &t.dlg
 	ds.mu.Lock()
 	n, site := ds.unlogged, ds.stormSite
 	ds.unlogged, ds.flushing = 0, false
@@ -173,7 +173,7 @@ func (t *Tab) logStorm() {
 // inDialogStorm reports whether the page is in a dialog storm now: the
 // meter says so and its latest dialog is within the window.
 func (t *Tab) inDialogStorm() bool {
-	ds := &t.ext.dlg
+	ds := &t.dlg
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	return ds.storm && len(ds.opened) > 0 && time.Since(ds.opened[len(ds.opened)-1]) < dialogStormWindow
@@ -188,12 +188,12 @@ func (t *Tab) errDialogStorm(method string) error {
 		"navigating now would leave the browser a dialog it cannot answer: close the tab instead", DialogStormRate)
 }
 
-func (t *Tab) answerDialog(d Dialog, storm bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), dialogAnswerTimeout)
+func (t *Tab) answerDialog(ctx context.Context, d Dialog, storm bool) {
+	ctx, cancel := context.WithTimeout(ctx, dialogAnswerTimeout)
 	defer cancel()
-	t.ext.dlg.mu.Lock()
-	h := t.ext.dlg.h
-	t.ext.dlg.mu.Unlock()
+	t.dlg.mu.Lock()
+	h := t.dlg.h
+	t.dlg.mu.Unlock()
 	var ans DialogAnswer
 	if h != nil && !storm {
 		ans = h(d)
@@ -207,9 +207,9 @@ func (t *Tab) answerDialog(d Dialog, storm bool) {
 	}
 	if d.Type == "beforeunload" && !ans.Accept {
 		// Counted before the answer, which ends the navigation it stops.
-		t.ext.dlg.mu.Lock()
-		t.ext.dlg.stays++
-		t.ext.dlg.mu.Unlock()
+		t.dlg.mu.Lock()
+		t.dlg.stays++
+		t.dlg.mu.Unlock()
 	}
 	args := page.NewHandleJavaScriptDialogArgs(ans.Accept)
 	if ans.Accept && d.Type == "prompt" {
@@ -221,9 +221,9 @@ func (t *Tab) answerDialog(d Dialog, storm bool) {
 			return // another session of the tab answered it
 		}
 		if re != nil && strings.Contains(re.Message, "Not attached to an active page") {
-			t.ext.dlg.mu.Lock()
-			t.ext.dlg.stranded = true
-			t.ext.dlg.mu.Unlock()
+			t.dlg.mu.Lock()
+			t.dlg.stranded = true
+			t.dlg.mu.Unlock()
 		}
 		outcome = outcomeOf(t.fail(err))
 	}
@@ -238,16 +238,16 @@ func (t *Tab) answerDialog(d Dialog, storm bool) {
 // strandedDialog reports whether the browser holds a dialog of this tab
 // that it refused to let the tab answer.
 func (t *Tab) strandedDialog() bool {
-	t.ext.dlg.mu.Lock()
-	defer t.ext.dlg.mu.Unlock()
-	return t.ext.dlg.stranded
+	t.dlg.mu.Lock()
+	defer t.dlg.mu.Unlock()
+	return t.dlg.stranded
 }
 
 // dialogStays counts the beforeunload dialogs answered "stay".
 func (t *Tab) dialogStays() int {
-	t.ext.dlg.mu.Lock()
-	defer t.ext.dlg.mu.Unlock()
-	return t.ext.dlg.stays
+	t.dlg.mu.Lock()
+	defer t.dlg.mu.Unlock()
+	return t.dlg.stays
 }
 
 // dialogExcerpt is how much of a dialog's message the log keeps: enough to

@@ -154,8 +154,19 @@ package cdp
 // tabforms.go, frames.go, eval.go, nav.go, input.go, response.go,
 // dialogs.go, local.go, localnet.go, sockets.go, workers.go, openers.go,
 // popupguard.go, serviceworkers.go, history.go, screenshot.go and
-// action.go. The form runtime locates elements and acts on them:
+// action.go. Every goroutine a tab starts past the call that started it
+// goes through its task group (tasks.go), which Detach and Close end and
+// wait for. The form runtime locates elements and acts on them:
 // forms.go, readers.go, ready.go, files.go and ax.go, as methods of
 // forms, which Tab embeds so that they are Tab's methods. The form runtime reaches the page only through the core
 // interface (forms.go), which Tab implements in tabforms.go; it never
 // names Tab or its fields. TestFormsBoundary holds that rule.
+//
+// Below the tabs, mux.go carries every session over one transport; the
+// bytes of that (a frame's session and reply id, a call's frame, the
+// pipe's NUL framing) are package cdp/internal/wire, which is pure and
+// tests and fuzzes without a browser. So are the site rules a tab
+// applies (sites=, documents and navigations a script may touch, local
+// grants): package cdp/sitepolicy, which policy.go, local.go, localnet.go
+// and sockets.go call. A script's patterns (pattern.go, urlwait.go's
+// globs) are package cdp/textpattern's.

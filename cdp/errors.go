@@ -9,6 +9,7 @@ import (
 
 	"github.com/mafredri/cdp/rpcc"
 
+	"github.com/tranquil/automation/display"
 	"github.com/tranquil/automation/errcode"
 )
 
@@ -285,14 +286,6 @@ func (e *SiteError) ErrorCode() errcode.Code { return errcode.SiteNotAllowed }
 // Is matches errcode.SiteNotAllowed.
 func (e *SiteError) Is(target error) bool { return target == error(errcode.SiteNotAllowed) }
 
-// shorten cuts s to at most n characters for a message, never inside one.
-// It reads no further than it keeps: s may be a page's whole text.
-func shorten(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
-		}
-		n--
-	}
-	return s
-}
+// shorten cuts s to at most n characters for a message (see
+// display.Shorten).
+func shorten(s string, n int) string { return display.Shorten(s, n) }

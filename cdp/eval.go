@@ -413,7 +413,7 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 			// The document has a main world but no SDK world (it was made
 			// before attach, or the world was lost): ask for one.
 			asked = true
-			go func() { _ = t.isolatedWorldOn(ctx, rm.s, frame) }()
+			t.tasks.Go("isolated world", func(context.Context) { _ = t.isolatedWorldOn(ctx, rm.s, frame) })
 		}
 		select {
 		case <-ch:

@@ -219,7 +219,7 @@ type Expectation struct {
 func (e Expectation) describe(target string) string {
 	text := strconv.Quote(e.Text)
 	if e.Pattern != nil {
-		text = "matching " + e.Pattern.shown
+		text = "matching " + e.Pattern.String()
 	}
 	if e.Not || !e.Kind.described() {
 		return e.phrase(target, text)
@@ -387,7 +387,7 @@ func (fm *forms) check(loc Locator, e Expectation, missing *bool) (func(ctx cont
 			switch {
 			case e.Pattern != nil:
 				var err error
-				if held, err = e.Pattern.match(ctx, s); err != nil {
+				if held, err = e.Pattern.Match(ctx, s); err != nil {
 					return false, "", err
 				}
 			case e.Kind == ExpectValue:

@@ -117,7 +117,7 @@ func (fm *forms) stateCondition(loc Locator, e Expectation, read func(ctx contex
 func (e Expectation) textHeld(ctx context.Context, s string) (bool, error) {
 	switch {
 	case e.Pattern != nil:
-		return e.Pattern.match(ctx, s)
+		return e.Pattern.Match(ctx, s)
 	case e.AnyValue:
 		return true, nil
 	case e.Kind == ExpectTitle:

@@ -140,35 +140,6 @@ func TestExpectTimesOutWithWhatWasSeen(t *testing.T) {
 	require.Less(t, time.Since(start), 3*time.Second)
 }
 
-func TestCompilePattern(t *testing.T) {
-	for _, c := range []struct {
-		source, flags, text string
-		match               bool
-	}{
-		{`^Saved$`, "", "Saved", true},
-		{`saved`, "i", "SAVED", true},
-		{`saved`, "", "SAVED", false},
-		{`^b$`, "m", "a\nb", true},
-		{`a.b`, "s", "a\nb", true},
-		{`a.b`, "", "a\nb", false},
-		{`\u2026$`, "u", "Saving…", true},
-		{`\u{1F600}`, "u", "hi 😀", true},
-		{`\d+ items?`, "g", "3 items", true},
-		{`a\/b`, "", "a/b", true},
-	} {
-		p, err := CompilePattern(c.source, c.flags)
-		require.NoError(t, err, c.source)
-		require.Equal(t, c.match, p.re.MatchString(c.text), "/%s/%s on %q", c.source, c.flags, c.text)
-	}
-	for _, c := range [][2]string{{`(?<=a)b`, ""}, {`(a)\1`, ""}, {`a`, "v"}, {`a`, "x"}} {
-		_, err := CompilePattern(c[0], c[1])
-		var ie *InvalidPatternError
-		require.ErrorAs(t, err, &ie, c[0])
-		require.ErrorIs(t, err, errcode.Invalid)
-		require.Contains(t, err.Error(), "/"+c[0]+"/"+c[1])
-	}
-}
-
 // Each waitFor state, those that come after a delay included, and a
 // timeout that says what it last saw.
 func TestWaitStates(t *testing.T) {

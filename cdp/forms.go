@@ -60,6 +60,8 @@ type core interface {
 	// pause waits before a repeated check (pace.go), and ends when the
 	// tab's session does.
 	pause(ctx context.Context, backoff []time.Duration, i int) error
+	// goTask runs f on a goroutine the tab owns and ends (tasks.go).
+	goTask(name string, f func(ctx context.Context))
 }
 
 //go:embed forms.js

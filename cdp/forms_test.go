@@ -3,8 +3,6 @@ package cdp
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -362,65 +360,4 @@ func TestFocusHookRunsBeforeTyping(t *testing.T) {
 	opts.Focus = func(context.Context) error { return fmt.Errorf("window is minimised") }
 	_, err = tab.Fill(ctx, Locator{Label: "A"}, "again", opts)
 	require.ErrorContains(t, err, "window is minimised")
-}
-
-func TestSiteAllowed(t *testing.T) {
-	cases := []struct {
-		url   string
-		sites []string
-		want  bool
-	}{
-		{"https://example.com/a", []string{"example.com"}, true},
-		{"https://EXAMPLE.com./a", []string{"example.com"}, true},
-		{"https://example.com:8443/a", []string{"example.com"}, true},
-		{"https://www.example.com/", []string{"example.com"}, false},
-		{"https://www.example.com/", []string{"*.example.com"}, true},
-		{"https://a.b.example.com/", []string{"*.example.com"}, true},
-		{"https://example.com/", []string{"*.example.com"}, false},
-		{"https://badexample.com/", []string{"*.example.com"}, false},
-		{"https://example.com.evil.net/", []string{"example.com"}, false},
-		{"https://evil.net/?u=https://example.com", []string{"example.com"}, false},
-		{"https://example.com@evil.net/", []string{"example.com"}, false},
-		{"file:///etc/passwd", []string{"example.com"}, false},
-		{"about:blank", []string{"*.example.com"}, false},
-		{"https://example.com/", []string{"*"}, false},
-		{"https://example.com/", []string{"*.com.", ""}, true},
-		{"https://example.com/", nil, false},
-		{"http://[::1]:8080/", []string{"::1"}, true},
-		{"%zz", []string{"example.com"}, false},
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, SiteAllowed(c.url, c.sites), "%s %v", c.url, c.sites)
-	}
-}
-
-func FuzzSiteAllowed(f *testing.F) {
-	f.Add("https://www.example.com/x", "*.example.com")
-	f.Add("https://example.com@evil.net/", "example.com")
-	f.Add("http://[::1]:9/", "::1")
-	f.Fuzz(func(t *testing.T, rawURL, site string) {
-		if !SiteAllowed(rawURL, []string{site}) {
-			return
-		}
-		// Whatever matched must be an http(s) page whose host equals the
-		// site or ends with ".<rest>" of a wildcard, on the site's port
-		// when it names one.
-		u, err := url.Parse(rawURL)
-		if err != nil {
-			t.Fatalf("%q matched %q but does not parse: %v", rawURL, site, err)
-		}
-		host := normHost(u.Hostname())
-		s, port, ok := splitSite(site)
-		if !ok || port != 0 && port != portOf(u) {
-			t.Fatalf("%q matched %q on another port", rawURL, site)
-		}
-		rest, wild := strings.CutPrefix(s, "*.")
-		if !(host == s || wild && strings.HasSuffix(host, "."+rest)) {
-			t.Fatalf("%q matched %q", rawURL, site)
-		}
-		// A local grant is an exact match: never a wildcard's.
-		if matchSites(rawURL, []string{site}, false) && (wild || host != s) {
-			t.Fatalf("%q is an exact grant of %q", site, rawURL)
-		}
-	})
 }

@@ -287,8 +287,8 @@ func (t *Tab) onFrameDetached(s *session, params json.RawMessage) {
 // documents will get the isolated world; the setup runs on a goroutine of
 // its own, bounded by a timeout, and resumes the frame whatever happens.
 func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
-	resume := func(c *devtools.Client) {
-		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	resume := func(ctx context.Context, c *devtools.Client) {
+		ctx, cancel := cleanup(ctx)
 		defer cancel()
 		_ = c.Runtime.RunIfWaitingForDebugger(ctx)
 	}
@@ -298,11 +298,11 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 		return
 	}
 	if typ != "iframe" {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+		t.tasks.Go("detach other target", func(ctx context.Context) {
+			ctx, cancel := cleanup(ctx)
 			defer cancel()
 			_ = parent.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(sessionID)))
-		}()
+		})
 		return
 	}
 	if !t.openSession(cs, func(method string, params json.RawMessage) { t.observeFrames(cs, method, params) }) {
@@ -324,18 +324,19 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 		t.b.m.drop(rt, ErrDetached)
 		return
 	}
-	go func() {
-		// A frame's session ends with the tab's.
+	// A frame's session ends with the tab's, which ends before the group
+	// stops.
+	t.tasks.Go("frame watch", func(context.Context) {
 		select {
 		case <-t.route.gone:
 			t.detachFrame(sessionID, t.route.err)
 		case <-rt.gone:
 			t.detachFrame(sessionID, rt.err)
 		}
-	}()
-	go func() {
-		defer resume(cs.c)
-		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	})
+	t.tasks.Go("frame setup", func(gctx context.Context) {
+		defer resume(gctx, cs.c)
+		ctx, cancel := cleanup(gctx)
 		defer cancel()
 		calls := []func() error{
 			func() error { return cs.c.Page.Enable(ctx) },
@@ -346,7 +347,7 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 			func() error { return t.isolatedWorldOn(ctx, cs, targetID) },
 		}
 		_ = all(calls) // a frame that went meanwhile needs nothing more
-	}()
+	})
 }
 
 // detachFrame forgets an out-of-process frame's session, the sessions it

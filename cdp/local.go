@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mafredri/cdp/protocol/page"
 
+	"github.com/tranquil/automation/cdp/sitepolicy"
 	"github.com/tranquil/automation/internal/netclass"
 )
 
@@ -52,11 +51,8 @@ const maxRefusalNotes = 256
 func CheckAllowLocal(sites []string) error { return checkLocalSites(sites) }
 
 func checkLocalSites(sites []string) error {
-	for _, s := range sites {
-		h, _, ok := splitSite(s)
-		if !ok || strings.HasPrefix(h, "*.") || !validHost(h) {
-			return fmt.Errorf("%w: always-allowed local site %q is not a host or host:port", ErrEndpoint, s)
-		}
+	if s, bad := sitepolicy.BadLocalSite(sites); bad {
+		return fmt.Errorf("%w: always-allowed local site %q is not a host or host:port", ErrEndpoint, s)
 	}
 	return nil
 }
@@ -89,7 +85,7 @@ func (g *Gateway) documentRefusal(ctx context.Context, raw string, t *Tab, searc
 	local := g.local
 	resolver := g.resolver
 	g.mu.Unlock()
-	if matchSites(raw, local, false) {
+	if sitepolicy.Granted(raw, local) {
 		return ""
 	}
 	if lookup {
@@ -105,7 +101,7 @@ func (g *Gateway) documentRefusal(ctx context.Context, raw string, t *Tab, searc
 	if t == nil && search != nil {
 		t = search()
 	}
-	if t == nil || matchSites(raw, t.opts.Sites, false) {
+	if t == nil || sitepolicy.Granted(raw, t.opts.Sites) {
 		return ""
 	}
 	return localGrant(u, class)
@@ -113,23 +109,7 @@ func (g *Gateway) documentRefusal(ctx context.Context, raw string, t *Tab, searc
 
 // localGrant names the grant that would let a tab load u.
 func localGrant(u *url.URL, class netclass.Class) string {
-	site, a, isAddr := netclass.Canonical(u.Hostname())
-	if isAddr {
-		// The form sites= keeps (an IPv4 address mapped into IPv6 is
-		// written as the IPv4 address), which grants this one too.
-		site = a.Unmap().String()
-	}
-	if strings.Contains(site, ":") {
-		site = "[" + site + "]"
-	}
-	if u.Port() != "" {
-		site += ":" + strconv.Itoa(portOf(u))
-	}
-	what := "a service on this computer"
-	if class == netclass.Private {
-		what = "a device on your local network"
-	}
-	return "add sites=" + site + " to reach " + what
+	return sitepolicy.GrantFor(u, class == netclass.Private)
 }
 
 // lookup grades a name by the addresses it resolves to: local when any
@@ -322,18 +302,7 @@ func (t *Tab) localDocumentGrant(where string) string {
 // rawURL is no http or https address on this computer or the local
 // network, or a grant names its host.
 func LocalGrant(rawURL string, sites, allowLocal []string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
-		return ""
-	}
-	class, _ := netclass.Host(u.Hostname())
-	if class == netclass.Public {
-		return ""
-	}
-	if matchSites(rawURL, allowLocal, false) || matchSites(rawURL, sites, false) {
-		return ""
-	}
-	return localGrant(u, class)
+	return sitepolicy.LocalGrant(rawURL, sites, allowLocal)
 }
 
 // navigationTarget describes an address for the action log: its origin and

@@ -16,44 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tranquil/automation/internal/netclass"
 	"github.com/tranquil/automation/internal/testenv"
 
 	"github.com/tranquil/automation/errcode"
 )
-
-func TestSiteAllowedPorts(t *testing.T) {
-	for _, c := range []struct {
-		url   string
-		sites []string
-		want  bool
-	}{
-		{"http://localhost:8080/a", []string{"localhost:8080"}, true},
-		{"http://localhost:8081/a", []string{"localhost:8080"}, false},
-		{"http://localhost/a", []string{"localhost:80"}, true},
-		{"https://localhost/a", []string{"localhost:80"}, false},
-		{"https://localhost/a", []string{"localhost:443"}, true},
-		{"http://localhost:0080/", []string{"localhost:80"}, true},
-		{"http://localhost:8080/", []string{"localhost"}, true},
-		{"http://[::1]:3000/", []string{"[::1]:3000"}, true},
-		{"http://[::1]:3000/", []string{"[::1]"}, true},
-		{"http://[::1]:3000/", []string{"::1"}, true},
-		{"http://[::1]:3001/", []string{"[::1]:3000"}, false},
-		{"http://app.example.com:8443/", []string{"*.example.com:8443"}, true},
-		{"http://app.example.com:8444/", []string{"*.example.com:8443"}, false},
-		{"http://localhost:8080/", []string{"localhost:"}, false},
-		{"http://localhost:8080/", []string{"localhost:0"}, false},
-		{"http://localhost:8080/", []string{"localhost:x"}, false},
-		{"http://localhost:8080/", []string{"[::1"}, false},
-		{"http://localhost:99999/", []string{"localhost:99999"}, false},
-	} {
-		assert.Equal(t, c.want, SiteAllowed(c.url, c.sites), "%s on %v", c.url, c.sites)
-	}
-	// A wildcard is a site for page actions, never a grant of a local host.
-	assert.True(t, SiteAllowed("http://app.localhost:8080/", []string{"*.localhost"}))
-	assert.False(t, matchSites("http://app.localhost:8080/", []string{"*.localhost"}, false))
-	assert.True(t, matchSites("http://app.localhost:8080/", []string{"app.localhost"}, false))
-}
 
 func TestNavigationTargetKeepsNoQuery(t *testing.T) {
 	for raw, want := range map[string]string{
@@ -71,26 +37,13 @@ func TestNavigationTargetKeepsNoQuery(t *testing.T) {
 	assert.Less(t, len(long), 260, "a long path is cut")
 }
 
-func TestLocalGrantNamesTheSite(t *testing.T) {
-	for raw, want := range map[string]string{
-		"http://127.0.0.1:8080/x?y":  "add sites=127.0.0.1:8080 to reach a service on this computer",
-		"http://LOCALHOST/":          "add sites=localhost to reach a service on this computer",
-		"http://[::1]:3000/":         "add sites=[::1]:3000 to reach a service on this computer",
-		"http://192.168.1.1/":        "add sites=192.168.1.1 to reach a device on your local network",
-		"https://printer.local:631/": "add sites=printer.local:631 to reach a device on your local network",
-	} {
-		u, err := url.Parse(raw)
-		require.NoError(t, err)
-		class, _ := netclass.Host(u.Hostname())
-		assert.Equal(t, want, localGrant(u, class), raw)
-	}
-}
-
-func TestAllowLocalMustNameHosts(t *testing.T) {
-	require.NoError(t, checkLocalSites([]string{"127.0.0.1", "localhost:8080", "[::1]:3000", "dev.internal"}))
-	for _, bad := range []string{"*.localhost", "localhost:0", "", "http://127.0.0.1/", "a b"} {
-		assert.ErrorIs(t, checkLocalSites([]string{bad}), ErrEndpoint, bad)
-	}
+// The grant rules are sitepolicy's; these check that cdp's wrappers keep
+// its answers and cdp's error for a bad AllowLocal entry.
+func TestLocalGrantWrappers(t *testing.T) {
+	assert.Equal(t, "add sites=127.0.0.1:8080 to reach a service on this computer", LocalGrant("http://127.0.0.1:8080/x", nil, nil))
+	assert.Empty(t, LocalGrant("http://127.0.0.1:8080/x", []string{"127.0.0.1:8080"}, nil))
+	require.NoError(t, CheckAllowLocal([]string{"127.0.0.1", "localhost:8080"}))
+	assert.ErrorIs(t, CheckAllowLocal([]string{"localhost", "*.localhost"}), ErrEndpoint)
 }
 
 // fakeResolver answers from a table and records every name asked: tests

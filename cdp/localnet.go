@@ -9,6 +9,7 @@ import (
 	"github.com/mafredri/cdp/protocol/fetch"
 	"github.com/mafredri/cdp/protocol/target"
 
+	"github.com/tranquil/automation/cdp/sitepolicy"
 	"github.com/tranquil/automation/internal/netclass"
 )
 
@@ -78,11 +79,11 @@ func (g *Gateway) subresourceRefusal(ctx context.Context, frame, raw string) str
 	g.mu.Lock()
 	local := g.local
 	g.mu.Unlock()
-	if matchSites(raw, local, false) {
+	if sitepolicy.Granted(raw, local) {
 		return ""
 	}
 	for _, t := range g.ownersOf(ctx, frame) {
-		if !matchSites(raw, t.opts.Sites, false) {
+		if !sitepolicy.Granted(raw, t.opts.Sites) {
 			return localGrant(u, class)
 		}
 	}

@@ -303,16 +303,17 @@ func (lk *lookup) close(ctx context.Context) {
 	if lk.dropped {
 		sets = nil
 	}
-	go func() {
+	lk.fm.p.goTask("lookup release", func(gctx context.Context) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
 		defer cancel()
+		defer context.AfterFunc(gctx, cancel)()
 		if cargs, err := callArgs([]any{formsHash, sets}); err == nil && len(sets) > 0 {
 			// Straight to the world the sets are in: dropping them runs
 			// nothing of the page's, whatever document it shows now.
 			_, _ = lk.c.Runtime.CallFunctionOn(cctx, runtime.NewCallFunctionOnArgs(dropSetsFn).SetUniqueContextID(lk.uid).SetArguments(cargs))
 		}
 		_ = lk.c.Runtime.ReleaseObjectGroup(cctx, runtime.NewReleaseObjectGroupArgs(lk.group))
-	}()
+	})
 }
 
 const dropSetsFn = `function (hash, sets) {

@@ -45,8 +45,8 @@ func (t *Tab) takeReply(n int) (give func(), err error) {
 // cannot fit (or is given straight back if memory was freed meanwhile:
 // the reply is gone either way), so that it sees every refusal.
 func (t *Tab) overBudget(o *oversizeError) error {
-	if err := t.opts.Meter.Take(o.size, "a reply from the page"); err == nil {
-		t.opts.Meter.Give(o.size)
+	if err := t.opts.Meter.Take(o.Size, "a reply from the page"); err == nil {
+		t.opts.Meter.Give(o.Size)
 	}
 	return codeErr(errcode.LimitExceeded, "%w", o)
 }

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/coder/websocket"
 	"github.com/mafredri/cdp/rpcc"
 
+	"github.com/tranquil/automation/cdp/internal/wire"
 	"github.com/tranquil/automation/errcode"
 )
 
@@ -87,26 +87,18 @@ type transport interface {
 }
 
 // oversizeError is a message the transport read past and dropped because
-// it was over the size limit. Its first and last bytes are kept, so the
-// reader can still tell whose reply it was: Chromium writes the "id" first
-// and the "sessionId" last.
+// it was over the size limit (see wire.Dropped for what is kept of it).
 type oversizeError struct {
-	size, limit int64
-	head, tail  []byte
+	wire.Dropped
 	// metered: the limit was the caller's meter's, not the connection's.
 	metered bool
 }
 
-const (
-	oversizeHead = 64
-	oversizeTail = 256
-)
-
 func (e *oversizeError) Error() string {
 	if e.metered {
-		return fmt.Sprintf("the browser's reply (over %s) is larger than what is left of the memory budget (%s)", byteCount(e.size), byteCount(e.limit))
+		return fmt.Sprintf("the browser's reply (over %s) is larger than what is left of the memory budget (%s)", byteCount(e.Size), byteCount(e.Limit))
 	}
-	return fmt.Sprintf("cdp: message too large: %d bytes, limit %d", e.size, e.limit)
+	return fmt.Sprintf("cdp: message too large: %d bytes, limit %d", e.Size, e.Limit)
 }
 
 func (e *oversizeError) Unwrap() error {
@@ -127,20 +119,6 @@ func byteCount(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// Write records p as the next part of the dropped message, keeping only
-// the bounded head and tail.
-func (e *oversizeError) Write(p []byte) (int, error) {
-	e.size += int64(len(p))
-	if n := oversizeHead - len(e.head); n > 0 {
-		e.head = append(e.head, p[:min(n, len(p))]...)
-	}
-	e.tail = append(e.tail, p[max(0, len(p)-oversizeTail):]...)
-	if over := len(e.tail) - oversizeTail; over > 0 {
-		e.tail = append(e.tail[:0], e.tail[over:]...)
-	}
-	return len(p), nil
-}
-
 // wsTransport is a browser WebSocket. It enforces the size limit itself,
 // rather than through the socket's read limit, so that an oversized
 // message costs one call instead of the connection.
@@ -154,7 +132,7 @@ func (t *wsTransport) readMessage(ctx context.Context, limitOf func([]byte) int6
 	if err != nil {
 		return nil, err
 	}
-	var head [oversizeHead]byte
+	var head [wire.HeadLen]byte
 	n, err := io.ReadFull(r, head[:])
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return append([]byte(nil), head[:n]...), nil
@@ -173,7 +151,7 @@ func (t *wsTransport) readMessage(ctx context.Context, limitOf func([]byte) int6
 	if int64(len(b)) <= limit {
 		return b, nil
 	}
-	o := &oversizeError{limit: limit, metered: limit < t.max}
+	o := &oversizeError{Dropped: wire.Dropped{Limit: limit}, metered: limit < t.max}
 	o.Write(b)
 	if _, err := io.Copy(o, r); err != nil {
 		return nil, err
@@ -249,7 +227,7 @@ func (m *mux) read() {
 			m.answer(id, directReply{data: data})
 			continue
 		}
-		id, ok := sessionIDOf(data)
+		id, ok := wire.SessionIDOf(data)
 		if !ok {
 			continue // not a protocol frame; nothing can be waiting for it
 		}
@@ -272,7 +250,7 @@ func (m *mux) answer(id uint64, rep directReply) {
 // limitOf is the most the message starting with head may be: the limit of
 // the direct call it answers, when that call has one.
 func (m *mux) limitOf(head []byte) int64 {
-	id, ok := leadingID(head)
+	id, ok := wire.LeadingID(head)
 	if !ok || id < directIDBase {
 		return 0
 	}
@@ -308,7 +286,7 @@ func (m *mux) deliver(sessionID string, data []byte) {
 // since rpcc has no way to carry another error to one call. A dropped
 // event is simply lost.
 func (m *mux) oversized(o *oversizeError) {
-	id, ok := leadingID(o.head)
+	id, ok := wire.LeadingID(o.Head)
 	if !ok {
 		return
 	}
@@ -316,15 +294,8 @@ func (m *mux) oversized(o *oversizeError) {
 		m.answer(id, directReply{err: o})
 		return
 	}
-	sessionID, _ := tailSessionID(o.tail) // none: a browser-level reply
-	msg, _ := json.Marshal(o.Error())
-	b := make([]byte, 0, 128+len(msg))
-	b = append(b, `{"id":`...)
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, `,"error":{"code":-32000,"message":`...)
-	b = append(b, msg...)
-	b = append(b, `}}`...)
-	m.deliver(sessionID, b)
+	sessionID, _ := wire.TailSessionID(o.Tail) // none: a browser-level reply
+	m.deliver(sessionID, wire.ErrorReply(id, o.Error()))
 }
 
 // inspectorEvent records why a session is about to end. A crash ends the
@@ -404,62 +375,11 @@ func (m *mux) close() {
 	<-m.readerDone
 }
 
-// sessionIDOf finds the top-level "sessionId" of a frame. Chromium writes
-// it last, so a look at the tail is usually enough; anything else gets a
-// full decode. The tail match is sound: inside a JSON string the quotes
-// around the key would be escaped, and the final '}' right after the value
-// closes the top-level object.
-func sessionIDOf(data []byte) (string, bool) {
-	if id, ok := tailSessionID(data); ok {
-		return id, true
-	}
-	var probe struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return "", false
-	}
-	return probe.SessionID, true
-}
-
-// tailSessionID is the fast half of sessionIDOf: the "sessionId" that ends
-// the frame, if it has one in plain form.
-func tailSessionID(data []byte) (string, bool) {
-	const key = `,"sessionId":"`
-	n := len(data)
-	if n > 2 && data[n-1] == '}' && data[n-2] == '"' {
-		tail := data[max(0, n-128) : n-2]
-		if i := bytes.LastIndex(tail, []byte(key)); i >= 0 {
-			if id := tail[i+len(key):]; plainID(id) {
-				return string(id), true
-			}
-		}
-	}
-	return "", false
-}
-
-// directID reads the leading "id" of a reply, which Chromium writes first,
-// and reports whether it belongs to a direct call.
+// directID reads the leading "id" of a reply and reports whether it
+// belongs to a direct call.
 func directID(data []byte) (uint64, bool) {
-	id, ok := leadingID(data)
+	id, ok := wire.LeadingID(data)
 	return id, ok && id >= directIDBase
-}
-
-// leadingID reads the "id" a reply starts with.
-func leadingID(data []byte) (uint64, bool) {
-	const prefix = `{"id":`
-	if !bytes.HasPrefix(data, []byte(prefix)) {
-		return 0, false
-	}
-	var id uint64
-	i := len(prefix)
-	for ; i < len(data) && data[i] >= '0' && data[i] <= '9' && i < len(prefix)+20; i++ {
-		id = id*10 + uint64(data[i]-'0')
-	}
-	if i == len(prefix) || i >= len(data) || data[i] != ',' && data[i] != '}' {
-		return 0, false
-	}
-	return id, true
 }
 
 // invoke sends one request on r's session and returns the raw reply
@@ -505,27 +425,7 @@ func (m *mux) send(r *route, method string, params []byte) error {
 
 // request is the frame of a direct call.
 func request(id uint64, r *route, method string, params []byte) []byte {
-	b := make([]byte, 0, len(params)+len(method)+96)
-	b = append(b, `{"id":`...)
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, `,"sessionId":"`...)
-	b = append(b, r.id...)
-	b = append(b, `","method":`...)
-	b = strconv.AppendQuote(b, method)
-	b = append(b, `,"params":`...)
-	b = append(b, params...)
-	return append(b, '}')
-}
-
-// plainID reports whether b is the kind of id Chromium issues (hex, or at
-// least plain ASCII word characters), which needs no JSON unescaping.
-func plainID(b []byte) bool {
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return len(b) > 0
+	return wire.AppendCall(make([]byte, 0, len(params)+len(method)+96), id, r.id, method, params)
 }
 
 // open registers a session route and returns an rpcc.Conn speaking on it.
@@ -600,25 +500,14 @@ func (c *sessionCodec) WriteRequest(req *rpcc.Request) error {
 		return c.r.err
 	default:
 	}
-	b := c.buf[:0]
-	b = append(b, `{"id":`...)
-	b = strconv.AppendUint(b, req.ID, 10)
-	if c.r.id != "" {
-		b = append(b, `,"sessionId":"`...)
-		b = append(b, c.r.id...)
-		b = append(b, '"')
-	}
-	b = append(b, `,"method":`...)
-	b = strconv.AppendQuote(b, req.Method)
+	var params []byte
 	if req.Args != nil {
-		params, err := json.Marshal(req.Args)
-		if err != nil {
+		var err error
+		if params, err = json.Marshal(req.Args); err != nil {
 			return fmt.Errorf("cdp: encode %s: %w", req.Method, err)
 		}
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
 	}
-	b = append(b, '}')
+	b := wire.AppendCall(c.buf[:0], req.ID, c.r.id, req.Method, params)
 	if cap(b) <= 64<<10 {
 		c.buf = b // keep small buffers; let big ones go
 	}

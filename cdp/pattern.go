@@ -1,62 +1,34 @@
 package cdp
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"regexp"
-	"regexp/syntax"
-	"strconv"
-	"strings"
-	"unicode/utf8"
+import "github.com/tranquil/automation/cdp/textpattern"
 
-	"github.com/tranquil/automation/errcode"
-)
-
-// A script's regular expressions are compiled and matched in the host's
-// process, so what one may cost is bounded before it is spent: the
-// source's size before anything is parsed, the compiled program's size
-// before it is built, and the matching by the text it reads and by the
-// call's context.
+// A script's regular expressions are package textpattern's, which
+// bounds what one may cost before it is spent; these are its names as
+// cdp's callers know them.
 
 const (
-	// MaxPatternBytes bounds a pattern's source, in bytes of UTF-8. It is
-	// checked before the pattern is parsed, since parsing and compiling
-	// cost memory in proportion to the source.
-	MaxPatternBytes = 1 << 10
-	// MaxPatternInstructions bounds the program a pattern compiles to.
-	// Matching may take a step per instruction for each character of text,
-	// and a short source can compile large ({n} copies what it repeats:
-	// 11 bytes of [a-z]{1000} are 1,000 instructions), so this bounds how
-	// much slower than a plain one a pattern can match. The size is
-	// counted from the parsed pattern before it is compiled.
-	MaxPatternInstructions = 10_000
-	// MaxMatchBytes bounds the text a pattern is matched against: a longer
-	// text is matched on its first MaxMatchBytes, cut between characters,
-	// so a pattern anchored at the end ($) sees that cut, not the text's
-	// end. The text compared without a pattern, and the text an error
-	// quotes, are not cut.
-	MaxMatchBytes = 1 << 20
+	// MaxPatternBytes bounds a pattern's source, in bytes of UTF-8 (see
+	// [textpattern.MaxBytes]).
+	MaxPatternBytes = textpattern.MaxBytes
+	// MaxPatternInstructions bounds the program a pattern compiles to
+	// (see [textpattern.MaxInstructions]).
+	MaxPatternInstructions = textpattern.MaxInstructions
+	// MaxMatchBytes bounds the text a pattern is matched against (see
+	// [textpattern.MaxMatchBytes]).
+	MaxMatchBytes = textpattern.MaxMatchBytes
 )
 
-// maxFlags is how many flags a RegExp can carry: d, g, i, m, s, u, v and
-// y, each at most once.
-const maxFlags = 8
-
-// patternExcerpt is how many characters of a source too long to take an
-// error quotes: enough to tell which pattern it was.
-const patternExcerpt = 40
-
 // Pattern is a regular expression as a script writes one: a JavaScript
-// RegExp's source and flags, matched by Go's regexp, which has the same
-// syntax for what scripts mostly use (classes, groups, alternation,
-// anchors, counts) but no lookaround or backreferences.
-type Pattern struct {
-	re    *regexp.Regexp
-	insts int    // instructions of the compiled program, or a few more (programSize)
-	shown string // as the script wrote it: /source/flags
-}
+// RegExp's source and flags (see [textpattern.Pattern]).
+type Pattern = textpattern.Pattern
+
+// InvalidPatternError is a pattern [CompilePattern] cannot use. Its code
+// is invalid.
+type InvalidPatternError = textpattern.InvalidError
+
+// PatternLimitError is a pattern past one of the limits [CompilePattern]
+// holds it to. Its code is limit_exceeded.
+type PatternLimitError = textpattern.LimitError
 
 // CompilePattern compiles a JavaScript RegExp's source and flags. The
 // flags i, m and s keep their meaning; g, y, d and u change nothing for a
@@ -65,251 +37,5 @@ type Pattern struct {
 // [MaxPatternBytes], or one that compiles to more than
 // [MaxPatternInstructions], is a *PatternLimitError.
 func CompilePattern(source, flags string) (*Pattern, error) {
-	if len(source) > MaxPatternBytes {
-		return nil, &PatternLimitError{Pattern: "/" + shorten(source, patternExcerpt) + "/", Limit: MaxPatternBytes, Reason: fmt.Sprintf("its source is %d bytes; a pattern may have at most %d", len(source), MaxPatternBytes)}
-	}
-	if len(flags) > maxFlags {
-		return nil, &InvalidPatternError{Pattern: "/" + source + "/" + shorten(flags, maxFlags), Reason: fmt.Sprintf("a RegExp has at most %d flags", maxFlags)}
-	}
-	shown := "/" + source + "/" + flags
-	var inline string
-	for _, f := range flags {
-		switch f {
-		case 'i', 'm', 's':
-			if !strings.ContainsRune(inline, f) {
-				inline += string(f)
-			}
-		case 'g', 'y', 'd', 'u':
-		default:
-			return nil, &InvalidPatternError{Pattern: shown, Reason: fmt.Sprintf("the flag %q is not supported; use i, m, s, g, y, d or u", f)}
-		}
-	}
-	expr := jsEscapes(source)
-	if inline != "" {
-		expr = "(?" + inline + ")" + expr
-	}
-	// regexp.Compile parses as syntax.Perl does; parsing first lets the
-	// program's size be known before anything copies what {n} repeats.
-	parsed, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil, invalidPattern(shown, err)
-	}
-	insts := programSize(parsed)
-	if insts > MaxPatternInstructions {
-		return nil, &PatternLimitError{Pattern: shown, Limit: MaxPatternInstructions, Reason: fmt.Sprintf("it compiles to more than %d instructions (its repeats copy what they repeat); repeat less, or match less at once", MaxPatternInstructions)}
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, invalidPattern(shown, err)
-	}
-	return &Pattern{re: re, insts: insts, shown: shown}, nil
-}
-
-// invalidPattern words a parse error of the pattern shown.
-func invalidPattern(shown string, err error) error {
-	reason := err.Error()
-	var se *syntax.Error
-	if errors.As(err, &se) {
-		reason = fmt.Sprintf("%s at %s", se.Code, strconv.Quote(se.Expr))
-	}
-	return &InvalidPatternError{Pattern: shown, Reason: reason + "; lookaround and backreferences are not supported"}
-}
-
-// programSize is at least the number of instructions syntax.Compile makes
-// of re once simplified, and at most MaxPatternInstructions+1: it follows
-// the compiler (an instruction per character, class or assertion, two per
-// capture, one per alternative or loop) and counts a repeat as the copies
-// Simplify makes of it, without making them.
-func programSize(re *syntax.Regexp) int {
-	return min(2+subSize(re), MaxPatternInstructions+1) // + the fail and match instructions
-}
-
-// subSize is the instructions of re, at most MaxPatternInstructions+1.
-func subSize(re *syntax.Regexp) int {
-	const over = MaxPatternInstructions + 1
-	var n int
-	switch re.Op {
-	case syntax.OpLiteral:
-		n = max(1, len(re.Rune))
-	case syntax.OpCapture, syntax.OpStar:
-		n = 2 + subSize(re.Sub[0])
-	case syntax.OpPlus, syntax.OpQuest:
-		n = 1 + subSize(re.Sub[0])
-	case syntax.OpConcat, syntax.OpAlternate:
-		n = len(re.Sub) // the alternatives' branches, or a concat's nop
-		for _, sub := range re.Sub {
-			if n += subSize(sub); n > over {
-				break
-			}
-		}
-	case syntax.OpRepeat:
-		sub := subSize(re.Sub[0])
-		switch {
-		case re.Max == 0:
-			n = 1
-		case re.Max < 0:
-			n = max(re.Min, 1)*sub + 2 // x{n,} is n-1 copies and x+; x{0,} is x*
-		default:
-			n = re.Min*sub + (re.Max-re.Min)*(sub+1) // x{n,m} is n copies and m-n nested x?
-		}
-	default: // a class, any character, an assertion, no match, empty
-		n = 1
-	}
-	return min(n, over)
-}
-
-// match reports whether p matches s, cut to MaxMatchBytes, or fails with
-// ctx's error when ctx ends first: a match that could take long reads s
-// through a reader that ends it when ctx does.
-func (p *Pattern) match(ctx context.Context, s string) (bool, error) {
-	s = cutUTF8(s, MaxMatchBytes)
-	if len(s)*p.insts <= matchAtOnce {
-		return p.re.MatchString(s), nil
-	}
-	r := &ctxRunes{done: ctx.Done(), s: s, every: max(1, matchCheckWork/p.insts)}
-	held := p.re.MatchReader(r)
-	if r.stopped {
-		return false, ctx.Err()
-	}
-	return held, nil
-}
-
-// Matching costs at most about a step per instruction of the program for
-// each character of text; a step takes a few nanoseconds.
-const (
-	// matchAtOnce is the most steps a match may take without looking at
-	// its context: a few milliseconds. Up to it MatchString runs, with
-	// its fast paths (a literal prefix is searched for, a short text
-	// backtracked); past it the match reads through a ctxRunes.
-	matchAtOnce = 1 << 22
-	// matchCheckWork is how many steps go by between two looks at the
-	// context while a long match reads: about a millisecond.
-	matchCheckWork = 1 << 18
-)
-
-// ctxRunes reads s for a match until done is closed: then it reports the
-// end of the text, so the match ends, and stopped says why.
-type ctxRunes struct {
-	done    <-chan struct{}
-	s       string
-	at      int
-	every   int // runes between two looks at done
-	left    int // runes until the next look
-	stopped bool
-}
-
-func (r *ctxRunes) ReadRune() (rune, int, error) {
-	if r.left--; r.left < 0 {
-		r.left = r.every
-		select {
-		case <-r.done:
-			r.stopped = true
-		default:
-		}
-	}
-	if r.stopped || r.at >= len(r.s) {
-		return 0, 0, io.EOF
-	}
-	c, size := rune(r.s[r.at]), 1
-	if c >= utf8.RuneSelf {
-		c, size = utf8.DecodeRuneInString(r.s[r.at:])
-	}
-	r.at += size
-	return c, size, nil
-}
-
-// cutUTF8 cuts s to at most n bytes, between characters.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// jsEscapes rewrites JavaScript's \uXXXX and \u{X…} escapes in a pattern
-// as \x{…}, the form Go's regexp reads.
-func jsEscapes(src string) string {
-	if !strings.Contains(src, `\u`) {
-		return src
-	}
-	var b strings.Builder
-	for i := 0; i < len(src); i++ {
-		if src[i] != '\\' || i+1 >= len(src) {
-			b.WriteByte(src[i])
-			continue
-		}
-		if src[i+1] == 'u' {
-			rest := src[i+2:]
-			if j := strings.IndexByte(rest, '}'); strings.HasPrefix(rest, "{") && j > 1 && isHex(rest[1:j]) {
-				b.WriteString(`\x{` + rest[1:j] + "}")
-				i += 2 + j
-				continue
-			}
-			if len(rest) >= 4 && isHex(rest[:4]) {
-				b.WriteString(`\x{` + rest[:4] + "}")
-				i += 5
-				continue
-			}
-		}
-		b.WriteString(src[i : i+2])
-		i++
-	}
-	return b.String()
-}
-
-func isHex(s string) bool {
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// String is the pattern as the script wrote it.
-func (p *Pattern) String() string { return p.shown }
-
-// InvalidPatternError is a pattern [CompilePattern] cannot use. Its code
-// is invalid.
-type InvalidPatternError struct {
-	Pattern string
-	Reason  string
-}
-
-func (e *InvalidPatternError) Error() string {
-	return fmt.Sprintf("the pattern %s cannot be matched: %s", e.Pattern, e.Reason)
-}
-
-// ErrorCode is invalid.
-func (e *InvalidPatternError) ErrorCode() errcode.Code { return errcode.Invalid }
-
-// Is matches errcode.Invalid.
-func (e *InvalidPatternError) Is(target error) bool { return target == error(errcode.Invalid) }
-
-// PatternLimitError is a pattern past one of the limits
-// [CompilePattern] holds it to. Its code is limit_exceeded.
-type PatternLimitError struct {
-	// Pattern is the pattern as the script wrote it, its source cut when
-	// that is what is too long.
-	Pattern string
-	// Limit is the limit it met: [MaxPatternBytes] or
-	// [MaxPatternInstructions].
-	Limit int
-	// Reason says how the pattern went past Limit.
-	Reason string
-}
-
-func (e *PatternLimitError) Error() string {
-	return fmt.Sprintf("the pattern %s is too large: %s", e.Pattern, e.Reason)
-}
-
-// ErrorCode is limit_exceeded.
-func (e *PatternLimitError) ErrorCode() errcode.Code { return errcode.LimitExceeded }
-
-// Is matches errcode.LimitExceeded.
-func (e *PatternLimitError) Is(target error) bool {
-	return target == error(errcode.LimitExceeded)
+	return textpattern.Compile(source, flags)
 }

@@ -15,17 +15,17 @@ import (
 	"github.com/mafredri/cdp/protocol/browser"
 	"github.com/mafredri/cdp/protocol/fetch"
 	"github.com/mafredri/cdp/protocol/network"
+
+	"github.com/tranquil/automation/cdp/sitepolicy"
 )
 
-// SiteAllowed reports whether the page at rawURL is on one of sites. A site
-// is a hostname ("example.com", matching only that host) or a wildcard
-// ("*.example.com", matching any subdomain but not example.com itself),
-// either with an optional port ("localhost:8080", "[::1]:3000") that the
-// page's port, written or implied by its scheme, must then equal. Matching
-// ignores case and a trailing dot, and ports when the site names none. Only
-// http and https pages can match; a malformed URL or site never does.
+// SiteAllowed reports whether the page at rawURL is on one of sites, by
+// the rule [sitepolicy.Allowed] states: a site is a hostname
+// ("example.com") or a wildcard ("*.example.com", any subdomain), with an
+// optional port the page's must then equal; only http and https pages
+// match.
 func SiteAllowed(rawURL string, sites []string) bool {
-	return matchSites(rawURL, sites, true)
+	return sitepolicy.Allowed(rawURL, sites)
 }
 
 // PagePolicy is what the pages of a guarded browser may reach. The zero
@@ -413,31 +413,18 @@ func (g *Gateway) unwatch(t *Tab) {
 }
 
 // documentAllowed reports whether a committed document's address is one a
-// page action, a screenshot or a script's view may touch: http, https, or a
-// blank page.
-func documentAllowed(raw string) bool {
-	if raw == "about:blank" || raw == "" {
-		return true
-	}
-	u, err := url.Parse(raw)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "about" && u.Opaque == "blank")
-}
+// page action, a screenshot or a script's view may touch (see
+// [sitepolicy.DocumentAllowed]).
+func documentAllowed(raw string) bool { return sitepolicy.DocumentAllowed(raw) }
 
 // CheckNavigation reports whether a navigation to raw may be started on a
 // script's behalf: only http and https addresses and about:blank. Anything
 // else (javascript:, data:, file:, chrome:, view-source:, devtools:,
-// blob:, filesystem:, …) is a *NavigationBlockedError.
+// blob:, filesystem:, …) is a *NavigationBlockedError whose reason
+// [sitepolicy.NavigationRefusal] gives.
 func CheckNavigation(raw string) error {
-	if raw == "about:blank" {
-		return nil
+	if why := sitepolicy.NavigationRefusal(raw); why != "" {
+		return &NavigationBlockedError{URL: raw, Reason: why}
 	}
-	u, err := url.Parse(raw)
-	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return nil
-	}
-	scheme := "that"
-	if err == nil && u.Scheme != "" {
-		scheme = u.Scheme + ":"
-	}
-	return &NavigationBlockedError{URL: raw, Reason: scheme + " is not an http or https address"}
+	return nil
 }

@@ -3,7 +3,6 @@ package cdp
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -29,8 +28,6 @@ type tabExt struct {
 	respOrder []string // insertion order, to bound responses
 
 	net netScope
-	dlg dialogState
-	sw  swState // service worker registrations: serviceworkers.go
 
 	local localState // local addresses: sockets.go, workers.go, openers.go
 
@@ -198,16 +195,5 @@ func (m *mux) sendOn(r *route, method string, params []byte) error {
 		return r.err
 	default:
 	}
-	id := directIDBase + m.directSeq.Add(1)%directIDBase
-	b := make([]byte, 0, len(params)+len(method)+96)
-	b = append(b, `{"id":`...)
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, `,"sessionId":"`...)
-	b = append(b, r.id...)
-	b = append(b, `","method":`...)
-	b = strconv.AppendQuote(b, method)
-	b = append(b, `,"params":`...)
-	b = append(b, params...)
-	b = append(b, '}')
-	return m.write(b)
+	return m.send(r, method, params)
 }

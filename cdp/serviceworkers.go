@@ -46,7 +46,7 @@ func (t *Tab) watchServiceWorkers(ctx context.Context) error {
 	t.mu.Lock()
 	current := originOf(t.url) // the document the tab showed when attached
 	t.mu.Unlock()
-	sw := &t.ext.sw
+	sw := &t.sw
 	sw.mu.Lock()
 	sw.existing, sw.refused, sw.events = map[string]bool{}, map[string]bool{}, make(chan struct{})
 	if sw.origins == nil {
@@ -73,7 +73,7 @@ func (t *Tab) swFrameNavigated(params json.RawMessage) {
 	if o == "" {
 		return
 	}
-	sw := &t.ext.sw
+	sw := &t.sw
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if sw.origins == nil || len(sw.origins) >= maxSWOrigins {
@@ -90,7 +90,7 @@ func (t *Tab) swRegistrations(params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	sw := &t.ext.sw
+	sw := &t.sw
 	sw.mu.Lock()
 	if sw.events == nil {
 		sw.mu.Unlock()
@@ -114,16 +114,16 @@ func (t *Tab) swRegistrations(params json.RawMessage) {
 	sw.pending.Add(len(refuse))
 	sw.mu.Unlock()
 	for _, scope := range refuse {
-		go t.unregisterServiceWorker(scope)
+		t.tasks.Go("service worker unregistration", func(ctx context.Context) { t.unregisterServiceWorker(ctx, scope) })
 	}
 }
 
 // unregisterServiceWorker removes the registration of scope and logs the
 // refusal. New documents no longer match it at once; pages it already
 // controls keep it until they go.
-func (t *Tab) unregisterServiceWorker(scope string) {
-	defer t.ext.sw.pending.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+func (t *Tab) unregisterServiceWorker(ctx context.Context, scope string) {
+	defer t.sw.pending.Done()
+	ctx, cancel := cleanup(ctx)
 	defer cancel()
 	outcome := "refused"
 	if err := t.c.ServiceWorker.Unregister(ctx, serviceworker.NewUnregisterArgs(scope)); err != nil {
@@ -139,7 +139,7 @@ func (t *Tab) unregisterServiceWorker(scope string) {
 // until those the tab refuses are unregistered. Detach and Close call it
 // before the session ends.
 func (t *Tab) sweepServiceWorkers(ctx context.Context) {
-	sw := &t.ext.sw
+	sw := &t.sw
 	sw.mu.Lock()
 	events := sw.events
 	sw.mu.Unlock()

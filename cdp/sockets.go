@@ -11,6 +11,7 @@ import (
 	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/runtime"
 
+	"github.com/tranquil/automation/cdp/sitepolicy"
 	"github.com/tranquil/automation/internal/netclass"
 )
 
@@ -92,8 +93,8 @@ func socketRulesParams(grants []string) []byte {
 // IPv6, a name also with a trailing dot, and the web's default ports also
 // as URLs leave them, without a port.
 func grantPatterns(site string) []string {
-	h, port, ok := splitSite(site)
-	if !ok || strings.HasPrefix(h, "*.") || !validHost(h) {
+	h, port, ok := sitepolicy.LocalSite(site)
+	if !ok {
 		return nil
 	}
 	name, a, isAddr := netclass.Canonical(h)
@@ -256,8 +257,8 @@ const workerSocketJS = `(grants) => {
 func workerGrants(grants []string) [][2]any {
 	out := [][2]any{}
 	for _, s := range grants {
-		h, port, ok := splitSite(s)
-		if !ok || strings.HasPrefix(h, "*.") || !validHost(h) {
+		h, port, ok := sitepolicy.LocalSite(s)
+		if !ok {
 			continue
 		}
 		name, a, isAddr := netclass.Canonical(h)

@@ -31,10 +31,12 @@ const defaultCleanupTimeout = 5 * time.Second
 // same across navigations, cross-process ones included. A Tab is safe for
 // concurrent use. Its events are handled on the session's receive goroutine
 // inside the connection, which ends when the tab detaches or the browser
-// connection is lost; the only goroutines it starts itself are short calls
-// that take a refused document away, answer a dialog or unregister a
-// service worker, and the timers that turn the Network domain off after
-// gotos and log a dialog storm's dismissals, each bounded by a timeout.
+// connection is lost. Every goroutine it starts that outlives the call or
+// event that started it (a dialog's answer, a frame's setup, a cleanup
+// call) belongs to the tab's task group (tasks.go): Detach and Close end
+// them and wait for them, for a bounded time. The timers that turn the
+// Network domain off after gotos and log a dialog storm's dismissals are
+// timers, not goroutines, until they fire.
 type Tab struct {
 	b       *Browser
 	id      string
@@ -48,6 +50,11 @@ type Tab struct {
 	*forms // locating elements and acting on them: forms.go and the files doc.go names
 
 	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
+	tasks      *taskGroup    // the goroutines the tab starts (tasks.go)
+	subs       subscribers   // event callbacks (subscribe), under a lock of their own
+	// Parts with locks of their own, not under mu.
+	dlg dialogState // the dialog handler and what the page's dialogs did: dialogs.go
+	sw  swState     // service worker registrations: serviceworkers.go
 
 	mu      sync.Mutex
 	frameID string
@@ -56,9 +63,7 @@ type Tab struct {
 	frames  map[string]bool // frames of this tab seen committing, for refusals
 	changed chan struct{}
 	nav     navState // the main frame's documents, for navigation waits
-	subs    map[int]func(method string, params json.RawMessage)
-	nextSub int
-	ext     tabExt // navigation responses and dialogs: response.go, dialogs.go
+	ext     tabExt   // navigation responses, gotos, the network scope, local addresses: response.go
 	// Frames below the main one: frames.go.
 	subframes map[string]*subframe // by frame id
 	sessions  map[string]*session  // out-of-process frames' sessions, by session id
@@ -129,9 +134,9 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	t := &Tab{
 		b: b, id: targetID, session: string(r.SessionID), frameID: targetID, opts: opts,
 		changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}},
-		subs: map[int]func(string, json.RawMessage){}, frames: map[string]bool{targetID: true},
+		frames:    map[string]bool{targetID: true},
 		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
-		capturing: make(chan struct{}, 1),
+		capturing: make(chan struct{}, 1), tasks: newTaskGroup(),
 	}
 	t.top = &session{id: t.session, root: targetID}
 	t.forms = &forms{p: t}
@@ -141,22 +146,34 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 	}
 	t.conn, t.route, t.c = conn, rt, devtools.NewClient(conn)
 	t.top.conn, t.top.route, t.top.c = conn, rt, t.c
+	// Once the session has ended, what the tab's goroutines would still
+	// do has no session to do it on.
+	t.tasks.Go("session watch", func(ctx context.Context) {
+		select {
+		case <-t.route.gone:
+		case <-ctx.Done():
+		}
+		t.tasks.cancel()
+	})
 	if err := t.setup(ctx); err != nil {
 		t.detach()
+		_ = t.tasks.stop(ctx)
 		return nil, err
 	}
 	if opts.RefuseServiceWorkers {
 		if err := t.watchServiceWorkers(ctx); err != nil {
 			t.detach()
+			_ = t.tasks.stop(ctx)
 			return nil, t.fail(err)
 		}
 	}
 	if opts.Gateway != nil {
 		opts.Gateway.watch(t)
-		go func() {
+		// Ends with the session, which ends before the group stops.
+		t.tasks.Go("gateway watch", func(context.Context) {
 			<-t.route.gone
 			opts.Gateway.unwatch(t)
-		}()
+		})
 	}
 	return t, nil
 }
@@ -325,15 +342,16 @@ func (t *Tab) Detach(ctx context.Context) error {
 	}
 	if t.strandedDialog() {
 		t.detach()
-		return nil
+		return t.tasks.stop(ctx)
 	}
 	t.sweepServiceWorkers(ctx)
 	err := t.b.c.Target.DetachFromTarget(ctx, target.NewDetachFromTargetArgs().SetSessionID(target.SessionID(t.session)))
 	t.detach()
+	left := t.tasks.stop(ctx)
 	if err != nil && protocolError(err) == nil {
 		return t.b.fail(err)
 	}
-	return nil
+	return left
 }
 
 func (t *Tab) detach() {
@@ -348,15 +366,17 @@ func (t *Tab) Close(ctx context.Context) error {
 	t.sweepServiceWorkers(ctx)
 	if _, err := t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id))); err != nil {
 		if e := t.Err(); e != nil {
+			_ = t.tasks.stop(ctx)
 			return e
 		}
 		return t.b.fail(err)
 	}
 	select {
 	case <-t.route.gone:
-		return nil
+		return t.tasks.stop(ctx)
 	case <-ctx.Done():
 		t.detach()
+		_ = t.tasks.stop(ctx)
 		return ctx.Err()
 	}
 }
@@ -389,13 +409,7 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 		}
 		t.mu.Unlock()
 	}
-	t.mu.Lock()
-	var subs []func(string, json.RawMessage)
-	for _, f := range t.subs {
-		subs = append(subs, f)
-	}
-	t.mu.Unlock()
-	for _, f := range subs {
+	for _, f := range t.subs.all() {
 		f(method, params)
 	}
 }
@@ -413,11 +427,11 @@ func frameURL(u string, fragment *string) string {
 // the receive goroutine, so the navigation goes out on its own.
 func (t *Tab) refuseDocument(s *session, frame, u string) {
 	t.logRefusal("navigate", u, "navigation_blocked")
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	t.tasks.Go("refuse document", func(ctx context.Context) {
+		ctx, cancel := cleanup(ctx)
 		defer cancel()
 		_, _ = s.c.Page.Navigate(ctx, page.NewNavigateArgs("about:blank").SetFrameID(page.FrameID(frame)))
-	}()
+	})
 }
 
 // requestRefused is the gateway's report of a request it failed; the tab
@@ -457,17 +471,43 @@ func addressOf(raw string) string {
 }
 
 // subscribe adds an event callback; the returned func removes it.
-func (t *Tab) subscribe(f func(string, json.RawMessage)) func() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	id := t.nextSub
-	t.nextSub++
-	t.subs[id] = f
-	return func() {
-		t.mu.Lock()
-		delete(t.subs, id)
-		t.mu.Unlock()
+func (t *Tab) subscribe(f func(string, json.RawMessage)) func() { return t.subs.add(f) }
+
+// subscribers are a tab's event callbacks. They share no state with the
+// rest of the tab, so they have their own lock: observe reads them for
+// every event.
+type subscribers struct {
+	mu   sync.Mutex
+	next int
+	fs   map[int]func(method string, params json.RawMessage)
+}
+
+// add adds f; the returned func removes it.
+func (s *subscribers) add(f func(string, json.RawMessage)) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fs == nil {
+		s.fs = map[int]func(string, json.RawMessage){}
 	}
+	id := s.next
+	s.next++
+	s.fs[id] = f
+	return func() {
+		s.mu.Lock()
+		delete(s.fs, id)
+		s.mu.Unlock()
+	}
+}
+
+// all is the callbacks now, to call without the lock.
+func (s *subscribers) all() []func(string, json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]func(string, json.RawMessage), 0, len(s.fs))
+	for _, f := range s.fs {
+		out = append(out, f)
+	}
+	return out
 }
 
 // ConsoleMessage is one console API call made by the page.

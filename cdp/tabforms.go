@@ -48,3 +48,5 @@ func (t *Tab) click(ctx context.Context, fr string, x, y float64, landed func(ct
 	}
 	return t.clickNavigationRefused(fr, landed(ctx))
 }
+
+func (t *Tab) goTask(name string, f func(ctx context.Context)) { t.tasks.Go(name, f) }

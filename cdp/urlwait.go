@@ -3,11 +3,9 @@ package cdp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"regexp"
-	"regexp/syntax"
-	"strings"
 	"time"
+
+	"github.com/tranquil/automation/cdp/textpattern"
 )
 
 // GlobPattern compiles a URL glob as Playwright's waitForURL reads one:
@@ -15,40 +13,7 @@ import (
 // other character itself; the whole address must match. A glob without
 // a star is an exact address. A glob longer than [MaxPatternBytes] is a
 // *PatternLimitError, as a RegExp's source is.
-func GlobPattern(glob string) (*Pattern, error) {
-	if len(glob) > MaxPatternBytes {
-		return nil, &PatternLimitError{Pattern: shorten(glob, patternExcerpt), Limit: MaxPatternBytes, Reason: fmt.Sprintf("it is %d bytes; a URL glob may have at most %d", len(glob), MaxPatternBytes)}
-	}
-	var b strings.Builder
-	b.WriteString(`^`)
-	for i := 0; i < len(glob); {
-		switch {
-		case strings.HasPrefix(glob[i:], "**"):
-			b.WriteString(`.*`)
-			i += 2
-		case glob[i] == '*':
-			b.WriteString(`[^/]*`)
-			i++
-		default:
-			j := i + 1
-			for j < len(glob) && glob[j] != '*' {
-				j++
-			}
-			b.WriteString(regexp.QuoteMeta(glob[i:j]))
-			i = j
-		}
-	}
-	b.WriteString(`$`)
-	parsed, err := syntax.Parse(b.String(), syntax.Perl)
-	if err != nil {
-		return nil, invalidPattern(glob, err)
-	}
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil, invalidPattern(glob, err)
-	}
-	return &Pattern{re: re, insts: programSize(parsed), shown: fmt.Sprintf("%q", glob)}, nil
-}
+func GlobPattern(glob string) (*Pattern, error) { return textpattern.Glob(glob) }
 
 // WaitForURL waits until the tab's address matches p (see [GlobPattern]
 // and [CompilePattern]) and the document at that address reached
@@ -104,9 +69,9 @@ func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) e
 			seen = cur
 			ch := t.changed
 			t.mu.Unlock()
-			held, err := p.match(ctx, seen.url)
+			held, err := p.Match(ctx, seen.url)
 			if err != nil {
-				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}
+				return &WaitTimeoutError{What: "the address to match " + p.String(), Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}
 			}
 			if held {
 				break
@@ -114,7 +79,7 @@ func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) e
 			select {
 			case <-ch:
 			case <-ctx.Done():
-				return &WaitTimeoutError{What: "the address to match " + p.shown, Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}
+				return &WaitTimeoutError{What: "the address to match " + p.String(), Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}
 			case <-t.route.gone:
 				return t.route.err
 			}

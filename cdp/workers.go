@@ -37,16 +37,17 @@ func (t *Tab) attachWorker(parent *session, sessionID, targetID string) {
 	}
 	t.ext.local.workers[sessionID] = ws
 	t.mu.Unlock()
-	go func() {
-		// A worker's session ends with the tab's.
+	// A worker's session ends with the tab's, which ends before the group
+	// stops.
+	t.tasks.Go("worker watch", func(context.Context) {
 		select {
 		case <-t.route.gone:
 		case <-rt.gone:
 		}
 		t.dropWorker(sessionID)
-	}()
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
+	})
+	t.tasks.Go("worker setup", func(ctx context.Context) {
+		ctx, cancel := cleanup(ctx)
 		defer cancel()
 		_ = all([]func() error{
 			func() error { return t.guardWorkerSockets(ctx, ws.c) },
@@ -55,7 +56,7 @@ func (t *Tab) attachWorker(parent *session, sessionID, targetID string) {
 			},
 		}) // a worker that went meanwhile needs nothing more
 		_ = ws.c.Runtime.RunIfWaitingForDebugger(ctx)
-	}()
+	})
 }
 
 // openSession opens the route of s, a session the tab's sessions attached

@@ -15,6 +15,19 @@ import (
 // and bytes that are not UTF-8. Text without any of them comes back as is.
 func Line(s string) string { return escape(s, false) }
 
+// Shorten cuts s to at most n characters, never inside one, and marks a
+// cut with "…"; bytes that are not UTF-8 in what it keeps become U+FFFD.
+// It reads no further than it keeps: s may be a page's whole text.
+func Shorten(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
+		}
+		n--
+	}
+	return s
+}
+
 // Text is Line for text that may span lines: it keeps line feeds and
 // tabs, and escapes everything else Line does, carriage returns included
 // (a bare one moves the cursor back over what was written).

@@ -7,6 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+func TestShorten(t *testing.T) {
+	assert.Equal(t, "short", Shorten("short", 5))
+	assert.Equal(t, "shor…", Shorten("shorter", 4))
+	assert.Equal(t, "日本…", Shorten("日本語", 2), "cut between characters, not bytes")
+	assert.Equal(t, "a\uFFFD…", Shorten("a\xffbc", 2), "what it keeps is UTF-8")
+	assert.Equal(t, "…", Shorten("abc", 0))
+}
+
 func TestLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain text, ünïcode, 日本語, emoji 👩‍💻": "plain text, ünïcode, 日本語, emoji 👩‍💻",

@@ -2,6 +2,7 @@
 //
 //   - [Line] escapes everything that is not visible text, for one line.
 //   - [Text] does the same but keeps line feeds and tabs.
+//   - [Shorten] cuts text to a number of characters for a message.
 //
 // A script chooses much of what a host shows: its file name (and the
 // names of the folders above it), its notifications, output, log lines,

@@ -160,7 +160,7 @@ func TestKitRulesAgree(t *testing.T) {
 		}
 	}
 	var sites [][2]string
-	for _, vals := range corpus(t, filepath.Join(root, "cdp", "testdata", "fuzz", "FuzzSiteAllowed")) {
+	for _, vals := range corpus(t, filepath.Join(root, "cdp", "sitepolicy", "testdata", "fuzz", "FuzzAllowed")) {
 		sites = append(sites, [2]string{vals[0], vals[1]})
 	}
 	sites = append(sites, siteCases...)
