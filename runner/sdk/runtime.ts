@@ -3,7 +3,15 @@
 // journal. The bootstrap installs one when it connects; the fake host of
 // tranquil/automation/testing installs one per test.
 
-import { callSiteText, CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
+import {
+  type CallSiteLike,
+  callSiteOf,
+  callSiteText,
+  CancelledError,
+  locate,
+  NoHostError,
+  NotGrantedError,
+} from "./errors.ts";
 
 /** Host capabilities, as the host names them. */
 export type Capability =
@@ -92,6 +100,12 @@ export interface RuntimeInit {
    * script's arguments only.
    */
   siteDir?: string;
+  /**
+   * True when the runtime's owner calls formatSites once each call has
+   * left (the bootstrap does, after each write to the host), while the
+   * script waits; false: a timer formats them.
+   */
+  ownerFormatsSites?: boolean;
 }
 
 /**
@@ -108,7 +122,33 @@ type SDKFunction = (...args: any[]) => unknown;
 const V8Error = Error as unknown as {
   stackTraceLimit: number;
   captureStackTrace(into: object, above?: SDKFunction): void;
+  prepareStackTrace?: unknown;
 };
+
+/** An Error.prepareStackTrace that keeps the frames as they are. */
+const keepFrames = (_: unknown, frames: CallSiteLike[]) => frames;
+
+/**
+ * framesOf reads the frames held's stack was captured with, unformatted,
+ * or undefined when its stack was read already or Error.prepareStackTrace
+ * cannot be set. Deno formats a stack when it is first read, each frame
+ * source-mapped and all (tens of microseconds a frame); a call site needs
+ * one frame's line and column, and only they are then mapped.
+ */
+function framesOf(held: { stack?: unknown }): CallSiteLike[] | undefined {
+  const prev = V8Error.prepareStackTrace;
+  try {
+    V8Error.prepareStackTrace = keepFrames;
+  } catch {
+    return undefined; // a script froze Error
+  }
+  try {
+    const s = held.stack;
+    return Array.isArray(s) ? s : undefined;
+  } finally {
+    V8Error.prepareStackTrace = prev;
+  }
+}
 
 /** Starts the call-site argument the host takes off each call (runner/trace.go siteMark). */
 const SITE_MARK = "\u0000site:";
@@ -174,8 +214,9 @@ export class Runtime {
   readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
   readonly #inflight = new Set<InFlight>();
   readonly #siteDir: string | undefined;
+  readonly #ownerFormats: boolean;
   #calls = 0;
-  #unsent: { n: number; near: { stack?: string }; at: Error }[] = [];
+  #unsent: { n: number; near: { stack?: unknown }; at: Error }[] = [];
   #ready: string[] = [];
   #drain: number | undefined;
 
@@ -187,6 +228,7 @@ export class Runtime {
     this.granted = new Set(init.granted);
     this.#main = init.main;
     this.#siteDir = init.siteDir;
+    this.#ownerFormats = init.ownerFormatsSites ?? false;
     for (const e of init.journal ?? []) this.journal.set(e.name, structuredClone(e));
   }
 
@@ -233,13 +275,13 @@ export class Runtime {
     const pub = PUBLIC_CALLS.get(api);
     const limit = V8Error.stackTraceLimit;
     V8Error.stackTraceLimit = pub ? 1 : SITE_FRAMES;
-    const near: { stack?: string } = {};
+    const near: { stack?: unknown } = {};
     V8Error.captureStackTrace(near, pub ?? above);
     V8Error.stackTraceLimit = limit;
     const n = ++this.#calls;
     args.push(SITE_MARK + n + this.#takeReady());
     if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, near, at });
-    if (this.#drain === undefined) {
+    if (!this.#ownerFormats && this.#drain === undefined) {
       this.#drain = setTimeout(() => this.#format(), 0);
       Deno.unrefTimer(this.#drain); // formatting keeps no program running
     }
@@ -254,14 +296,26 @@ export class Runtime {
     return s;
   }
 
+  /**
+   * formatSites formats the captured sites of the calls made so far, for
+   * later calls to carry. A runtime's owner calls it (ownerFormatsSites)
+   * once they have left.
+   */
+  formatSites(): void {
+    if (this.#unsent.length > 0) this.#format();
+  }
+
   /** format formats the captured sites of the calls made so far. */
   #format(): void {
-    clearTimeout(this.#drain);
+    if (this.#drain !== undefined) clearTimeout(this.#drain);
     this.#drain = undefined;
     for (const { n, near, at } of this.#unsent) {
       // The script's frame is deeper in a chain of the SDK's own (an
-      // expectation's): the call's whole stack has it.
-      const s = callSiteText(near.stack ?? "", this.#siteDir!) ?? callSiteText(at.stack ?? "", this.#siteDir!);
+      // expectation's): the call's whole stack has it. at's is read as
+      // text, as an error that names the call's line reads it.
+      const frames = framesOf(near);
+      const s = (frames ? callSiteOf(frames, this.#siteDir!) : undefined) ??
+        callSiteText(at.stack ?? "", this.#siteDir!);
       if (s !== undefined && this.#ready.length < MAX_UNSENT) this.#ready.push(`${n}:${s}`);
     }
     this.#unsent = [];

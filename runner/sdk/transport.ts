@@ -403,6 +403,14 @@ export class SocketTransport implements RpcTransport {
   #closedResolve!: (info: CloseInfo) => void;
   #encoder = new TextEncoder();
 
+  /**
+   * onWritten, when set, is called each time queued messages have been
+   * written, while the host works on them: the SDK's deferred work (the
+   * calls' sites) then runs in the wait for the answer, not after it and
+   * with no timer of its own. It must not throw.
+   */
+  onWritten: (() => void) | undefined;
+
   /** closed settles once the connection is gone, with how it ended. It never rejects. */
   readonly closed: Promise<CloseInfo>;
 
@@ -498,6 +506,7 @@ export class SocketTransport implements RpcTransport {
         const batch = this.#outbox.length === 1 ? this.#outbox[0] : concat(this.#outbox);
         this.#outbox = [];
         await writeAll(this.#conn, batch);
+        this.onWritten?.();
       }
     } catch (e) {
       this.#writeFailed(asError(e));
