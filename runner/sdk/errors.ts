@@ -350,6 +350,7 @@ export function callSiteText(stack: string, dir: string): string | undefined {
 /** What callSiteOf reads of a V8 call site (Error.prepareStackTrace's frames). */
 export interface CallSiteLike {
   getScriptNameOrSourceURL(): string | null | undefined;
+  getFileName(): string | null | undefined;
   getLineNumber(): number | null;
   getColumnNumber(): number | null;
 }
@@ -383,7 +384,7 @@ const LOCATED = Symbol("tranquil.located");
  * an uncaught err is reported at the script's line. An err with no script
  * frame, or already located, is returned as it is.
  */
-export function locate<T>(err: T, at?: Error): T {
+export function locate<T>(err: T, at?: { readonly stack?: string }): T {
   if (!(err instanceof Error) || (err as unknown as Record<symbol, unknown>)[LOCATED]) return err;
   const site = scriptSite((at ?? err).stack ?? "");
   if (site === undefined) return err;
