@@ -103,7 +103,9 @@ export interface RuntimeInit {
   /**
    * True when the runtime's owner calls formatSites once each call has
    * left (the bootstrap does, after each write to the host), while the
-   * script waits; false: a timer formats them.
+   * script waits: the sites are then read SITE_BATCH at a time, the last
+   * ones SITE_WAIT_MS after the first of them at the latest. False: they
+   * are read in a timer as soon as the calls have left.
    */
   ownerFormatsSites?: boolean;
 }
@@ -202,6 +204,16 @@ const SITE_MARK = "\u0000site:";
 /** Sites kept waiting to be formatted or sent: past it, calls go without. */
 const MAX_UNSENT = 1024;
 
+/**
+ * Sites read together (see ownerFormatsSites). Read one a call, in the
+ * wait for the host, a site cost a call several times what it costs read
+ * in a batch, whose code and data the processor has at hand.
+ */
+const SITE_BATCH = 32;
+
+/** The longest a site waits for its batch, in milliseconds: fewer calls than a batch are read by then. */
+const SITE_WAIT_MS = 20;
+
 /** A host call that has not settled, and where the script made it. */
 interface InFlight {
   api: string;
@@ -275,16 +287,17 @@ export class Runtime {
    *
    * Reading even one frame's line costs microseconds, a share of a host
    * round trip: a call's site is read after the call has left, while the
-   * script waits for the host (formatSites), and travels with a later
-   * call (see flushSites and takeSites for the last ones).
+   * script waits for the host (formatSites, a batch at a time), and
+   * travels with a later call (see flushSites and takeSites for the last
+   * ones).
    */
   site(args: unknown[], at: CallStack): unknown[] {
     if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
     const n = ++this.#calls;
     args.push(SITE_MARK + n + this.#takeReady());
     if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, at });
-    if (!this.#ownerFormats && this.#drain === undefined) {
-      this.#drain = setTimeout(() => this.#format(), 0);
+    if (this.#drain === undefined) {
+      this.#drain = setTimeout(() => this.#format(), this.#ownerFormats ? SITE_WAIT_MS : 0);
       Deno.unrefTimer(this.#drain); // formatting keeps no program running
     }
     return args;
@@ -300,11 +313,11 @@ export class Runtime {
 
   /**
    * formatSites formats the captured sites of the calls made so far, for
-   * later calls to carry. A runtime's owner calls it (ownerFormatsSites)
-   * once they have left.
+   * later calls to carry, once they make a batch (SITE_BATCH). A
+   * runtime's owner calls it (ownerFormatsSites) once calls have left.
    */
   formatSites(): void {
-    if (this.#unsent.length > 0) this.#format();
+    if (this.#unsent.length >= SITE_BATCH) this.#format();
   }
 
   /** format formats the captured sites of the calls made so far. */
