@@ -37,8 +37,10 @@ TESTLIB_STAMP = $(TESTLIBS)/.installed-$(shell echo '$(TESTLIB_PKGS)' | cksum | 
 # browser) from bench/browser's lock.
 PEERS       := $(CURDIR)/bench/browser
 PEERS_STAMP  = $(PEERS)/node_modules/.installed-$(shell cksum < $(PEERS)/package-lock.json | cut -d' ' -f1)
+SDK_DENO_DIR := $(TOOLS)/deno-dir
+SDK_DEPS_STAMP = $(SDK_DENO_DIR)/.cached-$(shell cksum < runner/sdk/deno.json | cut -d' ' -f1)
 
-tools: $(DENO) $(TESTLIB_STAMP) $(DATEFIELD_BUNDLE) $(PEERS_STAMP)
+tools: $(DENO) $(SDK_DEPS_STAMP) $(TESTLIB_STAMP) $(DATEFIELD_BUNDLE) $(PEERS_STAMP)
 	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$TRANQUIL_CHROMIUM" ]; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			echo "installing chromium with apt-get"; \
@@ -67,6 +69,14 @@ $(DATEFIELD_BUNDLE): $(DATEFIELD_SRC) $(TESTLIB_STAMP) $(DENO)
 
 $(PEERS_STAMP):
 	cd $(PEERS) && PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent
+	@touch $@
+
+# The SDK's npm dependency (npm:capnweb, as runner/sdk/deno.json pins it)
+# in a deno cache of the tools' own: bench/sdk/run seeds the cache its
+# runs load it from (--cached-only) out of this one, so that a machine
+# whose DENO_DIR is empty downloads nothing while it measures.
+$(SDK_DEPS_STAMP): $(DENO) runner/sdk/deno.json
+	DENO_DIR=$(SDK_DENO_DIR) $(DENO) cache --no-lock --config=runner/sdk/deno.json runner/sdk/main.ts
 	@touch $@
 
 $(DENO):

@@ -1258,7 +1258,8 @@ const latencyRounds = 12
 // tune their connections (nil: as hosts do, TCP_QUICKACK on Linux).
 func measureSDKLatency(tb testing.TB, n int, tune *wsconn.TuneOptions) sdkLatency {
 	tb.Helper()
-	r := newSDKRigWith(tb, func(c *rpc.Config) { c.Tune = tune })
+	// The bridge takes each call's site off as the runner's does.
+	r := newSDKRigWith(tb, func(c *rpc.Config) { c.Tune, c.CallContext = tune, takeSite })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
 	echo := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

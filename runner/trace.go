@@ -71,9 +71,9 @@ func (r *Run) call(ctx context.Context, api, tab string) hostCall {
 
 // The call site. The SDK numbers its host calls and appends to each
 // call's arguments one string: siteMark, the call's number, then, a line
-// each, "number:line:column:file" for earlier calls. Deno takes tens of
-// microseconds to format a stack, a host round trip's share, so the SDK
-// formats a call's site after sending it, while it waits, and it travels
+// each, "number:line:column:file" for earlier calls. Reading a stack
+// costs microseconds, a host round trip's share, so the SDK reads its
+// calls' sites after sending them, a batch at a time, and each travels
 // with a later call (or, as the script ends, with its last call to
 // context.payload; when the process ends at once, on Deno.exit, an
 // uncaught error or a cancel, on stderr: siteLinePrefix). The bridge hands every call's arguments to takeSite

@@ -148,37 +148,54 @@ func TestSiteBook(t *testing.T) {
 }
 
 // TestUntracedRunCapturesNoCallSites: a manager that keeps no trace tells
-// the SDK so (TRANQUIL_CALL_SITES=off), and its calls capture no stack
-// for a site; a traced run's capture one each. The script counts the
-// SDK's captures through Error.captureStackTrace, which the SDK looks up
-// at each call.
+// the SDK so (TRANQUIL_CALL_SITES=off), and its calls read no site: each
+// call captures its stack once, traced or not (the one capture serves the
+// error that names the call's line and the site), and only a traced run's
+// calls read frames for a site, through Error.prepareStackTrace, which
+// the script watches.
 func TestUntracedRunCapturesNoCallSites(t *testing.T) {
 	src := `// @permissions none
 import { config, context } from "tranquil/automation";
 const E = Error as unknown as { captureStackTrace(o: object, f?: unknown): void };
 const capture = E.captureStackTrace;
-let n = 0;
+let n = 0, reads = 0;
 E.captureStackTrace = (o, f) => {
   n++;
   capture(o, f);
 };
+let prepare: unknown;
+Object.defineProperty(Error, "prepareStackTrace", {
+  configurable: true,
+  get: () => prepare,
+  set: (f) => {
+    if (f !== undefined) reads++;
+    prepare = f;
+  },
+});
 await config.get("a");
 await config.get("b");
 E.captureStackTrace = capture;
-await context.result({ n });
+// Fewer calls than a batch have their sites read within 20 ms, in a timer
+// set before this one.
+await new Promise((resolve) => setTimeout(resolve, 100));
+await context.result({ n, reads });
 `
 	for _, tc := range []struct {
 		name    string
 		noTrace bool
-		want    int
-	}{{"traced", false, 2}, {"untraced", true, 0}} {
+	}{{"traced", false}, {"untraced", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newMgr(t, func(c *Config) { c.NoTrace = tc.noTrace })
 			entry := e.runScript(t, "captures.ts", src)
 			require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
-			var res struct{ N int }
+			var res struct{ N, Reads int }
 			require.NoError(t, json.Unmarshal(entry.Result, &res))
-			assert.Equal(t, tc.want, res.N, "stack captures for two calls")
+			assert.Equal(t, 2, res.N, "stack captures for two calls")
+			if tc.noTrace {
+				assert.Zero(t, res.Reads, "frames read for a site")
+			} else {
+				assert.Positive(t, res.Reads, "frames read for a site")
+			}
 		})
 	}
 }

@@ -14,7 +14,7 @@ import {
   NotGrantedError,
   TabError,
 } from "./errors.ts";
-import { type Capability, PERMISSION_KEY, publicCalls, type Runtime, runtime } from "./runtime.ts";
+import { CallStack, type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
 
 /**
  * Target names an element for a form action, one way at a time:
@@ -926,12 +926,12 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
 async function hostCall<T>(cap: Capability, method: string, api: string, tab: string | undefined, ...args: unknown[]) {
   // Made now, while the script's call is on the stack: the host's answer
   // comes later, off it.
-  const at = new Error();
+  const at = new CallStack(hostCall);
   let rt: Runtime | undefined;
   try {
     rt = runtime();
     // The grant check names the script's API (tab.fill), not the host's (forms.fill).
-    return await rt.watch(api, rt.capability(cap, api)[method](...rt.site(args, api, hostCall, at)) as Promise<T>, at);
+    return await rt.watch(api, rt.capability(cap, api)[method](...rt.site(args, at)) as Promise<T>, at);
   } catch (e) {
     const err = locate(browserError(e, api, cap, tab), at);
     throw rt ? rt.thrown(err) : err;
@@ -1620,8 +1620,3 @@ export const tabs = {
     return info === null || info === undefined ? undefined : toTab("tabs.triggered", info);
   },
 };
-
-// A host call these make takes its trace site from the frame that called
-// them; an expectation's is made by its matcher, not by expect.
-publicCalls("tab", Tab.prototype, ["expect", "expectPage"]);
-publicCalls("tabs", tabs);

@@ -347,6 +347,33 @@ export function callSiteText(stack: string, dir: string): string | undefined {
   return `${line}:${column}:${file.startsWith(dir) ? file.slice(dir.length) : file}`;
 }
 
+/** What callSiteOf reads of a V8 call site (Error.prepareStackTrace's frames). */
+export interface CallSiteLike {
+  getScriptNameOrSourceURL(): string | null | undefined;
+  getFileName(): string | null | undefined;
+  getLineNumber(): number | null;
+  getColumnNumber(): number | null;
+}
+
+/**
+ * callSiteOf is callSiteText for a stack's call sites rather than its
+ * text: the first frame outside the SDK, capnweb and Deno's runtime, by
+ * its file's URL (which Deno does not source-map), and then only that
+ * frame's line and column, which it does. undefined as callSiteText.
+ */
+export function callSiteOf(frames: readonly CallSiteLike[], dir: string): string | undefined {
+  for (const f of frames) {
+    const file = f.getScriptNameOrSourceURL() ?? "";
+    if (file.includes(SDK_DIR) || NOT_SCRIPT.test(file)) continue;
+    if (!/^(?:file|https?|data):/.test(file)) return undefined;
+    const line = f.getLineNumber(), column = f.getColumnNumber();
+    if (line === null || column === null) return undefined;
+    const url = renamed ? file.replaceAll(renamed.entry, renamed.source) : file;
+    return `${line}:${column}:${url.startsWith(dir) ? url.slice(dir.length) : url}`;
+  }
+  return undefined;
+}
+
 const LOCATED = Symbol("tranquil.located");
 
 /**
@@ -357,7 +384,7 @@ const LOCATED = Symbol("tranquil.located");
  * an uncaught err is reported at the script's line. An err with no script
  * frame, or already located, is returned as it is.
  */
-export function locate<T>(err: T, at?: Error): T {
+export function locate<T>(err: T, at?: { readonly stack?: string }): T {
   if (!(err instanceof Error) || (err as unknown as Record<symbol, unknown>)[LOCATED]) return err;
   const site = scriptSite((at ?? err).stack ?? "");
   if (site === undefined) return err;

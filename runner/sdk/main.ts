@@ -176,7 +176,10 @@ const payload = await main.context.payload().catch(() => undefined);
 const siteDir = Deno.env.get("TRANQUIL_CALL_SITES") === "off"
   ? undefined
   : toFileUrl(cleanPath(scriptDir)).href.replace(/\/?$/, "/");
-const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main, siteDir });
+const rt = new Runtime({ runId, scriptDir, trigger, payload, granted, main, siteDir, ownerFormatsSites: true });
+// Calls' sites are read once a call has been written, while the host
+// answers it, a batch at a time.
+transport.onWritten = () => rt.formatSites();
 control.attach(rt);
 install(rt);
 

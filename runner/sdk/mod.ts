@@ -49,7 +49,7 @@
 
 import { invalid, knownKeys } from "./errors.ts";
 import { resolvePath } from "./path.ts";
-import { publicCalls, runtime } from "./runtime.ts";
+import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
 
 export { Expectations, PageExpectations, Tab, tabs } from "./browser.ts";
@@ -382,9 +382,3 @@ export const paneControls = {
     return runtime().call("paneControls", "unregister", name);
   },
 };
-
-// Each host call a script makes through these takes its trace site from
-// the frame that called them.
-for (const [name, obj] of Object.entries({ context, ui, clipboard, workspace, config, paneControls })) {
-  publicCalls(name, obj);
-}

@@ -3,7 +3,15 @@
 // journal. The bootstrap installs one when it connects; the fake host of
 // tranquil/automation/testing installs one per test.
 
-import { callSiteText, CancelledError, locate, NoHostError, NotGrantedError } from "./errors.ts";
+import {
+  type CallSiteLike,
+  callSiteOf,
+  callSiteText,
+  CancelledError,
+  locate,
+  NoHostError,
+  NotGrantedError,
+} from "./errors.ts";
 
 /** Host capabilities, as the host names them. */
 export type Capability =
@@ -92,6 +100,14 @@ export interface RuntimeInit {
    * script's arguments only.
    */
   siteDir?: string;
+  /**
+   * True when the runtime's owner calls formatSites once each call has
+   * left (the bootstrap does, after each write to the host), while the
+   * script waits: the sites are then read SITE_BATCH at a time, the last
+   * ones SITE_WAIT_MS after the first of them at the latest. False: they
+   * are read in a timer as soon as the calls have left.
+   */
+  ownerFormatsSites?: boolean;
 }
 
 /**
@@ -106,9 +122,81 @@ type SDKFunction = (...args: any[]) => unknown;
 
 /** V8's Error constructor, with what it adds to the standard one. */
 const V8Error = Error as unknown as {
-  stackTraceLimit: number;
   captureStackTrace(into: object, above?: SDKFunction): void;
+  prepareStackTrace?: unknown;
 };
+
+/** An Error.prepareStackTrace that keeps the frames as they are. */
+const keepFrames = (_: unknown, frames: CallSiteLike[]) => frames;
+
+/**
+ * CallStack is where the script made a host call: the stack, captured as
+ * the call is made (the answer comes later, off the script's stack), and
+ * read either as frames, for the call's site in the trace, or as an
+ * Error's stack text, for an error or a warning that names the script's
+ * line. One capture serves both.
+ *
+ * Deno formats a stack when it is first read, every frame source-mapped
+ * and named, tens of microseconds for a few frames; a site needs one
+ * frame's line and column. So the frames are read through a temporary
+ * Error.prepareStackTrace: the script's frame is found by its file's URL,
+ * which is not mapped, and only its line and column are. Once the frames
+ * have been read, V8 keeps them as the stack: the text is then made from
+ * them, a frame a line as Deno writes it.
+ */
+export class CallStack {
+  readonly #held: { stack?: unknown } = {};
+  #frames: readonly CallSiteLike[] | undefined;
+  #text: string | undefined;
+
+  /** The frames of above (an SDK function) and those it made are left out. */
+  constructor(above: SDKFunction) {
+    V8Error.captureStackTrace(this.#held, above);
+  }
+
+  /**
+   * frames are the captured frames, innermost first, or undefined when the
+   * text was read first or Error.prepareStackTrace cannot be set (a script
+   * froze Error).
+   */
+  frames(): readonly CallSiteLike[] | undefined {
+    if (this.#frames === undefined && this.#text === undefined) {
+      const prev = V8Error.prepareStackTrace;
+      try {
+        V8Error.prepareStackTrace = keepFrames;
+      } catch {
+        return undefined;
+      }
+      let s: unknown;
+      try {
+        s = this.#held.stack;
+      } finally {
+        V8Error.prepareStackTrace = prev;
+      }
+      if (Array.isArray(s)) this.#frames = s;
+      else this.#text = String(s ?? "");
+    }
+    return this.#frames;
+  }
+
+  /** stack is the text of an Error's stack made where the call was: "Error", then "    at …" a frame a line. */
+  get stack(): string {
+    this.#text ??= this.#frames ? "Error" + this.#frames.map(frameText).join("") : String(this.#held.stack ?? "");
+    return this.#text;
+  }
+}
+
+/**
+ * frameText is a frame as a line of Deno's stack text: V8's own, whose
+ * location Deno source-maps and, for a file, names by its path; Deno's
+ * text names it by its URL.
+ */
+function frameText(f: CallSiteLike): string {
+  let s = String(f);
+  const path = f.getFileName(), url = f.getScriptNameOrSourceURL();
+  if (path && url && path !== url) s = s.replaceAll(path, url);
+  return "\n    at " + s;
+}
 
 /** Starts the call-site argument the host takes off each call (runner/trace.go siteMark). */
 const SITE_MARK = "\u0000site:";
@@ -117,41 +205,19 @@ const SITE_MARK = "\u0000site:";
 const MAX_UNSENT = 1024;
 
 /**
- * The frames below the SDK's calling function formatted to find the
- * script's when the call was made by no registered public function (see
- * publicCalls): an expectation's, whose matcher calls a helper that makes
- * the call, then the script. Each costs; a longer chain of the SDK's own
- * falls back to the call's whole stack.
+ * Sites read together (see ownerFormatsSites). Read one a call, in the
+ * wait for the host, a site cost a call several times what it costs read
+ * in a batch, whose code and data the processor has at hand.
  */
-const SITE_FRAMES = 3;
+const SITE_BATCH = 32;
 
-/**
- * The SDK's public functions by the API name their host call goes by
- * ("tab.url": Tab.prototype.url), registered by publicCalls as the SDK's
- * modules load. A call one of them made takes its site from the one frame
- * below it, the script's: Deno formats each captured frame, source map
- * and all, and the SDK's own would cost about as much again.
- */
-const PUBLIC_CALLS = new Map<string, SDKFunction>();
-
-/**
- * publicCalls registers each method of obj (own, not getters) as the
- * public function of the host call named prefix.method, except those
- * named in skip (a method whose host call another function makes).
- */
-export function publicCalls(prefix: string, obj: object, skip: readonly string[] = []): void {
-  for (const name of Object.getOwnPropertyNames(obj)) {
-    const fn = Object.getOwnPropertyDescriptor(obj, name)?.value;
-    if (typeof fn === "function" && name !== "constructor" && !skip.includes(name)) {
-      PUBLIC_CALLS.set(`${prefix}.${name}`, fn);
-    }
-  }
-}
+/** The longest a site waits for its batch, in milliseconds: fewer calls than a batch are read by then. */
+const SITE_WAIT_MS = 20;
 
 /** A host call that has not settled, and where the script made it. */
 interface InFlight {
   api: string;
-  at: Error;
+  at: CallStack;
 }
 
 /** Events kept for a waiter that has not asked yet; older ones are dropped beyond this. */
@@ -174,8 +240,9 @@ export class Runtime {
   readonly #waiters = new Set<{ type: string; resolve: (e: RunEvent) => void }>();
   readonly #inflight = new Set<InFlight>();
   readonly #siteDir: string | undefined;
+  readonly #ownerFormats: boolean;
   #calls = 0;
-  #unsent: { n: number; near: { stack?: string }; at: Error }[] = [];
+  #unsent: { n: number; at: CallStack }[] = [];
   #ready: string[] = [];
   #drain: number | undefined;
 
@@ -187,6 +254,7 @@ export class Runtime {
     this.granted = new Set(init.granted);
     this.#main = init.main;
     this.#siteDir = init.siteDir;
+    this.#ownerFormats = init.ownerFormatsSites ?? false;
     for (const e of init.journal ?? []) this.journal.set(e.name, structuredClone(e));
   }
 
@@ -214,33 +282,22 @@ export class Runtime {
   /**
    * site is the arguments of a host call: args, then, when this runtime
    * sends call sites (see siteDir), the call's number and the sites of
-   * earlier calls, for the host's trace. api names the call (see
-   * publicCalls). above is the SDK function that makes the call: its frame
-   * and those it made are left out. at is the call's Error, whose whole
-   * stack is read only when the script's frame is not among the few first
-   * looked at.
+   * earlier calls, for the host's trace. at is where the script made the
+   * call.
    *
-   * Deno takes tens of microseconds to format even a few stack frames, a
-   * host round trip's share; capturing them takes a few. So the call's
-   * frames are captured now and formatted after the call has left, while
-   * the script waits for the host, and the site travels with a later
-   * call (see flushSites and takeSites for the last ones).
+   * Reading even one frame's line costs microseconds, a share of a host
+   * round trip: a call's site is read after the call has left, while the
+   * script waits for the host (formatSites, a batch at a time), and
+   * travels with a later call (see flushSites and takeSites for the last
+   * ones).
    */
-  site(args: unknown[], api: string, above: SDKFunction, at: Error): unknown[] {
+  site(args: unknown[], at: CallStack): unknown[] {
     if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
-    // Called from elsewhere (the SDK's own use of a public function),
-    // the frame below it is the SDK's, and the whole stack is read.
-    const pub = PUBLIC_CALLS.get(api);
-    const limit = V8Error.stackTraceLimit;
-    V8Error.stackTraceLimit = pub ? 1 : SITE_FRAMES;
-    const near: { stack?: string } = {};
-    V8Error.captureStackTrace(near, pub ?? above);
-    V8Error.stackTraceLimit = limit;
     const n = ++this.#calls;
     args.push(SITE_MARK + n + this.#takeReady());
-    if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, near, at });
+    if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, at });
     if (this.#drain === undefined) {
-      this.#drain = setTimeout(() => this.#format(), 0);
+      this.#drain = setTimeout(() => this.#format(), this.#ownerFormats ? SITE_WAIT_MS : 0);
       Deno.unrefTimer(this.#drain); // formatting keeps no program running
     }
     return args;
@@ -254,14 +311,22 @@ export class Runtime {
     return s;
   }
 
+  /**
+   * formatSites formats the captured sites of the calls made so far, for
+   * later calls to carry, once they make a batch (SITE_BATCH). A
+   * runtime's owner calls it (ownerFormatsSites) once calls have left.
+   */
+  formatSites(): void {
+    if (this.#unsent.length >= SITE_BATCH) this.#format();
+  }
+
   /** format formats the captured sites of the calls made so far. */
   #format(): void {
-    clearTimeout(this.#drain);
+    if (this.#drain !== undefined) clearTimeout(this.#drain);
     this.#drain = undefined;
-    for (const { n, near, at } of this.#unsent) {
-      // The script's frame is deeper in a chain of the SDK's own (an
-      // expectation's): the call's whole stack has it.
-      const s = callSiteText(near.stack ?? "", this.#siteDir!) ?? callSiteText(at.stack ?? "", this.#siteDir!);
+    for (const { n, at } of this.#unsent) {
+      const frames = at.frames();
+      const s = frames ? callSiteOf(frames, this.#siteDir!) : callSiteText(at.stack, this.#siteDir!);
       if (s !== undefined && this.#ready.length < MAX_UNSENT) this.#ready.push(`${n}:${s}`);
     }
     this.#unsent = [];
@@ -296,11 +361,11 @@ export class Runtime {
   /** call invokes method on a granted capability. */
   call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
     // Made now, while the script's call is on the stack, to name its line.
-    const at = new Error();
+    const at = new CallStack(this.call);
     let p: PromiseLike<T>;
     try {
       const api = `${cap}.${method}`;
-      p = this.capability(cap, api)[method](...this.site(args, api, this.call, at));
+      p = this.capability(cap, api)[method](...this.site(args, at));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
@@ -323,10 +388,10 @@ export class Runtime {
    * with where the script made it, so the bootstrap can say which calls a
    * script that ended without awaiting them cut off.
    */
-  watch<T>(api: string, p: PromiseLike<T>, at?: Error): Promise<T> {
+  watch<T>(api: string, p: PromiseLike<T>, at?: CallStack): Promise<T> {
     // The stack is captured now (or was, in at), while the script's frame
-    // is on it; V8 formats it only if it is read.
-    const call: InFlight = { api, at: at ?? new Error() };
+    // is on it; it is formatted only if it is read.
+    const call: InFlight = { api, at: at ?? new CallStack(this.watch) };
     this.#inflight.add(call);
     // One then on the host's promise (an RPC promise pulls its result on
     // each); everyone else waits on q.
@@ -338,7 +403,7 @@ export class Runtime {
 
   /** inflight lists the host calls that have not settled, oldest first. */
   inflight(): { api: string; stack: string }[] {
-    return [...this.#inflight].map((c) => ({ api: c.api, stack: c.at.stack ?? "" }));
+    return [...this.#inflight].map((c) => ({ api: c.api, stack: c.at.stack }));
   }
 
   /**

@@ -115,9 +115,16 @@ export function encodeFrame(opcode: number, payload: Uint8Array): Uint8Array {
  * arrive in any chunking; push feeds them and next returns each complete
  * frame. A protocol violation throws a WebSocketError carrying the close
  * code to answer with.
+ *
+ * The bytes pushed are read in place, not copied, until next has
+ * returned every complete frame (then a partial frame left is copied): a
+ * reader may reuse its buffer once next returns undefined. So is a
+ * frame's payload valid only until then; one kept longer is copied.
  */
 export class FrameDecoder {
-  #buf = new Uint8Array(0);
+  #buf: Uint8Array = new Uint8Array(0);
+  /** Whether #buf is the caller's chunk, not a copy of the decoder's own. */
+  #borrowed = false;
   #maxFrame: number;
 
   constructor(maxFrame: number = DEFAULT_MAX_MESSAGE) {
@@ -127,17 +134,29 @@ export class FrameDecoder {
   push(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
     if (this.#buf.length === 0) {
-      this.#buf = chunk.slice();
+      this.#buf = chunk;
+      this.#borrowed = true;
       return;
     }
     const b = new Uint8Array(this.#buf.length + chunk.length);
     b.set(this.#buf);
     b.set(chunk, this.#buf.length);
     this.#buf = b;
+    this.#borrowed = false;
   }
 
   /** next returns the next complete frame, or undefined when more bytes are needed. */
   next(): Frame | undefined {
+    const f = this.#frame();
+    if (f === undefined && this.#borrowed) {
+      // The caller may now reuse its chunk: keep what is left of it.
+      this.#buf = this.#buf.slice();
+      this.#borrowed = false;
+    }
+    return f;
+  }
+
+  #frame(): Frame | undefined {
     const b = this.#buf;
     if (b.length < 2) return undefined;
     const fin = (b[0] & 0x80) !== 0;
@@ -172,7 +191,7 @@ export class FrameDecoder {
     }
     if (n > this.#maxFrame) throw new WebSocketError("message too big", CloseCode.tooBig);
     if (b.length < p + n) return undefined;
-    const payload = b.slice(p, p + n);
+    const payload = b.subarray(p, p + n);
     this.#buf = b.subarray(p + n);
     return { fin, opcode, payload };
   }
@@ -210,7 +229,9 @@ export class MessageAssembler {
     }
     this.#size += f.payload.length;
     if (this.#size > this.#max) throw new WebSocketError("message too big", CloseCode.tooBig);
-    this.#parts.push(f.payload);
+    // A fragment waits for the next frames: its bytes outlive the
+    // decoder's (see FrameDecoder).
+    this.#parts.push(f.fin ? f.payload : f.payload.slice());
     if (!f.fin) return undefined;
     const parts = this.#parts;
     this.#parts = [];
@@ -403,6 +424,14 @@ export class SocketTransport implements RpcTransport {
   #closedResolve!: (info: CloseInfo) => void;
   #encoder = new TextEncoder();
 
+  /**
+   * onWritten, when set, is called each time queued messages have been
+   * written, while the host works on them: the SDK's deferred work (the
+   * calls' sites) then runs in the wait for the answer, not after it and
+   * with no timer of its own. It must not throw.
+   */
+  onWritten: (() => void) | undefined;
+
   /** closed settles once the connection is gone, with how it ended. It never rejects. */
   readonly closed: Promise<CloseInfo>;
 
@@ -498,6 +527,7 @@ export class SocketTransport implements RpcTransport {
         const batch = this.#outbox.length === 1 ? this.#outbox[0] : concat(this.#outbox);
         this.#outbox = [];
         await writeAll(this.#conn, batch);
+        this.onWritten?.();
       }
     } catch (e) {
       this.#writeFailed(asError(e));

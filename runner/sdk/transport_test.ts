@@ -70,6 +70,27 @@ Deno.test("the decoder reassembles frames split at every byte", () => {
   }
 });
 
+Deno.test("the decoder keeps what it needs of a chunk its reader then reuses", () => {
+  const first = serverFrame(0x1, enc.encode("one"));
+  const second = serverFrame(0x0, enc.encode("two and more"));
+  const frag = serverFrame(0x1, enc.encode("frag"));
+  frag[0] &= 0x7f; // not final: "frag" waits for "two and more"
+  const wire = new Uint8Array([...first, ...frag, ...second]);
+  const cut = first.length + frag.length + 3; // inside the second frame's payload
+  const buf = new Uint8Array(64); // the reader's one buffer
+  const d = new FrameDecoder();
+  const a = new MessageAssembler();
+  const got: (string | undefined)[] = [];
+  buf.set(wire.subarray(0, cut));
+  d.push(buf.subarray(0, cut));
+  for (let f = d.next(); f; f = d.next()) got.push(a.add(f));
+  buf.fill(0xff); // the next read overwrites it
+  buf.set(wire.subarray(cut));
+  d.push(buf.subarray(0, wire.length - cut));
+  for (let f = d.next(); f; f = d.next()) got.push(a.add(f));
+  assertEquals(got, ["one", undefined, "fragtwo and more"]);
+});
+
 Deno.test("the decoder refuses what a server must not send", () => {
   const cases: [string, Uint8Array, number][] = [
     ["masked", new Uint8Array([0x81, 0x81, 1, 2, 3, 4, 5]), CloseCode.protocolError],
