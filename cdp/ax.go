@@ -53,21 +53,23 @@ func (fm *forms) treeNodes(ctx context.Context, c *devtools.Client, fr string, r
 	return fm.queryAX(ctx, c, doc.Root.BackendNodeID, roles)
 }
 
-// axCandidatesFn finds, in the isolated world, the elements whose
-// accessible name could hold want: those whose label-giving attributes or
-// labels hold it, and the deepest elements whose text holds it with a few
-// of their ancestors (a name from content belongs to an ancestor of the
-// text). An element named by an attribute comes with a few ancestors too,
-// since its name is part of theirs (a link around an image names itself by
-// the image's alt). Text is compared without any white space, since the
-// browser puts spaces between blocks that the DOM's text lacks, and also
-// as rendered (innerText), since a hidden part of an element's text is no
-// part of its name. Text a style sheet generates (::before, ::after)
-// counts for the elements of its rule. Open shadow roots are searched too.
+// axCandidatesFn finds, in the isolated world, where the accessible name
+// want could come from: the elements whose label-giving attributes or
+// labels hold it, and the deepest elements whose text holds it (by their
+// text). Which elements that names, and what they are named, is the tree's
+// answer: axFast asks it for each of these and its ancestors (a name from
+// content belongs to an ancestor of the text; a link around an image is
+// named by the image's alt). Text is compared without any white space,
+// since the browser puts spaces between blocks that the DOM's text lacks,
+// and also as rendered (innerText), since a hidden part of an element's
+// text is no part of its name. Text a style sheet generates (::before,
+// ::after) counts for the elements of its rule. Open shadow roots are
+// searched too, and text slotted into a closed one leads the tree there.
 // It is a superset filter only; the tree decides. It stops at limit
-// elements, and then the list may miss some: axFast then leaves the lookup
+// nodes, and then the list may miss some: axFast then leaves the lookup
 // to the whole tree. Names it cannot see: a custom element's own
-// ElementInternals label, and style sheets of another origin.
+// ElementInternals label, text inside a closed shadow root, and style
+// sheets of another origin.
 const axCandidatesFn = `function (want, limit) {
   const bare = (s) => String(s == null ? "" : s).replace(/\s+/g, "").toLowerCase();
   const w = bare(want);
@@ -135,11 +137,19 @@ const axCandidatesFn = `function (want, limit) {
     return t.includes(w) || (spread(t) && el.nodeType === 1 && typeof el.innerText === "string" && bare(el.innerText).includes(w)) ||
       (embeds.has(el) && bare(flat(el)).includes(w));
   };
-  const up = (el) => {
-    for (let i = 0; el && i < 5; i++) {
-      out.add(el);
-      el = el.parentElement || (el.parentNode && el.parentNode.host) || null;
+  // seed adds an element whose name, or an ancestor's in the tree, could
+  // hold want. A text holder is seeded by its first rendered text node:
+  // the tree's ancestors of that text run through the slot it is shown in,
+  // into shadow roots (closed ones too) that the element's own ancestors
+  // skip.
+  const rendered = (t) => { const r = document.createRange(); r.selectNodeContents(t); return r.getClientRects().length > 0; };
+  const seed = (el, text) => {
+    if (text) {
+      for (let c = el.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === 3 && c.data.trim() && rendered(c)) { out.add(c); return; }
+      }
     }
+    out.add(el);
   };
   const roots = [document];
   const all = document.querySelectorAll("*");
@@ -165,9 +175,9 @@ const axCandidatesFn = `function (want, limit) {
       if (!el.matches(attrs)) continue;
       if (has(el.getAttribute("aria-label")) || has(el.getAttribute("title")) || has(el.getAttribute("alt")) ||
           has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
-          (el.tagName === "INPUT" && has(el.value))) { up(el); continue; }
+          (el.tagName === "INPUT" && has(el.value))) { seed(el); continue; }
       const ids = el.getAttribute("aria-labelledby") || el.getAttribute("aria-labeledby"); // the browser reads both spellings
-      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent + " " + flat(l) : ""; }).join(" "))) up(el);
+      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent + " " + flat(l) : ""; }).join(" "))) seed(el);
     }
     // Text a style sheet puts before or after an element is part of its
     // name: the elements of such rules whose content could hold want.
@@ -180,14 +190,14 @@ const axCandidatesFn = `function (want, limit) {
         if (!byAttr && !has(c)) continue;
         let els = [];
         try { els = root.querySelectorAll(rule.selectorText.replace(/::?(before|after|marker)/g, "") || "*"); } catch { continue; }
-        for (const el of els) if (!byAttr || Array.from(el.attributes).some((a) => has(a.value))) up(el);
+        for (const el of els) if (!byAttr || Array.from(el.attributes).some((a) => has(a.value))) seed(el);
       }
     };
     for (const sheet of [...(root.styleSheets || []), ...(root.adoptedStyleSheets || [])]) {
       try { generated(sheet.cssRules); } catch { /* another origin's sheet */ }
     }
     for (const l of root.querySelectorAll("label, legend, caption, figcaption")) {
-      if (has(l.textContent) || (embeds.has(l) && has(flat(l)))) { if (l.control) out.add(l.control); up(l); }
+      if (has(l.textContent) || (embeds.has(l) && has(flat(l)))) { if (l.control) out.add(l.control); seed(l); }
     }
     // Deepest text holders, found top-down.
     const stack = [root];
@@ -197,22 +207,23 @@ const axCandidatesFn = `function (want, limit) {
       for (const c of n.children) {
         if (holds(c)) { deeper = true; stack.push(c); }
       }
-      if (!deeper && n.nodeType === 1) { up(n); if (n.tagName === "LABEL" && n.control) out.add(n.control); }
+      if (!deeper && n.nodeType === 1) { seed(n, true); if (n.tagName === "LABEL" && n.control) out.add(n.control); }
     }
     if (out.size >= limit) break;
   }
   return Array.from(out).slice(0, limit);
 }`
 
-// axFastLimit is how many likely elements axFast asks the tree about
-// before it leaves the lookup to the whole tree: each costs a round trip,
-// made side by side, so a few dozen cost about one.
+// axFastLimit is how many likely nodes axFast asks the tree about before
+// it leaves the lookup to the whole tree: each costs a round trip, made
+// side by side, so a few dozen cost about one.
 const axFastLimit = 64
 
-// axFast asks the tree about the elements axCandidatesFn finds and returns
+// axFast asks the tree for the nodes axCandidatesFn finds and all their
+// ancestors, each named and given its role by the browser, and returns
 // those of the best tier that have one of roles, as objects of the world.
 // None means the whole tree has to be asked.
-func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
+func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid string, world int, group string, roles []string, want string, exact bool) ([]runtime.RemoteObjectID, error) {
 	args := []runtime.CallArgument{{Value: mustJSON(want)}, {Value: mustJSON(axFastLimit)}}
 	r, err := c.Runtime.CallFunctionOn(ctx, runtime.NewCallFunctionOnArgs(axCandidatesFn).SetUniqueContextID(uid).
 		SetArguments(args).SetObjectGroup(group))
@@ -225,55 +236,87 @@ func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid, group stri
 	if r.ExceptionDetails != nil || r.Result.ObjectID == nil {
 		return nil, nil
 	}
-	els, err := fm.nodeObjects(ctx, c, *r.Result.ObjectID)
+	seeds, err := fm.nodeObjects(ctx, c, *r.Result.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	if len(els) >= axFastLimit {
+	if len(seeds) >= axFastLimit {
 		// Cut at the limit: another element of the name may be past it, and
 		// answering from the ones seen would pick one of several.
 		return nil, nil
 	}
-	nodes := make([]axNode, len(els))
-	ok := make([]bool, len(els))
+	chains := make([][]accessibility.AXNode, len(seeds))
+	errs := make([]error, len(seeds))
 	var wg sync.WaitGroup
-	for i, o := range els {
+	for i, o := range seeds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(false))
-			if err != nil || len(p.Nodes) == 0 {
+			// With its relatives, a node comes with its ancestors (and its
+			// children); getAXNodeAndAncestors would need the domain
+			// enabled, which keeps the tree up to date on every change.
+			a, err := c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(true))
+			if err != nil {
+				errs[i] = err
 				return
 			}
-			n := p.Nodes[0]
-			if n.Ignored {
-				return
-			}
-			if isRow(axString(n.Role)) && axString(n.Name) == "" {
-				// A row's name is its cells' (see rowNames): ask for them.
-				if p, err = c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(true)); err == nil {
-					if name, ok := rowNames(p.Nodes)[n.NodeID]; ok {
-						n.Name = &accessibility.AXValue{Value: mustJSON(name)}
-					}
-				}
-			}
-			nodes[i], ok[i] = nodeOf(&n), true
+			chains[i] = a.Nodes
 		}()
 	}
 	wg.Wait()
-	var cands []axNode
-	for i := range els {
-		if ok[i] && slices.Contains(roles, nodes[i].role) {
-			nodes[i].backend = dom.BackendNodeID(i) // a key for axMatch's answer
-			cands = append(cands, nodes[i])
+	for _, err := range errs {
+		if err != nil && protocolError(err) == nil {
+			return nil, fm.p.fail(err) // a node gone meanwhile is a protocol error, and no answer
 		}
 	}
-	best, _ := axMatch(cands, want, exact, true)
-	var out []runtime.RemoteObjectID
-	for _, b := range best {
-		out = append(out, els[int(b.backend)])
+	var cands []axNode
+	seen := map[dom.BackendNodeID]bool{}
+	var rows []int
+	for _, chain := range chains {
+		for i := range chain {
+			n := &chain[i]
+			if n.Ignored || n.BackendDOMNodeID == nil || seen[*n.BackendDOMNodeID] {
+				continue
+			}
+			seen[*n.BackendDOMNodeID] = true
+			an := nodeOf(n)
+			if axSkip[an.role] || !slices.Contains(roles, an.role) {
+				continue
+			}
+			if isRow(an.role) && an.name == "" {
+				rows = append(rows, len(cands))
+			}
+			cands = append(cands, an)
+		}
 	}
-	return out, nil
+	nameRows(ctx, c, cands, rows)
+	best, _ := axMatch(cands, want, exact, true)
+	return fm.adoptables(ctx, c, world, group, best)
+}
+
+// nameRows names the rows cands[at] by their cells (see rowNames), which
+// a node's ancestors do not include.
+func nameRows(ctx context.Context, c *devtools.Client, cands []axNode, at []int) {
+	var wg sync.WaitGroup
+	for _, i := range at {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetBackendNodeID(cands[i].backend).SetFetchRelatives(true))
+			if err != nil {
+				return
+			}
+			for j := range p.Nodes {
+				if n := &p.Nodes[j]; n.BackendDOMNodeID != nil && *n.BackendDOMNodeID == cands[i].backend {
+					if name, ok := rowNames(p.Nodes)[n.NodeID]; ok {
+						cands[i].name = name
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // formsElementsShortWrapper is formsElementsWrapper for a document that

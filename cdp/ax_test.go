@@ -202,3 +202,42 @@ func TestWaitTimeoutSaysWhatItSaw(t *testing.T) {
 		t.Errorf("the timeout names how long, what and what was seen: %v", err)
 	}
 }
+
+// treeNamedPage has names the tree gives elements that a look at the DOM
+// alone does not tie to them: text many levels below its button, and text
+// slotted into a button of a closed shadow root. Each name is shared with a
+// plain button, so a lookup that misses the other element picks one of two.
+const treeNamedPage = `<!doctype html><title>tree-named</title>
+<button id=deep><span><span><span><span><span><span><span>Save draft</span></span></span></span></span></span></span></button>
+<button id=shallow>Save draft</button>
+<x-send id=slottedbtn>Send now</x-send>
+<button id=plainsend>Send now</button>
+<x-pay id=pay>Pay the bill</x-pay>
+<script>
+for (const name of ["x-send", "x-pay"]) customElements.define(name, class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "closed" }).innerHTML = "<div><div><button><slot></slot></button></div></div>"; }
+});
+</script>`
+
+// The elements a {role, name} lookup weighs are named by the tree, however
+// far the name's text is from them and across shadow roots.
+func TestAXCandidatesNamedByTree(t *testing.T) {
+	tab := newTabWith(t, serve("/tree-named", treeNamedPage), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for _, loc := range []Locator{
+		{Role: "button", Name: "Save draft"},
+		{Role: "button", Name: "Save draft", Exact: true},
+		{Role: "button", Name: "Send now", Exact: true},
+		{Role: "button", Name: "send"},
+	} {
+		_, err := tab.pickIn(ctx, "", loc, false)
+		var le *LocatorError
+		if !errors.As(err, &le) || le.Code != errcode.Ambiguous || !strings.Contains(le.Message, "2") {
+			t.Errorf("%s: want ambiguous between 2, got %v", loc, err)
+		}
+	}
+	el, err := tab.pickIn(ctx, "", Locator{Role: "button", Name: "Pay the bill", Exact: true}, false)
+	if err != nil || el.Element.Tag != "button" {
+		t.Errorf("the button in a closed shadow root: %+v %v", el, err)
+	}
+}
