@@ -204,16 +204,20 @@ func TestWaitTimeoutSaysWhatItSaw(t *testing.T) {
 }
 
 // treeNamedPage has names the tree gives elements that a look at the DOM
-// alone does not tie to them: text many levels below its button, and text
-// slotted into a button of a closed shadow root. Each name is shared with a
-// plain button, so a lookup that misses the other element picks one of two.
+// alone does not tie to them: text many levels below its button, text
+// slotted into a button of a closed shadow root, and a label a script set
+// as an element (ariaLabelledByElements, no ids). Each name is shared with
+// a plain button, so a lookup that misses the other element picks one of
+// two.
 const treeNamedPage = `<!doctype html><title>tree-named</title>
 <button id=deep><span><span><span><span><span><span><span>Save draft</span></span></span></span></span></span></span></button>
 <button id=shallow>Save draft</button>
 <x-send id=slottedbtn>Send now</x-send>
 <button id=plainsend>Send now</button>
 <x-pay id=pay>Pay the bill</x-pay>
+<span id=arch>Archive all</span><div id=reflected role=button tabindex=0>x</div><button>Archive all</button>
 <script>
+document.getElementById("reflected").ariaLabelledByElements = [document.getElementById("arch")];
 for (const name of ["x-send", "x-pay"]) customElements.define(name, class extends HTMLElement {
   constructor() { super(); this.attachShadow({ mode: "closed" }).innerHTML = "<div><div><button><slot></slot></button></div></div>"; }
 });
@@ -229,6 +233,7 @@ func TestAXCandidatesNamedByTree(t *testing.T) {
 		{Role: "button", Name: "Save draft", Exact: true},
 		{Role: "button", Name: "Send now", Exact: true},
 		{Role: "button", Name: "send"},
+		{Role: "button", Name: "Archive all", Exact: true},
 	} {
 		_, err := tab.pickIn(ctx, "", loc, false)
 		var le *LocatorError

@@ -139,7 +139,11 @@ const axCandidatesFn = `function (want, limit) {
           has(el.getAttribute("placeholder")) || has(el.getAttribute("aria-valuetext")) || has(el.getAttribute("value")) ||
           (el.tagName === "INPUT" && has(el.value))) { seed(el); continue; }
       const ids = el.getAttribute("aria-labelledby") || el.getAttribute("aria-labeledby"); // the browser reads both spellings
-      if (ids && has(ids.split(/\s+/).map((id) => { const l = (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id); return l ? l.textContent + " " + flat(l) : ""; }).join(" "))) seed(el);
+      // Labels a script set as elements (ariaLabelledByElements) leave
+      // the attribute empty.
+      const byEl = ids ? [] : Array.from(el.ariaLabelledByElements || []);
+      const labels = ids ? ids.split(/\s+/).map((id) => (el.getRootNode().getElementById ? el.getRootNode() : document).getElementById(id) || document.getElementById(id)) : byEl;
+      if (labels.length && has(labels.map((l) => l ? l.textContent + " " + flat(l) : "").join(" "))) seed(el);
     }
     // Text a style sheet puts before or after an element is part of its
     // name: the elements of such rules whose content could hold want.
