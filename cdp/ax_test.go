@@ -202,3 +202,102 @@ func TestWaitTimeoutSaysWhatItSaw(t *testing.T) {
 		t.Errorf("the timeout names how long, what and what was seen: %v", err)
 	}
 }
+
+// treeNamedPage has names the tree gives elements that a look at the DOM
+// alone does not tie to them: text many levels below its button, text
+// slotted into a button of a closed shadow root, and a label a script set
+// as an element (ariaLabelledByElements, no ids). Each name is shared with
+// a plain button, so a lookup that misses the other element picks one of
+// two.
+const treeNamedPage = `<!doctype html><title>tree-named</title>
+<button id=deep><span><span><span><span><span><span><span>Save draft</span></span></span></span></span></span></span></button>
+<button id=shallow>Save draft</button>
+<x-send id=slottedbtn>Send now</x-send>
+<button id=plainsend>Send now</button>
+<x-pay id=pay>Pay the bill</x-pay>
+<span id=arch>Archive all</span><div id=reflected role=button tabindex=0>x</div><button>Archive all</button>
+<script>
+document.getElementById("reflected").ariaLabelledByElements = [document.getElementById("arch")];
+for (const name of ["x-send", "x-pay"]) customElements.define(name, class extends HTMLElement {
+  constructor() { super(); this.attachShadow({ mode: "closed" }).innerHTML = "<div><div><button><slot></slot></button></div></div>"; }
+});
+</script>`
+
+// The elements a {role, name} lookup weighs are named by the tree, however
+// far the name's text is from them and across shadow roots.
+func TestAXCandidatesNamedByTree(t *testing.T) {
+	tab := newTabWith(t, serve("/tree-named", treeNamedPage), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for _, loc := range []Locator{
+		{Role: "button", Name: "Save draft"},
+		{Role: "button", Name: "Save draft", Exact: true},
+		{Role: "button", Name: "Send now", Exact: true},
+		{Role: "button", Name: "send"},
+		{Role: "button", Name: "Archive all", Exact: true},
+	} {
+		_, err := tab.pickIn(ctx, "", loc, false)
+		var le *LocatorError
+		if !errors.As(err, &le) || le.Code != errcode.Ambiguous || !strings.Contains(le.Message, "2") {
+			t.Errorf("%s: want ambiguous between 2, got %v", loc, err)
+		}
+	}
+	el, err := tab.pickIn(ctx, "", Locator{Role: "button", Name: "Pay the bill", Exact: true}, false)
+	if err != nil || el.Element.Tag != "button" {
+		t.Errorf("the button in a closed shadow root: %+v %v", el, err)
+	}
+}
+
+// issueNamesPage holds names a look at the DOM reads otherwise than the
+// browser: an embedded control's value, aria-labelledby through a hidden
+// node, hidden descendants, runs of white space, date and time inputs
+// (textbox to a script), and title naming an image and a link.
+const issueNamesPage = `<!doctype html><title>issue names</title>
+<input type=checkbox id=emb><label for=emb>Remind me <select><option>1</option><option selected>2</option></select> days before</label>
+<span id=hid hidden>Secret code</span><input id=lbh aria-labelledby=hid>
+<button id=hd>Pay <span hidden>twice </span><span style="display:none">again </span>now</button>
+<button id=ws>Check
+      	  out</button>
+<input type=date id=d aria-label="Start day"><input type=time id=tm aria-label="Start time">
+<input type=month id=mo aria-label="Card month"><input type=week id=wk aria-label="Sprint week">
+<input type=datetime-local id=dtl aria-label="Meeting at">
+<img id=ti title="Company mark" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width=10 height=10>
+<a id=tl href="#top" title="Top of page" style="display:inline-block;width:10px;height:10px"></a>`
+
+// Each is found by the quick look, named by the tree, without the walk of
+// the whole tree.
+func TestAXFastNamesAsTheTree(t *testing.T) {
+	tab := newTabWith(t, serve("/issue-names", issueNamesPage), TabOptions{})
+	ctx := tctx(t, 60*time.Second)
+	for _, c := range []struct {
+		loc Locator
+		id  string
+	}{
+		{Locator{Role: "checkbox", Name: "Remind me 2 days before", Exact: true}, "emb"},
+		{Locator{Role: "textbox", Name: "Secret code", Exact: true}, "lbh"},
+		{Locator{Role: "button", Name: "Pay now", Exact: true}, "hd"},
+		{Locator{Role: "button", Name: "Check out", Exact: true}, "ws"},
+		{Locator{Role: "textbox", Name: "Start day", Exact: true}, "d"},
+		{Locator{Role: "textbox", Name: "Start time", Exact: true}, "tm"},
+		{Locator{Role: "textbox", Name: "Card month", Exact: true}, "mo"},
+		{Locator{Role: "textbox", Name: "Sprint week", Exact: true}, "wk"},
+		{Locator{Role: "textbox", Name: "Meeting at", Exact: true}, "dtl"},
+		{Locator{Role: "img", Name: "Company mark", Exact: true}, "ti"},
+		{Locator{Role: "link", Name: "Top of page", Exact: true}, "tl"},
+		{Locator{Role: "link", Name: "top of"}, "tl"},
+	} {
+		lk, err := tab.newLookup(ctx, "", c.loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roles, want := axQuery(c.loc)
+		objs, err := tab.axFast(ctx, lk.c, lk.uid, lk.world, lk.group, roles, want, c.loc.Exact)
+		lk.close(ctx)
+		if err != nil || len(objs) != 1 {
+			t.Errorf("%s: the quick look answered %d elements, %v", c.loc, len(objs), err)
+		}
+		el, err := tab.pickIn(ctx, "", c.loc, false)
+		if err != nil || el.Element.ID != c.id {
+			t.Errorf("%s: resolved %+v, %v; want #%s", c.loc, el.Element, err, c.id)
+		}
+	}
+}

@@ -199,7 +199,8 @@ func (fm *forms) action(ctx context.Context, method string, loc Locator, opts Fo
 // as React Aria and MUI X draw them) is one target: a label naming each
 // of its segments, or a hidden form input inside it, names the field.
 // It is filled from an ISO value ("2024-03-07", "14:05",
-// "2024-03-07T14:05") segment by segment in the field's own order, and
+// "2024-03-07T14:05"; "2027-03" for a field of a month and a year, a
+// card's expiry) segment by segment in the field's own order, and
 // read back from the segments in ISO, as [Tab.Value] reads such a field
 // (see fillSegments).
 func (fm *forms) Fill(ctx context.Context, loc Locator, value string, opts FormOptions) (FieldState, error) {

@@ -33,10 +33,27 @@ type segmentedState struct {
 }
 
 // dateLayouts are the values a segmented field is filled from: ISO 8601,
-// as a native date, time or datetime-local input takes them. What the
-// field shows ("03/07/2024") is not taken: the same text is another date
-// in another locale.
-var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02 15:04:05", "15:04", "15:04:05"}
+// as a native date, time, datetime-local or month input takes them. What
+// the field shows ("03/07/2024", "03/27") is not taken: the same text is
+// another date in another locale.
+var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02 15:04:05", "15:04", "15:04:05", monthLayout}
+
+// monthLayout is a month of a year ("2027-03"): what a field of only a
+// month and a year (a card's expiry) takes and holds.
+const monthLayout = "2006-01"
+
+// twoDigitYears is how far from this year a year typed as two digits
+// (an "MM/YY" field) may be: fullYear reads the digits back as the year
+// that ends in them within that many years of this one.
+const twoDigitYears = 50
+
+// fullYear is the year a two-digit year yy stands for, now being the
+// current year: the one ending in yy from now-twoDigitYears on. The page
+// reads the digits the same way (segmentedValue in segments.js).
+func fullYear(yy, now int) int {
+	lo := now - twoDigitYears
+	return lo + ((yy-lo)%100+100)%100
+}
 
 // fillSegments is Fill on a segmented field; ok is false when loc is not
 // one (the caller tries its other ways). A value that is no ISO date or
@@ -121,11 +138,16 @@ func segmentKeys(segs []segment, value string) ([]string, string, error) {
 	}
 	isDate, isTime := has["day"] || has["month"] || has["year"], has["hour"] || has["minute"]
 	form := map[[2]bool]string{{true, false}: "a date (YYYY-MM-DD)", {false, true}: "a time (HH:MM)", {true, true}: "a date and time (YYYY-MM-DDTHH:MM)"}[[2]bool{isDate, isTime}]
+	isMonth := has["month"] && has["year"] && !has["day"] && !isTime
+	if isMonth {
+		form = "a month (YYYY-MM)"
+	}
 	if has[""] || form == "" {
 		return nil, "", errors.New("the field has segments of no known part (day, month, year, hour, minute, second, AM/PM)")
 	}
 	valueDate, valueTime := strings.HasPrefix(layout, "2006"), strings.Contains(layout, "15")
-	if layout == "" || valueDate != isDate || valueTime != isTime || (!has["second"] && at.Second() != 0) || (valueDate && at.Year() < 1) {
+	if layout == "" || valueDate != isDate || valueTime != isTime || (layout == monthLayout) != isMonth ||
+		(!has["second"] && at.Second() != 0) || (valueDate && at.Year() < 1) {
 		return nil, "", fmt.Errorf("the field takes %s", form)
 	}
 	keys := make([]string, len(segs))
@@ -138,6 +160,16 @@ func segmentKeys(segs []segment, value string) ([]string, string, error) {
 			n = int(at.Month())
 		case "year":
 			n, width = at.Year(), 4
+			if s.Max != nil && *s.Max < 100 {
+				// Two digits of the year, read back as the year near this
+				// one that ends in them: a year they would not read back
+				// as is not theirs to hold.
+				now := time.Now().Year()
+				if fullYear(n%100, now) != n {
+					return nil, "", fmt.Errorf("the field holds a year as two digits: from %d to %d", now-twoDigitYears, now+100-twoDigitYears-1)
+				}
+				n, width = n%100, 2
+			}
 		case "hour":
 			n = at.Hour()
 			if has["dayPeriod"] { // a 12-hour clock
@@ -157,7 +189,10 @@ func segmentKeys(segs []segment, value string) ([]string, string, error) {
 		keys[i] = fmt.Sprintf("%0*d", width, n)
 	}
 	var want []string
-	if has["year"] {
+	switch {
+	case isMonth:
+		want = append(want, at.Format(monthLayout))
+	case has["year"]:
 		want = append(want, at.Format("2006-01-02"))
 	}
 	if has["hour"] {

@@ -486,7 +486,7 @@ func (lk *lookup) ax(ctx context.Context, loc Locator, scope string, final bool)
 		// about the elements whose text or attributes could hold the
 		// name; axFast answers only when it saw every such element.
 		var err error
-		if objs, err = lk.fm.axFast(ctx, lk.c, lk.uid, lk.group, roles, want, loc.Exact); err != nil {
+		if objs, err = lk.fm.axFast(ctx, lk.c, lk.uid, lk.world, lk.group, roles, want, loc.Exact); err != nil {
 			return found{}, err
 		}
 		total = len(objs)

@@ -36,9 +36,9 @@
   }
 
   // A segment's part, told by its name (in a few languages) or else by
-  // its range: 1-31 a day, up to 9999 a year, 0-23 an hour, 0-59 minutes
-  // and then seconds, 1-12 a month in a field with a day (else an hour of
-  // a 12-hour clock), 0-1 the AM/PM.
+  // its range: 1-31 a day, up to 99 or more a year, 0-23 an hour, 0-59
+  // minutes and then seconds, 1-12 a month in a field with a day or a year
+  // (else an hour of a 12-hour clock), 0-1 the AM/PM.
   const PART_WORDS = [
     ["day", /^(day|tag|jour|d[ií]a|giorno)\b/i],
     ["month", /^(month|monat|mois|mes|mese)\b/i],
@@ -67,10 +67,10 @@
     for (const s of info) {
       if (s.part) continue;
       if (s.max === 31) s.part = "day";
-      else if (s.max >= 100) s.part = "year";
+      else if (s.max >= 99) s.part = "year";
       else if (s.max === 23) s.part = "hour";
       else if (s.max === 59) s.part = has("minute") ? "second" : "minute";
-      else if (s.max === 12) s.part = has("day") || info.some((o) => o.max === 31) ? "month" : "hour";
+      else if (s.max === 12) s.part = has("day") || has("year") || info.some((o) => o.max === 31 || o.max >= 99) ? "month" : "hour";
       else if (s.max === 1) s.part = "dayPeriod";
       else s.part = "";
     }
@@ -78,12 +78,20 @@
   }
 
   // segmentedValue is what a segmented field holds, in ISO order where
-  // each part has a number (2024-03-07, 14:05, 2024-03-07T14:05; a
-  // 12-hour clock's hour counted by its AM/PM), else its segments' text.
+  // each part has a number (2024-03-07, 2027-03 for a month and year
+  // field, 14:05, 2024-03-07T14:05; a 12-hour clock's hour counted by its
+  // AM/PM), else its segments' text. A year of two digits (a card's
+  // expiry, "MM/YY") is the one of the fifty years either side of this
+  // one that ends in them, as the Go side fills it (fullYear).
   function segmentedValue(info) {
     const n = {};
     let half = -1;
     for (const s of info) {
+      if (s.part === "year" && s.max !== null && s.max < 100 && s.now !== null) {
+        const now = new Date().getFullYear();
+        n.year = now - 50 + ((s.now - (now - 50)) % 100 + 100) % 100;
+        continue;
+      }
       if (s.part === "dayPeriod") {
         // 0 is AM; React Aria counts 12 for PM, others 1.
         half = (s.now !== null ? s.now >= 1 : /^p/i.test(s.text)) ? 12 : 0;
@@ -95,7 +103,7 @@
     if ("hour" in n && half >= 0) n.hour = (n.hour % 12) + half;
     const pad = (v, w) => String(v || 0).padStart(w, "0");
     const out = [];
-    if ("year" in n) out.push(pad(n.year, 4) + "-" + pad(n.month, 2) + "-" + pad(n.day, 2));
+    if ("year" in n) out.push(pad(n.year, 4) + "-" + pad(n.month, 2) + ("day" in n ? "-" + pad(n.day, 2) : ""));
     if ("hour" in n) out.push(pad(n.hour, 2) + ":" + pad(n.minute, 2) + ("second" in n ? ":" + pad(n.second, 2) : ""));
     return out.join("T");
   }

@@ -6,7 +6,9 @@
 // one with data-datetime; data-min sets the earliest date it deems
 // valid); what the widget reports through its own onChange is kept in
 // window.dateValues[label] as YYYY-MM-DD, HH:MM or YYYY-MM-DDTHH:MM, ""
-// when the field holds no whole value.
+// when the field holds no whole value. data-month makes MUI's a month and
+// year field (a card's expiry) in data-format ("MM/YYYY" unless given,
+// "MM/YY" too), reported as YYYY-MM.
 import "./env.js";
 import { createElement as h, useState } from "react";
 import { createRoot } from "react-dom/client";
@@ -38,11 +40,13 @@ function aria(label, locale, kind, min) {
       h(DateInput, null, (segment) => h(DateSegment, { segment }))));
 }
 
-function mui(label, locale, kind, min) {
-  const Field = { date: MuiDateField, time: MuiTimeField, datetime: MuiDateTimeField }[kind];
-  const fmt = { date: "YYYY-MM-DD", time: "HH:mm", datetime: "YYYY-MM-DDTHH:mm" }[kind];
+function mui(label, locale, kind, min, format) {
+  const Field = { date: MuiDateField, month: MuiDateField, time: MuiTimeField, datetime: MuiDateTimeField }[kind];
+  const fmt = { date: "YYYY-MM-DD", month: "YYYY-MM", time: "HH:mm", datetime: "YYYY-MM-DDTHH:mm" }[kind];
   return h(LocalizationProvider, { dateAdapter: AdapterDayjs, adapterLocale: locale },
-    h(Field, { label, ampm: kind === "date" ? undefined : false, minDate: min ? dayjs(min) : undefined, onChange: (v) => (values[label] = v && v.isValid() ? v.format(fmt) : "") }));
+    h(Field, { label, ampm: kind === "date" || kind === "month" ? undefined : false, minDate: min ? dayjs(min) : undefined,
+      format: kind === "month" ? format || "MM/YYYY" : undefined,
+      onChange: (v) => (values[label] = v && v.isValid() ? v.format(fmt) : "") }));
 }
 
 // Comboboxes whose input takes no pointer: <div data-select="mui|rs"
@@ -84,7 +88,8 @@ for (const el of document.querySelectorAll("[data-select]")) {
 }
 
 for (const el of document.querySelectorAll("[data-datefield]")) {
-  const { datefield: lib, locale = "en-US", label = "Date", time, datetime, min } = el.dataset;
+  const { datefield: lib, locale = "en-US", label = "Date", time, datetime, month, min, format } = el.dataset;
   const make = lib === "mui" ? mui : aria;
-  createRoot(el).render(make(label, locale, time !== undefined ? "time" : datetime !== undefined ? "datetime" : "date", min));
+  const kind = time !== undefined ? "time" : datetime !== undefined ? "datetime" : month !== undefined ? "month" : "date";
+  createRoot(el).render(make(label, locale, kind, min, format));
 }
