@@ -46,8 +46,8 @@ type call struct {
 	rec    hostCall // the trace's record of the call
 }
 
-// invoke runs body as host call m of r, as its row says (see above).
-// body runs only once the call passed everything before it; a row's
+// invoke runs body as r's host call of row id, as the row says (see
+// above). body runs only once the call passed everything before it; the
 // zero T is returned with any refusal.
 func invoke[T any](ctx context.Context, r *Run, id methodID, q callReq, body func(*call) (T, error)) (T, error) {
 	var zero T
