@@ -51,12 +51,12 @@ func TestStuckCallsNameTheirEntry(t *testing.T) {
 }
 
 // probeAPI stands for a host method that enters the gate through helpers
-// of its own, as every tab call does (startCall, act, read).
+// of its own, as every host call does (invoke, and act or read).
 type probeAPI struct{ r *Run }
 
 func (a *probeAPI) Stuck(ctx context.Context) (func(), error) { return a.via(ctx) }
 
-// via is not inlined, as startCall and act are not.
+// via is not inlined, as invoke and act may not be.
 //
 //go:noinline
 func (a *probeAPI) via(ctx context.Context) (func(), error) {

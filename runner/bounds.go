@@ -262,15 +262,16 @@ func (g *hostGate) init() {
 // entered, so that a call that outlives its cancel can be named.
 type inflightCall struct {
 	cancel context.CancelFunc
-	// pcs are the callers of enter, nearest first: most host methods
-	// enter through helpers (startCall, act, read), so the method itself
-	// is a few frames up. Unused entries are 0.
+	// pcs are the callers of enter, nearest first: host methods enter
+	// through the interceptor (invoke), some through helpers of their
+	// own (act, read), so the method itself is a few frames up. Unused
+	// entries are 0.
 	pcs [entryFrames]uintptr
 }
 
 // entryFrames is how many callers of enter a call keeps: enough to reach
 // the host method from its deepest helper chain (Click, pointerAct, act,
-// start, startCall), and one more.
+// invoke), and two more.
 const entryFrames = 6
 
 // hostMethodRe matches a host API method, as runtime names it.

@@ -58,186 +58,122 @@ func noHost(what string) error { return fmt.Errorf("%w: %s", ErrNoHost, what) }
 // uiAPI is ui: notify and open.
 type uiAPI struct{ r *Run }
 
+// none is the result of a method that returns nothing but an error.
+type none = struct{}
+
 // Notify shows message at opts.level. A message past MaxLineBytes is cut,
 // and notifications past the rate are dropped (see [ChannelLimits]).
-func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) (err error) {
-	h := a.r.call(ctx, "ui.notify", "")
-	defer h.end(&err)
-	if a.r.m.cfg.Host.UI == nil {
-		return noHost("ui")
-	}
+func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) error {
 	level := o.Level
 	if level == "" {
 		level = LevelInfo
 	}
+	var bad error
 	switch level {
 	case LevelInfo, LevelSuccess, LevelWarning, LevelError:
 	default:
-		return capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", cutText(string(level), MaxReportBytes))
+		bad = capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", cutText(string(level), MaxReportBytes))
 	}
-	if !a.r.admit(ChannelNotify) {
-		return nil // a display: the host hears how many were dropped
-	}
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	return hostAnswer(ctx, "ui.notify", a.r.m.cfg.Host.UI.Notify(ctx, a.r.Info(), cutText(message, MaxLineBytes), level))
+	_, err := invoke(ctx, a.r, mUINotify, callReq{refused: bad}, func(c *call) (none, error) {
+		return none{}, a.r.m.cfg.Host.UI.Notify(c.ctx, a.r.Info(), cutText(message, MaxLineBytes), level)
+	})
+	return err
 }
 
 // Open shows a file in the host; opts.split places it.
-func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) (err error) {
-	h := a.r.call(ctx, "ui.open", "")
-	defer h.end(&err)
-	if a.r.m.cfg.Host.UI == nil {
-		return noHost("ui")
-	}
+func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) error {
+	var bad error
 	switch o.Split {
 	case "", "left", "right", "up", "down":
+		if len(path) > MaxOpenPathBytes {
+			bad = limitErr(MaxOpenPathBytes, "ui.open takes a path of at most %d bytes; this one is %d", MaxOpenPathBytes, len(path))
+		}
 	default:
-		return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.Invalid)}, "ui.open: split must be left, right, up or down, not %q", cutText(o.Split, MaxReportBytes))
+		bad = capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.Invalid)}, "ui.open: split must be left, right, up or down, not %q", cutText(o.Split, MaxReportBytes))
 	}
-	if len(path) > MaxOpenPathBytes {
-		return limitErr(MaxOpenPathBytes, "ui.open takes a path of at most %d bytes; this one is %d", MaxOpenPathBytes, len(path))
-	}
-	ctx, leave, err := a.r.enter(ctx, ChannelOpen)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	return hostAnswer(ctx, "ui.open", a.r.m.cfg.Host.UI.Open(ctx, a.r.Info(), path, o))
+	_, err := invoke(ctx, a.r, mUIOpen, callReq{refused: bad}, func(c *call) (none, error) {
+		return none{}, a.r.m.cfg.Host.UI.Open(c.ctx, a.r.Info(), path, o)
+	})
+	return err
 }
 
 // clipboardAPI is clipboard: read and write.
 type clipboardAPI struct{ r *Run }
 
-func (a *clipboardAPI) Read(ctx context.Context) (_ string, err error) {
-	h := a.r.call(ctx, "clipboard.read", "")
-	defer h.end(&err)
-	if a.r.m.cfg.Host.Clipboard == nil {
-		return "", noHost("clipboard")
-	}
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return "", err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	text, err := a.r.m.cfg.Host.Clipboard.Read(ctx, a.r.Info())
-	return text, hostAnswer(ctx, "clipboard.read", err)
+func (a *clipboardAPI) Read(ctx context.Context) (string, error) {
+	return invoke(ctx, a.r, mClipboardRead, callReq{}, func(c *call) (string, error) {
+		return a.r.m.cfg.Host.Clipboard.Read(c.ctx, a.r.Info())
+	})
 }
 
-func (a *clipboardAPI) Write(ctx context.Context, text string) (err error) {
-	h := a.r.call(ctx, "clipboard.write", "")
-	defer h.end(&err)
-	if a.r.m.cfg.Host.Clipboard == nil {
-		return noHost("clipboard")
-	}
+func (a *clipboardAPI) Write(ctx context.Context, text string) error {
+	var bad error
 	if len(text) > MaxClipboardBytes {
-		return limitErr(MaxClipboardBytes, "clipboard.write takes at most %d bytes; this text is %d", MaxClipboardBytes, len(text))
+		bad = limitErr(MaxClipboardBytes, "clipboard.write takes at most %d bytes; this text is %d", MaxClipboardBytes, len(text))
 	}
-	ctx, leave, err := a.r.enter(ctx, ChannelClipboard)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	return hostAnswer(ctx, "clipboard.write", a.r.m.cfg.Host.Clipboard.Write(ctx, a.r.Info(), text))
+	_, err := invoke(ctx, a.r, mClipboardWrite, callReq{refused: bad}, func(c *call) (none, error) {
+		return none{}, a.r.m.cfg.Host.Clipboard.Write(c.ctx, a.r.Info(), text)
+	})
+	return err
 }
 
 // workspaceAPI is workspace: projectDir.
 type workspaceAPI struct{ r *Run }
 
-func (a *workspaceAPI) ProjectDir(ctx context.Context) (_ string, err error) {
-	h := a.r.call(ctx, "workspace.projectDir", "")
-	defer h.end(&err)
-	if a.r.m.cfg.Host.Workspace == nil {
-		return "", noHost("workspace")
-	}
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return "", err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	dir, err := a.r.m.cfg.Host.Workspace.ProjectDir(ctx, a.r.Info())
-	return dir, hostAnswer(ctx, "workspace.projectDir", err)
+func (a *workspaceAPI) ProjectDir(ctx context.Context) (string, error) {
+	return invoke(ctx, a.r, mWorkspaceProjectDir, callReq{}, func(c *call) (string, error) {
+		return a.r.m.cfg.Host.Workspace.ProjectDir(c.ctx, a.r.Info())
+	})
 }
 
 // configAPI is config: the script's own persistent state, never the
 // host's configuration.
 type configAPI struct{ r *Run }
 
-func (a *configAPI) Get(ctx context.Context, key string) (_ any, err error) {
-	h := a.r.call(ctx, "config.get", "")
-	defer h.end(&err)
-	_, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return capnweb.Undefined{}, err
-	}
-	defer leave()
-	raw, ok, err := a.r.m.state.get(a.r.key, key)
-	if err != nil || !ok {
-		return capnweb.Undefined{}, err
-	}
-	return capnweb.DecodeJSON(raw) // in the order the script stored it
+func (a *configAPI) Get(ctx context.Context, key string) (any, error) {
+	return invoke(ctx, a.r, mConfigGet, callReq{}, func(*call) (any, error) {
+		raw, ok, err := a.r.m.state.get(a.r.key, key)
+		if err != nil || !ok {
+			return capnweb.Undefined{}, err
+		}
+		return capnweb.DecodeJSON(raw) // in the order the script stored it
+	})
 }
 
 // Set stores value under key: data only (code not_serializable
 // otherwise), at most MaxConfigValueBytes of JSON, at the config rate
 // (code limit_exceeded past either).
-func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) (err error) {
-	h := a.r.call(ctx, "config.set", "")
-	defer h.end(&err)
-	raw, err := dataJSON("config.set", "the value", value)
-	if err != nil {
-		return err
+func (a *configAPI) Set(ctx context.Context, key string, value capnweb.Value) error {
+	raw, bad := dataJSON("config.set", "the value", value)
+	if bad == nil && len(raw) > MaxConfigValueBytes {
+		bad = limitErr(MaxConfigValueBytes, "config.set takes a value of at most %d bytes of JSON; this one is %d", MaxConfigValueBytes, len(raw))
 	}
-	if len(raw) > MaxConfigValueBytes {
-		return limitErr(MaxConfigValueBytes, "config.set takes a value of at most %d bytes of JSON; this one is %d", MaxConfigValueBytes, len(raw))
-	}
-	return a.update(ctx, key, raw)
+	_, err := invoke(ctx, a.r, mConfigSet, callReq{refused: bad}, func(c *call) (none, error) {
+		return none{}, a.update(c.ctx, key, raw)
+	})
+	return err
 }
 
 // Delete removes key; it counts against the config rate like Set.
-func (a *configAPI) Delete(ctx context.Context, key string) (err error) {
-	h := a.r.call(ctx, "config.delete", "")
-	defer h.end(&err)
-	return a.update(ctx, key, nil)
+func (a *configAPI) Delete(ctx context.Context, key string) error {
+	_, err := invoke(ctx, a.r, mConfigDelete, callReq{}, func(c *call) (none, error) {
+		return none{}, a.update(c.ctx, key, nil)
+	})
+	return err
 }
 
 func (a *configAPI) update(ctx context.Context, key string, raw json.RawMessage) error {
-	ctx, leave, err := a.r.enter(ctx, ChannelConfig)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx) // another process may hold the state's lock
-	defer cancel()
-	err = a.r.m.state.update(ctx, a.r.key, key, raw)
+	err := a.r.m.state.update(ctx, a.r.key, key, raw)
 	if errors.Is(err, errStateFull) {
 		return limitErr(maxStateFile, "%v", err)
 	}
 	return err
 }
 
-func (a *configAPI) Keys(ctx context.Context) (_ []string, err error) {
-	h := a.r.call(ctx, "config.keys", "")
-	defer h.end(&err)
-	_, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	return a.r.m.state.keys(a.r.key)
+func (a *configAPI) Keys(ctx context.Context) ([]string, error) {
+	return invoke(ctx, a.r, mConfigKeys, callReq{}, func(*call) ([]string, error) {
+		return a.r.m.state.keys(a.r.key)
+	})
 }
 
 // paneAPI is paneControls: actions a script offers the host's UI. The host
@@ -248,51 +184,46 @@ func (a *configAPI) Keys(ctx context.Context) (_ []string, err error) {
 // errcode.LimitExceeded.
 type paneAPI struct{ r *Run }
 
-func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) (err error) {
-	h := a.r.call(ctx, "paneControls.register", "")
-	defer h.end(&err)
-	if name == "" {
-		return codeErr(errcode.Invalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
+func (a *paneAPI) Register(ctx context.Context, name string, action *capnweb.Stub) error {
+	var bad error
+	switch {
+	case name == "":
+		bad = codeErr(errcode.Invalid, capnweb.NameRangeError, "paneControls.register: a control needs a name")
+	case len(name) > MaxPaneNameBytes:
+		bad = limitErr(MaxPaneNameBytes, "paneControls.register takes a name of at most %d bytes; this one is %d", MaxPaneNameBytes, len(name))
+	case action == nil:
+		bad = capnweb.Errorf(capnweb.NameTypeError, nil, "register(%q, action): action must be a function", name)
 	}
-	if len(name) > MaxPaneNameBytes {
-		return limitErr(MaxPaneNameBytes, "paneControls.register takes a name of at most %d bytes; this one is %d", MaxPaneNameBytes, len(name))
-	}
-	if action == nil {
-		return capnweb.Errorf(capnweb.NameTypeError, nil, "register(%q, action): action must be a function", name)
-	}
-	_, leave, err := a.r.enter(ctx, ChannelPane)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	a.r.mu.Lock()
-	old := a.r.panes[name]
-	if old == nil && len(a.r.panes) >= MaxPaneControls {
+	_, err := invoke(ctx, a.r, mPaneRegister, callReq{refused: bad}, func(*call) (none, error) {
+		a.r.mu.Lock()
+		old := a.r.panes[name]
+		if old == nil && len(a.r.panes) >= MaxPaneControls {
+			a.r.mu.Unlock()
+			return none{}, limitErr(MaxPaneControls, "a run may have at most %d pane controls; unregister one before registering %q", MaxPaneControls, name)
+		}
+		a.r.panes[name] = action.Dup()
 		a.r.mu.Unlock()
-		return limitErr(MaxPaneControls, "a run may have at most %d pane controls; unregister one before registering %q", MaxPaneControls, name)
-	}
-	a.r.panes[name] = action.Dup()
-	a.r.mu.Unlock()
-	if old != nil {
-		old.Release()
-	}
-	a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "register", Line: name}, nil)
-	return nil
+		if old != nil {
+			old.Release()
+		}
+		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "register", Line: name}, nil)
+		return none{}, nil
+	})
+	return err
 }
 
-// Unregister needs no rate of its own: each control is unregistered
-// once, so its events are bounded by Register's.
 func (a *paneAPI) Unregister(ctx context.Context, name string) {
-	h := a.r.call(ctx, "paneControls.unregister", "")
-	defer h.end(nil)
-	a.r.mu.Lock()
-	old := a.r.panes[name]
-	delete(a.r.panes, name)
-	a.r.mu.Unlock()
-	if old != nil {
-		old.Release()
-		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "unregister", Line: name}, nil)
-	}
+	_, _ = invoke(ctx, a.r, mPaneUnregister, callReq{}, func(*call) (none, error) {
+		a.r.mu.Lock()
+		old := a.r.panes[name]
+		delete(a.r.panes, name)
+		a.r.mu.Unlock()
+		if old != nil {
+			old.Release()
+			a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventPaneControls, Stream: "unregister", Line: name}, nil)
+		}
+		return none{}, nil
+	})
 }
 
 // contextAPI is context: the run's result and its log. A result is at most
@@ -300,25 +231,21 @@ func (a *paneAPI) Unregister(ctx context.Context, name string) {
 // code is errcode.LimitExceeded, and the earlier result stays.
 type contextAPI struct{ r *Run }
 
-func (a *contextAPI) Result(ctx context.Context, value any) (err error) {
-	h := a.r.call(ctx, "context.result", "")
-	defer h.end(&err)
-	_, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	raw, err := dataJSON("context.result", "the value", value)
-	if err != nil {
-		return err
-	}
-	if len(raw) > MaxResultBytes {
-		return limitErr(MaxResultBytes, "context.result takes at most %d bytes of JSON; this value is %d", MaxResultBytes, len(raw))
-	}
-	a.r.mu.Lock()
-	a.r.result = raw
-	a.r.mu.Unlock()
-	return nil
+func (a *contextAPI) Result(ctx context.Context, value any) error {
+	_, err := invoke(ctx, a.r, mContextResult, callReq{}, func(*call) (none, error) {
+		raw, err := dataJSON("context.result", "the value", value)
+		if err != nil {
+			return none{}, err
+		}
+		if len(raw) > MaxResultBytes {
+			return none{}, limitErr(MaxResultBytes, "context.result takes at most %d bytes of JSON; this value is %d", MaxResultBytes, len(raw))
+		}
+		a.r.mu.Lock()
+		a.r.result = raw
+		a.r.mu.Unlock()
+		return none{}, nil
+	})
+	return err
 }
 
 // Log is a line of the run's log: an event, and a line of the output the
@@ -326,25 +253,23 @@ func (a *contextAPI) Result(ctx context.Context, value any) (err error) {
 // are dropped (see [ChannelLimits]): it is fire-and-forget, so a refusal
 // would reach no one.
 func (a *contextAPI) Log(ctx context.Context, message string) {
-	line := cutText(message, MaxLineBytes)
-	a.r.scriptEvent(ChannelLog, Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: line}, func() { a.r.writeOutput(line) })
+	_, _ = invoke(ctx, a.r, mContextLog, callReq{}, func(*call) (none, error) {
+		line := cutText(message, MaxLineBytes)
+		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: line}, func() { a.r.writeOutput(line) })
+		return none{}, nil
+	})
 }
 
 // Payload is the trigger's payload, which the bootstrap reads once before
 // the script starts; undefined for none.
-//
-// The trace does not record it: the bootstrap asks, not the script.
 func (a *contextAPI) Payload(ctx context.Context) (any, error) {
 	a.r.lateSites(ctx) // the bootstrap's last call sites ride here as it ends
-	_, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	if len(a.r.req.TriggerPayload) == 0 {
-		return capnweb.Undefined{}, nil
-	}
-	return payloadValue(a.r.req.TriggerPayload)
+	return invoke(ctx, a.r, mContextPayload, callReq{}, func(*call) (any, error) {
+		if len(a.r.req.TriggerPayload) == 0 {
+			return capnweb.Undefined{}, nil
+		}
+		return payloadValue(a.r.req.TriggerPayload)
+	})
 }
 
 // Step reports a step's phase as a run event. It is a display: a report
@@ -365,7 +290,10 @@ func (a *contextAPI) Step(ctx context.Context, st StepEvent) {
 	if st.Attempt < 0 || st.Attempt >= 1<<31 {
 		st.Attempt = 0
 	}
-	a.r.scriptEvent(ChannelStep, Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: &st, Line: st.Name, Fraction: -1}, nil)
+	_, _ = invoke(ctx, a.r, mContextStep, callReq{}, func(*call) (none, error) {
+		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventStep, Step: &st, Line: st.Name, Fraction: -1}, nil)
+		return none{}, nil
+	})
 }
 
 // Progress reports how far the run is as a run event.
@@ -374,7 +302,10 @@ func (a *contextAPI) Progress(ctx context.Context, p ProgressEvent) {
 	if p.Fraction != nil && *p.Fraction >= 0 && *p.Fraction <= 1 {
 		f = *p.Fraction
 	}
-	a.r.scriptEvent(ChannelProgress, Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: cutText(p.Message, MaxReportBytes), Fraction: f}, nil)
+	_, _ = invoke(ctx, a.r, mContextProgress, callReq{}, func(*call) (none, error) {
+		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: cutText(p.Message, MaxReportBytes), Fraction: f}, nil)
+		return none{}, nil
+	})
 }
 
 // PaneControl is an action a live run registered.

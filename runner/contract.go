@@ -290,27 +290,27 @@ func argName(e *capnweb.DecodeError) string {
 }
 
 // The facades taking request objects decode their arguments strictly
-// (capnweb.StrictArgs); their refusals are worded by argError.
+// (capnweb.StrictArgs); their refusals are worded by argError, under the
+// name the method table gives (forms' methods are called on a tab).
 
 func (a *uiAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError("ui."+method, err)
+	return argError(apiOf(capUI, method), err)
 }
 
 func (a *tabsAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError("tabs."+method, err)
+	return argError(apiOf(capTabs, method), err)
 }
 
 func (a *tabAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError("tab."+method, err)
+	return argError(apiOf(capTab, method), err)
 }
 
-// ArgError names forms' methods as scripts call them, on a tab.
 func (a *formsAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError("tab."+method, err)
+	return argError(apiOf(capForms, method), err)
 }
 
 func (a *contextAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError("context."+method, err)
+	return argError(apiOf(capContext, method), err)
 }
 
 // targetHint says what a locator looks like, after a refused one.

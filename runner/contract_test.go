@@ -112,17 +112,24 @@ var (
 	strict   = reflect.TypeFor[capnweb.StrictArgs]()
 )
 
-// capability describes obj's methods as capnweb exposes them: exported,
-// named in lowerCamel case, an optional leading context.
+// capability describes obj's methods as capnweb exposes them: the
+// method table's rows of cap, each by its name on the wire, with an
+// optional leading context. A method the table lacks, and a row obj
+// lacks, is an error.
 func (d *describer) capability(cap string, obj any) {
 	t := reflect.TypeOf(obj)
-	methods := map[string]contractMethod{}
-	for i := range t.NumMethod() {
-		m := t.Method(i)
-		if m.Name == "ArgError" && t.Implements(strict) {
-			continue // capnweb's hook, not callable
+	out := map[string]contractMethod{}
+	for id := range methodID(methodCount) {
+		row := &methods[id]
+		if string(row.cap) != cap {
+			continue
 		}
-		name := capnweb.JSName(m.Name)
+		m, ok := t.MethodByName(row.name)
+		if !ok {
+			d.errs = append(d.errs, fmt.Sprintf("%s has no method %s, which the table's row of %s names", t, row.name, row.api))
+			continue
+		}
+		name := row.wire()
 		key := cap + "." + name
 		ft := m.Type
 		var cm contractMethod
@@ -142,9 +149,18 @@ func (d *describer) capability(cap string, obj any) {
 		default:
 			d.errs = append(d.errs, fmt.Sprintf("%s: results %v are not (), (error), (T) or (T, error): scripts cannot call it", key, ft))
 		}
-		methods[name] = cm
+		out[name] = cm
 	}
-	d.doc.Capabilities[cap] = methods
+	for i := range t.NumMethod() {
+		m := t.Method(i)
+		if m.Name == "ArgError" && t.Implements(strict) {
+			continue // capnweb's hook, not callable
+		}
+		if _, ok := out[capnweb.JSName(m.Name)]; !ok {
+			d.errs = append(d.errs, fmt.Sprintf("%s.%s has no row in the method table (methods.go)", cap, capnweb.JSName(m.Name)))
+		}
+	}
+	d.doc.Capabilities[cap] = out
 }
 
 // shape writes t as a TypeScript type; slot names it for contractUnions.

@@ -108,6 +108,10 @@
 // The capabilities' methods, their parameters and results are listed in
 // runner/sdk/contract.json, which a test regenerates from the objects the
 // runner serves and the SDK's tests hold its calls and its fake host to.
+// Every method has a row in one table (methods.go) saying how it passes
+// the run's gate, how long it may wait, whether it acts on a tab and what
+// the trace keeps of it; one interceptor (intercept.go) does that around
+// each method's own body.
 // The objects a script passes (options, targets, step and progress
 // reports) are the request types in contract.go (named there as the SDK
 // names them: FormOptions, NavigationOptions, …) or a [cdp.Locator],

@@ -23,10 +23,9 @@ import (
 // come from the objects a session gets (hostAPI), by reflection, so a new
 // method is held to it with no new test code. (tabs.active, find, all,
 // open, triggered and tab.url, title, close and evaluate skipped the gate.)
+// Each is held to its row of the method table too: the gate policy it
+// states, and the trace's record of the call under the row's name.
 func TestEveryHostMethodPassesTheGate(t *testing.T) {
-	// Displays a script sends and forgets: once the run has ended they
-	// are dropped, silently, as past their rate.
-	dropped := map[string]bool{"ui.Notify": true}
 	// Arguments the generator cannot make well formed: a function stub.
 	// What refuses the call is its argument check, before the gate.
 	unmade := map[string]bool{"paneControls.Register": true}
@@ -38,7 +37,7 @@ func TestEveryHostMethodPassesTheGate(t *testing.T) {
 	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
 	ctxType := reflect.TypeFor[context.Context]()
 	errType := reflect.TypeFor[error]()
-	methods := 0
+	checked := 0
 	for _, c := range hostAPI {
 		obj := reflect.ValueOf(c.build(r))
 		for i := range obj.NumMethod() {
@@ -48,7 +47,13 @@ func TestEveryHostMethodPassesTheGate(t *testing.T) {
 				continue // not a method scripts call
 			}
 			name := fmt.Sprintf("%s.%s", c.cap, mt.Name)
-			methods++
+			id, ok := methodByWire[[2]string{string(c.cap), capnweb.JSName(mt.Name)}]
+			if !assert.True(t, ok, "%s has no row", name) {
+				continue
+			}
+			row := &methods[id]
+			calls := len(r.trace.Trace().Calls)
+			checked++
 			args := []reflect.Value{reflect.ValueOf(context.Background())}
 			for j := 1; j < ft.NumIn(); j++ {
 				a := wellFormed(ft.In(j))
@@ -67,15 +72,22 @@ func TestEveryHostMethodPassesTheGate(t *testing.T) {
 				out := m.Call(args)
 				err, _ = out[len(out)-1].Interface().(error)
 			}()
-			if unmade[name] {
+			recorded := r.trace.Trace().Calls[calls:]
+			if row.untraced {
+				assert.Empty(t, recorded, "%s is not traced", name)
+			} else if assert.Len(t, recorded, 1, "%s is recorded once", name) {
+				assert.Equal(t, row.api, recorded[0].Method, "%s is recorded under its row's name", name)
+				if row.cap == capTab || row.cap == capPageJS || row.cap == capForms {
+					assert.Equal(t, "x", recorded[0].Tab, "%s is recorded on its tab", name)
+				}
+			}
+			switch {
+			case unmade[name]:
 				assert.Error(t, err, name)
-				continue
-			}
-			if dropped[name] {
+			case row.gate == gateDrop:
 				assert.NoError(t, err, "%s is a display: dropped once the run has ended", name)
-				continue
-			}
-			if assert.Error(t, err, "%s answered after the run ended", name) {
+			case assert.Equal(t, gated, row.gate, "%s returns an error: it is gated", name) &&
+				assert.Error(t, err, "%s answered after the run ended", name):
 				assert.Equal(t, errcode.Closed, errCodeOf(err), "%s: %v", name, err)
 				assert.True(t, errors.Is(err, ErrRunEnded), "%s: %v", name, err)
 			}
@@ -84,8 +96,8 @@ func TestEveryHostMethodPassesTheGate(t *testing.T) {
 	host.mu.Lock()
 	assert.Empty(t, host.calls, "no call reached the host's interfaces")
 	host.mu.Unlock()
-	assert.Greater(t, methods, 30, "the host objects' methods were found")
-	t.Logf("%d methods checked", methods)
+	assert.Greater(t, checked, 30, "the host objects' methods were found")
+	t.Logf("%d methods checked", checked)
 }
 
 // recordingHost is every host interface, recording each call and

@@ -16,151 +16,73 @@ import (
 // tabAPI is tab: the data plane of one resolved tab.
 type tabAPI struct{ r *Run }
 
-func (a *tabAPI) URL(ctx context.Context, id string) (_ string, err error) {
-	h := a.r.call(ctx, "tab.url", id)
-	defer h.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return "", err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	_, t, err := a.r.tab(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	h.on = t
-	u, err := t.URL(ctx)
-	if info, shown := a.r.hideLocal(TabInfo{URL: u}); !shown {
-		u = info.URL // a local address the run may not reach is not told
-	}
-	return u, browserErr(err)
+func (a *tabAPI) URL(ctx context.Context, id string) (string, error) {
+	return invoke(ctx, a.r, mTabURL, callReq{tab: id}, func(c *call) (string, error) {
+		u, err := c.tab.URL(c.ctx)
+		if info, shown := a.r.hideLocal(TabInfo{URL: u}); !shown {
+			u = info.URL // a local address the run may not reach is not told
+		}
+		return u, err
+	})
 }
 
-func (a *tabAPI) Title(ctx context.Context, id string) (_ string, err error) {
-	h := a.r.call(ctx, "tab.title", id)
-	defer h.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return "", err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	_, t, err := a.r.tab(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	h.on = t
-	s, err := t.Title(ctx)
-	return s, browserErr(err)
+func (a *tabAPI) Title(ctx context.Context, id string) (string, error) {
+	return invoke(ctx, a.r, mTabTitle, callReq{tab: id}, func(c *call) (string, error) {
+		return c.tab.Title(c.ctx)
+	})
 }
 
-// tabCall is a call on one of the run's tabs: its attached session and the
-// call's context, bounded by the call's timeout. end releases the context.
-type tabCall struct {
-	ctx context.Context
-	end context.CancelFunc
-	tab *cdp.Tab
-	// before is the page before a page action, for the trace (see
-	// Config.TraceActionScreenshots); nil when not taken.
-	before []byte
-}
-
-// startCall attaches tab id for a call bounded by timeout (milliseconds;
-// 0 for the host's default).
-//
-// The call passes the run's gate (bounds.go), as every other host call
-// does: none starts once the run has settled, and one under way then is
-// cancelled.
-func (r *Run) startCall(ctx context.Context, id string, timeout float64) (tabCall, error) {
-	ctx, leave, err := r.enter(ctx, "")
-	if err != nil {
-		return tabCall{}, err
-	}
-	_, t, err := r.tab(ctx, id)
-	if err != nil {
-		leave()
-		return tabCall{}, err
-	}
-	ctx, cancel := withTimeout(ctx, timeout)
-	return tabCall{ctx: ctx, end: func() { cancel(); leave() }, tab: t}, nil
-}
-
-// navCall is a navigation under way: the tab call and when the
-// navigation counts as done.
-type navCall struct {
-	tabCall
-	until cdp.WaitUntil
-}
-
-// navigation checks a navigation's options and attaches tab id for it.
-func (a *tabAPI) navigation(ctx context.Context, id string, o navigationOptions) (navCall, error) {
-	until, err := o.waitUntil()
-	if err != nil {
-		return navCall{}, err
-	}
-	c, err := a.r.startCall(ctx, id, o.Timeout)
-	return navCall{tabCall: c, until: until}, err
+// navigation is a navigation's call: its options checked, then move
+// under the call, told when the navigation counts as done.
+func navigation[T any](ctx context.Context, r *Run, mid methodID, id string, o navigationOptions, move func(c *call, until cdp.WaitUntil) (T, error)) (T, error) {
+	until, bad := o.waitUntil()
+	return invoke(ctx, r, mid, callReq{tab: id, timeout: o.Timeout, refused: bad}, func(c *call) (T, error) {
+		return move(c, until)
+	})
 }
 
 // Goto loads rawURL and returns the document's response: {status, url},
 // status 0 when there was none (about:blank, a #fragment).
-func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOptions) (_ cdp.Response, err error) {
-	h := a.r.call(ctx, "tab.goto", id)
-	defer h.end(&err)
-	c, err := a.navigation(ctx, id, opts)
-	if err != nil {
-		return cdp.Response{}, err
-	}
-	defer c.end()
-	resp, err := c.tab.Goto(c.ctx, rawURL, c.until)
-	if err := h.traced(c.tabCall, browserErr(err)); err != nil {
-		return cdp.Response{}, err
-	}
-	return *resp, nil
+func (a *tabAPI) Goto(ctx context.Context, id, rawURL string, opts navigationOptions) (cdp.Response, error) {
+	return navigation(ctx, a.r, mTabGoto, id, opts, func(c *call, until cdp.WaitUntil) (cdp.Response, error) {
+		resp, err := c.tab.Goto(c.ctx, rawURL, until)
+		if err != nil {
+			return cdp.Response{}, err
+		}
+		return *resp, nil
+	})
 }
 
-func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigationOptions) (err error) {
-	h := a.r.call(ctx, "tab.waitForNavigation", id)
-	defer h.end(&err)
-	c, err := a.navigation(ctx, id, opts)
-	if err != nil {
-		return err
-	}
-	defer c.end()
-	err = c.tab.WaitNavigated(c.ctx, c.until)
-	if errors.Is(err, cdp.ErrTimeout) {
-		err = codeErr(errcode.Timeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
-	} else {
-		err = browserErr(err)
-	}
-	return h.traced(c.tabCall, err)
+func (a *tabAPI) WaitForNavigation(ctx context.Context, id string, opts navigationOptions) error {
+	_, err := navigation(ctx, a.r, mTabWaitForNavigation, id, opts, func(c *call, until cdp.WaitUntil) (none, error) {
+		err := c.tab.WaitNavigated(c.ctx, until)
+		if errors.Is(err, cdp.ErrTimeout) {
+			err = codeErr(errcode.Timeout, capnweb.NameError, "no navigation of the tab completed: %v", err)
+		}
+		return none{}, err
+	})
+	return err
 }
 
 // WaitFor waits for a CSS selector to match, or for a target to be in
 // opts.State: visible (the default), hidden, attached or detached. A
 // selector with a state is waited for as the target {selector}.
-func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) (err error) {
+func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opts waitForOptions) error {
 	const api = "tab.waitFor"
-	h := a.r.call(ctx, api, id)
-	defer h.end(&err)
-	var tg *cdp.Locator
+	var tg, aimed *cdp.Locator // aimed: recorded even when refused
+	var bad error
 	switch w := what.(type) {
 	case string:
 		if opts.State != "" {
 			tg = &cdp.Locator{Selector: w}
 		}
 	case *capnweb.Object:
-		l, err := decodeTarget(api, 2, w)
-		if err != nil {
-			return err
+		var l cdp.Locator
+		if l, bad = decodeTarget(api, 2, w); bad == nil {
+			tg, aimed = &l, &l
 		}
-		tg = &l
-		h.target = tg
 	default:
-		return codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
+		bad = codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.waitFor takes a CSS selector or a target")
 	}
 	state := cdp.StateVisible
 	switch s := cdp.WaitState(opts.State); s {
@@ -168,98 +90,73 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 	case cdp.StateVisible, cdp.StateHidden, cdp.StateAttached, cdp.StateDetached:
 		state = s
 	default:
-		return codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: state must be \"visible\", \"hidden\", \"attached\" or \"detached\", not %q", api, opts.State)
+		if bad == nil {
+			bad = codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: state must be \"visible\", \"hidden\", \"attached\" or \"detached\", not %q", api, opts.State)
+		}
 	}
-	c, err := a.r.startCall(ctx, id, opts.Timeout)
-	if err != nil {
-		return err
-	}
-	defer c.end()
-	if tg != nil {
-		h.target = tg
-		return h.traced(c, browserErr(c.tab.WaitState(c.ctx, *tg, state)))
-	}
-	css := what.(string)
-	h.target = &cdp.Locator{Selector: css}
-	return h.traced(c, browserErr(c.tab.WaitFor(c.ctx, cdp.Selector(css))))
+	_, err := invoke(ctx, a.r, mTabWaitFor, callReq{tab: id, timeout: opts.Timeout, target: aimed, refused: bad}, func(c *call) (none, error) {
+		if tg != nil {
+			c.aim(tg)
+			return none{}, c.tab.WaitState(c.ctx, *tg, state)
+		}
+		css := what.(string)
+		c.aim(&cdp.Locator{Selector: css})
+		return none{}, c.tab.WaitFor(c.ctx, cdp.Selector(css))
+	})
+	return err
 }
 
 // read runs one reader on target, waiting for it up to timeout
-// milliseconds (0: the host's default, as for an action). Readers need
-// only the browser grant: they run in the isolated world, never the page's
-// code, and the tab's sites= still applies to the document they read.
-func (a *tabAPI) read(ctx context.Context, api, id string, tg cdp.Locator, timeout float64, f func(context.Context, *cdp.Tab, cdp.Locator) error) (err error) {
-	h := a.r.call(ctx, api, id)
-	defer h.end(&err)
-	if err := checkTarget(api, tg); err != nil {
-		return err
+// milliseconds (0: the host's default, as for an action), unless the
+// method's own checks refused it (bad). Readers need only the browser
+// grant: they run in the isolated world, never the page's code, and the
+// tab's sites= still applies to the document they read.
+func read[T any](ctx context.Context, r *Run, mid methodID, id string, tg cdp.Locator, timeout float64, bad error, f func(*cdp.Tab, context.Context, cdp.Locator) (T, error)) (T, error) {
+	if bad == nil {
+		bad = checkTarget(methods[mid].api, tg)
 	}
-	c, err := a.r.startCall(ctx, id, timeout)
-	if err != nil {
-		return err
-	}
-	defer c.end()
-	h.target = &tg
-	return h.traced(c, browserErr(f(c.ctx, c.tab, tg)))
+	return invoke(ctx, r, mid, callReq{tab: id, timeout: timeout, refused: bad}, func(c *call) (T, error) {
+		c.aim(&tg)
+		return f(c.tab, c.ctx, tg)
+	})
 }
 
-func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator, opts readOptions) (s string, err error) {
-	err = a.read(ctx, "tab.text", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		s, err = t.Text(ctx, tg)
-		return err
-	})
-	return s, err
+func (a *tabAPI) Text(ctx context.Context, id string, target cdp.Locator, opts readOptions) (string, error) {
+	return read(ctx, a.r, mTabText, id, target, opts.Timeout, nil, (*cdp.Tab).Text)
 }
 
-func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator, opts readOptions) (s string, err error) {
-	err = a.read(ctx, "tab.value", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		s, err = t.Value(ctx, tg)
-		return err
-	})
-	return s, err
+func (a *tabAPI) Value(ctx context.Context, id string, target cdp.Locator, opts readOptions) (string, error) {
+	return read(ctx, a.r, mTabValue, id, target, opts.Timeout, nil, (*cdp.Tab).Value)
 }
 
 // Attribute returns the attribute's value, or null when the element has
 // none.
 func (a *tabAPI) Attribute(ctx context.Context, id string, target cdp.Locator, name string, opts readOptions) (*string, error) {
+	var bad error
 	if name == "" {
-		return nil, a.r.refused(ctx, "tab.attribute", id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name"))
+		bad = codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.attribute needs an attribute name")
 	}
-	var v *string
-	err := a.read(ctx, "tab.attribute", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
+	return read(ctx, a.r, mTabAttribute, id, target, opts.Timeout, bad, func(t *cdp.Tab, ctx context.Context, tg cdp.Locator) (*string, error) {
 		s, ok, err := t.Attribute(ctx, tg, name)
-		if ok {
-			v = &s
+		if !ok {
+			return nil, err
 		}
-		return err
+		return &s, err
 	})
-	return v, err
 }
 
-func (a *tabAPI) Checked(ctx context.Context, id string, target cdp.Locator, opts readOptions) (b bool, err error) {
-	err = a.read(ctx, "tab.checked", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		b, err = t.Checked(ctx, tg)
-		return err
-	})
-	return b, err
+func (a *tabAPI) Checked(ctx context.Context, id string, target cdp.Locator, opts readOptions) (bool, error) {
+	return read(ctx, a.r, mTabChecked, id, target, opts.Timeout, nil, (*cdp.Tab).Checked)
 }
 
 // Visible answers at once: it is a question about the page now.
-func (a *tabAPI) Visible(ctx context.Context, id string, target cdp.Locator) (b bool, err error) {
-	err = a.read(ctx, "tab.visible", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		b, err = t.IsVisible(ctx, tg)
-		return err
-	})
-	return b, err
+func (a *tabAPI) Visible(ctx context.Context, id string, target cdp.Locator) (bool, error) {
+	return read(ctx, a.r, mTabVisible, id, target, 0, nil, (*cdp.Tab).IsVisible)
 }
 
 // Count answers at once: it is a question about the page now.
-func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n int, err error) {
-	err = a.read(ctx, "tab.count", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		n, err = t.Count(ctx, tg)
-		return err
-	})
-	return n, err
+func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (int, error) {
+	return read(ctx, a.r, mTabCount, id, target, 0, nil, (*cdp.Tab).Count)
 }
 
 // Expect checks e on target in the page until it holds or its timeout
@@ -268,16 +165,14 @@ func (a *tabAPI) Count(ctx context.Context, id string, target cdp.Locator) (n in
 // expectation_failed, saying what was last seen.
 func (a *tabAPI) Expect(ctx context.Context, id string, target cdp.Locator, e expectation) error {
 	const api = "tab.expect"
-	ce, err := e.cdp(api)
-	if err == nil && ce.Kind.OfPage() {
-		err = codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of the page: use tab.expectPage", api, e.Kind)
+	ce, bad := e.cdp(api)
+	if bad == nil && ce.Kind.OfPage() {
+		bad = codeErr(errcode.Invalid, capnweb.NameTypeError, "%s: %s is expected of the page: use tab.expectPage", api, e.Kind)
 	}
-	if err != nil {
-		return a.r.refused(ctx, api, id, err)
-	}
-	return a.read(ctx, api, id, target, e.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) error {
-		return t.Expect(ctx, tg, ce)
+	_, err := read(ctx, a.r, mTabExpect, id, target, e.Timeout, bad, func(t *cdp.Tab, ctx context.Context, tg cdp.Locator) (none, error) {
+		return none{}, t.Expect(ctx, tg, ce)
 	})
+	return err
 }
 
 // compile compiles p as the host matches it: a pattern too large is
@@ -368,51 +263,38 @@ func (e expectation) textOf(api string, out cdp.Expectation) (cdp.Expectation, e
 // Screenshot captures the tab, in the background too, within the default
 // wait: it takes no timeout, and a page or host that never gives the
 // pixels must not hold the script.
-func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) (_ []byte, err error) {
-	h := a.r.call(ctx, "tab.screenshot", id)
-	defer h.end(&err)
-	c, err := a.r.startCall(ctx, id, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
-	h.on = c.tab
-	so := cdp.ScreenshotOptions{FullPage: o.FullPage}
-	if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
-		so.Capture = func(ctx context.Context) ([]byte, error) {
-			return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
+func (a *tabAPI) Screenshot(ctx context.Context, id string, o screenshotOptions) ([]byte, error) {
+	return invoke(ctx, a.r, mTabScreenshot, callReq{tab: id}, func(c *call) ([]byte, error) {
+		so := cdp.ScreenshotOptions{FullPage: o.FullPage}
+		if s, ok := a.r.m.cfg.Host.Tabs.(Screenshotter); ok {
+			so.Capture = func(ctx context.Context) ([]byte, error) {
+				return s.Screenshot(ctx, a.r.Info(), id, so.FullPage)
+			}
 		}
-	}
-	png, err := c.tab.Screenshot(c.ctx, so)
-	return png, browserErr(err)
+		return c.tab.Screenshot(c.ctx, so)
+	})
 }
 
 // Close closes a tab the run opened. The user's own tabs (found with
 // active, find, all or triggered) are the user's to close.
-func (a *tabAPI) Close(ctx context.Context, id string) (err error) {
-	h := a.r.call(ctx, "tab.close", id)
-	defer h.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	a.r.mu.Lock()
-	t := a.r.tabs[id]
-	if t != nil && t.opened {
-		delete(a.r.tabs, id)
-	}
-	a.r.mu.Unlock()
-	if t == nil {
-		return codeErr(errcode.NotFound, capnweb.NameError, "no tab %q", id)
-	}
-	if !t.opened {
-		a.r.logAction(cdp.Action{Method: "close", Outcome: string(errcode.NotGranted)})
-		return codeErr(errcode.NotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
-	}
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	return browserErr(a.r.dropTab(ctx, t, true))
+func (a *tabAPI) Close(ctx context.Context, id string) error {
+	_, err := invoke(ctx, a.r, mTabClose, callReq{tab: id}, func(c *call) (none, error) {
+		a.r.mu.Lock()
+		t := a.r.tabs[id]
+		if t != nil && t.opened {
+			delete(a.r.tabs, id)
+		}
+		a.r.mu.Unlock()
+		if t == nil {
+			return none{}, codeErr(errcode.NotFound, capnweb.NameError, "no tab %q", id)
+		}
+		if !t.opened {
+			a.r.logAction(cdp.Action{Method: "close", Outcome: string(errcode.NotGranted)})
+			return none{}, codeErr(errcode.NotGranted, capnweb.NameError, "tab.close closes only tabs this script opened with tabs.open; this tab is the user's")
+		}
+		return none{}, a.r.dropTab(c.ctx, t, true)
+	})
+	return err
 }
 
 // pageJsAPI is pageJs: code in the page's main world.
@@ -421,132 +303,102 @@ type pageJsAPI struct{ r *Run }
 // Evaluate keeps the key order of objects both ways: arguments arrive as
 // ordered objects and results are decoded as JSON.parse would, so a
 // script's Object.keys sees the page's order.
-func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (_ any, err error) {
-	h := a.r.call(ctx, "tab.evaluate", id)
-	defer h.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	_, t, err := a.r.tab(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	h.on = t
-	vals := make([]any, len(args))
-	for i, v := range args {
-		vals[i] = v
-	}
-	raw, err := t.Evaluate(ctx, source, vals...)
-	if err != nil {
-		if errcode.Of(err) == errcode.NotSerializable {
-			return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError,
-				"the function's result cannot be sent back as JSON (a DOM node, a window, a symbol or a circular object): return plain data, such as el.textContent")
+func (a *pageJsAPI) Evaluate(ctx context.Context, id, source string, args []capnweb.Value) (any, error) {
+	return invoke(ctx, a.r, mPageEvaluate, callReq{tab: id}, func(c *call) (any, error) {
+		ctx, t := c.ctx, c.tab
+		vals := make([]any, len(args))
+		for i, v := range args {
+			vals[i] = v
 		}
-		return nil, browserErr(err)
-	}
-	if raw == nil {
-		return capnweb.Undefined{}, nil
-	}
-	return a.r.decodeResult(raw, "an evaluate result")
+		raw, err := t.Evaluate(ctx, source, vals...)
+		if err != nil {
+			if errcode.Of(err) == errcode.NotSerializable {
+				return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError,
+					"the function's result cannot be sent back as JSON (a DOM node, a window, a symbol or a circular object): return plain data, such as el.textContent")
+			}
+			return nil, browserErr(err)
+		}
+		if raw == nil {
+			return capnweb.Undefined{}, nil
+		}
+		return a.r.decodeResult(raw, "an evaluate result")
+	})
 }
 
 // formsAPI is forms: trusted form actions through the form runtime.
 type formsAPI struct{ r *Run }
 
-// formCall is a form action under way: the tab call and the cdp options
-// of the action.
-type formCall struct {
-	tabCall
-	opts cdp.FormOptions
-}
-
-// start attaches tab id for one action and builds its cdp options: the
-// focus hook, a dry run and custom parts. The sites= check and the log
-// belong to the tab.
-func (a *formsAPI) start(ctx context.Context, id string, o formOptions) (formCall, error) {
-	c, err := a.r.startCall(ctx, id, o.Timeout)
-	if err != nil {
-		return formCall{}, err
-	}
-	c.before = a.r.shotBefore(c)
-	fc := formCall{tabCall: c, opts: cdp.FormOptions{DryRun: o.DryRun, Parts: o.Parts}}
+// formOpts builds the cdp options of a form action on tab id: the focus
+// hook, a dry run and custom parts. The sites= check and the log belong
+// to the tab.
+func (a *formsAPI) formOpts(id string, o formOptions) cdp.FormOptions {
+	fo := cdp.FormOptions{DryRun: o.DryRun, Parts: o.Parts}
 	// A tab the run opened in the background stays there: its session
 	// emulates focus, and focusing it through the host would show it,
 	// making it the user's active tab and so every other run's.
 	if !a.r.hiddenTab(id) {
-		fc.opts.Focus = func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) }
+		fo.Focus = func(ctx context.Context) error { return a.r.m.cfg.Host.Tabs.Focus(ctx, a.r.Info(), id) }
 	}
-	return fc, nil
+	return fo
 }
 
-// act runs one form action on target tg: the check, the timeout, then f.
-func (a *formsAPI) act(ctx context.Context, api, id string, tg cdp.Locator, o formOptions, f func(formCall, cdp.Locator) error) (err error) {
-	h := a.r.call(ctx, api, id)
-	defer h.end(&err)
-	if err := checkTarget(api, tg); err != nil {
-		return err
+// act runs one form action on target tg, unless the method's own checks
+// refused it (bad): the target's check, then f under the call with the
+// cdp options.
+func act[T any](ctx context.Context, a *formsAPI, mid methodID, id string, tg cdp.Locator, o formOptions, bad error, f func(*call, cdp.Locator, cdp.FormOptions) (T, error)) (T, error) {
+	if bad == nil {
+		bad = checkTarget(methods[mid].api, tg)
 	}
-	c, err := a.start(ctx, id, o)
-	if err != nil {
-		return err
-	}
-	defer c.end()
-	h.target = &tg
-	return h.traced(c.tabCall, browserErr(f(c, tg)))
+	return invoke(ctx, a.r, mid, callReq{tab: id, timeout: o.Timeout, refused: bad}, func(c *call) (T, error) {
+		c.aim(&tg)
+		return f(c, tg, a.formOpts(id, o))
+	})
 }
 
 func (a *formsAPI) Fill(ctx context.Context, id string, target cdp.Locator, value string, opts formOptions) (cdp.FieldState, error) {
-	var st cdp.FieldState
-	err := a.act(ctx, "tab.fill", id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
-		st, err = c.tab.Fill(c.ctx, tg, value, c.opts)
-		return err
+	return act(ctx, a, mFormsFill, id, target, opts, nil, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (cdp.FieldState, error) {
+		return c.tab.Fill(c.ctx, tg, value, fo)
 	})
-	return st, err
 }
 
 func (a *formsAPI) Check(ctx context.Context, id string, target cdp.Locator, checked bool, opts formOptions) error {
-	return a.act(ctx, "tab.check", id, target, opts, func(c formCall, tg cdp.Locator) error {
-		return c.tab.Check(c.ctx, tg, checked, c.opts)
+	_, err := act(ctx, a, mFormsCheck, id, target, opts, nil, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (none, error) {
+		return none{}, c.tab.Check(c.ctx, tg, checked, fo)
 	})
+	return err
 }
 
 // Select chooses one option (a string) and returns the label shown, or
 // exactly the options of a list in a <select multiple> and returns their
 // labels.
 func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, option capnweb.Value, opts formOptions) (any, error) {
-	const api = "tab.select"
+	var options []string
+	var bad error
 	switch o := option.(type) {
 	case string:
-		var label string
-		err := a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
-			label, err = c.tab.Select(c.ctx, tg, o, c.opts)
-			return err
-		})
-		return label, err
 	case []any:
-		options := make([]string, len(o))
+		options = make([]string, len(o))
 		for i, v := range o {
 			s, ok := v.(string)
 			if !ok {
-				return nil, a.r.refused(ctx, api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1))
+				bad = codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select: option %d is not a string", i+1)
+				break
 			}
 			options[i] = s
 		}
-		var labels []string
-		err := a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) (err error) {
-			labels, err = c.tab.SelectAll(c.ctx, tg, options, c.opts)
-			return err
-		})
+	default:
+		bad = codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options")
+	}
+	return act(ctx, a, mFormsSelect, id, target, opts, bad, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (any, error) {
+		if o, ok := option.(string); ok {
+			return c.tab.Select(c.ctx, tg, o, fo)
+		}
+		labels, err := c.tab.SelectAll(c.ctx, tg, options, fo)
 		if labels == nil {
 			labels = []string{}
 		}
 		return labels, err
-	}
-	return nil, a.r.refused(ctx, api, id, codeErr(errcode.Invalid, capnweb.NameTypeError, "tab.select takes an option or a list of options"))
+	})
 }
 
 // SetFiles puts files into a file input. Each path is resolved against
@@ -555,6 +407,7 @@ func (a *formsAPI) Select(ctx context.Context, id string, target cdp.Locator, op
 func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, paths []string, opts formOptions) error {
 	const api = "tab.setFiles"
 	real := make([]string, 0, len(paths))
+	var bad error
 	for _, p := range paths {
 		rp, err := a.r.grantedFile(p)
 		if err != nil {
@@ -563,13 +416,15 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 				desc = target.String()
 			}
 			a.r.logAction(cdp.Action{Method: "setFiles", Target: desc, Outcome: string(errCodeOf(err))})
-			return a.r.refused(ctx, api, id, err)
+			bad = err
+			break
 		}
 		real = append(real, rp)
 	}
-	return a.act(ctx, api, id, target, opts, func(c formCall, tg cdp.Locator) error {
-		return c.tab.SetFiles(c.ctx, tg, real, c.opts)
+	_, err := act(ctx, a, mFormsSetFiles, id, target, opts, bad, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (none, error) {
+		return none{}, c.tab.SetFiles(c.ctx, tg, real, fo)
 	})
+	return err
 }
 
 // OnDialog sets how the tab answers the page's dialogs from now on:
@@ -577,52 +432,31 @@ func (a *formsAPI) SetFiles(ctx context.Context, id string, target cdp.Locator, 
 // type ({confirm: "accept", beforeunload: "accept"}; types left out are
 // dismissed). Accepting is acting on the page as the user would, so it
 // needs the forms grant; without it every dialog is dismissed.
-func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) (err error) {
-	h := a.r.call(ctx, "tab.onDialog", id)
-	defer h.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	p, err := dialogPolicyOf(answer)
-	if err != nil {
-		return err
-	}
-	rt, t, err := a.r.tab(ctx, id)
-	if err != nil {
-		return err
-	}
-	h.on = t
-	rt.dmu.Lock()
-	rt.dialogs = p
-	rt.dmu.Unlock()
-	return nil
+func (a *formsAPI) OnDialog(ctx context.Context, id string, answer capnweb.Value) error {
+	p, bad := dialogPolicyOf(answer)
+	_, err := invoke(ctx, a.r, mFormsOnDialog, callReq{tab: id, refused: bad}, func(c *call) (none, error) {
+		c.rt.dmu.Lock()
+		c.rt.dialogs = p
+		c.rt.dmu.Unlock()
+		return none{}, nil
+	})
+	return err
 }
 
 // Press presses key, on opts.target when given (focusing it first), else on
 // whatever has focus; opts.modifiers lists held keys.
-func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) (err error) {
-	const api = "tab.press"
-	h := a.r.call(ctx, api, id)
-	defer h.end(&err)
-	mods, err := modifiersOf(o.Modifiers)
-	if err != nil {
-		return err
+func (a *formsAPI) Press(ctx context.Context, id, key string, o pressOptions) error {
+	mods, bad := modifiersOf(o.Modifiers)
+	if bad == nil && o.Target != nil {
+		bad = checkTarget("tab.press", *o.Target)
 	}
-	if o.Target != nil {
-		if err := checkTarget(api, *o.Target); err != nil {
-			return err
+	_, err := invoke(ctx, a.r, mFormsPress, callReq{tab: id, timeout: o.Timeout, refused: bad}, func(c *call) (none, error) {
+		fo := a.formOpts(id, o.formOptions)
+		if o.Target != nil {
+			c.aim(o.Target)
+			return none{}, c.tab.PressElement(c.ctx, *o.Target, key, mods, fo)
 		}
-	}
-	c, err := a.start(ctx, id, o.formOptions)
-	if err != nil {
-		return err
-	}
-	defer c.end()
-	if o.Target != nil {
-		h.target = o.Target
-		return h.traced(c.tabCall, browserErr(c.tab.PressElement(c.ctx, *o.Target, key, mods, c.opts)))
-	}
-	return h.traced(c.tabCall, browserErr(c.tab.PressKey(c.ctx, key, mods, c.opts)))
+		return none{}, c.tab.PressKey(c.ctx, key, mods, fo)
+	})
+	return err
 }

@@ -96,29 +96,35 @@ const apiWaitForDownload = "tab.waitForDownload"
 // ExpectDownload checks where the tab's next download is to go and has the
 // browser save it; it returns the ticket that WaitForDownload takes. The
 // script's action that downloads runs after it returns.
-func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOptions) (_ string, err error) {
-	h := a.r.call(ctx, apiWaitForDownload, id)
-	defer h.end(&err)
-	// The gate first, as for every call: a run that has ended hears that.
-	c, err := a.r.startCall(ctx, id, 0)
-	if err != nil {
-		return "", err
-	}
-	defer c.end()
-	dest, err := a.r.downloadDest(opts)
-	if err != nil {
-		a.r.logAction(cdp.Action{Method: "download", Target: opts.Path, Outcome: string(errCodeOf(err))})
-		return "", err
-	}
-	dl, err := c.tab.ExpectDownload(c.ctx, cdp.DownloadOptions{MaxBytes: a.r.m.cfg.MaxDownloadBytes})
-	if err != nil {
-		return "", browserErr(err)
-	}
+func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOptions) (string, error) {
+	// The destination is checked once the call passed the gate, as for
+	// every call: a run that has ended hears that.
+	return invoke(ctx, a.r, mTabExpectDownload, callReq{tab: id}, func(c *call) (string, error) {
+		dest, err := a.r.downloadDest(opts)
+		if err != nil {
+			a.r.logAction(cdp.Action{Method: "download", Target: opts.Path, Outcome: string(errCodeOf(err))})
+			return "", err
+		}
+		dl, err := c.tab.ExpectDownload(c.ctx, cdp.DownloadOptions{MaxBytes: a.r.m.cfg.MaxDownloadBytes})
+		if err != nil {
+			return "", err
+		}
+		ticket, err := a.r.pendDownload(id, dl, dest, opts.Timeout)
+		if err == nil {
+			c.recordedElsewhere() // once, by WaitForDownload
+		}
+		return ticket, err
+	})
+}
+
+// pendDownload keeps dl, an expectation of tab id's to save at dest, until
+// WaitForDownload takes it or timeout (milliseconds, 0 the default) passes,
+// and returns its ticket.
+func (r *Run) pendDownload(id string, dl *cdp.Download, dest downloadDest, timeout float64) (string, error) {
 	wait := defaultTabWait
-	if opts.Timeout > 0 {
-		wait = time.Duration(opts.Timeout * float64(time.Millisecond))
+	if timeout > 0 {
+		wait = time.Duration(timeout * float64(time.Millisecond))
 	}
-	r := a.r
 	r.mu.Lock()
 	switch {
 	case r.tabsReleased:
@@ -143,7 +149,6 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 	})
 	r.downloads[ticket] = p
 	r.mu.Unlock()
-	h.done = true // the call is recorded once, by WaitForDownload
 	return ticket, nil
 }
 
@@ -152,40 +157,35 @@ func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOpt
 // expectation and returns null, unless the download began all the same
 // (a goto to the file's address fails, as a download is no page): then it
 // is waited for and saved as usual.
-func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon bool) (_ *DownloadResult, err error) {
-	h := a.r.call(ctx, apiWaitForDownload, id)
-	defer h.end(&err)
-	c, err := a.r.startCall(ctx, id, a.r.downloadLeft(ticket))
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
-	p := a.r.takeDownload(ticket)
-	if p == nil || p.tab != id {
-		return nil, h.traced(c, codeErr(errcode.Timeout, capnweb.NameError, "no download is expected as %q: its time is up, or it was never asked for", ticket))
-	}
-	p.expire.Stop()
-	defer p.dl.Close()
-	if abandon && !p.dl.Began() {
-		h.done = true // the action's own call says what went wrong
-		return nil, nil
-	}
-	f, err := p.dl.Wait(c.ctx)
-	if err == nil {
-		var res DownloadResult
-		res, err = a.r.saveDownload(p.dest, f)
-		if err == nil {
-			a.r.logAction(cdp.Action{Method: "download", Target: res.Path, Site: downloadSite(f.URL), Outcome: "ok"})
-			return &res, h.traced(c, nil)
+func (a *tabAPI) WaitForDownload(ctx context.Context, id, ticket string, abandon bool) (*DownloadResult, error) {
+	return invoke(ctx, a.r, mTabWaitForDownload, callReq{tab: id, timeout: a.r.downloadLeft(ticket)}, func(c *call) (*DownloadResult, error) {
+		p := a.r.takeDownload(ticket)
+		if p == nil || p.tab != id {
+			return nil, codeErr(errcode.Timeout, capnweb.NameError, "no download is expected as %q: its time is up, or it was never asked for", ticket)
 		}
-	}
-	if errors.Is(err, cdp.ErrDownloadTooLarge) {
-		limit := a.r.m.cfg.MaxDownloadBytes
-		err = capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded), "limit": limit},
-			"the download is larger than the app's limit of %s; nothing of it was kept", byteCount(limit))
-	}
-	a.r.logAction(cdp.Action{Method: "download", Target: p.dest.asked, Site: downloadSite(f.URL), Outcome: string(errCodeOf(browserErr(err)))})
-	return nil, h.traced(c, browserErr(err))
+		p.expire.Stop()
+		defer p.dl.Close()
+		if abandon && !p.dl.Began() {
+			c.recordedElsewhere() // the action's own call says what went wrong
+			return nil, nil
+		}
+		f, err := p.dl.Wait(c.ctx)
+		if err == nil {
+			var res DownloadResult
+			res, err = a.r.saveDownload(p.dest, f)
+			if err == nil {
+				a.r.logAction(cdp.Action{Method: "download", Target: res.Path, Site: downloadSite(f.URL), Outcome: "ok"})
+				return &res, nil
+			}
+		}
+		if errors.Is(err, cdp.ErrDownloadTooLarge) {
+			limit := a.r.m.cfg.MaxDownloadBytes
+			err = capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded), "limit": limit},
+				"the download is larger than the app's limit of %s; nothing of it was kept", byteCount(limit))
+		}
+		a.r.logAction(cdp.Action{Method: "download", Target: p.dest.asked, Site: downloadSite(f.URL), Outcome: string(errCodeOf(browserErr(err)))})
+		return nil, err
+	})
 }
 
 // closeDownloads ends the expectations the script did not wait for, as

@@ -55,16 +55,14 @@ func (o hoverOptions) pointer(api string) (cdp.ClickOptions, error) {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-// pointerAct runs one pointer action on target: the options checked,
-// then f with the cdp options (the form options filled in).
-func (a *formsAPI) pointerAct(ctx context.Context, api, id string, tg cdp.Locator, o formOptions, co cdp.ClickOptions, err error, f func(formCall, cdp.Locator, cdp.ClickOptions) error) error {
-	if err != nil {
-		return a.r.refused(ctx, api, id, err)
-	}
-	return a.act(ctx, api, id, tg, o, func(c formCall, tg cdp.Locator) error {
-		co.FormOptions = c.opts
-		return f(c, tg, co)
+// pointerAct runs one pointer action on target: the options checked
+// (bad), then f with the cdp options (the form options filled in).
+func (a *formsAPI) pointerAct(ctx context.Context, mid methodID, id string, tg cdp.Locator, o formOptions, co cdp.ClickOptions, bad error, f func(*cdp.Tab, context.Context, cdp.Locator, cdp.ClickOptions) error) error {
+	_, err := act(ctx, a, mid, id, tg, o, bad, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (none, error) {
+		co.FormOptions = fo
+		return none{}, f(c.tab, c.ctx, tg, co)
 	})
+	return err
 }
 
 // Click clicks target: with opts.button, opts.clickCount, opts.modifiers
@@ -72,42 +70,34 @@ func (a *formsAPI) pointerAct(ctx context.Context, api, id string, tg cdp.Locato
 func (a *formsAPI) Click(ctx context.Context, id string, target cdp.Locator, opts clickOptions) error {
 	co, err := opts.pointer("tab.click")
 	co.Button, co.ClickCount = opts.Button, opts.ClickCount
-	return a.pointerAct(ctx, "tab.click", id, target, opts.formOptions, co, err, func(c formCall, tg cdp.Locator, co cdp.ClickOptions) error {
-		return c.tab.ClickWith(c.ctx, tg, co)
-	})
+	return a.pointerAct(ctx, mFormsClick, id, target, opts.formOptions, co, err, (*cdp.Tab).ClickWith)
 }
 
 func (a *formsAPI) Dblclick(ctx context.Context, id string, target cdp.Locator, opts dblclickOptions) error {
 	co, err := opts.pointer("tab.dblclick")
 	co.Button = opts.Button
-	return a.pointerAct(ctx, "tab.dblclick", id, target, opts.formOptions, co, err, func(c formCall, tg cdp.Locator, co cdp.ClickOptions) error {
-		return c.tab.DblClick(c.ctx, tg, co)
-	})
+	return a.pointerAct(ctx, mFormsDblclick, id, target, opts.formOptions, co, err, (*cdp.Tab).DblClick)
 }
 
 func (a *formsAPI) Hover(ctx context.Context, id string, target cdp.Locator, opts hoverOptions) error {
 	co, err := opts.pointer("tab.hover")
-	return a.pointerAct(ctx, "tab.hover", id, target, opts.formOptions, co, err, func(c formCall, tg cdp.Locator, co cdp.ClickOptions) error {
-		return c.tab.Hover(c.ctx, tg, co)
-	})
+	return a.pointerAct(ctx, mFormsHover, id, target, opts.formOptions, co, err, (*cdp.Tab).Hover)
 }
 
 // DragTo drags source onto target; both wait as a hover's target does,
 // within the one timeout.
 func (a *formsAPI) DragTo(ctx context.Context, id string, source, target cdp.Locator, opts formOptions) error {
-	const api = "tab.dragTo"
-	if err := checkTarget(api, target); err != nil {
-		return a.r.refused(ctx, api, id, err)
-	}
-	return a.act(ctx, api, id, source, opts, func(c formCall, src cdp.Locator) error {
-		return c.tab.DragTo(c.ctx, src, target, c.opts)
+	_, err := act(ctx, a, mFormsDragTo, id, source, opts, checkTarget("tab.dragTo", target), func(c *call, src cdp.Locator, fo cdp.FormOptions) (none, error) {
+		return none{}, c.tab.DragTo(c.ctx, src, target, fo)
 	})
+	return err
 }
 
 func (a *formsAPI) Focus(ctx context.Context, id string, target cdp.Locator, opts formOptions) error {
-	return a.act(ctx, "tab.focus", id, target, opts, func(c formCall, tg cdp.Locator) error {
-		return c.tab.Focus(c.ctx, tg, c.opts)
+	_, err := act(ctx, a, mFormsFocus, id, target, opts, nil, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (none, error) {
+		return none{}, c.tab.Focus(c.ctx, tg, fo)
 	})
+	return err
 }
 
 // Type types text key by key into target (focused first), opts.delay
@@ -115,16 +105,17 @@ func (a *formsAPI) Focus(ctx context.Context, id string, target cdp.Locator, opt
 // limit_exceeded before anything is typed.
 func (a *formsAPI) Type(ctx context.Context, id string, target cdp.Locator, text string, opts typeOptions) error {
 	const api = "tab.type"
+	var bad error
 	if !finite(opts.Delay) || opts.Delay < 0 || opts.Delay > float64(maxTypeDelay/time.Millisecond) {
-		return a.r.refused(ctx, api, id, codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: delay must be from 0 to %d milliseconds", api, maxTypeDelay/time.Millisecond))
-	}
-	if n := utf8.RuneCountInString(text); n > cdp.MaxTypeKeys {
-		return a.r.refused(ctx, api, id, limitErr(cdp.MaxTypeKeys, "%s: %d characters is more than the %d typed keys one call may press; fill a field in one go", api, n, cdp.MaxTypeKeys))
+		bad = codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: delay must be from 0 to %d milliseconds", api, maxTypeDelay/time.Millisecond)
+	} else if n := utf8.RuneCountInString(text); n > cdp.MaxTypeKeys {
+		bad = limitErr(cdp.MaxTypeKeys, "%s: %d characters is more than the %d typed keys one call may press; fill a field in one go", api, n, cdp.MaxTypeKeys)
 	}
 	delay := time.Duration(opts.Delay * float64(time.Millisecond))
-	return a.act(ctx, api, id, target, opts.formOptions, func(c formCall, tg cdp.Locator) error {
-		return c.tab.Type(c.ctx, tg, text, cdp.TypeOptions{FormOptions: c.opts, Delay: delay})
+	_, err := act(ctx, a, mFormsType, id, target, opts.formOptions, bad, func(c *call, tg cdp.Locator, fo cdp.FormOptions) (none, error) {
+		return none{}, c.tab.Type(c.ctx, tg, text, cdp.TypeOptions{FormOptions: fo, Delay: delay})
 	})
+	return err
 }
 
 // maxTypeDelay bounds tab.type's delay between keys: a person types
@@ -132,30 +123,28 @@ func (a *formsAPI) Type(ctx context.Context, id string, target cdp.Locator, text
 const maxTypeDelay = 10 * time.Second
 
 // Texts answers at once, as Count does: every match's text.
-func (a *tabAPI) Texts(ctx context.Context, id string, target cdp.Locator) (out []string, err error) {
-	err = a.read(ctx, "tab.texts", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		out, err = t.Texts(ctx, tg)
-		return bulkErr(err)
-	})
+func (a *tabAPI) Texts(ctx context.Context, id string, target cdp.Locator) ([]string, error) {
+	out, err := read(ctx, a.r, mTabTexts, id, target, 0, nil, bulk((*cdp.Tab).Texts))
 	return orEmpty(out), err
 }
 
 // Values answers at once, as Count does: every match's value.
-func (a *tabAPI) Values(ctx context.Context, id string, target cdp.Locator) (out []string, err error) {
-	err = a.read(ctx, "tab.values", id, target, 0, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		out, err = t.Values(ctx, tg)
-		return bulkErr(err)
-	})
+func (a *tabAPI) Values(ctx context.Context, id string, target cdp.Locator) ([]string, error) {
+	out, err := read(ctx, a.r, mTabValues, id, target, 0, nil, bulk((*cdp.Tab).Values))
 	return orEmpty(out), err
 }
 
 // Table waits for its target as Text does.
-func (a *tabAPI) Table(ctx context.Context, id string, target cdp.Locator, opts readOptions) (tb cdp.Table, err error) {
-	err = a.read(ctx, "tab.table", id, target, opts.Timeout, func(ctx context.Context, t *cdp.Tab, tg cdp.Locator) (err error) {
-		tb, err = t.Table(ctx, tg)
-		return bulkErr(err)
-	})
-	return tb, err
+func (a *tabAPI) Table(ctx context.Context, id string, target cdp.Locator, opts readOptions) (cdp.Table, error) {
+	return read(ctx, a.r, mTabTable, id, target, opts.Timeout, nil, bulk((*cdp.Tab).Table))
+}
+
+// bulk is reader f, its error worded by bulkErr.
+func bulk[T any](f func(*cdp.Tab, context.Context, cdp.Locator) (T, error)) func(*cdp.Tab, context.Context, cdp.Locator) (T, error) {
+	return func(t *cdp.Tab, ctx context.Context, tg cdp.Locator) (T, error) {
+		v, err := f(t, ctx, tg)
+		return v, bulkErr(err)
+	}
 }
 
 // bulkErr gives a bulk read past its bound the limit it met, as every

@@ -19,74 +19,32 @@ const (
 // tabsAPI is tabs: resolving tabs.
 type tabsAPI struct{ r *Run }
 
-func (a *tabsAPI) host() (Tabs, error) {
-	if a.r.m.cfg.Host.Tabs == nil {
-		return nil, noHost("tabs")
-	}
-	return a.r.m.cfg.Host.Tabs, nil
+func (a *tabsAPI) Active(ctx context.Context) (TabInfo, error) {
+	return invoke(ctx, a.r, mTabsActive, callReq{}, func(c *call) (TabInfo, error) {
+		info, err := a.r.m.cfg.Host.Tabs.Active(c.ctx, a.r.Info())
+		if err != nil {
+			return TabInfo{}, err
+		}
+		info, _ = a.r.hideLocal(info)
+		return a.r.knowTab(info, false, false), nil
+	})
 }
 
-func (a *tabsAPI) Active(ctx context.Context) (_ TabInfo, err error) {
-	tc := a.r.call(ctx, "tabs.active", "")
-	defer tc.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return TabInfo{}, err
-	}
-	defer leave()
-	h, err := a.host()
-	if err != nil {
-		return TabInfo{}, err
-	}
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	info, err := h.Active(ctx, a.r.Info())
-	if err != nil {
-		return TabInfo{}, browserErr(hostAnswer(ctx, "tabs.active", err))
-	}
-	info, _ = a.r.hideLocal(info)
-	return a.r.knowTab(info, false, false), nil
+func (a *tabsAPI) Find(ctx context.Context, pattern string) ([]TabInfo, error) {
+	return invoke(ctx, a.r, mTabsFind, callReq{}, func(c *call) ([]TabInfo, error) {
+		return a.list(a.r.m.cfg.Host.Tabs.Find(c.ctx, a.r.Info(), pattern))
+	})
 }
 
-func (a *tabsAPI) Find(ctx context.Context, pattern string) (_ []TabInfo, err error) {
-	tc := a.r.call(ctx, "tabs.find", "")
-	defer tc.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	h, err := a.host()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	infos, err := h.Find(ctx, a.r.Info(), pattern)
-	return a.list(infos, hostAnswer(ctx, "tabs.find", err))
-}
-
-func (a *tabsAPI) All(ctx context.Context) (_ []TabInfo, err error) {
-	tc := a.r.call(ctx, "tabs.all", "")
-	defer tc.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	h, err := a.host()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	infos, err := h.All(ctx, a.r.Info())
-	return a.list(infos, hostAnswer(ctx, "tabs.all", err))
+func (a *tabsAPI) All(ctx context.Context) ([]TabInfo, error) {
+	return invoke(ctx, a.r, mTabsAll, callReq{}, func(c *call) ([]TabInfo, error) {
+		return a.list(a.r.m.cfg.Host.Tabs.All(c.ctx, a.r.Info()))
+	})
 }
 
 func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 	if err != nil {
-		return nil, browserErr(err)
+		return nil, err
 	}
 	out := make([]TabInfo, 0, len(infos))
 	for _, info := range infos {
@@ -103,18 +61,14 @@ func (a *tabsAPI) list(infos []TabInfo, err error) ([]TabInfo, error) {
 // kind (background or foreground) for a slot and its turn (see tabLine).
 // The host opens the tab blank; the run's own session then takes it to url
 // under the page policy, so the first request is already guarded.
-func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ TabInfo, err error) {
-	tc := a.r.call(ctx, "tabs.open", "")
-	defer tc.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return TabInfo{}, err
-	}
-	defer leave()
-	h, err := a.host()
-	if err != nil {
-		return TabInfo{}, err
-	}
+func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (TabInfo, error) {
+	return invoke(ctx, a.r, mTabsOpen, callReq{}, func(c *call) (TabInfo, error) {
+		return a.open(c, rawURL, o)
+	})
+}
+
+func (a *tabsAPI) open(c *call, rawURL string, o openTabOptions) (TabInfo, error) {
+	ctx := c.ctx
 	if err := cdp.CheckNavigation(rawURL); err != nil {
 		a.r.logAction(cdp.Action{Method: "open", Outcome: string(errcode.NavigationBlocked)})
 		return TabInfo{}, codeErr(errcode.NavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
@@ -140,17 +94,17 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 		ctx, cancel = boundWait(ctx)
 		defer cancel()
 	}
-	info, err := h.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: o.Background})
+	info, err := a.r.m.cfg.Host.Tabs.Open(ctx, a.r.Info(), "about:blank", TabOpenOptions{Background: o.Background})
 	line.opened()
 	if err != nil {
 		line.release(a.r.id)
-		return TabInfo{}, browserErr(err)
+		return TabInfo{}, err
 	}
 	tab := a.r.knowTab(info, true, o.Background)
-	tc.tab = info.ID
+	c.rec.tab = info.ID
 	_, t, err := a.r.tab(ctx, info.ID)
 	if err == nil {
-		tc.on = t
+		c.rec.on = t
 		if rawURL != "about:blank" {
 			_, err = t.Goto(ctx, rawURL, cdp.Load)
 		}
@@ -165,42 +119,31 @@ func (a *tabsAPI) Open(ctx context.Context, rawURL string, o openTabOptions) (_ 
 			_ = a.r.dropTab(cctx, rt, true)
 			cancel()
 		}
-		return TabInfo{}, browserErr(err)
+		return TabInfo{}, err
 	}
 	tab.URL = rawURL
 	return tab, nil
 }
 
 // Triggered returns the tab that triggered the run, if any.
-func (a *tabsAPI) Triggered(ctx context.Context) (_ any, err error) {
-	tc := a.r.call(ctx, "tabs.triggered", "")
-	defer tc.end(&err)
-	ctx, leave, err := a.r.enter(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	h, err := a.host()
-	if err != nil {
-		return nil, err
-	}
-	id := a.r.req.TriggerTab
-	if id == "" {
-		return capnweb.Undefined{}, nil
-	}
-	ctx, cancel := boundWait(ctx)
-	defer cancel()
-	infos, err := h.All(ctx, a.r.Info())
-	if err != nil {
-		return nil, browserErr(hostAnswer(ctx, "tabs.triggered", err))
-	}
-	for _, info := range infos {
-		if info.ID == id {
-			info, _ = a.r.hideLocal(info)
-			return a.r.knowTab(info, false, false), nil
+func (a *tabsAPI) Triggered(ctx context.Context) (any, error) {
+	return invoke(ctx, a.r, mTabsTriggered, callReq{}, func(c *call) (any, error) {
+		id := a.r.req.TriggerTab
+		if id == "" {
+			return capnweb.Undefined{}, nil
 		}
-	}
-	return capnweb.Undefined{}, nil
+		infos, err := a.r.m.cfg.Host.Tabs.All(c.ctx, a.r.Info())
+		if err != nil {
+			return nil, err
+		}
+		for _, info := range infos {
+			if info.ID == id {
+				info, _ = a.r.hideLocal(info)
+				return a.r.knowTab(info, false, false), nil
+			}
+		}
+		return capnweb.Undefined{}, nil
+	})
 }
 
 // kindOf names a tab line.

@@ -42,8 +42,8 @@ const evidenceTimeout = time.Second
 // holds the call's method, tab and target, never its arguments, which
 // may be a value typed, a clipboard's text or a file's content.
 //
-// A host method starts it and defers end; a call on a tab's session
-// records through traced instead, while it still holds the run's gate.
+// The interceptor (invoke) opens and closes it; a call on a page
+// records through traced, with what the page showed.
 // context.log, step and progress are reports, not calls: steps and
 // progress are the trace's Steps, and a log line belongs to the output.
 type hostCall struct {
@@ -298,8 +298,9 @@ func (h *hostCall) record(err error) (int, errcode.Code) {
 
 // traced records the call, made on c's tab, with its outcome err and
 // returns err. A failed call that the page could explain gets the tab's
-// evidence, while the call still holds the run's gate.
-func (h *hostCall) traced(c tabCall, err error) error {
+// evidence, while the call still holds the run's gate; page says what
+// else the trace keeps of the page.
+func (h *hostCall) traced(page pageEvidence, c *call, err error) error {
 	if h.done {
 		return err
 	}
@@ -308,13 +309,13 @@ func (h *hostCall) traced(c tabCall, err error) error {
 	if c.before != nil {
 		h.r.trace.Shot(trace.Shot{Seq: seq, When: trace.Before, Image: c.before, ImageType: trace.JPEG})
 	}
-	if code == "" && navigations[h.api] && h.r.trace.WantTitle(h.tab) {
+	if code == "" && page == pageNavigation && h.r.trace.WantTitle(h.tab) {
 		h.r.learnTitle(c, h.tab)
 	}
 	switch code {
 	case "":
 		if c.before != nil {
-			h.r.shotAfter(c, seq)
+			h.r.shotAfter(c.tab, seq)
 		}
 		return err
 	case errcode.Invalid, errcode.NotGranted, errcode.NavigationBlocked, errcode.Cancelled:
@@ -327,18 +328,11 @@ func (h *hostCall) traced(c tabCall, err error) error {
 	return err
 }
 
-// navigations are the calls after which a tab shows the page it went to,
-// whose title names the tab in the trace when it is its first.
-var navigations = map[string]bool{
-	"tab.goto": true, "tab.reload": true, "tab.goBack": true, "tab.goForward": true,
-	"tab.waitForNavigation": true, "tab.waitForURL": true,
-}
-
 // titleTimeout bounds asking a page its title for the trace, once a tab.
 const titleTimeout = 250 * time.Millisecond
 
 // learnTitle records the title of the page c's tab (tab) shows now.
-func (r *Run) learnTitle(c tabCall, tab string) {
+func (r *Run) learnTitle(c *call, tab string) {
 	ctx, cancel := context.WithTimeout(c.ctx, titleTimeout)
 	defer cancel()
 	if title, err := c.tab.Title(ctx); err == nil {
@@ -363,26 +357,26 @@ func (r *Run) traceTitle(info TabInfo) {
 // smaller than a failure's, since there are many.
 var actionShot = cdp.EvidenceOptions{MaxWidth: 640, Quality: 50, MaxLines: 1, Depth: 1}
 
-// shotBefore is a screenshot of c's page before a page action, or nil
+// shotBefore is a screenshot of tab's page before a page action, or nil
 // when the trace does not take them or the page could not give one.
-func (r *Run) shotBefore(c tabCall) []byte {
+func (r *Run) shotBefore(tab *cdp.Tab) []byte {
 	if r.trace == nil || !r.m.cfg.TraceActionScreenshots {
 		return nil
 	}
-	return r.actionShot(c)
+	return r.actionShot(tab)
 }
 
-// shotAfter records the screenshot of c's page after action seq.
-func (r *Run) shotAfter(c tabCall, seq int) {
-	if img := r.actionShot(c); img != nil {
+// shotAfter records the screenshot of tab's page after action seq.
+func (r *Run) shotAfter(tab *cdp.Tab, seq int) {
+	if img := r.actionShot(tab); img != nil {
 		r.trace.Shot(trace.Shot{Seq: seq, When: trace.After, Image: img, ImageType: trace.JPEG})
 	}
 }
 
-func (r *Run) actionShot(c tabCall) []byte {
+func (r *Run) actionShot(tab *cdp.Tab) []byte {
 	ctx, cancel := context.WithTimeout(r.gate.ctx, evidenceTimeout)
 	defer cancel()
-	ev, _ := c.tab.Evidence(ctx, actionShot)
+	ev, _ := tab.Evidence(ctx, actionShot)
 	return ev.JPEG
 }
 
@@ -522,12 +516,4 @@ func (m *Manager) Trace(id string) (*trace.Trace, error) {
 		return nil, err
 	}
 	return trace.Decode(data)
-}
-
-// refused records call api on tab, refused before it started, and
-// returns err.
-func (r *Run) refused(ctx context.Context, api, tab string, err error) error {
-	h := r.call(ctx, api, tab)
-	h.end(&err)
-	return err
 }

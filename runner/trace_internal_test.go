@@ -55,7 +55,10 @@ func TestHostCallRecordedOnce(t *testing.T) {
 	}()
 	// The call's site comes with a later call.
 	ctx, _ := takeSite(context.Background(), []any{"x", siteMark + "4"})
-	_ = r.refused(ctx, "tab.select", "tab-9", errors.New("plain"))
+	_, _ = invoke(ctx, r, mFormsSelect, callReq{tab: "tab-9", refused: errors.New("plain")}, func(*call) (none, error) {
+		t.Fatal("a refused call ran its body")
+		return none{}, nil
+	})
 	later, _ := takeSite(context.Background(), []any{siteMark + "5\n4:7:3:lib/a.ts"})
 	r.lateSites(later)
 	calls := r.trace.Trace().Calls
