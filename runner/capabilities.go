@@ -263,7 +263,6 @@ func (a *contextAPI) Log(ctx context.Context, message string) {
 // Payload is the trigger's payload, which the bootstrap reads once before
 // the script starts; undefined for none.
 func (a *contextAPI) Payload(ctx context.Context) (any, error) {
-	a.r.lateSites(ctx) // the bootstrap's last call sites ride here as it ends
 	return invoke(ctx, a.r, mContextPayload, callReq{}, func(*call) (any, error) {
 		if len(a.r.req.TriggerPayload) == 0 {
 			return capnweb.Undefined{}, nil

@@ -56,6 +56,10 @@ func invoke[T any](ctx context.Context, r *Run, id methodID, q callReq, body fun
 	if !m.untraced {
 		c.rec = r.call(ctx, m.api, q.tab)
 		c.rec.target = q.target
+	} else {
+		// Any call may carry the sites of earlier ones (the SDK sends
+		// them in batches), a call the trace does not record too.
+		r.lateSites(ctx)
 	}
 	if err := r.hostHas(m.host); err != nil {
 		return zero, c.end(err)

@@ -301,3 +301,29 @@ await context.result(null);
 	}
 	assert.Equal(t, want, got)
 }
+
+// The SDK sends calls' sites in batches, on whatever call comes next: on
+// calls the trace does not record as well (context.log), whose sites are
+// placed like any other's.
+func TestCallSitesRideOnUntracedCalls(t *testing.T) {
+	src := `// @permissions none
+import { config, context } from "tranquil/automation";
+await config.get("a"); // site:a
+for (let i = 0; i < 80; i++) context.log("line " + i);
+await new Promise((r) => setTimeout(r, 100));
+for (let i = 0; i < 80; i++) context.log("more " + i);
+await context.result(null);
+`
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "logs.ts", src)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	var got []string
+	for _, c := range tr.Calls {
+		if c.Method == "config.get" {
+			got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
+		}
+	}
+	assert.Equal(t, []string{"logs.ts:3:14"}, got)
+}
