@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -36,7 +37,7 @@ const (
 // spelling ("NaN", "1n"). A thrown exception or rejected promise is an
 // *EvalError. A result that is no data (a DOM node, a window, a function,
 // a symbol, an object that refers to itself) has code not_serializable:
-// it is judged by what the browser says it is, then read by value.
+// it is judged in the page and read by value in the same call.
 //
 // If a navigation destroys the document mid-call, the call is made again
 // in the new document until ctx ends, so fn should be safe to repeat.
@@ -105,9 +106,10 @@ func (t *Tab) call(ctx context.Context, w world, fn string, args []runtime.CallA
 // before fn runs in it; the call names the realm by its unique id, so it
 // cannot land in another document.
 //
-// byType reads the result as [Tab.Evaluate] returns it: by what the
-// browser says it is first (see resultOf), then by value. Otherwise the
-// result comes by value in the same call.
+// byType reads the result as [Tab.Evaluate] returns it: fn runs in a
+// wrapper that judges the result in the page and returns it, or why it
+// is no data, in the same call (see judgeFn). Otherwise the result comes
+// by value as it is.
 func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []runtime.CallArgument, byType bool) (json.RawMessage, error) {
 	stale := ""
 	for {
@@ -118,18 +120,46 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 		if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 			return nil, err
 		}
-		a := runtime.NewCallFunctionOnArgs(fn).SetUniqueContextID(rm.uid).SetArguments(args).SetAwaitPromise(true)
+		a := runtime.NewCallFunctionOnArgs(fn).SetArguments(args).SetAwaitPromise(true).SetReturnByValue(true)
+		head := ""
+		switch {
+		case !byType:
+			a.SetUniqueContextID(rm.uid)
+		case rm.judge != "":
+			// The realm's judge is the call's this. Its id names the
+			// realm as the realm's unique id would: it is no use in
+			// another, nor in a later document.
+			head = judgedHead
+			a.FunctionDeclaration = judgedHead + fn + judgedTail
+			a.SetObjectID(runtime.RemoteObjectID(rm.judge))
+		default:
+			head = selfJudgedHead
+			a.FunctionDeclaration = selfJudgedHead + fn + selfJudgedTail
+			a.SetUniqueContextID(rm.uid)
+			if fr == "" && w == mainWorld {
+				done := t.startJudge(ctx, rm)
+				defer func() { <-done }()
+			}
+		}
 		group := ""
 		if byType {
-			// Each call has a group of its own, so that one call freeing
-			// its objects never frees another's before it has read them.
-			group = fmt.Sprintf("tranquil-evaluate-%d", t.evalGroups.Add(1))
+			// What a call throws is an object the browser holds, in a
+			// group of the call's own, so that one call freeing it never
+			// frees another's before it has read it.
+			group = "tranquil-evaluate-" + strconv.FormatUint(t.evalGroups.Add(1), 10)
 			a.SetObjectGroup(group)
-		} else {
-			a.SetReturnByValue(true)
 		}
 		r, err := t.callFunctionOn(ctx, rm.s.route, a)
 		if err != nil {
+			if rm.judge != "" && judgeGone(err) {
+				// The judge went with its document (the next call finds
+				// the realm gone), or was freed: the call is made again
+				// without it.
+				t.forgetJudge(rm.judge)
+				if !contextGone(err) {
+					continue
+				}
+			}
 			if contextGone(err) {
 				stale = rm.uid
 				continue
@@ -137,18 +167,24 @@ func (t *Tab) callIn(ctx context.Context, fr string, w world, fn string, args []
 			if ctx.Err() != nil {
 				return nil, &WaitTimeoutError{What: "the page's function to return", Err: ctx.Err()}
 			}
+			if re := protocolError(err); byType && re != nil && !sessionGone(re) {
+				// The browser refused to send the value (nested too
+				// deep, or a proxy that threw while it was read).
+				return nil, errNotSerializable
+			}
 			return nil, t.fail(err)
 		}
-		if byType && (r.Result.ObjectID != nil || r.ExceptionDetails != nil) {
-			defer t.releaseGroup(rm.s.route, group)
-		}
 		if r.ExceptionDetails != nil {
+			if byType {
+				t.releaseGroup(rm.s.route, group)
+				return nil, evalErrorOf(unwrapped(r.ExceptionDetails, head))
+			}
 			return nil, evalErrorOf(r.ExceptionDetails)
 		}
-		if !byType || r.Result.ObjectID == nil {
+		if !byType {
 			return valueOf(r.Result), nil
 		}
-		return t.resultOf(ctx, rm, r.Result)
+		return judged(r.Result)
 	}
 }
 
@@ -163,110 +199,6 @@ func notSerializable(why string) error {
 	}
 	return codeErr(errcode.NotSerializable,
 		"the function's result cannot come back as JSON%s: return plain data (strings, numbers, booleans, null, arrays and plain objects), such as el.textContent", why)
-}
-
-// jsonCheckFn returns its this as {ok} when it is JSON data all the way
-// down, or {bad} saying where it is not: a DOM node, a window, a
-// function, a symbol, a BigInt, a Date, Map, Set or any other built-in
-// object JSON would turn into {} or lose, or an object that holds itself.
-// It looks at most jsonCheckBudget values (a bigger result is taken as it
-// comes), and never calls the page's toJSON.
-const jsonCheckFn = `function (budget) {
-  const tagOf = (v) => Object.prototype.toString.call(v).slice(8, -1);
-  const hint = { Date: "; return date.toISOString()", Map: "; return Object.fromEntries(map)", Set: "; return [...set]" };
-  const holding = new Set();
-  const why = (v, path) => {
-    switch (typeof v) {
-      case "function": return path + " is a function";
-      case "symbol": return path + " is a symbol";
-      case "bigint": return path + " is a BigInt; return String(n)";
-      case "object": break;
-      default: return "";
-    }
-    if (v === null || --budget < 0) return "";
-    if (holding.has(v)) return path + " holds itself (a circular object)";
-    try {
-      if (v.window === v) return path + " is a window";
-      if (typeof v.nodeType === "number" && typeof v.nodeName === "string") {
-        return path + " is a DOM node (" + String(v.nodeName).toLowerCase() + ")";
-      }
-    } catch (e) {
-      return path + " is a window of another site";
-    }
-    const tag = Array.isArray(v) ? "Array" : tagOf(v);
-    if (tag !== "Array" && tag !== "Object") return path + " is a " + tag + (hint[tag] || "");
-    holding.add(v);
-    try {
-      if (tag === "Array") {
-        for (let i = 0; i < v.length; i++) {
-          const w = why(v[i], path + "[" + i + "]");
-          if (w) return w;
-        }
-      } else {
-        for (const k of Object.keys(v)) {
-          const w = why(v[k], path + (/^[A-Za-z_$][\w$]*$/.test(k) ? "." + k : "[" + JSON.stringify(k) + "]"));
-          if (w) return w;
-        }
-      }
-    } finally {
-      holding.delete(v);
-    }
-    return "";
-  };
-  let bad;
-  try {
-    bad = why(this, "the result");
-  } catch (e) {
-    bad = "it could not be read";
-  }
-  return bad ? { bad } : { ok: this };
-}`
-
-// jsonCheckBudget is how many values jsonCheckFn looks at: a result of
-// that size is read in a few milliseconds, and one far bigger is rare.
-const jsonCheckBudget = 100_000
-
-// resultOf reads the object o an evaluation returned by reference. What
-// the browser says it is decides first: a function, a symbol or a DOM node
-// is no data. Anything else is then checked in the page by jsonCheckFn,
-// which returns it by value when it is data; the browser refusing that
-// reply refuses the value too (an object nested too deep).
-func (t *Tab) resultOf(ctx context.Context, rm realmRef, o runtime.RemoteObject) (json.RawMessage, error) {
-	switch {
-	case o.Type == "function":
-		return nil, notSerializable("the result is a function")
-	case o.Type == "symbol":
-		return nil, notSerializable("the result is a symbol")
-	case o.Subtype != nil && *o.Subtype == "node":
-		return nil, notSerializable("the result is a DOM node")
-	}
-	a := runtime.NewCallFunctionOnArgs(jsonCheckFn).SetObjectID(*o.ObjectID).SetReturnByValue(true).
-		SetArguments([]runtime.CallArgument{{Value: mustJSON(jsonCheckBudget)}})
-	r, err := t.callFunctionOn(ctx, rm.s.route, a)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, &WaitTimeoutError{What: "the page's function to return", Err: ctx.Err()}
-	case err != nil && !contextGone(err) && protocolError(err) != nil:
-		return nil, errNotSerializable
-	case err != nil:
-		return nil, t.fail(err)
-	case r.ExceptionDetails != nil:
-		return nil, errNotSerializable // a proxy's trap threw while it was read
-	}
-	var v struct {
-		OK  json.RawMessage `json:"ok"`
-		Bad string          `json:"bad"`
-	}
-	if err := json.Unmarshal(valueOf(r.Result), &v); err != nil {
-		return nil, errNotSerializable
-	}
-	if v.Bad != "" {
-		return nil, notSerializable(v.Bad)
-	}
-	if len(v.OK) == 0 {
-		return json.RawMessage("null"), nil
-	}
-	return v.OK, nil
 }
 
 // releaseGroup frees the objects an evaluation returned by reference (its
@@ -323,6 +255,7 @@ type realmRef struct {
 	uid    string   // its unique id
 	origin string   // its origin, as the browser reports it
 	id     int      // its numeric id, which DOM.resolveNode takes (sdk world only)
+	judge  string   // the object id of its judge (main world only; see startJudge), or ""
 	s      *session // the session it is reached on
 }
 
@@ -348,6 +281,7 @@ type realms struct {
 	worldCtx    string // uniqueId of the tranquil-sdk world
 	worldOrigin string // its origin
 	worldID     int    // numeric id of worldCtx, which DOM.resolveNode takes
+	judge       string // object id of the main world's judge (see startJudge), or ""
 }
 
 // created records a realm the browser made (Runtime.executionContextCreated),
@@ -355,7 +289,7 @@ type realms struct {
 func (r *realms) created(isDefault bool, typ, name, uid, origin string, id int) {
 	switch {
 	case isDefault:
-		r.mainCtx, r.mainOrigin = uid, origin
+		r.mainCtx, r.mainOrigin, r.judge = uid, origin, ""
 	case typ == "isolated" && name == worldName:
 		r.worldCtx, r.worldOrigin, r.worldID = uid, origin, id
 	}
@@ -364,7 +298,7 @@ func (r *realms) created(isDefault bool, typ, name, uid, origin string, id int) 
 // destroyed forgets the realm uid, if it is one of the two.
 func (r *realms) destroyed(uid string) {
 	if r.mainCtx == uid {
-		r.mainCtx = ""
+		r.mainCtx, r.judge = "", ""
 	}
 	if r.worldCtx == uid {
 		r.worldCtx = ""
@@ -372,14 +306,14 @@ func (r *realms) destroyed(uid string) {
 }
 
 // clear forgets both, as a new document replaces them.
-func (r *realms) clear() { r.mainCtx, r.worldCtx = "", "" }
+func (r *realms) clear() { r.mainCtx, r.worldCtx, r.judge = "", "", "" }
 
 // ref is realm w, reached on session s.
 func (r *realms) ref(w world, s *session) realmRef {
 	if w == sdkWorld {
 		return realmRef{uid: r.worldCtx, origin: r.worldOrigin, id: r.worldID, s: s}
 	}
-	return realmRef{uid: r.mainCtx, origin: r.mainOrigin, s: s}
+	return realmRef{uid: r.mainCtx, origin: r.mainOrigin, judge: r.judge, s: s}
 }
 
 // realmIn returns frame fr's realm w, waiting for one that is not stale.

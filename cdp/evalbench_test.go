@@ -43,10 +43,9 @@ func BenchmarkEvaluatePolicy(b *testing.B) {
 	b.ReportMetric(median(with)/median(without), "p50-ratio")
 }
 
-// BenchmarkEvaluateByType measures reading an evaluation's result by
-// what the browser says it is (Tab.Evaluate: a number in one call, an
-// object in three) against reading it by value in one call, interleaved
-// on one page.
+// BenchmarkEvaluateByType measures reading an evaluation's result judged
+// in the page (Tab.Evaluate's wrapper) against reading it by value as it
+// is, each in one call, interleaved on one page.
 func BenchmarkEvaluateByType(b *testing.B) {
 	ctx := b.Context()
 	tab, err := sharedConn.NewTabWith(ctx, serve("/bench-bytype", `<title>bytype</title>`), TabOptions{})

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
@@ -23,20 +24,8 @@ import (
 func BenchmarkBrowserPeers(b *testing.B) {
 	peers := testenv.BrowserPeers(b, "puppeteer-core", "playwright-core")
 	e := newBrowserEnv(b)
-	ctx := context.Background()
-	active, err := e.tabs.Active(ctx, runner.RunInfo{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pageURL := e.site.URL + "/form"
-	tab, err := e.tabs.Browser().Attach(ctx, active.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := tab.Goto(ctx, pageURL, "load"); err != nil {
-		b.Fatal(err)
-	}
-	tab.Detach(ctx)
+	pageURL, tab := e.peerPage(b)
+	tab.Detach(context.Background())
 
 	// Rounds alternate who goes first and the samples of all rounds are
 	// pooled: on a two-core machine one long run of either side can land in
@@ -100,4 +89,23 @@ func benchPeers(b *testing.B, peers, pageURL string, n int, evaluate, fill *[]fl
 	runPeer(b, peers, "peers.mjs", pageURL, n, &got)
 	*evaluate = append(*evaluate, got.Evaluate...)
 	*fill = append(*fill, got.Fill...)
+}
+
+// peerPage shows the form page, the peers' page, in the active tab, and
+// returns its address and the tab, attached for the caller to detach.
+func (e *browserEnv) peerPage(b *testing.B) (string, *cdp.Tab) {
+	ctx := context.Background()
+	active, err := e.tabs.Active(ctx, runner.RunInfo{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pageURL := e.site.URL + "/form"
+	tab, err := e.tabs.Browser().Attach(ctx, active.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tab.Goto(ctx, pageURL, "load"); err != nil {
+		b.Fatal(err)
+	}
+	return pageURL, tab
 }

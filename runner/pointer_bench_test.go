@@ -80,14 +80,16 @@ await context.result(out);
 }
 
 // runPeer runs script of bench/browser on pageURL for n rounds, with the
-// host's browser flags, and decodes what it prints into out.
-func runPeer(b *testing.B, peers, script, pageURL string, n int, out any) {
+// host's browser flags and then extra arguments, and decodes what it
+// prints into out.
+func runPeer(b *testing.B, peers, script, pageURL string, n int, out any, extra ...string) {
 	flags := launch.DefaultFlags()
 	if os.Geteuid() == 0 {
 		flags = append(flags, "--no-sandbox")
 	}
 	flagsJSON, _ := json.Marshal(flags)
-	cmd := exec.Command("node", filepath.Join(peers, script), testenv.Chromium(b), pageURL, fmt.Sprint(n), string(flagsJSON))
+	args := append([]string{filepath.Join(peers, script), testenv.Chromium(b), pageURL, fmt.Sprint(n), string(flagsJSON)}, extra...)
+	cmd := exec.Command("node", args...)
 	cmd.Dir = peers
 	got, err := cmd.Output()
 	if err != nil {

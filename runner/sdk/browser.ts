@@ -806,34 +806,44 @@ function pointerOptions(api: string, opts: unknown, extra: readonly string[] = [
 /**
  * checkArg copies one tab.evaluate argument, refusing anything the page
  * could not receive as JSON. Object properties that are undefined are
- * dropped, as JSON.stringify drops them.
+ * dropped, as JSON.stringify drops them. at is where v is: the argument's
+ * index, then the keys and indexes down to v, pushed and popped as the
+ * walk goes and put into words only for a refusal, so a large argument
+ * builds no path strings.
  */
-function checkArg(api: string, v: unknown, path: string, seen: Set<object>): unknown {
-  const refuse = (what: string) =>
-    invalid(
-      `${api}: ${path} is ${what}, which cannot be sent to the page; ` +
-        `pass JSON values (null, booleans, finite numbers, strings, arrays and plain objects)`,
-    );
+function checkArg(api: string, v: unknown, at: (string | number)[], seen: Set<object>): unknown {
   switch (typeof v) {
     case "string":
     case "boolean":
       return v;
     case "number":
-      if (!Number.isFinite(v)) throw refuse(String(v));
+      if (!Number.isFinite(v)) throw refuseArg(api, at, String(v));
       return v;
     case "undefined":
-      throw refuse("undefined");
+      throw refuseArg(api, at, "undefined");
     case "object": {
       if (v === null) return null;
-      if (seen.has(v)) throw refuse("a circular reference");
+      if (seen.has(v)) throw refuseArg(api, at, "a circular reference");
       seen.add(v);
       try {
-        if (Array.isArray(v)) return v.map((x, i) => checkArg(api, x, `${path}[${i}]`, seen));
+        if (Array.isArray(v)) {
+          return v.map((x, i) => {
+            at.push(i);
+            const out = checkArg(api, x, at, seen);
+            at.pop();
+            return out;
+          });
+        }
         const proto = Object.getPrototypeOf(v);
-        if (proto !== Object.prototype && proto !== null) throw refuse(`a ${v.constructor?.name ?? "class instance"}`);
+        if (proto !== Object.prototype && proto !== null) {
+          throw refuseArg(api, at, `a ${v.constructor?.name ?? "class instance"}`);
+        }
         const out: Record<string, unknown> = {};
         for (const [k, x] of Object.entries(v)) {
-          if (x !== undefined) out[k] = checkArg(api, x, `${path}.${k}`, seen);
+          if (x === undefined) continue;
+          at.push(k);
+          out[k] = checkArg(api, x, at, seen);
+          at.pop();
         }
         return out;
       } finally {
@@ -841,8 +851,18 @@ function checkArg(api: string, v: unknown, path: string, seen: Set<object>): unk
       }
     }
     default:
-      throw refuse(`a ${typeof v}`);
+      throw refuseArg(api, at, `a ${typeof v}`);
   }
+}
+
+/** refuseArg is checkArg's refusal of the value at at, which is what. */
+function refuseArg(api: string, at: (string | number)[], what: string): Error {
+  let path = `argument ${(at[0] as number) + 1}`;
+  for (const k of at.slice(1)) path += typeof k === "number" ? `[${k}]` : `.${k}`;
+  return invalid(
+    `${api}: ${path} is ${what}, which cannot be sent to the page; ` +
+      `pass JSON values (null, booleans, finite numbers, strings, arrays and plain objects)`,
+  );
 }
 
 /** functionSource returns fn's source, refusing what cannot run in the page. */
@@ -1368,7 +1388,7 @@ export class Tab implements AsyncDisposable {
     const api = "tab.evaluate";
     const source = functionSource(api, fn);
     const seen = new Set<object>();
-    const values = args.map((a, i) => checkArg(api, a, `argument ${i + 1}`, seen));
+    const values = args.map((a, i) => checkArg(api, a, [i], seen));
     return await hostCall<Awaited<R>>("pageJs", "evaluate", api, this.id, this.id, source, values);
   }
 
