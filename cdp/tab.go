@@ -49,7 +49,7 @@ type Tab struct {
 
 	*forms // locating elements and acting on them: forms.go and the files doc.go names
 
-	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see resultOf)
+	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see callIn)
 	tasks      *taskGroup    // the goroutines the tab starts (tasks.go)
 	subs       subscribers   // event callbacks (subscribe), under a lock of their own
 	// Parts with locks of their own, not under mu.
