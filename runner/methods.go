@@ -50,7 +50,9 @@ const (
 type waitKind uint8
 
 const (
-	waitNone waitKind = iota // the run's own time: local state, or a wait of its own
+	// The zero waitKind: the run's own time (local state, or a wait of
+	// its own), what a row that names no wait gets.
+	_ waitKind = iota
 	// waitHost: the host's default wait (boundWait), from the gate on,
 	// so that a host or page that never answers does not hold the script.
 	waitHost
