@@ -212,28 +212,25 @@ func (fm *forms) axFast(ctx context.Context, c *devtools.Client, uid string, wor
 		return nil, nil
 	}
 	chains := make([][]accessibility.AXNode, len(seeds))
-	errs := make([]error, len(seeds))
-	var wg sync.WaitGroup
+	calls := make([]func() error, len(seeds))
 	for i, o := range seeds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		calls[i] = func() error {
 			// With its relatives, a node comes with its ancestors (and its
 			// children); getAXNodeAndAncestors would need the domain
 			// enabled, which keeps the tree up to date on every change.
 			a, err := c.Accessibility.GetPartialAXTree(ctx, accessibility.NewGetPartialAXTreeArgs().SetObjectID(o).SetFetchRelatives(true))
 			if err != nil {
-				errs[i] = err
-				return
+				if protocolError(err) != nil {
+					return nil // a node gone meanwhile: no answer from it
+				}
+				return err
 			}
 			chains[i] = a.Nodes
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil && protocolError(err) == nil {
-			return nil, fm.p.fail(err) // a node gone meanwhile is a protocol error, and no answer
+			return nil
 		}
+	}
+	if err := all(calls); err != nil {
+		return nil, fm.p.fail(err)
 	}
 	var cands []axNode
 	seen := map[dom.BackendNodeID]bool{}
