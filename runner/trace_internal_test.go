@@ -281,25 +281,32 @@ const { get } = config;
 await get("e"); // site:e
 await context.result(null);
 `
-	e := newMgr(t, nil)
-	entry := e.runScript(t, "kinds.ts", src)
-	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
-	tr, err := e.m.Trace(entry.ID)
-	require.NoError(t, err)
-	lines := strings.Split(src, "\n")
-	var want, got []string
-	for i, l := range lines {
+	var want []string
+	for i, l := range strings.Split(src, "\n") {
 		if _, mark, ok := strings.Cut(l, "// site:"); ok {
 			col := strings.Index(l, `get("`+mark+`")`) + 1
 			want = append(want, fmt.Sprintf("kinds.ts:%d:%d", i+1, col))
 		}
 	}
+	assert.Equal(t, want, configGetSites(t, "kinds.ts", src))
+}
+
+// configGetSites runs src as a traced script named name and returns where
+// its trace says each config.get was made, as file:line:column.
+func configGetSites(t *testing.T, name, src string) []string {
+	t.Helper()
+	e := newMgr(t, nil)
+	entry := e.runScript(t, name, src)
+	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
+	tr, err := e.m.Trace(entry.ID)
+	require.NoError(t, err)
+	var got []string
 	for _, c := range tr.Calls {
 		if c.Method == "config.get" {
 			got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
 		}
 	}
-	assert.Equal(t, want, got)
+	return got
 }
 
 // The SDK sends calls' sites in batches, on whatever call comes next: on
@@ -314,16 +321,5 @@ await new Promise((r) => setTimeout(r, 100));
 for (let i = 0; i < 80; i++) context.log("more " + i);
 await context.result(null);
 `
-	e := newMgr(t, nil)
-	entry := e.runScript(t, "logs.ts", src)
-	require.Equal(t, history.StateSucceeded, entry.State, entry.Output)
-	tr, err := e.m.Trace(entry.ID)
-	require.NoError(t, err)
-	var got []string
-	for _, c := range tr.Calls {
-		if c.Method == "config.get" {
-			got = append(got, fmt.Sprintf("%s:%d:%d", c.File, c.Line, c.Column))
-		}
-	}
-	assert.Equal(t, []string{"logs.ts:3:14"}, got)
+	assert.Equal(t, []string{"logs.ts:3:14"}, configGetSites(t, "logs.ts", src))
 }
