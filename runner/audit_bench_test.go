@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/tranquil/automation/history"
@@ -57,9 +56,8 @@ await context.result({ ns: (performance.now() - t) * 1e6 / %d });
 			b.Fatalf("the recorded run's reads: %+v", a)
 		}
 	}
-	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
-	b.ReportMetric(p50(recorded), "recorded-ns/read")
-	b.ReportMetric(p50(plain), "unrecorded-ns/read")
-	b.ReportMetric(p50(recorded)-p50(plain), "record-ns/access")
-	b.ReportMetric(p50(recorded)/p50(plain), "ratio")
+	b.ReportMetric(median(recorded), "recorded-ns/read")
+	b.ReportMetric(median(plain), "unrecorded-ns/read")
+	b.ReportMetric(median(recorded)-median(plain), "record-ns/access")
+	b.ReportMetric(median(recorded)/median(plain), "ratio")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -58,7 +57,6 @@ func BenchmarkEvaluateShare(b *testing.B) {
 			}
 		}
 	}
-	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	for _, k := range kinds {
 		peer := p50(times["puppeteer-"+k])
 		b.ReportMetric(peer, k+"-puppeteer-p50-µs")

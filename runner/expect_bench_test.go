@@ -3,7 +3,6 @@ package runner_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/tranquil/automation/history"
@@ -55,7 +54,6 @@ await context.result({ read, expect });
 		read = append(read, got.Read...)
 		expect = append(expect, got.Expect...)
 	}
-	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	b.ReportMetric(p50(read), "read-p50-µs")
 	b.ReportMetric(p50(expect), "expect-p50-µs")
 	b.ReportMetric(p50(expect)/p50(read), "p50-ratio")

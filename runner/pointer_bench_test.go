@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/tranquil/automation/history"
@@ -68,7 +67,6 @@ await context.result(out);
 			theirs[k] = append(theirs[k], v...)
 		}
 	}
-	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	for _, name := range verbs {
 		peer := name
 		if name == "table" {

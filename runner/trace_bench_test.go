@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/tranquil/automation/history"
@@ -94,7 +93,6 @@ await context.result({ took });
 			b.Fatalf("the manager without tracing: %v, want ErrNoTrace", err)
 		}
 	}
-	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	b.ReportMetric(p50(withTrace), "traced-p50-µs")
 	b.ReportMetric(p50(without), "untraced-p50-µs")
 	b.ReportMetric(p50(withTrace)/p50(without), "p50-ratio")
@@ -178,7 +176,6 @@ await context.result(took);
 			b.Fatalf("%d of %d calls have a site: the switch did not take", with, len(tr.Calls))
 		}
 	}
-	p50 := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	mean := func(v []float64) float64 {
 		var sum float64
 		for _, x := range v {
