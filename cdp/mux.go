@@ -474,13 +474,13 @@ func (m *mux) write(b []byte) error {
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	if err := m.t.writeMessage(m.ctx, b); err != nil {
+		// A connection that takes no more (a dead browser's pipe: EPIPE,
+		// often before the reader has seen its end) is gone, whichever
+		// side notices first: every call ends as the browser's close.
+		m.shutdown(fmt.Errorf("write: %w", err))
 		m.mu.Lock()
-		merr := m.err
-		m.mu.Unlock()
-		if merr != nil {
-			return merr
-		}
-		return fmt.Errorf("cdp: write: %w", err)
+		defer m.mu.Unlock()
+		return m.err
 	}
 	return nil
 }
