@@ -200,9 +200,13 @@ func TestFrameUnderAnOverlay(t *testing.T) {
 </body>`, siteOther+"/frames/covered-inner"))
 	tab := newTab(t, url)
 	ctx := tctx(t, 30*time.Second)
+	// The frame's page loads in its own process: under load, that alone
+	// can take longer than the short budget below.
+	_, err := tab.Text(ctx, Locator{Role: "button", Name: "Go"})
+	require.NoError(t, err)
 
 	short := tctx(t, 1500*time.Millisecond)
-	err := tab.ClickElement(short, Locator{Role: "button", Name: "Go"}, FormOptions{})
+	err = tab.ClickElement(short, Locator{Role: "button", Name: "Go"}, FormOptions{})
 	require.ErrorIs(t, err, errcode.Obscured)
 	raw, err := tab.Evaluate(ctx, `() => window.coverClicks || 0`)
 	require.NoError(t, err)

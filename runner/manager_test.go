@@ -188,19 +188,26 @@ func TestUncaughtErrorFailsAndNotifies(t *testing.T) {
 // TestUncaughtErrorOutlivesATimersExit: a script an error ended waits a
 // moment for its last call sites to reach the host, and its timers still
 // run meanwhile; one that calls Deno.exit(0) then must not turn the
-// failure into a success.
+// failure into a success. deno dispatches a top-level error after the
+// timers already due unless some I/O lands first, so each script spins
+// until its timer is due, and it runs a few times, with a call pending
+// and without.
 func TestUncaughtErrorOutlivesATimersExit(t *testing.T) {
 	e := newMgr(t, nil)
-	entry := e.runScript(t, "exit-after.ts", `// @permissions none
+	for i, call := range []string{`context.log("a");`, "", "", "", ""} {
+		entry := e.runScript(t, fmt.Sprintf("exit-after-%d.ts", i), `// @permissions none
 import { context } from "tranquil/automation";
-context.log("a");
+`+call+`
 setTimeout(() => Deno.exit(0), 0);
+const due = performance.now() + 20;
+while (performance.now() < due) { /* the timer is due */ }
 throw new Error("boom");
 `)
-	require.Equal(t, history.StateFailed, entry.State, entry.Output)
-	require.NotNil(t, entry.ExitCode)
-	assert.Equal(t, 1, *entry.ExitCode)
-	assert.Contains(t, entry.FirstError, "boom")
+		require.Equal(t, history.StateFailed, entry.State, entry.Output)
+		require.NotNil(t, entry.ExitCode)
+		assert.Equal(t, 1, *entry.ExitCode)
+		assert.Contains(t, entry.FirstError, "boom")
+	}
 }
 
 func TestRefusals(t *testing.T) {
