@@ -17,17 +17,18 @@ import (
 
 // sdkFS is the TypeScript SDK every run imports: the bootstrap (main.ts),
 // tranquil/automation (mod.ts), tranquil/automation/testing (testing.ts),
-// their modules, the deno.json import map and the guide. The SDK's own
-// tests (*_test.ts, test_helpers.ts, contract.json) stay in the source
-// tree, which is where they run; TestSDKEmbedsOnlyWhatRunsNeed keeps this
-// list and the directory in step. rules.wasm.gz, the kit's rules (Go's,
+// their modules, the deno.json import map, the guide and the host's method
+// list (contract.json), which the testing kit serves. The SDK's own tests
+// (*_test.ts, test_helpers.ts) stay in the source tree, which is where
+// they run; TestSDKEmbedsOnlyWhatRunsNeed keeps this list and the
+// directory in step. rules.wasm.gz, the kit's rules (Go's,
 // compiled to WebAssembly), is rebuilt by `go generate
 // ./internal/ruleswasm/gen`.
 //
 //go:embed sdk/deno.json sdk/writing-automations.md sdk/cache_probe.ts
 //go:embed sdk/main.ts sdk/mod.ts sdk/runtime.ts sdk/transport.ts sdk/version.ts
 //go:embed sdk/browser.ts sdk/errors.ts sdk/path.ts sdk/step.ts
-//go:embed sdk/testing.ts sdk/fake_browser.ts sdk/served.ts sdk/kit_rules.ts sdk/go_wasm.ts sdk/rules.wasm.gz sdk/realhost.ts
+//go:embed sdk/contract.json sdk/testing.ts sdk/fake_browser.ts sdk/served.ts sdk/kit_rules.ts sdk/go_wasm.ts sdk/rules.wasm.gz sdk/realhost.ts
 var sdkFS embed.FS
 
 // SDKVersion is the version of the embedded SDK. The bootstrap sends it in

@@ -2,18 +2,11 @@
 // of every action, and failures a test scripts per method, tab or target.
 // It answers the same host calls (tabs, tab, pageJs, forms) the app does.
 
-import type {
-  DialogAnswer,
-  DialogPolicy,
-  DialogType,
-  ExpectRequest,
-  NavigationResponse,
-  Target,
-  WaitForOptions,
-} from "./browser.ts";
+import type { DialogAnswer, DialogPolicy, DialogType, ExpectRequest, NavigationResponse, Target } from "./browser.ts";
 import { pathContains, resolvePath } from "./path.ts";
 import { siteAllowed } from "./kit_rules.ts";
-import { served } from "./served.ts";
+import { serve } from "./served.ts";
+import contract from "./contract.json" with { type: "json" };
 
 /** A tab the fake browser starts with. */
 export interface FakeTabInit {
@@ -29,33 +22,19 @@ export interface FakeTabInit {
   triggered?: boolean;
 }
 
-/** The methods the fake browser records. */
+type Host = typeof contract.capabilities;
+
+/**
+ * The methods the fake browser records: those of forms; those of tab but
+ * url, title and the two of downloads (expectPage is recorded as
+ * "expect"); tabs.open and pageJs.evaluate; and the page's dialogs and
+ * downloads.
+ */
 export type FakeMethod =
+  | keyof Host["forms"]
+  | Exclude<keyof Host["tab"], "url" | "title" | "expectPage" | "expectDownload" | "waitForDownload">
   | "open"
-  | "goto"
-  | "reload"
-  | "goBack"
-  | "goForward"
-  | "waitForURL"
-  | "waitForNavigation"
-  | "waitFor"
   | "evaluate"
-  | "screenshot"
-  | "close"
-  | "fill"
-  | "check"
-  | "select"
-  | "click"
-  | "dblclick"
-  | "hover"
-  | "dragTo"
-  | "focus"
-  | "type"
-  | "press"
-  | FakeReaderCall
-  | "expect"
-  | "setFiles"
-  | "onDialog"
   | "dialog"
   | "download";
 
@@ -196,6 +175,33 @@ function key(t: unknown): string {
   return JSON.stringify(sorted(t));
 }
 
+type Pattern = { source: string; flags: string };
+/** regExp is a pattern as the app matches it: flags g and y mean nothing to a single test. */
+const regExp = (p: Pattern) => new RegExp(p.source, p.flags.replace(/[gy]/g, ""));
+
+/** poll checks held every 20 ms until it holds, or throws timeout() once ms have passed. */
+async function poll(ms: number, held: () => boolean, timeout: () => Error): Promise<void> {
+  for (const end = Date.now() + ms; !held();) {
+    const left = end - Date.now();
+    if (left <= 0) throw timeout();
+    await new Promise((r) => setTimeout(r, Math.min(20, left)));
+  }
+}
+
+/**
+ * valueOf is the value a call records (see FakeAction.value): its first
+ * argument of plain data, an expectation's kind or a waitForURL's match,
+ * found by the arguments' types in contract.json.
+ */
+function valueOf(types: string[], args: unknown[]): FakeAction["value"] {
+  const i = types.findIndex((t) => /^(string|boolean|string\[\]|string \| string\[\]|Expectation|UrlMatch)$/.test(t));
+  const v = args[i] as { kind?: string; url?: string; pattern?: Pattern };
+  if (types[i] === "Expectation") return v.kind;
+  return types[i] === "UrlMatch" ? v.url ?? `/${v.pattern?.source}/${v.pattern?.flags}` : v as FakeAction["value"];
+}
+
+const info = (t: FakeTab) => ({ id: t.id, url: t.url, title: t.title });
+
 /** A tab of the fake browser. */
 export class FakeTab {
   /** The tab's ID. */
@@ -244,11 +250,12 @@ export class FakeTab {
   }
 }
 
-/** A waitForNavigation call waiting for its tab's next navigation. */
-interface NavWaiter {
-  resolve: () => void;
-  reject: (e: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
+/** A recorded call, as a method's code gets it: the arguments after the tab's ID, and its options ({} for none). */
+interface Call {
+  tab: FakeTab;
+  args: unknown[];
+  target?: Target;
+  opts: Record<string, unknown>;
 }
 
 /**
@@ -265,7 +272,8 @@ export class FakeBrowser {
   readonly #opts: FakeBrowserOptions;
   readonly #sites: readonly string[] | undefined;
   readonly #failures: FakeFailure[] = [];
-  readonly #waiters = new Map<string, Set<NavWaiter>>();
+  /** The waitForNavigation calls of each tab, each ended by calling it (with an error, failed). */
+  readonly #waiters = new Map<string, Set<(err?: Error) => void>>();
   readonly #downloads = new Map<string, { tab: string; path: string }>();
   readonly #read: { dir: string; grants: readonly string[] };
   #next = 1;
@@ -324,15 +332,9 @@ export class FakeBrowser {
 
   /** show makes a tab show url, completing any waitForNavigation on it. */
   #show(tab: FakeTab, url: string, title?: string): void {
-    const id = tab.id;
     tab.url = url;
     tab.title = title ?? this.#titleOf(url);
-    const ws = this.#waiters.get(id);
-    this.#waiters.delete(id);
-    for (const w of ws ?? []) {
-      clearTimeout(w.timer);
-      w.resolve();
-    }
+    for (const end of this.#waiters.get(tab.id) ?? []) end();
   }
 
   /**
@@ -342,8 +344,7 @@ export class FakeBrowser {
    * "dismissed".
    */
   dialog(id: string, type: DialogType): { accept: boolean; promptText?: string } {
-    const tab = this.#open(id);
-    const p = tab.dialogs;
+    const p = this.#open(id).dialogs;
     let a: DialogAnswer = "dismiss";
     if (typeof p === "string" || (p !== undefined && "accept" in p)) a = p as DialogAnswer;
     else if (p !== undefined) a = (p as Partial<Record<DialogType, DialogAnswer>>)[type] ?? "dismiss";
@@ -355,13 +356,7 @@ export class FakeBrowser {
 
   /** dispose ends pending waits; FakeHost calls it when it is uninstalled. */
   dispose(): void {
-    for (const [, ws] of this.#waiters) {
-      for (const w of ws) {
-        clearTimeout(w.timer);
-        w.reject(new Error("the fake host was uninstalled"));
-      }
-    }
-    this.#waiters.clear();
+    for (const ws of this.#waiters.values()) for (const end of ws) end(new Error("the fake host was uninstalled"));
   }
 
   #newId(): string {
@@ -381,39 +376,33 @@ export class FakeBrowser {
     return tab;
   }
 
-  static #info(t: FakeTab) {
-    return { id: t.id, url: t.url, title: t.title };
-  }
-
   /**
    * act runs one recorded call on tab id: the checks the app makes (tab,
    * sites= for page actions, then scripted failures), do, the record and
-   * onAction.
+   * onAction. A wait is recorded when it ends, with how it ended.
    */
-  #act<R>(
-    id: string,
-    a: Omit<FakeAction, "outcome" | "tab">,
-    page: boolean,
-    url: string | undefined,
-    do_: (tab: FakeTab) => R,
-  ): R {
+  #act(id: string, a: Omit<FakeAction, "outcome" | "tab">, page: boolean, url: unknown, do_: (t: FakeTab) => unknown) {
     const record = (outcome: string) => {
       const rec: FakeAction = { method: a.method, tab: id, outcome };
-      if (a.target !== undefined) rec.target = a.target;
-      if (a.value !== undefined) rec.value = a.value;
-      if (a.dryRun !== undefined) rec.dryRun = a.dryRun;
-      if (a.to !== undefined) rec.to = a.to;
+      for (const [k, v] of Object.entries(a)) if (v !== undefined) Object.assign(rec, { [k]: v });
       this.actions.push(rec);
       return rec;
     };
+    const failed = (e: unknown) => {
+      record(String((e as { code?: unknown }).code ?? "error"));
+      throw e;
+    };
+    const done = (v: unknown) => {
+      const rec = record(a.dryRun ? "dry-run" : "ok");
+      this.#opts.onAction?.(rec, tab);
+      return v;
+    };
     let tab: FakeTab;
+    let out: unknown;
     try {
       tab = this.#open(id);
       if (page && this.#sites !== undefined && !siteAllowed(tab.url, this.#sites)) {
-        throw hostError({
-          code: "site_not_allowed",
-          message: `${tab.url} is not on one of the script's sites=`,
-        });
+        throw hostError({ code: "site_not_allowed", message: `${tab.url} is not on one of the script's sites=` });
       }
       const f = this.#failures.find((f) =>
         f.times! > 0 && (f.method === undefined || f.method === a.method) && (f.tab === undefined || f.tab === id) &&
@@ -423,44 +412,11 @@ export class FakeBrowser {
         f.times!--;
         throw hostError(f.error);
       }
-    } catch (e) {
-      record(String((e as { code?: unknown }).code ?? "error"));
-      throw e;
-    }
-    const done = () => {
-      const rec = record(a.dryRun ? "dry-run" : "ok");
-      this.#opts.onAction?.(rec, tab);
-    };
-    let out: R;
-    try {
       out = do_(tab);
     } catch (e) {
-      record(String((e as { code?: unknown }).code ?? "error"));
-      throw e;
+      return failed(e);
     }
-    if (out instanceof Promise) {
-      // A wait is recorded when it ends, with how it ended.
-      return out.then((v) => {
-        done();
-        return v;
-      }, (e) => {
-        record(String((e as { code?: unknown }).code ?? "error"));
-        throw e;
-      }) as R;
-    }
-    done();
-    return out;
-  }
-
-  /** reader answers one reader call, as a page action (held to sites=). */
-  #reader(id: string, reader: FakeReaderCall, target: Target, name?: string): unknown {
-    return this.#act(
-      id,
-      { method: reader, target },
-      true,
-      undefined,
-      (tab) => this.#readPage(tab, reader, target, name),
-    );
+    return out instanceof Promise ? out.then(done, failed) : done(out);
   }
 
   /** readPage is what the page shows to reader: the read option's answer, or the fake's own. */
@@ -472,361 +428,249 @@ export class FakeBrowser {
     throw new Error(`the fake host has no page to run tab.${reader} on: pass read to installFakeHost`);
   }
 
-  /** move goes step entries through the tab's history, as goBack and goForward do: null when there is none. */
-  #move(id: string, method: "goBack" | "goForward", step: number): NavigationResponse | null {
-    return this.#act(id, { method }, false, undefined, (tab) => {
-      const to = tab.history[tab.at + step];
-      if (to === undefined) return null;
-      tab.at += step;
-      this.#show(tab, to);
-      const r = this.#opts.responses?.[to];
-      return { status: r?.status ?? 200, url: to };
-    });
-  }
-
-  /** waitForURL waits, checking every 20 ms, until the tab's address matches m as the app matches it. */
-  async #waitForURL(
-    tab: FakeTab,
-    m: { url?: string; pattern?: { source: string; flags: string } },
-    ms: number,
-  ): Promise<void> {
-    const re = m.pattern ? new RegExp(m.pattern.source, m.pattern.flags.replace(/[gy]/g, "")) : new RegExp(
-      "^" +
-        (m.url ?? "").split(/(\*\*|\*)/).map((p) =>
-          p === "**" ? ".*" : p === "*" ? "[^/]*" : p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-        ).join("") + "$",
-    );
-    const start = Date.now();
-    while (!re.test(tab.url)) {
-      const left = start + ms - Date.now();
-      if (left <= 0) {
-        throw hostError({
-          code: "timeout",
-          message: `waited ${ms} ms for the address to match ${m.url ?? re}; last seen: ${tab.url}`,
-        });
-      }
-      await new Promise((r) => setTimeout(r, Math.min(20, left)));
-    }
-  }
-
   /**
    * expect checks e on target (or, with no target, on the page) as the
    * app does: again and again until it holds (with not, until it does
    * not) or its timeout passes.
    */
-  async #expect(tab: FakeTab, target: Target | undefined, e: ExpectRequest): Promise<void> {
-    const reader: FakeReader = e.kind === "text" || e.kind === "containsText"
-      ? "text"
-      : e.kind === "value"
-      ? "value"
-      : e.kind === "checked" || e.kind === "unchecked"
-      ? "checked"
-      : e.kind === "count"
-      ? "count"
-      : e.kind === "attribute" || e.kind === "class"
-      ? "attribute"
-      : e.kind === "enabled" || e.kind === "disabled"
-      ? "enabled"
-      : e.kind === "focused" || e.kind === "editable"
-      ? e.kind
-      : "visible";
+  #expect(tab: FakeTab, target: Target | undefined, e: ExpectRequest): Promise<void> {
     const space = (s: string) => s.split(/\s+/).filter((w) => w !== "").join(" ");
-    const re = e.pattern ? new RegExp(e.pattern.source, e.pattern.flags.replace(/[gy]/g, "")) : undefined;
+    const re = e.pattern ? regExp(e.pattern) : undefined;
+    // A state's kind reads the state, its opposite (hidden, …) the same one; text kinds read their reader.
+    const state =
+      ({ unchecked: "checked", hidden: "visible", disabled: "enabled" } as Record<string, string>)[e.kind] ??
+        e.kind;
     const check = (v: unknown): [boolean, string] => {
-      switch (e.kind) {
-        case "text":
-        case "containsText":
-        case "value":
-        case "class":
-        case "url":
-        case "title": {
-          const s = v === null ? "" : String(v);
-          const held = re
-            ? re.test(s)
-            : e.kind === "text" || e.kind === "title"
-            ? space(s) === space(e.text ?? "")
-            : e.kind === "containsText"
-            ? space(s).includes(space(e.text ?? ""))
-            : s === e.text;
-          return [held, JSON.stringify(s)];
-        }
-        case "attribute":
-          if (v === null || v === undefined) return [false, `no attribute ${JSON.stringify(e.name)}`];
-          return [re ? re.test(String(v)) : e.text === undefined || String(v) === e.text, JSON.stringify(String(v))];
-        case "checked":
-        case "unchecked":
-          return [(v === true) === (e.kind === "checked"), v === true ? "checked" : "not checked"];
-        case "visible":
-        case "hidden":
-          return [(v === true) === (e.kind === "visible"), v === true ? "visible" : "not visible"];
-        case "enabled":
-        case "disabled":
-          return [(v === true) === (e.kind === "enabled"), v === true ? "enabled" : "disabled"];
-        case "focused":
-        case "editable":
-          return [v === true, v === true ? e.kind : `not ${e.kind}`];
-        case "count":
-          return [v === e.count, `${String(v)} elements match`];
+      if (["checked", "visible", "enabled", "focused", "editable"].includes(state)) {
+        const no = state === "enabled" ? "disabled" : `not ${state}`;
+        return [(v === true) === (state === e.kind), v === true ? state : no];
       }
-      return [false, ""];
+      if (e.kind === "count") return [v === e.count, `${String(v)} elements match`];
+      if (e.kind === "attribute") {
+        if (v === null || v === undefined) return [false, `no attribute ${JSON.stringify(e.name)}`];
+        return [re ? re.test(String(v)) : e.text === undefined || String(v) === e.text, JSON.stringify(String(v))];
+      }
+      const s = v === null ? "" : String(v);
+      const held = re
+        ? re.test(s)
+        : e.kind === "text" || e.kind === "title"
+        ? space(s) === space(e.text ?? "")
+        : e.kind === "containsText"
+        ? space(s).includes(space(e.text ?? ""))
+        : s === e.text;
+      return [held, JSON.stringify(s)];
     };
+    const reader = (e.kind === "containsText" ? "text" : e.kind === "class" ? "attribute" : state) as FakeReader;
     const look = () =>
       target === undefined
         ? (e.kind === "url" ? tab.url : tab.title)
         : this.#readPage(tab, reader, target, e.kind === "class" ? "class" : e.name);
     const ms = e.timeout ?? 5000;
-    const start = Date.now();
-    for (;;) {
-      let seen: string;
+    let seen = "";
+    return poll(ms, () => {
       try {
         const [held, s] = check(look());
-        if (held !== (e.not ?? false)) return;
         seen = s;
+        return held !== (e.not ?? false);
       } catch (err) {
         if ((err as { code?: unknown }).code !== "not_found") throw err;
         seen = "no element matches";
+        return false;
       }
-      const left = start + ms - Date.now();
-      if (left <= 0) {
-        const want = e.pattern
-          ? `/${e.pattern.source}/${e.pattern.flags}`
-          : JSON.stringify(e.text ?? e.count ?? e.name);
-        const of = target === undefined ? "the page" : JSON.stringify(target);
-        throw hostError({
-          code: "expectation_failed",
-          message: `expected ${e.not ? "not " : ""}${e.kind} ${want} in ${of}, last seen ${seen} (waited ${ms} ms)`,
-        });
-      }
-      await new Promise((r) => setTimeout(r, Math.min(20, left)));
-    }
+    }, () => {
+      const want = e.pattern ? `/${e.pattern.source}/${e.pattern.flags}` : JSON.stringify(e.text ?? e.count ?? e.name);
+      const of = target === undefined ? "the page" : JSON.stringify(target);
+      const message = `expected ${e.not ? "not " : ""}${e.kind} ${want} in ${of}, last seen ${seen} (waited ${ms} ms)`;
+      return hostError({ code: "expectation_failed", message });
+    });
   }
 
-  /** api returns the host objects the fake serves: tabs, tab, pageJs and forms. */
-  api(): Record<string, Record<string, (...args: never[]) => Promise<unknown>>> {
-    const info = FakeBrowser.#info;
-    type Opts = { dryRun?: boolean; timeout?: number; target?: Target; modifiers?: string[] };
+  /**
+   * plain answers the methods that are no recorded action: they read the
+   * fake's tabs, or open one (recorded as "open"), or handle downloads.
+   */
+  #plain(): Record<string, (...args: never[]) => unknown> {
     return {
-      tabs: {
-        active: served(() => {
-          if (this.activeId === undefined) throw hostError({ code: "not_found", message: "no tab is active" });
-          return info(this.#open(this.activeId));
-        }),
-        find: served((pattern: string) =>
-          this.open.filter((t) => t.url.includes(pattern) || t.title.includes(pattern)).map(info)
-        ),
-        all: served(() => this.open.map(info)),
-        open: served((url: string, o?: { background?: boolean }) => {
-          const tab = new FakeTab(this.#newId(), url, this.#titleOf(url), { opened: true, background: o?.background });
-          this.tabs.push(tab);
-          try {
-            this.#act(tab.id, { method: "open", value: url }, false, url, () => {});
-          } catch (e) {
-            this.tabs.splice(this.tabs.indexOf(tab), 1);
-            throw e;
-          }
-          if (!tab.background) this.activeId = tab.id;
-          return info(tab);
-        }),
-        triggered: served(() => {
-          const t = this.tabs.find((t) => t.triggered);
-          return t ? info(t) : undefined;
-        }),
+      active: () => {
+        if (this.activeId === undefined) throw hostError({ code: "not_found", message: "no tab is active" });
+        return info(this.#open(this.activeId));
       },
-      tab: {
-        url: served((id: string) => this.#open(id).url),
-        title: served((id: string) => this.#open(id).title),
-        goto: served((id: string, url: string) =>
-          this.#act(id, { method: "goto", value: url }, false, url, () => {
-            const r = this.#opts.responses?.[url];
-            const to = r?.url ?? url;
-            this.navigate(id, to);
-            return { status: r?.status ?? 200, url: to };
-          })
-        ),
-        reload: served((id: string) =>
-          this.#act(id, { method: "reload" }, false, undefined, (tab) => {
-            const r = this.#opts.responses?.[tab.url];
-            return { status: r?.status ?? 200, url: tab.url };
-          })
-        ),
-        goBack: served((id: string) => this.#move(id, "goBack", -1)),
-        goForward: served((id: string) => this.#move(id, "goForward", +1)),
-        waitForURL: served((
-          id: string,
-          m: { url?: string; pattern?: { source: string; flags: string } },
-          o?: { timeout?: number },
-        ) =>
-          this.#act(
-            id,
-            { method: "waitForURL", value: m.url ?? `/${m.pattern?.source}/${m.pattern?.flags}` },
-            false,
-            undefined,
-            (tab) => this.#waitForURL(tab, m, o?.timeout ?? this.#opts.navigationTimeout ?? 5000),
-          )
-        ),
-        waitForNavigation: served((id: string, o?: { timeout?: number }) =>
-          this.#act(
-            id,
-            { method: "waitForNavigation" },
-            false,
-            undefined,
-            () =>
-              new Promise<void>((resolve, reject) => {
-                const ms = o?.timeout ?? this.#opts.navigationTimeout ?? 5000;
-                const w: NavWaiter = {
-                  resolve,
-                  reject,
-                  timer: setTimeout(() => {
-                    this.#waiters.get(id)?.delete(w);
-                    reject(hostError({ code: "timeout", message: `no navigation within ${ms} ms` }));
-                  }, ms),
-                };
-                if (!this.#waiters.has(id)) this.#waiters.set(id, new Set());
-                this.#waiters.get(id)!.add(w);
-              }),
-          )
-        ),
-        expectDownload: served((id: string, o: { path: string }) => {
-          this.#open(id);
-          const ticket = `download-${this.#nextDownload++}`;
-          this.#downloads.set(ticket, { tab: id, path: o.path });
-          return ticket;
-        }),
-        waitForDownload: served((id: string, ticket: string, abandon: boolean) => {
-          const d = this.#downloads.get(ticket);
-          this.#downloads.delete(ticket);
-          if (d === undefined || d.tab !== id) {
-            throw hostError({ code: "invalid", message: `no download is expected as "${ticket}"` });
-          }
-          if (abandon) return null;
-          return this.#act(id, { method: "download", value: d.path }, false, undefined, (tab) => {
-            const f = this.#opts.download?.(tab, d.path) ?? {};
-            const name = f.name ?? "download";
-            return { name, size: f.size ?? 0, path: /[\\/]$/.test(d.path) ? d.path + name : d.path };
-          });
-        }),
-        waitFor: served((id: string, what: string | Target, o?: WaitForOptions) =>
-          this.#act(
-            id,
-            { method: "waitFor", target: typeof what === "string" ? { selector: what } : what, value: o?.state },
-            false,
-            undefined,
-            () => {},
-          )
-        ),
-        text: served((id: string, target: Target) => this.#reader(id, "text", target)),
-        value: served((id: string, target: Target) => this.#reader(id, "value", target)),
-        attribute: served((id: string, target: Target, name: string) => this.#reader(id, "attribute", target, name)),
-        checked: served((id: string, target: Target) => this.#reader(id, "checked", target)),
-        visible: served((id: string, target: Target) => this.#reader(id, "visible", target)),
-        count: served((id: string, target: Target) => this.#reader(id, "count", target)),
-        texts: served((id: string, target: Target) => this.#reader(id, "texts", target)),
-        values: served((id: string, target: Target) => this.#reader(id, "values", target)),
-        table: served((id: string, target: Target) => this.#reader(id, "table", target)),
-        expect: served((id: string, target: Target, e: ExpectRequest) =>
-          this.#act(
-            id,
-            { method: "expect", target, value: e.kind },
-            true,
-            undefined,
-            (tab) => this.#expect(tab, target, e),
-          )
-        ),
-        expectPage: served((id: string, e: ExpectRequest) =>
-          this.#act(
-            id,
-            { method: "expect", value: e.kind },
-            true,
-            undefined,
-            (tab) => this.#expect(tab, undefined, e),
-          )
-        ),
-        screenshot: served((id: string) =>
-          this.#act(id, { method: "screenshot" }, false, undefined, () => PNG.slice())
-        ),
-        close: served((id: string) =>
-          this.#act(id, { method: "close" }, false, undefined, (tab) => {
-            tab.closed = true;
-            for (const w of this.#waiters.get(id) ?? []) {
-              clearTimeout(w.timer);
-              w.reject(hostError({ code: "closed", message: `the tab "${id}" was closed` }));
-            }
-            this.#waiters.delete(id);
-            if (this.activeId === id) this.activeId = this.open.at(-1)?.id;
-          })
-        ),
+      find: (s: string) => this.open.filter((t) => t.url.includes(s) || t.title.includes(s)).map(info),
+      all: () => this.open.map(info),
+      triggered: () => this.tabs.filter((t) => t.triggered).map(info)[0],
+      url: (id: string) => this.#open(id).url,
+      title: (id: string) => this.#open(id).title,
+      open: (url: string, o?: { background?: boolean }) => {
+        const tab = new FakeTab(this.#newId(), url, this.#titleOf(url), { opened: true, background: o?.background });
+        this.tabs.push(tab);
+        try {
+          this.#act(tab.id, { method: "open", value: url }, false, url, () => {});
+        } catch (e) {
+          this.tabs.splice(this.tabs.indexOf(tab), 1);
+          throw e;
+        }
+        if (!tab.background) this.activeId = tab.id;
+        return info(tab);
       },
-      pageJs: {
-        evaluate: served((id: string, source: string, args: unknown[]) =>
-          this.#act(id, { method: "evaluate" }, true, undefined, (tab) => {
-            if (!this.#opts.evaluate) {
-              throw new Error("the fake host has no page to run tab.evaluate in: pass evaluate to installFakeHost");
-            }
-            return this.#opts.evaluate(tab, source, args);
-          })
-        ),
+      expectDownload: (id: string, o: { path: string }) => {
+        this.#open(id);
+        const ticket = `download-${this.#nextDownload++}`;
+        this.#downloads.set(ticket, { tab: id, path: o.path });
+        return ticket;
       },
-      forms: {
-        fill: served((id: string, target: Target, value: string, o?: Opts) =>
-          this.#act(id, { method: "fill", target, value, dryRun: o?.dryRun }, true, undefined, (tab) => {
-            if (!o?.dryRun) tab.setValue(target, value);
-            const v = tab.value(target);
-            return { value: typeof v === "string" ? v : "", invalid: false, validationMessage: "", errorText: "" };
-          })
-        ),
-        check: served((id: string, target: Target, checked: boolean, o?: Opts) =>
-          this.#act(id, { method: "check", target, value: checked, dryRun: o?.dryRun }, true, undefined, (tab) => {
-            if (!o?.dryRun) tab.setValue(target, checked);
-          })
-        ),
-        select: served((id: string, target: Target, option: string | string[], o?: Opts) =>
-          this.#act(id, { method: "select", target, value: option, dryRun: o?.dryRun }, true, undefined, (tab) => {
-            if (!o?.dryRun) tab.setValue(target, option);
-            return option;
-          })
-        ),
-        setFiles: served((id: string, target: Target, paths: string[], o?: Opts) =>
-          this.#act(id, { method: "setFiles", target, value: paths, dryRun: o?.dryRun }, true, undefined, (tab) => {
-            for (const p of paths) {
-              const full = resolvePath(this.#read.dir, p);
-              if (!this.#read.grants.some((g) => pathContains(g, full))) {
-                throw hostError({
-                  code: "not_granted",
-                  permission: `read=${p}`,
-                  message: `${p} is not under the script's read= grants`,
-                });
-              }
-            }
-            if (!o?.dryRun) tab.setValue(target, paths);
-          })
-        ),
-        onDialog: served((id: string, policy: DialogPolicy) =>
-          this.#act(id, { method: "onDialog" }, false, undefined, (tab) => {
-            tab.dialogs = policy;
-          })
-        ),
-        click: served((id: string, target: Target, o?: Opts) =>
-          this.#act(id, { method: "click", target, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
-        dblclick: served((id: string, target: Target, o?: Opts) =>
-          this.#act(id, { method: "dblclick", target, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
-        hover: served((id: string, target: Target, o?: Opts) =>
-          this.#act(id, { method: "hover", target, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
-        dragTo: served((id: string, source: Target, to: Target, o?: Opts) =>
-          this.#act(id, { method: "dragTo", target: source, to, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
-        focus: served((id: string, target: Target, o?: Opts) =>
-          this.#act(id, { method: "focus", target, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
-        type: served((id: string, target: Target, text: string, o?: Opts) =>
-          this.#act(id, { method: "type", target, value: text, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
-        press: served((id: string, k: string, o?: Opts) =>
-          this.#act(id, { method: "press", target: o?.target, value: k, dryRun: o?.dryRun }, true, undefined, () => {})
-        ),
+      waitForDownload: (id: string, ticket: string, abandon: boolean) => {
+        const d = this.#downloads.get(ticket);
+        this.#downloads.delete(ticket);
+        if (d === undefined || d.tab !== id) {
+          throw hostError({ code: "invalid", message: `no download is expected as "${ticket}"` });
+        }
+        if (abandon) return null;
+        return this.#act(id, { method: "download", value: d.path }, false, undefined, (tab) => {
+          const f = this.#opts.download?.(tab, d.path) ?? {};
+          const name = f.name ?? "download";
+          return { name, size: f.size ?? 0, path: /[\\/]$/.test(d.path) ? d.path + name : d.path };
+        });
       },
     };
+  }
+
+  /**
+   * actions is what the recorded methods do beyond the record, where the
+   * fake keeps state (the readers, which read the page, are the tab's
+   * methods with a target but expect); the others do nothing.
+   */
+  #actions(): Record<string, (c: Call) => unknown> {
+    const respond = (url: string, to = url) => ({ status: this.#opts.responses?.[url]?.status ?? 200, url: to });
+    const wait = (c: Call) => (c.opts.timeout as number | undefined) ?? this.#opts.navigationTimeout ?? 5000;
+    const move = ({ tab }: Call, step: number) => {
+      const to = tab.history[tab.at + step];
+      if (to === undefined) return null;
+      tab.at += step;
+      this.#show(tab, to);
+      return respond(to);
+    };
+    const set = (c: Call, v: string | boolean | string[]) => {
+      if (!c.opts.dryRun) c.tab.setValue(c.target!, v);
+      return v;
+    };
+    return {
+      goto: (c) => {
+        const url = c.args[0] as string;
+        this.navigate(c.tab.id, this.#opts.responses?.[url]?.url ?? url);
+        return respond(url, c.tab.url);
+      },
+      reload: (c) => respond(c.tab.url),
+      goBack: (c) => move(c, -1),
+      goForward: (c) => move(c, +1),
+      waitForURL: ({ tab, args: [m], opts }) => {
+        const { url, pattern } = m as { url?: string; pattern?: Pattern };
+        const glob = (url ?? "").split(/(\*\*|\*)/)
+          .map((p) => p === "**" ? ".*" : p === "*" ? "[^/]*" : p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+        const re = pattern ? regExp(pattern) : new RegExp(`^${glob.join("")}$`);
+        const ms = wait({ tab, args: [], opts });
+        const message = () => `waited ${ms} ms for the address to match ${url ?? re}; last seen: ${tab.url}`;
+        return poll(ms, () => re.test(tab.url), () => hostError({ code: "timeout", message: message() }));
+      },
+      waitForNavigation: (c) =>
+        new Promise<void>((resolve, reject) => {
+          const ws = this.#waiters.get(c.tab.id) ?? new Set();
+          this.#waiters.set(c.tab.id, ws);
+          const ms = wait(c);
+          const timer = setTimeout(
+            () => end(hostError({ code: "timeout", message: `no navigation within ${ms} ms` })),
+            ms,
+          );
+          const end = (err?: Error) => {
+            clearTimeout(timer);
+            ws.delete(end);
+            if (err) reject(err);
+            else resolve();
+          };
+          ws.add(end);
+        }),
+      expect: (c) => this.#expect(c.tab, c.target, c.args[1] as ExpectRequest),
+      expectPage: (c) => this.#expect(c.tab, undefined, c.args[0] as ExpectRequest),
+      screenshot: () => PNG.slice(),
+      close: ({ tab }) => {
+        tab.closed = true;
+        const err = hostError({ code: "closed", message: `the tab "${tab.id}" was closed` });
+        for (const end of this.#waiters.get(tab.id) ?? []) end(err);
+        if (this.activeId === tab.id) this.activeId = this.open.at(-1)?.id;
+      },
+      evaluate: (c) => {
+        if (!this.#opts.evaluate) {
+          throw new Error("the fake host has no page to run tab.evaluate in: pass evaluate to installFakeHost");
+        }
+        return this.#opts.evaluate(c.tab, c.args[0] as string, c.args[1] as unknown[]);
+      },
+      fill: (c) => {
+        set(c, c.args[1] as string);
+        const v = c.tab.value(c.target!);
+        return { value: typeof v === "string" ? v : "", invalid: false, validationMessage: "", errorText: "" };
+      },
+      check: (c) => void set(c, c.args[1] as boolean),
+      select: (c) => set(c, c.args[1] as string | string[]),
+      setFiles: (c) => {
+        for (const p of c.args[1] as string[]) {
+          if (!this.#read.grants.some((g) => pathContains(g, resolvePath(this.#read.dir, p)))) {
+            const message = `${p} is not under the script's read= grants`;
+            throw hostError({ code: "not_granted", permission: `read=${p}`, message });
+          }
+        }
+        set(c, c.args[1] as string[]);
+      },
+      onDialog: (c) => {
+        c.tab.dialogs = c.args[0] as DialogPolicy;
+      },
+    };
+  }
+
+  /**
+   * api returns the host objects the fake serves: tabs, tab, pageJs and
+   * forms, each method of the host's list (contract.json) answered by
+   * plain, or recorded (its target, value and dry run read off its
+   * arguments by their types) and answered by actions.
+   */
+  api(): Record<string, Record<string, (...args: never[]) => Promise<unknown>>> {
+    const plain = this.#plain(), acts = this.#actions();
+    const api = serve(["tabs", "tab", "pageJs", "forms"], (cap, name, params) => {
+      if (plain[name]) return plain[name];
+      const types = params.slice(1); // after the tab's ID
+      const reader = cap === "tab" && types.includes("Locator") && name !== "expect";
+      // Page actions are held to sites=: forms' but onDialog, pageJs', and the tab's with a target or an expectation.
+      const page = name !== "onDialog" && (cap !== "tab" || types.some((p) => p === "Locator" || p === "Expectation"));
+      return (id: string, ...args: unknown[]) => {
+        const targets = args.filter((_, i) => types[i]?.endsWith("Locator"))
+          .map((t) => typeof t === "string" ? { selector: t } : t as Target);
+        const opts = (args[types.findIndex((p) => p.endsWith("Options"))] ?? {}) as Record<string, unknown>;
+        const c = { args, target: targets[0] ?? opts.target as Target | undefined, opts };
+        const value = reader || name === "evaluate"
+          ? undefined
+          : name === "waitFor"
+          ? opts.state
+          : valueOf(types, args);
+        const method = (name === "expectPage" ? "expect" : name) as FakeMethod;
+        const a = {
+          method,
+          target: c.target,
+          value: value as FakeAction["value"],
+          dryRun: opts.dryRun as boolean,
+          to: targets[1],
+        };
+        return this.#act(
+          id,
+          a,
+          page,
+          name === "goto" ? value : undefined,
+          (tab) =>
+            reader
+              ? this.#readPage(tab, name as FakeReader, c.target!, args[1] as string)
+              : acts[name]?.({ ...c, tab }),
+        );
+      };
+    });
+    const stale = [...Object.keys(plain), ...Object.keys(acts)].filter((n) => !Object.values(api).some((m) => n in m));
+    if (stale.length > 0) throw new Error(`the fake browser answers methods the host has not: ${stale.join(", ")}`);
+    return api;
   }
 }

@@ -1,6 +1,8 @@
 // How the fake host of tranquil/automation/testing answers a call: later,
 // with copies, as the real connection does.
 
+import contract from "./contract.json" with { type: "json" };
+
 /** copy returns a structured clone of v, as values crossing the connection are copied. */
 export function copy<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
@@ -64,4 +66,28 @@ export function served<A extends unknown[], R>(
       }, 0);
     });
   };
+}
+
+/**
+ * serve makes the host objects of caps from the host's method list
+ * (contract.json): each method is what handler gives for it, served. A
+ * method handler does not answer fails installFakeHost, so the fake host
+ * cannot fall behind the app's.
+ */
+export function serve(
+  caps: readonly string[],
+  handler: (cap: string, name: string, params: string[]) => ((...args: never[]) => unknown) | undefined,
+): Record<string, Record<string, (...args: never[]) => Promise<unknown>>> {
+  const host = contract.capabilities as Record<string, Record<string, { params: string[] }>>;
+  return Object.fromEntries(caps.map((cap) => [
+    cap,
+    Object.fromEntries(
+      Object.entries(host[cap]).map(([name, m]) => {
+        const f = handler(cap, name, m.params);
+        if (f === undefined) throw new Error(`the fake host does not answer ${cap}.${name}`);
+        // Functions (pane control actions) travel by reference.
+        return [name, served(f, !m.params.includes("function"))];
+      }),
+    ),
+  ]));
 }

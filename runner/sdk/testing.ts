@@ -73,7 +73,7 @@ import {
   RemoteImportError,
   UndeclaredImportError,
 } from "./kit_rules.ts";
-import { copy, cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES, served } from "./served.ts";
+import { copy, cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES, serve } from "./served.ts";
 import { dirPath, fromFileUrl, pathContains, resolvePath, toFileUrl } from "./path.ts";
 import sdkConfig from "./deno.json" with { type: "json" };
 
@@ -112,7 +112,11 @@ export function parsePermissions(
   line: string,
   scriptDir = defaultDir(),
 ): { grant: Capability[]; sites: string[] | undefined; read: string[] } {
-  const h = parseHeader(`// @permissions ${line}\n`, `${scriptDir}/script.ts`);
+  return grants(parseHeader(`// @permissions ${line}\n`, `${scriptDir}/script.ts`));
+}
+
+/** grants is what a run with header h gets: its capabilities, sites= (undefined: any site) and read= grants. */
+function grants(h: Header): { grant: Capability[]; sites: string[] | undefined; read: string[] } {
   return { grant: capabilities(h), sites: h.sites.length > 0 ? h.sites : undefined, read: h.read };
 }
 
@@ -266,89 +270,64 @@ export class FakeHost implements Disposable {
     if ([opts.grant, opts.permissions, opts.script].filter((o) => o !== undefined).length > 1) {
       throw new TypeError("installFakeHost takes one of script, permissions or grant");
     }
-    let perms: ReturnType<typeof parsePermissions>;
     let scriptDir = opts.scriptDir ?? defaultDir();
+    let perms: ReturnType<typeof grants>;
     if (opts.script !== undefined) {
       this.#script = scriptUrl(opts.script);
       if (strays.has(this.#script.href)) throw new StrayImportError(this.#script);
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? dirPath(path);
       this.header = parseHeader(Deno.readFileSync(path), path);
-      checkImports(
-        this.#script,
-        [...this.header.import, ...(opts.defaultImports ?? [])],
-        opts.stdModules ?? false,
-        this.header.read,
-      );
-      perms = {
-        grant: capabilities(this.header),
-        sites: this.header.sites.length > 0 ? this.header.sites : undefined,
-        read: this.header.read,
-      };
-    } else {
-      perms = parsePermissions(opts.permissions ?? "clipboard", scriptDir);
-    }
+      const imports = [...this.header.import, ...(opts.defaultImports ?? [])];
+      checkImports(this.#script, imports, opts.stdModules ?? false, this.header.read);
+      perms = grants(this.header);
+    } else perms = parsePermissions(opts.permissions ?? "clipboard", scriptDir);
+    const { grant, sites, read } = perms;
     const projectDir = opts.projectDir ?? scriptDir;
-    this.browser = new FakeBrowser(opts, perms.sites, { scriptDir, grants: perms.read });
-    const main = {
-      ...this.browser.api(),
+    this.browser = new FakeBrowser(opts, sites, { scriptDir, grants: read });
+    const push = <T>(list: T[]) => (v: T) => void list.push(v);
+    const own: Record<string, Record<string, (...args: never[]) => unknown>> = {
       ui: {
-        notify: served((message: string, o?: { level?: string }) => {
-          this.notifications.push({ message: cutText(message, MAX_LINE_BYTES), level: o?.level ?? "info" });
-        }),
-        open: served((path: string, o?: { split?: string }) => {
-          this.opened.push(o?.split === undefined ? { path } : { path, split: o.split });
-        }),
+        notify: (message: string, o?: { level?: string }) =>
+          push(this.notifications)({ message: cutText(message, MAX_LINE_BYTES), level: o?.level ?? "info" }),
+        open: (path: string, o?: { split?: string }) =>
+          push(this.opened)(o?.split === undefined ? { path } : { path, split: o.split }),
       },
       clipboard: {
-        read: served(() => this.clipboard),
-        write: served((text: string) => {
-          this.clipboard = text;
-        }),
+        read: () => this.clipboard,
+        write: (text: string) => void (this.clipboard = text),
       },
-      workspace: { projectDir: served(() => projectDir) },
+      workspace: { projectDir: () => projectDir },
       config: {
-        get: served((key: string) => this.config.get(key)),
-        set: served((key: string, value: unknown) => {
-          this.config.set(key, value);
-        }),
-        delete: served((key: string) => {
-          this.config.delete(key);
-        }),
-        keys: served(() => [...this.config.keys()].sort()),
+        get: (key: string) => this.config.get(key),
+        set: (key: string, value: unknown) => void this.config.set(key, value),
+        delete: (key: string) => void this.config.delete(key),
+        keys: () => [...this.config.keys()].sort(),
       },
       paneControls: {
-        register: served((name: string, action: () => unknown) => {
-          this.controls.set(name, action);
-        }, false),
-        unregister: served((name: string) => {
-          this.controls.delete(name);
-        }),
+        register: (name: string, action: () => unknown) => void this.controls.set(name, action),
+        unregister: (name: string) => void this.controls.delete(name),
       },
       context: {
-        result: served((value: unknown) => {
-          this.results.push(value);
-        }),
-        log: served((line: string) => {
-          this.logs.push(cutText(line, MAX_LINE_BYTES));
-        }),
-        payload: served(() => opts.payload),
-        step: served((report: StepReport) => {
+        result: push(this.results),
+        log: (line: string) => push(this.logs)(cutText(line, MAX_LINE_BYTES)),
+        payload: () => opts.payload,
+        step: (report: StepReport) => {
           const r = { ...report, name: cutText(report.name, MAX_STEP_NAME_BYTES) };
           if (r.error !== undefined) r.error = cutText(r.error, MAX_REPORT_BYTES);
           this.stepReports.push(r);
-        }),
-        progress: served((report: ProgressReport) => {
-          this.progress.push({ ...report, message: cutText(report.message, MAX_REPORT_BYTES) });
-        }),
+        },
+        progress: (report: ProgressReport) =>
+          push(this.progress)({ ...report, message: cutText(report.message, MAX_REPORT_BYTES) }),
       },
     };
+    const main = { ...this.browser.api(), ...serve(Object.keys(own), (cap, name) => own[cap][name]) };
     this.#rt = new FakeRuntime(this.#script, () => this.#exitedModule(), {
       runId: opts.runId ?? "test-run",
       scriptDir,
       trigger: opts.trigger,
       payload: copy(opts.payload),
-      granted: opts.grant ?? perms.grant,
+      granted: opts.grant ?? grant,
       main,
       journal: opts.journal,
     });
