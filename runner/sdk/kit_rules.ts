@@ -59,28 +59,9 @@ export interface Header {
   timeoutMs: number | null;
 }
 
-/** The time limit of a run whose header declares none: 10 minutes. */
-export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
-
-/** What the Go program answers (internal/ruleswasm). */
-interface Rules {
-  parseHeader(
-    src: string | Uint8Array,
-    scriptPath: string,
-  ): (Header & { ok: true }) | { ok: false; kind: HeaderErrorKind; message: string; line: number; column: number };
-  capabilities(h: Pick<Header, "browser" | "forms" | "pageJs" | "clipboard">): Capability[];
-  siteAllowed(url: string, sites: readonly string[]): boolean;
-  importRefusal(
-    spec: string,
-    imports: readonly string[],
-    cached: readonly string[],
-    registry: readonly string[],
-  ): string;
-}
-
 /** capabilities lists the host APIs a run with header h gets, sorted, as Header.Capabilities does. */
 export function capabilities(h: Header): Capability[] {
-  return rules.capabilities(h);
+  return rules.capabilities(h) as Capability[];
 }
 
 /**
@@ -93,10 +74,12 @@ export function capabilities(h: Header): Capability[] {
  * taken as written).
  */
 export function parseHeader(src: string | Uint8Array, scriptPath: string): Header {
-  const r = rules.parseHeader(src, scriptPath);
+  const r = rules.parseHeader(src, scriptPath) as
+    | (Header & { ok: true; capabilities: Capability[] })
+    | { ok: false; kind: HeaderErrorKind; message: string; line: number; column: number };
   if (!r.ok) throw new HeaderError(r.kind, r.message, r.line, r.column);
-  const { none, browser, clipboard, forms, pageJs, sites, net, run, env, read, write, timeoutMs } = r;
-  return { none, browser, clipboard, forms, pageJs, sites, net, import: r.import, run, env, read, write, timeoutMs };
+  const { ok: _, capabilities: _caps, ...h } = r; // the rest is the header
+  return h;
 }
 
 /**
@@ -110,7 +93,7 @@ export function parseHeader(src: string | Uint8Array, scriptPath: string): Heade
  * does. The URL is read the way the app's Go URL parser reads it.
  */
 export function siteAllowed(url: string, sites: readonly string[]): boolean {
-  return rules.siteAllowed(url, sites);
+  return rules.siteAllowed(url, sites) as boolean;
 }
 
 /**
@@ -174,7 +157,7 @@ export function importRefusal(
   cached: readonly string[] = [],
   registry: readonly string[] = [],
 ): string | undefined {
-  return rules.importRefusal(specifier, imports, cached, registry) || undefined;
+  return (rules.importRefusal(specifier, imports, cached, registry) as string) || undefined;
 }
 
 /**
@@ -187,59 +170,55 @@ export function importRefusal(
  */
 function goFS(): object {
   const fail = (code: string) => Object.assign(new Error(code), { code });
-  const code = (e: unknown) =>
-    e instanceof Deno.errors.NotFound
-      ? "ENOENT"
-      : e instanceof Deno.errors.NotADirectory
-      ? "ENOTDIR"
-      : e instanceof Deno.errors.FilesystemLoop
-      ? "ELOOP"
-      : e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable
-      ? "EACCES"
-      : "EIO";
+  const errs: [new (...a: never[]) => Error, string][] = [
+    [Deno.errors.NotFound, "ENOENT"],
+    [Deno.errors.NotADirectory, "ENOTDIR"],
+    [Deno.errors.FilesystemLoop, "ELOOP"],
+    [Deno.errors.PermissionDenied, "EACCES"],
+    [Deno.errors.NotCapable, "EACCES"],
+  ];
+  const code = (e: unknown) => errs.find(([c]) => e instanceof c)?.[1] ?? "EIO";
   const stat = (i: Deno.FileInfo) => ({
-    dev: i.dev ?? 0,
-    ino: i.ino ?? 0,
-    mode: (i.isSymlink ? 0o120000 : i.isDirectory ? 0o040000 : 0o100000) | ((i.mode ?? 0o644) & 0o7777),
+    ...Object.fromEntries(
+      (["dev", "ino", "uid", "gid", "rdev", "size", "blksize", "blocks"] as const).map((k) => [k, i[k] ?? 0]),
+    ),
     nlink: i.nlink ?? 1,
-    uid: i.uid ?? 0,
-    gid: i.gid ?? 0,
-    rdev: i.rdev ?? 0,
-    size: i.size ?? 0,
-    blksize: i.blksize ?? 0,
-    blocks: i.blocks ?? 0,
+    mode: (i.isSymlink ? 0o120000 : i.isDirectory ? 0o040000 : 0o100000) | ((i.mode ?? 0o644) & 0o7777),
     atimeMs: i.atime?.getTime() ?? 0,
     mtimeMs: i.mtime?.getTime() ?? 0,
     ctimeMs: i.ctime?.getTime() ?? 0,
   });
   type Callback = (err: Error | null, v?: unknown) => void;
+  /** answer calls back with f's answer, or with the code of its error (as onErr words it). */
+  const answer = (cb: Callback, f: () => unknown, onErr = (e: unknown): unknown => fail(code(e))) => {
+    let v: unknown;
+    try {
+      v = f();
+    } catch (e) {
+      const r = onErr(e);
+      return r instanceof Error ? cb(r) : cb(null, r);
+    }
+    cb(null, v);
+  };
   const fsAPI: Record<string, unknown> = {
     constants: { O_WRONLY: -1, O_RDWR: -1, O_CREAT: -1, O_TRUNC: -1, O_APPEND: -1, O_EXCL: -1, O_DIRECTORY: -1 },
-    lstat(path: string, cb: Callback) {
-      try {
-        cb(null, stat(Deno.lstatSync(path)));
-      } catch (e) {
-        // A test without read access there: the component is taken as
-        // written, a folder and no link.
-        if (e instanceof Deno.errors.NotCapable) cb(null, stat({ isDirectory: true } as Deno.FileInfo));
-        else cb(fail(code(e)));
-      }
-    },
-    stat(path: string, cb: Callback) {
-      try {
-        cb(null, stat(Deno.statSync(path)));
-      } catch (e) {
-        cb(fail(e instanceof Deno.errors.NotCapable ? "ENOENT" : code(e)));
-      }
-    },
-    readlink(path: string, cb: Callback) {
-      try {
-        // Windows keeps an absolute target as \\?\C:\…; Go reads it as C:\….
-        cb(null, Deno.readLinkSync(path).replace(/^\\\\\?\\(?=[A-Za-z]:)/, ""));
-      } catch (e) {
-        cb(fail(code(e)));
-      }
-    },
+    // A test without read access there: the component is taken as
+    // written, a folder and no link.
+    lstat: (path: string, cb: Callback) =>
+      answer(
+        cb,
+        () => stat(Deno.lstatSync(path)),
+        (e) => e instanceof Deno.errors.NotCapable ? stat({ isDirectory: true } as Deno.FileInfo) : fail(code(e)),
+      ),
+    stat: (path: string, cb: Callback) =>
+      answer(
+        cb,
+        () => stat(Deno.statSync(path)),
+        (e) => fail(e instanceof Deno.errors.NotCapable ? "ENOENT" : code(e)),
+      ),
+    // Windows keeps an absolute target as \\?\C:\…; Go reads it as C:\….
+    readlink: (path: string, cb: Callback) =>
+      answer(cb, () => Deno.readLinkSync(path).replace(/^\\\\\?\\(?=[A-Za-z]:)/, "")),
     // The name on disk of the existing Windows path p: the long form of an
     // 8.3 short name such as PROGRA~1, in its own case.
     longName(p: string): string {
@@ -281,6 +260,9 @@ function goFS(): object {
   });
 }
 
+/** The Go program's functions (internal/ruleswasm), which the exported functions above type. */
+type Rules = Record<string, (...args: unknown[]) => unknown>;
+
 /** load reads, decompresses and starts the Go program, and returns its functions. */
 async function load(): Promise<Rules> {
   const file = new URL("./rules.wasm.gz", import.meta.url);
@@ -310,7 +292,7 @@ async function load(): Promise<Rules> {
   const { instance } = await WebAssembly.instantiate(wasm, go.importObject);
   // The promise settles only if the program exits, which it does not.
   void go.run(instance);
-  const api = scope.tranquilRules as Record<string, (...args: unknown[]) => unknown> | undefined;
+  const api = scope.tranquilRules as Rules | undefined;
   if (api === undefined) throw new Error("the testing kit's rules (rules.wasm.gz) did not start");
   // A call the program could not answer comes back as { panic }.
   const guarded = Object.entries(api).map(([name, f]) => [name, (...args: unknown[]) => {
@@ -318,7 +300,7 @@ async function load(): Promise<Rules> {
     if (typeof r === "object" && r !== null && "panic" in r) throw new Error(String(r.panic));
     return r;
   }]);
-  return Object.fromEntries(guarded) as unknown as Rules;
+  return Object.fromEntries(guarded);
 }
 
 const rules = await load();

@@ -69,3 +69,17 @@ export function fromFileUrl(url: URL): string {
   const p = decodeURIComponent(url.pathname);
   return /^\/[A-Za-z]:\//.test(p) ? p.slice(1).replaceAll("/", "\\") : p;
 }
+
+/** workingDir is the working directory, or "/" when it cannot be read. */
+export function workingDir(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return "/";
+  }
+}
+
+/** fileUrl is the file: URL s names: s itself when it is one, else the path s, resolved against the working directory. */
+export function fileUrl(s: string | URL): URL {
+  return s instanceof URL || s.startsWith("file:") ? new URL(s) : toFileUrl(resolvePath(workingDir(), s));
+}

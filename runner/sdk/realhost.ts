@@ -28,7 +28,7 @@
  * @module
  */
 
-import { fromFileUrl } from "./path.ts";
+import { fileUrl, fromFileUrl } from "./path.ts";
 
 /** Options of {@link runOnRealHost}. */
 export interface RealHostOptions {
@@ -114,8 +114,8 @@ export async function runOnRealHost(opts: RealHostOptions): Promise<RealRun> {
   const args = ["run", "--data", data, "--json", "--deno", opts.deno ?? Deno.execPath()];
   if (opts.approve ?? true) args.push("--approve");
   if (opts.browser) args.push("--browser", opts.browser);
-  if (opts.pages !== undefined) args.push("--serve", pathOf(opts.pages));
-  args.push(pathOf(opts.script));
+  if (opts.pages !== undefined) args.push("--serve", fromFileUrl(fileUrl(opts.pages)));
+  args.push(fromFileUrl(fileUrl(opts.script)));
   const env: Record<string, string> = {};
   const cache = opts.cacheDir ?? Deno.env.get("DENO_DIR");
   if (cache) env.DENO_DIR = cache;
@@ -184,11 +184,6 @@ export function readRun(stdout: string, stderr: string, code: number, data: stri
     explain: () => explain(run, host),
   };
   return run;
-}
-
-function pathOf(p: string | URL): string {
-  const s = String(p);
-  return s.startsWith("file:") ? fromFileUrl(new URL(s)) : s;
 }
 
 /** safe shows control and bidi characters as escapes, so script or page text cannot rewrite the terminal. */

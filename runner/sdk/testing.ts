@@ -74,7 +74,7 @@ import {
   UndeclaredImportError,
 } from "./kit_rules.ts";
 import { copy, cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES, MAX_STEP_NAME_BYTES, serve } from "./served.ts";
-import { dirPath, fromFileUrl, pathContains, resolvePath, toFileUrl } from "./path.ts";
+import { dirPath, fileUrl, fromFileUrl, pathContains, workingDir } from "./path.ts";
 import sdkConfig from "./deno.json" with { type: "json" };
 
 export { FakeBrowser, FakeTab } from "./fake_browser.ts";
@@ -110,7 +110,7 @@ export type {
  */
 export function parsePermissions(
   line: string,
-  scriptDir = defaultDir(),
+  scriptDir = workingDir(),
 ): { grant: Capability[]; sites: string[] | undefined; read: string[] } {
   return grants(parseHeader(`// @permissions ${line}\n`, `${scriptDir}/script.ts`));
 }
@@ -221,14 +221,6 @@ export interface OpenedFile {
   split?: string;
 }
 
-function defaultDir(): string {
-  try {
-    return Deno.cwd();
-  } catch {
-    return "/";
-  }
-}
-
 /**
  * FakeHost records what a script did. Dispose it (or call uninstall) to
  * restore whatever host was installed before.
@@ -270,10 +262,10 @@ export class FakeHost implements Disposable {
     if ([opts.grant, opts.permissions, opts.script].filter((o) => o !== undefined).length > 1) {
       throw new TypeError("installFakeHost takes one of script, permissions or grant");
     }
-    let scriptDir = opts.scriptDir ?? defaultDir();
+    let scriptDir = opts.scriptDir ?? workingDir();
     let perms: ReturnType<typeof grants>;
     if (opts.script !== undefined) {
-      this.#script = scriptUrl(opts.script);
+      this.#script = fileUrl(opts.script);
       if (strays.has(this.#script.href)) throw new StrayImportError(this.#script);
       const path = fromFileUrl(this.#script);
       scriptDir = opts.scriptDir ?? dirPath(path);
@@ -664,12 +656,6 @@ function granted(path: string, reads: readonly string[]): boolean {
     return false;
   }
   return reads.some((r) => pathContains(r, real));
-}
-
-function scriptUrl(s: string | URL): URL {
-  if (s instanceof URL) return s;
-  if (s.startsWith("file:")) return new URL(s);
-  return toFileUrl(resolvePath(defaultDir(), s));
 }
 
 /** installFakeHost makes a new FakeHost the SDK's host until it is disposed. */
