@@ -204,12 +204,6 @@ const info = (t: FakeTab) => ({ id: t.id, url: t.url, title: t.title });
 
 /** A tab of the fake browser. */
 export class FakeTab {
-  /** The tab's ID. */
-  readonly id: string;
-  /** The address it shows now. */
-  url: string;
-  /** Its title now. */
-  title: string;
   /** Whether it has been closed. */
   closed = false;
   /** The addresses of its history (goto and navigate add one; goBack and goForward move through them), and which it shows. */
@@ -225,14 +219,14 @@ export class FakeTab {
   readonly #values = new Map<string, string | boolean | string[]>();
 
   constructor(
-    id: string,
-    url: string,
-    title: string,
+    /** The tab's ID. */
+    readonly id: string,
+    /** The address it shows now. */
+    public url: string,
+    /** Its title now. */
+    public title: string,
     init: { opened?: boolean; background?: boolean; triggered?: boolean },
   ) {
-    this.id = id;
-    this.url = url;
-    this.title = title;
     this.history = [url];
     this.openedByScript = init.opened ?? false;
     this.background = init.background ?? false;
