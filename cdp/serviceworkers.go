@@ -43,9 +43,7 @@ const swSweepWait = 2 * time.Second
 // (the current registrations first, then every change) arrive through
 // observeExt.
 func (t *Tab) watchServiceWorkers(ctx context.Context) error {
-	t.mu.Lock()
-	current := originOf(t.url) // the document the tab showed when attached
-	t.mu.Unlock()
+	current := originOf(t.nav.mainURL()) // the document the tab showed when attached
 	sw := &t.sw
 	sw.mu.Lock()
 	sw.existing, sw.refused, sw.events = map[string]bool{}, map[string]bool{}, make(chan struct{})
