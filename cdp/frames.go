@@ -60,8 +60,9 @@ func autoAttach(ctx context.Context, c *devtools.Client) error {
 }
 
 // observeFrames tracks the tab's frames, their documents and realms, from
-// the events of session s (the main frame's in tab.go's fields, the others
-// in subframes). It runs on s's receive goroutine and never blocks.
+// the events of session s: into the frame table (frametree.go), and the
+// main frame's address into the navigation's (navstate.go). It runs on
+// s's receive goroutine and never blocks.
 func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 	switch method {
 	case "Runtime.executionContextCreated":
