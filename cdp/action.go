@@ -37,10 +37,7 @@ func (t *Tab) act(ctx context.Context, method, target string, dry bool, f func(c
 		return f(ctx) // part of an action already being logged
 	}
 	s := &scope{method: method}
-	t.mu.Lock()
-	t.nav.actionMark = t.nav.seq
-	s.site = hostOf(t.url)
-	t.mu.Unlock()
+	s.site = hostOf(t.nav.actionBegins())
 	err := t.Err()
 	if err == nil {
 		err = t.errDialogStorm(method)
@@ -120,15 +117,11 @@ func (t *Tab) checkSomeDocument(ctx context.Context) error {
 
 // frameURL is frame fr's committed address ("" for a frame gone).
 func (t *Tab) frameURL(fr string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if fr == "" {
-		return t.url
+		return t.nav.mainURL()
 	}
-	if f := t.subframes[fr]; f != nil {
-		return f.url
-	}
-	return ""
+	f, _ := t.frames.subframe(fr)
+	return f.url
 }
 
 func (t *Tab) checkSite(ctx context.Context, where string) error {

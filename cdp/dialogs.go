@@ -42,6 +42,12 @@ type DialogHandler func(Dialog) DialogAnswer
 
 // dialogState is a tab's handler (nil dismisses every dialog) and what
 // it has seen of the page's dialogs.
+//
+// Goroutines: the tab's receive goroutine meters each dialog as it opens,
+// the tab's dialog answer tasks read the handler and record what the
+// answer did, the storm timer logs on its own, and callers set the
+// handler and ask about storms and stranded dialogs. Its lock is a leaf:
+// nothing is called, and no other part's lock taken, while mu is held.
 type dialogState struct {
 	mu    sync.Mutex
 	h     DialogHandler
@@ -103,10 +109,18 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // and [Tab.Goto] fails at once with code navigation: a navigation that
 // replaces a document while its dialog shows leaves the browser holding a
 // dialog it can no longer answer (see [Tab.Detach]). [Tab.Close] works.
-func (t *Tab) HandleDialogs(h DialogHandler) {
-	t.dlg.mu.Lock()
-	t.dlg.h = h
-	t.dlg.mu.Unlock()
+func (t *Tab) HandleDialogs(h DialogHandler) { t.dlg.setHandler(h) }
+
+func (ds *dialogState) setHandler(h DialogHandler) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	ds.h = h
+}
+
+func (ds *dialogState) handler() DialogHandler {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.h
 }
 
 // dialogOpening answers a dialog on a goroutine of its own: the answer is
@@ -121,14 +135,18 @@ func (t *Tab) dialogOpening(params json.RawMessage) {
 	if ev.DefaultPrompt != nil {
 		d.DefaultPrompt = *ev.DefaultPrompt
 	}
-	storm := t.meterDialog(time.Now(), hostOf(d.URL))
+	storm, flush := t.dlg.meter(time.Now(), hostOf(d.URL))
+	if flush {
+		// One entry per window: the timer logs what the window dismissed.
+		time.AfterFunc(dialogStormWindow, t.logStorm)
+	}
 	t.tasks.Go("dialog answer", func(ctx context.Context) { t.answerDialog(ctx, d, storm) })
 }
 
-// meterDialog counts a dialog opening at now and reports whether the tab
-// is in a storm, which then dismisses it unasked and unlogged.
-func (t *Tab) meterDialog(now time.Time, site string) bool {
-	ds := &t.dlg
+// meter counts a dialog opening at now and reports whether the tab is in
+// a storm, which then dismisses it unasked and unlogged, and whether a
+// timer is to log the window's dismissals (see flushed).
+func (ds *dialogState) meter(now time.Time, site string) (storm, flush bool) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	ds.opened = append(ds.opened, now)
@@ -146,25 +164,28 @@ func (t *Tab) meterDialog(now time.Time, site string) bool {
 		ds.storm = lastWithin(DialogStormRate + 1)
 	}
 	if !ds.storm {
-		return false
+		return false, false
 	}
 	ds.unlogged++
 	ds.stormSite = site
-	if !ds.flushing {
-		// One entry per window: the timer logs what the window dismissed.
-		ds.flushing = true
-		time.AfterFunc(dialogStormWindow, t.logStorm)
-	}
-	return true
+	flush = !ds.flushing
+	ds.flushing = true
+	return true, flush
+}
+
+// flushed takes the storm's dismissals not logged yet, and where the last
+// was.
+func (ds *dialogState) flushed() (n int, site string) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	n, site = ds.unlogged, ds.stormSite
+	ds.unlogged, ds.flushing = 0, false
+	return n, site
 }
 
 // logStorm logs the dismissals of a storm window as one action.
 func (t *Tab) logStorm() {
-	ds := &t.dlg
-	ds.mu.Lock()
-	n, site := ds.unlogged, ds.stormSite
-	ds.unlogged, ds.flushing = 0, false
-	ds.mu.Unlock()
+	n, site := t.dlg.flushed()
 	if n > 0 && t.opts.Log != nil {
 		t.opts.Log(Action{Method: "dialog", Target: fmt.Sprintf("dialog storm: %d dismissed", n), Site: site, Outcome: "dismissed"})
 	}
@@ -172,11 +193,12 @@ func (t *Tab) logStorm() {
 
 // inDialogStorm reports whether the page is in a dialog storm now: the
 // meter says so and its latest dialog is within the window.
-func (t *Tab) inDialogStorm() bool {
-	ds := &t.dlg
+func (t *Tab) inDialogStorm() bool { return t.dlg.inStorm(time.Now()) }
+
+func (ds *dialogState) inStorm(now time.Time) bool {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	return ds.storm && len(ds.opened) > 0 && time.Since(ds.opened[len(ds.opened)-1]) < dialogStormWindow
+	return ds.storm && len(ds.opened) > 0 && now.Sub(ds.opened[len(ds.opened)-1]) < dialogStormWindow
 }
 
 // errDialogStorm is why a navigation is refused during a storm, or nil.
@@ -191,9 +213,7 @@ func (t *Tab) errDialogStorm(method string) error {
 func (t *Tab) answerDialog(ctx context.Context, d Dialog, storm bool) {
 	ctx, cancel := context.WithTimeout(ctx, dialogAnswerTimeout)
 	defer cancel()
-	t.dlg.mu.Lock()
-	h := t.dlg.h
-	t.dlg.mu.Unlock()
+	h := t.dlg.handler()
 	var ans DialogAnswer
 	if h != nil && !storm {
 		ans = h(d)
@@ -207,9 +227,7 @@ func (t *Tab) answerDialog(ctx context.Context, d Dialog, storm bool) {
 	}
 	if d.Type == "beforeunload" && !ans.Accept {
 		// Counted before the answer, which ends the navigation it stops.
-		t.dlg.mu.Lock()
-		t.dlg.stays++
-		t.dlg.mu.Unlock()
+		t.dlg.stayed()
 	}
 	args := page.NewHandleJavaScriptDialogArgs(ans.Accept)
 	if ans.Accept && d.Type == "prompt" {
@@ -221,9 +239,7 @@ func (t *Tab) answerDialog(ctx context.Context, d Dialog, storm bool) {
 			return // another session of the tab answered it
 		}
 		if re != nil && strings.Contains(re.Message, "Not attached to an active page") {
-			t.dlg.mu.Lock()
-			t.dlg.stranded = true
-			t.dlg.mu.Unlock()
+			t.dlg.strand()
 		}
 		outcome = outcomeOf(t.fail(err))
 	}
@@ -238,16 +254,32 @@ func (t *Tab) answerDialog(ctx context.Context, d Dialog, storm bool) {
 // strandedDialog reports whether the browser holds a dialog of this tab
 // that it refused to let the tab answer.
 func (t *Tab) strandedDialog() bool {
-	t.dlg.mu.Lock()
-	defer t.dlg.mu.Unlock()
-	return t.dlg.stranded
+	ds := &t.dlg
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.stranded
+}
+
+// strand records that the browser refused to let the tab answer a dialog.
+func (ds *dialogState) strand() {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	ds.stranded = true
+}
+
+// stayed counts a beforeunload dialog answered "stay".
+func (ds *dialogState) stayed() {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	ds.stays++
 }
 
 // dialogStays counts the beforeunload dialogs answered "stay".
 func (t *Tab) dialogStays() int {
-	t.dlg.mu.Lock()
-	defer t.dlg.mu.Unlock()
-	return t.dlg.stays
+	ds := &t.dlg
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.stays
 }
 
 // dialogExcerpt is how much of a dialog's message the log keeps: enough to

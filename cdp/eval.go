@@ -259,19 +259,6 @@ type realmRef struct {
 	s      *session // the session it is reached on
 }
 
-// realmLocked reads frame fr's realm w; ok is false when the frame is
-// gone. Call with t.mu held.
-func (t *Tab) realmLocked(fr string, w world) (rm realmRef, main string, ok bool) {
-	if fr == "" {
-		return t.realms.ref(w, t.top), t.realms.mainCtx, true
-	}
-	f := t.subframes[fr]
-	if f == nil {
-		return rm, "", false
-	}
-	return f.realms.ref(w, f.s), f.realms.mainCtx, true
-}
-
 // realms are one frame's two realms as the browser last reported them:
 // the page's main world and the form runtime's isolated world ("" when
 // there is none). The tab's mu guards them.
@@ -329,14 +316,11 @@ func (t *Tab) realmIn(ctx context.Context, fr string, w world, stale string) (re
 	}
 	asked := false
 	for {
-		t.mu.Lock()
-		rm, main, ok := t.realmLocked(fr, w)
+		rm, main, ok, ch := t.frames.realm(fr, w)
 		frame := fr
 		if fr == "" {
-			frame = t.frameID
+			frame = t.mainFrame()
 		}
-		ch := t.changed
-		t.mu.Unlock()
 		if !ok {
 			return realmRef{}, &LocatorError{Code: errcode.StaleRef, Message: "the frame is gone (the page removed or navigated it); resolve the target again"}
 		}

@@ -217,8 +217,8 @@ var a = "page's a"; var v = "page's v";</script>`))
 // forgetJudge has the next evaluation in tab's document carry the judge,
 // as the first in a document does.
 func forgetJudge(tab *Tab) {
-	tab.mu.Lock()
-	j := tab.realms.judge
-	tab.mu.Unlock()
+	tab.frames.mu.Lock()
+	j := tab.frames.realms.judge
+	tab.frames.mu.Unlock()
 	tab.forgetJudge(j)
 }

@@ -114,23 +114,13 @@ func (t *Tab) startJudge(ctx context.Context, rm realmRef) (done <-chan struct{}
 		if err != nil || r.ExceptionDetails != nil || r.Result.ObjectID == nil {
 			return // the next call tries again
 		}
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.realms.mainCtx == rm.uid && t.realms.judge == "" {
-			t.realms.judge = string(*r.Result.ObjectID)
-		}
+		t.frames.setJudge(rm.uid, string(*r.Result.ObjectID))
 	}()
 	return ch
 }
 
 // forgetJudge drops judge if it is still the main world's.
-func (t *Tab) forgetJudge(judge string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.realms.judge == judge {
-		t.realms.judge = ""
-	}
-}
+func (t *Tab) forgetJudge(judge string) { t.frames.forgetJudge(judge) }
 
 // judgeGone reports the browser's answer to a call on a judge it no
 // longer holds, or whose document is gone.

@@ -80,9 +80,7 @@ func (t *Tab) Evidence(ctx context.Context, o EvidenceOptions) (Evidence, error)
 	if err := t.checkDocument(ctx); err != nil {
 		return Evidence{}, err
 	}
-	t.mu.Lock()
-	loader := t.nav.loader
-	t.mu.Unlock()
+	_, loader := t.nav.mainDoc()
 	// The outline and the screenshot are taken at once: a busy machine
 	// that gives the capture less than it needs then still has the
 	// outline, which is most of what a reader of the failure wants.
@@ -96,9 +94,8 @@ func (t *Tab) Evidence(ctx context.Context, o EvidenceOptions) (Evidence, error)
 	}()
 	shotErr := t.evidenceShot(ctx, o, &ev)
 	<-got
-	t.mu.Lock()
-	moved := t.nav.loader != loader
-	t.mu.Unlock()
+	_, now := t.nav.mainDoc()
+	moved := now != loader
 	if moved {
 		// The page changed under the capture: judge the next document.
 		if err := t.checkDocument(ctx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
 
 	devtools "github.com/mafredri/cdp"
@@ -60,24 +59,10 @@ func autoAttach(ctx context.Context, c *devtools.Client) error {
 		SetFilter(target.Filter{{Type: ptr("iframe")}, {Type: ptr("worker")}}))
 }
 
-// subframeLocked returns the frame id's entry, making one for a frame of s
-// not seen before; nil when there are too many. Call with t.mu held.
-func (t *Tab) subframeLocked(s *session, id string) *subframe {
-	f := t.subframes[id]
-	if f == nil {
-		if len(t.subframes) >= maxSubframes {
-			return nil
-		}
-		t.frameSeq++
-		f = &subframe{id: id, s: s, seq: t.frameSeq}
-		t.subframes[id] = f
-	}
-	return f
-}
-
 // observeFrames tracks the tab's frames, their documents and realms, from
-// the events of session s (the main frame's in tab.go's fields, the others
-// in subframes). It runs on s's receive goroutine and never blocks.
+// the events of session s: into the frame table (frametree.go), and the
+// main frame's address into the navigation's (navstate.go). It runs on
+// s's receive goroutine and never blocks.
 func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 	switch method {
 	case "Runtime.executionContextCreated":
@@ -85,7 +70,7 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 	case "Runtime.executionContextDestroyed":
 		t.onContextDestroyed(params)
 	case "Runtime.executionContextsCleared":
-		t.onContextsCleared(s)
+		t.frames.contextsCleared(s)
 	case "Page.frameNavigated":
 		t.onFrameNavigated(s, params)
 	case "Page.frameAttached":
@@ -117,39 +102,33 @@ func (t *Tab) observeFrames(s *session, method string, params json.RawMessage) {
 	}
 }
 
+// contextInfo is a realm as Runtime.executionContextCreated describes it.
+type contextInfo struct {
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Origin   string `json:"origin"`
+	UniqueID string `json:"uniqueId"`
+	AuxData  struct {
+		IsDefault bool   `json:"isDefault"`
+		Type      string `json:"type"`
+		FrameID   string `json:"frameId"`
+	} `json:"auxData"`
+}
+
 // onContextCreated records a new realm of a frame: its main world or the
 // library's world.
 func (t *Tab) onContextCreated(s *session, params json.RawMessage) {
 	var ev struct {
-		Context struct {
-			ID       int    `json:"id"`
-			Name     string `json:"name"`
-			Origin   string `json:"origin"`
-			UniqueID string `json:"uniqueId"`
-			AuxData  struct {
-				IsDefault bool   `json:"isDefault"`
-				Type      string `json:"type"`
-				FrameID   string `json:"frameId"`
-			} `json:"auxData"`
-		} `json:"context"`
+		Context contextInfo `json:"context"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	c := ev.Context
+	c := &ev.Context
 	if c.AuxData.FrameID == "" {
 		return
 	}
-	t.mu.Lock()
-	if s == t.top && c.AuxData.FrameID == t.frameID {
-		t.realms.created(c.AuxData.IsDefault, c.AuxData.Type, c.Name, c.UniqueID, c.Origin, c.ID)
-		t.broadcast()
-	} else if f := t.subframeLocked(s, c.AuxData.FrameID); f != nil {
-		f.s = s // a frame that moved to its own process reports from there
-		f.realms.created(c.AuxData.IsDefault, c.AuxData.Type, c.Name, c.UniqueID, c.Origin, c.ID)
-		t.broadcast()
-	}
-	t.mu.Unlock()
+	t.frames.contextCreated(s, c.AuxData.FrameID, s == t.top && c.AuxData.FrameID == t.mainFrame(), c)
 }
 
 // onContextDestroyed forgets a realm that went away.
@@ -160,29 +139,7 @@ func (t *Tab) onContextDestroyed(params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	t.mu.Lock()
-	t.realms.destroyed(ev.UniqueID)
-	for _, f := range t.subframes {
-		f.realms.destroyed(ev.UniqueID)
-	}
-	t.broadcast()
-	t.mu.Unlock()
-}
-
-// onContextsCleared forgets every realm of session s, as a new document
-// replaces them.
-func (t *Tab) onContextsCleared(s *session) {
-	t.mu.Lock()
-	if s == t.top {
-		t.realms.clear()
-	}
-	for _, f := range t.subframes {
-		if f.s == s {
-			f.realms.clear()
-		}
-	}
-	t.broadcast()
-	t.mu.Unlock()
+	t.frames.contextDestroyed(ev.UniqueID)
 }
 
 // onFrameNavigated records a frame's committed document, refuses one
@@ -202,20 +159,13 @@ func (t *Tab) onFrameNavigated(s *session, params json.RawMessage) {
 	}
 	fr := ev.Frame
 	u := frameURL(fr.URL, fr.URLFragment)
-	t.mu.Lock()
 	logged := false
 	if s == t.top && fr.ParentID == "" {
-		t.url = u
-		logged = t.ext.gotos == 0
-		t.broadcast()
-	} else if f := t.subframeLocked(s, fr.ID); f != nil {
-		f.s, f.url, f.name = s, u, fr.Name
-		t.broadcast()
+		logged = t.nav.committed(u)
+	} else {
+		t.frames.committed(s, fr.ID, u, fr.Name)
 	}
-	if len(t.frames) < 1024 {
-		t.frames[fr.ID] = true // for the gateway's refusals, frames.go's too
-	}
-	t.mu.Unlock()
+	t.frames.note(fr.ID) // for the gateway's refusals, frames.go's too
 	if !documentAllowed(u) && u != "about:srcdoc" && !strings.HasPrefix(u, "chrome-error:") {
 		t.refuseDocument(s, fr.ID, u)
 	} else if logged && u != "about:blank" && documentAllowed(u) && t.opts.Log != nil {
@@ -236,11 +186,7 @@ func (t *Tab) onFrameAttached(s *session, params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	t.mu.Lock()
-	if len(t.frames) < 1024 {
-		t.frames[ev.FrameID] = true
-	}
-	t.mu.Unlock()
+	t.frames.note(ev.FrameID)
 }
 
 // onSameDocument records a same-document navigation (history API,
@@ -253,15 +199,11 @@ func (t *Tab) onSameDocument(s *session, params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	t.mu.Lock()
-	if s == t.top && ev.FrameID == t.frameID {
-		t.nav.seq++
-		t.url = ev.URL
-		t.broadcast()
-	} else if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
-		f.url = ev.URL
+	if s == t.top && ev.FrameID == t.mainFrame() {
+		t.nav.sameDocument(ev.URL)
+	} else {
+		t.frames.sameDocument(s, ev.FrameID, ev.URL)
 	}
-	t.mu.Unlock()
 }
 
 // onFrameDetached forgets a frame that left the tab.
@@ -272,14 +214,7 @@ func (t *Tab) onFrameDetached(s *session, params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	t.mu.Lock()
-	// A frame moving to its own process is detached here after its new
-	// session may have reported it: only this session's entry goes.
-	if f := t.subframes[ev.FrameID]; f != nil && f.s == s {
-		delete(t.subframes, ev.FrameID)
-		t.broadcast()
-	}
-	t.mu.Unlock()
+	t.frames.detached(s, ev.FrameID)
 }
 
 // attachFrame takes over the session of an out-of-process frame that s
@@ -309,18 +244,7 @@ func (t *Tab) attachFrame(parent *session, sessionID, targetID, typ string) {
 		return // the connection is going; the frame goes with it
 	}
 	rt := cs.route
-	t.mu.Lock()
-	gone := false
-	select {
-	case <-t.route.gone:
-		gone = true
-	default:
-	}
-	if !gone {
-		t.sessions[sessionID] = cs
-	}
-	t.mu.Unlock()
-	if gone {
+	if !t.frames.addSession(cs, t.route.gone) {
 		t.b.m.drop(rt, ErrDetached)
 		return
 	}
@@ -356,29 +280,7 @@ func (t *Tab) detachFrame(sessionID string, why error) {
 	if t.dropWorker(sessionID) {
 		return
 	}
-	t.mu.Lock()
-	cs := t.sessions[sessionID]
-	var drop []*session
-	if cs != nil {
-		drop = append(drop, cs)
-		for i := 0; i < len(drop); i++ {
-			delete(t.sessions, drop[i].id)
-			for _, o := range t.sessions {
-				if o.parent == drop[i] {
-					drop = append(drop, o)
-				}
-			}
-		}
-		for id, f := range t.subframes {
-			for _, d := range drop {
-				if f.s == d {
-					delete(t.subframes, id)
-				}
-			}
-		}
-		t.broadcast()
-	}
-	t.mu.Unlock()
+	drop := t.frames.dropSessions(sessionID)
 	for _, d := range drop {
 		if why == nil {
 			why = ErrDetached
@@ -403,30 +305,19 @@ func (t *Tab) isolatedWorldOn(ctx context.Context, s *session, frame string) err
 // name is want or whose address holds it when want is set. skipped counts
 // the frames passed over for their site.
 func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if want == "" {
-		if t.opts.Sites == nil || t.frameAllowedLocked(t.url) {
+		u := t.nav.mainURL()
+		if t.opts.Sites == nil || t.frameAllowed(u) {
 			frames = append(frames, "")
-		} else if h := hostOf(t.url); h != "" {
+		} else if h := hostOf(u); h != "" {
 			skipped = append(skipped, h)
 		}
 	}
-	if len(t.subframes) == 0 {
-		return frames, skipped
-	}
-	subs := make([]*subframe, 0, len(t.subframes))
-	for _, f := range t.subframes {
-		if f.realms.mainCtx != "" && f.url != "" {
-			subs = append(subs, f)
-		}
-	}
-	sort.Slice(subs, func(i, j int) bool { return subs[i].seq < subs[j].seq })
-	for _, f := range subs {
+	for _, f := range t.frames.searchable() {
 		if want != "" && f.name != want && !strings.Contains(f.url, want) {
 			continue
 		}
-		if !t.frameAllowedLocked(t.addressLocked(f)) {
+		if !t.frameAllowed(f.address(t.opts.Sites != nil)) {
 			if h := hostOf(f.url); h != "" && len(skipped) < 8 && !slices.Contains(skipped, h) {
 				skipped = append(skipped, h)
 			}
@@ -437,35 +328,22 @@ func (t *Tab) searchFrames(want string) (frames []string, skipped []string) {
 	return frames, skipped
 }
 
-// addressLocked is the address a subframe is judged by against the tab's
-// sites: its own, except that a document its parent wrote (srcdoc,
-// about:blank) runs on the parent's origin (or an opaque one, when
-// sandboxed), which the browser reports. Call with t.mu held.
-func (t *Tab) addressLocked(f *subframe) string {
-	if (f.url == "about:srcdoc" || f.url == "about:blank") && t.opts.Sites != nil {
-		return f.realms.mainOrigin
-	}
-	return f.url
-}
-
 // frameAddress is the address frame fr is judged by: the main frame's
-// own for "", addressLocked for a subframe, "" for a frame gone.
+// own for "", frameSeen.address for a subframe, "" for a frame gone.
 func (t *Tab) frameAddress(fr string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if fr == "" {
-		return t.url
+		return t.nav.mainURL()
 	}
-	if f := t.subframes[fr]; f != nil {
-		return t.addressLocked(f)
+	if f, ok := t.frames.subframe(fr); ok {
+		return f.address(t.opts.Sites != nil)
 	}
 	return ""
 }
 
-// frameAllowedLocked reports whether page actions may run in a frame at
-// u: with sites, a document on one of them; without, any web document or
-// a blank one. Call with t.mu held.
-func (t *Tab) frameAllowedLocked(u string) bool {
+// frameAllowed reports whether page actions may run in a frame at u: with
+// sites, a document on one of them; without, any web document or a blank
+// one.
+func (t *Tab) frameAllowed(u string) bool {
 	if t.opts.Sites != nil {
 		return SiteAllowed(u, t.opts.Sites)
 	}
@@ -475,13 +353,11 @@ func (t *Tab) frameAllowedLocked(u string) bool {
 // frameOfRef is the frame a ref of the form runtime was made in: refs
 // carry their document's id before the colon.
 func (t *Tab) frameOfRef(ref string) string {
-	doc, _, ok := strings.Cut(ref, ":")
+	doc, ok := docOfRef(ref)
 	if !ok {
 		return ""
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.refDocs[doc]
+	return t.frames.ofRef(doc)
 }
 
 // noteRef records which frame made ref.
@@ -489,30 +365,13 @@ func (t *Tab) noteRef(fr, ref string) {
 	if fr == "" {
 		return
 	}
-	doc, _, ok := strings.Cut(ref, ":")
-	if !ok {
-		return
+	if doc, ok := docOfRef(ref); ok {
+		t.frames.noteRef(doc, fr)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.refDocs) >= 4096 {
-		clear(t.refDocs) // refs of long-gone documents; new ones are made on demand
-	}
-	t.refDocs[doc] = fr
 }
 
 // sessionOf is the session frame fr's realms and nodes are reached on.
-func (t *Tab) sessionOf(fr string) *session {
-	if fr == "" {
-		return t.top
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if f := t.subframes[fr]; f != nil {
-		return f.s
-	}
-	return nil
-}
+func (t *Tab) sessionOf(fr string) *session { return t.frames.sessionOf(fr) }
 
 // pagePoint turns (x, y), in CSS pixels of frame fr's viewport, into the
 // page's viewport, where input is sent: it adds the position of each

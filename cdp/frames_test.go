@@ -314,12 +314,12 @@ func TestFrameSessionsEndWithTheTab(t *testing.T) {
 		_, err = tab.Resolve(ctx, Locator{Label: "Security code"})
 	}
 	require.NoError(t, err)
-	tab.mu.Lock()
+	tab.frames.mu.Lock()
 	var routes []*route
-	for _, s := range tab.sessions {
+	for _, s := range tab.frames.sessions {
 		routes = append(routes, s.route)
 	}
-	tab.mu.Unlock()
+	tab.frames.mu.Unlock()
 	require.Len(t, routes, 2)
 	require.Greater(t, ours(), before)
 	require.NoError(t, tab.Close(ctx))

@@ -167,16 +167,17 @@ func (t *Tab) renavigate(ctx context.Context, to, name string, send func(context
 		if json.Unmarshal(params, &ev) != nil {
 			return
 		}
-		t.mu.Lock()
-		defer t.mu.Unlock()
+		main := t.mainFrame()
+		t.nav.mu.Lock()
+		defer t.nav.mu.Unlock()
 		switch {
 		case committed != "" || sameDoc:
-		case method == "Page.navigatedWithinDocument" && ev.FrameID == t.frameID:
+		case method == "Page.navigatedWithinDocument" && ev.FrameID == main:
 			sameDoc = true
-		case ev.Frame.ParentID == "" && ev.Frame.ID == t.frameID:
+		case ev.Frame.ParentID == "" && ev.Frame.ID == main:
 			committed, restored = ev.Frame.LoaderID, ev.Type == "BackForwardCacheRestore"
 		}
-		t.broadcast()
+		t.nav.broadcast()
 	})
 	defer unsub()
 	if err := send(ctx); err != nil {
@@ -198,15 +199,11 @@ func (t *Tab) renavigate(ctx context.Context, to, name string, send func(context
 		return nil, fw.timedOut(err)
 	}
 	if sameDoc {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		return &Response{URL: t.url}, nil
+		return &Response{URL: t.nav.mainURL()}, nil
 	}
 	r, ok := t.responseOf(final)
 	if !ok {
-		t.mu.Lock()
-		r.URL = t.url
-		t.mu.Unlock()
+		r.URL = t.nav.mainURL()
 	}
 	if strings.HasPrefix(r.URL, "chrome-error:") {
 		if rf, refused := t.refusedIn(""); refused {

@@ -148,10 +148,7 @@ func (g *Gateway) anyTabs() bool {
 // tab has seen; known is false when none has.
 func (g *Gateway) knownOwner(frame string) (t *Tab, known bool) {
 	for _, t := range g.guarded() {
-		t.mu.Lock()
-		mine := t.frames[frame]
-		t.mu.Unlock()
-		if mine {
+		if t.frames.has(frame, false) {
 			return t, true
 		}
 	}
@@ -166,13 +163,7 @@ func (g *Gateway) searchOwner(ctx context.Context, frame string) *Tab {
 	ctx, cancel := context.WithTimeout(ctx, defaultCleanupTimeout)
 	defer cancel()
 	for _, t := range g.guarded() {
-		t.mu.Lock()
-		sessions := []*session{t.top}
-		for _, s := range t.sessions {
-			sessions = append(sessions, s)
-		}
-		t.mu.Unlock()
-		for _, s := range sessions {
+		for _, s := range t.frames.allSessions() {
 			tree, err := s.c.Page.GetFrameTree(ctx)
 			if err == nil && treeHas(tree.FrameTree, frame) {
 				return t
@@ -245,9 +236,7 @@ func (t *Tab) refusedIn(fr string) (refusal, bool) {
 		return refusal{}, false
 	}
 	if fr == "" {
-		t.mu.Lock()
-		fr = t.frameID
-		t.mu.Unlock()
+		fr = t.mainFrame()
 	}
 	return g.refusalOf(fr)
 }

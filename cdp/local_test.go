@@ -69,7 +69,7 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 // frames of guarded tabs, and never looks a name up for anyone else.
 func TestLocalRefusalOfNames(t *testing.T) {
 	r := &fakeResolver{addrs: map[string]string{"rebind.example": "127.0.0.1", "lan.example": "10.0.0.7", "web.example": "93.184.216.34"}}
-	guarded := &Tab{frames: map[string]bool{"F": true}, opts: TabOptions{Sites: []string{"named.example", "*.wild.example"}}}
+	guarded := &Tab{frames: newFrameTree(nil, "F"), opts: TabOptions{Sites: []string{"named.example", "*.wild.example"}}}
 	r.addrs["named.example"] = "127.0.0.1"
 	r.addrs["a.wild.example"] = "127.0.0.1"
 	g := &Gateway{tabs: map[*Tab]struct{}{}, resolver: r, local: []string{"127.0.0.1:5000"}, refused: map[string]refusal{}}

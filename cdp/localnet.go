@@ -147,17 +147,7 @@ func (g *Gateway) tabsOnOrigin(o string) []*Tab {
 // onOrigin reports whether one of the tab's frames shows a document on
 // origin o.
 func (t *Tab) onOrigin(o string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if originOf(t.url) == o {
-		return true
-	}
-	for _, f := range t.subframes {
-		if originOf(f.url) == o {
-			return true
-		}
-	}
-	return false
+	return originOf(t.nav.mainURL()) == o || t.frames.anyOn(o)
 }
 
 // localGrants are the local hosts the tab may reach: the policy's and its

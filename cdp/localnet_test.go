@@ -323,9 +323,9 @@ func TestPopupsAreTheOpenersTabs(t *testing.T) {
 	require.NoError(t, err)
 	var kept *Tab
 	waitFor(t, ctx, "the popup kept", func() bool {
-		opener.mu.Lock()
-		defer opener.mu.Unlock()
-		if ps := opener.ext.local.popups; len(ps) == 1 {
+		opener.local.mu.Lock()
+		defer opener.local.mu.Unlock()
+		if ps := opener.local.popups; len(ps) == 1 {
 			kept = ps[0]
 		}
 		return kept != nil

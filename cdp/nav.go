@@ -82,14 +82,8 @@ func (t *Tab) Goto(ctx context.Context, url string, waitUntil WaitUntil) (*Respo
 		if err := CheckNavigation(url); err != nil {
 			return err
 		}
-		t.mu.Lock()
-		t.ext.gotos++
-		t.mu.Unlock()
-		defer func() {
-			t.mu.Lock()
-			t.ext.gotos--
-			t.mu.Unlock()
-		}()
+		t.nav.gotoUnderWay(1)
+		defer t.nav.gotoUnderWay(-1)
 		resp, err = t.navigate(ctx, url, name)
 		return err
 	})
@@ -171,9 +165,7 @@ func (t *Tab) navigate(ctx context.Context, url, name string) (*Response, error)
 	}
 	r, ok := t.responseOf(final)
 	if !ok {
-		t.mu.Lock()
-		r.URL = t.url // no network response: a document the browser made
-		t.mu.Unlock()
+		r.URL = t.nav.mainURL() // no network response: a document the browser made
 	}
 	if final != loader && strings.HasPrefix(r.URL, "chrome-error:") {
 		// The page sent itself on to an address that did not load.
@@ -195,9 +187,7 @@ func (t *Tab) WaitForNavigation(ctx context.Context, waitUntil WaitUntil, trigge
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	start := t.nav.seq
-	t.mu.Unlock()
+	start, _ := t.nav.marks()
 	if trigger != nil {
 		if err := trigger(ctx); err != nil {
 			return err
@@ -216,9 +206,7 @@ func (t *Tab) WaitNavigated(ctx context.Context, waitUntil WaitUntil) error {
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	start := t.nav.actionMark
-	t.mu.Unlock()
+	_, start := t.nav.marks()
 	return t.waitNavigationSince(ctx, start, name)
 }
 
@@ -236,13 +224,14 @@ func (t *Tab) waitNavigationSince(ctx context.Context, start int, name string) e
 	}, "navigation")
 }
 
-// waitState waits until ok (called with t.mu held) holds.
+// waitState waits until ok (called with t.nav.mu held) holds. ok may read
+// the navigation's state and what navigation waits keep under its lock.
 func (t *Tab) waitState(ctx context.Context, ok func() bool, what string) error {
 	for {
-		t.mu.Lock()
+		t.nav.mu.Lock()
 		done := ok()
-		ch := t.changed
-		t.mu.Unlock()
+		ch := t.nav.changed
+		t.nav.mu.Unlock()
 		if done {
 			return nil
 		}
@@ -256,36 +245,6 @@ func (t *Tab) waitState(ctx context.Context, ok func() bool, what string) error 
 	}
 }
 
-// navState is the main frame's document history as navigation waits need
-// it. The tab's mu guards it.
-type navState struct {
-	loader     string                     // newest document's loader id
-	seq        int                        // counts new documents and same-document navigations
-	lifecycle  map[string]map[string]bool // loaderId → lifecycle names seen
-	loaders    []string                   // insertion order of lifecycle, to bound it
-	actionMark int                        // seq when the latest page action began
-}
-
-// lifecycleEvent records a Page.lifecycleEvent of the main frame; a loader
-// not seen before is a new document.
-func (n *navState) lifecycleEvent(loaderID, name string) {
-	seen := n.lifecycle[loaderID]
-	if seen == nil {
-		seen = map[string]bool{}
-		n.lifecycle[loaderID] = seen
-		n.loaders = append(n.loaders, loaderID)
-		if len(n.loaders) > 16 {
-			delete(n.lifecycle, n.loaders[0])
-			n.loaders = n.loaders[1:]
-		}
-		if loaderID != n.loader {
-			n.loader = loaderID
-			n.seq++
-		}
-	}
-	seen[name] = true
-}
-
 // navFollow watches the main frame while a goto waits, so that the goto
 // ends at the document the page settles on: one that a script of the page
 // (location.replace, location.href =, location.assign) or a
@@ -297,7 +256,7 @@ func (n *navState) lifecycleEvent(loaderID, name string) {
 //
 // It records as events come, on the receive goroutine, what a goto's
 // wait decides from: the waiter may look only after later events moved
-// the frame on. Its fields are guarded by Tab.mu.
+// the frame on. Its fields are guarded by the tab's navTracker.mu.
 type navFollow struct {
 	t     *Tab
 	unsub func()
@@ -350,8 +309,8 @@ func (t *Tab) followNavigations() *navFollow {
 
 func (fw *navFollow) stop() {
 	fw.unsub()
-	fw.t.mu.Lock()
-	defer fw.t.mu.Unlock()
+	fw.t.nav.mu.Lock()
+	defer fw.t.nav.mu.Unlock()
 	if fw.timer != nil {
 		fw.timer.Stop()
 	}
@@ -382,13 +341,14 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 		return
 	}
 	t := fw.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	main := t.mainFrame()
+	t.nav.mu.Lock()
+	defer t.nav.mu.Unlock()
 	if method == "Page.loadEventFired" { // the main frame's only: it names none
 		fw.loadFired = true
 		return
 	}
-	if ev.FrameID != t.frameID {
+	if ev.FrameID != main {
 		return
 	}
 	loaded := fw.loadFired || t.nav.lifecycle[t.nav.loader]["load"]
@@ -434,7 +394,7 @@ func (fw *navFollow) observe(method string, params json.RawMessage) {
 	case "Page.downloadWillBegin":
 		fw.download = ev.Filename
 	}
-	t.broadcast()
+	t.nav.broadcast()
 }
 
 // noPage says why a navigation the browser aborted once the server had
@@ -455,15 +415,15 @@ func (fw *navFollow) noPage(ctx context.Context, url, loader string) error {
 	if t.waitState(ctx, func() bool { return fw.download != "" }, "a download") != nil {
 		return nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.nav.mu.Lock()
+	defer t.nav.mu.Unlock()
 	return codeErr(errcode.Navigation, "navigation to %s failed: the response is a download (%s), not a page", shorten(url, 200), shorten(fw.download, 100))
 }
 
 // settled reports whether the goto of loader has ended, waiting for the
 // lifecycle state name, and at which document: the goto's own, or the
-// last one the page sent itself on to before it settled. Call with Tab.mu
-// held.
+// last one the page sent itself on to before it settled. Call with the
+// tab's nav.mu held.
 func (fw *navFollow) settled(loader, name string) (string, bool) {
 	t := fw.t
 	i := slices.Index(fw.commits, loader)
@@ -492,12 +452,12 @@ func (fw *navFollow) settled(loader, name string) (string, bool) {
 			fw.timer.Stop()
 		}
 		fw.timer = time.AfterFunc(stopGrace, func() {
-			t.mu.Lock()
-			defer t.mu.Unlock()
+			t.nav.mu.Lock()
+			defer t.nav.mu.Unlock()
 			if fw.graceFor == cur {
 				fw.graceOver = cur
 			}
-			t.broadcast()
+			t.nav.broadcast()
 		})
 	}
 	return "", false
@@ -505,8 +465,8 @@ func (fw *navFollow) settled(loader, name string) (string, bool) {
 
 // target is the address the page last sent itself on to.
 func (fw *navFollow) target() string {
-	fw.t.mu.Lock()
-	defer fw.t.mu.Unlock()
+	fw.t.nav.mu.Lock()
+	defer fw.t.nav.mu.Unlock()
 	return fw.to
 }
 

@@ -101,11 +101,7 @@ func (g *Gateway) popupOf(info target.Info) *popup {
 }
 
 // hasFrame reports whether frame is one of the tab's, committed or not.
-func (t *Tab) hasFrame(frame string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.frames[frame] || t.subframes[frame] != nil
-}
+func (t *Tab) hasFrame(frame string) bool { return t.frames.has(frame, true) }
 
 // pendingPopup is the popup whose main frame frame is, while it has shown
 // no document of its own yet; nil otherwise.
@@ -138,9 +134,8 @@ func (g *Gateway) pendingPopup(ctx context.Context, frame string) *popup {
 // showsDocument reports whether the tab's main frame committed a document
 // of its own, not the blank one a new page starts with.
 func (t *Tab) showsDocument() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.url != "" && t.url != "about:blank"
+	u := t.nav.mainURL()
+	return u != "" && u != "about:blank"
 }
 
 // decidePopup judges a popup's first document request by its opener's
@@ -245,19 +240,13 @@ func (g *Gateway) closePopup(ctx context.Context, p *popup) {
 // keepPopup records a popup the gateway attached for this tab, detached
 // when the tab's session ends.
 func (t *Tab) keepPopup(p *Tab) {
-	t.mu.Lock()
-	t.ext.local.popups = append(t.ext.local.popups, p)
-	t.mu.Unlock()
+	t.local.addPopup(p)
 }
 
 // releasePopups detaches the popups kept for the tab, once its session
 // has ended.
 func (t *Tab) releasePopups() {
-	t.mu.Lock()
-	ps := t.ext.local.popups
-	t.ext.local.popups = nil
-	t.mu.Unlock()
-	for _, p := range ps {
+	for _, p := range t.local.takePopups() {
 		ctx, cancel := context.WithTimeout(context.Background(), defaultCleanupTimeout)
 		_ = p.Detach(ctx)
 		cancel()

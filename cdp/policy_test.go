@@ -296,7 +296,7 @@ func TestRefusedDocumentIsTakenAway(t *testing.T) {
 	if _, err := tab.c.Page.Navigate(ctx, page.NewNavigateArgs("data:text/html,<title>data</title>")); err != nil {
 		t.Fatal(err)
 	}
-	err := tab.waitState(ctx, func() bool { return tab.url == "about:blank" }, "the refused document to go")
+	err := tab.waitState(ctx, func() bool { return tab.nav.url == "about:blank" }, "the refused document to go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,16 +189,17 @@ func TestGotoIsNotHeldByWhatMovesNoDocument(t *testing.T) {
 // to a goto's follower of a tab made for it, in the order the tab's
 // receive goroutine would.
 func replayNavigation(events [][2]string) *navFollow {
-	t := &Tab{frameID: "F", changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}}}
+	t := &Tab{nav: newNavTracker()}
+	t.setMainFrame("F")
 	fw := &navFollow{t: t, unsub: func() {}}
 	for _, ev := range events {
 		params := json.RawMessage(`{"frameId":"F",` + ev[1] + `}`)
 		if ev[0] == "Page.lifecycleEvent" {
 			var lc struct{ LoaderID, Name string }
 			_ = json.Unmarshal(params, &lc)
-			t.mu.Lock()
+			t.nav.mu.Lock()
 			t.nav.lifecycleEvent(lc.LoaderID, lc.Name)
-			t.mu.Unlock()
+			t.nav.mu.Unlock()
 		}
 		fw.observe(ev[0], params)
 	}
@@ -224,9 +225,9 @@ func TestGotoEndsWhenAStartedNavigationIsNotSaidCleared(t *testing.T) {
 		{"Page.frameStoppedLoading", `"x":0`},
 	})
 	defer fw.stop()
-	fw.t.mu.Lock()
+	fw.t.nav.mu.Lock()
 	final, ok := fw.settled("A", "load")
-	fw.t.mu.Unlock()
+	fw.t.nav.mu.Unlock()
 	require.True(t, ok, "the goto has not ended")
 	require.Equal(t, "B", final)
 }

@@ -19,24 +19,6 @@ type Response struct {
 	URL string
 }
 
-// tabExt is the per-tab state kept outside tab.go: navigation responses
-// (this file) and the dialog handler (dialogs.go).
-type tabExt struct {
-	// responses holds the main frame's document responses by loader id,
-	// guarded by Tab.mu like the rest of the document state.
-	responses map[string]Response
-	respOrder []string // insertion order, to bound responses
-
-	net netScope
-
-	local localState // local addresses: sockets.go, workers.go, openers.go
-
-	// gotos counts the tab's gotos under way: the main frame's commits
-	// meanwhile are theirs, logged as the goto. Others are logged as
-	// "navigated" (frames.go).
-	gotos int
-}
-
 // maxResponses bounds the responses a tab keeps; a Goto reads its own
 // right after the navigation commits, so a few are plenty.
 const maxResponses = 8
@@ -79,34 +61,16 @@ func (t *Tab) responseReceived(params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil || ev.Type != "Document" {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	// A navigation's request id is its loader id; other document requests
 	// of the frame (none are expected) would not match.
-	if ev.FrameID != t.frameID || ev.RequestID != ev.LoaderID || ev.LoaderID == "" {
+	if ev.FrameID != t.mainFrame() || ev.RequestID != ev.LoaderID || ev.LoaderID == "" {
 		return
 	}
-	if t.ext.responses == nil {
-		t.ext.responses = map[string]Response{}
-	}
-	if _, seen := t.ext.responses[ev.LoaderID]; !seen {
-		t.ext.respOrder = append(t.ext.respOrder, ev.LoaderID)
-		if len(t.ext.respOrder) > maxResponses {
-			delete(t.ext.responses, t.ext.respOrder[0])
-			t.ext.respOrder = t.ext.respOrder[1:]
-		}
-	}
-	t.ext.responses[ev.LoaderID] = Response{Status: ev.Response.Status, URL: ev.Response.URL}
-	t.broadcast()
+	t.nav.response(ev.LoaderID, Response{Status: ev.Response.Status, URL: ev.Response.URL})
 }
 
 // responseOf returns the recorded response of a loader.
-func (t *Tab) responseOf(loader string) (Response, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r, ok := t.ext.responses[loader]
-	return r, ok
-}
+func (t *Tab) responseOf(loader string) (Response, bool) { return t.nav.responseOf(loader) }
 
 // netScope turns the Network domain on for the gotos that need it, and
 // off once none has for networkLinger. Kept on for good, it would send
@@ -137,7 +101,7 @@ const networkLinger = 3 * time.Second
 // called. The enable is on the wire before watchResponses returns, so a
 // navigation sent after it is reported.
 func (t *Tab) watchResponses() (release func(), err error) {
-	n := &t.ext.net
+	n := &t.net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.idle != nil {
@@ -171,7 +135,7 @@ func (t *Tab) watchResponses() (release func(), err error) {
 
 // networkIdle turns the Network domain off if no goto took it meanwhile.
 func (t *Tab) networkIdle() {
-	n := &t.ext.net
+	n := &t.net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.users == 0 && n.on && !n.pinned {

@@ -29,9 +29,7 @@ type ScreenshotOptions struct {
 func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, error) {
 	var png []byte
 	err := t.act(ctx, "screenshot", "", false, func(ctx context.Context) error {
-		t.mu.Lock()
-		loader := t.nav.loader
-		t.mu.Unlock()
+		_, loader := t.nav.mainDoc()
 		if err := t.checkDocument(ctx); err != nil {
 			return err
 		}
@@ -39,9 +37,8 @@ func (t *Tab) Screenshot(ctx context.Context, opts ScreenshotOptions) ([]byte, e
 		if png, err = t.screenshot(ctx, opts); err != nil {
 			return err
 		}
-		t.mu.Lock()
-		moved := t.nav.loader != loader
-		t.mu.Unlock()
+		_, now := t.nav.mainDoc()
+		moved := now != loader
 		if moved {
 			// The page changed under the capture: what it shows may be
 			// the next document, so judge that one too.

@@ -21,6 +21,12 @@ import (
 // registrations from before the run, which are the user's.
 
 // swState is a tab's view of the browser's service worker registrations.
+//
+// Goroutines: the tab's receive goroutine records the origins its
+// documents commit on and the browser's registration reports, the tab's
+// unregistration tasks count themselves done, and Detach and Close wait
+// for them on the caller's goroutine. Its lock is a leaf: nothing is
+// called, and no other part's lock taken, while mu is held.
 type swState struct {
 	mu       sync.Mutex
 	replayed bool            // the replay that follows ServiceWorker.enable has come
@@ -43,11 +49,14 @@ const swSweepWait = 2 * time.Second
 // (the current registrations first, then every change) arrive through
 // observeExt.
 func (t *Tab) watchServiceWorkers(ctx context.Context) error {
-	t.mu.Lock()
-	current := originOf(t.url) // the document the tab showed when attached
-	t.mu.Unlock()
-	sw := &t.sw
+	t.sw.watch(originOf(t.nav.mainURL())) // the document the tab showed when attached
+	return t.c.ServiceWorker.Enable(ctx)
+}
+
+// watch starts recording, with the origin of the tab's current document.
+func (sw *swState) watch(current string) {
 	sw.mu.Lock()
+	defer sw.mu.Unlock()
 	sw.existing, sw.refused, sw.events = map[string]bool{}, map[string]bool{}, make(chan struct{})
 	if sw.origins == nil {
 		sw.origins = map[string]bool{}
@@ -55,8 +64,6 @@ func (t *Tab) watchServiceWorkers(ctx context.Context) error {
 	if current != "" {
 		sw.origins[current] = true
 	}
-	sw.mu.Unlock()
-	return t.c.ServiceWorker.Enable(ctx)
 }
 
 // swFrameNavigated remembers the origin of a document a frame committed.
@@ -69,11 +76,13 @@ func (t *Tab) swFrameNavigated(params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	o := originOf(ev.Frame.URL)
-	if o == "" {
-		return
+	if o := originOf(ev.Frame.URL); o != "" {
+		t.sw.committed(o)
 	}
-	sw := &t.sw
+}
+
+// committed remembers an origin a document of the tab committed on.
+func (sw *swState) committed(o string) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if sw.origins == nil || len(sw.origins) >= maxSWOrigins {
@@ -90,16 +99,23 @@ func (t *Tab) swRegistrations(params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	sw := &t.sw
+	for _, scope := range t.sw.update(ev.Registrations) {
+		t.tasks.Go("service worker unregistration", func(ctx context.Context) { t.unregisterServiceWorker(ctx, scope) })
+	}
+}
+
+// update takes a registration report, wakes the sweep waiting for one,
+// and returns the scopes to unregister, each counted in pending. It
+// takes none while the tab is not watching.
+func (sw *swState) update(regs []serviceworker.Registration) (refuse []string) {
 	sw.mu.Lock()
+	defer sw.mu.Unlock()
 	if sw.events == nil {
-		sw.mu.Unlock()
-		return // not watching
+		return nil // not watching
 	}
 	close(sw.events)
 	sw.events = make(chan struct{})
-	var refuse []string
-	for _, r := range ev.Registrations {
+	for _, r := range regs {
 		id := string(r.RegistrationID)
 		switch {
 		case !sw.replayed:
@@ -112,10 +128,15 @@ func (t *Tab) swRegistrations(params json.RawMessage) {
 	}
 	sw.replayed = true
 	sw.pending.Add(len(refuse))
-	sw.mu.Unlock()
-	for _, scope := range refuse {
-		t.tasks.Go("service worker unregistration", func(ctx context.Context) { t.unregisterServiceWorker(ctx, scope) })
-	}
+	return refuse
+}
+
+// reports is the channel the next registration report closes; nil while
+// the tab is not watching.
+func (sw *swState) reports() <-chan struct{} {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.events
 }
 
 // unregisterServiceWorker removes the registration of scope and logs the
@@ -139,10 +160,7 @@ func (t *Tab) unregisterServiceWorker(ctx context.Context, scope string) {
 // until those the tab refuses are unregistered. Detach and Close call it
 // before the session ends.
 func (t *Tab) sweepServiceWorkers(ctx context.Context) {
-	sw := &t.sw
-	sw.mu.Lock()
-	events := sw.events
-	sw.mu.Unlock()
+	events := t.sw.reports()
 	if events == nil || t.Err() != nil || t.strandedDialog() {
 		return // nothing to ask, or a session to leave alone (see Detach)
 	}
@@ -154,7 +172,7 @@ func (t *Tab) sweepServiceWorkers(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
-	sw.pending.Wait()
+	t.sw.pending.Wait()
 }
 
 // originOf is scheme://host[:port] of an http or https address; "" for

@@ -149,9 +149,9 @@ func TestClosedShadowAdopt(t *testing.T) {
 	ctx := tctx(t, 30*time.Second)
 	_, err := tab.Resolve(ctx, Locator{Selector: "x-closed"}) // the world exists
 	require.NoError(t, err)
-	tab.mu.Lock()
-	world := tab.realms.worldID
-	tab.mu.Unlock()
+	tab.frames.mu.Lock()
+	world := tab.frames.realms.worldID
+	tab.frames.mu.Unlock()
 	require.NotZero(t, world)
 	doc, err := tab.c.DOM.GetDocument(ctx, dom.NewGetDocumentArgs().SetDepth(-1).SetPierce(true))
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	devtools "github.com/mafredri/cdp"
 	"github.com/mafredri/cdp/protocol/runtime"
@@ -42,13 +43,83 @@ import (
 // and WebSocket message of a guarded tab's pages on the tab's own session
 // (which drops all but its documents' responses).
 
-// localState is a tab's share in keeping local addresses a grant, guarded
-// by Tab.mu.
+// localState is a tab's share in keeping local addresses a grant.
+//
+// Goroutines: setup and the tab's frame and worker setup tasks (the
+// rules), the receive goroutines of the tab's sessions (workers), the
+// gateway's goroutines (the guard, popups) and the tab's gateway watch
+// task (releaseGuard, releasePopups). Its lock is a leaf: nothing is
+// called, and no other part's lock taken, while mu is held.
 type localState struct {
+	mu          sync.Mutex
 	socketRules []byte              // the rules' parameters, once made
 	guard       *guardSession       // a popup's guard session (popupguard.go)
 	workers     map[string]*session // dedicated workers' sessions: workers.go
 	popups      []*Tab              // popups the gateway attached for the tab: openers.go
+}
+
+// rules are the socket rules' parameters, made by build the first time.
+// Two callers may both make them; the later one's are kept.
+func (l *localState) rules(build func() []byte) []byte {
+	l.mu.Lock()
+	params := l.socketRules
+	l.mu.Unlock()
+	if params == nil {
+		params = build()
+		l.mu.Lock()
+		l.socketRules = params
+		l.mu.Unlock()
+	}
+	return params
+}
+
+// setGuard keeps a popup's guard session; takeGuard takes it back.
+func (l *localState) setGuard(gs *guardSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.guard = gs
+}
+
+func (l *localState) takeGuard() *guardSession {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	gs := l.guard
+	l.guard = nil
+	return gs
+}
+
+// addWorker keeps a dedicated worker's session; dropWorker takes it out
+// (nil when it is not a worker's).
+func (l *localState) addWorker(ws *session) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.workers == nil {
+		l.workers = map[string]*session{}
+	}
+	l.workers[ws.id] = ws
+}
+
+func (l *localState) dropWorker(sessionID string) *session {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ws := l.workers[sessionID]
+	delete(l.workers, sessionID)
+	return ws
+}
+
+// addPopup keeps a popup attached for the tab; takePopups takes them all.
+func (l *localState) addPopup(p *Tab) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.popups = append(l.popups, p)
+}
+
+func (l *localState) takePopups() []*Tab {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ps := l.popups
+	l.popups = nil
+	return ps
 }
 
 // netCondition is one rule of Network.emulateNetworkConditionsByRule.
@@ -139,16 +210,7 @@ func mappedIPv6(a netip.Addr) string {
 
 // socketRules are the rules' parameters for a guarded tab, made once.
 func (t *Tab) socketRules(g *Gateway) []byte {
-	t.mu.Lock()
-	params := t.ext.local.socketRules
-	t.mu.Unlock()
-	if params == nil {
-		params = socketRulesParams(g.localGrants([]*Tab{t}))
-		t.mu.Lock()
-		t.ext.local.socketRules = params
-		t.mu.Unlock()
-	}
-	return params
+	return t.local.rules(func() []byte { return socketRulesParams(g.localGrants([]*Tab{t})) })
 }
 
 // netOn is Network.enable without body buffers: nothing reads them.
@@ -167,11 +229,9 @@ func (t *Tab) guardSockets(context.Context) error {
 		return nil
 	}
 	if gs := g.takePreGuard(t.id); gs != nil {
-		t.mu.Lock()
-		t.ext.local.guard = gs
-		t.mu.Unlock()
+		t.local.setGuard(gs)
 	}
-	n := &t.ext.net
+	n := &t.net
 	n.mu.Lock()
 	n.pinned = true
 	on := n.on
@@ -205,11 +265,7 @@ func (t *Tab) guardFrameSockets(cs *session) error {
 
 // releaseGuard ends the tab's guard session, once the tab's has ended.
 func (t *Tab) releaseGuard() {
-	t.mu.Lock()
-	gs := t.ext.local.guard
-	t.ext.local.guard = nil
-	t.mu.Unlock()
-	gs.release(t.b)
+	t.local.takeGuard().release(t.b)
 }
 
 // Workers' WebSockets follow no target's rules: the browser emulates

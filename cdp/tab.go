@@ -49,28 +49,35 @@ type Tab struct {
 
 	*forms // locating elements and acting on them: forms.go and the files doc.go names
 
-	evalGroups atomic.Uint64 // numbers the object groups of evaluations (see callIn)
-	tasks      *taskGroup    // the goroutines the tab starts (tasks.go)
-	subs       subscribers   // event callbacks (subscribe), under a lock of their own
-	// Parts with locks of their own, not under mu.
-	dlg dialogState // the dialog handler and what the page's dialogs did: dialogs.go
-	sw  swState     // service worker registrations: serviceworkers.go
+	evalGroups atomic.Uint64          // numbers the object groups of evaluations (see callIn)
+	tasks      *taskGroup             // the goroutines the tab starts (tasks.go)
+	capturing  chan struct{}          // held by the screenshot under way (screenshot.go)
+	frameID    atomic.Pointer[string] // the main frame's id: see mainFrame
 
-	mu      sync.Mutex
-	frameID string
-	realms  realms          // the main frame's
-	url     string          // the main frame's committed address
-	frames  map[string]bool // frames of this tab seen committing, for refusals
-	changed chan struct{}
-	nav     navState // the main frame's documents, for navigation waits
-	ext     tabExt   // navigation responses, gotos, the network scope, local addresses: response.go
-	// Frames below the main one: frames.go.
-	subframes map[string]*subframe // by frame id
-	sessions  map[string]*session  // out-of-process frames' sessions, by session id
-	refDocs   map[string]string    // document id of a runtime ref → the subframe it was made in
-	frameSeq  int
-	capturing chan struct{} // held by the screenshot under way (screenshot.go)
+	// The tab's state, in parts that each guard their own fields with a
+	// lock of their own. No part's lock is held while another's is taken,
+	// so they have no order among them; each type says which goroutines
+	// touch it.
+	frames *frameTree  // frames, their realms and sessions: frametree.go
+	nav    *navTracker // the main frame's documents and navigation waits: navstate.go
+	dlg    dialogState // the dialog handler and what the page's dialogs did: dialogs.go
+	sw     swState     // service worker registrations: serviceworkers.go
+	net    netScope    // the Network domain's users: response.go
+	local  localState  // local addresses: sockets.go, workers.go, openers.go
+	subs   subscribers // event callbacks (subscribe)
 }
+
+// mainFrame is the main frame's id: the target's, unless setup finds the
+// frame tree says otherwise before the tab is returned. Every part needs
+// it, so it is under none of their locks.
+func (t *Tab) mainFrame() string {
+	if p := t.frameID.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (t *Tab) setMainFrame(id string) { t.frameID.Store(&id) }
 
 // TabOptions configures a tab session. The zero value lets page actions
 // run in any http or https document (or a blank page) and logs nothing.
@@ -132,13 +139,13 @@ func (b *Browser) AttachWith(ctx context.Context, targetID string, opts TabOptio
 		return nil, b.fail(err)
 	}
 	t := &Tab{
-		b: b, id: targetID, session: string(r.SessionID), frameID: targetID, opts: opts,
-		changed: make(chan struct{}), nav: navState{lifecycle: map[string]map[string]bool{}},
-		frames:    map[string]bool{targetID: true},
-		subframes: map[string]*subframe{}, sessions: map[string]*session{}, refDocs: map[string]string{},
+		b: b, id: targetID, session: string(r.SessionID), opts: opts,
+		top:       &session{id: string(r.SessionID), root: targetID},
+		nav:       newNavTracker(),
 		capturing: make(chan struct{}, 1), tasks: newTaskGroup(),
 	}
-	t.top = &session{id: t.session, root: targetID}
+	t.setMainFrame(targetID)
+	t.frames = newFrameTree(t.top, targetID)
 	t.forms = &forms{p: t}
 	conn, rt, err := b.m.open(ctx, t.session, t.observe)
 	if err != nil {
@@ -211,31 +218,23 @@ func (t *Tab) setup(ctx context.Context) error {
 	if first := all(calls); first != nil {
 		return t.fail(first)
 	}
-	frame := string(tree.FrameTree.Frame.ID)
-	t.mu.Lock()
-	if t.nav.loader == "" {
-		t.nav.loader = string(tree.FrameTree.Frame.LoaderID)
-	}
-	if t.url == "" {
-		t.url = frameURL(tree.FrameTree.Frame.URL, tree.FrameTree.Frame.URLFragment)
-	}
-	t.nav.actionMark = t.nav.seq
-	other := frame != t.frameID
-	t.frameID = frame
-	t.top.root = frame
+	main := tree.FrameTree.Frame
+	frame := string(main.ID)
+	t.nav.attached(string(main.LoaderID), frameURL(main.URL, main.URLFragment))
+	other := frame != t.mainFrame()
+	t.setMainFrame(frame)
 	// Frames the renderer made before attach: their realms are replayed,
 	// their addresses are not.
+	var before []frameSeen
 	var walk func(fs []page.FrameTree)
 	walk = func(fs []page.FrameTree) {
 		for _, c := range fs {
-			if f := t.subframeLocked(t.top, string(c.Frame.ID)); f != nil && f.url == "" {
-				f.url, f.name = frameURL(c.Frame.URL, c.Frame.URLFragment), derefString(c.Frame.Name)
-			}
+			before = append(before, frameSeen{id: string(c.Frame.ID), url: frameURL(c.Frame.URL, c.Frame.URLFragment), name: derefString(c.Frame.Name)})
 			walk(c.ChildFrames)
 		}
 	}
 	walk(tree.FrameTree.ChildFrames)
-	t.mu.Unlock()
+	t.frames.setMain(frame, before)
 	if other {
 		return t.isolatedWorld(ctx, frame)
 	}
@@ -381,12 +380,6 @@ func (t *Tab) Close(ctx context.Context) error {
 	}
 }
 
-// broadcast wakes every waiter; call with t.mu held.
-func (t *Tab) broadcast() {
-	close(t.changed)
-	t.changed = make(chan struct{})
-}
-
 // observe runs on the session's receive goroutine for every event. It
 // tracks realms and documents and feeds subscribers; it never blocks.
 func (t *Tab) observe(method string, params json.RawMessage) {
@@ -402,12 +395,9 @@ func (t *Tab) observe(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &ev) != nil {
 			break
 		}
-		t.mu.Lock()
-		if ev.FrameID == t.frameID {
-			t.nav.lifecycleEvent(ev.LoaderID, ev.Name)
-			t.broadcast()
+		if ev.FrameID == t.mainFrame() {
+			t.nav.lifecycleSeen(ev.LoaderID, ev.Name)
 		}
-		t.mu.Unlock()
 	}
 	for _, f := range t.subs.all() {
 		f(method, params)
@@ -437,10 +427,7 @@ func (t *Tab) refuseDocument(s *session, frame, u string) {
 // requestRefused is the gateway's report of a request it failed; the tab
 // logs those of its own frames.
 func (t *Tab) requestRefused(frame, u, resourceType, reason string) {
-	t.mu.Lock()
-	mine := t.frames[frame]
-	t.mu.Unlock()
-	if !mine {
+	if !t.frames.has(frame, false) {
 		return
 	}
 	method := "request"

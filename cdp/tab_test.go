@@ -127,9 +127,9 @@ func TestCrossSiteNavigationUsesNewContext(t *testing.T) {
 	v, err := tab.Evaluate(ctx, `() => window.mark`)
 	require.NoError(t, err)
 	require.JSONEq(t, `"a"`, string(v))
-	tab.mu.Lock()
-	old := tab.realms.mainCtx
-	tab.mu.Unlock()
+	tab.frames.mu.Lock()
+	old := tab.frames.realms.mainCtx
+	tab.frames.mu.Unlock()
 
 	_, err = tab.Goto(ctx, siteOther+"/site-b", Load) // another site: another renderer
 	require.NoError(t, err)

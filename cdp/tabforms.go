@@ -27,9 +27,7 @@ func (t *Tab) world(ctx context.Context, fr string) (realmRef, error) {
 	if err := t.checkRealmIn(ctx, fr, rm.origin); err != nil {
 		return realmRef{}, err
 	}
-	t.mu.Lock()
-	cur, _, ok := t.realmLocked(fr, sdkWorld)
-	t.mu.Unlock()
+	cur, _, ok, _ := t.frames.realm(fr, sdkWorld)
 	if !ok || cur.uid != rm.uid || rm.id == 0 {
 		return realmRef{}, &LocatorError{Code: errcode.StaleRef, Message: "the page changed while the target was looked up; try again"}
 	}

@@ -31,9 +31,8 @@ func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) e
 		// as navigations change them: Page.frameNavigated names the
 		// loader, which may commit before its first lifecycle event.
 		type doc struct{ url, loader string }
-		t.mu.Lock()
-		cur := doc{t.url, t.nav.loader}
-		t.mu.Unlock()
+		var cur doc
+		cur.url, cur.loader = t.nav.mainDoc()
 		unsub := t.subscribe(func(method string, params json.RawMessage) {
 			var ev struct {
 				Type    string `json:"type"`
@@ -47,28 +46,29 @@ func (t *Tab) WaitForURL(ctx context.Context, p *Pattern, waitUntil WaitUntil) e
 			if method != "Page.frameNavigated" && method != "Page.navigatedWithinDocument" || json.Unmarshal(params, &ev) != nil {
 				return
 			}
-			t.mu.Lock()
-			defer t.mu.Unlock()
+			main := t.mainFrame()
+			t.nav.mu.Lock()
+			defer t.nav.mu.Unlock()
 			switch {
-			case method == "Page.frameNavigated" && ev.Frame.ParentID == "" && ev.Frame.ID == t.frameID:
+			case method == "Page.frameNavigated" && ev.Frame.ParentID == "" && ev.Frame.ID == main:
 				cur = doc{frameURL(ev.Frame.URL, ev.Frame.URLFragment), ev.Frame.LoaderID}
 				if ev.Type == "BackForwardCacheRestore" {
 					cur.loader = "" // restored as it was: loaded
 				}
-			case method == "Page.navigatedWithinDocument" && ev.FrameID == t.frameID:
+			case method == "Page.navigatedWithinDocument" && ev.FrameID == main:
 				cur.url = ev.URL
 			default:
 				return
 			}
-			t.broadcast()
+			t.nav.broadcast()
 		})
 		defer unsub()
 		var seen doc
 		for {
-			t.mu.Lock()
+			t.nav.mu.Lock()
 			seen = cur
-			ch := t.changed
-			t.mu.Unlock()
+			ch := t.nav.changed
+			t.nav.mu.Unlock()
 			held, err := p.Match(ctx, seen.url)
 			if err != nil {
 				return &WaitTimeoutError{What: "the address to match " + p.String(), Err: ctx.Err(), Waited: waitedSince(ctx, start), Seen: shorten(seen.url, 200)}

@@ -31,12 +31,7 @@ func (t *Tab) attachWorker(parent *session, sessionID, targetID string) {
 		return // the connection is going; the worker goes with it
 	}
 	rt := ws.route
-	t.mu.Lock()
-	if t.ext.local.workers == nil {
-		t.ext.local.workers = map[string]*session{}
-	}
-	t.ext.local.workers[sessionID] = ws
-	t.mu.Unlock()
+	t.local.addWorker(ws)
 	// A worker's session ends with the tab's, which ends before the group
 	// stops.
 	t.tasks.Go("worker watch", func(context.Context) {
@@ -92,10 +87,7 @@ func (t *Tab) observeWorker(ws *session, method string, params json.RawMessage) 
 // dropWorker forgets a worker's session and ends its route; it reports
 // whether the session was a worker's.
 func (t *Tab) dropWorker(sessionID string) bool {
-	t.mu.Lock()
-	ws := t.ext.local.workers[sessionID]
-	delete(t.ext.local.workers, sessionID)
-	t.mu.Unlock()
+	ws := t.local.dropWorker(sessionID)
 	if ws == nil {
 		return false
 	}
