@@ -15,6 +15,51 @@ import {
   TabError,
 } from "./errors.ts";
 import { CallStack, type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
+import type {
+  ClickOptions,
+  DblclickOptions,
+  DialogAnswer as DialogAnswerObject,
+  DownloadOptions,
+  DownloadResult,
+  Expectation as ExpectRequest,
+  FieldState,
+  FormOptions,
+  HoverOptions,
+  NavigationOptions,
+  OpenTabOptions,
+  PressOptions,
+  ReadOptions,
+  Response as NavigationResponse,
+  ScreenshotOptions,
+  Table as TableRows,
+  TabInfo,
+  TypeOptions,
+  UrlMatch as URLMatchRequest,
+  WaitForOptions,
+} from "./contract_types.ts";
+
+// The option and result types are generated from the host's Go types
+// (contract_types.ts): exported here under the names scripts use.
+export type {
+  ClickOptions,
+  DblclickOptions,
+  DownloadOptions,
+  DownloadResult,
+  ExpectRequest,
+  FieldState,
+  FormOptions,
+  HoverOptions,
+  NavigationOptions,
+  NavigationResponse,
+  PressOptions,
+  ReadOptions,
+  ScreenshotOptions,
+  TableRows,
+  TabInfo,
+  TypeOptions,
+  URLMatchRequest,
+  WaitForOptions,
+};
 
 /**
  * Target names an element for a form action, one way at a time:
@@ -97,52 +142,7 @@ export type TargetWay =
 export type TargetPart = TargetWay & { within?: TargetPart; hasText?: string; has?: TargetPart; nth?: number };
 
 /** When a navigation counts as done. */
-export type WaitUntil = "load" | "domcontentloaded";
-
-/** Options of Tab.goto and Tab.waitForNavigation. */
-export interface NavigationOptions {
-  /** Wait for the load event (default) or only for DOMContentLoaded. */
-  waitUntil?: WaitUntil;
-  /** How long to wait, in milliseconds. Default: the host's limit. */
-  timeout?: number;
-}
-
-/** Options of Tab.waitForDownload. */
-export interface DownloadOptions {
-  /**
-   * Where the file goes, relative to the script's folder as write= grants
-   * are, and under one of them: a folder (ending in "/", or one that
-   * exists), which the file goes into under the name the page suggests,
-   * made safe; or a file path.
-   */
-  path: string;
-  /** Replace a file already there; without it the call fails with code "invalid". */
-  overwrite?: boolean;
-  /** How long to wait for the download to begin and complete, in milliseconds. Default: the host's limit (30 s). */
-  timeout?: number;
-}
-
-/** What Tab.waitForDownload resolves to: the file saved. */
-export interface DownloadResult {
-  /** The file's name. */
-  name: string;
-  /** Its size in bytes. */
-  size: number;
-  /** Where it went: relative to the script's folder (with "/") when options.path was relative. */
-  path: string;
-}
-
-/** What Tab.goto resolves to: the response the new document came with. */
-export interface NavigationResponse {
-  /**
-   * The HTTP status, such as 200 or 404: a page that answers with an
-   * error status still loads, so check it. 0 when there was no response
-   * (about:blank, a #fragment of the same page).
-   */
-  status: number;
-  /** The address the document came from, after redirects (without its #fragment). */
-  url: string;
-}
+export type WaitUntil = NonNullable<NavigationOptions["waitUntil"]>;
 
 /**
  * What Tab.waitFor waits for, as Playwright's locator.waitFor: "visible"
@@ -150,21 +150,7 @@ export interface NavigationResponse {
  * every match is hidden), "attached" (some element matches, shown or
  * hidden), "detached" (none matches).
  */
-export type WaitState = "visible" | "hidden" | "attached" | "detached";
-
-/** Options of Tab.waitFor. */
-export interface WaitForOptions {
-  /** How long to wait, in milliseconds. Default: the host's limit. */
-  timeout?: number;
-  /** What to wait for. Default "visible". */
-  state?: WaitState;
-}
-
-/** Options of the readers that wait for their target: text, value, attribute, checked and table. */
-export interface ReadOptions {
-  /** How long to wait for the target to be there, in milliseconds. Default 30000, as for an action. */
-  timeout?: number;
-}
+export type WaitState = NonNullable<WaitForOptions["state"]>;
 
 /** Options of an expectation (Tab.expect). */
 export interface ExpectOptions {
@@ -176,49 +162,6 @@ export interface ExpectOptions {
 export interface CheckedExpectOptions extends ExpectOptions {
   /** Whether the box should be checked. Default true. */
   checked?: boolean;
-}
-
-/**
- * ExpectRequest is what an expectation sends the host: one kind of check,
- * what it expects, and how long to keep checking. Scripts use Tab.expect.
- * A RegExp travels as its source and flags; the host matches it with an
- * engine that has the usual syntax but no lookaround or backreferences.
- */
-export interface ExpectRequest {
-  kind:
-    | "text"
-    | "containsText"
-    | "value"
-    | "visible"
-    | "hidden"
-    | "checked"
-    | "unchecked"
-    | "count"
-    | "attribute"
-    | "class"
-    | "enabled"
-    | "disabled"
-    | "focused"
-    | "editable"
-    | "url"
-    | "title";
-  text?: string;
-  pattern?: { source: string; flags: string };
-  count?: number;
-  /** The attribute of an "attribute" expectation. */
-  name?: string;
-  /** Turns the expectation round: it holds once the condition does not. */
-  not?: boolean;
-  timeout?: number;
-}
-
-/**
- * URLMatchRequest is what Tab.waitForURL sends the host: the address as
- * a glob, or a RegExp as its source and flags.
- */
-export interface URLMatchRequest {
-  url?: string;
-  pattern?: { source: string; flags: string };
 }
 
 const WAIT_STATES: readonly string[] = ["visible", "hidden", "attached", "detached"];
@@ -448,104 +391,15 @@ export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
  * How to answer a dialog: "accept" (OK; for beforeunload, leave the page),
  * "dismiss" (Cancel; stay), or an object, to give a prompt its text.
  */
-export type DialogAnswer = "accept" | "dismiss" | { accept: boolean; promptText?: string };
+export type DialogAnswer = "accept" | "dismiss" | DialogAnswerObject;
 
 /** What Tab.onDialog takes: one answer for every dialog, or answers by type (others are dismissed). */
 export type DialogPolicy = DialogAnswer | Partial<Record<DialogType, DialogAnswer>>;
 
 const DIALOG_TYPES: readonly string[] = ["alert", "confirm", "prompt", "beforeunload"];
 
-/** Options of Tab.screenshot. */
-export interface ScreenshotOptions {
-  /** Capture the whole page rather than the visible part. Default false. */
-  fullPage?: boolean;
-}
-
-/** Options of the form actions: fill, check, select, setFiles, dragTo and focus, and the base of the others'. */
-export interface FormOptions {
-  /**
-   * Resolve and check the target (and its custom parts), log the write the
-   * call would make, and change nothing. Default false.
-   */
-  dryRun?: boolean;
-  /**
-   * CSS selectors for the parts of a custom control, for select on a
-   * dropdown that is not a native <select>: "trigger" opens it (default:
-   * the target itself), "option" matches its options by text, "value"
-   * shows the chosen value (default: the target).
-   */
-  parts?: { trigger?: string; option?: string; value?: string; [part: string]: string | undefined };
-  /** How long to wait for the target, in milliseconds. Default: the host's limit. */
-  timeout?: number;
-}
-
-/** Options of Tab.press. */
-export interface PressOptions extends FormOptions {
-  /** The element to focus before the key is pressed. Default: whatever has focus. */
-  target?: Target;
-  /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
-  modifiers?: string[];
-}
-
-/** Options of Tab.hover: where to point, and the keys held meanwhile. */
-export interface HoverOptions extends FormOptions {
-  /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
-  modifiers?: string[];
-  /**
-   * The point to act at, in CSS pixels from the element's top left corner.
-   * Default: the centre of its visible part.
-   */
-  position?: { x: number; y: number };
-}
-
-/** Options of Tab.dblclick. */
-export interface DblclickOptions extends HoverOptions {
-  /** The mouse button. Default "left". */
-  button?: "left" | "right" | "middle";
-}
-
-/** Options of Tab.click. */
-export interface ClickOptions extends DblclickOptions {
-  /** How many clicks make the gesture, 1 to 3 (3 selects a paragraph). Default 1. */
-  clickCount?: number;
-}
-
-/** Options of Tab.type. */
-export interface TypeOptions extends FormOptions {
-  /** The pause between key presses, in milliseconds (at most 10000). Default 0. */
-  delay?: number;
-}
-
-/** A table or grid as Tab.table reads it. */
-export interface TableRows {
-  /** The names of the header row's cells; empty when the table has no row of column headers. */
-  headers: string[];
-  /** The other rows, each its cells' names in order. */
-  rows: string[][];
-}
-
-/** A field after fill: what it holds and whether the page accepts it. */
-export interface FieldState {
-  /** The value the field holds. */
-  value: string;
-  /** Whether the field fails its validation (:invalid or aria-invalid). */
-  invalid: boolean;
-  /** The browser's validation message, or "". */
-  validationMessage: string;
-  /** Error text the page shows for the field, or "". */
-  errorText: string;
-}
-
 /** Options of tabs.open. */
-export interface OpenOptions {
-  /** Open without switching to the tab. Default false. */
-  background?: boolean;
-  /**
-   * How long to wait for a free tab slot and for the page to load, in
-   * milliseconds. Default: the host's limit.
-   */
-  timeout?: number;
-}
+export type OpenOptions = Omit<OpenTabOptions, "seq">;
 
 const TARGET_KEYS = ["label", "placeholder", "name", "role", "text", "selector", "testId", "ref"] as const;
 
@@ -956,13 +810,6 @@ async function hostCall<T>(cap: Capability, method: string, api: string, tab: st
     const err = locate(browserError(e, api, cap, tab), at);
     throw rt ? rt.thrown(err) : err;
   }
-}
-
-/** TabInfo is what the host reports about a tab. */
-export interface TabInfo {
-  id: string;
-  url: string;
-  title: string;
 }
 
 function toTab(api: string, info: unknown): Tab {
