@@ -9,7 +9,9 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -388,23 +390,29 @@ func jsDoc(indent, doc string) string {
 	if doc == "" {
 		return ""
 	}
-	if one := indent + "/** " + doc + " */\n"; len(one) <= 121 {
+	if one := indent + "/** " + doc + " */\n"; len(one) <= 121 && !strings.Contains(doc, "\n") {
 		return one
 	}
 	var b strings.Builder
 	b.WriteString(indent + "/**\n")
-	line := ""
-	for _, w := range strings.Fields(doc) {
-		if line != "" && len(indent)+3+len(line)+1+len(w) > 80 {
-			b.WriteString(indent + " * " + line + "\n")
-			line = ""
+	for i, para := range strings.Split(doc, "\n\n") {
+		if i > 0 {
+			b.WriteString(indent + " *\n")
 		}
-		if line != "" {
-			line += " "
+		line := ""
+		for _, w := range strings.Fields(para) {
+			if line != "" && len(indent)+3+len(line)+1+len(w) > 80 {
+				b.WriteString(indent + " * " + line + "\n")
+				line = ""
+			}
+			if line != "" {
+				line += " "
+			}
+			line += w
 		}
-		line += w
+		b.WriteString(indent + " * " + line + "\n")
 	}
-	b.WriteString(indent + " * " + line + "\n" + indent + " */\n")
+	b.WriteString(indent + " */\n")
 	return b.String()
 }
 
@@ -431,6 +439,8 @@ func hostObjects() map[permissions.Capability]any {
 func TestContractIsCurrent(t *testing.T) {
 	d, got := describe(hostObjects())
 	require.Empty(t, d.errs)
+	gen, err := tabGenTS()
+	require.NoError(t, err)
 	for slot := range contractUnions {
 		assert.True(t, d.used[slot], "contractUnions has %s, which is no any slot of the host API", slot)
 	}
@@ -438,6 +448,7 @@ func TestContractIsCurrent(t *testing.T) {
 		require.NoError(t, os.WriteFile(contractPath, got, 0o644))
 		require.NoError(t, os.WriteFile(contractTypesPath, d.typesTS(), 0o644))
 		require.Empty(t, d.errs)
+		require.NoError(t, os.WriteFile(tabGenPath, gen, 0o644))
 		return
 	}
 	raw, err := os.ReadFile(contractPath)
@@ -452,6 +463,9 @@ func TestContractIsCurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(d.typesTS()), string(ts), "%s is stale: rewrite it with\n\t%s", contractTypesPath, contractRegen)
 	assert.Empty(t, d.errs)
+	tabs, err := os.ReadFile(tabGenPath)
+	require.NoError(t, err)
+	assert.Equal(t, string(gen), string(tabs), "%s is stale: rewrite it with\n\t%s", tabGenPath, contractRegen)
 }
 
 // contractDiff lists how got differs from want, a line per method or
@@ -747,4 +761,122 @@ func TestRequestFieldNames(t *testing.T) {
 	assert.Equal(t, "id", capnweb.JSName("ID"))
 	assert.Equal(t, "ok", capnweb.JSName("OK"))
 	assert.True(t, strings.HasPrefix(targetHint, "a target is one of"))
+}
+
+// tabGenPath is the Tab wrappers written from tsMethods.
+const tabGenPath = "sdk/tab_gen.ts"
+
+// tabGenTS writes the Tab methods of tsMethods as the class TabCalls,
+// as deno fmt leaves it: each checks its arguments with browser.ts's
+// checks, calls the host as browser.ts's hostCall does and returns the
+// answer.
+func tabGenTS() ([]byte, error) {
+	var body strings.Builder
+	types, funcs := map[string]bool{}, map[string]bool{"hostCall": true}
+	ident := regexp.MustCompile(`\b[A-Z]\w*`)
+	call := regexp.MustCompile(`\b([a-z]\w*)\(`)
+	for id := range methodID(methodCount) {
+		m, ok := tsMethods[id]
+		if !ok {
+			continue
+		}
+		row := &methods[id]
+		if row.cap != capTab && row.cap != capForms {
+			return nil, fmt.Errorf("tsMethods has %s, which is no method of a tab", row.api)
+		}
+		var params, args []string
+		for _, p := range m.params {
+			for _, t := range ident.FindAllString(p.ts, -1) {
+				types[t] = true
+			}
+			decl := p.name + ": " + p.ts
+			if p.def != "" {
+				decl = p.name + ": " + p.ts + " = " + p.def
+				if p.ts == "boolean" {
+					decl = p.name + " = " + p.def
+				}
+			}
+			params = append(params, decl)
+			arg := p.name
+			if p.check != "" {
+				arg = fmt.Sprintf(p.check, p.name)
+				for _, f := range call.FindAllStringSubmatch(arg, -1) {
+					funcs[f[1]] = true
+				}
+			}
+			args = append(args, arg)
+		}
+		for _, t := range ident.FindAllString(m.result, -1) {
+			types[t] = true
+		}
+		typeArg := "<" + m.result + ">"
+		switch {
+		case m.answer != "":
+			typeArg = "<unknown>"
+			for _, f := range call.FindAllStringSubmatch(m.answer, -1) {
+				funcs[f[1]] = true
+			}
+		case m.result == "void":
+			typeArg = ""
+		}
+		hostArgs := append([]string{strconv.Quote(string(row.cap)), strconv.Quote(row.wire()), "api", "this.id", "this.id"}, args...)
+		hostCall := func(prefix string) string { return tsCall("    "+prefix, "hostCall"+typeArg, hostArgs) }
+		body.WriteString("\n" + jsDoc("  ", m.doc))
+		sig := fmt.Sprintf("%s(%s): Promise<%s>", row.wire(), strings.Join(params, ", "), m.result)
+		if len(m.params) == 0 && m.answer == "" {
+			// Nothing to check or map: the host's promise as it is.
+			fmt.Fprintf(&body, "  %s {\n    const api = %q;\n%s  }\n", sig, row.api, hostCall("return "))
+			continue
+		}
+		fmt.Fprintf(&body, "  async %s {\n    const api = %q;\n", sig, row.api)
+		switch {
+		case m.answer != "":
+			fmt.Fprintf(&body, "%s    return %s;\n", hostCall("const answer = await "), fmt.Sprintf(m.answer, "answer"))
+		case m.result == "void":
+			body.WriteString(hostCall("await "))
+		default:
+			body.WriteString(hostCall("return await "))
+		}
+		body.WriteString("  }\n")
+	}
+	delete(types, "Uint8Array")
+	// Sorted as deno fmt sorts them: by name, case aside (then upper case
+	// first), types among values.
+	var imports []string
+	for f := range funcs {
+		imports = append(imports, f)
+	}
+	for t := range types {
+		imports = append(imports, "type "+t)
+	}
+	name := func(s string) string { return strings.ToLower(strings.TrimPrefix(s, "type ")) }
+	slices.SortFunc(imports, func(a, b string) int {
+		if c := strings.Compare(name(a), name(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(strings.TrimPrefix(a, "type "), strings.TrimPrefix(b, "type "))
+	})
+	var b strings.Builder
+	b.WriteString("// Code generated by " + contractRegen + "; DO NOT EDIT.\n\n" +
+		"// The Tab methods that check their arguments, call the host and return its\n" +
+		"// answer, written from the method table's tsMethods (runner/methods.go).\n" +
+		"// Only browser.ts imports this module, and its Tab extends TabCalls: the\n" +
+		"// two import each other, so nothing here may use browser.ts's exports\n" +
+		"// before a method runs.\n\n")
+	b.WriteString("import {\n  " + strings.Join(imports, ",\n  ") + ",\n} from \"./browser.ts\";\n\n")
+	b.WriteString("/** TabCalls are the methods of a Tab (see Tab) that ask the host one thing. */\n" +
+		"export abstract class TabCalls {\n  /** The tab's ID, stable for the tab's lifetime. */\n  abstract readonly id: string;\n")
+	b.WriteString(body.String())
+	b.WriteString("}\n")
+	return []byte(b.String()), nil
+}
+
+// tsCall writes the statement prefix fn(args); on one line, or, past
+// deno fmt's 120 columns, an argument a line as deno fmt leaves it.
+func tsCall(prefix, fn string, args []string) string {
+	if one := prefix + fn + "(" + strings.Join(args, ", ") + ");"; len(one) <= 120 {
+		return one + "\n"
+	}
+	indent := prefix[:len(prefix)-len(strings.TrimLeft(prefix, " "))]
+	return prefix + fn + "(\n" + indent + "  " + strings.Join(args, ",\n"+indent+"  ") + ",\n" + indent + ");\n"
 }

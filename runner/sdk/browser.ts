@@ -15,6 +15,7 @@ import {
   TabError,
 } from "./errors.ts";
 import { CallStack, type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
+import { TabCalls } from "./tab_gen.ts";
 import type {
   ClickOptions,
   DblclickOptions,
@@ -31,8 +32,8 @@ import type {
   ReadOptions,
   Response as NavigationResponse,
   ScreenshotOptions,
-  Table as TableRows,
   TabInfo,
+  Table as TableRows,
   TypeOptions,
   UrlMatch as URLMatchRequest,
   WaitForOptions,
@@ -54,8 +55,8 @@ export type {
   PressOptions,
   ReadOptions,
   ScreenshotOptions,
-  TableRows,
   TabInfo,
+  TableRows,
   TypeOptions,
   URLMatchRequest,
   WaitForOptions,
@@ -181,7 +182,7 @@ function strictOptions(api: string, opts: unknown, keys: readonly string[]): Rec
 }
 
 /** readOptions checks ReadOptions and returns the copy sent to the host. */
-function readOptions(api: string, opts: unknown): ReadOptions {
+export function readOptions(api: string, opts: unknown): ReadOptions {
   const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
   return timeout === undefined ? {} : { timeout };
 }
@@ -374,14 +375,78 @@ export class PageExpectations {
   }
 }
 
+// The checks and answers of the generated Tab methods (tab_gen.ts).
+
 /** moved checks what a reload or history move answered: a response, or null for no entry. */
-function moved(api: string, r: unknown): NavigationResponse | null {
+export function moved(api: string, r: unknown): NavigationResponse | null {
   if (r === null || r === undefined) return null;
   const { status, url } = r as Partial<NavigationResponse>;
   if (typeof status !== "number" || typeof url !== "string") {
     throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
   }
   return { status, url };
+}
+
+/** response checks what a goto or reload answered: a response. */
+export function response(api: string, r: unknown): NavigationResponse {
+  const m = moved(api, r);
+  if (m === null) throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
+  return m;
+}
+
+/** strings is a list the host answered, as strings. */
+export function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
+}
+
+/** orNull is a string the host answered, or null. */
+export function orNull(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+/** tableRows is a table the host answered. */
+export function tableRows(v: unknown): TableRows {
+  const t = v as Partial<TableRows> | null | undefined;
+  return { headers: t?.headers ?? [], rows: t?.rows ?? [] };
+}
+
+/** png is the screenshot the host answered, which must be bytes. */
+export function png(api: string, v: unknown): Uint8Array {
+  if (!(v instanceof Uint8Array)) throw new TypeError(`${api}: the host answered with something other than bytes`);
+  return v;
+}
+
+/** checkName checks a string that must not be empty (a key, an attribute's name). */
+export function checkName(api: string, what: string, v: unknown): string {
+  checkString(api, what, v);
+  if (v === "") throw invalid(`${api}: ${what} is empty`);
+  return v as string;
+}
+
+/** screenshotOptions checks ScreenshotOptions and returns the copy sent to the host. */
+export function screenshotOptions(api: string, opts: unknown): ScreenshotOptions {
+  const fullPage = checkBool(api, "fullPage", checkOptions(api, opts, ["fullPage"]).fullPage);
+  return fullPage ? { fullPage } : {};
+}
+
+/** typeOptions checks TypeOptions and returns the copy sent to the host. */
+export function typeOptions(api: string, opts: unknown): Record<string, unknown> {
+  const { out: o, given: { delay } } = formOptionsAnd(api, opts, ["delay"]);
+  if (delay !== undefined) {
+    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10_000) {
+      throw invalid(`${api}: delay must be from 0 to 10000 milliseconds, got ${describeTarget(delay)}`, "RangeError");
+    }
+    o.delay = delay;
+  }
+  return o;
+}
+
+/** pressOptions checks PressOptions and returns the copy sent to the host. */
+export function pressOptions(api: string, opts: unknown): Record<string, unknown> {
+  const { out: o, given: { target, modifiers } } = formOptionsAnd(api, opts, ["target", "modifiers"]);
+  if (target !== undefined) o.target = checkTarget(api, target);
+  if (modifiers !== undefined) o.modifiers = checkModifiers(api, modifiers);
+  return o;
 }
 
 /** A kind of JavaScript dialog a page can open. */
@@ -497,18 +562,18 @@ function checkTimeout(api: string, timeout: unknown): number | undefined {
   return timeout;
 }
 
-function checkBool(api: string, what: string, v: unknown): boolean | undefined {
+export function checkBool(api: string, what: string, v: unknown): boolean | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== "boolean") throw invalid(`${api}: ${what} must be true or false, got ${String(v)}`);
   return v;
 }
 
-function checkString(api: string, what: string, v: unknown): string {
+export function checkString(api: string, what: string, v: unknown): string {
   if (typeof v !== "string") throw invalid(`${api}: ${what} must be a string, got ${typeof v}`);
   return v;
 }
 
-function checkURL(api: string, url: unknown): string {
+export function checkURL(api: string, url: unknown): string {
   checkString(api, "the URL", url);
   if (!URL.canParse(url as string)) {
     throw invalid(`${api}: ${JSON.stringify(url)} is not an absolute URL (such as "https://example.com/")`);
@@ -550,7 +615,7 @@ function checkDialogPolicy(api: string, p: unknown): DialogPolicy {
 }
 
 /** checkPaths checks setFiles' paths: one path or a list of them. */
-function checkPaths(api: string, paths: unknown): string[] {
+export function checkPaths(api: string, paths: unknown): string[] {
   const list = typeof paths === "string" ? [paths] : paths;
   if (!Array.isArray(list) || !list.every((p) => typeof p === "string" && p !== "")) {
     throw invalid(`${api}: paths must be a path or a list of paths, got ${describeTarget(paths)}`);
@@ -562,7 +627,7 @@ function checkOptions(api: string, opts: unknown, keys: readonly string[]): Reco
   return strictOptions(api, opts, keys);
 }
 
-function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeout?: number } {
+export function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeout?: number } {
   const o = checkOptions(api, opts, ["waitUntil", "timeout"]);
   const out: { waitUntil?: WaitUntil; timeout?: number } = {};
   if (o.waitUntil !== undefined) {
@@ -577,7 +642,7 @@ function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeou
 }
 
 /** formOptions checks FormOptions and returns the copy sent to the host, without undefined keys. */
-function formOptions(api: string, opts: unknown): Record<string, unknown> {
+export function formOptions(api: string, opts: unknown): Record<string, unknown> {
   return formOptionsAnd(api, opts, []).out;
 }
 
@@ -628,7 +693,7 @@ function checkModifiers(api: string, modifiers: unknown): string[] {
  * pointerOptions checks the options of hover, dblclick and click (those
  * of extra beyond hover's) and returns the copy sent to the host.
  */
-function pointerOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
+export function pointerOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
   const { out: o, given } = formOptionsAnd(api, opts, ["modifiers", "position", ...extra]);
   if (given.modifiers !== undefined) o.modifiers = checkModifiers(api, given.modifiers);
   if (given.position !== undefined) {
@@ -797,7 +862,13 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
 }
 
 /** hostCall invokes cap.method on the host and maps its errors; the call leaves before hostCall returns. */
-async function hostCall<T>(cap: Capability, method: string, api: string, tab: string | undefined, ...args: unknown[]) {
+export async function hostCall<T>(
+  cap: Capability,
+  method: string,
+  api: string,
+  tab: string | undefined,
+  ...args: unknown[]
+) {
   // Made now, while the script's call is on the stack: the host's answer
   // comes later, off it.
   const at = new CallStack(hostCall);
@@ -846,86 +917,16 @@ function toTabs(api: string, infos: unknown): Tab[] {
  * console.log(await tab.title());
  * ```
  */
-export class Tab implements AsyncDisposable {
+export class Tab extends TabCalls implements AsyncDisposable {
   /** The tab's ID, stable for the tab's lifetime. */
   readonly id: string;
   #closed = false;
 
   /** A handle on the tab with this ID, as tabs.* return them. */
   constructor(id: string) {
+    super();
     if (typeof id !== "string" || id === "") throw new TypeError("a tab needs a non-empty id");
     this.id = id;
-  }
-
-  /** url returns the address the tab shows now. */
-  url(): Promise<string> {
-    return hostCall("tab", "url", "tab.url", this.id, this.id);
-  }
-
-  /** title returns the tab's title now. */
-  title(): Promise<string> {
-    return hostCall("tab", "title", "tab.title", this.id, this.id);
-  }
-
-  /**
-   * goto loads url in this tab and resolves once it has loaded (see
-   * waitUntil), with the response's status and the address it came from
-   * after redirects: a 404 page loads like any other, so check status.
-   * Redirects include the page's own while it loads (location.replace,
-   * location.href =, a meta refresh, the usual signed-out redirect): goto
-   * resolves at the page they end on, with its status and address.
-   * A page that cannot be loaded at all rejects with code "navigation",
-   * one that takes too long with "timeout". Only http and https addresses
-   * (and about:blank) can be opened; anything else, and any address the
-   * host keeps from pages, rejects with code "navigation_blocked".
-   */
-  async goto(url: string, opts: NavigationOptions = {}): Promise<NavigationResponse> {
-    const api = "tab.goto";
-    const o = navOptions(api, opts);
-    const r = await hostCall<Partial<NavigationResponse> | null>(
-      "tab",
-      "goto",
-      api,
-      this.id,
-      this.id,
-      checkURL(api, url),
-      o,
-    );
-    if (typeof r?.status !== "number" || typeof r?.url !== "string") {
-      throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
-    }
-    return { status: r.status, url: r.url };
-  }
-
-  /**
-   * reload loads the tab's document again and resolves as goto does, with
-   * the status and address of the document it ends at.
-   */
-  async reload(opts: NavigationOptions = {}): Promise<NavigationResponse> {
-    const api = "tab.reload";
-    const o = navOptions(api, opts);
-    const r = moved(api, await hostCall("tab", "reload", api, this.id, this.id, o));
-    if (r === null) throw new TypeError(`${api}: the host answered with null, not a response`);
-    return r;
-  }
-
-  /**
-   * goBack goes one entry back in the tab's history, as the browser's
-   * back button does, and resolves as goto does; null when there is no
-   * entry before this one. A move within one page (a #fragment, the
-   * history API) resolves status 0.
-   */
-  async goBack(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
-    const api = "tab.goBack";
-    const o = navOptions(api, opts);
-    return moved(api, await hostCall("tab", "goBack", api, this.id, this.id, o));
-  }
-
-  /** goForward goes one entry forward in the tab's history; null when there is none. See goBack. */
-  async goForward(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
-    const api = "tab.goForward";
-    const o = navOptions(api, opts);
-    return moved(api, await hostCall("tab", "goForward", api, this.id, this.id, o));
   }
 
   /**
@@ -1077,119 +1078,6 @@ export class Tab implements AsyncDisposable {
   }
 
   /**
-   * text returns the text the target's element shows, with the line
-   * breaks a person sees. Like every reader (text, value, attribute,
-   * checked, visible, count) it needs only browser, reads the page without
-   * running its code, and logs the target but never what it read. On a
-   * page outside the script's sites= it rejects with "site_not_allowed".
-   *
-   * text, value, attribute and checked wait for their target to be there
-   * as long as an action would, up to opts.timeout (default 30 s), so a
-   * page still rendering just works; then they reject with "not_found".
-   * Several matching elements reject with "ambiguous" at once: the target
-   * needs narrowing, not time. visible and count answer at once: they are
-   * questions about the page now. To wait for a change, use expect.
-   */
-  async text(target: Target, opts: ReadOptions = {}): Promise<string> {
-    const api = "tab.text";
-    const t = checkTarget(api, target);
-    return await hostCall<string>("tab", "text", api, this.id, this.id, t, readOptions(api, opts));
-  }
-
-  /**
-   * value returns what the target's field holds: an input's or textarea's
-   * value, a select's chosen label, an editable element's text. Any other
-   * element rejects with code "bad_target". Disabled and hidden fields can
-   * be read too. It waits for the field as text does.
-   */
-  async value(target: Target, opts: ReadOptions = {}): Promise<string> {
-    const api = "tab.value";
-    const t = checkTarget(api, target);
-    return await hostCall<string>("tab", "value", api, this.id, this.id, t, readOptions(api, opts));
-  }
-
-  /**
-   * attribute returns the named attribute of the target's element, or null
-   * when it has none. It waits for the element as text does.
-   */
-  async attribute(target: Target, name: string, opts: ReadOptions = {}): Promise<string | null> {
-    const api = "tab.attribute";
-    checkString(api, "the attribute name", name);
-    if (name === "") throw invalid(`${api}: the attribute name is empty`);
-    const t = checkTarget(api, target);
-    const o = readOptions(api, opts);
-    const v = await hostCall<string | null | undefined>("tab", "attribute", api, this.id, this.id, t, name, o);
-    return v ?? null;
-  }
-
-  /**
-   * checked reports whether the target's checkbox, switch or radio button
-   * is checked ("bad_target" for anything else). It waits for the element
-   * as text does.
-   */
-  async checked(target: Target, opts: ReadOptions = {}): Promise<boolean> {
-    const api = "tab.checked";
-    const t = checkTarget(api, target);
-    return await hostCall<boolean>("tab", "checked", api, this.id, this.id, t, readOptions(api, opts));
-  }
-
-  /**
-   * visible reports whether an element the target names is shown: false
-   * when none matches or every match is hidden, true when any is shown
-   * (disabled ones included). It answers at once, without waiting.
-   */
-  async visible(target: Target): Promise<boolean> {
-    const api = "tab.visible";
-    return await hostCall<boolean>("tab", "visible", api, this.id, this.id, checkTarget(api, target));
-  }
-
-  /**
-   * count returns how many elements the target matches, hidden ones
-   * included; a target with its own nth counts 1 when the nth falls among
-   * its matches, else 0 (as Playwright's locator.nth(i).count()). It
-   * answers at once, without waiting.
-   */
-  async count(target: Target): Promise<number> {
-    const api = "tab.count";
-    return await hostCall<number>("tab", "count", api, this.id, this.id, checkTarget(api, target));
-  }
-
-  /**
-   * texts returns the text every element the target matches shows, in
-   * the order count counts them (hidden matches included), in one call:
-   * [] when none matches. It answers at once, without waiting. More than
-   * 100,000 matches, or 4 Mi characters in all, rejects with
-   * "limit_exceeded": narrow the target.
-   */
-  async texts(target: Target): Promise<string[]> {
-    const api = "tab.texts";
-    const v = await hostCall<unknown>("tab", "texts", api, this.id, this.id, checkTarget(api, target));
-    return Array.isArray(v) ? v.map(String) : [];
-  }
-
-  /** values returns what every field the target matches holds, as value reads one, and as texts does. */
-  async values(target: Target): Promise<string[]> {
-    const api = "tab.values";
-    const v = await hostCall<unknown>("tab", "values", api, this.id, this.id, checkTarget(api, target));
-    return Array.isArray(v) ? v.map(String) : [];
-  }
-
-  /**
-   * table reads the table, grid, treegrid or row group the target names
-   * into { headers, rows }: each cell by the name a screen reader gives
-   * it (its text, an image's alt, a field's value), the header row (when
-   * the first row is all column headers) apart, hidden rows left out. It
-   * waits for the target as text does; the limits of texts hold for its
-   * cells.
-   */
-  async table(target: Target, opts: ReadOptions = {}): Promise<TableRows> {
-    const api = "tab.table";
-    const t = checkTarget(api, target);
-    const v = await hostCall<TableRows>("tab", "table", api, this.id, this.id, t, readOptions(api, opts));
-    return { headers: v?.headers ?? [], rows: v?.rows ?? [] };
-  }
-
-  /**
    * expect returns the retrying checks on the target (see Expectations):
    *
    * ```ts
@@ -1239,37 +1127,6 @@ export class Tab implements AsyncDisposable {
     return await hostCall<Awaited<R>>("pageJs", "evaluate", api, this.id, this.id, source, values);
   }
 
-  /** screenshot returns a PNG of the tab's visible part, or of the whole page. */
-  async screenshot(opts: ScreenshotOptions = {}): Promise<Uint8Array> {
-    const api = "tab.screenshot";
-    const o = checkOptions(api, opts, ["fullPage"]);
-    const fullPage = checkBool(api, "fullPage", o.fullPage);
-    const png = await hostCall<unknown>("tab", "screenshot", api, this.id, this.id, fullPage ? { fullPage } : {});
-    if (!(png instanceof Uint8Array)) throw new TypeError(`${api}: the host answered with something other than bytes`);
-    return png;
-  }
-
-  /**
-   * fill types value into the field target names, as a user would, and
-   * returns the field's state afterwards. If the page does not keep the
-   * value (a maxlength, a mask, a script), it rejects with a
-   * NotCommittedError whose kept is what the field holds. Needs forms.
-   */
-  async fill(target: Target, value: string, opts: FormOptions = {}): Promise<FieldState> {
-    const api = "tab.fill";
-    const t = checkTarget(api, target);
-    checkString(api, "the value", value);
-    return await hostCall<FieldState>("forms", "fill", api, this.id, this.id, t, value, formOptions(api, opts));
-  }
-
-  /** check ticks (or, with checked false, unticks) a checkbox or radio button. Needs forms. */
-  async check(target: Target, checked = true, opts: FormOptions = {}): Promise<void> {
-    const api = "tab.check";
-    const t = checkTarget(api, target);
-    checkBool(api, "checked", checked);
-    await hostCall("forms", "check", api, this.id, this.id, t, checked, formOptions(api, opts));
-  }
-
   /**
    * select chooses option, by its label or value, in a <select>, or in a
    * custom dropdown described by opts.parts, and resolves to the label the
@@ -1303,20 +1160,6 @@ export class Tab implements AsyncDisposable {
   }
 
   /**
-   * setFiles puts files into the file input the target names, as picking
-   * them would (the input may be hidden behind its label). Each path is
-   * relative to the script's folder, like read= grants, and must be a file
-   * under one of them: any other rejects with code "not_granted", a
-   * missing one with "not_found". An empty list clears the input; several
-   * files need an <input multiple> ("bad_target" otherwise). Needs forms.
-   */
-  async setFiles(target: Target, paths: string | string[], opts: FormOptions = {}): Promise<void> {
-    const api = "tab.setFiles";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "setFiles", api, this.id, this.id, t, checkPaths(api, paths), formOptions(api, opts));
-  }
-
-  /**
    * onDialog sets how this tab answers the page's alert, confirm, prompt
    * and beforeunload dialogs from now on. Every dialog is answered at
    * once, so none leaves a call waiting; by default each is dismissed
@@ -1334,91 +1177,6 @@ export class Tab implements AsyncDisposable {
   async onDialog(answer: DialogPolicy): Promise<void> {
     const api = "tab.onDialog";
     await hostCall("forms", "onDialog", api, this.id, this.id, checkDialogPolicy(api, answer));
-  }
-
-  /**
-   * click clicks the element target names, as a user would: a left click
-   * at the centre of its visible part, or with opts.button, clickCount,
-   * modifiers and position. Needs forms.
-   */
-  async click(target: Target, opts: ClickOptions = {}): Promise<void> {
-    const api = "tab.click";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "click", api, this.id, this.id, t, pointerOptions(api, opts, ["button", "clickCount"]));
-  }
-
-  /** dblclick double-clicks the element target names (click, click, dblclick). Needs forms. */
-  async dblclick(target: Target, opts: DblclickOptions = {}): Promise<void> {
-    const api = "tab.dblclick";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "dblclick", api, this.id, this.id, t, pointerOptions(api, opts, ["button"]));
-  }
-
-  /**
-   * hover moves the pointer over the element target names, once it is
-   * visible, still and not covered: menus and tooltips that open on hover
-   * open. Needs forms.
-   */
-  async hover(target: Target, opts: HoverOptions = {}): Promise<void> {
-    const api = "tab.hover";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "hover", api, this.id, this.id, t, pointerOptions(api, opts));
-  }
-
-  /**
-   * dragTo drags the element source names onto the element target names
-   * with the mouse: HTML drag and drop and lists that follow the pointer
-   * alike. Both wait as hover's target does. Needs forms.
-   */
-  async dragTo(source: Target, target: Target, opts: FormOptions = {}): Promise<void> {
-    const api = "tab.dragTo";
-    const s = checkTarget(api, source);
-    const t = checkTarget(api, target);
-    await hostCall("forms", "dragTo", api, this.id, this.id, s, t, formOptions(api, opts));
-  }
-
-  /** focus focuses the element target names ("bad_target" when it cannot take focus). Needs forms. */
-  async focus(target: Target, opts: FormOptions = {}): Promise<void> {
-    const api = "tab.focus";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "focus", api, this.id, this.id, t, formOptions(api, opts));
-  }
-
-  /**
-   * type focuses the element target names (clicking it when it takes no
-   * focus itself) and types text into whatever then has focus, one key
-   * press per character, opts.delay milliseconds apart: for editors and
-   * widgets that listen to keys. For a plain field, fill is faster and
-   * checks the result. At most 10000 characters ("limit_exceeded").
-   * Needs forms.
-   */
-  async type(target: Target, text: string, opts: TypeOptions = {}): Promise<void> {
-    const api = "tab.type";
-    const t = checkTarget(api, target);
-    checkString(api, "the text", text);
-    const { out: o, given: { delay } } = formOptionsAnd(api, opts, ["delay"]);
-    if (delay !== undefined) {
-      if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10_000) {
-        throw invalid(`${api}: delay must be from 0 to 10000 milliseconds, got ${describeTarget(delay)}`, "RangeError");
-      }
-      o.delay = delay;
-    }
-    await hostCall("forms", "type", api, this.id, this.id, t, text, o);
-  }
-
-  /**
-   * press presses a key, such as "Enter", "Tab" or "a", in the element
-   * opts.target names (focused first) or in whatever has focus. Needs
-   * forms.
-   */
-  async press(key: string, opts: PressOptions = {}): Promise<void> {
-    const api = "tab.press";
-    checkString(api, "the key", key);
-    if (key === "") throw invalid(`${api}: the key is empty`);
-    const { out: o, given: { target, modifiers } } = formOptionsAnd(api, opts, ["target", "modifiers"]);
-    if (target !== undefined) o.target = checkTarget(api, target);
-    if (modifiers !== undefined) o.modifiers = checkModifiers(api, modifiers);
-    await hostCall("forms", "press", api, this.id, this.id, key, o);
   }
 
   /** close closes the tab. */
