@@ -840,6 +840,8 @@ func tabGenTS() ([]byte, error) {
 		body.WriteString("  }\n")
 	}
 	delete(types, "Uint8Array")
+	expectations := expectationsTS()
+	funcs["textOf"], types["ExpectOptions"], types["ExpectRequest"] = true, true, true
 	// Sorted as deno fmt sorts them: by name, case aside (then upper case
 	// first), types among values.
 	var imports []string
@@ -868,7 +870,41 @@ func tabGenTS() ([]byte, error) {
 		"export abstract class TabCalls {\n  /** The tab's ID, stable for the tab's lifetime. */\n  abstract readonly id: string;\n")
 	b.WriteString(body.String())
 	b.WriteString("}\n")
+	b.WriteString(expectations)
 	return []byte(b.String()), nil
+}
+
+// expectationsTS writes tsExpectations as the classes ExpectationCalls
+// and PageExpectationCalls, which browser.ts's Expectations and
+// PageExpectations extend: each check sends its kind, and its expected
+// text or RegExp, through the class's check.
+func expectationsTS() string {
+	var b strings.Builder
+	for _, page := range []bool{false, true} {
+		class, of, api := "ExpectationCalls", "Expectations", "tab.expect(…)."
+		if page {
+			class, of, api = "PageExpectationCalls", "PageExpectations", "tab.expectPage()."
+		}
+		fmt.Fprintf(&b, "\n/** %s are the checks of %s (see %s) that send one kind and what it expects. */\n", class, of, of)
+		fmt.Fprintf(&b, "export abstract class %s {\n  /** check sends req, with the timeout of opts, as %s do; api names the call. */\n", class, of)
+		b.WriteString("  protected abstract check(api: string, req: ExpectRequest, opts: unknown): Promise<void>;\n")
+		for _, e := range tsExpectations {
+			if e.page != page {
+				continue
+			}
+			b.WriteString("\n" + jsDoc("  ", e.doc))
+			if e.param == "" {
+				fmt.Fprintf(&b, "  async %s(opts: ExpectOptions = {}): Promise<void> {\n", e.name)
+				fmt.Fprintf(&b, "    await this.check(%q, { kind: %q }, opts);\n  }\n", api+e.name, e.kind)
+				continue
+			}
+			fmt.Fprintf(&b, "  async %s(%s: string | RegExp, opts: ExpectOptions = {}): Promise<void> {\n", e.name, e.param)
+			fmt.Fprintf(&b, "    const api = %q;\n", api+e.name)
+			fmt.Fprintf(&b, "    await this.check(api, { kind: %q, ...textOf(api, %q, %s) }, opts);\n  }\n", e.kind, e.what, e.param)
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
 }
 
 // tsCall writes the statement prefix fn(args); on one line, or, past

@@ -405,3 +405,42 @@ var tsMethods = map[methodID]tsMethod{
 			{name: "opts", ts: "PressOptions", def: "{}", check: "pressOptions(api, %[1]s)"}},
 		result: "void"},
 }
+
+// tsExpectation is a check of tab.expect(target) (Expectations) or, with
+// page, of tab.expectPage() (PageExpectations) that takes an expected
+// text or RegExp, or nothing: tab_gen.ts's ExpectationCalls and
+// PageExpectationCalls hold them, in order, as they send the row of
+// tab.expect or tab.expectPage.
+type tsExpectation struct {
+	name, kind string // the method and the Expectation kind it sends
+	page       bool
+	// param names the expected text or RegExp, and what says it in
+	// messages ("the text"); "" takes none.
+	param, what string
+	doc         string
+}
+
+var tsExpectations = []tsExpectation{
+	{name: "toHaveText", kind: "text", param: "text", what: "the text", doc: "toHaveText expects the element's text (as Tab.text " +
+		"reads it) to be text, white space aside: runs of it count as one space, and none at either end. A RegExp need only match " +
+		"somewhere in the text."},
+	{name: "toContainText", kind: "containsText", param: "text", what: "the text",
+		doc: "toContainText expects the element's text to contain text (white space aside), or to match a RegExp."},
+	{name: "toHaveValue", kind: "value", param: "value", what: "the value",
+		doc: "toHaveValue expects the field to hold exactly value (as Tab.value reads it), or a value matching a RegExp."},
+	{name: "toBeVisible", kind: "visible", doc: "toBeVisible expects an element the target names to be shown, as Tab.visible reports it."},
+	{name: "toBeHidden", kind: "hidden",
+		doc: "toBeHidden expects no element the target names to be shown: none matches, or every match is hidden."},
+	{name: "toHaveClass", kind: "class", param: "cls", what: "the class",
+		doc: "toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp."},
+	{name: "toBeEnabled", kind: "enabled",
+		doc: "toBeEnabled expects the element not to be disabled (the disabled attribute, a disabled fieldset, aria-disabled)."},
+	{name: "toBeDisabled", kind: "disabled", doc: "toBeDisabled expects the element to be disabled."},
+	{name: "toBeFocused", kind: "focused", doc: "toBeFocused expects the element to have the focus."},
+	{name: "toBeEditable", kind: "editable", doc: "toBeEditable expects the field to take typing: an input, text area, select or " +
+		"editable element, neither disabled nor read-only. Another kind of element rejects at once with \"bad_target\"."},
+	{name: "toHaveURL", kind: "url", page: true, param: "url", what: "the URL",
+		doc: "toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp."},
+	{name: "toHaveTitle", kind: "title", page: true, param: "title", what: "the title",
+		doc: "toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp."},
+}

@@ -15,7 +15,7 @@ import {
   TabError,
 } from "./errors.ts";
 import { CallStack, type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
-import { TabCalls } from "./tab_gen.ts";
+import { ExpectationCalls, PageExpectationCalls, TabCalls } from "./tab_gen.ts";
 import type {
   ClickOptions,
   DblclickOptions,
@@ -188,7 +188,7 @@ export function readOptions(api: string, opts: unknown): ReadOptions {
 }
 
 /** textOf checks an expected text or RegExp and returns it as the host takes it. */
-function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "text" | "pattern"> {
+export function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "text" | "pattern"> {
   if (typeof t === "string") return { text: t };
   if (t instanceof RegExp) return { pattern: { source: t.source, flags: t.flags } };
   throw invalid(`${api}: ${what} must be a string or a RegExp, got ${describeTarget(t)}`);
@@ -209,13 +209,14 @@ function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "tex
  * await tab.expect({ role: "status" }).toHaveText("Saved");
  * ```
  */
-export class Expectations {
+export class Expectations extends ExpectationCalls {
   readonly #tab: string;
   readonly #target: Target;
   readonly #not: boolean;
 
   /** Expectations on target in the tab with this ID; scripts get them from Tab.expect. */
   constructor(tab: string, target: Target, not = false) {
+    super();
     this.#tab = tab;
     this.#target = checkTarget("tab.expect", target);
     this.#not = not;
@@ -230,43 +231,12 @@ export class Expectations {
     return new Expectations(this.#tab, this.#target, !this.#not);
   }
 
-  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+  /** check sends req, with the timeout of opts, for api. */
+  protected async check(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
     const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
     if (timeout !== undefined) req.timeout = timeout;
     if (this.#not) req.not = true;
     await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req);
-  }
-
-  /**
-   * toHaveText expects the element's text (as Tab.text reads it) to be
-   * text, white space aside: runs of it count as one space, and none at
-   * either end. A RegExp need only match somewhere in the text.
-   */
-  async toHaveText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toHaveText";
-    await this.#expect(api, { kind: "text", ...textOf(api, "the text", text) }, opts);
-  }
-
-  /** toContainText expects the element's text to contain text (white space aside), or to match a RegExp. */
-  async toContainText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toContainText";
-    await this.#expect(api, { kind: "containsText", ...textOf(api, "the text", text) }, opts);
-  }
-
-  /** toHaveValue expects the field to hold exactly value (as Tab.value reads it), or a value matching a RegExp. */
-  async toHaveValue(value: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toHaveValue";
-    await this.#expect(api, { kind: "value", ...textOf(api, "the value", value) }, opts);
-  }
-
-  /** toBeVisible expects an element the target names to be shown, as Tab.visible reports it. */
-  async toBeVisible(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeVisible", { kind: "visible" }, opts);
-  }
-
-  /** toBeHidden expects no element the target names to be shown: none matches, or every match is hidden. */
-  async toBeHidden(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeHidden", { kind: "hidden" }, opts);
   }
 
   /** toBeChecked expects the checkbox, switch or radio button to be checked (or, with checked: false, not). */
@@ -274,7 +244,7 @@ export class Expectations {
     const api = "tab.expect(…).toBeChecked";
     const { checked, ...rest } = strictOptions(api, opts, ["timeout", "checked"]);
     const on = checkBool(api, "checked", checked) ?? true;
-    await this.#expect(api, { kind: on ? "checked" : "unchecked" }, rest);
+    await this.check(api, { kind: on ? "checked" : "unchecked" }, rest);
   }
 
   /** toHaveCount expects count elements to match the target, hidden ones included, as Tab.count counts them. */
@@ -283,7 +253,7 @@ export class Expectations {
     if (!Number.isSafeInteger(count) || count < 0) {
       throw invalid(`${api}: the count must be a whole number, 0 or more, got ${String(count)}`);
     }
-    await this.#expect(api, { kind: "count", count }, opts);
+    await this.check(api, { kind: "count", count }, opts);
   }
 
   /**
@@ -296,37 +266,7 @@ export class Expectations {
     checkString(api, "the attribute name", name);
     if (name === "") throw invalid(`${api}: the attribute name must not be empty`);
     const v = value === undefined ? {} : textOf(api, "the value", value);
-    await this.#expect(api, { kind: "attribute", name, ...v }, opts);
-  }
-
-  /** toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp. */
-  async toHaveClass(cls: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toHaveClass";
-    await this.#expect(api, { kind: "class", ...textOf(api, "the class", cls) }, opts);
-  }
-
-  /** toBeEnabled expects the element not to be disabled (the disabled attribute, a disabled fieldset, aria-disabled). */
-  async toBeEnabled(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeEnabled", { kind: "enabled" }, opts);
-  }
-
-  /** toBeDisabled expects the element to be disabled. */
-  async toBeDisabled(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeDisabled", { kind: "disabled" }, opts);
-  }
-
-  /** toBeFocused expects the element to have the focus. */
-  async toBeFocused(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeFocused", { kind: "focused" }, opts);
-  }
-
-  /**
-   * toBeEditable expects the field to take typing: an input, text area,
-   * select or editable element, neither disabled nor read-only. Another
-   * kind of element rejects at once with "bad_target".
-   */
-  async toBeEditable(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeEditable", { kind: "editable" }, opts);
+    await this.check(api, { kind: "attribute", name, ...v }, opts);
   }
 }
 
@@ -340,12 +280,13 @@ export class Expectations {
  * await tab.expectPage().toHaveURL(/\/receipt\/\d+$/);
  * ```
  */
-export class PageExpectations {
+export class PageExpectations extends PageExpectationCalls {
   readonly #tab: string;
   readonly #not: boolean;
 
   /** Expectations on the page of the tab with this ID; scripts get them from Tab.expectPage. */
   constructor(tab: string, not = false) {
+    super();
     this.#tab = tab;
     this.#not = not;
   }
@@ -355,23 +296,12 @@ export class PageExpectations {
     return new PageExpectations(this.#tab, !this.#not);
   }
 
-  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+  /** check sends req, with the timeout of opts, for api. */
+  protected async check(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
     const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
     if (timeout !== undefined) req.timeout = timeout;
     if (this.#not) req.not = true;
     await hostCall("tab", "expectPage", "tab.expectPage", this.#tab, this.#tab, req);
-  }
-
-  /** toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp. */
-  async toHaveURL(url: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expectPage().toHaveURL";
-    await this.#expect(api, { kind: "url", ...textOf(api, "the URL", url) }, opts);
-  }
-
-  /** toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp. */
-  async toHaveTitle(title: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expectPage().toHaveTitle";
-    await this.#expect(api, { kind: "title", ...textOf(api, "the title", title) }, opts);
   }
 }
 

@@ -15,6 +15,8 @@ import {
   checkURL,
   type ClickOptions,
   type DblclickOptions,
+  type ExpectOptions,
+  type ExpectRequest,
   type FieldState,
   type FormOptions,
   formOptions,
@@ -38,6 +40,7 @@ import {
   type TableRows,
   tableRows,
   type Target,
+  textOf,
   type TypeOptions,
   typeOptions,
 } from "./browser.ts";
@@ -417,5 +420,94 @@ export abstract class TabCalls {
       checkString(api, "the text", text),
       typeOptions(api, opts),
     );
+  }
+}
+
+/** ExpectationCalls are the checks of Expectations (see Expectations) that send one kind and what it expects. */
+export abstract class ExpectationCalls {
+  /** check sends req, with the timeout of opts, as Expectations do; api names the call. */
+  protected abstract check(api: string, req: ExpectRequest, opts: unknown): Promise<void>;
+
+  /**
+   * toHaveText expects the element's text (as Tab.text reads it) to be text,
+   * white space aside: runs of it count as one space, and none at either end. A
+   * RegExp need only match somewhere in the text.
+   */
+  async toHaveText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveText";
+    await this.check(api, { kind: "text", ...textOf(api, "the text", text) }, opts);
+  }
+
+  /** toContainText expects the element's text to contain text (white space aside), or to match a RegExp. */
+  async toContainText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toContainText";
+    await this.check(api, { kind: "containsText", ...textOf(api, "the text", text) }, opts);
+  }
+
+  /** toHaveValue expects the field to hold exactly value (as Tab.value reads it), or a value matching a RegExp. */
+  async toHaveValue(value: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveValue";
+    await this.check(api, { kind: "value", ...textOf(api, "the value", value) }, opts);
+  }
+
+  /** toBeVisible expects an element the target names to be shown, as Tab.visible reports it. */
+  async toBeVisible(opts: ExpectOptions = {}): Promise<void> {
+    await this.check("tab.expect(…).toBeVisible", { kind: "visible" }, opts);
+  }
+
+  /** toBeHidden expects no element the target names to be shown: none matches, or every match is hidden. */
+  async toBeHidden(opts: ExpectOptions = {}): Promise<void> {
+    await this.check("tab.expect(…).toBeHidden", { kind: "hidden" }, opts);
+  }
+
+  /** toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp. */
+  async toHaveClass(cls: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expect(…).toHaveClass";
+    await this.check(api, { kind: "class", ...textOf(api, "the class", cls) }, opts);
+  }
+
+  /**
+   * toBeEnabled expects the element not to be disabled (the disabled attribute,
+   * a disabled fieldset, aria-disabled).
+   */
+  async toBeEnabled(opts: ExpectOptions = {}): Promise<void> {
+    await this.check("tab.expect(…).toBeEnabled", { kind: "enabled" }, opts);
+  }
+
+  /** toBeDisabled expects the element to be disabled. */
+  async toBeDisabled(opts: ExpectOptions = {}): Promise<void> {
+    await this.check("tab.expect(…).toBeDisabled", { kind: "disabled" }, opts);
+  }
+
+  /** toBeFocused expects the element to have the focus. */
+  async toBeFocused(opts: ExpectOptions = {}): Promise<void> {
+    await this.check("tab.expect(…).toBeFocused", { kind: "focused" }, opts);
+  }
+
+  /**
+   * toBeEditable expects the field to take typing: an input, text area, select
+   * or editable element, neither disabled nor read-only. Another kind of
+   * element rejects at once with "bad_target".
+   */
+  async toBeEditable(opts: ExpectOptions = {}): Promise<void> {
+    await this.check("tab.expect(…).toBeEditable", { kind: "editable" }, opts);
+  }
+}
+
+/** PageExpectationCalls are the checks of PageExpectations (see PageExpectations) that send one kind and what it expects. */
+export abstract class PageExpectationCalls {
+  /** check sends req, with the timeout of opts, as PageExpectations do; api names the call. */
+  protected abstract check(api: string, req: ExpectRequest, opts: unknown): Promise<void>;
+
+  /** toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp. */
+  async toHaveURL(url: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expectPage().toHaveURL";
+    await this.check(api, { kind: "url", ...textOf(api, "the URL", url) }, opts);
+  }
+
+  /** toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp. */
+  async toHaveTitle(title: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
+    const api = "tab.expectPage().toHaveTitle";
+    await this.check(api, { kind: "title", ...textOf(api, "the title", title) }, opts);
   }
 }
