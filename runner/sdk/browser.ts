@@ -16,6 +16,10 @@ import {
 } from "./errors.ts";
 import { CallStack, type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
 import { ExpectationCalls, PageExpectationCalls, TabCalls } from "./tab_gen.ts";
+
+// The generated bases of Tab and the expectations, for the docs that link
+// their methods.
+export type { ExpectationCalls, PageExpectationCalls, TabCalls };
 import type {
   ClickOptions,
   DblclickOptions,
