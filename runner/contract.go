@@ -348,3 +348,125 @@ func decodeTarget(api string, arg int, v capnweb.Value) (cdp.Locator, error) {
 	}
 	return l, checkTarget(api, l)
 }
+
+// tsType is what the SDK's public TypeScript type says of one of the
+// contract's object types (contract_types.ts, generated from this table
+// and the Go types): its script-facing doc, and its keys'. A type the
+// table leaves out is generated undocumented; the contract test fails on
+// a key the Go type does not have.
+type tsType struct {
+	doc    string
+	fields map[string]tsField
+}
+
+// tsField is one key of a tsType.
+type tsField struct {
+	doc string
+	// ts is the type scripts see when it is narrower than the Go shape
+	// (a string the host takes only some values of); "" is the shape.
+	ts string
+	// required: a request must have it (the host refuses one without).
+	// A result's keys are all present, and so required.
+	required bool
+}
+
+// Narrower types of the script API's keys.
+const (
+	tsTimeoutDoc = "How long to wait, in milliseconds. Default: the host's limit."
+	tsModifiers  = `Modifier keys held down: "Alt", "Control", "Meta", "Shift".`
+)
+
+// tsTypes documents the contract's object types for scripts: deno doc and
+// an editor show these words.
+var tsTypes = map[string]tsType{
+	"NavigationOptions": {doc: "Options of Tab.goto and Tab.waitForNavigation.", fields: map[string]tsField{
+		"waitUntil": {doc: "Wait for the load event (default) or only for DOMContentLoaded.", ts: `"load" | "domcontentloaded"`},
+		"timeout":   {doc: tsTimeoutDoc},
+	}},
+	"DownloadOptions": {doc: "Options of Tab.waitForDownload.", fields: map[string]tsField{
+		"path": {required: true, doc: "Where the file goes, relative to the script's folder as write= grants are, and under one of them: " +
+			"a folder (ending in \"/\", or one that exists), which the file goes into under the name the page suggests, made safe; or a file path."},
+		"overwrite": {doc: `Replace a file already there; without it the call fails with code "invalid".`},
+		"timeout":   {doc: "How long to wait for the download to begin and complete, in milliseconds. Default: the host's limit (30 s)."},
+	}},
+	"DownloadResult": {doc: "What Tab.waitForDownload resolves to: the file saved.", fields: map[string]tsField{
+		"name": {doc: "The file's name."},
+		"size": {doc: "Its size in bytes."},
+		"path": {doc: `Where it went: relative to the script's folder (with "/") when options.path was relative.`},
+	}},
+	"Response": {doc: "What Tab.goto resolves to: the response the new document came with.", fields: map[string]tsField{
+		"status": {doc: "The HTTP status, such as 200 or 404: a page that answers with an error status still loads, so check it. " +
+			"0 when there was no response (about:blank, a #fragment of the same page)."},
+		"url": {doc: "The address the document came from, after redirects (without its #fragment)."},
+	}},
+	"WaitForOptions": {doc: "Options of Tab.waitFor.", fields: map[string]tsField{
+		"timeout": {doc: tsTimeoutDoc},
+		"state": {doc: `What to wait for. Default "visible". "visible": an element the target names is shown; ` +
+			`"hidden": none matches, or every match is hidden; "attached": some element matches, shown or hidden; "detached": none matches.`,
+			ts: `"visible" | "hidden" | "attached" | "detached"`},
+	}},
+	"ReadOptions": {doc: "Options of the readers that wait for their target: text, value, attribute, checked and table.", fields: map[string]tsField{
+		"timeout": {doc: "How long to wait for the target to be there, in milliseconds. Default 30000, as for an action."},
+	}},
+	"Expectation": {doc: "Expectation is what an expectation sends the host: one kind of check, what it expects, and how long to keep checking. " +
+		"Scripts use Tab.expect. A RegExp travels as its source and flags; the host matches it with an engine that has the usual syntax " +
+		"but no lookaround or backreferences.", fields: map[string]tsField{
+		"kind": {required: true, ts: `"text" | "containsText" | "value" | "visible" | "hidden" | "checked" | "unchecked" | "count" | ` +
+			`"attribute" | "class" | "enabled" | "disabled" | "focused" | "editable" | "url" | "title"`},
+		"name": {doc: `The attribute of an "attribute" expectation.`},
+		"not":  {doc: "Turns the expectation round: it holds once the condition does not."},
+	}},
+	"TextPattern": {doc: "A RegExp as it crosses to the host.", fields: map[string]tsField{
+		"source": {required: true}, "flags": {required: true},
+	}},
+	"UrlMatch": {doc: "What Tab.waitForURL sends the host: the address as a glob, or a RegExp as its source and flags."},
+	"ScreenshotOptions": {doc: "Options of Tab.screenshot.", fields: map[string]tsField{
+		"fullPage": {doc: "Capture the whole page rather than the visible part. Default false."},
+	}},
+	"FormOptions": {doc: "Options of the form actions: fill, check, select, setFiles, dragTo and focus, and the base of the others'.", fields: map[string]tsField{
+		"dryRun": {doc: "Resolve and check the target (and its custom parts), log the write the call would make, and change nothing. Default false."},
+		"parts": {doc: "CSS selectors for the parts of a custom control, for select on a dropdown that is not a native <select>: " +
+			`"trigger" opens it (default: the target itself), "option" matches its options by text, "value" shows the chosen value (default: the target).`,
+			ts: "{ trigger?: string; option?: string; value?: string; [part: string]: string | undefined }"},
+		"timeout": {doc: "How long to wait for the target, in milliseconds. Default: the host's limit."},
+	}},
+	"PressOptions": {doc: "Options of Tab.press.", fields: map[string]tsField{
+		"target":    {doc: "The element to focus before the key is pressed. Default: whatever has focus.", ts: "Target"},
+		"modifiers": {doc: tsModifiers},
+	}},
+	"HoverOptions": {doc: "Options of Tab.hover: where to point, and the keys held meanwhile.", fields: map[string]tsField{
+		"modifiers": {doc: tsModifiers},
+		"position":  {doc: "The point to act at, in CSS pixels from the element's top left corner. Default: the centre of its visible part."},
+	}},
+	"Position": {doc: "A point of an element, in CSS pixels from its top left corner.", fields: map[string]tsField{
+		"x": {required: true}, "y": {required: true},
+	}},
+	"DblclickOptions": {doc: "Options of Tab.dblclick.", fields: map[string]tsField{
+		"button": {doc: `The mouse button. Default "left".`, ts: `"left" | "right" | "middle"`},
+	}},
+	"ClickOptions": {doc: "Options of Tab.click.", fields: map[string]tsField{
+		"clickCount": {doc: "How many clicks make the gesture, 1 to 3 (3 selects a paragraph). Default 1."},
+	}},
+	"TypeOptions": {doc: "Options of Tab.type.", fields: map[string]tsField{
+		"delay": {doc: "The pause between key presses, in milliseconds (at most 10000). Default 0."},
+	}},
+	"Table": {doc: "A table or grid as Tab.table reads it.", fields: map[string]tsField{
+		"headers": {doc: "The names of the header row's cells; empty when the table has no row of column headers."},
+		"rows":    {doc: "The other rows, each its cells' names in order."},
+	}},
+	"FieldState": {doc: "A field after fill: what it holds and whether the page accepts it.", fields: map[string]tsField{
+		"value":             {doc: "The value the field holds."},
+		"invalid":           {doc: "Whether the field fails its validation (:invalid or aria-invalid)."},
+		"validationMessage": {doc: `The browser's validation message, or "".`},
+		"errorText":         {doc: `Error text the page shows for the field, or "".`},
+	}},
+	"OpenTabOptions": {doc: "Options of tabs.open.", fields: map[string]tsField{
+		"background": {doc: "Open without switching to the tab. Default false."},
+		"timeout":    {doc: "How long to wait for a free tab slot and for the page to load, in milliseconds. Default: the host's limit."},
+		"seq":        {doc: "The SDK's number for a background open, in the order the script made them; scripts leave it out."},
+	}},
+	"TabInfo": {doc: "TabInfo is what the host reports about a tab."},
+	"DialogAnswer": {doc: "An answer to a dialog in object form: OK (accept true) or Cancel, and a prompt's text.", fields: map[string]tsField{
+		"accept": {required: true},
+	}},
+}

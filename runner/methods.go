@@ -270,3 +270,177 @@ func apiOf(cap permissions.Capability, method string) string {
 	}
 	return string(cap) + "." + method
 }
+
+// tsMethod is how the SDK's Tab offers a row of the table as a plain
+// wrapper: check the arguments, call the host, return the answer. The
+// contract test writes the wrappers (sdk/tab_gen.ts, the class
+// TabCalls, which browser.ts's Tab extends) from these, and fails when
+// that file is stale; the rows left out need the live JavaScript value
+// (a function, a RegExp) and are written by hand in browser.ts.
+type tsMethod struct {
+	doc    string    // its JSDoc, as scripts read it
+	params []tsParam // the script's arguments, in order
+	result string    // the type the promise resolves to
+	// answer is a TypeScript expression of the host's answer (%s), what
+	// the method resolves to; "" is the answer as it is.
+	answer string
+}
+
+// tsParam is one argument of a tsMethod.
+type tsParam struct {
+	name, ts string
+	def      string // its default, "" none
+	// check is a TypeScript expression of the argument (%[1]s) and the
+	// API's name (api), what is sent: the SDK's checks of it (browser.ts);
+	// "" sends it as it is.
+	check string
+}
+
+// Arguments the wrappers share.
+var (
+	tsTarget     = tsParam{name: "target", ts: "Target", check: "checkTarget(api, %[1]s)"}
+	tsReadOpts   = tsParam{name: "opts", ts: "ReadOptions", def: "{}", check: "readOptions(api, %[1]s)"}
+	tsNavOpts    = tsParam{name: "opts", ts: "NavigationOptions", def: "{}", check: "navOptions(api, %[1]s)"}
+	tsFormOpts   = tsParam{name: "opts", ts: "FormOptions", def: "{}", check: "formOptions(api, %[1]s)"}
+	tsNeedsForms = " Needs forms."
+)
+
+// tsMethods are the Tab methods tab_gen.ts holds, by row.
+var tsMethods = map[methodID]tsMethod{
+	mTabURL:   {doc: "url returns the address the tab shows now.", result: "string"},
+	mTabTitle: {doc: "title returns the tab's title now.", result: "string"},
+	mTabGoto: {doc: "goto loads url in this tab and resolves once it has loaded (see waitUntil), with the response's status and the " +
+		"address it came from after redirects: a 404 page loads like any other, so check status. Redirects include the page's own " +
+		"while it loads (location.replace, location.href =, a meta refresh, the usual signed-out redirect): goto resolves at the page " +
+		"they end on, with its status and address. A page that cannot be loaded at all rejects with code \"navigation\", one that takes " +
+		"too long with \"timeout\". Only http and https addresses (and about:blank) can be opened; anything else, and any address the " +
+		"host keeps from pages, rejects with code \"navigation_blocked\".",
+		params: []tsParam{{name: "url", ts: "string", check: "checkURL(api, %[1]s)"}, tsNavOpts},
+		result: "NavigationResponse", answer: "response(api, %s)"},
+	mTabReload: {doc: "reload loads the tab's document again and resolves as goto does, with the status and address of the document it ends at.",
+		params: []tsParam{tsNavOpts}, result: "NavigationResponse", answer: "response(api, %s)"},
+	mTabGoBack: {doc: "goBack goes one entry back in the tab's history, as the browser's back button does, and resolves as goto does; " +
+		"null when there is no entry before this one. A move within one page (a #fragment, the history API) resolves status 0.",
+		params: []tsParam{tsNavOpts}, result: "NavigationResponse | null", answer: "moved(api, %s)"},
+	mTabGoForward: {doc: "goForward goes one entry forward in the tab's history; null when there is none. See goBack.",
+		params: []tsParam{tsNavOpts}, result: "NavigationResponse | null", answer: "moved(api, %s)"},
+	mTabText: {doc: "text returns the text the target's element shows, with the line breaks a person sees. Like every reader (text, " +
+		"value, attribute, checked, visible, count) it needs only browser, reads the page without running its code, and logs the target " +
+		"but never what it read. On a page outside the script's sites= it rejects with \"site_not_allowed\".\n\n" +
+		"text, value, attribute and checked wait for their target to be there as long as an action would, up to opts.timeout (default " +
+		"30 s), so a page still rendering just works; then they reject with \"not_found\". Several matching elements reject with " +
+		"\"ambiguous\" at once: the target needs narrowing, not time. visible and count answer at once: they are questions about the " +
+		"page now. To wait for a change, use expect.",
+		params: []tsParam{tsTarget, tsReadOpts}, result: "string"},
+	mTabValue: {doc: "value returns what the target's field holds: an input's or textarea's value, a select's chosen label, an editable " +
+		"element's text. Any other element rejects with code \"bad_target\". Disabled and hidden fields can be read too. It waits for " +
+		"the field as text does.",
+		params: []tsParam{tsTarget, tsReadOpts}, result: "string"},
+	mTabAttribute: {doc: "attribute returns the named attribute of the target's element, or null when it has none. It waits for the " +
+		"element as text does.",
+		params: []tsParam{tsTarget, {name: "name", ts: "string", check: `checkName(api, "the attribute name", %[1]s)`}, tsReadOpts},
+		result: "string | null", answer: "orNull(%s)"},
+	mTabChecked: {doc: "checked reports whether the target's checkbox, switch or radio button is checked (\"bad_target\" for anything " +
+		"else). It waits for the element as text does.",
+		params: []tsParam{tsTarget, tsReadOpts}, result: "boolean"},
+	mTabVisible: {doc: "visible reports whether an element the target names is shown: false when none matches or every match is " +
+		"hidden, true when any is shown (disabled ones included). It answers at once, without waiting.",
+		params: []tsParam{tsTarget}, result: "boolean"},
+	mTabCount: {doc: "count returns how many elements the target matches, hidden ones included; a target with its own nth counts 1 " +
+		"when the nth falls among its matches, else 0 (as Playwright's locator.nth(i).count()). It answers at once, without waiting.",
+		params: []tsParam{tsTarget}, result: "number"},
+	mTabTexts: {doc: "texts returns the text every element the target matches shows, in the order count counts them (hidden matches " +
+		"included), in one call: [] when none matches. It answers at once, without waiting. More than 100,000 matches, or 4 Mi " +
+		"characters in all, rejects with \"limit_exceeded\": narrow the target.",
+		params: []tsParam{tsTarget}, result: "string[]", answer: "strings(%s)"},
+	mTabValues: {doc: "values returns what every field the target matches holds, as value reads one, and as texts does.",
+		params: []tsParam{tsTarget}, result: "string[]", answer: "strings(%s)"},
+	mTabTable: {doc: "table reads the table, grid, treegrid or row group the target names into { headers, rows }: each cell by the " +
+		"name a screen reader gives it (its text, an image's alt, a field's value), the header row (when the first row is all column " +
+		"headers) apart, hidden rows left out. It waits for the target as text does; the limits of texts hold for its cells.",
+		params: []tsParam{tsTarget, tsReadOpts}, result: "TableRows", answer: "tableRows(%s)"},
+	mTabScreenshot: {doc: "screenshot returns a PNG of the tab's visible part, or of the whole page.",
+		params: []tsParam{{name: "opts", ts: "ScreenshotOptions", def: "{}", check: "screenshotOptions(api, %[1]s)"}},
+		result: "Uint8Array", answer: "png(api, %s)"},
+	mFormsFill: {doc: "fill types value into the field target names, as a user would, and returns the field's state afterwards. If " +
+		"the page does not keep the value (a maxlength, a mask, a script), it rejects with a NotCommittedError whose kept is what the " +
+		"field holds." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "value", ts: "string", check: `checkString(api, "the value", %[1]s)`}, tsFormOpts},
+		result: "FieldState"},
+	mFormsCheck: {doc: "check ticks (or, with checked false, unticks) a checkbox or radio button." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "checked", ts: "boolean", def: "true", check: `checkBool(api, "checked", %[1]s)`}, tsFormOpts},
+		result: "void"},
+	mFormsSetFiles: {doc: "setFiles puts files into the file input the target names, as picking them would (the input may be hidden " +
+		"behind its label). Each path is relative to the script's folder, like read= grants, and must be a file under one of them: any " +
+		"other rejects with code \"not_granted\", a missing one with \"not_found\". An empty list clears the input; several files need " +
+		"an <input multiple> (\"bad_target\" otherwise)." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "paths", ts: "string | string[]", check: "checkPaths(api, %[1]s)"}, tsFormOpts},
+		result: "void"},
+	mFormsClick: {doc: "click clicks the element target names, as a user would: a left click at the centre of its visible part, or " +
+		"with opts.button, clickCount, modifiers and position." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "opts", ts: "ClickOptions", def: "{}", check: `pointerOptions(api, %[1]s, ["button", "clickCount"])`}},
+		result: "void"},
+	mFormsDblclick: {doc: "dblclick double-clicks the element target names (click, click, dblclick)." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "opts", ts: "DblclickOptions", def: "{}", check: `pointerOptions(api, %[1]s, ["button"])`}},
+		result: "void"},
+	mFormsHover: {doc: "hover moves the pointer over the element target names, once it is visible, still and not covered: menus and " +
+		"tooltips that open on hover open." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "opts", ts: "HoverOptions", def: "{}", check: "pointerOptions(api, %[1]s)"}},
+		result: "void"},
+	mFormsDragTo: {doc: "dragTo drags the element source names onto the element target names with the mouse: HTML drag and drop and " +
+		"lists that follow the pointer alike. Both wait as hover's target does." + tsNeedsForms,
+		params: []tsParam{{name: "source", ts: "Target", check: "checkTarget(api, %[1]s)"}, tsTarget, tsFormOpts},
+		result: "void"},
+	mFormsFocus: {doc: "focus focuses the element target names (\"bad_target\" when it cannot take focus)." + tsNeedsForms,
+		params: []tsParam{tsTarget, tsFormOpts}, result: "void"},
+	mFormsType: {doc: "type focuses the element target names (clicking it when it takes no focus itself) and types text into whatever " +
+		"then has focus, one key press per character, opts.delay milliseconds apart: for editors and widgets that listen to keys. For " +
+		"a plain field, fill is faster and checks the result. At most 10000 characters (\"limit_exceeded\")." + tsNeedsForms,
+		params: []tsParam{tsTarget, {name: "text", ts: "string", check: `checkString(api, "the text", %[1]s)`},
+			{name: "opts", ts: "TypeOptions", def: "{}", check: "typeOptions(api, %[1]s)"}},
+		result: "void"},
+	mFormsPress: {doc: "press presses a key, such as \"Enter\", \"Tab\" or \"a\", in the element opts.target names (focused first) or " +
+		"in whatever has focus." + tsNeedsForms,
+		params: []tsParam{{name: "key", ts: "string", check: `checkName(api, "the key", %[1]s)`},
+			{name: "opts", ts: "PressOptions", def: "{}", check: "pressOptions(api, %[1]s)"}},
+		result: "void"},
+}
+
+// tsExpectation is a check of tab.expect(target) (Expectations) or, with
+// page, of tab.expectPage() (PageExpectations) that takes an expected
+// text or RegExp, or nothing: tab_gen.ts's ExpectationCalls and
+// PageExpectationCalls hold them, in order, as they send the row of
+// tab.expect or tab.expectPage.
+type tsExpectation struct {
+	name, kind string // the method and the Expectation kind it sends
+	page       bool
+	// param names the expected text or RegExp, and what says it in
+	// messages ("the text"); "" takes none.
+	param, what string
+	doc         string
+}
+
+var tsExpectations = []tsExpectation{
+	{name: "toHaveText", kind: "text", param: "text", what: "the text", doc: "toHaveText expects the element's text (as Tab.text " +
+		"reads it) to be text, white space aside: runs of it count as one space, and none at either end. A RegExp need only match " +
+		"somewhere in the text."},
+	{name: "toContainText", kind: "containsText", param: "text", what: "the text",
+		doc: "toContainText expects the element's text to contain text (white space aside), or to match a RegExp."},
+	{name: "toHaveValue", kind: "value", param: "value", what: "the value",
+		doc: "toHaveValue expects the field to hold exactly value (as Tab.value reads it), or a value matching a RegExp."},
+	{name: "toBeVisible", kind: "visible", doc: "toBeVisible expects an element the target names to be shown, as Tab.visible reports it."},
+	{name: "toBeHidden", kind: "hidden",
+		doc: "toBeHidden expects no element the target names to be shown: none matches, or every match is hidden."},
+	{name: "toHaveClass", kind: "class", param: "cls", what: "the class",
+		doc: "toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp."},
+	{name: "toBeEnabled", kind: "enabled",
+		doc: "toBeEnabled expects the element not to be disabled (the disabled attribute, a disabled fieldset, aria-disabled)."},
+	{name: "toBeDisabled", kind: "disabled", doc: "toBeDisabled expects the element to be disabled."},
+	{name: "toBeFocused", kind: "focused", doc: "toBeFocused expects the element to have the focus."},
+	{name: "toBeEditable", kind: "editable", doc: "toBeEditable expects the field to take typing: an input, text area, select or " +
+		"editable element, neither disabled nor read-only. Another kind of element rejects at once with \"bad_target\"."},
+	{name: "toHaveURL", kind: "url", page: true, param: "url", what: "the URL",
+		doc: "toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp."},
+	{name: "toHaveTitle", kind: "title", page: true, param: "title", what: "the title",
+		doc: "toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp."},
+}

@@ -50,7 +50,7 @@ await tab.waitFor("#never", { timeout: 200 });
 			}
 			assert.Contains(t, entry.FirstError, name+".ts"+tc.line, "the first frame is the script's line")
 			assert.Equal(t, entry.FirstError, entry.Reason)
-			for _, bad := range []string{"browser.ts", "capnweb", "cdp", "context deadline", "Uncaught", "Caused by"} {
+			for _, bad := range []string{"browser.ts", "tab_gen.ts", "capnweb", "cdp", "context deadline", "Uncaught", "Caused by"} {
 				assert.NotContains(t, entry.Output, bad)
 			}
 		})

@@ -27,7 +27,7 @@ import (
 //
 //go:embed sdk/deno.json sdk/writing-automations.md sdk/cache_probe.ts
 //go:embed sdk/main.ts sdk/mod.ts sdk/runtime.ts sdk/transport.ts sdk/version.ts
-//go:embed sdk/browser.ts sdk/errors.ts sdk/path.ts sdk/step.ts
+//go:embed sdk/browser.ts sdk/contract_types.ts sdk/tab_gen.ts sdk/errors.ts sdk/path.ts sdk/step.ts
 //go:embed sdk/contract.json sdk/testing.ts sdk/fake_browser.ts sdk/served.ts sdk/kit_rules.ts sdk/go_wasm.ts sdk/rules.wasm.gz sdk/realhost.ts
 var sdkFS embed.FS
 

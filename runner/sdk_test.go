@@ -223,7 +223,7 @@ func sdkDenoDir(t testing.TB, deno string) string {
 // sdkTestOnly reports whether a file of runner/sdk is one of the SDK's own
 // tests, which runs never need and the library does not ship.
 func sdkTestOnly(name string) bool {
-	return strings.HasSuffix(name, "_test.ts") || name == "test_helpers.ts" || name == "contract_types.ts"
+	return strings.HasSuffix(name, "_test.ts") || name == "test_helpers.ts"
 }
 
 // TestSDKEmbedsOnlyWhatRunsNeed holds the embed list to the source tree:

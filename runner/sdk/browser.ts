@@ -15,6 +15,56 @@ import {
   TabError,
 } from "./errors.ts";
 import { CallStack, type Capability, PERMISSION_KEY, type Runtime, runtime } from "./runtime.ts";
+import { ExpectationCalls, PageExpectationCalls, TabCalls } from "./tab_gen.ts";
+
+// The generated bases of Tab and the expectations, for the docs that link
+// their methods.
+export type { ExpectationCalls, PageExpectationCalls, TabCalls };
+import type {
+  ClickOptions,
+  DblclickOptions,
+  DialogAnswer as DialogAnswerObject,
+  DownloadOptions,
+  DownloadResult,
+  Expectation as ExpectRequest,
+  FieldState,
+  FormOptions,
+  HoverOptions,
+  NavigationOptions,
+  OpenTabOptions,
+  PressOptions,
+  ReadOptions,
+  Response as NavigationResponse,
+  ScreenshotOptions,
+  TabInfo,
+  Table as TableRows,
+  TypeOptions,
+  UrlMatch as URLMatchRequest,
+  WaitForOptions,
+} from "./contract_types.ts";
+
+// The option and result types are generated from the host's Go types
+// (contract_types.ts): exported here under the names scripts use.
+export type {
+  ClickOptions,
+  DblclickOptions,
+  DownloadOptions,
+  DownloadResult,
+  ExpectRequest,
+  FieldState,
+  FormOptions,
+  HoverOptions,
+  NavigationOptions,
+  NavigationResponse,
+  PressOptions,
+  ReadOptions,
+  ScreenshotOptions,
+  TabInfo,
+  TableRows,
+  TypeOptions,
+  URLMatchRequest,
+  WaitForOptions,
+};
 
 /**
  * Target names an element for a form action, one way at a time:
@@ -97,52 +147,7 @@ export type TargetWay =
 export type TargetPart = TargetWay & { within?: TargetPart; hasText?: string; has?: TargetPart; nth?: number };
 
 /** When a navigation counts as done. */
-export type WaitUntil = "load" | "domcontentloaded";
-
-/** Options of Tab.goto and Tab.waitForNavigation. */
-export interface NavigationOptions {
-  /** Wait for the load event (default) or only for DOMContentLoaded. */
-  waitUntil?: WaitUntil;
-  /** How long to wait, in milliseconds. Default: the host's limit. */
-  timeout?: number;
-}
-
-/** Options of Tab.waitForDownload. */
-export interface DownloadOptions {
-  /**
-   * Where the file goes, relative to the script's folder as write= grants
-   * are, and under one of them: a folder (ending in "/", or one that
-   * exists), which the file goes into under the name the page suggests,
-   * made safe; or a file path.
-   */
-  path: string;
-  /** Replace a file already there; without it the call fails with code "invalid". */
-  overwrite?: boolean;
-  /** How long to wait for the download to begin and complete, in milliseconds. Default: the host's limit (30 s). */
-  timeout?: number;
-}
-
-/** What Tab.waitForDownload resolves to: the file saved. */
-export interface DownloadResult {
-  /** The file's name. */
-  name: string;
-  /** Its size in bytes. */
-  size: number;
-  /** Where it went: relative to the script's folder (with "/") when options.path was relative. */
-  path: string;
-}
-
-/** What Tab.goto resolves to: the response the new document came with. */
-export interface NavigationResponse {
-  /**
-   * The HTTP status, such as 200 or 404: a page that answers with an
-   * error status still loads, so check it. 0 when there was no response
-   * (about:blank, a #fragment of the same page).
-   */
-  status: number;
-  /** The address the document came from, after redirects (without its #fragment). */
-  url: string;
-}
+export type WaitUntil = NonNullable<NavigationOptions["waitUntil"]>;
 
 /**
  * What Tab.waitFor waits for, as Playwright's locator.waitFor: "visible"
@@ -150,21 +155,7 @@ export interface NavigationResponse {
  * every match is hidden), "attached" (some element matches, shown or
  * hidden), "detached" (none matches).
  */
-export type WaitState = "visible" | "hidden" | "attached" | "detached";
-
-/** Options of Tab.waitFor. */
-export interface WaitForOptions {
-  /** How long to wait, in milliseconds. Default: the host's limit. */
-  timeout?: number;
-  /** What to wait for. Default "visible". */
-  state?: WaitState;
-}
-
-/** Options of the readers that wait for their target: text, value, attribute, checked and table. */
-export interface ReadOptions {
-  /** How long to wait for the target to be there, in milliseconds. Default 30000, as for an action. */
-  timeout?: number;
-}
+export type WaitState = NonNullable<WaitForOptions["state"]>;
 
 /** Options of an expectation (Tab.expect). */
 export interface ExpectOptions {
@@ -176,49 +167,6 @@ export interface ExpectOptions {
 export interface CheckedExpectOptions extends ExpectOptions {
   /** Whether the box should be checked. Default true. */
   checked?: boolean;
-}
-
-/**
- * ExpectRequest is what an expectation sends the host: one kind of check,
- * what it expects, and how long to keep checking. Scripts use Tab.expect.
- * A RegExp travels as its source and flags; the host matches it with an
- * engine that has the usual syntax but no lookaround or backreferences.
- */
-export interface ExpectRequest {
-  kind:
-    | "text"
-    | "containsText"
-    | "value"
-    | "visible"
-    | "hidden"
-    | "checked"
-    | "unchecked"
-    | "count"
-    | "attribute"
-    | "class"
-    | "enabled"
-    | "disabled"
-    | "focused"
-    | "editable"
-    | "url"
-    | "title";
-  text?: string;
-  pattern?: { source: string; flags: string };
-  count?: number;
-  /** The attribute of an "attribute" expectation. */
-  name?: string;
-  /** Turns the expectation round: it holds once the condition does not. */
-  not?: boolean;
-  timeout?: number;
-}
-
-/**
- * URLMatchRequest is what Tab.waitForURL sends the host: the address as
- * a glob, or a RegExp as its source and flags.
- */
-export interface URLMatchRequest {
-  url?: string;
-  pattern?: { source: string; flags: string };
 }
 
 const WAIT_STATES: readonly string[] = ["visible", "hidden", "attached", "detached"];
@@ -238,13 +186,13 @@ function strictOptions(api: string, opts: unknown, keys: readonly string[]): Rec
 }
 
 /** readOptions checks ReadOptions and returns the copy sent to the host. */
-function readOptions(api: string, opts: unknown): ReadOptions {
+export function readOptions(api: string, opts: unknown): ReadOptions {
   const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
   return timeout === undefined ? {} : { timeout };
 }
 
 /** textOf checks an expected text or RegExp and returns it as the host takes it. */
-function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "text" | "pattern"> {
+export function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "text" | "pattern"> {
   if (typeof t === "string") return { text: t };
   if (t instanceof RegExp) return { pattern: { source: t.source, flags: t.flags } };
   throw invalid(`${api}: ${what} must be a string or a RegExp, got ${describeTarget(t)}`);
@@ -265,13 +213,14 @@ function textOf(api: string, what: string, t: unknown): Pick<ExpectRequest, "tex
  * await tab.expect({ role: "status" }).toHaveText("Saved");
  * ```
  */
-export class Expectations {
+export class Expectations extends ExpectationCalls {
   readonly #tab: string;
   readonly #target: Target;
   readonly #not: boolean;
 
   /** Expectations on target in the tab with this ID; scripts get them from Tab.expect. */
   constructor(tab: string, target: Target, not = false) {
+    super();
     this.#tab = tab;
     this.#target = checkTarget("tab.expect", target);
     this.#not = not;
@@ -286,43 +235,12 @@ export class Expectations {
     return new Expectations(this.#tab, this.#target, !this.#not);
   }
 
-  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+  /** check sends req, with the timeout of opts, for api. */
+  protected async check(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
     const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
     if (timeout !== undefined) req.timeout = timeout;
     if (this.#not) req.not = true;
     await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req);
-  }
-
-  /**
-   * toHaveText expects the element's text (as Tab.text reads it) to be
-   * text, white space aside: runs of it count as one space, and none at
-   * either end. A RegExp need only match somewhere in the text.
-   */
-  async toHaveText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toHaveText";
-    await this.#expect(api, { kind: "text", ...textOf(api, "the text", text) }, opts);
-  }
-
-  /** toContainText expects the element's text to contain text (white space aside), or to match a RegExp. */
-  async toContainText(text: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toContainText";
-    await this.#expect(api, { kind: "containsText", ...textOf(api, "the text", text) }, opts);
-  }
-
-  /** toHaveValue expects the field to hold exactly value (as Tab.value reads it), or a value matching a RegExp. */
-  async toHaveValue(value: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toHaveValue";
-    await this.#expect(api, { kind: "value", ...textOf(api, "the value", value) }, opts);
-  }
-
-  /** toBeVisible expects an element the target names to be shown, as Tab.visible reports it. */
-  async toBeVisible(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeVisible", { kind: "visible" }, opts);
-  }
-
-  /** toBeHidden expects no element the target names to be shown: none matches, or every match is hidden. */
-  async toBeHidden(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeHidden", { kind: "hidden" }, opts);
   }
 
   /** toBeChecked expects the checkbox, switch or radio button to be checked (or, with checked: false, not). */
@@ -330,7 +248,7 @@ export class Expectations {
     const api = "tab.expect(…).toBeChecked";
     const { checked, ...rest } = strictOptions(api, opts, ["timeout", "checked"]);
     const on = checkBool(api, "checked", checked) ?? true;
-    await this.#expect(api, { kind: on ? "checked" : "unchecked" }, rest);
+    await this.check(api, { kind: on ? "checked" : "unchecked" }, rest);
   }
 
   /** toHaveCount expects count elements to match the target, hidden ones included, as Tab.count counts them. */
@@ -339,7 +257,7 @@ export class Expectations {
     if (!Number.isSafeInteger(count) || count < 0) {
       throw invalid(`${api}: the count must be a whole number, 0 or more, got ${String(count)}`);
     }
-    await this.#expect(api, { kind: "count", count }, opts);
+    await this.check(api, { kind: "count", count }, opts);
   }
 
   /**
@@ -352,37 +270,7 @@ export class Expectations {
     checkString(api, "the attribute name", name);
     if (name === "") throw invalid(`${api}: the attribute name must not be empty`);
     const v = value === undefined ? {} : textOf(api, "the value", value);
-    await this.#expect(api, { kind: "attribute", name, ...v }, opts);
-  }
-
-  /** toHaveClass expects the element's whole class attribute to be cls, or to match a RegExp. */
-  async toHaveClass(cls: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expect(…).toHaveClass";
-    await this.#expect(api, { kind: "class", ...textOf(api, "the class", cls) }, opts);
-  }
-
-  /** toBeEnabled expects the element not to be disabled (the disabled attribute, a disabled fieldset, aria-disabled). */
-  async toBeEnabled(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeEnabled", { kind: "enabled" }, opts);
-  }
-
-  /** toBeDisabled expects the element to be disabled. */
-  async toBeDisabled(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeDisabled", { kind: "disabled" }, opts);
-  }
-
-  /** toBeFocused expects the element to have the focus. */
-  async toBeFocused(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeFocused", { kind: "focused" }, opts);
-  }
-
-  /**
-   * toBeEditable expects the field to take typing: an input, text area,
-   * select or editable element, neither disabled nor read-only. Another
-   * kind of element rejects at once with "bad_target".
-   */
-  async toBeEditable(opts: ExpectOptions = {}): Promise<void> {
-    await this.#expect("tab.expect(…).toBeEditable", { kind: "editable" }, opts);
+    await this.check(api, { kind: "attribute", name, ...v }, opts);
   }
 }
 
@@ -396,12 +284,13 @@ export class Expectations {
  * await tab.expectPage().toHaveURL(/\/receipt\/\d+$/);
  * ```
  */
-export class PageExpectations {
+export class PageExpectations extends PageExpectationCalls {
   readonly #tab: string;
   readonly #not: boolean;
 
   /** Expectations on the page of the tab with this ID; scripts get them from Tab.expectPage. */
   constructor(tab: string, not = false) {
+    super();
     this.#tab = tab;
     this.#not = not;
   }
@@ -411,34 +300,87 @@ export class PageExpectations {
     return new PageExpectations(this.#tab, !this.#not);
   }
 
-  async #expect(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
+  /** check sends req, with the timeout of opts, for api. */
+  protected async check(api: string, req: ExpectRequest, opts: unknown): Promise<void> {
     const timeout = checkTimeout(api, strictOptions(api, opts, ["timeout"]).timeout);
     if (timeout !== undefined) req.timeout = timeout;
     if (this.#not) req.not = true;
     await hostCall("tab", "expectPage", "tab.expectPage", this.#tab, this.#tab, req);
   }
-
-  /** toHaveURL expects the tab's address (as Tab.url reads it) to be url exactly, or to match a RegExp. */
-  async toHaveURL(url: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expectPage().toHaveURL";
-    await this.#expect(api, { kind: "url", ...textOf(api, "the URL", url) }, opts);
-  }
-
-  /** toHaveTitle expects the page's title to be title (white space aside), or to match a RegExp. */
-  async toHaveTitle(title: string | RegExp, opts: ExpectOptions = {}): Promise<void> {
-    const api = "tab.expectPage().toHaveTitle";
-    await this.#expect(api, { kind: "title", ...textOf(api, "the title", title) }, opts);
-  }
 }
 
+// The checks and answers of the generated Tab methods (tab_gen.ts).
+
 /** moved checks what a reload or history move answered: a response, or null for no entry. */
-function moved(api: string, r: unknown): NavigationResponse | null {
+export function moved(api: string, r: unknown): NavigationResponse | null {
   if (r === null || r === undefined) return null;
   const { status, url } = r as Partial<NavigationResponse>;
   if (typeof status !== "number" || typeof url !== "string") {
     throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
   }
   return { status, url };
+}
+
+/** response checks what a goto or reload answered: a response. */
+export function response(api: string, r: unknown): NavigationResponse {
+  const m = moved(api, r);
+  if (m === null) throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
+  return m;
+}
+
+/** strings is a list the host answered, as strings. */
+export function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
+}
+
+/** orNull is a string the host answered, or null. */
+export function orNull(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+/** tableRows is a table the host answered. */
+export function tableRows(v: unknown): TableRows {
+  const t = v as Partial<TableRows> | null | undefined;
+  return { headers: t?.headers ?? [], rows: t?.rows ?? [] };
+}
+
+/** png is the screenshot the host answered, which must be bytes. */
+export function png(api: string, v: unknown): Uint8Array {
+  if (!(v instanceof Uint8Array)) throw new TypeError(`${api}: the host answered with something other than bytes`);
+  return v;
+}
+
+/** checkName checks a string that must not be empty (a key, an attribute's name). */
+export function checkName(api: string, what: string, v: unknown): string {
+  checkString(api, what, v);
+  if (v === "") throw invalid(`${api}: ${what} is empty`);
+  return v as string;
+}
+
+/** screenshotOptions checks ScreenshotOptions and returns the copy sent to the host. */
+export function screenshotOptions(api: string, opts: unknown): ScreenshotOptions {
+  const fullPage = checkBool(api, "fullPage", checkOptions(api, opts, ["fullPage"]).fullPage);
+  return fullPage ? { fullPage } : {};
+}
+
+/** typeOptions checks TypeOptions and returns the copy sent to the host. */
+export function typeOptions(api: string, opts: unknown): Record<string, unknown> {
+  const { out: o, given: { delay } } = formOptionsAnd(api, opts, ["delay"]);
+  if (delay !== undefined) {
+    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10_000) {
+      throw invalid(`${api}: delay must be from 0 to 10000 milliseconds, got ${describeTarget(delay)}`, "RangeError");
+    }
+    o.delay = delay;
+  }
+  return o;
+}
+
+/** pressOptions checks PressOptions and returns the copy sent to the host. */
+export function pressOptions(api: string, opts: unknown): Record<string, unknown> {
+  const { out: o, given: { target, modifiers } } = formOptionsAnd(api, opts, ["target", "modifiers"]);
+  if (target !== undefined) o.target = checkTarget(api, target);
+  if (modifiers !== undefined) o.modifiers = checkModifiers(api, modifiers);
+  return o;
 }
 
 /** A kind of JavaScript dialog a page can open. */
@@ -448,104 +390,15 @@ export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
  * How to answer a dialog: "accept" (OK; for beforeunload, leave the page),
  * "dismiss" (Cancel; stay), or an object, to give a prompt its text.
  */
-export type DialogAnswer = "accept" | "dismiss" | { accept: boolean; promptText?: string };
+export type DialogAnswer = "accept" | "dismiss" | DialogAnswerObject;
 
 /** What Tab.onDialog takes: one answer for every dialog, or answers by type (others are dismissed). */
 export type DialogPolicy = DialogAnswer | Partial<Record<DialogType, DialogAnswer>>;
 
 const DIALOG_TYPES: readonly string[] = ["alert", "confirm", "prompt", "beforeunload"];
 
-/** Options of Tab.screenshot. */
-export interface ScreenshotOptions {
-  /** Capture the whole page rather than the visible part. Default false. */
-  fullPage?: boolean;
-}
-
-/** Options of the form actions: fill, check, select, setFiles, dragTo and focus, and the base of the others'. */
-export interface FormOptions {
-  /**
-   * Resolve and check the target (and its custom parts), log the write the
-   * call would make, and change nothing. Default false.
-   */
-  dryRun?: boolean;
-  /**
-   * CSS selectors for the parts of a custom control, for select on a
-   * dropdown that is not a native <select>: "trigger" opens it (default:
-   * the target itself), "option" matches its options by text, "value"
-   * shows the chosen value (default: the target).
-   */
-  parts?: { trigger?: string; option?: string; value?: string; [part: string]: string | undefined };
-  /** How long to wait for the target, in milliseconds. Default: the host's limit. */
-  timeout?: number;
-}
-
-/** Options of Tab.press. */
-export interface PressOptions extends FormOptions {
-  /** The element to focus before the key is pressed. Default: whatever has focus. */
-  target?: Target;
-  /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
-  modifiers?: string[];
-}
-
-/** Options of Tab.hover: where to point, and the keys held meanwhile. */
-export interface HoverOptions extends FormOptions {
-  /** Modifier keys held down: "Alt", "Control", "Meta", "Shift". */
-  modifiers?: string[];
-  /**
-   * The point to act at, in CSS pixels from the element's top left corner.
-   * Default: the centre of its visible part.
-   */
-  position?: { x: number; y: number };
-}
-
-/** Options of Tab.dblclick. */
-export interface DblclickOptions extends HoverOptions {
-  /** The mouse button. Default "left". */
-  button?: "left" | "right" | "middle";
-}
-
-/** Options of Tab.click. */
-export interface ClickOptions extends DblclickOptions {
-  /** How many clicks make the gesture, 1 to 3 (3 selects a paragraph). Default 1. */
-  clickCount?: number;
-}
-
-/** Options of Tab.type. */
-export interface TypeOptions extends FormOptions {
-  /** The pause between key presses, in milliseconds (at most 10000). Default 0. */
-  delay?: number;
-}
-
-/** A table or grid as Tab.table reads it. */
-export interface TableRows {
-  /** The names of the header row's cells; empty when the table has no row of column headers. */
-  headers: string[];
-  /** The other rows, each its cells' names in order. */
-  rows: string[][];
-}
-
-/** A field after fill: what it holds and whether the page accepts it. */
-export interface FieldState {
-  /** The value the field holds. */
-  value: string;
-  /** Whether the field fails its validation (:invalid or aria-invalid). */
-  invalid: boolean;
-  /** The browser's validation message, or "". */
-  validationMessage: string;
-  /** Error text the page shows for the field, or "". */
-  errorText: string;
-}
-
 /** Options of tabs.open. */
-export interface OpenOptions {
-  /** Open without switching to the tab. Default false. */
-  background?: boolean;
-  /**
-   * How long to wait for a free tab slot and for the page to load, in
-   * milliseconds. Default: the host's limit.
-   */
-  timeout?: number;
-}
+export type OpenOptions = Omit<OpenTabOptions, "seq">;
 
 const TARGET_KEYS = ["label", "placeholder", "name", "role", "text", "selector", "testId", "ref"] as const;
 
@@ -643,18 +496,18 @@ function checkTimeout(api: string, timeout: unknown): number | undefined {
   return timeout;
 }
 
-function checkBool(api: string, what: string, v: unknown): boolean | undefined {
+export function checkBool(api: string, what: string, v: unknown): boolean | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== "boolean") throw invalid(`${api}: ${what} must be true or false, got ${String(v)}`);
   return v;
 }
 
-function checkString(api: string, what: string, v: unknown): string {
+export function checkString(api: string, what: string, v: unknown): string {
   if (typeof v !== "string") throw invalid(`${api}: ${what} must be a string, got ${typeof v}`);
   return v;
 }
 
-function checkURL(api: string, url: unknown): string {
+export function checkURL(api: string, url: unknown): string {
   checkString(api, "the URL", url);
   if (!URL.canParse(url as string)) {
     throw invalid(`${api}: ${JSON.stringify(url)} is not an absolute URL (such as "https://example.com/")`);
@@ -696,7 +549,7 @@ function checkDialogPolicy(api: string, p: unknown): DialogPolicy {
 }
 
 /** checkPaths checks setFiles' paths: one path or a list of them. */
-function checkPaths(api: string, paths: unknown): string[] {
+export function checkPaths(api: string, paths: unknown): string[] {
   const list = typeof paths === "string" ? [paths] : paths;
   if (!Array.isArray(list) || !list.every((p) => typeof p === "string" && p !== "")) {
     throw invalid(`${api}: paths must be a path or a list of paths, got ${describeTarget(paths)}`);
@@ -708,7 +561,7 @@ function checkOptions(api: string, opts: unknown, keys: readonly string[]): Reco
   return strictOptions(api, opts, keys);
 }
 
-function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeout?: number } {
+export function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeout?: number } {
   const o = checkOptions(api, opts, ["waitUntil", "timeout"]);
   const out: { waitUntil?: WaitUntil; timeout?: number } = {};
   if (o.waitUntil !== undefined) {
@@ -723,7 +576,7 @@ function navOptions(api: string, opts: unknown): { waitUntil?: WaitUntil; timeou
 }
 
 /** formOptions checks FormOptions and returns the copy sent to the host, without undefined keys. */
-function formOptions(api: string, opts: unknown): Record<string, unknown> {
+export function formOptions(api: string, opts: unknown): Record<string, unknown> {
   return formOptionsAnd(api, opts, []).out;
 }
 
@@ -774,7 +627,7 @@ function checkModifiers(api: string, modifiers: unknown): string[] {
  * pointerOptions checks the options of hover, dblclick and click (those
  * of extra beyond hover's) and returns the copy sent to the host.
  */
-function pointerOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
+export function pointerOptions(api: string, opts: unknown, extra: readonly string[] = []): Record<string, unknown> {
   const { out: o, given } = formOptionsAnd(api, opts, ["modifiers", "position", ...extra]);
   if (given.modifiers !== undefined) o.modifiers = checkModifiers(api, given.modifiers);
   if (given.position !== undefined) {
@@ -943,7 +796,13 @@ export function browserError(e: unknown, api: string, cap: Capability, tab?: str
 }
 
 /** hostCall invokes cap.method on the host and maps its errors; the call leaves before hostCall returns. */
-async function hostCall<T>(cap: Capability, method: string, api: string, tab: string | undefined, ...args: unknown[]) {
+export async function hostCall<T>(
+  cap: Capability,
+  method: string,
+  api: string,
+  tab: string | undefined,
+  ...args: unknown[]
+) {
   // Made now, while the script's call is on the stack: the host's answer
   // comes later, off it.
   const at = new CallStack(hostCall);
@@ -956,13 +815,6 @@ async function hostCall<T>(cap: Capability, method: string, api: string, tab: st
     const err = locate(browserError(e, api, cap, tab), at);
     throw rt ? rt.thrown(err) : err;
   }
-}
-
-/** TabInfo is what the host reports about a tab. */
-export interface TabInfo {
-  id: string;
-  url: string;
-  title: string;
 }
 
 function toTab(api: string, info: unknown): Tab {
@@ -999,86 +851,16 @@ function toTabs(api: string, infos: unknown): Tab[] {
  * console.log(await tab.title());
  * ```
  */
-export class Tab implements AsyncDisposable {
+export class Tab extends TabCalls implements AsyncDisposable {
   /** The tab's ID, stable for the tab's lifetime. */
   readonly id: string;
   #closed = false;
 
   /** A handle on the tab with this ID, as tabs.* return them. */
   constructor(id: string) {
+    super();
     if (typeof id !== "string" || id === "") throw new TypeError("a tab needs a non-empty id");
     this.id = id;
-  }
-
-  /** url returns the address the tab shows now. */
-  url(): Promise<string> {
-    return hostCall("tab", "url", "tab.url", this.id, this.id);
-  }
-
-  /** title returns the tab's title now. */
-  title(): Promise<string> {
-    return hostCall("tab", "title", "tab.title", this.id, this.id);
-  }
-
-  /**
-   * goto loads url in this tab and resolves once it has loaded (see
-   * waitUntil), with the response's status and the address it came from
-   * after redirects: a 404 page loads like any other, so check status.
-   * Redirects include the page's own while it loads (location.replace,
-   * location.href =, a meta refresh, the usual signed-out redirect): goto
-   * resolves at the page they end on, with its status and address.
-   * A page that cannot be loaded at all rejects with code "navigation",
-   * one that takes too long with "timeout". Only http and https addresses
-   * (and about:blank) can be opened; anything else, and any address the
-   * host keeps from pages, rejects with code "navigation_blocked".
-   */
-  async goto(url: string, opts: NavigationOptions = {}): Promise<NavigationResponse> {
-    const api = "tab.goto";
-    const o = navOptions(api, opts);
-    const r = await hostCall<Partial<NavigationResponse> | null>(
-      "tab",
-      "goto",
-      api,
-      this.id,
-      this.id,
-      checkURL(api, url),
-      o,
-    );
-    if (typeof r?.status !== "number" || typeof r?.url !== "string") {
-      throw new TypeError(`${api}: the host answered with ${describeTarget(r)}, not a response`);
-    }
-    return { status: r.status, url: r.url };
-  }
-
-  /**
-   * reload loads the tab's document again and resolves as goto does, with
-   * the status and address of the document it ends at.
-   */
-  async reload(opts: NavigationOptions = {}): Promise<NavigationResponse> {
-    const api = "tab.reload";
-    const o = navOptions(api, opts);
-    const r = moved(api, await hostCall("tab", "reload", api, this.id, this.id, o));
-    if (r === null) throw new TypeError(`${api}: the host answered with null, not a response`);
-    return r;
-  }
-
-  /**
-   * goBack goes one entry back in the tab's history, as the browser's
-   * back button does, and resolves as goto does; null when there is no
-   * entry before this one. A move within one page (a #fragment, the
-   * history API) resolves status 0.
-   */
-  async goBack(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
-    const api = "tab.goBack";
-    const o = navOptions(api, opts);
-    return moved(api, await hostCall("tab", "goBack", api, this.id, this.id, o));
-  }
-
-  /** goForward goes one entry forward in the tab's history; null when there is none. See goBack. */
-  async goForward(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
-    const api = "tab.goForward";
-    const o = navOptions(api, opts);
-    return moved(api, await hostCall("tab", "goForward", api, this.id, this.id, o));
   }
 
   /**
@@ -1230,119 +1012,6 @@ export class Tab implements AsyncDisposable {
   }
 
   /**
-   * text returns the text the target's element shows, with the line
-   * breaks a person sees. Like every reader (text, value, attribute,
-   * checked, visible, count) it needs only browser, reads the page without
-   * running its code, and logs the target but never what it read. On a
-   * page outside the script's sites= it rejects with "site_not_allowed".
-   *
-   * text, value, attribute and checked wait for their target to be there
-   * as long as an action would, up to opts.timeout (default 30 s), so a
-   * page still rendering just works; then they reject with "not_found".
-   * Several matching elements reject with "ambiguous" at once: the target
-   * needs narrowing, not time. visible and count answer at once: they are
-   * questions about the page now. To wait for a change, use expect.
-   */
-  async text(target: Target, opts: ReadOptions = {}): Promise<string> {
-    const api = "tab.text";
-    const t = checkTarget(api, target);
-    return await hostCall<string>("tab", "text", api, this.id, this.id, t, readOptions(api, opts));
-  }
-
-  /**
-   * value returns what the target's field holds: an input's or textarea's
-   * value, a select's chosen label, an editable element's text. Any other
-   * element rejects with code "bad_target". Disabled and hidden fields can
-   * be read too. It waits for the field as text does.
-   */
-  async value(target: Target, opts: ReadOptions = {}): Promise<string> {
-    const api = "tab.value";
-    const t = checkTarget(api, target);
-    return await hostCall<string>("tab", "value", api, this.id, this.id, t, readOptions(api, opts));
-  }
-
-  /**
-   * attribute returns the named attribute of the target's element, or null
-   * when it has none. It waits for the element as text does.
-   */
-  async attribute(target: Target, name: string, opts: ReadOptions = {}): Promise<string | null> {
-    const api = "tab.attribute";
-    checkString(api, "the attribute name", name);
-    if (name === "") throw invalid(`${api}: the attribute name is empty`);
-    const t = checkTarget(api, target);
-    const o = readOptions(api, opts);
-    const v = await hostCall<string | null | undefined>("tab", "attribute", api, this.id, this.id, t, name, o);
-    return v ?? null;
-  }
-
-  /**
-   * checked reports whether the target's checkbox, switch or radio button
-   * is checked ("bad_target" for anything else). It waits for the element
-   * as text does.
-   */
-  async checked(target: Target, opts: ReadOptions = {}): Promise<boolean> {
-    const api = "tab.checked";
-    const t = checkTarget(api, target);
-    return await hostCall<boolean>("tab", "checked", api, this.id, this.id, t, readOptions(api, opts));
-  }
-
-  /**
-   * visible reports whether an element the target names is shown: false
-   * when none matches or every match is hidden, true when any is shown
-   * (disabled ones included). It answers at once, without waiting.
-   */
-  async visible(target: Target): Promise<boolean> {
-    const api = "tab.visible";
-    return await hostCall<boolean>("tab", "visible", api, this.id, this.id, checkTarget(api, target));
-  }
-
-  /**
-   * count returns how many elements the target matches, hidden ones
-   * included; a target with its own nth counts 1 when the nth falls among
-   * its matches, else 0 (as Playwright's locator.nth(i).count()). It
-   * answers at once, without waiting.
-   */
-  async count(target: Target): Promise<number> {
-    const api = "tab.count";
-    return await hostCall<number>("tab", "count", api, this.id, this.id, checkTarget(api, target));
-  }
-
-  /**
-   * texts returns the text every element the target matches shows, in
-   * the order count counts them (hidden matches included), in one call:
-   * [] when none matches. It answers at once, without waiting. More than
-   * 100,000 matches, or 4 Mi characters in all, rejects with
-   * "limit_exceeded": narrow the target.
-   */
-  async texts(target: Target): Promise<string[]> {
-    const api = "tab.texts";
-    const v = await hostCall<unknown>("tab", "texts", api, this.id, this.id, checkTarget(api, target));
-    return Array.isArray(v) ? v.map(String) : [];
-  }
-
-  /** values returns what every field the target matches holds, as value reads one, and as texts does. */
-  async values(target: Target): Promise<string[]> {
-    const api = "tab.values";
-    const v = await hostCall<unknown>("tab", "values", api, this.id, this.id, checkTarget(api, target));
-    return Array.isArray(v) ? v.map(String) : [];
-  }
-
-  /**
-   * table reads the table, grid, treegrid or row group the target names
-   * into { headers, rows }: each cell by the name a screen reader gives
-   * it (its text, an image's alt, a field's value), the header row (when
-   * the first row is all column headers) apart, hidden rows left out. It
-   * waits for the target as text does; the limits of texts hold for its
-   * cells.
-   */
-  async table(target: Target, opts: ReadOptions = {}): Promise<TableRows> {
-    const api = "tab.table";
-    const t = checkTarget(api, target);
-    const v = await hostCall<TableRows>("tab", "table", api, this.id, this.id, t, readOptions(api, opts));
-    return { headers: v?.headers ?? [], rows: v?.rows ?? [] };
-  }
-
-  /**
    * expect returns the retrying checks on the target (see Expectations):
    *
    * ```ts
@@ -1392,37 +1061,6 @@ export class Tab implements AsyncDisposable {
     return await hostCall<Awaited<R>>("pageJs", "evaluate", api, this.id, this.id, source, values);
   }
 
-  /** screenshot returns a PNG of the tab's visible part, or of the whole page. */
-  async screenshot(opts: ScreenshotOptions = {}): Promise<Uint8Array> {
-    const api = "tab.screenshot";
-    const o = checkOptions(api, opts, ["fullPage"]);
-    const fullPage = checkBool(api, "fullPage", o.fullPage);
-    const png = await hostCall<unknown>("tab", "screenshot", api, this.id, this.id, fullPage ? { fullPage } : {});
-    if (!(png instanceof Uint8Array)) throw new TypeError(`${api}: the host answered with something other than bytes`);
-    return png;
-  }
-
-  /**
-   * fill types value into the field target names, as a user would, and
-   * returns the field's state afterwards. If the page does not keep the
-   * value (a maxlength, a mask, a script), it rejects with a
-   * NotCommittedError whose kept is what the field holds. Needs forms.
-   */
-  async fill(target: Target, value: string, opts: FormOptions = {}): Promise<FieldState> {
-    const api = "tab.fill";
-    const t = checkTarget(api, target);
-    checkString(api, "the value", value);
-    return await hostCall<FieldState>("forms", "fill", api, this.id, this.id, t, value, formOptions(api, opts));
-  }
-
-  /** check ticks (or, with checked false, unticks) a checkbox or radio button. Needs forms. */
-  async check(target: Target, checked = true, opts: FormOptions = {}): Promise<void> {
-    const api = "tab.check";
-    const t = checkTarget(api, target);
-    checkBool(api, "checked", checked);
-    await hostCall("forms", "check", api, this.id, this.id, t, checked, formOptions(api, opts));
-  }
-
   /**
    * select chooses option, by its label or value, in a <select>, or in a
    * custom dropdown described by opts.parts, and resolves to the label the
@@ -1456,20 +1094,6 @@ export class Tab implements AsyncDisposable {
   }
 
   /**
-   * setFiles puts files into the file input the target names, as picking
-   * them would (the input may be hidden behind its label). Each path is
-   * relative to the script's folder, like read= grants, and must be a file
-   * under one of them: any other rejects with code "not_granted", a
-   * missing one with "not_found". An empty list clears the input; several
-   * files need an <input multiple> ("bad_target" otherwise). Needs forms.
-   */
-  async setFiles(target: Target, paths: string | string[], opts: FormOptions = {}): Promise<void> {
-    const api = "tab.setFiles";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "setFiles", api, this.id, this.id, t, checkPaths(api, paths), formOptions(api, opts));
-  }
-
-  /**
    * onDialog sets how this tab answers the page's alert, confirm, prompt
    * and beforeunload dialogs from now on. Every dialog is answered at
    * once, so none leaves a call waiting; by default each is dismissed
@@ -1487,91 +1111,6 @@ export class Tab implements AsyncDisposable {
   async onDialog(answer: DialogPolicy): Promise<void> {
     const api = "tab.onDialog";
     await hostCall("forms", "onDialog", api, this.id, this.id, checkDialogPolicy(api, answer));
-  }
-
-  /**
-   * click clicks the element target names, as a user would: a left click
-   * at the centre of its visible part, or with opts.button, clickCount,
-   * modifiers and position. Needs forms.
-   */
-  async click(target: Target, opts: ClickOptions = {}): Promise<void> {
-    const api = "tab.click";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "click", api, this.id, this.id, t, pointerOptions(api, opts, ["button", "clickCount"]));
-  }
-
-  /** dblclick double-clicks the element target names (click, click, dblclick). Needs forms. */
-  async dblclick(target: Target, opts: DblclickOptions = {}): Promise<void> {
-    const api = "tab.dblclick";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "dblclick", api, this.id, this.id, t, pointerOptions(api, opts, ["button"]));
-  }
-
-  /**
-   * hover moves the pointer over the element target names, once it is
-   * visible, still and not covered: menus and tooltips that open on hover
-   * open. Needs forms.
-   */
-  async hover(target: Target, opts: HoverOptions = {}): Promise<void> {
-    const api = "tab.hover";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "hover", api, this.id, this.id, t, pointerOptions(api, opts));
-  }
-
-  /**
-   * dragTo drags the element source names onto the element target names
-   * with the mouse: HTML drag and drop and lists that follow the pointer
-   * alike. Both wait as hover's target does. Needs forms.
-   */
-  async dragTo(source: Target, target: Target, opts: FormOptions = {}): Promise<void> {
-    const api = "tab.dragTo";
-    const s = checkTarget(api, source);
-    const t = checkTarget(api, target);
-    await hostCall("forms", "dragTo", api, this.id, this.id, s, t, formOptions(api, opts));
-  }
-
-  /** focus focuses the element target names ("bad_target" when it cannot take focus). Needs forms. */
-  async focus(target: Target, opts: FormOptions = {}): Promise<void> {
-    const api = "tab.focus";
-    const t = checkTarget(api, target);
-    await hostCall("forms", "focus", api, this.id, this.id, t, formOptions(api, opts));
-  }
-
-  /**
-   * type focuses the element target names (clicking it when it takes no
-   * focus itself) and types text into whatever then has focus, one key
-   * press per character, opts.delay milliseconds apart: for editors and
-   * widgets that listen to keys. For a plain field, fill is faster and
-   * checks the result. At most 10000 characters ("limit_exceeded").
-   * Needs forms.
-   */
-  async type(target: Target, text: string, opts: TypeOptions = {}): Promise<void> {
-    const api = "tab.type";
-    const t = checkTarget(api, target);
-    checkString(api, "the text", text);
-    const { out: o, given: { delay } } = formOptionsAnd(api, opts, ["delay"]);
-    if (delay !== undefined) {
-      if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10_000) {
-        throw invalid(`${api}: delay must be from 0 to 10000 milliseconds, got ${describeTarget(delay)}`, "RangeError");
-      }
-      o.delay = delay;
-    }
-    await hostCall("forms", "type", api, this.id, this.id, t, text, o);
-  }
-
-  /**
-   * press presses a key, such as "Enter", "Tab" or "a", in the element
-   * opts.target names (focused first) or in whatever has focus. Needs
-   * forms.
-   */
-  async press(key: string, opts: PressOptions = {}): Promise<void> {
-    const api = "tab.press";
-    checkString(api, "the key", key);
-    if (key === "") throw invalid(`${api}: the key is empty`);
-    const { out: o, given: { target, modifiers } } = formOptionsAnd(api, opts, ["target", "modifiers"]);
-    if (target !== undefined) o.target = checkTarget(api, target);
-    if (modifiers !== undefined) o.modifiers = checkModifiers(api, modifiers);
-    await hostCall("forms", "press", api, this.id, this.id, key, o);
   }
 
   /** close closes the tab. */
