@@ -191,6 +191,9 @@ func TestWaitStates(t *testing.T) {
 // A reader waits for an element the page adds later, and fails with the
 // reason once its time runs out.
 func TestReadWaitsForTarget(t *testing.T) {
+	// Most of its time is DefaultFormWait's 30 s, spent waiting on a tab
+	// of its own: it waits beside the other parallel tests.
+	t.Parallel()
 	tab := changingTab(t, nil)
 	ctx := tctx(t, 60*time.Second) // a reader without a deadline below waits 30 s
 	start := time.Now()

@@ -242,7 +242,7 @@ func TestLocalSocketRulesOutliveTheNetworkDomain(t *testing.T) {
 	tab := e.tab(t, ctx, TabOptions{})
 	_, err := tab.Goto(ctx, e.pages.URL+"/?t=none", Load)
 	require.NoError(t, err)
-	time.Sleep(networkLinger + time.Second)
+	waitNetworkOff(t, ctx, tab)
 	_, err = tab.Evaluate(ctx, `(u) => new Promise((r) => { const s = new WebSocket(u); s.onerror = s.onopen = r; setTimeout(r, 3000); }).then(() => "")`,
 		"ws://127.0.0.1:"+e.port+"/late-ws")
 	require.NoError(t, err)

@@ -81,6 +81,19 @@ func mustGoto(t *testing.T, tab *Tab, url string) *Response {
 	return r
 }
 
+// waitNetworkOff waits until tab has turned the Network domain off after
+// its gotos (networkLinger), or has it on for good (a guarded tab): from
+// then on, what the page does is past the domain's last change.
+func waitNetworkOff(t *testing.T, ctx context.Context, tab *Tab) {
+	t.Helper()
+	n := &tab.ext.net
+	waitFor(t, ctx, "the Network domain off", func() bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return !n.on || n.pinned
+	})
+}
+
 // TestGotoNetworkOnlyDuringNavigation checks that the Network domain goes
 // off again once gotos stop: the page's own requests are not reported
 // afterwards.
@@ -100,7 +113,7 @@ func TestGotoNetworkOnlyDuringNavigation(t *testing.T) {
 	})
 	defer stop()
 	mustGoto(t, tab, page)
-	time.Sleep(networkLinger + 300*time.Millisecond)
+	waitNetworkOff(t, ctx, tab)
 	mu.Lock()
 	seen = nil
 	mu.Unlock()
