@@ -86,7 +86,7 @@ func mustGoto(t *testing.T, tab *Tab, url string) *Response {
 // then on, what the page does is past the domain's last change.
 func waitNetworkOff(t *testing.T, ctx context.Context, tab *Tab) {
 	t.Helper()
-	n := &tab.ext.net
+	n := &tab.net
 	waitFor(t, ctx, "the Network domain off", func() bool {
 		n.mu.Lock()
 		defer n.mu.Unlock()
