@@ -199,12 +199,9 @@ window.open("`+secret.URL+`/popup");</script>`)
 		t.Errorf("a denied endpoint was reached: %v", got)
 	}
 	mu.Unlock()
-	// The tab's page stays open after a blocked goto here: its Close
-	// waits for a session end that does not come. Waiting out the whole
-	// test's context for it proved nothing; a few seconds do the same.
-	cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
-	_ = tab.Close(cctx)
-	ccancel()
+	if err := tab.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := g2.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -363,6 +363,9 @@ func (t *Tab) detach() {
 // gone reports why its session ended.
 func (t *Tab) Close(ctx context.Context) error {
 	t.sweepServiceWorkers(ctx)
+	// The browser accepts a close and then drops it when the page is
+	// between documents (a navigation the page policy refused leaves it
+	// there for a while): the close is asked again until the session ends.
 	if _, err := t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id))); err != nil {
 		if e := t.Err(); e != nil {
 			_ = t.tasks.stop(ctx)
@@ -370,15 +373,31 @@ func (t *Tab) Close(ctx context.Context) error {
 		}
 		return t.b.fail(err)
 	}
-	select {
-	case <-t.route.gone:
-		return t.tasks.stop(ctx)
-	case <-ctx.Done():
-		t.detach()
-		_ = t.tasks.stop(ctx)
-		return ctx.Err()
+	for again := closeRetryFirst; ; again = min(2*again, closeRetryMax) {
+		retry := time.NewTimer(again)
+		select {
+		case <-t.route.gone:
+			retry.Stop()
+			return t.tasks.stop(ctx)
+		case <-ctx.Done():
+			retry.Stop()
+			t.detach()
+			_ = t.tasks.stop(ctx)
+			return ctx.Err()
+		case <-retry.C:
+			// A repeat that fails found the page closing or gone: its
+			// session's end says which.
+			_, _ = t.b.c.Target.CloseTarget(ctx, target.NewCloseTargetArgs(target.ID(t.id)))
+		}
 	}
 }
+
+// closeRetryFirst and closeRetryMax space the repeats of a close the
+// browser dropped (Tab.Close).
+const (
+	closeRetryFirst = 250 * time.Millisecond
+	closeRetryMax   = 2 * time.Second
+)
 
 // observe runs on the session's receive goroutine for every event. It
 // tracks realms and documents and feeds subscribers; it never blocks.
