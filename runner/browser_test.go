@@ -157,8 +157,8 @@ type envOptions struct {
 	// allowLocal are loopback sites besides the test site (which always
 	// is) that every run's tabs may load: Config.AllowLocalSites.
 	allowLocal []string
-	// tabs is a browser the test started itself; nil launches or attaches
-	// one as above.
+	// tabs is a browser the test started itself, and shuts down itself;
+	// nil launches or attaches one as above, which the env shuts down.
 	tabs *cdptabs.Tabs
 	// site serves the test pages; nil means site(t).
 	site *httptest.Server
@@ -176,22 +176,33 @@ func (t endpointTabs) Target(ctx context.Context, run runner.RunInfo, id string)
 	return runner.TabTarget{Endpoint: t.Endpoint(), TargetID: id}, nil
 }
 
+// launchBrowser launches headless Chromium for t's tests and shuts it
+// down when t ends.
+func launchBrowser(t testing.TB) *cdptabs.Tabs {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bt, err := cdptabs.Launch(ctx, launch.Options{Path: testenv.Chromium(t), Args: testenv.ChromiumArgs()})
+	require.NoError(t, err)
+	t.Cleanup(func() { bt.Shutdown() })
+	return bt
+}
+
 func newBrowserEnvWith(t testing.TB, o envOptions) *browserEnv {
 	t.Helper()
-	chromium := testenv.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	bt := o.tabs
-	var err error
 	switch {
 	case bt != nil:
 	case o.devtoolsPort:
+		var err error
 		bt, err = cdptabs.Attach(ctx, testenv.ChromiumWithPort(t))
+		require.NoError(t, err)
+		t.Cleanup(func() { bt.Shutdown() })
 	default:
-		bt, err = cdptabs.Launch(ctx, launch.Options{Path: chromium, Args: testenv.ChromiumArgs()})
+		bt = launchBrowser(t)
 	}
-	require.NoError(t, err)
-	t.Cleanup(func() { bt.Shutdown() })
 	srv := o.site
 	if srv == nil {
 		srv = site(t)

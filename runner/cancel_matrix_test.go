@@ -139,10 +139,13 @@ try {
 }`,
 		ready: "failing once", said: "step ended: CancelledError aborted=true",
 	}}
+	// One browser for every point: each has a manager of its own, and only
+	// the browser call's point opens a tab, which its run's end closes.
+	bt := launchBrowser(t)
 	for _, p := range points {
 		before := leakcheck.Snapshot()
 		t.Run(p.name, func(t *testing.T) {
-			e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) {
+			e := newBrowserEnvWith(t, envOptions{tabs: bt, config: func(c *runner.Config) {
 				c.CancelGrace = matrixGrace
 				if p.config != nil {
 					p.config(c, nil)
@@ -190,8 +193,7 @@ try {
 			}
 			assert.Equal(t, 1, n, "recorded once")
 		})
-		// The subtest's manager and browser are closed: nothing of the
-		// run's is left.
+		// The subtest's manager is closed: nothing of the run's is left.
 		var left []string
 		for _, g := range before.Since(10 * time.Second) {
 			// The test's prompter holds its goroutine until the test ends.

@@ -150,8 +150,11 @@ const codes = await Promise.all(waits);
 await context.result({ timeouts: codes.filter((c) => c === "timeout").length });
 `, url, waits, timeout.Milliseconds())
 	}
+	// Both managers drive one browser: the checks counted are the run's
+	// own, and the CPU measured is this process's, not the browser's.
+	bt := launchBrowser(t)
 	cost := func(rate int) (checks int64, cpu time.Duration) {
-		e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.CheckRate = rate }})
+		e := newBrowserEnvWith(t, envOptions{tabs: bt, config: func(c *runner.Config) { c.CheckRate = rate }})
 		before := cpuTime(t)
 		r := e.startScript(t, "waits.ts", src(e.site.URL+"/"))
 		entry := e.wait(t, r)

@@ -24,25 +24,6 @@ import (
 // queued only once it is ready, and a run still being prepared holds no
 // ready run back.
 func TestRunsStartInTheOrderTheyWereStarted(t *testing.T) {
-	stop := make(chan struct{})
-	var burn sync.WaitGroup
-	for range runtime.NumCPU() * 2 { // a loaded machine
-		burn.Add(1)
-		go func() {
-			defer burn.Done()
-			for x := 0; ; x++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_ = fmt.Sprint(x)
-			}
-		}()
-	}
-	defer burn.Wait()
-	defer close(stop)
-
 	e := newMgr(t, func(c *Config) { c.MaxConcurrent = 1 })
 	ctx := context.Background()
 	var busy []*Run
@@ -52,6 +33,10 @@ func TestRunsStartInTheOrderTheyWereStarted(t *testing.T) {
 		busy = append(busy, r)
 		waitOutput(t, e, r.ID(), "busy")
 	}
+	// The machine is kept busy from the first Start until every run has
+	// ended, not while the manager is made.
+	unload := keepBusy()
+	defer unload()
 	var runs []*Run
 	for i := range 10 {
 		// Scripts of different sizes, so their checks end in another order.
@@ -80,6 +65,7 @@ func TestRunsStartInTheOrderTheyWereStarted(t *testing.T) {
 		_, err := r.Wait(ctx)
 		require.NoError(t, err)
 	}
+	unload()
 	index := map[string]int{}
 	for i, r := range runs {
 		index[r.ID()] = i
@@ -124,4 +110,30 @@ func TestARunWaitingForConsentHoldsNoOneBack(t *testing.T) {
 	entry, err = first.Wait(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, history.StateSucceeded, entry.State, entry.Reason)
+}
+
+// keepBusy keeps every core of the machine busy, twice over, until the
+// function it returns is called (once or more): it returns once the
+// goroutines are gone.
+func keepBusy() func() {
+	stop := make(chan struct{})
+	var burn sync.WaitGroup
+	for range runtime.NumCPU() * 2 {
+		burn.Add(1)
+		go func() {
+			defer burn.Done()
+			for x := 0; ; x++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = fmt.Sprint(x)
+			}
+		}()
+	}
+	return sync.OnceFunc(func() {
+		close(stop)
+		burn.Wait()
+	})
 }
