@@ -80,11 +80,20 @@ type contractDoc struct {
 	// In a request every key is optional (absent is the zero value); in a
 	// result every key is present.
 	Types map[string]*capnweb.Object `json:"types"`
+	// Whole lists the request slots ("Type.key", "capability.method#n")
+	// whose number must be a whole one, as capnweb decodes a Go integer:
+	// the testing kit refuses the rest as the host does.
+	Whole []string `json:"whole"`
+	// TargetHint is what the host adds to a refused target (targetHint).
+	TargetHint string `json:"targetHint"`
 }
 
 type contractMethod struct {
 	Params []string `json:"params"`
 	Result string   `json:"result"`
+	// API is what scripts and errors call the method when that is not
+	// "capability.method" (tab.fill is forms.fill).
+	API string `json:"api,omitempty"`
 }
 
 // describer builds a contractDoc by reflection.
@@ -104,6 +113,7 @@ func newDescriber() *describer {
 			Comment:      "The host API scripts call, generated from runner's capability objects by " + contractRegen + "; do not edit. See contractDoc in runner/contract_test.go.",
 			Capabilities: map[string]map[string]contractMethod{},
 			Types:        map[string]*capnweb.Object{},
+			TargetHint:   targetHint,
 		},
 		named:   map[string]reflect.Type{},
 		used:    map[string]bool{},
@@ -139,6 +149,9 @@ func (d *describer) capability(cap string, obj any) {
 		key := cap + "." + name
 		ft := m.Type
 		var cm contractMethod
+		if row.api != key {
+			cm.API = row.api
+		}
 		cm.Params = []string{}
 		for j := 1; j < ft.NumIn(); j++ {
 			in := ft.In(j)
@@ -199,9 +212,18 @@ func (d *describer) shape(slot string, t reflect.Type, result bool) string {
 		return "string"
 	case reflect.Bool:
 		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if !result && slot != "" && !slices.Contains(d.doc.Whole, slot) {
+			d.doc.Whole = append(d.doc.Whole, slot)
+		}
+		return "number"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if !result {
+			// capnweb wants "a whole number, not negative": the kit's table says no such thing.
+			d.errs = append(d.errs, fmt.Sprintf("%s: an unsigned number in a request; take an int", slot))
+		}
 		return "number"
 	case reflect.Slice:
 		return d.shape("", t.Elem(), result) + "[]"
@@ -307,7 +329,11 @@ func (c contractDoc) marshal() []byte {
 			for k, p := range m.Params {
 				params[k] = str(p)
 			}
-			fmt.Fprintf(&b, "      %s: { \"params\": [%s], \"result\": %s }%s\n", str(name), strings.Join(params, ", "), str(m.Result), comma(j, len(names)))
+			api := ""
+			if m.API != "" {
+				api = ", \"api\": " + str(m.API)
+			}
+			fmt.Fprintf(&b, "      %s: { \"params\": [%s], \"result\": %s%s }%s\n", str(name), strings.Join(params, ", "), str(m.Result), api, comma(j, len(names)))
 		}
 		fmt.Fprintf(&b, "    }%s\n", comma(i, len(caps)))
 	}
@@ -322,7 +348,11 @@ func (c contractDoc) marshal() []byte {
 		}
 		fmt.Fprintf(&b, "    }%s\n", comma(i, len(types)))
 	}
-	b.WriteString("  }\n}\n")
+	whole := make([]string, len(c.Whole))
+	for i, w := range slices.Sorted(slices.Values(c.Whole)) {
+		whole[i] = str(w)
+	}
+	fmt.Fprintf(&b, "  },\n  \"whole\": [%s],\n  \"targetHint\": %s\n}\n", strings.Join(whole, ", "), str(c.TargetHint))
 	return []byte(b.String())
 }
 
@@ -482,7 +512,7 @@ func contractDiff(want, got contractDoc, wantName, gotName string) []string {
 				out = append(out, fmt.Sprintf("%s.%s is in %s, not in %s", cap, name, wantName, gotName))
 			case !inW:
 				out = append(out, fmt.Sprintf("%s.%s is in %s, not in %s: %v → %s", cap, name, gotName, wantName, gm.Params, gm.Result))
-			case !slices.Equal(wm.Params, gm.Params) || wm.Result != gm.Result:
+			case !slices.Equal(wm.Params, gm.Params) || wm.Result != gm.Result || wm.API != gm.API:
 				out = append(out, fmt.Sprintf("%s.%s is %v → %s in %s, %v → %s in %s", cap, name, wm.Params, wm.Result, wantName, gm.Params, gm.Result, gotName))
 			}
 		}
