@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/tranquil/automation/cdp"
@@ -130,6 +131,16 @@ func (m urlMatch) compile() (*cdp.Pattern, error) {
 		return m.Pattern.compile("")
 	}
 	return patternErr("", func() (*cdp.Pattern, error) { return cdp.GlobPattern(*m.URL) })
+}
+
+// checkTimeout is the one rule for a request's timeout, in milliseconds:
+// 0 (or absent) is the host's default for the call; any other value must
+// be positive and finite. The SDK sends what the script gave.
+func checkTimeout(api string, ms float64) error {
+	if ms == 0 || ms > 0 && !math.IsInf(ms, 1) {
+		return nil
+	}
+	return codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: timeout must be a positive, finite number of milliseconds (or 0 for the default), not %v", api, ms)
 }
 
 // textPattern is a JavaScript RegExp as it crosses the bridge.

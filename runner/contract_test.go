@@ -84,6 +84,9 @@ type contractDoc struct {
 	// whose number must be a whole one, as capnweb decodes a Go integer:
 	// the testing kit refuses the rest as the host does.
 	Whole []string `json:"whole"`
+	// APIs is what scripts and errors call the methods ("forms.fill")
+	// that are not called "capability.method" (tab.fill).
+	APIs map[string]string `json:"apis"`
 	// TargetHint is what the host adds to a refused target (targetHint).
 	TargetHint string `json:"targetHint"`
 }
@@ -91,9 +94,6 @@ type contractDoc struct {
 type contractMethod struct {
 	Params []string `json:"params"`
 	Result string   `json:"result"`
-	// API is what scripts and errors call the method when that is not
-	// "capability.method" (tab.fill is forms.fill).
-	API string `json:"api,omitempty"`
 }
 
 // describer builds a contractDoc by reflection.
@@ -113,6 +113,7 @@ func newDescriber() *describer {
 			Comment:      "The host API scripts call, generated from runner's capability objects by " + contractRegen + "; do not edit. See contractDoc in runner/contract_test.go.",
 			Capabilities: map[string]map[string]contractMethod{},
 			Types:        map[string]*capnweb.Object{},
+			APIs:         map[string]string{},
 			TargetHint:   targetHint,
 		},
 		named:   map[string]reflect.Type{},
@@ -150,7 +151,7 @@ func (d *describer) capability(cap string, obj any) {
 		ft := m.Type
 		var cm contractMethod
 		if row.api != key {
-			cm.API = row.api
+			d.doc.APIs[key] = row.api
 		}
 		cm.Params = []string{}
 		for j := 1; j < ft.NumIn(); j++ {
@@ -329,11 +330,7 @@ func (c contractDoc) marshal() []byte {
 			for k, p := range m.Params {
 				params[k] = str(p)
 			}
-			api := ""
-			if m.API != "" {
-				api = ", \"api\": " + str(m.API)
-			}
-			fmt.Fprintf(&b, "      %s: { \"params\": [%s], \"result\": %s%s }%s\n", str(name), strings.Join(params, ", "), str(m.Result), api, comma(j, len(names)))
+			fmt.Fprintf(&b, "      %s: { \"params\": [%s], \"result\": %s }%s\n", str(name), strings.Join(params, ", "), str(m.Result), comma(j, len(names)))
 		}
 		fmt.Fprintf(&b, "    }%s\n", comma(i, len(caps)))
 	}
@@ -351,6 +348,11 @@ func (c contractDoc) marshal() []byte {
 	whole := make([]string, len(c.Whole))
 	for i, w := range slices.Sorted(slices.Values(c.Whole)) {
 		whole[i] = str(w)
+	}
+	b.WriteString("  },\n  \"apis\": {\n")
+	apis := slices.Sorted(maps.Keys(c.APIs))
+	for i, k := range apis {
+		fmt.Fprintf(&b, "    %s: %s%s\n", str(k), str(c.APIs[k]), comma(i, len(apis)))
 	}
 	fmt.Fprintf(&b, "  },\n  \"whole\": [%s],\n  \"targetHint\": %s\n}\n", strings.Join(whole, ", "), str(c.TargetHint))
 	return []byte(b.String())
@@ -512,7 +514,7 @@ func contractDiff(want, got contractDoc, wantName, gotName string) []string {
 				out = append(out, fmt.Sprintf("%s.%s is in %s, not in %s", cap, name, wantName, gotName))
 			case !inW:
 				out = append(out, fmt.Sprintf("%s.%s is in %s, not in %s: %v → %s", cap, name, gotName, wantName, gm.Params, gm.Result))
-			case !slices.Equal(wm.Params, gm.Params) || wm.Result != gm.Result || wm.API != gm.API:
+			case !slices.Equal(wm.Params, gm.Params) || wm.Result != gm.Result:
 				out = append(out, fmt.Sprintf("%s.%s is %v → %s in %s, %v → %s in %s", cap, name, wm.Params, wm.Result, wantName, gm.Params, gm.Result, gotName))
 			}
 		}

@@ -244,11 +244,12 @@ export function checkArgs(api: string, method: string, params: readonly string[]
     if (p === "string | Locator" && isObject(args[i])) shape = "Locator"; // tab.waitFor's target
     const r = decode(shape, args[i], "", undefined, `${method}#${i + 1}`);
     if (r) throw argError(api, i + 1, shape, r);
-    if (shape === "Locator") targets.push(args[i]);
-    if (shape === "PressOptions") targets.push((args[i] as { target?: unknown } | undefined)?.target);
+    if (shape === "Locator") targets.push(args[i] ?? {}); // absent: the zero target, which names nothing
+    const pressed = (args[i] as { target?: unknown } | undefined)?.target;
+    if (shape === "PressOptions" && pressed !== undefined && pressed !== null) targets.push(pressed);
   }
   for (const t of targets) {
-    const why = isObject(t) ? targetWrong(t) : undefined;
+    const why = targetWrong(t as Record<string, unknown>);
     if (why !== undefined) throw refused(`${api}: ${why}; ${contract.targetHint}`, { code: "invalid" });
   }
 }
@@ -264,7 +265,8 @@ export function serve(
   caps: readonly string[],
   handler: (cap: string, name: string, params: string[]) => ((...args: never[]) => unknown) | undefined,
 ): Record<string, Record<string, (...args: never[]) => Promise<unknown>>> {
-  const host = contract.capabilities as Record<string, Record<string, { params: string[]; api?: string }>>;
+  const host = contract.capabilities as Record<string, Record<string, { params: string[] }>>;
+  const apis = contract.apis as Record<string, string>;
   return Object.fromEntries(caps.map((cap) => [
     cap,
     Object.fromEntries(
@@ -273,7 +275,7 @@ export function serve(
         if (f === undefined) throw new Error(`the fake host does not answer ${cap}.${name}`);
         // Functions (pane control actions) travel by reference.
         const call = served(f, !m.params.includes("function"));
-        const api = m.api ?? `${cap}.${name}`;
+        const api = apis[`${cap}.${name}`] ?? `${cap}.${name}`;
         return [name, (...args: never[]) => {
           try {
             checkArgs(api, `${cap}.${name}`, m.params, args);
