@@ -8,6 +8,7 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -286,7 +287,9 @@ func invalidArg(e *capnweb.DecodeError, under, format string, args ...any) error
 }
 
 // argName is what a refused argument is called in messages: a locator is
-// the target, a report the report, any other object the options.
+// the target, a report the report, any other object the options, else
+// the script's argument by its place (Arg counts the script's own, see
+// scriptArg; 0 is the tab's ID, which the SDK sends).
 func argName(e *capnweb.DecodeError) string {
 	switch e.Type {
 	case locatorType:
@@ -297,31 +300,48 @@ func argName(e *capnweb.DecodeError) string {
 	if e.Type != nil && e.Type.Kind() == reflect.Struct {
 		return "options"
 	}
+	if e.Arg == 0 {
+		return "the tab's ID"
+	}
 	return fmt.Sprintf("argument %d", e.Arg)
+}
+
+// scriptArg is e counted as the script counts its arguments: a method
+// of a tab (capTab, capForms, capPageJS) gets the tab's ID first on the
+// wire, which the script never passes, so tab.fill's value is its
+// argument 2, not the wire's 3.
+func scriptArg(cap permissions.Capability, method string, e *capnweb.DecodeError) *capnweb.DecodeError {
+	if id, ok := methodByWire[[2]string{string(cap), method}]; !ok || !methods[id].tabFirst() {
+		return e
+	}
+	c := *e
+	c.Arg--
+	return &c
 }
 
 // The facades taking request objects decode their arguments strictly
 // (capnweb.StrictArgs); their refusals are worded by argError, under the
-// name the method table gives (forms' methods are called on a tab).
+// name the method table gives (forms' methods are called on a tab), and
+// count the script's own arguments.
 
 func (a *uiAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capUI, method), err)
+	return argError(apiOf(capUI, method), scriptArg(capUI, method, err))
 }
 
 func (a *tabsAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capTabs, method), err)
+	return argError(apiOf(capTabs, method), scriptArg(capTabs, method, err))
 }
 
 func (a *tabAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capTab, method), err)
+	return argError(apiOf(capTab, method), scriptArg(capTab, method, err))
 }
 
 func (a *formsAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capForms, method), err)
+	return argError(apiOf(capForms, method), scriptArg(capForms, method, err))
 }
 
 func (a *contextAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capContext, method), err)
+	return argError(apiOf(capContext, method), scriptArg(capContext, method, err))
 }
 
 // targetHint says what a locator looks like, after a refused one.
@@ -345,7 +365,7 @@ func checkTarget(api string, l cdp.Locator) error {
 }
 
 // decodeTarget decodes a locator that arrived as a capnweb.Value (in a
-// union), argument arg of the call, and checks it, as a Locator parameter
+// union), the script's argument arg, and checks it, as a Locator parameter
 // is.
 func decodeTarget(api string, arg int, v capnweb.Value) (cdp.Locator, error) {
 	var l cdp.Locator

@@ -262,6 +262,10 @@ var methodByWire = func() map[[2]string]methodID {
 // it and the contract lists it.
 func (m *method) wire() string { return capnweb.JSName(m.name) }
 
+// tabFirst reports whether the method is a tab's: the SDK sends the
+// tab's ID before the script's arguments.
+func (m *method) tabFirst() bool { return m.cap == capTab || m.cap == capForms || m.cap == capPageJS }
+
 // apiOf is what scripts call method of capability cap; "cap.method" for
 // one the table does not have.
 func apiOf(cap permissions.Capability, method string) string {

@@ -196,13 +196,13 @@ Deno.test("bad options and arguments are refused before anything is sent", async
   const tab = await tabs.active();
   const cases: [() => Promise<unknown>, string][] = [
     [() => tab.goto("shop.example/x"), "not an absolute URL"],
-    [() => tab.goto(42 as never), "tab.goto: argument 2 must be a string, not a number"],
+    [() => tab.goto(42 as never), "tab.goto: argument 1 must be a string, not a number"],
     [() => tabs.open("/relative"), "not an absolute URL"],
     [() => tabs.open(SHOP, { background: "yes" as never }), "options.background must be true or false, not a string"],
-    [() => tab.fill({ label: "A" }, 5 as never), "tab.fill: argument 3 must be a string, not a number"],
+    [() => tab.fill({ label: "A" }, 5 as never), "tab.fill: argument 2 must be a string, not a number"],
     [() => tab.fill({ label: "A" }, "x", { dryRun: 1 as never }), "options.dryRun must be true or false, not a number"],
     [() => tab.select({ label: "A" }, "x", { parts: { option: 1 as never } }), "options.parts.option must be a string"],
-    [() => tab.check({ label: "A" }, "on" as never), "argument 3 must be true or false, not a string"],
+    [() => tab.check({ label: "A" }, "on" as never), "tab.check: argument 2 must be true or false, not a string"],
     [() => tab.press("a", { modifiers: "Shift" as never }), "options.modifiers must be a list, not a string"],
     [() => tab.press("a", { modifiers: ["Shift", 1 as never] }), "options.modifiers[1] must be a string, not a number"],
     [() => tab.click({ label: "A" }, { clickCount: 1.5 }), "options.clickCount must be a whole number, not a number"],
@@ -580,21 +580,23 @@ Deno.test("browserError leaves errors without a code alone", () => {
   assert(ev instanceof EvaluateError && ev.remoteMessage === "boom" && ev.line === 0 && ev.remoteName === "");
 });
 
-Deno.test("an argument the host refuses is invalid, its fields in details, the closest key said from them", () => {
+Deno.test("an argument the host refuses is an invalid TypeError with the host's fields, the closest key said from them", () => {
   const takes = ["dryRun", "parts", "timeout"];
   const refused = Object.assign(
     new TypeError('tab.click: unknown key "timout" in options (it takes dryRun, parts, timeout)'),
-    { code: "invalid", argument: 3, path: "", key: "timout", takes, closest: "timeout" },
+    { code: "invalid", argument: 2, path: "", key: "timout", takes, closest: "timeout" },
   );
-  const e = browserError(refused, "tab.click", "forms", "t1");
-  assert(e instanceof TabError && e.code === "invalid", String(e));
+  type Refused = TypeError & { code: string; details: Record<string, unknown> } & Record<string, unknown>;
+  const e = browserError(refused, "tab.click", "forms", "t1") as Refused;
+  assert(e instanceof TypeError && !(e instanceof TabError) && e.code === "invalid", String(e));
   assertEquals(
     e.message,
     'tab.click: unknown key "timout" in options (it takes dryRun, parts, timeout); did you mean "timeout"?',
     "the API said once, the suggestion from closest",
   );
-  assertEquals(e.details, { argument: 3, path: "", key: "timout", takes, closest: "timeout" });
-  assert(e.details.key === "timout" && e.details.takes?.[1] === "parts" && e.tab === "t1" && e.cause === refused);
+  assertEquals(e.details, { argument: 2, path: "", key: "timout", takes, closest: "timeout" });
+  assert(e.key === "timout" && (e.takes as string[])[1] === "parts" && e.argument === 2, "the fields on the error too");
+  assert(e.cause === refused);
 
   // The suggestion is the field's, never read from the message.
   const far = browserError(
@@ -606,7 +608,7 @@ Deno.test("an argument the host refuses is invalid, its fields in details, the c
     "tab.click",
     "forms",
   );
-  assert(far instanceof TabError && !far.message.includes("did you mean"), String(far));
+  assert(far instanceof TypeError && !far.message.includes("did you mean"), String(far));
 
   const typed = browserError(
     Object.assign(new TypeError("tab.goto: options.timeout must be a number, not a string"), {
@@ -619,14 +621,23 @@ Deno.test("an argument the host refuses is invalid, its fields in details, the c
     "tab.goto",
     "tab",
   );
-  assert(typed instanceof TabError && typed.code === "invalid", String(typed));
+  assert(typed instanceof TypeError && (typed as Refused).code === "invalid", String(typed));
   assertEquals(typed.message, "tab.goto: options.timeout must be a number, not a string");
-  assert(typed.details.path === ".timeout" && typed.details.want === "a number" && typed.details.got === "a string");
+  const d = (typed as Refused).details;
+  assert(d.path === ".timeout" && d.want === "a number" && d.got === "a string");
+  const range = browserError(
+    Object.assign(new RangeError("tab.goto: timeout must be a positive, finite number of milliseconds"), {
+      code: "invalid",
+    }),
+    "tab.goto",
+    "tab",
+  );
+  assert(range instanceof RangeError && (range as Refused).code === "invalid", String(range));
 
   // The bridge's own refusal names only the argument, with no code.
   const bridge = Object.assign(new TypeError("argument 2 must be a string, not a number"), { argument: 2 });
-  const b = browserError(bridge, "tab.goto", "tab");
-  assert(b instanceof TabError && b.code === "invalid" && b.details.argument === 2, String(b));
+  const b = browserError(bridge, "tab.goto", "tab") as Refused;
+  assert(b instanceof TypeError && b.code === "invalid" && b.details.argument === 2 && b.argument === 2, String(b));
   const other = new TypeError("argument 1: x is not a function");
   assert(
     browserError(other, "tab.click", "forms") === other,
@@ -832,12 +843,17 @@ Deno.test("waitForDownload runs its action between watching and waiting, and giv
   assertEquals(boom.message, "boom", "the action's own error");
   assertEquals(order.length, 2, "a failed action downloads nothing");
   assertEquals(host.browser.actions.map((a) => [a.method, a.value, a.outcome]), [["download", "downloads/", "ok"]]);
-  for (const bad of [undefined, "", 3]) {
+  for (
+    const [bad, why] of [[undefined, "{ path } names the folder"], ["", "{ path } names the folder"], [
+      3,
+      "options.path must be a string, not a number",
+    ]]
+  ) {
     const e = await assertRejects(() => tab.waitForDownload(() => {}, { path: bad } as never));
-    assert(e instanceof TypeError && e.message.includes("{ path } names the folder"), e.message);
+    assert(e instanceof TypeError && e.message.includes(why as string), e.message);
   }
   const flag = await assertRejects(() => tab.waitForDownload(() => {}, { path: "d/", overwrite: "yes" } as never));
-  assert(flag instanceof TypeError && flag.message.includes("overwrite must be true or false"), flag.message);
+  assert(flag instanceof TypeError && flag.message.includes("options.overwrite must be true or false"), flag.message);
   const fn = await assertRejects(() => tab.waitForDownload("click" as never, { path: "d/" }));
   assert(fn instanceof TypeError && fn.message.includes("the action that downloads"), fn.message);
   assertEquals(order.length, 2, "no refused call reached the page");

@@ -184,7 +184,25 @@ function refused(message: string, props: Record<string, unknown>): TypeError {
   return Object.assign(new TypeError(message), props);
 }
 
-/** argError words r, a refusal of argument n (from 1) of shape shape, as runner's argError does. */
+/** refusalMessage words r with the value called root, as capnweb.DecodeError.Message does. */
+function refusalMessage(root: string, r: Refusal): string {
+  return r.key !== undefined
+    ? `unknown key ${JSON.stringify(r.key)} in ${root}${r.path} (it takes ${r.takes!.join(", ")})`
+    : `${root}${r.path} must be ${r.want}, not ${r.got}`;
+}
+
+/** refusalProps are r's properties, as capnweb.DecodeError.Props gives them, of the script's argument n (0: none). */
+function refusalProps(r: Refusal, n: number): Record<string, unknown> {
+  const props: Record<string, unknown> = { path: r.path, ...n > 0 ? { argument: n } : {} };
+  if (r.key === undefined) return { ...props, want: r.want, got: r.got };
+  const near = closest(r.key, r.takes!);
+  return { ...props, key: r.key, takes: r.takes, ...near ? { closest: near } : {} };
+}
+
+/**
+ * argError words r, a refusal of the script's argument n (from 1; 0 is the
+ * tab's ID, which the SDK sends) of shape shape, as runner's argError does.
+ */
 function argError(api: string, n: number, shape: string, r: Refusal): TypeError {
   const what = shape === "Locator"
     ? "target"
@@ -192,23 +210,19 @@ function argError(api: string, n: number, shape: string, r: Refusal): TypeError 
     ? "the report"
     : TYPES[shape]
     ? "options"
+    : n === 0
+    ? "the tab's ID"
     : `argument ${n}`;
   if (r.got === "a function") {
     return refused(`${api}: ${what} holds a function; only data (JSON) reaches the app`, { code: "not_serializable" });
   }
-  const props: Record<string, unknown> = { path: r.path, argument: n };
-  let msg: string;
-  if (r.key !== undefined) {
-    msg = `unknown key ${JSON.stringify(r.key)} in ${what}${r.path} (it takes ${r.takes!.join(", ")})`;
-    const near = closest(r.key, r.takes!);
-    Object.assign(props, { key: r.key, takes: r.takes }, near ? { closest: near } : {});
-  } else {
-    msg = `${what}${r.path} must be ${r.want}, not ${r.got}`;
-    Object.assign(props, { want: r.want, got: r.got });
-  }
+  let msg = refusalMessage(what, r);
   if (r.in === "Locator") msg += `; ${contract.targetHint}`;
-  return refused(`${api}: ${msg}`, { ...props, code: "invalid" });
+  return refused(`${api}: ${msg}`, { ...refusalProps(r, n), code: "invalid" });
 }
+
+/** tabFirst says whether a method on the wire ("forms.fill") gets the tab's ID before the script's arguments. */
+const tabFirst = (method: string) => /^(tab|forms|pageJs)\./.test(method);
 
 /** TARGET_DEPTH is how deep within and has nest, the outermost target included (cdp's maxLocatorDepth). */
 const TARGET_DEPTH = 4;
@@ -243,7 +257,7 @@ export function checkArgs(api: string, method: string, params: readonly string[]
     let shape = p;
     if (p === "string | Locator" && isObject(args[i])) shape = "Locator"; // tab.waitFor's target
     const r = decode(shape, args[i], "", undefined, `${method}#${i + 1}`);
-    if (r) throw argError(api, i + 1, shape, r);
+    if (r) throw argError(api, tabFirst(method) ? i : i + 1, shape, r);
     if (shape === "Locator") targets.push(args[i] ?? {}); // absent: the zero target, which names nothing
     const pressed = (args[i] as { target?: unknown } | undefined)?.target;
     if (shape === "PressOptions" && pressed !== undefined && pressed !== null) targets.push(pressed);
@@ -252,6 +266,131 @@ export function checkArgs(api: string, method: string, params: readonly string[]
     const why = targetWrong(t as Record<string, unknown>);
     if (why !== undefined) throw refused(`${api}: ${why}; ${contract.targetHint}`, { code: "invalid" });
   }
+  checkValues(api, method, params, args);
+}
+
+/** invalid is the app's refusal of a value its type lets through: a TypeError or RangeError with code invalid. */
+function invalid(range: boolean, message: string, props: Record<string, unknown> = {}): Error {
+  return Object.assign(range ? new RangeError(message) : new TypeError(message), props, { code: "invalid" });
+}
+
+/** goNumber prints ms as Go's %v does. */
+const goNumber = (ms: number) => ms === Infinity ? "+Inf" : ms === -Infinity ? "-Inf" : String(ms);
+
+const MODIFIERS = ["Alt", "Control", "Ctrl", "Meta", "Shift"];
+const DIALOG_HINT = `; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`;
+const TEXT_KINDS = ["text", "containsText", "value", "class", "url", "title"];
+
+/**
+ * checkValues makes the app's own checks of values that decode (runner's
+ * facades and cdp's): a timeout's range, the words an option takes, a
+ * dialog answer's shape, an expectation's parts. Each says what the app
+ * says; the app checks them before it waits for the tab.
+ */
+function checkValues(api: string, method: string, params: readonly string[], args: readonly unknown[]): void {
+  for (const [i, p] of params.entries()) {
+    const o = args[i] as Record<string, unknown> | undefined | null;
+    if (!TYPES[p] || !isObject(o)) continue;
+    const t = o.timeout;
+    if ("timeout" in TYPES[p] && typeof t === "number" && t !== 0 && !(t > 0 && t !== Infinity)) {
+      throw invalid(
+        true,
+        `${api}: timeout must be a positive, finite number of milliseconds (or 0 for the default), not ${goNumber(t)}`,
+      );
+    }
+    if (
+      p === "NavigationOptions" && o.waitUntil != null &&
+      !["", "load", "domcontentloaded"].includes(o.waitUntil as string)
+    ) {
+      throw invalid(true, `waitUntil must be "load" or "domcontentloaded", not ${JSON.stringify(o.waitUntil)}`);
+    }
+    if (
+      p === "WaitForOptions" && o.state != null &&
+      !["", "visible", "hidden", "attached", "detached"].includes(o.state as string)
+    ) {
+      throw invalid(
+        true,
+        `${api}: state must be "visible", "hidden", "attached" or "detached", not ${JSON.stringify(o.state)}`,
+      );
+    }
+    for (const m of (o.modifiers as string[] | undefined) ?? []) {
+      if (!MODIFIERS.includes(m)) throw invalid(false, `unknown modifier ${m}: use Alt, Control, Meta or Shift`);
+    }
+    const at = o.position as { x?: number; y?: number } | undefined;
+    if (at && ![at.x ?? 0, at.y ?? 0].every(Number.isFinite)) {
+      throw invalid(true, `${api}: position must be finite numbers`);
+    }
+    if (p === "TypeOptions" && o.delay != null && !((o.delay as number) >= 0 && (o.delay as number) <= 10000)) {
+      throw invalid(true, `${api}: delay must be from 0 to 10000 milliseconds`);
+    }
+    if (p === "Expectation") checkExpectation(api, o);
+    // cdp's, which reach the script as the browser's errors (a TabError).
+    if (o.button != null && !["", "left", "right", "middle"].includes(o.button as string)) {
+      throw Object.assign(new Error(`unknown button ${JSON.stringify(o.button)}: use left, right or middle`), {
+        code: "invalid",
+      });
+    }
+    if (typeof o.clickCount === "number" && o.clickCount > 3) {
+      throw Object.assign(new Error(`clickCount ${o.clickCount} is more than 3`), { code: "invalid" });
+    }
+  }
+  if (method === "tab.expectDownload") {
+    const path = (args[1] as { path?: unknown } | undefined)?.path ?? "";
+    if (path === "" || (path as string).includes("\0")) {
+      throw invalid(false, `{ path } names the folder or file to save the download as, not ${JSON.stringify(path)}`);
+    }
+  }
+  if (method === "forms.select" && Array.isArray(args[2])) {
+    const at = args[2].findIndex((o) => typeof o !== "string");
+    if (at >= 0) throw invalid(false, `tab.select: option ${at + 1} is not a string`);
+  } else if (method === "forms.select" && typeof args[2] !== "string") {
+    throw invalid(false, "tab.select takes an option or a list of options");
+  }
+  if (method === "forms.onDialog") checkDialog(args[1]);
+}
+
+/** checkExpectation refuses an expectation as runner's expectation.cdp does, for the parts scripts get wrong. */
+function checkExpectation(api: string, e: Record<string, unknown>): void {
+  const textual = e.text != null || e.pattern != null;
+  if (e.kind === "attribute" && (typeof e.name !== "string" || e.name === "")) {
+    throw invalid(false, `${api}: attribute expects an attribute name of 1 to 256 bytes`);
+  }
+  if (TEXT_KINDS.includes(e.kind as string) && (!textual || e.text != null && e.pattern != null)) {
+    throw invalid(false, `${api}: ${e.kind} expects a text or a pattern`);
+  }
+  if (e.kind === "count" && (textual || typeof e.count !== "number" || e.count < 0)) {
+    throw invalid(false, `${api}: count expects a number of elements, 0 or more, and nothing else`);
+  }
+}
+
+/** checkDialog refuses tab.onDialog's answers as runner's dialogPolicyOf does. */
+function checkDialog(v: unknown): void {
+  const bad = (msg: string, r?: Refusal, under = "") => {
+    const props = r ? { ...refusalProps(r, 1), path: under + r.path } : {};
+    return invalid(false, `tab.onDialog: ${msg}${DIALOG_HINT}`, props);
+  };
+  const answer = (a: unknown): string | Refusal | undefined => {
+    if (a === "accept" || a === "dismiss") return undefined;
+    if (typeof a === "string") return `unknown answer ${JSON.stringify(a)}`;
+    if (!isObject(a)) return `an answer is a string or an object, not ${a === null ? "null" : kindOf(a)}`;
+    const r = decode("DialogAnswer", a, "", undefined, "");
+    if (r) return r;
+    return a.accept == null ? "an answer object needs accept" : undefined;
+  };
+  if (isObject(v) && Object.keys(v).length > 0 && !("accept" in v)) {
+    const r = decode("DialogAnswers", v, "", undefined, "");
+    if (r) throw bad(refusalMessage("the answers by type", r), r);
+    for (const [typ, a] of Object.entries(v)) {
+      if (a == null) continue;
+      const why = answer(a);
+      if (typeof why === "string") throw bad(`${typ}: ${why}`);
+      if (why) throw bad(`${typ}: ${refusalMessage("answer", why)}`, why, `.${typ}`);
+    }
+    return;
+  }
+  const why = answer(v);
+  if (typeof why === "string") throw bad(why);
+  if (why) throw bad(refusalMessage("answer", why), why);
 }
 
 /**
