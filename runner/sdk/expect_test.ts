@@ -211,7 +211,7 @@ Deno.test(".not, the state and attribute matchers, and the page's expectations a
 
   for (
     const [bad, want] of [
-      [() => button.toHaveAttribute(""), "attribute expects an attribute name of 1 to 256 bytes"],
+      [() => button.toHaveAttribute(""), "attribute expects an attribute name of 1 to 1024 bytes"],
       [() => button.toHaveAttribute(3 as never), "must be a string"],
       [() => button.toHaveClass(["a"] as never), "options.text must be a string, not a list"],
       [() => tab.expectPage().toHaveURL(null as never), "url expects a text or a pattern"],

@@ -279,6 +279,8 @@ const goNumber = (ms: number) => ms === Infinity ? "+Inf" : ms === -Infinity ? "
 
 const MODIFIERS = ["Alt", "Control", "Ctrl", "Meta", "Shift"];
 const DIALOG_HINT = `; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`;
+/** The longest attribute name an expectation may send, in bytes of UTF-8 (runner's maxAttributeName). */
+const MAX_ATTRIBUTE_NAME_BYTES = 1 << 10;
 const TEXT_KINDS = ["text", "containsText", "value", "class", "url", "title"];
 
 /**
@@ -352,8 +354,11 @@ function checkValues(api: string, method: string, params: readonly string[], arg
 /** checkExpectation refuses an expectation as runner's expectation.cdp does, for the parts scripts get wrong. */
 function checkExpectation(api: string, e: Record<string, unknown>): void {
   const textual = e.text != null || e.pattern != null;
-  if (e.kind === "attribute" && (typeof e.name !== "string" || e.name === "")) {
-    throw invalid(false, `${api}: attribute expects an attribute name of 1 to 256 bytes`);
+  if (
+    e.kind === "attribute" &&
+    (typeof e.name !== "string" || e.name === "" || new TextEncoder().encode(e.name).length > MAX_ATTRIBUTE_NAME_BYTES)
+  ) {
+    throw invalid(false, `${api}: attribute expects an attribute name of 1 to ${MAX_ATTRIBUTE_NAME_BYTES} bytes`);
   }
   if (TEXT_KINDS.includes(e.kind as string) && (!textual || e.text != null && e.pattern != null)) {
     throw invalid(false, `${api}: ${e.kind} expects a text or a pattern`);
