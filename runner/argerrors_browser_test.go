@@ -45,6 +45,7 @@ const out = {
   fillNested: await refused("forms", "fill", "tab.fill", tab.id, { label: 5 }, "x"),
   pressNested: await refused("forms", "press", "tab.press", tab.id, "Enter", { target: { label: "A", rol: "button" } }),
   pressList: await refused("forms", "press", "tab.press", tab.id, "Enter", { modifiers: ["Shift", 1] }),
+  fillValue: await refused("forms", "fill", "tab.fill", tab.id, { label: "A" }, 5),
   dialogTypo: await refused("forms", "onDialog", "tab.onDialog", tab.id, { confirm: { accept: true, promptTxt: "x" } }),
   openTypo: await refused("tabs", "open", "tabs.open", "about:blank", { backgroud: true }),
   openType: await refused("tabs", "open", "tabs.open", "about:blank", { background: "yes" }),
@@ -62,9 +63,11 @@ await context.result(JSON.parse(JSON.stringify(out)));
 
 // An argument the host refuses reaches the script as fields, not only
 // words: code invalid, the argument, the path, and the key, the keys taken
-// and the closest of them, or what the value had to be and is; the SDK's
-// "did you mean" comes from the closest key. Each facade that takes
-// request objects is called: tab, forms, tabs, ui and context.
+// and the closest of them, or what the value had to be and is, on a
+// TypeError; the SDK's "did you mean" comes from the closest key. A tab's
+// method counts the script's arguments, not the tab's ID the SDK sends.
+// Each facade that takes request objects is called: tab, forms, tabs, ui
+// and context.
 func TestArgumentErrorsReachTheScriptAsFields(t *testing.T) {
 	t.Parallel() // see parallel_test.go
 	e := newBrowserEnv(t)
@@ -81,26 +84,28 @@ func TestArgumentErrorsReachTheScriptAsFields(t *testing.T) {
 		fields  map[string]any
 	}{
 		"gotoKey": {`tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`,
-			map[string]any{"argument": 3.0, "path": "", "key": "wait", "takes": []any{"waitUntil", "timeout"}}},
+			map[string]any{"argument": 2.0, "path": "", "key": "wait", "takes": []any{"waitUntil", "timeout"}}},
 		"gotoTypo": {`tab.goto: unknown key "waitUnitl" in options (it takes waitUntil, timeout); did you mean "waitUntil"?`,
-			map[string]any{"argument": 3.0, "path": "", "key": "waitUnitl", "takes": []any{"waitUntil", "timeout"}, "closest": "waitUntil"}},
+			map[string]any{"argument": 2.0, "path": "", "key": "waitUnitl", "takes": []any{"waitUntil", "timeout"}, "closest": "waitUntil"}},
 		"gotoType": {"tab.goto: options.timeout must be a number, not a string",
-			map[string]any{"argument": 3.0, "path": ".timeout", "want": "a number", "got": "a string"}},
+			map[string]any{"argument": 2.0, "path": ".timeout", "want": "a number", "got": "a string"}},
 		"textTarget": {`tab.text: unknown key "lable" in target (it takes ` + joinAny(targetKeys) + `); a target is one of`,
-			map[string]any{"argument": 2.0, "path": "", "key": "lable", "takes": targetKeys, "closest": "label"}},
+			map[string]any{"argument": 1.0, "path": "", "key": "lable", "takes": targetKeys, "closest": "label"}},
 		"waitForTarget": {`tab.waitFor: unknown key "Label" in target`,
-			map[string]any{"argument": 2.0, "path": "", "key": "Label", "takes": targetKeys, "closest": "label"}},
+			map[string]any{"argument": 1.0, "path": "", "key": "Label", "takes": targetKeys, "closest": "label"}},
 		"clickTypo": {`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout, modifiers, position, button, clickCount); did you mean "dryRun"?`,
-			map[string]any{"argument": 3.0, "path": "", "key": "dryrun", "closest": "dryRun",
+			map[string]any{"argument": 2.0, "path": "", "key": "dryrun", "closest": "dryRun",
 				"takes": []any{"dryRun", "parts", "timeout", "modifiers", "position", "button", "clickCount"}}},
 		"fillNested": {"tab.fill: target.label must be a string, not a number; a target is one of",
-			map[string]any{"argument": 2.0, "path": ".label", "want": "a string", "got": "a number"}},
+			map[string]any{"argument": 1.0, "path": ".label", "want": "a string", "got": "a number"}},
 		"pressNested": {`tab.press: unknown key "rol" in options.target`,
-			map[string]any{"argument": 3.0, "path": ".target", "key": "rol", "takes": targetKeys, "closest": "role"}},
+			map[string]any{"argument": 2.0, "path": ".target", "key": "rol", "takes": targetKeys, "closest": "role"}},
 		"pressList": {"tab.press: options.modifiers[1] must be a string, not a number",
-			map[string]any{"argument": 3.0, "path": ".modifiers[1]", "want": "a string", "got": "a number"}},
+			map[string]any{"argument": 2.0, "path": ".modifiers[1]", "want": "a string", "got": "a number"}},
+		"fillValue": {"tab.fill: argument 2 must be a string, not a number",
+			map[string]any{"argument": 2.0, "path": "", "want": "a string", "got": "a number"}},
 		"dialogTypo": {`tab.onDialog: confirm: unknown key "promptTxt" in answer (it takes accept, promptText)`,
-			map[string]any{"argument": 2.0, "path": ".confirm", "key": "promptTxt", "takes": []any{"accept", "promptText"}, "closest": "promptText"}},
+			map[string]any{"argument": 1.0, "path": ".confirm", "key": "promptTxt", "takes": []any{"accept", "promptText"}, "closest": "promptText"}},
 		"openTypo": {`tabs.open: unknown key "backgroud" in options (it takes background, timeout, seq); did you mean "background"?`,
 			map[string]any{"argument": 2.0, "path": "", "key": "backgroud", "takes": []any{"background", "timeout", "seq"}, "closest": "background"}},
 		"openType": {"tabs.open: options.background must be true or false, not a string",
@@ -109,8 +114,7 @@ func TestArgumentErrorsReachTheScriptAsFields(t *testing.T) {
 			map[string]any{"argument": 2.0, "path": "", "key": "splt", "takes": []any{"split"}, "closest": "split"}},
 		"progressTypo": {`context.progress: unknown key "fracton" in the report (it takes message, fraction); did you mean "fraction"?`,
 			map[string]any{"argument": 1.0, "path": "", "key": "fracton", "takes": []any{"message", "fraction"}, "closest": "fraction"}},
-		// Through the SDK: ui's calls are not mapped to TabErrors, so the
-		// fields are the error's own.
+		// Through the SDK: the fields are the error's own.
 		"notifyType": {"ui.notify: options.level must be a string, not a number",
 			map[string]any{"argument": 2.0, "path": ".level", "want": "a string", "got": "a number"}},
 	} {
@@ -128,9 +132,7 @@ func TestArgumentErrorsReachTheScriptAsFields(t *testing.T) {
 				assert.Nil(t, got.Fields[k], "%s: %s", name, k)
 			}
 		}
-		if name != "notifyType" {
-			assert.Equal(t, "TabError", got.Name, name)
-		}
+		assert.Equal(t, "TypeError", got.Name, name)
 	}
 }
 

@@ -3,10 +3,12 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -130,6 +132,16 @@ func (m urlMatch) compile() (*cdp.Pattern, error) {
 		return m.Pattern.compile("")
 	}
 	return patternErr("", func() (*cdp.Pattern, error) { return cdp.GlobPattern(*m.URL) })
+}
+
+// checkTimeout is the one rule for a request's timeout, in milliseconds:
+// 0 (or absent) is the host's default for the call; any other value must
+// be positive and finite. The SDK sends what the script gave.
+func checkTimeout(api string, ms float64) error {
+	if ms == 0 || ms > 0 && !math.IsInf(ms, 1) {
+		return nil
+	}
+	return codeErr(errcode.Invalid, capnweb.NameRangeError, "%s: timeout must be a positive, finite number of milliseconds (or 0 for the default), not %v", api, ms)
 }
 
 // textPattern is a JavaScript RegExp as it crosses the bridge.
@@ -275,7 +287,9 @@ func invalidArg(e *capnweb.DecodeError, under, format string, args ...any) error
 }
 
 // argName is what a refused argument is called in messages: a locator is
-// the target, a report the report, any other object the options.
+// the target, a report the report, any other object the options, else
+// the script's argument by its place (Arg counts the script's own, see
+// scriptArg; 0 is the tab's ID, which the SDK sends).
 func argName(e *capnweb.DecodeError) string {
 	switch e.Type {
 	case locatorType:
@@ -286,31 +300,48 @@ func argName(e *capnweb.DecodeError) string {
 	if e.Type != nil && e.Type.Kind() == reflect.Struct {
 		return "options"
 	}
+	if e.Arg == 0 {
+		return "the tab's ID"
+	}
 	return fmt.Sprintf("argument %d", e.Arg)
+}
+
+// scriptArg is e counted as the script counts its arguments: a method
+// of a tab (capTab, capForms, capPageJS) gets the tab's ID first on the
+// wire, which the script never passes, so tab.fill's value is its
+// argument 2, not the wire's 3.
+func scriptArg(cap permissions.Capability, method string, e *capnweb.DecodeError) *capnweb.DecodeError {
+	if id, ok := methodByWire[[2]string{string(cap), method}]; !ok || !methods[id].tabFirst() {
+		return e
+	}
+	c := *e
+	c.Arg--
+	return &c
 }
 
 // The facades taking request objects decode their arguments strictly
 // (capnweb.StrictArgs); their refusals are worded by argError, under the
-// name the method table gives (forms' methods are called on a tab).
+// name the method table gives (forms' methods are called on a tab), and
+// count the script's own arguments.
 
 func (a *uiAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capUI, method), err)
+	return argError(apiOf(capUI, method), scriptArg(capUI, method, err))
 }
 
 func (a *tabsAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capTabs, method), err)
+	return argError(apiOf(capTabs, method), scriptArg(capTabs, method, err))
 }
 
 func (a *tabAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capTab, method), err)
+	return argError(apiOf(capTab, method), scriptArg(capTab, method, err))
 }
 
 func (a *formsAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capForms, method), err)
+	return argError(apiOf(capForms, method), scriptArg(capForms, method, err))
 }
 
 func (a *contextAPI) ArgError(method string, err *capnweb.DecodeError) error {
-	return argError(apiOf(capContext, method), err)
+	return argError(apiOf(capContext, method), scriptArg(capContext, method, err))
 }
 
 // targetHint says what a locator looks like, after a refused one.
@@ -334,7 +365,7 @@ func checkTarget(api string, l cdp.Locator) error {
 }
 
 // decodeTarget decodes a locator that arrived as a capnweb.Value (in a
-// union), argument arg of the call, and checks it, as a Locator parameter
+// union), the script's argument arg, and checks it, as a Locator parameter
 // is.
 func decodeTarget(api string, arg int, v capnweb.Value) (cdp.Locator, error) {
 	var l cdp.Locator

@@ -80,6 +80,15 @@ type contractDoc struct {
 	// In a request every key is optional (absent is the zero value); in a
 	// result every key is present.
 	Types map[string]*capnweb.Object `json:"types"`
+	// Whole lists the request slots ("Type.key", "capability.method#n")
+	// whose number must be a whole one, as capnweb decodes a Go integer:
+	// the testing kit refuses the rest as the host does.
+	Whole []string `json:"whole"`
+	// APIs is what scripts and errors call the methods ("forms.fill")
+	// that are not called "capability.method" (tab.fill).
+	APIs map[string]string `json:"apis"`
+	// TargetHint is what the host adds to a refused target (targetHint).
+	TargetHint string `json:"targetHint"`
 }
 
 type contractMethod struct {
@@ -104,6 +113,8 @@ func newDescriber() *describer {
 			Comment:      "The host API scripts call, generated from runner's capability objects by " + contractRegen + "; do not edit. See contractDoc in runner/contract_test.go.",
 			Capabilities: map[string]map[string]contractMethod{},
 			Types:        map[string]*capnweb.Object{},
+			APIs:         map[string]string{},
+			TargetHint:   targetHint,
 		},
 		named:   map[string]reflect.Type{},
 		used:    map[string]bool{},
@@ -139,6 +150,9 @@ func (d *describer) capability(cap string, obj any) {
 		key := cap + "." + name
 		ft := m.Type
 		var cm contractMethod
+		if row.api != key {
+			d.doc.APIs[key] = row.api
+		}
 		cm.Params = []string{}
 		for j := 1; j < ft.NumIn(); j++ {
 			in := ft.In(j)
@@ -199,9 +213,18 @@ func (d *describer) shape(slot string, t reflect.Type, result bool) string {
 		return "string"
 	case reflect.Bool:
 		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if !result && slot != "" && !slices.Contains(d.doc.Whole, slot) {
+			d.doc.Whole = append(d.doc.Whole, slot)
+		}
+		return "number"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if !result {
+			// capnweb wants "a whole number, not negative": the kit's table says no such thing.
+			d.errs = append(d.errs, fmt.Sprintf("%s: an unsigned number in a request; take an int", slot))
+		}
 		return "number"
 	case reflect.Slice:
 		return d.shape("", t.Elem(), result) + "[]"
@@ -322,7 +345,16 @@ func (c contractDoc) marshal() []byte {
 		}
 		fmt.Fprintf(&b, "    }%s\n", comma(i, len(types)))
 	}
-	b.WriteString("  }\n}\n")
+	whole := make([]string, len(c.Whole))
+	for i, w := range slices.Sorted(slices.Values(c.Whole)) {
+		whole[i] = str(w)
+	}
+	b.WriteString("  },\n  \"apis\": {\n")
+	apis := slices.Sorted(maps.Keys(c.APIs))
+	for i, k := range apis {
+		fmt.Fprintf(&b, "    %s: %s%s\n", str(k), str(c.APIs[k]), comma(i, len(apis)))
+	}
+	fmt.Fprintf(&b, "  },\n  \"whole\": [%s],\n  \"targetHint\": %s\n}\n", strings.Join(whole, ", "), str(c.TargetHint))
 	return []byte(b.String())
 }
 
@@ -631,28 +663,35 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 	}{
 		{tab, "goto", []any{"t1", "https://x.example/", obj("waitUntil", "load", "wait", 5.0)},
 			`tab.goto: unknown key "wait" in options (it takes waitUntil, timeout)`,
-			map[string]any{"argument": 3.0, "path": "", "key": "wait", "takes": []any{"waitUntil", "timeout"}, "closest": nil}},
+			map[string]any{"argument": 2.0, "path": "", "key": "wait", "takes": []any{"waitUntil", "timeout"}, "closest": nil}},
 		{tab, "goto", []any{"t1", "https://x.example/", obj("timeout", "5000")},
 			"tab.goto: options.timeout must be a number, not a string",
-			map[string]any{"argument": 3.0, "path": ".timeout", "want": "a number", "got": "a string", "key": nil}},
+			map[string]any{"argument": 2.0, "path": ".timeout", "want": "a number", "got": "a string", "key": nil}},
 		{tab, "goto", []any{"t1", "https://x.example/", "fast"},
 			"tab.goto: options must be an object, not a string", nil},
 		{tab, "goto", []any{"t1", 5.0},
-			"tab.goto: argument 2 must be a string, not a number",
-			map[string]any{"argument": 2.0, "path": "", "want": "a string", "got": "a number"}},
+			"tab.goto: argument 1 must be a string, not a number",
+			map[string]any{"argument": 1.0, "path": "", "want": "a string", "got": "a number"}},
+		// The SDK sends the tab's ID; a script never passes it.
+		{tab, "goto", []any{5.0, "https://x.example/"},
+			"tab.goto: the tab's ID must be a string, not a number",
+			map[string]any{"argument": nil, "path": "", "want": "a string"}},
+		{forms, "fill", []any{"t1", label, true},
+			"tab.fill: argument 2 must be a string, not a boolean",
+			map[string]any{"argument": 2.0, "path": "", "want": "a string", "got": "a boolean"}},
 		{tab, "waitFor", []any{"t1", obj("label", "x", "exactly", true)},
 			`tab.waitFor: unknown key "exactly" in target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`, nil},
 		{tab, "waitFor", []any{"t1", obj("label", "x", "text", "y")},
 			"tab.waitFor: the target names more than one way to find the element; a target is one of", nil},
 		{tab, "text", []any{"t1", obj("lable", "Email")},
 			`tab.text: unknown key "lable" in target`,
-			map[string]any{"argument": 2.0, "path": "", "key": "lable", "closest": "label"}},
+			map[string]any{"argument": 1.0, "path": "", "key": "lable", "closest": "label"}},
 		{tab, "waitFor", []any{"t1", obj("lable", "Email")},
 			`tab.waitFor: unknown key "lable" in target`,
-			map[string]any{"argument": 2.0, "path": "", "key": "lable", "closest": "label"}},
+			map[string]any{"argument": 1.0, "path": "", "key": "lable", "closest": "label"}},
 		{forms, "fill", []any{"t1", obj("label", 5.0), "x"},
 			"tab.fill: target.label must be a string, not a number; a target is one of",
-			map[string]any{"argument": 2.0, "path": ".label", "want": "a string", "got": "a number"}},
+			map[string]any{"argument": 1.0, "path": ".label", "want": "a string", "got": "a number"}},
 		{forms, "fill", []any{"t1", obj(), "x"},
 			"tab.fill: the target names no element; a target is one of", nil},
 		{forms, "fill", []any{"t1", obj("text", "Go", "exact", true), "x"},
@@ -661,25 +700,25 @@ func TestRequestsRefuseBadKeys(t *testing.T) {
 			"tab.click: options.parts.trigger must be a string, not a number", nil},
 		{forms, "click", []any{"t1", label, obj("dryrun", true)},
 			`tab.click: unknown key "dryrun" in options (it takes dryRun, parts, timeout, modifiers, position, button, clickCount)`,
-			map[string]any{"argument": 3.0, "key": "dryrun", "closest": "dryRun",
+			map[string]any{"argument": 2.0, "key": "dryrun", "closest": "dryRun",
 				"takes": []any{"dryRun", "parts", "timeout", "modifiers", "position", "button", "clickCount"}}},
 		{forms, "press", []any{"t1", "Enter", obj("target", obj("label", "x", "bogus", "y"))},
 			`tab.press: unknown key "bogus" in options.target (it takes label, placeholder, name, role, text, selector, testId, ref, exact, frame, within, hasText, has, nth); a target is one of`,
-			map[string]any{"argument": 3.0, "path": ".target", "key": "bogus", "closest": nil}},
+			map[string]any{"argument": 2.0, "path": ".target", "key": "bogus", "closest": nil}},
 		{forms, "press", []any{"t1", "Enter", obj("modifiers", []any{"Shift", 1.0})},
 			"tab.press: options.modifiers[1] must be a string, not a number",
-			map[string]any{"argument": 3.0, "path": ".modifiers[1]", "want": "a string", "got": "a number"}},
+			map[string]any{"argument": 2.0, "path": ".modifiers[1]", "want": "a string", "got": "a number"}},
 		{forms, "press", []any{"t1", "Enter", obj("target", obj())},
 			"tab.press: the target names no element", nil},
 		{forms, "onDialog", []any{"t1", obj("confirm", "accept", "bogus", "accept")},
 			`tab.onDialog: unknown key "bogus" in the answers by type (it takes alert, confirm, prompt, beforeunload)`,
-			map[string]any{"argument": 2.0, "path": "", "key": "bogus", "takes": []any{"alert", "confirm", "prompt", "beforeunload"}}},
+			map[string]any{"argument": 1.0, "path": "", "key": "bogus", "takes": []any{"alert", "confirm", "prompt", "beforeunload"}}},
 		{forms, "onDialog", []any{"t1", obj("accept", true, "text", "x")},
 			`tab.onDialog: unknown key "text" in answer (it takes accept, promptText)`,
-			map[string]any{"argument": 2.0, "path": "", "key": "text", "closest": nil}},
+			map[string]any{"argument": 1.0, "path": "", "key": "text", "closest": nil}},
 		{forms, "onDialog", []any{"t1", obj("confirm", obj("accept", true, "promptTxt", "x"))},
 			`tab.onDialog: confirm: unknown key "promptTxt" in answer (it takes accept, promptText)`,
-			map[string]any{"argument": 2.0, "path": ".confirm", "key": "promptTxt", "closest": "promptText"}},
+			map[string]any{"argument": 1.0, "path": ".confirm", "key": "promptTxt", "closest": "promptText"}},
 		{forms, "onDialog", []any{"t1", "maybe"},
 			`tab.onDialog: unknown answer "maybe"`,
 			map[string]any{"argument": nil, "key": nil}},

@@ -64,6 +64,9 @@ func invoke[T any](ctx context.Context, r *Run, id methodID, q callReq, body fun
 	if err := r.hostHas(m.host); err != nil {
 		return zero, c.end(err)
 	}
+	if q.refused == nil {
+		q.refused = checkTimeout(m.api, q.timeout)
+	}
 	if q.refused != nil {
 		return zero, c.end(q.refused)
 	}

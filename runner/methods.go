@@ -262,6 +262,10 @@ var methodByWire = func() map[[2]string]methodID {
 // it and the contract lists it.
 func (m *method) wire() string { return capnweb.JSName(m.name) }
 
+// tabFirst reports whether the method is a tab's: the SDK sends the
+// tab's ID before the script's arguments.
+func (m *method) tabFirst() bool { return m.cap == capTab || m.cap == capForms || m.cap == capPageJS }
+
 // apiOf is what scripts call method of capability cap; "cap.method" for
 // one the table does not have.
 func apiOf(cap permissions.Capability, method string) string {
@@ -298,10 +302,10 @@ type tsParam struct {
 
 // Arguments the wrappers share.
 var (
-	tsTarget     = tsParam{name: "target", ts: "Target", check: "checkTarget(api, %[1]s)"}
-	tsReadOpts   = tsParam{name: "opts", ts: "ReadOptions", def: "{}", check: "readOptions(api, %[1]s)"}
-	tsNavOpts    = tsParam{name: "opts", ts: "NavigationOptions", def: "{}", check: "navOptions(api, %[1]s)"}
-	tsFormOpts   = tsParam{name: "opts", ts: "FormOptions", def: "{}", check: "formOptions(api, %[1]s)"}
+	tsTarget     = tsParam{name: "target", ts: "Target"}
+	tsReadOpts   = tsParam{name: "opts", ts: "ReadOptions", def: "{}"}
+	tsNavOpts    = tsParam{name: "opts", ts: "NavigationOptions", def: "{}"}
+	tsFormOpts   = tsParam{name: "opts", ts: "FormOptions", def: "{}"}
 	tsNeedsForms = " Needs forms."
 )
 
@@ -338,7 +342,7 @@ var tsMethods = map[methodID]tsMethod{
 		params: []tsParam{tsTarget, tsReadOpts}, result: "string"},
 	mTabAttribute: {doc: "attribute returns the named attribute of the target's element, or null when it has none. It waits for the " +
 		"element as text does.",
-		params: []tsParam{tsTarget, {name: "name", ts: "string", check: `checkName(api, "the attribute name", %[1]s)`}, tsReadOpts},
+		params: []tsParam{tsTarget, {name: "name", ts: "string"}, tsReadOpts},
 		result: "string | null", answer: "orNull(%s)"},
 	mTabChecked: {doc: "checked reports whether the target's checkbox, switch or radio button is checked (\"bad_target\" for anything " +
 		"else). It waits for the element as text does.",
@@ -360,49 +364,49 @@ var tsMethods = map[methodID]tsMethod{
 		"headers) apart, hidden rows left out. It waits for the target as text does; the limits of texts hold for its cells.",
 		params: []tsParam{tsTarget, tsReadOpts}, result: "TableRows", answer: "tableRows(%s)"},
 	mTabScreenshot: {doc: "screenshot returns a PNG of the tab's visible part, or of the whole page.",
-		params: []tsParam{{name: "opts", ts: "ScreenshotOptions", def: "{}", check: "screenshotOptions(api, %[1]s)"}},
+		params: []tsParam{{name: "opts", ts: "ScreenshotOptions", def: "{}"}},
 		result: "Uint8Array", answer: "png(api, %s)"},
 	mFormsFill: {doc: "fill types value into the field target names, as a user would, and returns the field's state afterwards. If " +
 		"the page does not keep the value (a maxlength, a mask, a script), it rejects with a NotCommittedError whose kept is what the " +
 		"field holds." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "value", ts: "string", check: `checkString(api, "the value", %[1]s)`}, tsFormOpts},
+		params: []tsParam{tsTarget, {name: "value", ts: "string"}, tsFormOpts},
 		result: "FieldState"},
 	mFormsCheck: {doc: "check ticks (or, with checked false, unticks) a checkbox or radio button." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "checked", ts: "boolean", def: "true", check: `checkBool(api, "checked", %[1]s)`}, tsFormOpts},
+		params: []tsParam{tsTarget, {name: "checked", ts: "boolean", def: "true"}, tsFormOpts},
 		result: "void"},
 	mFormsSetFiles: {doc: "setFiles puts files into the file input the target names, as picking them would (the input may be hidden " +
 		"behind its label). Each path is relative to the script's folder, like read= grants, and must be a file under one of them: any " +
 		"other rejects with code \"not_granted\", a missing one with \"not_found\". An empty list clears the input; several files need " +
 		"an <input multiple> (\"bad_target\" otherwise)." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "paths", ts: "string | string[]", check: "checkPaths(api, %[1]s)"}, tsFormOpts},
+		params: []tsParam{tsTarget, {name: "paths", ts: "string | string[]", check: "pathList(%[1]s)"}, tsFormOpts},
 		result: "void"},
 	mFormsClick: {doc: "click clicks the element target names, as a user would: a left click at the centre of its visible part, or " +
 		"with opts.button, clickCount, modifiers and position." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "opts", ts: "ClickOptions", def: "{}", check: `pointerOptions(api, %[1]s, ["button", "clickCount"])`}},
+		params: []tsParam{tsTarget, {name: "opts", ts: "ClickOptions", def: "{}"}},
 		result: "void"},
 	mFormsDblclick: {doc: "dblclick double-clicks the element target names (click, click, dblclick)." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "opts", ts: "DblclickOptions", def: "{}", check: `pointerOptions(api, %[1]s, ["button"])`}},
+		params: []tsParam{tsTarget, {name: "opts", ts: "DblclickOptions", def: "{}"}},
 		result: "void"},
 	mFormsHover: {doc: "hover moves the pointer over the element target names, once it is visible, still and not covered: menus and " +
 		"tooltips that open on hover open." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "opts", ts: "HoverOptions", def: "{}", check: "pointerOptions(api, %[1]s)"}},
+		params: []tsParam{tsTarget, {name: "opts", ts: "HoverOptions", def: "{}"}},
 		result: "void"},
 	mFormsDragTo: {doc: "dragTo drags the element source names onto the element target names with the mouse: HTML drag and drop and " +
 		"lists that follow the pointer alike. Both wait as hover's target does." + tsNeedsForms,
-		params: []tsParam{{name: "source", ts: "Target", check: "checkTarget(api, %[1]s)"}, tsTarget, tsFormOpts},
+		params: []tsParam{{name: "source", ts: "Target"}, tsTarget, tsFormOpts},
 		result: "void"},
 	mFormsFocus: {doc: "focus focuses the element target names (\"bad_target\" when it cannot take focus)." + tsNeedsForms,
 		params: []tsParam{tsTarget, tsFormOpts}, result: "void"},
 	mFormsType: {doc: "type focuses the element target names (clicking it when it takes no focus itself) and types text into whatever " +
 		"then has focus, one key press per character, opts.delay milliseconds apart: for editors and widgets that listen to keys. For " +
 		"a plain field, fill is faster and checks the result. At most 10000 characters (\"limit_exceeded\")." + tsNeedsForms,
-		params: []tsParam{tsTarget, {name: "text", ts: "string", check: `checkString(api, "the text", %[1]s)`},
-			{name: "opts", ts: "TypeOptions", def: "{}", check: "typeOptions(api, %[1]s)"}},
+		params: []tsParam{tsTarget, {name: "text", ts: "string"},
+			{name: "opts", ts: "TypeOptions", def: "{}"}},
 		result: "void"},
 	mFormsPress: {doc: "press presses a key, such as \"Enter\", \"Tab\" or \"a\", in the element opts.target names (focused first) or " +
 		"in whatever has focus." + tsNeedsForms,
-		params: []tsParam{{name: "key", ts: "string", check: `checkName(api, "the key", %[1]s)`},
-			{name: "opts", ts: "PressOptions", def: "{}", check: "pressOptions(api, %[1]s)"}},
+		params: []tsParam{{name: "key", ts: "string"},
+			{name: "opts", ts: "PressOptions", def: "{}"}},
 		result: "void"},
 }
 

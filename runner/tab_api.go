@@ -78,7 +78,7 @@ func (a *tabAPI) WaitFor(ctx context.Context, id string, what capnweb.Value, opt
 		}
 	case *capnweb.Object:
 		var l cdp.Locator
-		if l, bad = decodeTarget(api, 2, w); bad == nil {
+		if l, bad = decodeTarget(api, 1, w); bad == nil {
 			tg, aimed = &l, &l
 		}
 	default:

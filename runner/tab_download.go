@@ -99,7 +99,7 @@ const apiWaitForDownload = "tab.waitForDownload"
 func (a *tabAPI) ExpectDownload(ctx context.Context, id string, opts downloadOptions) (string, error) {
 	// The destination is checked once the call passed the gate, as for
 	// every call: a run that has ended hears that.
-	return invoke(ctx, a.r, mTabExpectDownload, callReq{tab: id}, func(c *call) (string, error) {
+	return invoke(ctx, a.r, mTabExpectDownload, callReq{tab: id, refused: checkTimeout(apiWaitForDownload, opts.Timeout)}, func(c *call) (string, error) {
 		dest, err := a.r.downloadDest(opts)
 		if err != nil {
 			a.r.logAction(cdp.Action{Method: "download", Target: opts.Path, Outcome: string(errCodeOf(err))})

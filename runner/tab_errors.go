@@ -127,7 +127,7 @@ func dialogPolicyOf(v capnweb.Value) (dialogPolicy, error) {
 		format = "tab.onDialog: " + format + `; pass "accept", "dismiss", {accept, promptText}, or those by type ({confirm: "accept"})`
 		var de *capnweb.DecodeError
 		if errors.As(err, &de) {
-			de.Arg = 2 // after the tab's ID
+			de.Arg = 1 // the script's first
 			return dialogPolicy{}, invalidArg(de, under, format, args...)
 		}
 		return dialogPolicy{}, codeErr(errcode.Invalid, capnweb.NameTypeError, format, args...)

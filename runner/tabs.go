@@ -73,6 +73,9 @@ func (a *tabsAPI) open(c *call, rawURL string, o openTabOptions) (TabInfo, error
 		a.r.logAction(cdp.Action{Method: "open", Outcome: string(errcode.NavigationBlocked)})
 		return TabInfo{}, codeErr(errcode.NavigationBlocked, capnweb.NameTypeError, "tabs.open takes an http or https URL, not %q", rawURL)
 	}
+	if err := checkTimeout("tabs.open", o.Timeout); err != nil {
+		return TabInfo{}, err
+	}
 	if o.Timeout != 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = withTimeout(ctx, o.Timeout)

@@ -30,9 +30,9 @@ Deno.test("pointer and keyboard verbs are recorded, need forms and keep to sites
 
   for (
     const [call, kind] of [
-      [() => tab.click({ text: "x" }, { button: "fourth" as "left" }), "RangeError"],
-      [() => tab.click({ text: "x" }, { clickCount: 4 }), "RangeError"],
-      [() => tab.hover({ text: "x" }, { position: { x: Number.NaN, y: 1 } }), "TypeError"],
+      [() => tab.click({ text: "x" }, { button: "fourth" as "left" }), "TabError"],
+      [() => tab.click({ text: "x" }, { clickCount: 4 }), "TabError"],
+      [() => tab.hover({ text: "x" }, { position: { x: Number.NaN, y: 1 } }), "RangeError"],
       [() => tab.hover({ text: "x" }, { modifiers: [""] }), "TypeError"],
       [() => tab.type({ text: "x" }, "a", { delay: -1 }), "RangeError"],
       [() => tab.dragTo({ text: "x" }, {} as never), "TypeError"],

@@ -7,11 +7,6 @@
 // before a method runs.
 
 import {
-  checkBool,
-  checkName,
-  checkPaths,
-  checkString,
-  checkTarget,
   checkURL,
   type ClickOptions,
   type DblclickOptions,
@@ -19,30 +14,24 @@ import {
   type ExpectRequest,
   type FieldState,
   type FormOptions,
-  formOptions,
   hostCall,
   type HoverOptions,
   moved,
   type NavigationOptions,
   type NavigationResponse,
-  navOptions,
   orNull,
+  pathList,
   png,
-  pointerOptions,
   type PressOptions,
-  pressOptions,
   type ReadOptions,
-  readOptions,
   response,
   type ScreenshotOptions,
-  screenshotOptions,
   strings,
   type TableRows,
   tableRows,
   type Target,
   textOf,
   type TypeOptions,
-  typeOptions,
 } from "./browser.ts";
 
 /** TabCalls are the methods of a Tab (see Tab) that ask the host one thing. */
@@ -76,15 +65,7 @@ export abstract class TabCalls {
    */
   async goto(url: string, opts: NavigationOptions = {}): Promise<NavigationResponse> {
     const api = "tab.goto";
-    const answer = await hostCall<unknown>(
-      "tab",
-      "goto",
-      api,
-      this.id,
-      this.id,
-      checkURL(api, url),
-      navOptions(api, opts),
-    );
+    const answer = await hostCall<unknown>("tab", "goto", api, this.id, this.id, checkURL(api, url), opts);
     return response(api, answer);
   }
 
@@ -104,15 +85,7 @@ export abstract class TabCalls {
    */
   async text(target: Target, opts: ReadOptions = {}): Promise<string> {
     const api = "tab.text";
-    return await hostCall<string>(
-      "tab",
-      "text",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      readOptions(api, opts),
-    );
+    return await hostCall<string>("tab", "text", api, this.id, this.id, target, opts);
   }
 
   /**
@@ -123,15 +96,7 @@ export abstract class TabCalls {
    */
   async value(target: Target, opts: ReadOptions = {}): Promise<string> {
     const api = "tab.value";
-    return await hostCall<string>(
-      "tab",
-      "value",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      readOptions(api, opts),
-    );
+    return await hostCall<string>("tab", "value", api, this.id, this.id, target, opts);
   }
 
   /**
@@ -140,16 +105,7 @@ export abstract class TabCalls {
    */
   async attribute(target: Target, name: string, opts: ReadOptions = {}): Promise<string | null> {
     const api = "tab.attribute";
-    const answer = await hostCall<unknown>(
-      "tab",
-      "attribute",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      checkName(api, "the attribute name", name),
-      readOptions(api, opts),
-    );
+    const answer = await hostCall<unknown>("tab", "attribute", api, this.id, this.id, target, name, opts);
     return orNull(answer);
   }
 
@@ -160,15 +116,7 @@ export abstract class TabCalls {
    */
   async checked(target: Target, opts: ReadOptions = {}): Promise<boolean> {
     const api = "tab.checked";
-    return await hostCall<boolean>(
-      "tab",
-      "checked",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      readOptions(api, opts),
-    );
+    return await hostCall<boolean>("tab", "checked", api, this.id, this.id, target, opts);
   }
 
   /**
@@ -178,7 +126,7 @@ export abstract class TabCalls {
    */
   async visible(target: Target): Promise<boolean> {
     const api = "tab.visible";
-    return await hostCall<boolean>("tab", "visible", api, this.id, this.id, checkTarget(api, target));
+    return await hostCall<boolean>("tab", "visible", api, this.id, this.id, target);
   }
 
   /**
@@ -189,7 +137,7 @@ export abstract class TabCalls {
    */
   async count(target: Target): Promise<number> {
     const api = "tab.count";
-    return await hostCall<number>("tab", "count", api, this.id, this.id, checkTarget(api, target));
+    return await hostCall<number>("tab", "count", api, this.id, this.id, target);
   }
 
   /**
@@ -200,14 +148,14 @@ export abstract class TabCalls {
    */
   async texts(target: Target): Promise<string[]> {
     const api = "tab.texts";
-    const answer = await hostCall<unknown>("tab", "texts", api, this.id, this.id, checkTarget(api, target));
+    const answer = await hostCall<unknown>("tab", "texts", api, this.id, this.id, target);
     return strings(answer);
   }
 
   /** values returns what every field the target matches holds, as value reads one, and as texts does. */
   async values(target: Target): Promise<string[]> {
     const api = "tab.values";
-    const answer = await hostCall<unknown>("tab", "values", api, this.id, this.id, checkTarget(api, target));
+    const answer = await hostCall<unknown>("tab", "values", api, this.id, this.id, target);
     return strings(answer);
   }
 
@@ -220,22 +168,14 @@ export abstract class TabCalls {
    */
   async table(target: Target, opts: ReadOptions = {}): Promise<TableRows> {
     const api = "tab.table";
-    const answer = await hostCall<unknown>(
-      "tab",
-      "table",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      readOptions(api, opts),
-    );
+    const answer = await hostCall<unknown>("tab", "table", api, this.id, this.id, target, opts);
     return tableRows(answer);
   }
 
   /** screenshot returns a PNG of the tab's visible part, or of the whole page. */
   async screenshot(opts: ScreenshotOptions = {}): Promise<Uint8Array> {
     const api = "tab.screenshot";
-    const answer = await hostCall<unknown>("tab", "screenshot", api, this.id, this.id, screenshotOptions(api, opts));
+    const answer = await hostCall<unknown>("tab", "screenshot", api, this.id, this.id, opts);
     return png(api, answer);
   }
 
@@ -245,7 +185,7 @@ export abstract class TabCalls {
    */
   async reload(opts: NavigationOptions = {}): Promise<NavigationResponse> {
     const api = "tab.reload";
-    const answer = await hostCall<unknown>("tab", "reload", api, this.id, this.id, navOptions(api, opts));
+    const answer = await hostCall<unknown>("tab", "reload", api, this.id, this.id, opts);
     return response(api, answer);
   }
 
@@ -257,14 +197,14 @@ export abstract class TabCalls {
    */
   async goBack(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
     const api = "tab.goBack";
-    const answer = await hostCall<unknown>("tab", "goBack", api, this.id, this.id, navOptions(api, opts));
+    const answer = await hostCall<unknown>("tab", "goBack", api, this.id, this.id, opts);
     return moved(api, answer);
   }
 
   /** goForward goes one entry forward in the tab's history; null when there is none. See goBack. */
   async goForward(opts: NavigationOptions = {}): Promise<NavigationResponse | null> {
     const api = "tab.goForward";
-    const answer = await hostCall<unknown>("tab", "goForward", api, this.id, this.id, navOptions(api, opts));
+    const answer = await hostCall<unknown>("tab", "goForward", api, this.id, this.id, opts);
     return moved(api, answer);
   }
 
@@ -276,31 +216,13 @@ export abstract class TabCalls {
    */
   async fill(target: Target, value: string, opts: FormOptions = {}): Promise<FieldState> {
     const api = "tab.fill";
-    return await hostCall<FieldState>(
-      "forms",
-      "fill",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      checkString(api, "the value", value),
-      formOptions(api, opts),
-    );
+    return await hostCall<FieldState>("forms", "fill", api, this.id, this.id, target, value, opts);
   }
 
   /** check ticks (or, with checked false, unticks) a checkbox or radio button. Needs forms. */
   async check(target: Target, checked = true, opts: FormOptions = {}): Promise<void> {
     const api = "tab.check";
-    await hostCall(
-      "forms",
-      "check",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      checkBool(api, "checked", checked),
-      formOptions(api, opts),
-    );
+    await hostCall("forms", "check", api, this.id, this.id, target, checked, opts);
   }
 
   /**
@@ -313,16 +235,7 @@ export abstract class TabCalls {
    */
   async setFiles(target: Target, paths: string | string[], opts: FormOptions = {}): Promise<void> {
     const api = "tab.setFiles";
-    await hostCall(
-      "forms",
-      "setFiles",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      checkPaths(api, paths),
-      formOptions(api, opts),
-    );
+    await hostCall("forms", "setFiles", api, this.id, this.id, target, pathList(paths), opts);
   }
 
   /**
@@ -331,7 +244,7 @@ export abstract class TabCalls {
    */
   async press(key: string, opts: PressOptions = {}): Promise<void> {
     const api = "tab.press";
-    await hostCall("forms", "press", api, this.id, this.id, checkName(api, "the key", key), pressOptions(api, opts));
+    await hostCall("forms", "press", api, this.id, this.id, key, opts);
   }
 
   /**
@@ -341,29 +254,13 @@ export abstract class TabCalls {
    */
   async click(target: Target, opts: ClickOptions = {}): Promise<void> {
     const api = "tab.click";
-    await hostCall(
-      "forms",
-      "click",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      pointerOptions(api, opts, ["button", "clickCount"]),
-    );
+    await hostCall("forms", "click", api, this.id, this.id, target, opts);
   }
 
   /** dblclick double-clicks the element target names (click, click, dblclick). Needs forms. */
   async dblclick(target: Target, opts: DblclickOptions = {}): Promise<void> {
     const api = "tab.dblclick";
-    await hostCall(
-      "forms",
-      "dblclick",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      pointerOptions(api, opts, ["button"]),
-    );
+    await hostCall("forms", "dblclick", api, this.id, this.id, target, opts);
   }
 
   /**
@@ -373,7 +270,7 @@ export abstract class TabCalls {
    */
   async hover(target: Target, opts: HoverOptions = {}): Promise<void> {
     const api = "tab.hover";
-    await hostCall("forms", "hover", api, this.id, this.id, checkTarget(api, target), pointerOptions(api, opts));
+    await hostCall("forms", "hover", api, this.id, this.id, target, opts);
   }
 
   /**
@@ -383,22 +280,13 @@ export abstract class TabCalls {
    */
   async dragTo(source: Target, target: Target, opts: FormOptions = {}): Promise<void> {
     const api = "tab.dragTo";
-    await hostCall(
-      "forms",
-      "dragTo",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, source),
-      checkTarget(api, target),
-      formOptions(api, opts),
-    );
+    await hostCall("forms", "dragTo", api, this.id, this.id, source, target, opts);
   }
 
   /** focus focuses the element target names ("bad_target" when it cannot take focus). Needs forms. */
   async focus(target: Target, opts: FormOptions = {}): Promise<void> {
     const api = "tab.focus";
-    await hostCall("forms", "focus", api, this.id, this.id, checkTarget(api, target), formOptions(api, opts));
+    await hostCall("forms", "focus", api, this.id, this.id, target, opts);
   }
 
   /**
@@ -410,16 +298,7 @@ export abstract class TabCalls {
    */
   async type(target: Target, text: string, opts: TypeOptions = {}): Promise<void> {
     const api = "tab.type";
-    await hostCall(
-      "forms",
-      "type",
-      api,
-      this.id,
-      this.id,
-      checkTarget(api, target),
-      checkString(api, "the text", text),
-      typeOptions(api, opts),
-    );
+    await hostCall("forms", "type", api, this.id, this.id, target, text, opts);
   }
 }
 
