@@ -362,6 +362,20 @@ Deno.test("a wrong Sec-WebSocket-Accept fails the upgrade", async () => {
   });
 });
 
+Deno.test("an upgrade the server never answers times out", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted = listener.accept();
+  try {
+    const e = await assertRejects(() =>
+      connect(`ws://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`, { timeout: 100 })
+    );
+    assert(e instanceof WebSocketError && e.message.includes("timed out"), e.message);
+  } finally {
+    (await accepted).close();
+    listener.close();
+  }
+});
+
 Deno.test("only ws: URLs are accepted", async () => {
   const e = await assertRejects(() => connect("wss://127.0.0.1:1/x"));
   assert(e.message.includes("wss:"), e.message);
