@@ -82,9 +82,10 @@ export interface Frame {
 
 /**
  * encodeFrame builds one client frame: FIN set, payload masked with a fresh
- * random key, as RFC 6455 §5.3 requires of clients.
+ * random key, as RFC 6455 §5.3 requires of clients: key's 4 bytes, which
+ * must be random and used once, or new ones.
  */
-export function encodeFrame(opcode: number, payload: Uint8Array): Uint8Array {
+export function encodeFrame(opcode: number, payload: Uint8Array, key?: Uint8Array): Uint8Array {
   const n = payload.length;
   const extra = n < 126 ? 0 : n < 65536 ? 2 : 8;
   const out = new Uint8Array(2 + extra + 4 + n);
@@ -103,7 +104,8 @@ export function encodeFrame(opcode: number, payload: Uint8Array): Uint8Array {
     p = 10;
   }
   const mask = out.subarray(p, p + 4);
-  crypto.getRandomValues(mask);
+  if (key) mask.set(key);
+  else crypto.getRandomValues(mask);
   p += 4;
   for (let i = 0; i < n; i++) out[p + i] = payload[i] ^ mask[i & 3];
   return out;
@@ -407,6 +409,9 @@ export class SocketTransport implements RpcTransport {
   #info: CloseInfo | undefined;
   #closedResolve!: (info: CloseInfo) => void;
   #encoder = new TextEncoder();
+  /** Random bytes for the frames' keys, 4 a frame: one call for random bytes serves a thousand frames. */
+  #keys = new Uint8Array(4096);
+  #keyAt = this.#keys.length;
 
   /**
    * onWritten, when set, is called each time queued messages have been
@@ -446,12 +451,21 @@ export class SocketTransport implements RpcTransport {
     if (this.#error || this.#writeError || this.#closeSent) {
       throw this.#error ?? this.#writeError ?? new WebSocketError("connection closed");
     }
-    this.#outbox.push(encodeFrame(OP_TEXT, this.#encoder.encode(message)));
+    this.#outbox.push(this.#frame(OP_TEXT, this.#encoder.encode(message)));
     if (!message.startsWith('["release",')) return this.#write();
     // A release alone is held; one queued behind others leaves with them.
     if (this.#flushing || this.#outbox.length > 1) return;
     this.#holdUntil = performance.now() + HOLD_MS;
     if (this.#hold === undefined) this.#holdFor(HOLD_MS);
+  }
+
+  #frame(opcode: number, payload: Uint8Array): Uint8Array {
+    if (this.#keyAt === this.#keys.length) {
+      crypto.getRandomValues(this.#keys);
+      this.#keyAt = 0;
+    }
+    this.#keyAt += 4;
+    return encodeFrame(opcode, payload, this.#keys.subarray(this.#keyAt - 4, this.#keyAt));
   }
 
   #holdFor(ms: number): void {
@@ -504,7 +518,7 @@ export class SocketTransport implements RpcTransport {
   /** sendClose writes a close frame after everything queued; nothing is sent after it. */
   #sendClose(code: number, reason: string): Promise<void> {
     this.#closeSent = true;
-    this.#outbox.push(encodeFrame(OP_CLOSE, closePayload(code, reason)));
+    this.#outbox.push(this.#frame(OP_CLOSE, closePayload(code, reason)));
     return this.flush();
   }
 
@@ -577,7 +591,7 @@ export class SocketTransport implements RpcTransport {
       const f = this.#decoder.next();
       if (!f) return false;
       if (f.opcode === OP_PING) {
-        if (!this.#closeSent) this.#outbox.push(encodeFrame(OP_PONG, f.payload));
+        if (!this.#closeSent) this.#outbox.push(this.#frame(OP_PONG, f.payload));
         this.#write();
       } else if (f.opcode === OP_CLOSE) {
         const { code, reason } = parseClose(f.payload);
