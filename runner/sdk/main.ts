@@ -65,25 +65,15 @@ function permissionWords(message: string): string {
   const [, kind] = m;
   let what = m[2] ?? m[3];
   const deno = `(deno: ${message})`;
-  switch (kind) {
-    case "read":
-    case "write": {
-      // A relative path is already the script folder's: runs start there.
-      if (isAbsolute(what)) {
-        const abs = cleanPath(what);
-        const dir = cleanPath(scriptDir);
-        if (pathContains(dir, abs) && abs !== dir) what = abs.slice(dir.length + 1).replaceAll("\\", "/");
-        else what = abs;
-      }
-      break;
+  if (kind === "read" || kind === "write") {
+    // A relative path is already the script folder's: runs start there.
+    if (isAbsolute(what)) {
+      const abs = cleanPath(what);
+      const dir = cleanPath(scriptDir);
+      what = pathContains(dir, abs) && abs !== dir ? abs.slice(dir.length + 1).replaceAll("\\", "/") : abs;
     }
-    case "net":
-    case "import":
-    case "env":
-    case "run":
-      break;
-    default:
-      return `${kind} access to ${what} is not granted, and no @permissions key grants it ${deno}`;
+  } else if (!["net", "import", "env", "run"].includes(kind)) {
+    return `${kind} access to ${what} is not granted, and no @permissions key grants it ${deno}`;
   }
   return `${kind} access to ${what} is not granted: add ${kind}=${what} to the script's // @permissions line ${deno}`;
 }

@@ -87,27 +87,16 @@ export interface Frame {
  */
 export function encodeFrame(opcode: number, payload: Uint8Array, key?: Uint8Array): Uint8Array {
   const n = payload.length;
-  const extra = n < 126 ? 0 : n < 65536 ? 2 : 8;
-  const out = new Uint8Array(2 + extra + 4 + n);
+  const p = n < 126 ? 2 : n < 65536 ? 4 : 10; // where the key starts
+  const out = new Uint8Array(p + 4 + n);
   out[0] = 0x80 | opcode;
-  let p = 2;
-  if (extra === 0) {
-    out[1] = 0x80 | n;
-  } else if (extra === 2) {
-    out[1] = 0x80 | 126;
-    out[2] = n >>> 8;
-    out[3] = n & 0xff;
-    p = 4;
-  } else {
-    out[1] = 0x80 | 127;
-    new DataView(out.buffer).setBigUint64(2, BigInt(n));
-    p = 10;
-  }
+  out[1] = 0x80 | (p === 2 ? n : p === 4 ? 126 : 127);
+  if (p === 4) new DataView(out.buffer).setUint16(2, n);
+  if (p === 10) new DataView(out.buffer).setBigUint64(2, BigInt(n));
   const mask = out.subarray(p, p + 4);
   if (key) mask.set(key);
   else crypto.getRandomValues(mask);
-  p += 4;
-  for (let i = 0; i < n; i++) out[p + i] = payload[i] ^ mask[i & 3];
+  for (let i = 0; i < n; i++) out[p + 4 + i] = payload[i] ^ mask[i & 3];
   return out;
 }
 
@@ -169,19 +158,13 @@ export class FrameDecoder {
       throw new WebSocketError("the server sent a masked frame", CloseCode.protocolError);
     }
     let n = b[1] & 0x7f;
-    let p = 2;
-    if (n === 126) {
-      if (b.length < 4) return undefined;
-      n = (b[2] << 8) | b[3];
-      p = 4;
-    } else if (n === 127) {
-      if (b.length < 10) return undefined;
-      const big = new DataView(b.buffer, b.byteOffset + 2, 8).getBigUint64(0);
-      if (big > BigInt(this.#maxFrame)) {
-        throw new WebSocketError("message too big", CloseCode.tooBig);
-      }
+    const p = n < 126 ? 2 : n === 126 ? 4 : 10; // where the payload starts
+    if (b.length < p) return undefined;
+    if (p > 2) {
+      const v = new DataView(b.buffer, b.byteOffset, p);
+      const big = p === 4 ? v.getUint16(2) : v.getBigUint64(2);
+      if (p === 10 && big > this.#maxFrame) throw new WebSocketError("message too big", CloseCode.tooBig);
       n = Number(big);
-      p = 10;
     }
     if (opcode >= 0x8) {
       if (!fin || n > 125) {
