@@ -315,10 +315,10 @@ export class Runtime {
    * ends, with a call the host does not trace (context.payload).
    */
   async flushSites(): Promise<void> {
-    // Only the site argument, which the host takes off before the method
-    // sees its (no) arguments.
     const ready = this.takeSites();
     if (ready.length === 0) return;
+    // Only the site argument, which the host takes off before the method
+    // sees its (no) arguments.
     const args = [SITE_MARK + "0\n" + ready.join("\n")];
     await this.#main.context.payload(...args).catch(() => {});
   }
