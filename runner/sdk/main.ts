@@ -54,12 +54,6 @@ function env(name: string): string {
 }
 
 /**
- * Control is the run's main object: what the host may call on the run. It
- * exists before the session, and the runtime only once the trigger's
- * payload has been read, so a cancel or an event that arrives in between
- * waits here for it.
- */
-/**
  * permissionWords rewrites deno's refusal ("Requires write access to
  * "/…/out/a.txt", run again with the --allow-write flag"), which names a
  * flag the author cannot pass, as the @permissions key that grants it,
@@ -71,25 +65,15 @@ function permissionWords(message: string): string {
   const [, kind] = m;
   let what = m[2] ?? m[3];
   const deno = `(deno: ${message})`;
-  switch (kind) {
-    case "read":
-    case "write": {
-      // A relative path is already the script folder's: runs start there.
-      if (isAbsolute(what)) {
-        const abs = cleanPath(what);
-        const dir = cleanPath(scriptDir);
-        if (pathContains(dir, abs) && abs !== dir) what = abs.slice(dir.length + 1).replaceAll("\\", "/");
-        else what = abs;
-      }
-      break;
+  if (kind === "read" || kind === "write") {
+    // A relative path is already the script folder's: runs start there.
+    if (isAbsolute(what)) {
+      const abs = cleanPath(what);
+      const dir = cleanPath(scriptDir);
+      what = pathContains(dir, abs) && abs !== dir ? abs.slice(dir.length + 1).replaceAll("\\", "/") : abs;
     }
-    case "net":
-    case "import":
-    case "env":
-    case "run":
-      break;
-    default:
-      return `${kind} access to ${what} is not granted, and no @permissions key grants it ${deno}`;
+  } else if (!["net", "import", "env", "run"].includes(kind)) {
+    return `${kind} access to ${what} is not granted, and no @permissions key grants it ${deno}`;
   }
   return `${kind} access to ${what} is not granted: add ${kind}=${what} to the script's // @permissions line ${deno}`;
 }
@@ -97,6 +81,12 @@ function permissionWords(message: string): string {
 /** The host calls the script was waiting for when the run was cancelled. */
 let waitingAtCancel: { api: string; stack: string }[] | undefined;
 
+/**
+ * Control is the run's main object: what the host may call on the run. It
+ * exists before the session, and the runtime only once the trigger's
+ * payload has been read, so a cancel or an event that arrives in between
+ * waits here for it.
+ */
 class Control extends RpcTarget {
   #rt: Runtime | undefined;
   #early: ((rt: Runtime) => void)[] = [];
@@ -187,7 +177,6 @@ install(rt);
 // reads a non-zero one from the line before it (runner's exitLine).
 Deno.exit = (code?: number): never => {
   const n = (code ?? Deno.exitCode) & 0xff; // what the process's parent sees
-  finishing = true;
   warnCutOff();
   if (n !== 0) console.error(`tranquil: the script ended itself with exit code ${n}`);
   return exitWithSites(n);
@@ -309,12 +298,15 @@ function exitWithSites(code: number): never {
  */
 function waitingWords(calls: { api: string; stack: string }[]): string {
   if (calls.length === 0) return "";
-  const named = calls.slice(0, 3).map((c) => {
-    const at = scriptFrames(c.stack).find((f) => f.includes(sourceUrl));
-    return at ? `${c.api} (${at})` : c.api;
-  });
+  const named = calls.slice(0, 3).map((c) => c.api + lineOf(c.stack));
   const more = calls.length > 3 ? ` and ${calls.length - 3} more` : "";
   return `, while waiting for ${named.join(", ")}${more}`;
+}
+
+/** lineOf is " (the script's own frame of stack)", or "" when it has none. */
+function lineOf(stack: string): string {
+  const at = scriptFrames(stack).find((f) => f.includes(sourceUrl));
+  return at ? ` (${at})` : "";
 }
 
 /**
@@ -326,11 +318,8 @@ function waitingWords(calls: { api: string; stack: string }[]): string {
 function warnCutOff(): void {
   const calls = rt.inflight();
   for (const c of calls.slice(0, MAX_CUT_OFF)) {
-    const at = scriptFrames(c.stack).find((f) => f.includes(sourceUrl));
     console.error(
-      `tranquil: warning: ${c.api} was still running when the script ended and was cut off${
-        at ? ` (${at})` : ""
-      }: await it`,
+      `tranquil: warning: ${c.api} was still running when the script ended and was cut off${lineOf(c.stack)}: await it`,
     );
   }
   if (calls.length > MAX_CUT_OFF) {

@@ -13,35 +13,8 @@ import {
   NotGrantedError,
 } from "./errors.ts";
 
-/** Host capabilities, as the host names them. */
-export type Capability =
-  | "ui"
-  | "config"
-  | "context"
-  | "paneControls"
-  | "clipboard"
-  | "workspace"
-  | "tabs"
-  | "tab"
-  | "forms"
-  | "pageJs";
-
-/** The capabilities this SDK implements, declared to the host in the handshake. */
-export const IMPLEMENTED: readonly Capability[] = [
-  "ui",
-  "config",
-  "context",
-  "paneControls",
-  "clipboard",
-  "workspace",
-  "tabs",
-  "tab",
-  "forms",
-  "pageJs",
-];
-
-/** The @permissions key that grants each capability; undefined for those every run gets. */
-export const PERMISSION_KEY: Readonly<Record<Capability, string | undefined>> = {
+/** The @permissions key that grants each host capability; undefined for those every run gets. */
+export const PERMISSION_KEY = {
   ui: undefined,
   config: undefined,
   context: undefined,
@@ -52,7 +25,13 @@ export const PERMISSION_KEY: Readonly<Record<Capability, string | undefined>> = 
   tab: "browser",
   forms: "forms",
   pageJs: "page-js",
-};
+} as const;
+
+/** Host capabilities, as the host names them. */
+export type Capability = keyof typeof PERMISSION_KEY;
+
+/** The capabilities this SDK implements, declared to the host in the handshake. */
+export const IMPLEMENTED = Object.keys(PERMISSION_KEY) as readonly Capability[];
 
 /**
  * HostMain is the host's main object: one property per granted capability,
@@ -294,7 +273,7 @@ export class Runtime {
   site(args: unknown[], at: CallStack): unknown[] {
     if (this.#siteDir === undefined || (globalThis as Record<symbol, unknown>)[NO_SITES] === true) return args;
     const n = ++this.#calls;
-    args.push(SITE_MARK + n + this.#takeReady());
+    args.push(SITE_MARK + n + (this.#ready.length > 0 ? "\n" + this.#take().join("\n") : ""));
     if (this.#unsent.length < MAX_UNSENT) this.#unsent.push({ n, at });
     if (this.#drain === undefined) {
       this.#drain = setTimeout(() => this.#format(), this.#ownerFormats ? SITE_WAIT_MS : 0);
@@ -303,12 +282,11 @@ export class Runtime {
     return args;
   }
 
-  /** takeReady is the formatted sites not yet sent, one per line, each after a newline. */
-  #takeReady(): string {
-    if (this.#ready.length === 0) return "";
-    const s = "\n" + this.#ready.join("\n");
+  /** take hands over the formatted sites not yet sent. */
+  #take(): string[] {
+    const ready = this.#ready;
     this.#ready = [];
-    return s;
+    return ready;
   }
 
   /**
@@ -322,7 +300,7 @@ export class Runtime {
 
   /** format formats the captured sites of the calls made so far. */
   #format(): void {
-    if (this.#drain !== undefined) clearTimeout(this.#drain);
+    clearTimeout(this.#drain);
     this.#drain = undefined;
     for (const { n, at } of this.#unsent) {
       const frames = at.frames();
@@ -353,23 +331,21 @@ export class Runtime {
   takeSites(): string[] {
     if (this.#siteDir === undefined) return [];
     this.#format();
-    const ready = this.#ready;
-    this.#ready = [];
-    return ready;
+    return this.#take();
   }
 
   /** call invokes method on a granted capability. */
   call<T>(cap: Capability, method: string, ...args: unknown[]): Promise<T> {
     // Made now, while the script's call is on the stack, to name its line.
     const at = new CallStack(this.call);
+    const api = `${cap}.${method}`;
     let p: PromiseLike<T>;
     try {
-      const api = `${cap}.${method}`;
       p = this.capability(cap, api)[method](...this.site(args, at));
     } catch (e) {
       throw locate(e); // thrown here, so its own stack has the script's frame
     }
-    return this.watch(`${cap}.${method}`, p, at).catch((e) => {
+    return this.watch(api, p, at).catch((e) => {
       throw this.thrown(locate(e, at));
     });
   }

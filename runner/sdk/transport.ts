@@ -51,7 +51,6 @@ export const CloseCode = {
   abnormal: 1006,
   invalidPayload: 1007,
   tooBig: 1009,
-  internalError: 1011,
   /** What Cap'n Web sends when its session aborts. */
   rpcAbort: 3000,
 } as const;
@@ -83,30 +82,21 @@ export interface Frame {
 
 /**
  * encodeFrame builds one client frame: FIN set, payload masked with a fresh
- * random key, as RFC 6455 §5.3 requires of clients.
+ * random key, as RFC 6455 §5.3 requires of clients: key's 4 bytes, which
+ * must be random and used once, or new ones.
  */
-export function encodeFrame(opcode: number, payload: Uint8Array): Uint8Array {
+export function encodeFrame(opcode: number, payload: Uint8Array, key?: Uint8Array): Uint8Array {
   const n = payload.length;
-  const extra = n < 126 ? 0 : n < 65536 ? 2 : 8;
-  const out = new Uint8Array(2 + extra + 4 + n);
+  const p = n < 126 ? 2 : n < 65536 ? 4 : 10; // where the key starts
+  const out = new Uint8Array(p + 4 + n);
   out[0] = 0x80 | opcode;
-  let p = 2;
-  if (extra === 0) {
-    out[1] = 0x80 | n;
-  } else if (extra === 2) {
-    out[1] = 0x80 | 126;
-    out[2] = n >>> 8;
-    out[3] = n & 0xff;
-    p = 4;
-  } else {
-    out[1] = 0x80 | 127;
-    new DataView(out.buffer).setBigUint64(2, BigInt(n));
-    p = 10;
-  }
+  out[1] = 0x80 | (p === 2 ? n : p === 4 ? 126 : 127);
+  if (p === 4) new DataView(out.buffer).setUint16(2, n);
+  if (p === 10) new DataView(out.buffer).setBigUint64(2, BigInt(n));
   const mask = out.subarray(p, p + 4);
-  crypto.getRandomValues(mask);
-  p += 4;
-  for (let i = 0; i < n; i++) out[p + i] = payload[i] ^ mask[i & 3];
+  if (key) mask.set(key);
+  else crypto.getRandomValues(mask);
+  for (let i = 0; i < n; i++) out[p + 4 + i] = payload[i] ^ mask[i & 3];
   return out;
 }
 
@@ -168,19 +158,13 @@ export class FrameDecoder {
       throw new WebSocketError("the server sent a masked frame", CloseCode.protocolError);
     }
     let n = b[1] & 0x7f;
-    let p = 2;
-    if (n === 126) {
-      if (b.length < 4) return undefined;
-      n = (b[2] << 8) | b[3];
-      p = 4;
-    } else if (n === 127) {
-      if (b.length < 10) return undefined;
-      const big = new DataView(b.buffer, b.byteOffset + 2, 8).getBigUint64(0);
-      if (big > BigInt(this.#maxFrame)) {
-        throw new WebSocketError("message too big", CloseCode.tooBig);
-      }
+    const p = n < 126 ? 2 : n === 126 ? 4 : 10; // where the payload starts
+    if (b.length < p) return undefined;
+    if (p > 2) {
+      const v = new DataView(b.buffer, b.byteOffset, p);
+      const big = p === 4 ? v.getUint16(2) : v.getBigUint64(2);
+      if (p === 10 && big > this.#maxFrame) throw new WebSocketError("message too big", CloseCode.tooBig);
       n = Number(big);
-      p = 10;
     }
     if (opcode >= 0x8) {
       if (!fin || n > 125) {
@@ -309,85 +293,63 @@ export interface ConnectOptions {
 export async function connect(url: string, opts: ConnectOptions = {}): Promise<SocketTransport> {
   const u = new URL(url);
   if (u.protocol !== "ws:") throw new WebSocketError(`unsupported URL scheme ${u.protocol} (want ws:)`);
-  const hostname = u.hostname;
-  const port = Number(u.port || "80");
-  const timeout = opts.timeout ?? 5000;
-  const timer = AbortSignal.timeout(timeout);
-  const conn = await Deno.connect({ hostname, port, signal: timer });
+  const signal = AbortSignal.timeout(opts.timeout ?? 5000);
+  const conn = await Deno.connect({ hostname: u.hostname, port: Number(u.port || "80"), signal });
+  // Closing the connection ends a read that waits for the response.
+  const onAbort = () => conn.close();
+  signal.addEventListener("abort", onAbort, { once: true });
   try {
     conn.setNoDelay(true);
-    const rest = await upgrade(conn, u, timer);
+    const rest = await upgrade(conn, u);
     return new SocketTransport(conn, rest, opts.maxMessage ?? DEFAULT_MAX_MESSAGE);
   } catch (e) {
     try {
       conn.close();
     } catch { /* already closed */ }
-    throw e;
+    throw signal.aborted ? new WebSocketError("timed out waiting for the upgrade response") : e;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }
 
-async function upgrade(conn: Deno.Conn, u: URL, signal: AbortSignal): Promise<Uint8Array> {
-  const keyBytes = new Uint8Array(16);
-  crypto.getRandomValues(keyBytes);
-  const key = btoa(String.fromCharCode(...keyBytes));
-  const req = `GET ${u.pathname}${u.search} HTTP/1.1\r\n` +
-    `Host: ${u.host}\r\n` +
-    "Upgrade: websocket\r\n" +
-    "Connection: Upgrade\r\n" +
-    `Sec-WebSocket-Key: ${key}\r\n` +
-    "Sec-WebSocket-Version: 13\r\n\r\n";
-  await writeAll(conn, new TextEncoder().encode(req));
-
+async function upgrade(conn: Deno.Conn, u: URL): Promise<Uint8Array> {
+  const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+  await writeAll(
+    conn,
+    new TextEncoder().encode(
+      `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    ),
+  );
+  // Latin-1 keeps one character a byte, so the head's end is the bytes' too.
+  const latin1 = new TextDecoder("latin1");
   let head: Uint8Array = new Uint8Array(0);
   const chunk = new Uint8Array(4096);
   let end = -1;
   while (end < 0) {
-    if (signal.aborted) throw new WebSocketError("timed out waiting for the upgrade response");
-    const n = await raceAbort(conn.read(chunk), signal);
+    if (head.length > MAX_RESPONSE_HEAD) throw new WebSocketError("upgrade response head too large");
+    const n = await conn.read(chunk);
     if (n === null) throw new WebSocketError("connection closed during the upgrade");
     head = concat([head, chunk.subarray(0, n)]);
-    end = indexOfCRLFCRLF(head);
-    if (end < 0 && head.length > MAX_RESPONSE_HEAD) throw new WebSocketError("upgrade response head too large");
+    end = latin1.decode(head).indexOf("\r\n\r\n");
   }
-  const text = new TextDecoder().decode(head.subarray(0, end));
-  const lines = text.split("\r\n");
-  const status = /^HTTP\/1\.1 (\d{3})/.exec(lines[0]);
-  if (!status || status[1] !== "101") {
-    throw new WebSocketError(`upgrade refused: ${lines[0]}`);
-  }
-  const headers = new Map<string, string>();
-  for (const line of lines.slice(1)) {
-    const i = line.indexOf(":");
-    if (i > 0) headers.set(line.slice(0, i).trim().toLowerCase(), line.slice(i + 1).trim());
-  }
-  if (headers.get("upgrade")?.toLowerCase() !== "websocket") {
+  const text = latin1.decode(head.subarray(0, end));
+  const status = text.slice(0, text.indexOf("\r\n") >>> 0);
+  if (!/^HTTP\/1\.1 101\b/.test(status)) throw new WebSocketError(`upgrade refused: ${status}`);
+  const header = (name: string) => new RegExp(`\r\n${name}:[ \t]*([^\r]*?)[ \t]*(?:\r|$)`, "i").exec(text)?.[1];
+  if (header("upgrade")?.toLowerCase() !== "websocket") {
     throw new WebSocketError("upgrade response lacks Upgrade: websocket");
   }
-  if (!headers.get("connection")?.toLowerCase().split(/\s*,\s*/).includes("upgrade")) {
+  if (!header("connection")?.toLowerCase().split(/\s*,\s*/).includes("upgrade")) {
     throw new WebSocketError("upgrade response lacks Connection: Upgrade");
   }
-  if (headers.get("sec-websocket-accept") !== await acceptKey(key)) {
+  if (header("sec-websocket-accept") !== await acceptKey(key)) {
     throw new WebSocketError("upgrade response has a wrong Sec-WebSocket-Accept");
   }
-  if (headers.has("sec-websocket-extensions")) {
+  if (header("sec-websocket-extensions") !== undefined) {
     throw new WebSocketError("the server chose an extension this client never offered");
   }
   return head.slice(end + 4);
-}
-
-function indexOfCRLFCRLF(b: Uint8Array): number {
-  for (let i = 0; i + 3 < b.length; i++) {
-    if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
-  }
-  return -1;
-}
-
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new WebSocketError("timed out waiting for the upgrade response"));
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 async function writeAll(conn: Deno.Conn, b: Uint8Array): Promise<void> {
@@ -414,7 +376,14 @@ export class SocketTransport implements RpcTransport {
   #waiters: { resolve: (m: string) => void; reject: (e: unknown) => void }[] = [];
   #outbox: Uint8Array[] = [];
   #flushing: Promise<void> | undefined;
+  /**
+   * The hold's timer and when the releases held now must leave. The timer
+   * is not cleared when they leave with a call: a sequential call would
+   * otherwise set and clear one each; one due finds nothing held, or sets
+   * itself again for what is left of a later hold.
+   */
   #hold: number | undefined;
+  #holdUntil = 0;
   #error: Error | undefined;
   /** Why the last write failed, while the read side may still say why (RESET_GRACE_MS). */
   #writeError: Error | undefined;
@@ -423,6 +392,9 @@ export class SocketTransport implements RpcTransport {
   #info: CloseInfo | undefined;
   #closedResolve!: (info: CloseInfo) => void;
   #encoder = new TextEncoder();
+  /** Random bytes for the frames' keys, 4 a frame: one call for random bytes serves a thousand frames. */
+  #keys = new Uint8Array(4096);
+  #keyAt = this.#keys.length;
 
   /**
    * onWritten, when set, is called each time queued messages have been
@@ -462,11 +434,31 @@ export class SocketTransport implements RpcTransport {
     if (this.#error || this.#writeError || this.#closeSent) {
       throw this.#error ?? this.#writeError ?? new WebSocketError("connection closed");
     }
-    const frame = encodeFrame(OP_TEXT, this.#encoder.encode(message));
-    if (!message.startsWith('["release",')) return this.#enqueue(frame);
-    this.#outbox.push(frame);
-    if (this.#flushing || this.#hold !== undefined) return;
-    this.#hold = setTimeout(() => this.#enqueue(), HOLD_MS);
+    this.#outbox.push(this.#frame(OP_TEXT, this.#encoder.encode(message)));
+    if (!message.startsWith('["release",')) return this.#write();
+    // A release alone is held; one queued behind others leaves with them.
+    if (this.#flushing || this.#outbox.length > 1) return;
+    this.#holdUntil = performance.now() + HOLD_MS;
+    if (this.#hold === undefined) this.#holdFor(HOLD_MS);
+  }
+
+  #frame(opcode: number, payload: Uint8Array): Uint8Array {
+    if (this.#keyAt === this.#keys.length) {
+      crypto.getRandomValues(this.#keys);
+      this.#keyAt = 0;
+    }
+    this.#keyAt += 4;
+    return encodeFrame(opcode, payload, this.#keys.subarray(this.#keyAt - 4, this.#keyAt));
+  }
+
+  #holdFor(ms: number): void {
+    this.#hold = setTimeout(() => {
+      this.#hold = undefined;
+      if (this.#flushing || this.#outbox.length === 0) return;
+      const left = this.#holdUntil - performance.now();
+      if (left > 0) this.#holdFor(left);
+      else this.#write();
+    }, ms);
     Deno.unrefTimer(this.#hold); // a release alone keeps no program running
   }
 
@@ -486,7 +478,7 @@ export class SocketTransport implements RpcTransport {
 
   /** flush resolves once every queued frame has been written. */
   async flush(): Promise<void> {
-    if (this.#hold !== undefined) this.#enqueue();
+    this.#write();
     while (this.#flushing) await this.#flushing;
   }
 
@@ -496,9 +488,7 @@ export class SocketTransport implements RpcTransport {
    */
   async close(code: number = CloseCode.normal, reason = "", timeout = 1000): Promise<CloseInfo> {
     if (!this.#closeSent && !this.#error) {
-      this.#closeSent = true;
-      this.#enqueue(encodeFrame(OP_CLOSE, closePayload(code, reason)));
-      await this.flush();
+      await this.#sendClose(code, reason);
       let t: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<void>((r) => t = setTimeout(r, timeout));
       await Promise.race([this.closed, late]);
@@ -508,11 +498,15 @@ export class SocketTransport implements RpcTransport {
     return this.closed;
   }
 
-  /** enqueue adds frame, if any, and starts writing the outbox. */
-  #enqueue(frame?: Uint8Array): void {
-    if (frame) this.#outbox.push(frame);
-    clearTimeout(this.#hold);
-    this.#hold = undefined;
+  /** sendClose writes a close frame after everything queued; nothing is sent after it. */
+  #sendClose(code: number, reason: string): Promise<void> {
+    this.#closeSent = true;
+    this.#outbox.push(this.#frame(OP_CLOSE, closePayload(code, reason)));
+    return this.flush();
+  }
+
+  /** write starts writing the outbox, unless a write is under way (it takes what was queued meanwhile). */
+  #write(): void {
     if (this.#writeError) this.#outbox = []; // nothing more can be written
     if (!this.#flushing && this.#outbox.length > 0) this.#flushing = this.#writeLoop();
   }
@@ -558,22 +552,16 @@ export class SocketTransport implements RpcTransport {
         if (this.#drain()) return;
         const n = await this.#conn.read(buf);
         if (n === null) {
-          this.#finish(
-            { code: CloseCode.abnormal, reason: "connection lost", local: false },
-            new WebSocketError("the host closed the connection without a close frame"),
-          );
-          return;
+          const e = new WebSocketError("the host closed the connection without a close frame");
+          return this.#finish({ code: CloseCode.abnormal, reason: "connection lost", local: false }, e);
         }
         this.#decoder.push(buf.subarray(0, n));
       }
     } catch (e) {
       if (e instanceof WebSocketError && e.code !== CloseCode.abnormal && !this.#closeSent) {
         // The server broke the protocol: say why, then drop it.
-        this.#closeSent = true;
-        this.#enqueue(encodeFrame(OP_CLOSE, closePayload(e.code, e.message)));
-        await this.flush();
-        this.#finish({ code: e.code, reason: e.message, local: true }, e);
-        return;
+        await this.#sendClose(e.code, e.message);
+        return this.#finish({ code: e.code, reason: e.message, local: true }, e);
       }
       this.#finish({ code: CloseCode.abnormal, reason: String(e), local: false }, asError(e));
     }
@@ -585,41 +573,27 @@ export class SocketTransport implements RpcTransport {
       if (this.#info) return true;
       const f = this.#decoder.next();
       if (!f) return false;
-      switch (f.opcode) {
-        case OP_PING:
-          if (!this.#closeSent) this.#enqueue(encodeFrame(OP_PONG, f.payload));
-          break;
-        case OP_PONG:
-          break;
-        case OP_CLOSE: {
-          const { code, reason } = parseClose(f.payload);
-          if (!this.#closeSent) {
-            // Echo the close (RFC 6455 §5.5.1), then the connection is over.
-            this.#closeSent = true;
-            this.#enqueue(
-              encodeFrame(OP_CLOSE, closePayload(code === CloseCode.noStatus ? CloseCode.normal : code, "")),
-            );
-            this.flush().finally(() =>
-              this.#finish(
-                { code, reason, local: false },
-                new WebSocketError(`the host closed the connection: ${code} ${reason}`, code),
-              )
-            );
-          } else {
-            this.#finish(
-              { code, reason, local: true },
-              new WebSocketError(`connection closed: ${code} ${reason}`, code),
-            );
-          }
-          return true;
-        }
-        default: {
-          const m = this.#assembler.add(f);
-          if (m === undefined) break;
-          const w = this.#waiters.shift();
-          if (w) w.resolve(m);
-          else this.#inbox.push(m);
-        }
+      if (f.opcode === OP_PING) {
+        if (!this.#closeSent) this.#outbox.push(this.#frame(OP_PONG, f.payload));
+        this.#write();
+      } else if (f.opcode === OP_CLOSE) {
+        const { code, reason } = parseClose(f.payload);
+        const local = this.#closeSent;
+        const err = new WebSocketError(
+          `${local ? "connection closed" : "the host closed the connection"}: ${code} ${reason}`,
+          code,
+        );
+        const done = () => this.#finish({ code, reason, local }, err);
+        // Echo the host's close (RFC 6455 §5.5.1), then the connection is over.
+        if (local) done();
+        else this.#sendClose(code === CloseCode.noStatus ? CloseCode.normal : code, "").finally(done);
+        return true;
+      } else if (f.opcode !== OP_PONG) {
+        const m = this.#assembler.add(f);
+        if (m === undefined) continue;
+        const w = this.#waiters.shift();
+        if (w) w.resolve(m);
+        else this.#inbox.push(m);
       }
     }
   }

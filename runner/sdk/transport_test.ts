@@ -54,6 +54,13 @@ Deno.test("client frames round-trip at every length class", () => {
   }
 });
 
+Deno.test("a frame takes the key it is given", () => {
+  const key = new Uint8Array([1, 2, 3, 4]);
+  const f = encodeFrame(0x1, enc.encode("abcd"), key);
+  assertEquals([...f.subarray(2, 6)], [1, 2, 3, 4]);
+  assertEquals(new TextDecoder().decode(unmask(f).payload), "abcd");
+});
+
 Deno.test("the decoder reassembles frames split at every byte", () => {
   const a = serverFrame(0x1, enc.encode("hello"));
   const b = serverFrame(0x1, new Uint8Array(300).fill(65));
@@ -362,6 +369,20 @@ Deno.test("a wrong Sec-WebSocket-Accept fails the upgrade", async () => {
   });
 });
 
+Deno.test("an upgrade the server never answers times out", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted = listener.accept();
+  try {
+    const e = await assertRejects(() =>
+      connect(`ws://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`, { timeout: 100 })
+    );
+    assert(e instanceof WebSocketError && e.message.includes("timed out"), e.message);
+  } finally {
+    (await accepted).close();
+    listener.close();
+  }
+});
+
 Deno.test("only ws: URLs are accepted", async () => {
   const e = await assertRejects(() => connect("wss://127.0.0.1:1/x"));
   assert(e.message.includes("wss:"), e.message);
@@ -377,6 +398,38 @@ function framesIn(b: Uint8Array): string[] {
   }
   return out;
 }
+
+Deno.test("a session's frames each have a key of their own", async () => {
+  const n = 1100; // more than one fill of the transport's random bytes
+  await withServer(
+    async (conn) => {
+      let b = new Uint8Array(0);
+      const keys = new Set<string>();
+      for (let frames = 0; frames < n;) {
+        const len = clientFrameLength(b);
+        if (len < 0) {
+          const chunk = new Uint8Array(65536);
+          const got = await conn.read(chunk);
+          if (got === null) break;
+          b = new Uint8Array([...b, ...chunk.subarray(0, got)]);
+          continue;
+        }
+        keys.add(b.subarray(2, 6).join(",")); // a short frame's key follows its 2-byte head
+        b = b.subarray(len);
+        frames++;
+      }
+      // Random 4-byte keys: two of 1100 alike is a chance of about 1 in 7000.
+      assert(keys.size >= n - 1, `${keys.size} distinct keys in ${n} frames`);
+    },
+    {},
+    async (url) => {
+      const t = await connect(url);
+      for (let i = 0; i < n; i++) t.send("x");
+      await t.flush();
+      await t.closed;
+    },
+  );
+});
 
 Deno.test("a release waits for the next message and leaves in one write with it", async () => {
   const release = '["release",1,1]', push = '["push",["pipeline",0,["f"],[]]]', pull = '["pull",2]';
