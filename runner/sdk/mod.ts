@@ -62,6 +62,9 @@ export type {
   DialogType,
   DownloadOptions,
   DownloadResult,
+  // The generated bases: deno doc lists a class's own methods only, so
+  // Tab's url, text, fill, … are documented on TabCalls.
+  ExpectationCalls,
   ExpectOptions,
   FieldState,
   FormOptions,
@@ -69,9 +72,11 @@ export type {
   NavigationOptions,
   NavigationResponse,
   OpenOptions,
+  PageExpectationCalls,
   PressOptions,
   ReadOptions,
   ScreenshotOptions,
+  TabCalls,
   TableRows,
   Target,
   TypeOptions,
