@@ -53,6 +53,9 @@ import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
 
 export { Expectations, PageExpectations, Tab, tabs } from "./browser.ts";
+// TabCalls, ExpectationCalls and PageExpectationCalls are the generated
+// bases: deno doc lists a class's own methods, so Tab's generated ones are
+// documented on TabCalls.
 export type {
   CheckedExpectOptions,
   ClickOptions,
@@ -62,8 +65,6 @@ export type {
   DialogType,
   DownloadOptions,
   DownloadResult,
-  // The generated bases: deno doc lists a class's own methods only, so
-  // Tab's url, text, fill, … are documented on TabCalls.
   ExpectationCalls,
   ExpectOptions,
   FieldState,
