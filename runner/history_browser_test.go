@@ -91,7 +91,7 @@ out.url = await outcome(() => tab.expectPage().toHaveURL(/\/states$/));
 out.notURL = await outcome(() => tab.expectPage().not.toHaveURL(site + "/login"));
 out.notFails = await outcome(() => go.not.toBeEnabled({ timeout: 300 }));
 out.pageFails = await outcome(() => tab.expectPage().not.toHaveTitle("Saved", { timeout: 300 }));
-out.wrongPlace = await outcome(() => tab.expect({ selector: "#link" }).toBeEditable({ timeout: 300 }));
+out.wrongPlace = await outcome(() => tab.expect({ selector: "#link" }).toBeEditable({ timeout: 10_000 })); // bad_target at the first look
 await context.result(out);
 `)
 	type outcome struct {
