@@ -85,7 +85,7 @@ var rules = []rule{
 		why: "mirror copies files; it runs nothing"},
 	{pkg: "runner", direct: true, banned: []string{"github.com/mafredri/...", "github.com/coder/websocket/..."},
 		why: "runner drives browsers through package cdp and talks to scripts through package rpc, never the protocols underneath"},
-	{pkg: "runner/internal/proc", banned: []string{"net/http", module + "/..."},
+	{pkg: "runner/internal/proc", banned: []string{"net/http", module + "/runner", module + "/rpc/...", module + "/cdp/...", module + "/permissions/...", module + "/launch/...", module + "/consent/..."},
 		why: "process supervision starts and stops a process; scripts, grants and browsers are the runner's business"},
 	{pkg: "runner/internal/audit", banned: []string{"os/exec", "net/http", module + "/rpc/...", module + "/cdp/...", module + "/permissions/..."},
 		why: "the audit pipe reads deno's report and judges it by the flags alone; it starts nothing"},
@@ -117,6 +117,8 @@ var rules = []rule{
 		why: "the import table is pure and goes into the testing kit's WebAssembly (internal/ruleswasm), where regexp alone would add 140 KB"},
 	{pkg: "internal/ospath", banned: []string{"os/exec", "net/http", "fmt", "regexp", module + "/..."},
 		why: "path rules only, for permissions and pathguard; it goes into the testing kit's WebAssembly too"},
+	{pkg: "internal/execstart", banned: []string{"net", "net/http", module + "/..."},
+		why: "starting a program is a leaf that launch and the runner's process supervision share"},
 	{pkg: "traceview", banned: []string{"os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},
 		why: "the view shows what a Source gives it; it runs nothing and drives no browser"},
 }

@@ -344,6 +344,7 @@ func TestLauncherEarlyExit(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUpstream)
 	var le *Error
 	require.ErrorAs(t, err, &le)
+	require.NotNil(t, le.Diagnostics, "the app ran: %v", err)
 	assert.Equal(t, []string{"env says hello"}, le.Diagnostics.Stderr)
 	assert.Equal(t, "exit status 3", le.Diagnostics.Exit)
 	assert.False(t, le.Diagnostics.PIDAlive)

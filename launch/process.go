@@ -15,6 +15,7 @@ import (
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/internal/browserproc"
+	"github.com/tranquil/automation/internal/execstart"
 )
 
 // DefaultFlags returns the flags every Chromium launch gets: first
@@ -283,15 +284,15 @@ func start(ctx context.Context, s startSpec) (*Process, error) {
 		args = append(args, "--remote-debugging-port=0")
 	}
 	cmd.Args = append(append(cmd.Args, args...), s.args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		pp.CloseAll()
-		os.RemoveAll(dataDir)
-		return nil, &Error{Kind: ErrUpstream, Msg: "stderr pipe", Err: err}
-	}
-	p := &Process{Owned: true, cmd: cmd, exe: s.path, dataDir: dataDir, pipe: s.pipe, done: make(chan struct{}), stderr: newStderrTail()}
-	p.started = time.Now()
-	err = cmd.Start()
+	started := time.Now()
+	var stderr io.ReadCloser
+	cmd, err = execstart.Start(ctx, func() (*exec.Cmd, error) {
+		c := exec.Command(s.path)
+		c.Args, c.Env, c.SysProcAttr, c.ExtraFiles = cmd.Args, cmd.Env, cmd.SysProcAttr, cmd.ExtraFiles
+		var err error
+		stderr, err = c.StderrPipe()
+		return c, err
+	})
 	// The browser holds its own copies of its ends now; ours would keep
 	// the pipes open after it died, hiding its death from the reader.
 	pp.CloseBrowserEnds()
@@ -300,6 +301,7 @@ func start(ctx context.Context, s startSpec) (*Process, error) {
 		os.RemoveAll(dataDir)
 		return nil, &Error{Kind: ErrUpstream, Msg: "start " + s.path, Err: err}
 	}
+	p := &Process{Owned: true, cmd: cmd, exe: s.path, dataDir: dataDir, pipe: s.pipe, done: make(chan struct{}), stderr: newStderrTail(), started: started}
 	_ = writeOwner(dataDir, cmd.Process.Pid)
 	sink := s.stderr
 	if sink == nil {

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/tranquil/automation/internal/execstart"
 )
 
 // ErrMemoryLimit reports a memory limit the system refused; the child was
@@ -66,17 +68,20 @@ type Child struct {
 func Start(spec Spec) (*Child, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	c := &Child{stop: stop, done: make(chan struct{})}
-	cmd := exec.CommandContext(ctx, spec.Path, spec.Args...)
-	cmd.Dir, cmd.Env = spec.Dir, spec.Env
-	cmd.Stdout, cmd.Stderr = spec.Stdout, spec.Stderr
-	cmd.Cancel = c.terminateGroup
-	cmd.WaitDelay = spec.KillGrace
-	isolate(cmd)
-	c.cmd = cmd
-	if err := cmd.Start(); err != nil {
+	cmd, err := execstart.Start(ctx, func() (*exec.Cmd, error) {
+		cmd := exec.CommandContext(ctx, spec.Path, spec.Args...)
+		cmd.Dir, cmd.Env = spec.Dir, spec.Env
+		cmd.Stdout, cmd.Stderr = spec.Stdout, spec.Stderr
+		cmd.Cancel = c.terminateGroup
+		cmd.WaitDelay = spec.KillGrace
+		isolate(cmd)
+		return cmd, nil
+	})
+	if err != nil {
 		stop()
 		return nil, &StartError{err}
 	}
+	c.cmd = cmd
 	log := spec.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
