@@ -171,3 +171,30 @@ document.getElementById("del").addEventListener("mousemove", () => {
 	require.NoError(t, err)
 	require.JSONEq(t, `[1, 0, 0, true]`, string(raw))
 }
+
+// A frame slipped over the target between the check and the press takes
+// the press into its own document, where the guard of the target's
+// document never sees it: that is a miss too, held back as one, not a
+// click reported done that the target never got.
+func TestClickHeldBackWhenAFrameTakesThePress(t *testing.T) {
+	url := serve("/click-frame-swap", `<!doctype html><body style="margin:0">
+<button id=del style="position:absolute;left:20px;top:20px;width:120px;height:40px" onclick="window.dels = (window.dels || 0) + 1">Delete draft</button>
+<script>
+window.framePresses = 0;
+document.getElementById("del").addEventListener("mousemove", () => {
+  if (window.swapped) return;
+  window.swapped = true;
+  const f = document.createElement("iframe");
+  f.srcdoc = "<body style='margin:0' onmousedown='parent.framePresses++'>over</body>";
+  f.style.cssText = "position:absolute;left:0;top:0;width:200px;height:100px;border:0";
+  document.body.append(f);
+  setTimeout(() => f.remove(), 400);
+});
+</script>`)
+	tab := newTab(t, url)
+	ctx := tctx(t, 20*time.Second)
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Delete draft"}, FormOptions{}))
+	raw, err := tab.Evaluate(ctx, `() => [window.dels || 0, !!window.swapped]`)
+	require.NoError(t, err)
+	require.JSONEq(t, `[1, true]`, string(raw))
+}

@@ -16,10 +16,7 @@ import (
 // go) against the same gotos with no gateway, interleaved in rounds on one
 // browser. Target: p50 ratio ≤ 1.1.
 func BenchmarkGotoPolicy(b *testing.B) {
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		b.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	p, err := startChromium(ctx, chromium, true, nil)

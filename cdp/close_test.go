@@ -18,10 +18,7 @@ import (
 // closes it, and soon.
 func TestCloseAfterRefusedNavigations(t *testing.T) {
 	ctx := tctx(t, 60*time.Second)
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(t)
 	p, err := startChromium(ctx, chromium, true, nil)
 	require.NoError(t, err)
 	defer p.Close()

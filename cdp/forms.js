@@ -1124,8 +1124,13 @@
   // page moved it, or put something over it, after the check), that press,
   // release and click are stopped before the page sees them, and
   // clickLanded reports the miss, so the click is tried again on a fresh
-  // check. Presses elsewhere (a person's) are left alone; listeners the
-  // page registered before ours on the window still see the events.
+  // check. A press that never reached this document at the point (a frame
+  // put over the element takes it) is a miss too. Presses elsewhere (a
+  // person's) are left alone; listeners the page registered before ours on
+  // the window still see the events. The guard lasts until clickLanded, or
+  // 30 s for one a dead caller left: a busy host may take seconds between
+  // the check and the press, and a guard gone by then let a click land on
+  // whatever had moved over the element.
   const CLICK_EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick"];
   let guard = null;
 
@@ -1161,7 +1166,7 @@
       if (ev.type === "click" && g.state !== "armed") disarm();
     };
     for (const type of CLICK_EVENTS) global.addEventListener(type, g.listener, true);
-    g.timer = global.setTimeout(disarm, 2000);
+    g.timer = global.setTimeout(disarm, 30000);
     guard = g;
   }
 
@@ -1169,9 +1174,10 @@
     const g = guard;
     disarm();
     guard = null;
-    if (!g || g.state === "armed") return { ok: true, seen: false };
+    if (!g) return { ok: true };
+    if (g.state === "armed") return fail("obscured", "the click did not reach the element: nothing in its page took the press at its point");
     if (g.state === "missed") return fail("obscured", "the click would have landed on another element, so it was held back", [g.missed]);
-    return { ok: true, seen: true };
+    return { ok: true };
   }
 
   // focusEl focuses el as element.focus() does and reports whether focus

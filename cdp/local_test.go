@@ -145,10 +145,7 @@ func (e *localEnv) tab(t *testing.T, ctx context.Context, opts TabOptions) *Tab 
 // guarded tab load the site at allowed; both end with the test.
 func startGuarded(t *testing.T, ctx context.Context, allowed string) (*testBrowser, *Gateway) {
 	t.Helper()
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(t)
 	p, err := startChromium(ctx, chromium, true, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })

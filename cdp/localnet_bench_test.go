@@ -18,10 +18,7 @@ import (
 // and on a local address every tab is granted (each image then paused and
 // judged). Reported: the p50 of each, in µs.
 func BenchmarkManySubresources(b *testing.B) {
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		b.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	p, err := startChromiumWith(ctx, chromium, true, nil, "--host-resolver-rules=MAP pub.test 127.0.0.1")

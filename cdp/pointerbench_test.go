@@ -20,10 +20,7 @@ import (
 // texts and table ≤ 1.5. Playwright comes from bench/browser.
 func BenchmarkPointerVerbs(b *testing.B) {
 	peers := testenv.BrowserPeers(b, "playwright-core")
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		b.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(b)
 	ctx := b.Context()
 	page := serve("/bench-pointer", testenv.PointerBenchPage())
 	tab, err := sharedConn.NewTabWith(ctx, page, TabOptions{})

@@ -110,10 +110,7 @@ func TestGatewayRefusal(t *testing.T) {
 
 func TestGuardBlocksEveryRequestKind(t *testing.T) {
 	ctx := tctx(t, 60*time.Second)
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		t.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(t)
 	p, err := startChromium(ctx, chromium, true, nil)
 	if err != nil {
 		t.Fatal(err)

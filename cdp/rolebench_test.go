@@ -68,10 +68,7 @@ func BenchmarkScopedLookup(b *testing.B) {
 // Playwright, alternating the two.
 func benchLookup(b *testing.B, path, html string, target Locator, mode, wantID string) {
 	peers := testenv.BrowserPeers(b, "playwright-core")
-	chromium, err := testenv.LookChromium()
-	if err != nil {
-		b.Fatalf("chromium: %v (install with: %s)", err, testenv.ChromiumInstall)
-	}
+	chromium := testenv.Chromium(b)
 	ctx := b.Context()
 	page := serve(path, html)
 	tab, err := sharedConn.NewTabWith(ctx, page, TabOptions{})
