@@ -2,8 +2,11 @@ package cdp
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mafredri/cdp/protocol/input"
 
 	"github.com/stretchr/testify/require"
 
@@ -197,4 +200,50 @@ document.getElementById("del").addEventListener("mousemove", () => {
 	raw, err := tab.Evaluate(ctx, `() => [window.dels || 0, !!window.swapped]`)
 	require.NoError(t, err)
 	require.JSONEq(t, `[1, true]`, string(raw))
+}
+
+// A hover is judged by where the pointer arrived: something put over the
+// target between the check and the move (an overlay, a frame, which takes
+// the pointer into its own document) makes it a miss, tried again; what
+// the page does in answer to the arrival (a menu over its own trigger) is
+// the hover working.
+func TestHoverLandsWhereThePointerArrived(t *testing.T) {
+	url := serve("/hover-arrival", `<!doctype html><body style="margin:0">
+<button id=menu style="position:absolute;left:20px;top:20px;width:120px;height:40px">Menu</button>
+<button id=opens style="position:absolute;left:20px;top:200px;width:120px;height:40px">Opens</button>
+<script>
+function cover(kind) {
+  const c = document.createElement(kind);
+  if (kind === "iframe") c.srcdoc = "<body style='margin:0'>over</body>";
+  c.className = "cover";
+  c.style.cssText = "position:absolute;left:0;top:0;width:200px;height:100px;border:0;background:#fee";
+  document.body.append(c);
+}
+document.getElementById("opens").addEventListener("mouseenter", () => {
+  const m = document.createElement("div");
+  m.textContent = "menu over its trigger";
+  m.style.cssText = "position:absolute;left:0;top:180px;width:200px;height:100px;background:#eef";
+  document.body.append(m);
+});
+</script>`)
+	tab := newTab(t, url)
+	ctx := tctx(t, 20*time.Second)
+	away := func() {
+		require.NoError(t, tab.mouse(ctx, input.NewDispatchMouseEventArgs("mouseMoved", 600, 500)))
+	}
+	for _, kind := range []string{"div", "iframe"} {
+		away()
+		el, err := tab.forms.waitReady(ctx, Locator{Selector: "#menu"}, need{Act: "hover", Guard: true})
+		require.NoError(t, err)
+		_, err = tab.Evaluate(ctx, fmt.Sprintf(`() => cover(%q)`, kind))
+		require.NoError(t, err)
+		require.NoError(t, tab.mouse(ctx, input.NewDispatchMouseEventArgs("mouseMoved", el.X, el.Y)))
+		err = tab.forms.formCallIn(ctx, el.frame, "#menu", nil, "hoverLanded")
+		require.ErrorIs(t, err, errcode.Obscured, "a %s put over the target after the check", kind)
+		_, err = tab.Evaluate(ctx, `() => document.querySelectorAll(".cover").forEach((c) => c.remove())`)
+		require.NoError(t, err)
+	}
+	away()
+	require.NoError(t, tab.Hover(ctx, Locator{Selector: "#menu"}, ClickOptions{}))
+	require.NoError(t, tab.Hover(ctx, Locator{Selector: "#opens"}, ClickOptions{}), "a menu the arrival opened over the trigger")
 }

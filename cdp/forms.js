@@ -872,7 +872,10 @@
     if (!ready.ok) return ready;
     r.x = ready.x;
     r.y = ready.y;
-    if (need.guard && !need.dry) armClick(el, r.x, r.y);
+    if (need.guard && !need.dry) {
+      if (need.act === "hover") armHover(passLabel(el) || passFace(el) || el, r.x, r.y);
+      else armClick(el, r.x, r.y);
+    }
     return r;
   }
 
@@ -1180,6 +1183,48 @@
     return { ok: true };
   }
 
+  // A hover is checked where the pointer arrived, as a click is where it
+  // lands: the first pointer event at the point decides. One that reached
+  // another element (moved over the target after the check) is a miss; the
+  // page has seen it (arrival cannot be taken back, as a press can), and
+  // hoverLanded has the hover tried again. What the page does in answer to
+  // the arrival (a menu opening over its trigger) is the hover working.
+  // When no event reached this document at the point (a frame put over the
+  // target took it, or the pointer was there already), what is at the
+  // point now decides.
+  const HOVER_EVENTS = ["pointerover", "pointerenter", "mouseover", "mouseenter", "pointermove", "mousemove"];
+  let hovering = null;
+
+  function armHover(el, x, y) {
+    disarmHover();
+    const h = { el, x, y, state: "armed", missed: null, listener: null };
+    h.listener = (ev) => {
+      if (h.state !== "armed" || Math.abs(ev.clientX - x) > 1.5 || Math.abs(ev.clientY - y) > 1.5) return;
+      const cover = coverAt(el, x, y, false);
+      const path = ev.composedPath();
+      const on = path.includes(el) || !cover;
+      h.state = on ? "hit" : "missed";
+      if (!on) h.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+    };
+    for (const type of HOVER_EVENTS) global.addEventListener(type, h.listener, true);
+    hovering = h;
+  }
+
+  function disarmHover() {
+    if (!hovering) return;
+    for (const type of HOVER_EVENTS) global.removeEventListener(type, hovering.listener, true);
+  }
+
+  function hoverLanded() {
+    const h = hovering;
+    disarmHover();
+    hovering = null;
+    if (!h || h.state === "hit" || !h.el.isConnected) return { ok: true };
+    const missed = h.state === "missed" ? h.missed : describe(coverAt(h.el, h.x, h.y, false) || h.el);
+    if (h.state === "armed" && !coverAt(h.el, h.x, h.y, false)) return { ok: true };
+    return fail("obscured", "the pointer arrived on another element, so the hover is tried again", [missed]);
+  }
+
   // focusEl focuses el as element.focus() does and reports whether focus
   // is now on it or inside it (a widget may hand it to an inner field).
   function focusEl(el) {
@@ -1345,5 +1390,5 @@
     });
   }
 
-  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, sliderOf, segmentsOf };
+  return { readSet, tableOf, resolve, findSet, adoptSet, narrowSet, nthSet, setElements, dropSets, pickSet, actionable, finish, read, optionAt, shown, readOf, fileInput, elementOf, clickLanded, hoverLanded, sliderOf, segmentsOf };
 })

@@ -122,10 +122,11 @@ func (t *Tab) Hover(ctx context.Context, loc Locator, o ClickOptions) error {
 // pointerReady waits until loc is ready for n and runs do on it, unless n
 // is a dry run. A press (n.Act "click") is checked where it lands, as
 // clickReady checks it: one the page moved something into is held back
-// and the wait starts again.
+// and the wait starts again. A hover is checked where the pointer came to
+// rest, and tried again when that is not on the element.
 func (t *Tab) pointerReady(ctx context.Context, loc Locator, n need, do func(ctx context.Context, el *ready) error) (*ready, error) {
 	fm := t.forms
-	n.Guard = !n.Dry && n.Act == "click"
+	n.Guard = !n.Dry && (n.Act == "click" || n.Act == "hover")
 	var el *ready
 	err := fm.until(ctx, loc.Ref != "", func(ctx context.Context) (err error) {
 		if el, err = fm.waitReady(ctx, loc, n); err != nil || n.Dry {
@@ -133,6 +134,12 @@ func (t *Tab) pointerReady(ctx context.Context, loc Locator, n need, do func(ctx
 		}
 		if !n.Guard {
 			return do(ctx, el)
+		}
+		if n.Act == "hover" {
+			if err := do(ctx, el); err != nil {
+				return err
+			}
+			return fm.formCallIn(ctx, el.frame, loc.String(), nil, "hoverLanded")
 		}
 		t.forgetRefusals(el.frame)
 		if err := do(ctx, el); err != nil {

@@ -94,7 +94,8 @@ type need struct {
 	Multiple bool              `json:"multiple,omitempty"`
 	Parts    map[string]string `json:"parts,omitempty"`
 	Dry      bool              `json:"dry,omitempty"`
-	// Guard arms the check of where the click lands (see clickLanded).
+	// Guard arms the check of where a click lands or a hover comes to
+	// rest (see clickLanded and hoverLanded).
 	Guard bool `json:"guard,omitempty"`
 	// Position is the point of the element to act at, from its top left
 	// corner; nil is the centre of its visible part.
