@@ -234,6 +234,9 @@ func (t *Tab) callFunctionOn(ctx context.Context, rt *route, a *runtime.CallFunc
 		return nil, err
 	}
 	defer give()
+	if o, ok := fastResult(data); ok {
+		return &runtime.CallFunctionOnReply{Result: o}, nil
+	}
 	var resp struct {
 		Result *runtime.CallFunctionOnReply `json:"result"`
 		Error  *rpcc.ResponseError          `json:"error"`

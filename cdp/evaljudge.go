@@ -39,56 +39,67 @@ const (
 // any other built-in object JSON would turn into {} or lose, or an object
 // that holds itself. A promise, or any object with a then method, is
 // settled first, as the browser would await it. It looks at most 100,000
-// values (a result of that size is read in a few milliseconds; a bigger
+// objects (a result of that size is read in a few milliseconds; a bigger
 // one is taken as it comes), and never calls the page's toJSON.
+//
+// The walk keeps no path: data, the common case, builds no string per
+// value. A refusal collects the keys on its way back up (keys, innermost
+// first) and only then puts them into words.
 const judgeFn = `function __tranquilSettle(v) {
   if (v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol")) return v;
-  let budget = 100000;
   if (typeof v === "object" && typeof v.then === "function") return (async () => __tranquilSettle(await v))();
-  const tagOf = (v) => Object.prototype.toString.call(v).slice(8, -1);
+  let budget = 100000;
+  const toString = Object.prototype.toString;
   const hint = { Date: "; return date.toISOString()", Map: "; return Object.fromEntries(map)", Set: "; return [...set]" };
   const holding = new Set();
-  const why = (v, path) => {
+  const keys = [];
+  const why = (v) => {
     switch (typeof v) {
-      case "function": return path + " is a function";
-      case "symbol": return path + " is a symbol";
-      case "bigint": return path + " is a BigInt; return String(n)";
+      case "function": return " is a function";
+      case "symbol": return " is a symbol";
+      case "bigint": return " is a BigInt; return String(n)";
       case "object": break;
       default: return "";
     }
     if (v === null || --budget < 0) return "";
-    if (holding.has(v)) return path + " holds itself (a circular object)";
+    if (holding.has(v)) return " holds itself (a circular object)";
     try {
-      if (v.window === v) return path + " is a window";
+      if (v.window === v) return " is a window";
       if (typeof v.nodeType === "number" && typeof v.nodeName === "string") {
-        return path + " is a DOM node (" + String(v.nodeName).toLowerCase() + ")";
+        return " is a DOM node (" + String(v.nodeName).toLowerCase() + ")";
       }
     } catch (e) {
-      return path + " is a window of another site";
+      return " is a window of another site";
     }
-    const tag = Array.isArray(v) ? "Array" : tagOf(v);
-    if (tag !== "Array" && tag !== "Object") return path + " is a " + tag + (hint[tag] || "");
+    const array = Array.isArray(v);
+    const tag = array ? "Array" : toString.call(v).slice(8, -1);
+    if (tag !== "Array" && tag !== "Object") return " is a " + tag + (hint[tag] || "");
     holding.add(v);
-    try {
-      if (tag === "Array") {
-        for (let i = 0; i < v.length; i++) {
-          const w = why(v[i], path + "[" + i + "]");
-          if (w) return w;
-        }
-      } else {
-        for (const k of Object.keys(v)) {
-          const w = why(v[k], path + (/^[A-Za-z_$][\w$]*$/.test(k) ? "." + k : "[" + JSON.stringify(k) + "]"));
-          if (w) return w;
-        }
+    if (array) {
+      for (let i = 0; i < v.length; i++) {
+        const w = why(v[i]);
+        if (w) return keys.push(i), w;
       }
-    } finally {
-      holding.delete(v);
+    } else {
+      for (const k of Object.keys(v)) {
+        const w = why(v[k]);
+        if (w) return keys.push(k), w;
+      }
     }
+    holding.delete(v);
     return "";
   };
   let bad;
   try {
-    bad = why(v, "the result");
+    bad = why(v);
+    if (bad) {
+      let path = "the result";
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i];
+        path += typeof k === "number" ? "[" + k + "]" : /^[A-Za-z_$][\w$]*$/.test(k) ? "." + k : "[" + JSON.stringify(k) + "]";
+      }
+      bad = path + bad;
+    }
   } catch (e) {
     bad = "it could not be read";
   }

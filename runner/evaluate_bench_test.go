@@ -19,11 +19,16 @@ import (
 //   - script: the call as the script times it (SDK, bridge, host, browser);
 //   - host: the host's share, from the call's start to its answer, as the
 //     run's trace records it;
-//   - cdp: cdp.Tab.Evaluate called from Go on the same tab.
+//   - cdp: cdp.Tab.Evaluate called from Go on the same tab, back to back;
+//   - cdpidle: the same with the browser left idle for idleGap between
+//     calls, as a script's calls leave it while the SDK and the bridge
+//     work.
 //
-// script − host is the SDK's and the bridge's share, host − cdp the
-// facade's (gate, trace, decoding the result). Target: script p50 ratio
-// to puppeteer ≤ 1.0 for a number.
+// script − host is the SDK's and the bridge's share. host − cdpidle is
+// the facade's (gate, trace, decoding the result); cdpidle − cdp is what
+// the browser's round trip costs more once its threads went idle, which
+// the host pays on every script call and a back-to-back loop does not.
+// Target: script p50 ratio to puppeteer ≤ 1.0 for a number.
 func BenchmarkEvaluateShare(b *testing.B) {
 	peers := testenv.BrowserPeers(b, "puppeteer-core")
 	e := newBrowserEnv(b)
@@ -45,7 +50,8 @@ func BenchmarkEvaluateShare(b *testing.B) {
 					add("script", script)
 					add("host", host)
 				},
-				func() { add("cdp", benchCDPEvaluate(b, tab, n)) },
+				func() { add("cdp", benchCDPEvaluate(b, tab, n, 0)) },
+				func() { add("cdpidle", benchCDPEvaluate(b, tab, n, idleGap)) },
 				func() {
 					var got struct{ Evaluate, EvaluateObject []float64 }
 					runPeer(b, peers, "peers.mjs", pageURL, n, &got, "evaluate")
@@ -60,7 +66,7 @@ func BenchmarkEvaluateShare(b *testing.B) {
 	for _, k := range kinds {
 		peer := p50(times["puppeteer-"+k])
 		b.ReportMetric(peer, k+"-puppeteer-p50-µs")
-		for _, side := range []string{"script", "host", "cdp"} {
+		for _, side := range []string{"script", "host", "cdp", "cdpidle"} {
 			b.ReportMetric(p50(times[side+"-"+k]), k+"-"+side+"-p50-µs")
 		}
 		b.ReportMetric(p50(times["script-"+k])/peer, k+"-script-ratio")
@@ -122,9 +128,14 @@ func kinds(first bool) string {
 	return "object"
 }
 
+// idleGap is about the time a script's evaluate leaves the browser idle
+// between its round trips: the SDK's and the bridge's share, both ways.
+const idleGap = 500 * time.Microsecond
+
 // benchCDPEvaluate runs n evaluates of each kind with cdp.Tab.Evaluate,
-// as the peer does, and returns their latencies in microseconds.
-func benchCDPEvaluate(b *testing.B, tab *cdp.Tab, n int) map[string][]float64 {
+// as the peer does, gap apart, and returns their latencies in
+// microseconds.
+func benchCDPEvaluate(b *testing.B, tab *cdp.Tab, n int, gap time.Duration) map[string][]float64 {
 	ctx := context.Background()
 	out := map[string][]float64{}
 	for _, c := range []struct {
@@ -135,6 +146,9 @@ func benchCDPEvaluate(b *testing.B, tab *cdp.Tab, n int) map[string][]float64 {
 		{"object", "(a, b) => ({ a, b, c: [a, b] })", "x"},
 	} {
 		for i := 0; i < n; i++ {
+			if gap > 0 {
+				time.Sleep(gap)
+			}
 			t := time.Now()
 			if _, err := tab.Evaluate(ctx, c.fn, i, c.arg); err != nil {
 				b.Fatal(err)
