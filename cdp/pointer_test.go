@@ -163,7 +163,7 @@ func TestDragToReorders(t *testing.T) {
 	require.NoError(t, tab.DragTo(ctx, Locator{Text: "Green"}, Locator{Text: "Red"}, FormOptions{DryRun: true}))
 	assert.Equal(t, []string{"Green", "Blue", "Red"}, pageState[[]string](t, tab, "ptr"))
 	// A target that is not there is waited for, then named.
-	short := tctx(t, 500*time.Millisecond)
+	short := tctx(t, 3*time.Second)
 	err = tab.DragTo(short, Locator{Text: "Green"}, Locator{Text: "Purple"}, FormOptions{})
 	assert.ErrorIs(t, err, errcode.NotFound)
 }
