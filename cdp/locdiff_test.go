@@ -381,8 +381,8 @@ func diffSuite(tb testing.TB, perPage, parallel int) []diffCase {
 
 // variants asks Playwright for its variant answers (answer.Whole, Fields,
 // WholeFields) to the cases where its answer is not ours: only those read
-// them (verdict's knownDifferences), and asking every target costs
-// Playwright's side half again its count() calls.
+// them (verdict's knownDifferences), and asking every target costs up to
+// three more count() calls a target.
 func variants(tb testing.TB, peer *peerProc, cases []diffCase, parallel int) {
 	specs := map[string][]Locator{}
 	at := map[string][]int{} // the cases of each page's targets
