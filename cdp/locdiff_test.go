@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/errcode"
-	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -322,9 +320,29 @@ func diffSuite(tb testing.TB, perPage, parallel int) []diffCase {
 		runs[i] = pageRun{url, tab, locs}
 		specs[url] = locs
 	}
-	theirs := playwrightAnswers(tb, peers, chromium, specs)
+	// Playwright's side runs on a browser of its own: in the test, beside
+	// ours and parallel pages at a time; in the benchmark, first and one
+	// page at a time, so that neither side's timings see the other's work.
+	peer := startPeer(tb, peers, "locdiff.mjs", chromium)
+	type pwAnswers struct {
+		got map[string][]answer
+		err error
+		in  time.Duration
+	}
+	pw := make(chan pwAnswers, 1)
+	runPW := func() {
+		t0 := time.Now()
+		got, err := playwrightAnswers(peer, specs, true, parallel)
+		pw <- pwAnswers{got, err, time.Since(t0)}
+	}
+	if parallel > 1 {
+		go runPW()
+	} else {
+		runPW()
+	}
 
 	// Ours: a tab per page, a few pages at a time.
+	t0 := time.Now()
 	answers := make([][]answer, len(runs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, parallel)
@@ -340,6 +358,13 @@ func diffSuite(tb testing.TB, perPage, parallel int) []diffCase {
 		}()
 	}
 	wg.Wait()
+	ours := time.Since(t0)
+	p := <-pw
+	if p.err != nil {
+		tb.Fatal(p.err)
+	}
+	theirs := p.got
+	tb.Logf("answers: Playwright's in %s, ours in %s (%d pages at a time)", p.in.Round(time.Millisecond), ours.Round(time.Millisecond), parallel)
 	var cases []diffCase
 	for i, r := range runs {
 		th := theirs[r.url]
@@ -350,7 +375,41 @@ func diffSuite(tb testing.TB, perPage, parallel int) []diffCase {
 			cases = append(cases, diffCase{pages[i].path, loc, answers[i][j], th[j]})
 		}
 	}
+	variants(tb, peer, cases, parallel)
 	return cases
+}
+
+// variants asks Playwright for its variant answers (answer.Whole, Fields,
+// WholeFields) to the cases where its answer is not ours: only those read
+// them (verdict's knownDifferences), and asking every target costs up to
+// three more count() calls a target.
+func variants(tb testing.TB, peer *peerProc, cases []diffCase, parallel int) {
+	specs := map[string][]Locator{}
+	at := map[string][]int{} // the cases of each page's targets
+	for i, c := range cases {
+		if c.ours.same(c.theirs) || c.ours.Count < 0 && c.theirs.Count < 0 {
+			continue
+		}
+		url := site.URL + c.page // as serve made it
+		specs[url] = append(specs[url], c.loc)
+		at[url] = append(at[url], i)
+	}
+	if len(specs) == 0 {
+		return
+	}
+	got, err := playwrightAnswers(peer, specs, true, parallel)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for url, idx := range at {
+		if len(got[url]) != len(idx) {
+			tb.Fatalf("%s: playwright answered %d of %d targets", url, len(got[url]), len(idx))
+		}
+		for j, i := range idx {
+			a := got[url][j]
+			cases[i].theirs.Whole, cases[i].theirs.Fields, cases[i].theirs.WholeFields = a.Whole, a.Fields, a.WholeFields
+		}
+	}
 }
 
 // ourAnswer is our lookup's answer for loc: Count, then for one match
@@ -382,30 +441,18 @@ func ourAnswer(ctx context.Context, tab *Tab, loc Locator) answer {
 	return a
 }
 
-// playwrightAnswers runs locdiff.mjs over specs.
-func playwrightAnswers(tb testing.TB, peers, chromium string, specs map[string][]Locator) map[string][]answer {
-	f, err := os.CreateTemp(tb.TempDir(), "specs-*.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.NewEncoder(f).Encode(specs); err != nil {
-		tb.Fatal(err)
-	}
-	f.Close()
-	flags, _ := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
-	cmd := exec.Command("node", filepath.Join(peers, "locdiff.mjs"), chromium, string(flags), f.Name())
-	cmd.Dir = peers
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("playwright (install it with: make tools): %v: %s", err, stderr.String())
+// playwrightAnswers has locdiff.mjs (see startPeer) answer specs,
+// parallel pages at a time, with its variant answers or without.
+func playwrightAnswers(peer *peerProc, specs map[string][]Locator, withVariants bool, parallel int) (map[string][]answer, error) {
+	req := map[string]any{"specs": specs, "variants": withVariants, "parallel": parallel}
+	if err := peer.send(req); err != nil {
+		return nil, err
 	}
 	var got map[string][]answer
-	if err := json.Unmarshal(out, &got); err != nil {
-		tb.Fatalf("playwright: %v: %.500s", err, out)
+	if err := peer.next(&got); err != nil {
+		return nil, err
 	}
-	return got
+	return got, nil
 }
 
 // verdict sorts the cases into agreeing ones, known differences (by

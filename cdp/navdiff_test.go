@@ -1,10 +1,12 @@
 package cdp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -253,9 +255,81 @@ type navResult struct {
 	events      []string // ours: the page's events while goto ran
 }
 
-// playwrightGotos runs navdiff.mjs once over cases, on a Chromium of its
-// own launched with the flags ours is.
-func playwrightGotos(tb testing.TB, peers, chromium string, s *navSites, cases []navCase) []navResult {
+// peerProc is a bench/browser peer script kept running for a suite, so
+// that its node start-up and its Chromium's launch are paid once: it
+// reads one JSON request a line on stdin and answers in lines on stdout.
+type peerProc struct {
+	script string
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *strings.Builder
+}
+
+// startPeer starts script (in the peers directory) with chromium and the
+// host's flags, then args; it ends when tb does.
+func startPeer(tb testing.TB, peers, script, chromium string, args ...string) *peerProc {
+	flags, err := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command("node", append([]string{filepath.Join(peers, script), chromium, string(flags)}, args...)...)
+	cmd.Dir = peers
+	p := &peerProc{script: script, stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	if p.in, err = cmd.StdinPipe(); err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.out = bufio.NewScanner(out)
+	p.out.Buffer(nil, 64<<20) // an answer for a whole suite is one line
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("%s (install it with: make tools): %v", script, err)
+	}
+	// At the end of its input the peer closes its browser and exits; a
+	// peer stuck past that is killed.
+	tb.Cleanup(func() {
+		p.in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return p
+}
+
+// send writes one request.
+func (p *peerProc) send(req any) error {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := p.in.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("%s: %w\n%s", p.script, err, p.stderr)
+	}
+	return nil
+}
+
+// next reads one line of answer into v.
+func (p *peerProc) next(v any) error {
+	if !p.out.Scan() {
+		return fmt.Errorf("%s ended (%v):\n%s", p.script, p.out.Err(), p.stderr)
+	}
+	if err := json.Unmarshal(p.out.Bytes(), v); err != nil {
+		return fmt.Errorf("%s: %w: %.500q", p.script, err, p.out.Bytes())
+	}
+	return nil
+}
+
+// navGotos has navdiff.mjs (see startPeer) open each case's page, and
+// returns its answers.
+func navGotos(tb testing.TB, p *peerProc, s *navSites, cases []navCase) []navResult {
 	type pwPage struct {
 		URL       string `json:"url"`
 		WaitUntil string `json:"waitUntil,omitempty"`
@@ -264,39 +338,20 @@ func playwrightGotos(tb testing.TB, peers, chromium string, s *navSites, cases [
 	}
 	var in []pwPage
 	for _, c := range cases {
-		p := pwPage{URL: c.url(s), WaitUntil: string(c.until), Timeout: c.limit().Milliseconds()}
+		pg := pwPage{URL: c.url(s), WaitUntil: string(c.until), Timeout: c.limit().Milliseconds()}
 		if c.diff == "follow" {
-			p.Settle = s.main.URL + c.want
+			pg.Settle = s.main.URL + c.want
 		}
-		in = append(in, p)
+		in = append(in, pg)
 	}
-	pagesJSON, err := json.Marshal(in)
-	if err != nil {
+	if err := p.send(in); err != nil {
 		tb.Fatal(err)
 	}
-	flags, err := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command("node", filepath.Join(peers, "navdiff.mjs"), chromium, string(flags))
-	cmd.Dir = peers
-	cmd.Stdin = strings.NewReader(string(pagesJSON))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("navdiff.mjs: %v\n%s%s", err, out, stderr.String())
-	}
-	var res []navResult
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var r navResult
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			tb.Fatalf("navdiff.mjs: %v: %q", err, line)
+	res := make([]navResult, len(cases))
+	for i := range res {
+		if err := p.next(&res[i]); err != nil {
+			tb.Fatalf("page %d of %d: %v", i+1, len(cases), err)
 		}
-		res = append(res, r)
-	}
-	if len(res) != len(cases) {
-		tb.Fatalf("navdiff.mjs answered %d of %d pages:\n%s", len(res), len(cases), out)
 	}
 	return res
 }
@@ -410,6 +465,7 @@ func runNavDiff(tb testing.TB, reps int) *navReport {
 	peers := testenv.BrowserPeers(tb, "playwright-core") // fails the test when it is not installed
 	chromium := testenv.Chromium(tb)
 	s := startNavSites(tb)
+	peer := startPeer(tb, peers, "navdiff.mjs", chromium)
 	cases := navCases()
 	r := &navReport{cases: cases, ours: make([][]navResult, len(cases)), theirs: make([][]navResult, len(cases)), problems: make([][]string, len(cases)), differs: make([]bool, len(cases))}
 	run := make([]int, len(cases)) // the cases of the next run
@@ -422,7 +478,7 @@ func runNavDiff(tb testing.TB, reps int) *navReport {
 			some[j] = cases[i]
 		}
 		t0 := time.Now()
-		pw := playwrightGotos(tb, peers, chromium, s, some)
+		pw := navGotos(tb, peer, s, some)
 		t1 := time.Now()
 		ours := ourGotos(tb, s, some)
 		tb.Logf("run %d, %d cases: Playwright's %s, ours %s", rep+1, len(some), t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))

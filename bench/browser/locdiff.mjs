@@ -1,21 +1,24 @@
 // Playwright's answer for each target of the locator differential suite
 // (cdp/locdiff_test.go). Usage:
-//   node locdiff.mjs <chromium> <flags JSON> <specs JSON file>
-// The specs file maps each page's address to a list of targets in the
-// shape of cdp.Locator's JSON. Each page is opened once; for each target
-// it prints the count, and for a count of one the element's data-id and
-// innerText (what Tab.Text reads) and how long count() took. A target that
-// sets a name, label or text without exact is also asked with each such
-// string read whole ("whole"), the way our lookup prefers a whole match;
-// one with a label, with its labels naming fields only ("fields"); one
-// with both, with both ("wholeFields").
+//   node locdiff.mjs <chromium> <flags JSON>
+// then one request a line on stdin, {"specs", "variants", "parallel"},
+// answered by one line on stdout, on the one Chromium, until stdin ends.
+// specs maps each page's address to a list of targets in the shape of
+// cdp.Locator's JSON. Each page is opened once per request, parallel
+// pages at a time (default 1: a benchmark's timings see no other page's
+// work); for each target it prints the count, and for a count of one the
+// element's data-id and innerText (what Tab.Text reads) and how long
+// count() took. With variants, a target that sets a name, label or text
+// without exact is also asked with each such string read whole
+// ("whole"), the way our lookup prefers a whole match; one with a label,
+// with its labels naming fields only ("fields"); one with both, with both
+// ("wholeFields").
 // Prints {"<page>": [{count, id, text, us, whole: {count, id, text}, …}…]}.
-import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
-const [executablePath, flagsArg, specsPath] = process.argv.slice(2);
+const [executablePath, flagsArg] = process.argv.slice(2);
 const args = JSON.parse(flagsArg);
-const specs = JSON.parse(readFileSync(specsPath, "utf8"));
 const now = () => Number(process.hrtime.bigint()) / 1000;
 
 // whole is s as a pattern that takes only the whole string, ignoring case
@@ -74,33 +77,45 @@ async function answer(page, t, v) {
   return out;
 }
 
+// run answers one request.
+async function run(context, { specs, variants = false, parallel = 1 }) {
+  const out = {};
+  const queue = Object.entries(specs);
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [url, targets] = next;
+      const page = await context.newPage();
+      await page.goto(url);
+      const res = [];
+      for (const t of targets) {
+        try {
+          const a = await answer(page, t, {});
+          for (const [key, v, when] of [["whole", { whole: true }, loose(t)], ["fields", { fields: true }, labelled(t)],
+            ["wholeFields", { whole: true, fields: true }, loose(t) && labelled(t)]]) {
+            if (!variants || !when) continue;
+            const w = await answer(page, t, v);
+            delete w.us;
+            a[key] = w;
+          }
+          res.push(a);
+        } catch (e) {
+          res.push({ count: -1, error: String(e.message || e).split("\n")[0] });
+        }
+      }
+      out[url] = res;
+      await page.close();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, parallel) }, worker));
+  return out;
+}
+
 const browser = await chromium.launch({ executablePath, headless: true, args });
-const out = {};
 try {
   const context = await browser.newContext();
-  for (const [url, targets] of Object.entries(specs)) {
-    const page = await context.newPage();
-    await page.goto(url);
-    const res = [];
-    for (const t of targets) {
-      try {
-        const a = await answer(page, t, {});
-        for (const [key, v, when] of [["whole", { whole: true }, loose(t)], ["fields", { fields: true }, labelled(t)],
-          ["wholeFields", { whole: true, fields: true }, loose(t) && labelled(t)]]) {
-          if (!when) continue;
-          const w = await answer(page, t, v);
-          delete w.us;
-          a[key] = w;
-        }
-        res.push(a);
-      } catch (e) {
-        res.push({ count: -1, error: String(e.message || e).split("\n")[0] });
-      }
-    }
-    out[url] = res;
-    await page.close();
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line.trim()) console.log(JSON.stringify(await run(context, JSON.parse(line))));
   }
 } finally {
   await browser.close();
 }
-console.log(JSON.stringify(out));
