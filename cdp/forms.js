@@ -1200,9 +1200,8 @@
     const h = { el, x, y, state: "armed", missed: null, listener: null };
     h.listener = (ev) => {
       if (h.state !== "armed" || Math.abs(ev.clientX - x) > 1.5 || Math.abs(ev.clientY - y) > 1.5) return;
-      const cover = coverAt(el, x, y, false);
       const path = ev.composedPath();
-      const on = path.includes(el) || !cover;
+      const on = path.includes(el) || !coverAt(el, x, y, false);
       h.state = on ? "hit" : "missed";
       if (!on) h.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
     };
@@ -1220,8 +1219,12 @@
     disarmHover();
     hovering = null;
     if (!h || h.state === "hit" || !h.el.isConnected) return { ok: true };
-    const missed = h.state === "missed" ? h.missed : describe(coverAt(h.el, h.x, h.y, false) || h.el);
-    if (h.state === "armed" && !coverAt(h.el, h.x, h.y, false)) return { ok: true };
+    let missed = h.missed;
+    if (h.state === "armed") {
+      const cover = coverAt(h.el, h.x, h.y, false);
+      if (!cover) return { ok: true };
+      missed = describe(cover);
+    }
     return fail("obscured", "the pointer arrived on another element, so the hover is tried again", [missed]);
   }
 
