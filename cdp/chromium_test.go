@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -181,4 +182,15 @@ func (p *testBrowser) Close() error {
 		}
 	})
 	return p.closeErr
+}
+
+// peerFlags are the flags of the browser a Playwright or puppeteer peer
+// launches, as JSON: those of a browser these tests start themselves,
+// names outside loopback unresolvable included.
+func peerFlags() []byte {
+	flags, err := json.Marshal(append(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...), testenv.ChromiumArgs()...))
+	if err != nil {
+		panic(err) // a list of strings always encodes
+	}
+	return flags
 }

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/errcode"
-	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -268,14 +267,11 @@ type peerProc struct {
 // startPeer starts script (in the peers directory) with chromium and the
 // host's flags, then args; it ends when tb does.
 func startPeer(tb testing.TB, peers, script, chromium string, args ...string) *peerProc {
-	flags, err := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command("node", append([]string{filepath.Join(peers, script), chromium, string(flags)}, args...)...)
+	cmd := exec.Command("node", append([]string{filepath.Join(peers, script), chromium, string(peerFlags())}, args...)...)
 	cmd.Dir = peers
 	p := &peerProc{script: script, stderr: &strings.Builder{}}
 	cmd.Stderr = p.stderr
+	var err error
 	if p.in, err = cmd.StdinPipe(); err != nil {
 		tb.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -64,7 +63,7 @@ func BenchmarkPointerVerbs(b *testing.B) {
 			}
 			return err
 		})
-		flags, _ := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
+		flags := peerFlags()
 		cmd := exec.Command("node", filepath.Join(peers, "pointer.mjs"), chromium, page, fmt.Sprint(n), string(flags))
 		cmd.Dir = peers
 		out, err := cmd.Output()

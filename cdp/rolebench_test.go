@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -90,7 +89,7 @@ func benchLookup(b *testing.B, path, html string, target Locator, mode, wantID s
 				b.Fatalf("resolved %+v", el.Element)
 			}
 		}
-		flags, _ := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
+		flags := peerFlags()
 		cmd := exec.Command("node", filepath.Join(peers, "role.mjs"), chromium, page, fmt.Sprint(n), string(flags), mode)
 		cmd.Dir = peers
 		out, err := cmd.Output()

@@ -21,7 +21,6 @@ import (
 	"github.com/mafredri/cdp/protocol/runtime"
 
 	"github.com/tranquil/automation/errcode"
-	"github.com/tranquil/automation/internal/browserproc"
 	"github.com/tranquil/automation/internal/testenv"
 )
 
@@ -562,7 +561,7 @@ func BenchmarkWPTAccname(b *testing.B) {
 		if err := os.WriteFile(list, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		flags, _ := json.Marshal(append(browserproc.DefaultFlags(), browserproc.SandboxArgs()...))
+		flags := peerFlags()
 		cmd := exec.Command("node", filepath.Join(peers, "accname.mjs"), chromium, list, wptCaseAttr, string(flags))
 		cmd.Dir = peers
 		out, err := cmd.Output()
