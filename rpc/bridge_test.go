@@ -643,3 +643,30 @@ func TestNewRefusesNonLoopback(t *testing.T) {
 		assert.Error(t, err, a)
 	}
 }
+
+// A session that goes past its memory budget ends, and the script's calls
+// fail with limit_exceeded, as a call refused for a limit does: a script
+// that catches the first and calls again before its process is stopped
+// must not see a bare Error (a sweep once counted such calls as answered).
+func TestSessionPastItsBudgetFailsCallsAsLimitExceeded(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	r := newRig(t, Config{MaxMemory: 1 << 20})
+	tok, _ := r.b.Mint(principal("run1", permissions.CapUI))
+	c := dial(t, r.b, nil)
+	_, err := auth(t, c, tok, hello(allCaps...))
+	require.NoError(t, err)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
+	require.NoError(t, err)
+	defer sess.Close()
+	big := strings.Repeat("x", 2<<20)
+	for i, args := range [][]any{{big}, {"after"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := sess.Main().Pipeline([]string{"ui", "notify"}, args).Await(ctx)
+		cancel()
+		var re *capnweb.RemoteError
+		require.ErrorAs(t, err, &re, "call %d", i)
+		assert.Equal(t, "limit_exceeded", re.Props["code"], "call %d: %v", i, err)
+		assert.Equal(t, capnweb.NameRangeError, re.Name, "call %d", i)
+		assert.Contains(t, re.Message, "memory budget", "call %d: the reason says which limit", i)
+	}
+}

@@ -36,7 +36,8 @@ import (
 // checks, as a hostile script can. Each method starts on the sweep page as
 // it was loaded, then is called once per expensive value of each parameter
 // (the other parameters at a plain value), all at once, and the script
-// prints one line: "swept <index> <method> <outcomes> <tab>".
+// prints one line: "swept <index> <method> <outcomes> <tab>", or "ended
+// <index> <method> <outcomes>" and stops when the method ended the run.
 //
 // A page load of the sweep page is dear (half a megabyte, a thousand
 // rows), so the methods of SHARED, which leave a page as they found it,
@@ -177,6 +178,17 @@ for (let i = START; i < methods.length; i++) {
   });
   if (params.length === 0) calls.push(rt.capability(cap, cap + "." + method)[method]().then(() => "ok", (e) => String(e?.code ?? "error")));
   const outcomes = await Promise.all(calls);
+  // A limit_exceeded may have been the run's end, not a call's refusal:
+  // once the session has ended, calls fail at once, and the methods after
+  // this one would be counted as swept without reaching the host. So the
+  // run is asked whether it is still alive; if not, this method ended it.
+  if (outcomes.includes("limit_exceeded")) {
+    const alive = await rt.capability("context", "context.payload").payload().then(() => true, () => false);
+    if (!alive) {
+      console.log("ended " + i + " " + cap + "." + method + " " + JSON.stringify(outcomes));
+      break;
+    }
+  }
   if (!shared || loaded === null || loaded.startsWith("unread")) {
     loaded = null;
   } else {
@@ -260,14 +272,18 @@ func sweep(t testing.TB, e *browserEnv, contract []byte, methods int, name strin
 		entry, err := r.Wait(ctx)
 		cancel()
 		require.NoError(t, err)
-		last := start - 1
+		last, ended := start-1, -1
 		for _, line := range strings.Split(entry.Output, "\n") {
 			f := strings.SplitN(line, " ", 4)
-			if len(f) == 4 && (f[0] == "swept" || f[0] == "dirtied") {
+			if len(f) == 4 && (f[0] == "swept" || f[0] == "dirtied" || f[0] == "ended") {
 				i, err := strconv.Atoi(f[1])
 				require.NoError(t, err, line)
 				if f[0] == "dirtied" {
 					res.dirtied[i] = f[2] + ": " + f[3]
+					continue
+				}
+				if f[0] == "ended" {
+					ended = i
 					continue
 				}
 				res.swept[i] = f[2] + " " + f[3]
@@ -281,8 +297,14 @@ func sweep(t testing.TB, e *browserEnv, contract []byte, methods int, name strin
 		// connection is the host failing.
 		require.Equal(t, history.StateFailed, entry.State, "%s\n%s", entry.Reason, entry.Output)
 		require.True(t, strings.HasPrefix(entry.Reason, "limit_exceeded: "), "method %d ended the run: %s\n%s", last+1, entry.Reason, entry.Output)
-		res.ended[last+1] = entry.Reason
-		start = last + 2
+		// The method the run ended in: the one that said so, or the one
+		// after the last swept (the process was stopped before it could).
+		if ended < 0 {
+			ended = last + 1
+		}
+		require.Equal(t, last+1, ended, "method %d said it ended the run, after method %d was swept", ended, last)
+		res.ended[ended] = entry.Reason
+		start = ended + 1
 	}
 	return res
 }

@@ -33,7 +33,13 @@ func (s *Session) Abort(reason error) {
 func (s *Session) end(err error, reason error, sendAbort bool) {
 	var abortFrame []byte
 	if sendAbort {
-		re := s.lowerError(reason, 0)
+		sent := reason
+		if s.opts.AbortReason != nil {
+			if r := s.opts.AbortReason(reason); r != nil {
+				sent = r
+			}
+		}
+		re := s.lowerError(sent, 0)
 		s.mu.Lock()
 		b := []byte(`["abort",`)
 		b, encErr := s.encode(b, re, 0)

@@ -99,6 +99,22 @@ func TestLimitsAbortWithClearErrors(t *testing.T) {
 	}
 }
 
+// AbortReason words what the peer is told, and only that: the session's
+// own error keeps the cause, for the host.
+func TestAbortReasonWordsTheAbortSent(t *testing.T) {
+	CheckLeaks(t)
+	var seen error
+	opts := &Options{MaxMessageSize: 100, AbortReason: func(reason error) error {
+		seen = reason
+		return Errorf(NameRangeError, map[string]any{"code": "limit"}, "past a limit: %s", WireMessage(reason))
+	}}
+	got, err := abortedWith(t, opts, `["push","`+strings.Repeat("x", 200)+`"]`)
+	require.Equal(t, `["abort",["error","RangeError","past a limit: message of 211 bytes exceeds the limit of 100",null,{"code":"limit"}]]`, got)
+	require.ErrorIs(t, seen, ErrLimit)
+	require.ErrorIs(t, err, ErrLimit)
+	require.NotContains(t, err.Error(), "past a limit")
+}
+
 func TestSendRefusesWhatJavaScriptWouldLose(t *testing.T) {
 	CheckLeaks(t)
 	a, b := memPipe()

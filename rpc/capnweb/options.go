@@ -62,6 +62,12 @@ type Options struct {
 	// arguments, so that no method's parameters change. It runs on the
 	// call's goroutine; it must not block or keep args.
 	CallContext func(ctx context.Context, args []any) (context.Context, []any)
+	// AbortReason, if set, words the reason of an abort this session sends
+	// the peer (for a limit, a protocol error, or [Session.Abort]): the
+	// peer's every call fails with what it returns, so a host gives it the
+	// fields its clients branch on. Without it the reason is sent as it is.
+	// It must not block.
+	AbortReason func(reason error) error
 }
 
 func (o *Options) maxDepth() int {
