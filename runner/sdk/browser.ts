@@ -223,7 +223,9 @@ export class Expectations extends ExpectationCalls {
     const { timeout } = expectOptions(api, opts, ["timeout", ...(req.kind.endsWith("checked") ? ["checked"] : [])]);
     if (timeout !== undefined) req.timeout = timeout as number;
     if (this.#not) req.not = true;
-    await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req);
+    await hostCall("tab", "expect", "tab.expect", this.#tab, this.#tab, this.#target, req).catch((e) => {
+      throw asMatcherArgument(e, api, "tab.expect", req);
+    });
   }
 
   /** toBeChecked expects the checkbox, switch or radio button to be checked (or, with checked: false, not). */
@@ -252,6 +254,46 @@ export class Expectations extends ExpectationCalls {
     const v = value === undefined ? {} : textOf(api, "the value", value);
     await this.check(api, { kind: "attribute", name, ...v }, opts);
   }
+}
+
+/**
+ * asMatcherArgument words the host's refusal of one of req's fields as a
+ * refusal of the matcher's own argument that held it: toHaveCount(1.5)
+ * refuses argument 1 of tab.expect(…).toHaveCount, not options.count of
+ * tab.expect, which the script never called. The matcher's arguments are
+ * its values (an attribute's name before its value), then its options.
+ */
+function asMatcherArgument(e: unknown, api: string, wireApi: string, req: ExpectRequest): unknown {
+  const refusal = e as { argument?: unknown; path?: unknown; details?: Record<string, unknown> };
+  if (!(e instanceof TypeError || e instanceof RangeError)) return e;
+  // The timeout's refusal names no path: it is the same for every call.
+  const refused = typeof refusal.path === "string"
+    ? refusal.path
+    : e.message.startsWith(`${wireApi}: timeout `)
+    ? ".timeout"
+    : "";
+  const field = /^\.(\w+)/.exec(refused)?.[1];
+  const values = ["name" in req, "text" in req || "pattern" in req || "count" in req].filter(Boolean).length;
+  const at: Record<string, number> = {
+    text: values,
+    pattern: values,
+    count: values,
+    timeout: values + 1,
+    checked: values + 1,
+  };
+  if ("name" in req) at.name = 1;
+  if (field === undefined || !(field in at)) return e;
+  const argument = at[field], isOption = field === "timeout" || field === "checked";
+  const said = [`${wireApi}: options${refused}`, `${wireApi}: ${field}`].find((w) => e.message.startsWith(w));
+  const rest = said ? e.message.slice(said.length) : `: ${e.message}`;
+  const path = isOption ? refused : refused.slice(1 + field.length);
+  const what = isOption ? `options${path}` : `argument ${argument}${path ? ` (${path.replace(/^\./, "")})` : ""}`;
+  const moved = new (e instanceof RangeError ? RangeError : TypeError)(`${api}: ${what}${rest}`, { cause: e });
+  // The host call's stack is the script's line (see locate); this one's is the SDK's.
+  const head = `${e.name}: ${e.message}`;
+  if (e.stack?.startsWith(head)) moved.stack = `${moved.name}: ${moved.message}${e.stack.slice(head.length)}`;
+  const details = { ...refusal.details, argument, path };
+  return Object.assign(moved, e, details, { details });
 }
 
 /**
@@ -285,7 +327,9 @@ export class PageExpectations extends PageExpectationCalls {
     const { timeout } = expectOptions(api, opts, ["timeout"]);
     if (timeout !== undefined) req.timeout = timeout as number;
     if (this.#not) req.not = true;
-    await hostCall("tab", "expectPage", "tab.expectPage", this.#tab, this.#tab, req);
+    await hostCall("tab", "expectPage", "tab.expectPage", this.#tab, this.#tab, req).catch((e) => {
+      throw asMatcherArgument(e, api, "tab.expectPage", req);
+    });
   }
 }
 

@@ -93,19 +93,27 @@ Deno.test("bad arguments to expect, the readers and waitFor are refused before t
       'state must be "visible", "hidden", "attached" or "detached"',
     ],
     [() => tab.waitFor("#x", { visible: true } as never), 'unknown key "visible"'],
-    [() => status.toHaveText(5 as never), "options.text must be a string, not a number"],
+    [() => status.toHaveText(5 as never), "tab.expect(…).toHaveText: argument 1 must be a string, not a number"],
     [() => status.toHaveText("x", { timeout: -1 }), "timeout must be a positive"],
     [() => status.toHaveText("x", { retries: 3 } as never), 'unknown key "retries"'],
     [() => status.toBeChecked({ checked: "yes" as never }), "checked must be true or false"],
     [() => status.toBeVisible({ checked: true } as never), 'unknown key "checked"'],
     [() => status.toHaveCount(-1), "count expects a number of elements, 0 or more"],
-    [() => status.toHaveCount(1.5), "options.count must be a whole number"],
+    [() => status.toHaveCount(1.5), "tab.expect(…).toHaveCount: argument 1 must be a whole number"],
+    [() => status.toHaveAttribute("id", 5 as never), "tab.expect(…).toHaveAttribute: argument 2 must be a string"],
+    [() => status.toHaveCount(2, { timeout: -1 }), "tab.expect(…).toHaveCount: options.timeout must be a positive"],
+    [() => tab.expectPage().toHaveURL(5 as never), "tab.expectPage().toHaveURL: argument 1 must be a string"],
   ];
   for (const [call, why] of cases) {
     const e = await assertRejects(call);
     assert((e instanceof TypeError || e instanceof RangeError) && e.message.includes(why), `${why}: ${e.message}`);
     if (why.startsWith("unknown key")) assertEquals((e as { code?: unknown }).code, "invalid", why);
   }
+  // A matcher's refusal names the matcher's own argument, as the script passed it.
+  const count = await assertRejects(() => status.toHaveCount(1.5));
+  assertEquals([(count as { argument?: unknown }).argument, (count as { path?: unknown }).path], [1, ""]);
+  const timeout = await assertRejects(() => status.toBeVisible({ timeout: "soon" as never }));
+  assertEquals([(timeout as { argument?: unknown }).argument, (timeout as { path?: unknown }).path], [1, ".timeout"]);
   const target = await assertRejects(() => tab.expect({ css: "#x" } as never).toBeVisible());
   assert(target instanceof TypeError && target.message.includes('unknown key "css" in target'), target.message);
   assertEquals(host.browser.actions, []);
@@ -213,7 +221,7 @@ Deno.test(".not, the state and attribute matchers, and the page's expectations a
     const [bad, want] of [
       [() => button.toHaveAttribute(""), "attribute expects an attribute name of 1 to 1024 bytes"],
       [() => button.toHaveAttribute(3 as never), "must be a string"],
-      [() => button.toHaveClass(["a"] as never), "options.text must be a string, not a list"],
+      [() => button.toHaveClass(["a"] as never), "toHaveClass: argument 1 must be a string, not a list"],
       [() => tab.expectPage().toHaveURL(null as never), "url expects a text or a pattern"],
       [() => button.not.toBeEnabled({ wait: 1 } as never), 'unknown key "wait"'],
     ] as [() => Promise<unknown>, string][]
