@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -173,6 +174,11 @@ func (e *localNet) reached(tag string) []string {
 // spells it, and waits until every request has settled.
 func (e *localNet) probe(t *testing.T, ctx context.Context, tab *Tab, host, tag string) {
 	t.Helper()
+	require.NoError(t, e.probed(ctx, tab, host, tag))
+}
+
+// probed is probe's work, for a goroutine: the error says what failed.
+func (e *localNet) probed(ctx context.Context, tab *Tab, host, tag string) error {
 	page := e.pages.URL + "/?t=" + url.QueryEscape("http://"+host+":"+e.port) + "&g=" + tag
 	if strings.HasPrefix(host, "[") {
 		// A policy cannot name an IPv6 address (CSP's host sources have
@@ -181,11 +187,39 @@ func (e *localNet) probe(t *testing.T, ctx context.Context, tab *Tab, host, tag 
 		// every request here itself, and the test could not fail.
 		page += "&nocsp=1"
 	}
-	_, err := tab.Goto(ctx, page, Load)
-	require.NoError(t, err)
+	if _, err := tab.Goto(ctx, page, Load); err != nil {
+		return fmt.Errorf("%s: %w", tag, err)
+	}
 	v, err := tab.Evaluate(ctx, finished)
-	require.NoError(t, err, tag)
-	require.JSONEq(t, `"done"`, string(v), tag)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tag, err)
+	}
+	if string(v) != `"done"` {
+		return fmt.Errorf("%s: the probe ended with %s", tag, v)
+	}
+	return nil
+}
+
+// probeEach probes every spelling of this computer's address at once,
+// each from a tab of its own opened with opts, tagged prefix and its
+// index: a refused request waits out the probe's three seconds, so one
+// after another they took most of a minute. The tags keep their requests
+// apart (each has its own service worker scope and shared worker). It
+// returns the tabs.
+func (e *localNet) probeEach(t *testing.T, ctx context.Context, opts TabOptions, prefix string) []*Tab {
+	t.Helper()
+	tabs := make([]*Tab, len(localSpellings))
+	for i := range tabs {
+		tabs[i] = e.tab(t, ctx, opts)
+	}
+	errs := make([]error, len(tabs))
+	var wg sync.WaitGroup
+	for i, host := range localSpellings {
+		wg.Go(func() { errs[i] = e.probed(ctx, tabs[i], host, fmt.Sprintf("%s%d", prefix, i)) })
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	return tabs
 }
 
 // TestLocalSubresourcesNeedAGrant: the pages of a guarded tab reach this
@@ -195,13 +229,14 @@ func (e *localNet) probe(t *testing.T, ctx context.Context, tab *Tab, host, tag 
 func TestLocalSubresourcesNeedAGrant(t *testing.T) {
 	ctx := tctx(t, 4*time.Minute)
 	e := newLocalNet(t, ctx)
-	refused := e.tab(t, ctx, TabOptions{})
+	// A worker serves every guarded tab on its origin, and may reach only
+	// what all of them may: the refused tabs go first, and are closed
+	// before the granted ones open.
+	refused := e.probeEach(t, ctx, TabOptions{}, "refused")
+	// Whatever was on its way has arrived by now.
+	time.Sleep(300 * time.Millisecond)
 	for i, host := range localSpellings {
-		tag := fmt.Sprintf("refused%d", i)
-		e.probe(t, ctx, refused, host, tag)
-		// Whatever was on its way has arrived by now.
-		time.Sleep(300 * time.Millisecond)
-		assert.Empty(t, e.reached(tag), "%s: the service received nothing", host)
+		assert.Empty(t, e.reached(fmt.Sprintf("refused%d", i)), "%s: the service received nothing", host)
 	}
 	e.logMu.Lock()
 	var logged []string
@@ -212,16 +247,15 @@ func TestLocalSubresourcesNeedAGrant(t *testing.T) {
 	}
 	e.logMu.Unlock()
 	assert.Contains(t, logged, "http://127.0.0.1:"+e.port+"/refused0-fetch", "a refused request is logged")
+	for _, tab := range refused {
+		require.NoError(t, tab.Close(ctx))
+	}
 
-	// A worker serves every guarded tab on its origin, and may reach only
-	// what all of them may: the refused tab goes first.
-	require.NoError(t, refused.Close(ctx))
 	// The probing page's own site is a site too: page actions run only there.
-	granted := e.tab(t, ctx, TabOptions{Sites: []string{"127.0.0.1:" + e.port, "localhost:" + e.port, "0.0.0.0:" + e.port,
-		strings.TrimPrefix(e.pages.URL, "http://")}})
+	e.probeEach(t, ctx, TabOptions{Sites: []string{"127.0.0.1:" + e.port, "localhost:" + e.port, "0.0.0.0:" + e.port,
+		strings.TrimPrefix(e.pages.URL, "http://")}}, "granted")
 	for i, host := range localSpellings {
 		tag := fmt.Sprintf("granted%d", i)
-		e.probe(t, ctx, granted, host, tag)
 		deadline := time.Now().Add(10 * time.Second)
 		for len(e.reached(tag)) < len(requestKinds) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
