@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -380,8 +379,44 @@ func (r *Run) actionShot(tab *cdp.Tab) []byte {
 	return ev.JPEG
 }
 
-// quoted is a Go-quoted string in a message.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+// withoutQuotes is message with each Go-quoted string in it (a '"', then
+// characters, a backslash escaping any but a newline, then a '"') as
+// `"…"`. A refusal may quote a value of hundreds of kilobytes, which a
+// regular expression took milliseconds to scan: this reads each byte once.
+func withoutQuotes(message string) string {
+	var b strings.Builder
+	from := 0 // what is not yet written
+	for i := 0; i < len(message); {
+		if message[i] != '"' {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(message) && message[j] != '"' {
+			if message[j] == '\\' {
+				if j+1 == len(message) || message[j+1] == '\n' {
+					break
+				}
+				j++
+			}
+			j++
+		}
+		if j == len(message) || message[j] != '"' {
+			// Not closed: no quote that starts before j closes either
+			// (each '"' before it was escaped), so go on after it.
+			i = j + 1
+			continue
+		}
+		b.WriteString(message[from:i])
+		b.WriteString(`"…"`)
+		i, from = j+1, j+1
+	}
+	if from == 0 {
+		return message
+	}
+	b.WriteString(message[from:])
+	return b.String()
+}
 
 // callMessage is what the script was told, without the error's name. A
 // failed expectation's message quotes the text expected and the text
@@ -399,7 +434,7 @@ func callMessage(code errcode.Code, err error) string {
 	case errcode.Invalid, errcode.NavigationBlocked:
 		// A refused argument is quoted back to the script, and may be
 		// a value (a URL's query, a text where an option was due).
-		return quoted.ReplaceAllString(plainMessage(err), `"…"`)
+		return withoutQuotes(plainMessage(err))
 	}
 	return plainMessage(err)
 }
