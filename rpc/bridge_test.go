@@ -152,6 +152,21 @@ func (r *rig) nothingReachedCapnweb(t *testing.T) {
 	assert.Zero(t, r.factories.Load(), "no capability was built")
 }
 
+// uiSession is the session of a run "run1" permitted ui alone, through
+// b's whole handshake; it is closed when the test ends.
+func uiSession(t *testing.T, b *Bridge) *capnweb.Session {
+	t.Helper()
+	tok, err := b.Mint(principal("run1", permissions.CapUI))
+	require.NoError(t, err)
+	c := dial(t, b, nil)
+	_, err = auth(t, c, tok, hello(allCaps...))
+	require.NoError(t, err)
+	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
 func TestHandshakeOK(t *testing.T) {
 	r := newRig(t, Config{})
 	tok, err := r.b.Mint(principal("run1", permissions.CapUI, permissions.CapClipboard, permissions.CapConfig))
@@ -573,13 +588,7 @@ func TestRefusalsAreSummarised(t *testing.T) {
 func TestRevokeEndsLiveCallOnBothSides(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	r := newRig(t, Config{})
-	tok, _ := r.b.Mint(principal("run1", permissions.CapUI))
-	c := dial(t, r.b, nil)
-	_, err := auth(t, c, tok, hello(allCaps...))
-	require.NoError(t, err)
-	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
-	require.NoError(t, err)
-	defer sess.Close()
+	sess := uiSession(t, r.b)
 	callErr := make(chan error, 1)
 	go func() {
 		_, err := sess.Main().Pipeline([]string{"ui", "wait"}, []any{}).Await(context.Background())
@@ -651,13 +660,7 @@ func TestNewRefusesNonLoopback(t *testing.T) {
 func TestSessionPastItsBudgetFailsCallsAsLimitExceeded(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	r := newRig(t, Config{MaxMemory: 1 << 20})
-	tok, _ := r.b.Mint(principal("run1", permissions.CapUI))
-	c := dial(t, r.b, nil)
-	_, err := auth(t, c, tok, hello(allCaps...))
-	require.NoError(t, err)
-	sess, err := capnweb.NewSession(wsconn.New(c, 0), nil, nil)
-	require.NoError(t, err)
-	defer sess.Close()
+	sess := uiSession(t, r.b)
 	big := strings.Repeat("x", 2<<20)
 	for i, args := range [][]any{{big}, {"after"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
