@@ -170,14 +170,9 @@ func (e *localNet) reached(tag string) []string {
 	return out
 }
 
-// probe loads the probing page in tab, aimed at the service as host
-// spells it, and waits until every request has settled.
-func (e *localNet) probe(t *testing.T, ctx context.Context, tab *Tab, host, tag string) {
-	t.Helper()
-	require.NoError(t, e.probed(ctx, tab, host, tag))
-}
-
-// probed is probe's work, for a goroutine: the error says what failed.
+// probed loads the probing page in tab, aimed at host's spelling of this
+// computer's address and tagged tag, and waits until its requests have
+// settled. It runs in a goroutine: the error says what failed.
 func (e *localNet) probed(ctx context.Context, tab *Tab, host, tag string) error {
 	page := e.pages.URL + "/?t=" + url.QueryEscape("http://"+host+":"+e.port) + "&g=" + tag
 	if strings.HasPrefix(host, "[") {
