@@ -20,7 +20,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc/capnweb"
 	"github.com/tranquil/automation/rpc/wsconn"
@@ -493,8 +492,7 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	sess, err := capnweb.NewSession(ws, api, &capnweb.Options{
 		MaxMessageSize: int(b.cfg.ReadLimit),
 		MaxInFlight:    b.cfg.MaxInFlight,
-		MaxMemory:      b.cfg.MaxMemory, CallContext: b.cfg.CallContext,
-		AbortReason: abortReason,
+		MaxMemory:      b.cfg.MaxMemory, CallContext: b.cfg.CallContext, AbortReason: abortReason,
 		OnPanic: func(v any, stack []byte) {
 			b.log.Error("rpc: a session ended on a panic handling the script's message", "run", p.RunID, "panic", v, "stack", string(stack))
 		},
@@ -699,17 +697,4 @@ func (b *Bridge) setQueue(pc *pendingConn, q []*pendingConn) {
 	default:
 		b.routes[pc.route] = q
 	}
-}
-
-// abortReason is what a script's calls fail with once its session ended
-// for a limit: the script may catch the first such error and call again
-// in the moment before its process is stopped, and each call then fails
-// with limit_exceeded, the code every other limit's error has, rather than
-// a bare Error.
-func abortReason(reason error) error {
-	if !errors.Is(reason, capnweb.ErrLimit) {
-		return reason
-	}
-	return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded)},
-		"the run went past a limit of its connection to the app and is ending: %s", capnweb.WireMessage(reason))
 }

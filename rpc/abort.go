@@ -1,0 +1,21 @@
+package rpc
+
+import (
+	"errors"
+
+	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/rpc/capnweb"
+)
+
+// abortReason is what a script's calls fail with once its session ended
+// for a limit: the script may catch the first such error and call again
+// in the moment before its process is stopped, and each call then fails
+// with limit_exceeded, the code every other limit's error has, rather than
+// a bare Error.
+func abortReason(reason error) error {
+	if !errors.Is(reason, capnweb.ErrLimit) {
+		return reason
+	}
+	return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded)},
+		"the run went past a limit of its connection to the app and is ending: %s", capnweb.WireMessage(reason))
+}
