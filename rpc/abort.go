@@ -16,6 +16,13 @@ func abortReason(reason error) error {
 	if !errors.Is(reason, capnweb.ErrLimit) {
 		return reason
 	}
-	return capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.LimitExceeded)},
+	props := map[string]any{"code": string(errcode.LimitExceeded)}
+	// The limit met, as a refused call's limit property holds it: a
+	// memory budget names its bytes.
+	var budget *capnweb.BudgetError
+	if errors.As(reason, &budget) {
+		props["limit"] = budget.Budget
+	}
+	return capnweb.Errorf(capnweb.NameRangeError, props,
 		"the run went past a limit of its connection to the app and is ending: %s", capnweb.WireMessage(reason))
 }

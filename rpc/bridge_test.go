@@ -671,5 +671,6 @@ func TestSessionPastItsBudgetFailsCallsAsLimitExceeded(t *testing.T) {
 		assert.Equal(t, "limit_exceeded", re.Props["code"], "call %d: %v", i, err)
 		assert.Equal(t, capnweb.NameRangeError, re.Name, "call %d", i)
 		assert.Contains(t, re.Message, "memory budget", "call %d: the reason says which limit", i)
+		assert.EqualValues(t, 1<<20, re.Props["limit"], "call %d: the limit met", i)
 	}
 }

@@ -69,7 +69,7 @@ func (m *meter) take(n int64, what string) error {
 	u := m.used.Add(n)
 	if m.max > 0 && u > m.max {
 		m.used.Add(-n)
-		return limitErrorf("%s needs %s more, beyond the session's memory budget of %s (%s in use)",
+		return budgetErrorf(m.max, "%s needs %s more, beyond the session's memory budget of %s (%s in use)",
 			what, byteSize(n), byteSize(m.max), byteSize(u-n))
 	}
 	for p := m.peak.Load(); u > p && !m.peak.CompareAndSwap(p, u); p = m.peak.Load() {
@@ -290,7 +290,7 @@ func (s *Session) copyTree(t *tally, v any, depth int, what string) (any, error)
 	n, plain := measure(v, left, depth, s.opts.maxDepth()+depth, true)
 	if t != nil {
 		if n > left {
-			return nil, limitErrorf("%s would take more than the %s left of the session's memory budget of %s",
+			return nil, budgetErrorf(t.m.max, "%s would take more than the %s left of the session's memory budget of %s",
 				what, byteSize(max(left, 0)), byteSize(t.m.max))
 		}
 		if err := t.take(n, what); err != nil {
@@ -348,6 +348,6 @@ func trimZero(s string) string {
 // wouldExceed is the error for what, which does not fit the left bytes
 // of the budget.
 func wouldExceed(what string, left, budget int64) error {
-	return limitErrorf("%s would take more than the %s left of the session's memory budget of %s",
+	return budgetErrorf(budget, "%s would take more than the %s left of the session's memory budget of %s",
 		what, byteSize(max(left, 0)), byteSize(budget))
 }

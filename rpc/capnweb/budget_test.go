@@ -136,6 +136,9 @@ func TestBudgetStopsAmplification(t *testing.T) {
 			require.Less(t, time.Since(start), 10*time.Second)
 			require.ErrorIs(t, s.Err(), ErrLimit)
 			require.Contains(t, abort, "memory budget of 16 MiB")
+			var be *BudgetError
+			require.ErrorAs(t, s.Err(), &be, "a budget's limit says which budget")
+			require.EqualValues(t, budget, be.Budget)
 			peak := s.Memory().Peak
 			require.LessOrEqual(t, peak, int64(budget))
 			grown := int64(heapInUse()) - int64(before)

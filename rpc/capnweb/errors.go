@@ -131,6 +131,24 @@ func limitErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrLimit}, args...)...)
 }
 
+// BudgetError is the [ErrLimit] of something that would take a session past
+// its memory budget ([Options.MaxMemory]): Budget is that budget in bytes,
+// for a host that tells its peer which limit it met.
+type BudgetError struct {
+	Budget int64
+	err    error
+}
+
+func (e *BudgetError) Error() string { return e.err.Error() }
+
+// Unwrap returns the limit error, which wraps ErrLimit.
+func (e *BudgetError) Unwrap() error { return e.err }
+
+// budgetErrorf is limitErrorf for a session's memory budget.
+func budgetErrorf(budget int64, format string, args ...any) error {
+	return &BudgetError{Budget: budget, err: limitErrorf(format, args...)}
+}
+
 // WireMessage returns the text the peer is told for a local error: the
 // message without this package's "capnweb: ..." prefixes, which mean nothing
 // to a script. A transport that reports the reason of an abort in its own

@@ -80,7 +80,7 @@ var smallNumbers = func() (out [10]any) {
 func (p *jsonParser) charge(n int64) error {
 	p.cost += n
 	if p.limit > 0 && p.cost > p.limit {
-		return limitErrorf("a message of %d bytes parses into more than the %s left of the session's memory budget of %s", len(p.b), byteSize(p.limit), byteSize(p.budget))
+		return budgetErrorf(p.budget, "a message of %d bytes parses into more than the %s left of the session's memory budget of %s", len(p.b), byteSize(p.limit), byteSize(p.budget))
 	}
 	return nil
 }
