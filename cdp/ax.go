@@ -315,43 +315,46 @@ func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, nea
 // closeness scores how alike a name is to want, from 0 to 1: the Dice
 // coefficient of their pairs of letters and digits, ignoring case and
 // everything else, so that "Email" is close to "E-mail address" and
-// "Phone" is not.
+// "Phone" is not. A page's name can be megabytes and is scored on every
+// miss, so its pairs are counted as they are read, never kept.
 func closeness(name, want string) float64 {
-	a, b := letterPairs(name), letterPairs(want)
-	if len(a)+len(b) == 0 {
-		return 0
-	}
-	left := map[string]int{}
-	for _, p := range b {
-		left[p]++
-	}
+	left := map[letterPair]int{}
+	inWant := eachLetterPair(want, func(p letterPair) { left[p]++ })
 	shared := 0
-	for _, p := range a {
+	inName := eachLetterPair(name, func(p letterPair) {
 		if left[p] > 0 {
 			left[p]--
 			shared++
 		}
+	})
+	if inName+inWant == 0 {
+		return 0
 	}
-	return 2 * float64(shared) / float64(len(a)+len(b))
+	return 2 * float64(shared) / float64(inName+inWant)
 }
 
-// letterPairs lists the adjacent pairs of s's letters and digits,
-// lower-cased; a single letter is a pair of its own.
-func letterPairs(s string) []string {
-	var rs []rune
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			rs = append(rs, r)
+// letterPair is two adjacent letters or digits, lower-cased; a single
+// letter is a pair of its own, with -1 second.
+type letterPair [2]rune
+
+// eachLetterPair calls found with each pair of s's letters and digits, in
+// order, and returns how many there were.
+func eachLetterPair(s string, found func(letterPair)) int {
+	prev, letters := rune(-1), 0
+	for _, r := range s {
+		if r = unicode.ToLower(r); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue
 		}
+		if letters++; letters > 1 {
+			found(letterPair{prev, r})
+		}
+		prev = r
 	}
-	if len(rs) == 1 {
-		return []string{string(rs)}
+	if letters == 1 {
+		found(letterPair{prev, -1})
+		return 1
 	}
-	out := make([]string, 0, max(len(rs)-1, 0))
-	for i := 1; i < len(rs); i++ {
-		out = append(out, string(rs[i-1:i+1]))
-	}
-	return out
+	return max(letters-1, 0)
 }
 
 // maxNear is how many of the closest names a miss lists: enough to spot
