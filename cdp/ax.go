@@ -146,7 +146,7 @@ func axNodes(nodes []accessibility.AXNode, roles []string) []axNode {
 }
 
 func nodeOf(n *accessibility.AXNode) axNode {
-	an := axNode{role: axString(n.Role), name: norm(axString(n.Name))}
+	an := axNode{role: axString(n.Role), name: normalizeSpace(axString(n.Name))}
 	if n.BackendDOMNodeID != nil {
 		an.backend = *n.BackendDOMNodeID
 	}
@@ -179,7 +179,7 @@ func rowNames(nodes []accessibility.AXNode) map[accessibility.AXNodeID]string {
 			continue
 		}
 		if cells, ok := rows[*n.ParentID]; ok {
-			if name := norm(axString(n.Name)); name != "" {
+			if name := normalizeSpace(axString(n.Name)); name != "" {
 				rows[*n.ParentID] = append(cells, name)
 			}
 		}
@@ -270,9 +270,6 @@ func axString(v *accessibility.AXValue) string {
 	return strings.Trim(string(v.Value), `"`)
 }
 
-// norm collapses whitespace as accname matching does.
-func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // axMatch picks the best tier of nodes whose name matches want: with exact
 // set, names equal to it; otherwise names equal to it ignoring case, else
 // names holding it ignoring case. When none matches, near is every node of
@@ -281,7 +278,7 @@ func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, nea
 	if !named {
 		return nodes, nil
 	}
-	w := norm(want)
+	w := normalizeSpace(want)
 	lw := strings.ToLower(w)
 	var whole, part []axNode
 	for _, n := range nodes {
@@ -375,7 +372,7 @@ func axNotFound(loc Locator, near []axNode) error {
 		msg = "no element with that role"
 	}
 	var all, cands []Candidate
-	want := norm(loc.Label + loc.Name)
+	want := normalizeSpace(loc.Label + loc.Name)
 	for _, n := range near {
 		if n.name == "" {
 			continue

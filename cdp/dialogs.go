@@ -289,7 +289,7 @@ const dialogExcerpt = 40
 // dialogTarget describes a dialog for the log: its type and the start of
 // its message, escaped so that it shows as the text it is.
 func dialogTarget(d Dialog) string {
-	msg := norm(d.Message)
+	msg := normalizeSpace(d.Message)
 	if msg == "" {
 		return d.Type
 	}
