@@ -282,13 +282,17 @@ func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, nea
 	lw := strings.ToLower(w)
 	var whole, part []axNode
 	for _, n := range nodes {
-		switch {
-		case exact && n.name == w:
+		if exact {
+			if n.name == w {
+				whole = append(whole, n)
+			}
+			continue
+		}
+		// Lower-cased once: a page's names can be long, and many.
+		switch lower := strings.ToLower(n.name); {
+		case lower == lw:
 			whole = append(whole, n)
-		case exact:
-		case strings.ToLower(n.name) == lw:
-			whole = append(whole, n)
-		case lw != "" && strings.Contains(strings.ToLower(n.name), lw):
+		case lw != "" && strings.Contains(lower, lw):
 			part = append(part, n)
 		}
 	}
