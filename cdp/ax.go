@@ -146,7 +146,7 @@ func axNodes(nodes []accessibility.AXNode, roles []string) []axNode {
 }
 
 func nodeOf(n *accessibility.AXNode) axNode {
-	an := axNode{role: axString(n.Role), name: norm(axString(n.Name))}
+	an := axNode{role: axString(n.Role), name: normalizeSpace(axString(n.Name))}
 	if n.BackendDOMNodeID != nil {
 		an.backend = *n.BackendDOMNodeID
 	}
@@ -179,7 +179,7 @@ func rowNames(nodes []accessibility.AXNode) map[accessibility.AXNodeID]string {
 			continue
 		}
 		if cells, ok := rows[*n.ParentID]; ok {
-			if name := norm(axString(n.Name)); name != "" {
+			if name := normalizeSpace(axString(n.Name)); name != "" {
 				rows[*n.ParentID] = append(cells, name)
 			}
 		}
@@ -270,9 +270,6 @@ func axString(v *accessibility.AXValue) string {
 	return strings.Trim(string(v.Value), `"`)
 }
 
-// norm collapses whitespace as accname matching does.
-func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // axMatch picks the best tier of nodes whose name matches want: with exact
 // set, names equal to it; otherwise names equal to it ignoring case, else
 // names holding it ignoring case. When none matches, near is every node of
@@ -281,17 +278,21 @@ func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, nea
 	if !named {
 		return nodes, nil
 	}
-	w := norm(want)
+	w := normalizeSpace(want)
 	lw := strings.ToLower(w)
 	var whole, part []axNode
 	for _, n := range nodes {
-		switch {
-		case exact && n.name == w:
+		if exact {
+			if n.name == w {
+				whole = append(whole, n)
+			}
+			continue
+		}
+		// Lower-cased once: a page's names can be long, and many.
+		switch lower := strings.ToLower(n.name); {
+		case lower == lw:
 			whole = append(whole, n)
-		case exact:
-		case strings.ToLower(n.name) == lw:
-			whole = append(whole, n)
-		case lw != "" && strings.Contains(strings.ToLower(n.name), lw):
+		case lw != "" && strings.Contains(lower, lw):
 			part = append(part, n)
 		}
 	}
@@ -315,43 +316,46 @@ func axMatch(nodes []axNode, want string, exact, named bool) (best []axNode, nea
 // closeness scores how alike a name is to want, from 0 to 1: the Dice
 // coefficient of their pairs of letters and digits, ignoring case and
 // everything else, so that "Email" is close to "E-mail address" and
-// "Phone" is not.
+// "Phone" is not. A page's name can be megabytes and is scored on every
+// miss, so its pairs are counted as they are read, never kept.
 func closeness(name, want string) float64 {
-	a, b := letterPairs(name), letterPairs(want)
-	if len(a)+len(b) == 0 {
-		return 0
-	}
-	left := map[string]int{}
-	for _, p := range b {
-		left[p]++
-	}
+	left := map[letterPair]int{}
+	inWant := eachLetterPair(want, func(p letterPair) { left[p]++ })
 	shared := 0
-	for _, p := range a {
+	inName := eachLetterPair(name, func(p letterPair) {
 		if left[p] > 0 {
 			left[p]--
 			shared++
 		}
+	})
+	if inName+inWant == 0 {
+		return 0
 	}
-	return 2 * float64(shared) / float64(len(a)+len(b))
+	return 2 * float64(shared) / float64(inName+inWant)
 }
 
-// letterPairs lists the adjacent pairs of s's letters and digits,
-// lower-cased; a single letter is a pair of its own.
-func letterPairs(s string) []string {
-	var rs []rune
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			rs = append(rs, r)
+// letterPair is two adjacent letters or digits, lower-cased; a single
+// letter is a pair of its own, with -1 second.
+type letterPair [2]rune
+
+// eachLetterPair calls found with each pair of s's letters and digits, in
+// order, and returns how many there were.
+func eachLetterPair(s string, found func(letterPair)) int {
+	prev, letters := rune(-1), 0
+	for _, r := range s {
+		if r = unicode.ToLower(r); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue
 		}
+		if letters++; letters > 1 {
+			found(letterPair{prev, r})
+		}
+		prev = r
 	}
-	if len(rs) == 1 {
-		return []string{string(rs)}
+	if letters == 1 {
+		found(letterPair{prev, -1})
+		return 1
 	}
-	out := make([]string, 0, max(len(rs)-1, 0))
-	for i := 1; i < len(rs); i++ {
-		out = append(out, string(rs[i-1:i+1]))
-	}
-	return out
+	return max(letters-1, 0)
 }
 
 // maxNear is how many of the closest names a miss lists: enough to spot
@@ -372,7 +376,7 @@ func axNotFound(loc Locator, near []axNode) error {
 		msg = "no element with that role"
 	}
 	var all, cands []Candidate
-	want := norm(loc.Label + loc.Name)
+	want := normalizeSpace(loc.Label + loc.Name)
 	for _, n := range near {
 		if n.name == "" {
 			continue

@@ -289,9 +289,26 @@ const dialogExcerpt = 40
 // dialogTarget describes a dialog for the log: its type and the start of
 // its message, escaped so that it shows as the text it is.
 func dialogTarget(d Dialog) string {
-	msg := norm(d.Message)
+	msg := normalizeSpace(headOf(d.Message, dialogExcerpt+1))
 	if msg == "" {
 		return d.Type
 	}
 	return d.Type + ": " + display.Line(shorten(msg, dialogExcerpt))
+}
+
+// headOf is s up to and with its nth character that is not white space,
+// or all of s when it has fewer: a message of megabytes is a page's to
+// write, and the log keeps its start. Collapsed, it starts as s does
+// collapsed, and a cut after it falls where the cut of all of s would.
+func headOf(s string, n int) string {
+	for i := 0; i < len(s); {
+		size, space := spaceAt(s, i)
+		i += size
+		if !space {
+			if n--; n == 0 {
+				return s[:i]
+			}
+		}
+	}
+	return s
 }

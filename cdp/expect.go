@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/errcode"
 )
@@ -432,7 +434,60 @@ func (fm *forms) check(loc Locator, e Expectation, missing *bool) (func(ctx cont
 }
 
 // normalizeSpace makes each run of white space one space and trims both
-// ends, as a person reads text.
+// ends, as a person reads text (and accname matching does): the words of
+// strings.Fields joined by spaces. It runs over every accessible name of
+// a page on each lookup and over the page's text on each try of an
+// expectation, so it copies nothing when s is already so, and else
+// writes each byte once instead of making a string of each word.
 func normalizeSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	if spaceNormal(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	word := -1 // where the word being read starts, -1 between words
+	for i := 0; i < len(s); {
+		size, space := spaceAt(s, i)
+		switch {
+		case space && word >= 0:
+			b.WriteString(s[word:i])
+			word = -1
+		case !space && word < 0:
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			word = i
+		}
+		i += size
+	}
+	if word >= 0 {
+		b.WriteString(s[word:])
+	}
+	return b.String()
+}
+
+// spaceNormal reports whether normalizeSpace(s) is s: no white space at
+// either end, and only single ' ' between words.
+func spaceNormal(s string) bool {
+	after := true // after white space, or at the start
+	for i := 0; i < len(s); {
+		size, space := spaceAt(s, i)
+		if space && (after || s[i] != ' ') {
+			return false
+		}
+		after = space
+		i += size
+	}
+	return !after || s == ""
+}
+
+// spaceAt is the size of the character at s[i], and whether it is white
+// space as strings.Fields reads it (an invalid byte is a character of one
+// byte, and no space).
+func spaceAt(s string, i int) (size int, space bool) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return 1, c == ' ' || '\t' <= c && c <= '\r'
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return size, unicode.IsSpace(r)
 }

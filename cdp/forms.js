@@ -960,7 +960,7 @@
       let hit = opts.filter((o) => low(o.label || o.textContent) === want);
       if (!hit.length) hit = opts.filter((o) => o.value === w);
       if (!hit.length) return fail("no_option", "no option with that label or value", opts.slice(0, 20).map(optionInfo));
-      if (hit.length > 1) return fail("ambiguous", "several options match", hit.map(optionInfo));
+      if (hit.length > 1) return fail("ambiguous", "several options match", hit.slice(0, 20).map(optionInfo));
       if (hit[0].disabled) return fail("disabled", "the option is disabled", [optionInfo(hit[0])]);
       chosen.push(hit[0]);
     }

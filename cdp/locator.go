@@ -29,18 +29,21 @@ type Candidate struct {
 	Frame string `json:"frame,omitempty"`
 }
 
+// String describes the element as an error lists it. Each text is the
+// page's, of any length (an id, an option's value, an accessible name),
+// so each is quoted cut as a target's are (shown).
 func (c Candidate) String() string {
 	s := "<" + c.Tag
 	for _, kv := range [][2]string{{"id", c.ID}, {"name", c.Name}, {"type", c.Type}} {
 		if kv[1] != "" {
-			s += fmt.Sprintf(" %s=%q", kv[0], kv[1])
+			s += " " + kv[0] + "=" + shown(kv[1])
 		}
 	}
 	s += ">"
 	if c.Label != "" {
-		s += fmt.Sprintf(" label %q", c.Label)
+		s += " label " + shown(c.Label)
 	} else if c.Text != "" {
-		s += fmt.Sprintf(" text %q", c.Text)
+		s += " text " + shown(c.Text)
 	}
 	if c.Hidden {
 		s += " (hidden)"

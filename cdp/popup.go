@@ -142,10 +142,8 @@ func (fm *forms) confirmPopup(ctx context.Context) {
 // shownAs finds option in a widget's name, ignoring case, and returns it
 // as the name spells it.
 func shownAs(name, option string) (string, bool) {
-	for i := range name {
-		if j := i + len(option); j <= len(name) && strings.EqualFold(name[i:j], option) {
-			return name[i:j], true
-		}
+	if i := indexFold(name, option); i >= 0 {
+		return name[i : i+len(option)], true
 	}
 	if strings.Contains(strings.ToLower(name), strings.ToLower(option)) {
 		return option, true

@@ -297,7 +297,7 @@ func runWPTPage(ctx context.Context, tab *Tab, file, url string, steps []wptManu
 		default:
 			c.Role = wptRoleWord(c.TreeRole)
 			c.Outcome, c.Detail = lookUpWPT(ctx, tab, *c, walked)
-			if norm(c.TreeName) != norm(c.Expected) {
+			if normalizeSpace(c.TreeName) != normalizeSpace(c.Expected) {
 				c.Detail = "the lookup: " + c.Outcome + " " + c.Detail
 				c.Outcome = wptTreeName
 			}
@@ -450,7 +450,7 @@ func tallyWPT(cases []wptCase) wptTally {
 			continue
 		}
 		t.n++
-		if c.Outcome != wptHidden && norm(c.TreeName) == norm(c.Expected) {
+		if c.Outcome != wptHidden && normalizeSpace(c.TreeName) == normalizeSpace(c.Expected) {
 			t.chromium++
 		}
 	}

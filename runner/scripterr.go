@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
@@ -90,14 +91,133 @@ func waitedFor(d time.Duration) string {
 	return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s"
 }
 
-// goWording matches words of Go, of the DevTools protocol and of the
-// bridge, which mean nothing to a script's author.
-var goWording = regexp.MustCompile(`context deadline exceeded|context canceled|\bcdp[.:]|\brpcc\b|rpc error|(?i:websocket)|\bEOF\b|capnweb|\*[a-z]+\.[A-Z]\w+|\b(?:cdp|rpcc|runtime|net|os|io|syscall)\.[A-Z]\w+|goroutine|panic`)
+// hasGoWording reports whether msg holds words of Go, of the DevTools
+// protocol or of the bridge, which mean nothing to a script's author:
+// what the regular expression
+//
+//	context deadline exceeded|context canceled|\bcdp[.:]|\brpcc\b|rpc error|(?i:websocket)|\bEOF\b|capnweb|\*[a-z]+\.[A-Z]\w+|\b(?:cdp|rpcc|runtime|net|os|io|syscall)\.[A-Z]\w+|goroutine|panic
+//
+// matches. A message can quote a page's or a script's text of megabytes,
+// which that expression took tens of milliseconds to scan: this reads each
+// byte once and looks a few bytes around it.
+func hasGoWording(msg string) bool {
+	for i := 0; i < len(msg); i++ {
+		rest := msg[i:]
+		switch msg[i] {
+		case 'c':
+			if strings.HasPrefix(rest, "context deadline exceeded") || strings.HasPrefix(rest, "context canceled") ||
+				strings.HasPrefix(rest, "capnweb") {
+				return true
+			}
+			// cdp.Name is this too, and rpcc.Name is \brpcc\b.
+			if wordStartsAt(msg, i) && len(rest) > 3 && rest[:3] == "cdp" && (rest[3] == '.' || rest[3] == ':') {
+				return true
+			}
+		case 'r':
+			if strings.HasPrefix(rest, "rpc error") || isWordAt(msg, i, "rpcc") {
+				return true
+			}
+		case 'E':
+			if isWordAt(msg, i, "EOF") {
+				return true
+			}
+		case 'g':
+			if strings.HasPrefix(rest, "goroutine") {
+				return true
+			}
+		case 'p':
+			if strings.HasPrefix(rest, "panic") {
+				return true
+			}
+		case 'w', 'W':
+			// 'e' folds to 'E' alone: most w's are over at it.
+			if len(rest) > 1 && rest[1]|0x20 == 'e' {
+				if _, ok := foldedPrefix(rest, "websocket"); ok {
+					return true
+				}
+			}
+		case '.':
+			if exportedNameAt(msg, i+1) && (goTypeEndsAt(msg, i) || goPackageEndsAt(msg, i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// goTypeEndsAt reports whether msg[:end] ends with \*[a-z]+.
+func goTypeEndsAt(msg string, end int) bool {
+	j := end
+	for j > 0 && 'a' <= msg[j-1] && msg[j-1] <= 'z' {
+		j--
+	}
+	return j < end && j > 0 && msg[j-1] == '*'
+}
+
+// goPackageEndsAt reports whether msg[:end] ends with one of the packages
+// whose names give Go away, as a whole word.
+func goPackageEndsAt(msg string, end int) bool {
+	for _, pkg := range [...]string{"runtime", "net", "os", "io", "syscall"} {
+		if strings.HasSuffix(msg[:end], pkg) && wordStartsAt(msg, end-len(pkg)) {
+			return true
+		}
+	}
+	return false
+}
+
+// exportedNameAt reports whether msg at i holds [A-Z]\w.
+func exportedNameAt(msg string, i int) bool {
+	return i+1 < len(msg) && 'A' <= msg[i] && msg[i] <= 'Z' && isWordByte(msg[i+1])
+}
+
+// isWordAt reports whether msg holds word at i as a whole word (\bword\b).
+func isWordAt(msg string, i int, word string) bool {
+	end := i + len(word)
+	return strings.HasPrefix(msg[i:], word) && wordStartsAt(msg, i) && (end == len(msg) || !isWordByte(msg[end]))
+}
+
+// wordStartsAt reports whether no word character comes right before i,
+// as \b before a word character means. A byte of a multi-byte character
+// is none, as regexp's \b counts only ASCII.
+func wordStartsAt(msg string, i int) bool { return i == 0 || !isWordByte(msg[i-1]) }
+
+// isWordByte reports whether b is \w: [0-9A-Za-z_].
+func isWordByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_'
+}
+
+// foldedPrefix reports whether s starts with lower (ASCII, lower case)
+// under Unicode's simple case folding, as (?i:lower) matches it (the "s"
+// of websocket is also U+017F, a "k" also the Kelvin sign), and how many
+// bytes of s that prefix takes.
+func foldedPrefix(s, lower string) (int, bool) {
+	n := 0
+	for i := 0; i < len(lower); i++ {
+		r, size := utf8.DecodeRuneInString(s[n:])
+		if size == 0 || !sameFold(r, rune(lower[i])) {
+			return 0, false
+		}
+		n += size
+	}
+	return n, true
+}
+
+// sameFold reports whether r is want or one of its case foldings.
+func sameFold(r, want rune) bool {
+	for f := want; ; {
+		if f == r {
+			return true
+		}
+		if f = unicode.SimpleFold(f); f == want {
+			return false
+		}
+	}
+}
 
 // plainWords returns msg unless it holds Go, protocol or bridge wording
 // (a failure deep in a connection); then what code means, in words.
 func plainWords(msg string, code errcode.Code) string {
-	if !goWording.MatchString(msg) {
+	if !hasGoWording(msg) {
 		return msg
 	}
 	switch code {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,14 +87,88 @@ func browserErr(err error) error {
 	return capnweb.Errorf(capnweb.NameError, props, "%s", scriptMessage(err, code))
 }
 
-// devtoolsURL matches a DevTools endpoint's URL (ws://127.0.0.1:9222/
-// devtools/browser/<id>, http://…/devtools/page/<id>).
-var devtoolsURL = regexp.MustCompile(`(?i)\b(?:wss?|https?)://[^\s"'<>]*/devtools/[^\s"'<>]*`)
-
 // scrubEndpoints takes DevTools endpoints out of a message for a script: a
-// script that learnt one could ask to be granted it, or try it.
+// script that learnt one could ask to be granted it, or try it. An
+// endpoint is what the regular expression
+//
+//	(?i)\b(?:wss?|https?)://[^\s"'<>]*/devtools/[^\s"'<>]*
+//
+// matches: a ws:, wss:, http: or https: URL that starts a word, up to the
+// next space, quote or angle bracket, with /devtools/ after its "://". A
+// message can quote text of megabytes, which that expression took
+// milliseconds to scan: this reads each byte a few times at most.
 func scrubEndpoints(msg string) string {
-	return devtoolsURL.ReplaceAllString(msg, "<devtools endpoint>")
+	if !strings.Contains(msg, "://") {
+		return msg // most messages: one fast pass
+	}
+	var b strings.Builder
+	from := 0 // what is not yet written
+	for start := 0; start < len(msg); {
+		if endsURL(msg[start]) {
+			start++
+			continue
+		}
+		// A URL never leaves a run of bytes that end none, and takes the
+		// rest of the run: one per run, at the first scheme with
+		// /devtools/ after it.
+		end := start
+		for end < len(msg) && !endsURL(msg[end]) {
+			end++
+		}
+		if last := lastDevtoolsPath(msg[start:end]); last >= 0 {
+			for i := start; i < start+last; i++ {
+				if n := schemeLen(msg[i:end]); n > 0 && i+n <= start+last && wordStartsAt(msg, i) {
+					b.WriteString(msg[from:i])
+					b.WriteString("<devtools endpoint>")
+					from = end
+					break
+				}
+			}
+		}
+		start = end
+	}
+	if from == 0 {
+		return msg
+	}
+	b.WriteString(msg[from:])
+	return b.String()
+}
+
+// endsURL reports whether c is \s, '"', '\”, '<' or '>'.
+func endsURL(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', '"', '\'', '<', '>':
+		return true
+	}
+	return false
+}
+
+// lastDevtoolsPath is where the last /devtools/ (of any case) in run
+// starts, or -1.
+func lastDevtoolsPath(run string) int {
+	last := -1
+	for i := 0; i < len(run); i++ {
+		if run[i] == '/' {
+			if _, ok := foldedPrefix(run[i:], "/devtools/"); ok {
+				last = i
+			}
+		}
+	}
+	return last
+}
+
+// schemeLen is the length of the ws://, wss://, http:// or https:// (of
+// any case) s starts with, or 0.
+func schemeLen(s string) int {
+	if len(s) == 0 || s[0]|0x20 != 'w' && s[0]|0x20 != 'h' {
+		return 0
+	}
+	for _, scheme := range [...]string{"wss://", "ws://", "https://", "http://"} {
+		if n, ok := foldedPrefix(s, scheme); ok {
+			return n
+		}
+	}
+	return 0
 }
 
 // dialogPolicy is how a run's tab answers dialogs: one answer for every

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // StrictArgs is implemented by an exported object whose methods take their
@@ -73,10 +74,13 @@ func (e *DecodeError) Closest() string {
 	if e.Key == "" {
 		return ""
 	}
-	k := []rune(strings.ToLower(e.Key))
-	if len(k) > maxTypo {
+	// Measured before anything is made of it: a key is the peer's, and
+	// can be megabytes (more than maxTypo*UTFMax bytes is more than
+	// maxTypo characters). Lower-casing keeps the count of characters.
+	if len(e.Key) > maxTypo*utf8.UTFMax || utf8.RuneCountInString(e.Key) > maxTypo {
 		return "" // no typo of a key; and the cost stays bounded
 	}
+	k := []rune(strings.ToLower(e.Key))
 	best, bestD := "", maxTypo+1
 	for _, t := range e.Takes {
 		if d := editDistance(k, []rune(strings.ToLower(t))); d < bestD {

@@ -240,4 +240,30 @@ func TestDecodeErrorClosest(t *testing.T) {
 		assert.Equal(t, want, (&DecodeError{Key: key, Takes: takes}).Closest(), key)
 	}
 	assert.Equal(t, "", (&DecodeError{Want: "a string", Got: "a number", Takes: takes}).Closest())
+	// The bound counts characters: 64 of them may still be a typo (of a
+	// long key), however many bytes they take, and the 65th makes none.
+	long := strings.Repeat("É", maxTypo-1) + "x"
+	assert.Equal(t, long, (&DecodeError{Key: strings.ToLower(long), Takes: []string{long}}).Closest())
+	assert.Equal(t, "", (&DecodeError{Key: long + "x", Takes: []string{long}}).Closest())
+}
+
+// A peer's key of megabytes is refused by its length alone: no copy of it
+// is made to find a near key.
+func TestDecodeErrorClosestOfLongKeyIsCheap(t *testing.T) {
+	e := &DecodeError{Key: strings.Repeat("Timeout", 1<<20/7), Takes: []string{"timeout"}}
+	assert.Zero(t, testing.AllocsPerRun(3, func() { e.Closest() }))
+}
+
+func BenchmarkDecodeErrorClosest(b *testing.B) {
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{{"256KiB", 256 << 10}, {"4MiB", 4 << 20}} {
+		e := &DecodeError{Key: strings.Repeat("É", size.bytes/2), Takes: []string{"timeout", "waitUntil"}}
+		b.Run(size.name, func(b *testing.B) {
+			for b.Loop() {
+				e.Closest()
+			}
+		})
+	}
 }
