@@ -2,8 +2,9 @@ package cdp
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/tranquil/automation/internal/textfold"
 )
 
 // indexFold is the first i, at the start of a character of s, where
@@ -65,25 +66,9 @@ func foldKeys(s string) (keys []rune, starts []int) {
 	n := utf8.RuneCountInString(s)
 	keys, starts = make([]rune, 0, n), make([]int, 0, n+1)
 	for i, r := range s {
-		keys, starts = append(keys, foldKey(r)), append(starts, i)
+		keys, starts = append(keys, textfold.Key(r)), append(starts, i)
 	}
 	return keys, append(starts, len(s))
-}
-
-// foldKey is the least rune r folds to: two runes fold together when
-// their keys are equal.
-func foldKey(r rune) rune {
-	if r < utf8.RuneSelf {
-		if 'a' <= r && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		return r
-	}
-	key := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		key = min(key, f)
-	}
-	return key
 }
 
 // eachIndex calls found with each p, in order, where text[p:] starts with

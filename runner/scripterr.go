@@ -7,11 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tranquil/automation/cdp"
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/internal/textfold"
 )
 
 // scriptMessage words a browser error for the script that made the call:
@@ -132,7 +131,7 @@ func hasGoWording(msg string) bool {
 		case 'w', 'W':
 			// 'e' folds to 'E' alone: most w's are over at it.
 			if len(rest) > 1 && rest[1]|0x20 == 'e' {
-				if _, ok := foldedPrefix(rest, "websocket"); ok {
+				if _, ok := textfold.HasPrefix(rest, "websocket"); ok {
 					return true
 				}
 			}
@@ -184,34 +183,6 @@ func wordStartsAt(msg string, i int) bool { return i == 0 || !isWordByte(msg[i-1
 // isWordByte reports whether b is \w: [0-9A-Za-z_].
 func isWordByte(b byte) bool {
 	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_'
-}
-
-// foldedPrefix reports whether s starts with lower (ASCII, lower case)
-// under Unicode's simple case folding, as (?i:lower) matches it (the "s"
-// of websocket is also U+017F, a "k" also the Kelvin sign), and how many
-// bytes of s that prefix takes.
-func foldedPrefix(s, lower string) (int, bool) {
-	n := 0
-	for i := 0; i < len(lower); i++ {
-		r, size := utf8.DecodeRuneInString(s[n:])
-		if size == 0 || !sameFold(r, rune(lower[i])) {
-			return 0, false
-		}
-		n += size
-	}
-	return n, true
-}
-
-// sameFold reports whether r is want or one of its case foldings.
-func sameFold(r, want rune) bool {
-	for f := want; ; {
-		if f == r {
-			return true
-		}
-		if f = unicode.SimpleFold(f); f == want {
-			return false
-		}
-	}
 }
 
 // plainWords returns msg unless it holds Go, protocol or bridge wording

@@ -18,6 +18,7 @@ import (
 	"github.com/tranquil/automation/rpc/capnweb"
 
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/internal/textfold"
 )
 
 //go:generate env TRANQUIL_UPDATE_CODES=1 go test -run ^TestSDKErrorCodesAreTheTable$ .
@@ -149,7 +150,7 @@ func lastDevtoolsPath(run string) int {
 	last := -1
 	for i := 0; i < len(run); i++ {
 		if run[i] == '/' {
-			if _, ok := foldedPrefix(run[i:], "/devtools/"); ok {
+			if _, ok := textfold.HasPrefix(run[i:], "/devtools/"); ok {
 				last = i
 			}
 		}
@@ -164,7 +165,7 @@ func schemeLen(s string) int {
 		return 0
 	}
 	for _, scheme := range [...]string{"wss://", "ws://", "https://", "http://"} {
-		if n, ok := foldedPrefix(s, scheme); ok {
+		if n, ok := textfold.HasPrefix(s, scheme); ok {
 			return n
 		}
 	}
