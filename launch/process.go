@@ -342,26 +342,26 @@ func start(ctx context.Context, s startSpec) (*Process, error) {
 // served. The connection then belongs to p.
 func (p *Process) connectPipe(ctx context.Context, pp *browserproc.Pipes, opts *cdp.Options, timeout time.Duration) error {
 	b, err := cdp.ConnectPipe(ctx, pp.FromBrowser, pp.ToBrowser, opts)
-	if err != nil {
-		return &Error{Kind: ErrUpstream, Msg: "connect", Err: err}
-	}
-	p.browser = b
-	answered := make(chan error, 1)
-	go func() {
-		_, err := b.Client().Browser.GetVersion(ctx)
-		answered <- err
-	}()
-	select {
-	case err = <-answered:
-		if err == nil {
-			return nil
+	if err == nil {
+		p.browser = b
+		answered := make(chan error, 1)
+		go func() {
+			_, err := b.Client().Browser.GetVersion(ctx)
+			answered <- err
+		}()
+		select {
+		case err = <-answered:
+			if err == nil {
+				return nil
+			}
+		case <-p.done:
+		case <-ctx.Done():
 		}
-	case <-p.done:
-	case <-ctx.Done():
 	}
 	if ctx.Err() == nil {
-		// The pipe failed early, most likely because the process exited:
-		// give its reap a moment so that the error says how it ended.
+		// The pipe failed early (on connecting or on the first command),
+		// most likely because the process exited: give its reap a moment
+		// so that the error says how it ended.
 		select {
 		case <-p.done:
 		case <-time.After(time.Second):
