@@ -117,6 +117,8 @@ var rules = []rule{
 		why: "the import table is pure and goes into the testing kit's WebAssembly (internal/ruleswasm), where regexp alone would add 140 KB"},
 	{pkg: "internal/ospath", banned: []string{"os/exec", "net/http", "fmt", "regexp", module + "/..."},
 		why: "path rules only, for permissions and pathguard; it goes into the testing kit's WebAssembly too"},
+	{pkg: "internal/textcut", banned: []string{"os", "os/exec", "net", "net/http", module + "/..."},
+		why: "bounding text is pure, shared by every package that keeps or quotes what a page or a script chose"},
 	{pkg: "internal/execstart", banned: []string{"net", "net/http", module + "/..."},
 		why: "starting a program is a leaf that launch and the runner's process supervision share"},
 	{pkg: "traceview", banned: []string{"os/exec", module + "/rpc/...", module + "/cdp/...", module + "/runner/..."},

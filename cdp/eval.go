@@ -16,6 +16,7 @@ import (
 	"github.com/mafredri/cdp/rpcc"
 
 	"github.com/tranquil/automation/errcode"
+	"github.com/tranquil/automation/internal/textcut"
 )
 
 // world selects a JavaScript realm of the main frame.
@@ -361,9 +362,29 @@ func valueOf(o runtime.RemoteObject) json.RawMessage {
 	return o.Value
 }
 
-// evalErrorOf builds an *EvalError from exception details. It does not use
-// ExceptionDetails.Error, which panics when no exception object is present.
+// Bounds of an *EvalError's texts: the page chooses them, and a message
+// of megabytes, quoted in the error a script gets, in the trace and in
+// the log, would cost the host that much several times over.
+const (
+	maxEvalName    = 200
+	maxEvalMessage = 8 << 10
+	maxEvalStack   = 16 << 10
+)
+
+// evalErrorOf builds an *EvalError from exception details, its texts cut
+// to their bounds.
 func evalErrorOf(d *runtime.ExceptionDetails) *EvalError {
+	e := evalErrorWhole(d)
+	e.Name = textcut.Cut(e.Name, maxEvalName)
+	e.Message = textcut.Cut(e.Message, maxEvalMessage)
+	e.Stack = textcut.Cut(e.Stack, maxEvalStack)
+	return e
+}
+
+// evalErrorWhole builds an *EvalError from exception details. It does not
+// use ExceptionDetails.Error, which panics when no exception object is
+// present.
+func evalErrorWhole(d *runtime.ExceptionDetails) *EvalError {
 	e := &EvalError{Line: d.LineNumber + 1, Column: d.ColumnNumber + 1}
 	ex := d.Exception
 	switch {

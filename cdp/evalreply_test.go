@@ -2,7 +2,9 @@ package cdp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mafredri/cdp/protocol/runtime"
 	"github.com/stretchr/testify/assert"
@@ -76,4 +78,26 @@ func FuzzFastResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastResult(t, data)
 	})
+}
+
+// An exception's texts are the page's to choose: each is cut to its
+// bound, saying so, whatever kind of value was thrown.
+func TestEvalErrorTextsAreBounded(t *testing.T) {
+	big := strings.Repeat("é", 1<<20)
+	str := func(s string) *string { return &s }
+	sub := "error"
+	for name, d := range map[string]*runtime.ExceptionDetails{
+		"error": {Exception: &runtime.RemoteObject{Type: "object", Subtype: &sub, ClassName: str(big),
+			Description: str(big + ": " + big + "\n    at " + big)}},
+		"value":  {Exception: &runtime.RemoteObject{Type: "string", Value: json.RawMessage(`"` + big + `"`)}},
+		"text":   {Text: "Uncaught " + big},
+		"frames": {Text: "Uncaught x", StackTrace: &runtime.StackTrace{CallFrames: make([]runtime.CallFrame, 5000)}},
+	} {
+		e := evalErrorOf(d)
+		assert.LessOrEqual(t, len(e.Name), maxEvalName, name)
+		assert.LessOrEqual(t, len(e.Message), maxEvalMessage, name)
+		assert.LessOrEqual(t, len(e.Stack), maxEvalStack, name)
+		assert.True(t, utf8.ValidString(e.Name+e.Message+e.Stack), name)
+		assert.Contains(t, e.Name+e.Message+e.Stack, " bytes cut]", name)
+	}
 }

@@ -490,9 +490,9 @@ func (b *Bridge) serveConn(w http.ResponseWriter, r *http.Request, rt route, rou
 	// before NewSession returns.
 	b.started.Add(1)
 	sess, err := capnweb.NewSession(ws, api, &capnweb.Options{
-		MaxMessageSize: int(b.cfg.ReadLimit),
-		MaxInFlight:    b.cfg.MaxInFlight,
-		MaxMemory:      b.cfg.MaxMemory, CallContext: b.cfg.CallContext, AbortReason: abortReason,
+		MaxMessageSize: int(b.cfg.ReadLimit), MaxInFlight: b.cfg.MaxInFlight,
+		MaxMemory: b.cfg.MaxMemory, CallContext: b.cfg.CallContext, AbortReason: abortReason,
+		PeerMaxMessageSize: capnweb.DefaultMaxMessageSize, OversizeReply: oversizeReply,
 		OnPanic: func(v any, stack []byte) {
 			b.log.Error("rpc: a session ended on a panic handling the script's message", "run", p.RunID, "panic", v, "stack", string(stack))
 		},

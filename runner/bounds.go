@@ -8,10 +8,8 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tranquil/automation/rpc/capnweb"
 
@@ -127,21 +125,6 @@ var (
 	ErrLimitExceeded = errors.New("runner: " + string(errcode.LimitExceeded) + ": a script's value is past the host's limit")
 )
 
-// cutText cuts s to at most max bytes, marker included, never inside a
-// UTF-8 sequence; the marker says how many bytes were cut, so a reader
-// knows the text is not whole.
-func cutText(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	// The marker is at most 36 bytes ("… [" 5, 20 digits, " bytes cut]" 11).
-	keep := max - 40
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
-	return s[:keep] + "… [" + strconv.Itoa(len(s)-keep) + " bytes cut]"
-}
-
 // releaseStubs releases every stub inside v, a value the script sent, and
 // reports whether there was one.
 func releaseStubs(v any) bool {
@@ -194,9 +177,9 @@ func dataJSON(api, what string, v any) (json.RawMessage, error) {
 	if releaseStubs(v) {
 		return nil, notDataErr(api, what)
 	}
-	raw, err := plainJSON(v)
+	raw, err := encodePlain(v)
 	if err != nil {
-		return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError, "%s: %v", api, err)
+		return nil, codeErr(errcode.NotSerializable, capnweb.NameTypeError, "%s: %s: %v", api, what, err)
 	}
 	return raw, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/textcut"
 	"github.com/tranquil/automation/permissions"
 	"github.com/tranquil/automation/rpc"
 	"github.com/tranquil/automation/rpc/capnweb"
@@ -72,10 +73,10 @@ func (a *uiAPI) Notify(ctx context.Context, message string, o notifyOptions) err
 	switch level {
 	case LevelInfo, LevelSuccess, LevelWarning, LevelError:
 	default:
-		bad = capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", cutText(string(level), MaxReportBytes))
+		bad = capnweb.Errorf(capnweb.NameRangeError, nil, "level must be info, success, warning or error, not %q", textcut.Cut(string(level), MaxReportBytes))
 	}
 	_, err := invoke(ctx, a.r, mUINotify, callReq{refused: bad}, func(c *call) (none, error) {
-		return none{}, a.r.m.cfg.Host.UI.Notify(c.ctx, a.r.Info(), cutText(message, MaxLineBytes), level)
+		return none{}, a.r.m.cfg.Host.UI.Notify(c.ctx, a.r.Info(), textcut.Cut(message, MaxLineBytes), level)
 	})
 	return err
 }
@@ -89,7 +90,7 @@ func (a *uiAPI) Open(ctx context.Context, path string, o OpenOptions) error {
 			bad = limitErr(MaxOpenPathBytes, "ui.open takes a path of at most %d bytes; this one is %d", MaxOpenPathBytes, len(path))
 		}
 	default:
-		bad = capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.Invalid)}, "ui.open: split must be left, right, up or down, not %q", cutText(o.Split, MaxReportBytes))
+		bad = capnweb.Errorf(capnweb.NameRangeError, map[string]any{"code": string(errcode.Invalid)}, "ui.open: split must be left, right, up or down, not %q", textcut.Cut(o.Split, MaxReportBytes))
 	}
 	_, err := invoke(ctx, a.r, mUIOpen, callReq{refused: bad}, func(c *call) (none, error) {
 		return none{}, a.r.m.cfg.Host.UI.Open(c.ctx, a.r.Info(), path, o)
@@ -254,7 +255,7 @@ func (a *contextAPI) Result(ctx context.Context, value any) error {
 // would reach no one.
 func (a *contextAPI) Log(ctx context.Context, message string) {
 	_, _ = invoke(ctx, a.r, mContextLog, callReq{}, func(*call) (none, error) {
-		line := cutText(message, MaxLineBytes)
+		line := textcut.Cut(message, MaxLineBytes)
 		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventLog, Line: line}, func() { a.r.writeOutput(line) })
 		return none{}, nil
 	})
@@ -285,7 +286,7 @@ func (a *contextAPI) Step(ctx context.Context, st StepEvent) {
 	default:
 		return
 	}
-	st.Name, st.Error = cutText(st.Name, MaxStepNameBytes), cutText(st.Error, MaxReportBytes)
+	st.Name, st.Error = textcut.Cut(st.Name, MaxStepNameBytes), textcut.Cut(st.Error, MaxReportBytes)
 	if st.Attempt < 0 || st.Attempt >= 1<<31 {
 		st.Attempt = 0
 	}
@@ -302,7 +303,7 @@ func (a *contextAPI) Progress(ctx context.Context, p ProgressEvent) {
 		f = *p.Fraction
 	}
 	_, _ = invoke(ctx, a.r, mContextProgress, callReq{}, func(*call) (none, error) {
-		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: cutText(p.Message, MaxReportBytes), Fraction: f}, nil)
+		a.r.scriptEvent("", Event{RunID: a.r.id, Time: time.Now(), Kind: EventProgress, Line: textcut.Cut(p.Message, MaxReportBytes), Fraction: f}, nil)
 		return none{}, nil
 	})
 }
@@ -358,7 +359,7 @@ func (m *Manager) InvokePaneControl(ctx context.Context, runID, name string, arg
 	}
 	r.mu.Unlock()
 	if st == nil {
-		return nil, fmt.Errorf("runner: run %s has no action %q", runID, cutText(name, MaxPaneNameBytes))
+		return nil, fmt.Errorf("runner: run %s has no action %q", runID, textcut.Cut(name, MaxPaneNameBytes))
 	}
 	defer st.Release()
 	v, err := st.Call(ctx, args...)
@@ -391,7 +392,7 @@ func paneErr(name string, err error) error {
 	if !re.IsError {
 		msg = re.Error()
 	}
-	short := &capnweb.RemoteError{Name: cutText(re.Name, MaxPaneNameBytes), Message: cutText(msg, MaxLineBytes), IsError: true}
+	short := &capnweb.RemoteError{Name: textcut.Cut(re.Name, MaxPaneNameBytes), Message: textcut.Cut(msg, MaxLineBytes), IsError: true}
 	return fmt.Errorf("runner: pane control %q failed: %w", name, short)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/textcut"
 	"github.com/tranquil/automation/rpc/capnweb"
 )
 
@@ -38,7 +39,7 @@ func (h *hostRecorder) event(ev Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ended[ev.RunID] {
-		h.late = append(h.late, fmt.Sprintf("event %s %q", ev.Kind, cutText(ev.Line, 80)))
+		h.late = append(h.late, fmt.Sprintf("event %s %q", ev.Kind, textcut.Cut(ev.Line, 80)))
 	}
 	if ev.Kind == EventState && ev.State.Terminal() {
 		h.ended[ev.RunID] = true
@@ -50,7 +51,7 @@ func (h *hostRecorder) Notify(_ context.Context, run RunInfo, msg string, level 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ended[run.ID] {
-		h.late = append(h.late, fmt.Sprintf("notification %q", cutText(msg, 80)))
+		h.late = append(h.late, fmt.Sprintf("notification %q", textcut.Cut(msg, 80)))
 	}
 	h.notes = append(h.notes, recordedNote{run: run.ID, msg: msg, level: level})
 	return nil
@@ -101,7 +102,7 @@ func (h *hostRecorder) waitLog(t *testing.T, runID, want string) {
 		out = append(out, ev.Line)
 	}
 	for _, ev := range h.of(runID, EventLog) {
-		out = append(out, "log: "+cutText(ev.Line, 200))
+		out = append(out, "log: "+textcut.Cut(ev.Line, 200))
 	}
 	t.Fatalf("no log line %q; output:\n%s", want, strings.Join(out, "\n"))
 }
@@ -133,7 +134,7 @@ func assertCut(t *testing.T, s string, max, whole int) {
 	assert.LessOrEqual(t, len(s), max)
 	assert.True(t, utf8.ValidString(s), "cut inside a character")
 	i := strings.LastIndex(s, "… [")
-	require.GreaterOrEqual(t, i, 0, "no marker in %q", cutText(s, 100))
+	require.GreaterOrEqual(t, i, 0, "no marker in %q", textcut.Cut(s, 100))
 	assert.Equal(t, "… ["+strconv.Itoa(whole-i)+" bytes cut]", s[i:])
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/history"
 	"github.com/tranquil/automation/runner"
 )
@@ -171,4 +172,57 @@ await context.result({ timeouts: codes.filter((c) => c === "timeout").length });
 	// time the last waits started late on a loaded machine.
 	assert.LessOrEqual(t, paced, int64(rate*(timeout.Seconds()+0.25+1)), "the run's checks keep to its rate")
 	assert.Greater(t, unpaced, 2*paced, "unpaced, the same waits check far more often")
+}
+
+// A page that throws errors of megabytes, and an answer too large for the
+// script's connection: each call fails on its own with a bounded error, and
+// the run goes on. The errors were quoted whole (twice) into the frame to
+// the script, which refused a frame past 32 MiB and so ended the run
+// ("the host closed the connection (1009 message too big)").
+func TestHostileHugeAnswersFailTheirCallOnly(t *testing.T) {
+	e := newBrowserEnvWith(t, envOptions{config: func(c *runner.Config) { c.SessionBudget = 256 << 20 }})
+	entry := e.run(t, "huge.ts", fmt.Sprintf(`// @permissions browser page-js
+// @timeout 90s
+import { context, tabs } from "tranquil/automation";
+const tab = await tabs.open(%q);
+const out = {};
+for (const [k, f] of [
+  ["error", () => { throw new Error("x".repeat(16 << 20)); }],
+  ["string", () => { throw "y".repeat(16 << 20); }],
+  ["rejection", () => Promise.reject(new TypeError("z".repeat(16 << 20)))],
+  ["name", () => { const e = new Error("m"); e.name = "N".repeat(1 << 20); throw e; }],
+  ["result", () => "r".repeat(40 << 20)],
+]) {
+  try {
+    const v = await tab.evaluate(f);
+    out[k] = { length: v.length };
+  } catch (e) {
+    out[k] = { code: e.code, limit: e.details?.limit, message: e.message.length, cut: e.message.includes(" bytes cut]"),
+      remote: e.remoteMessage?.length, remoteName: e.remoteName?.length, all: JSON.stringify(e).length };
+  }
+}
+out.after = { tail: await tab.evaluate(() => document.title) };
+await context.result(out);
+`, e.site.URL+"/"))
+	require.Equal(t, history.StateSucceeded, entry.State, "%s\n%s", entry.Reason, entry.Output)
+	var got map[string]struct {
+		Code                               string
+		Limit, Message, Remote, RemoteName int
+		All, Length                        int
+		Tail                               string
+		Cut                                bool
+	}
+	require.NoError(t, json.Unmarshal(entry.Result, &got), string(entry.Result))
+	for _, k := range []string{"error", "string", "rejection", "name"} {
+		g := got[k]
+		require.Equal(t, string(errcode.EvalError), g.Code, "%s: %s", k, entry.Result)
+		require.Less(t, g.All, 64<<10, "%s: the error the script got is bounded", k)
+		require.Less(t, g.Remote, 9<<10, k)
+		require.Less(t, g.RemoteName, 1<<10, k)
+	}
+	require.True(t, got["error"].Cut, "a cut message says so: %s", entry.Result)
+	require.Equal(t, string(errcode.LimitExceeded), got["result"].Code, "%s", entry.Result)
+	require.Equal(t, 32<<20, got["result"].Limit)
+	require.Less(t, got["result"].All, 4<<10)
+	require.Equal(t, "Home", got["after"].Tail, "the run went on")
 }

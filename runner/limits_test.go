@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -283,4 +284,42 @@ func TestCheckPacerHoldsItsRate(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, p.Turn(context.Background()))
 	assert.Less(t, time.Since(start), 300*time.Millisecond, "the given-up turns left no debt")
+}
+
+// A result or a config value is kept as JSON.stringify would keep it: an
+// undefined member left out, an undefined element null (they were refused,
+// "config values must be plain JSON: capnweb.Undefined", for a result
+// too); what JSON cannot hold is refused in the script's terms.
+func TestResultAndConfigKeepJSON(t *testing.T) {
+	e := newMgr(t, nil)
+	entry := e.runScript(t, "json.ts", `// @permissions none
+import { config, context } from "tranquil/automation";
+const value = { a: 1, gone: undefined, list: [1, undefined, { b: undefined, c: "x" }] };
+await config.set("k", value);
+const out = { config: await config.get("k"), refused: [] };
+for (const bad of [10n, NaN, new Date(0), undefined]) {
+  try {
+    await config.set("bad", bad);
+    out.refused.push("accepted");
+  } catch (e) {
+    out.refused.push(e.code + ": " + e.message);
+  }
+}
+await context.result({ ...out, direct: value });
+`)
+	require.Equal(t, history.StateSucceeded, entry.State, "%s\n%s", entry.Reason, entry.Output)
+	var got struct {
+		Config, Direct json.RawMessage
+		Refused        []string
+	}
+	require.NoError(t, json.Unmarshal(entry.Result, &got), string(entry.Result))
+	want := `{"a":1,"list":[1,null,{"c":"x"}]}`
+	assert.JSONEq(t, want, string(got.Config))
+	assert.JSONEq(t, want, string(got.Direct))
+	require.Len(t, got.Refused, 4)
+	for i, what := range []string{"bigint", "NaN", "Date", "undefined"} {
+		assert.True(t, strings.HasPrefix(got.Refused[i], "not_serializable: config.set: the value: "), got.Refused[i])
+		assert.Contains(t, got.Refused[i], what)
+		assert.NotContains(t, got.Refused[i], "capnweb", "Go's names stay out of a script's errors")
+	}
 }

@@ -138,28 +138,32 @@ func checkKey(key string) error {
 	return nil
 }
 
-// plainJSON encodes v if it is plain JSON as a script sent it.
-func plainJSON(v any) (json.RawMessage, error) {
+// encodePlain encodes v, a value a script sent, as JSON.stringify would,
+// if it is plain JSON: an undefined member of an object is left out and an
+// undefined element of an array is null, as there; anything else JSON
+// cannot hold (NaN, a bigint, a Date, undefined alone) is refused, and the
+// error, in the script's terms, says what.
+func encodePlain(v any) (json.RawMessage, error) {
 	if err := checkPlain(v, 0); err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStateValue, err)
-	}
-	return data, nil
+	return capnweb.MarshalJSON(v)
 }
 
 func checkPlain(v any, depth int) error {
 	if depth > 64 {
-		return fmt.Errorf("%w: nested too deeply", ErrStateValue)
+		return errors.New("nested too deeply")
 	}
 	switch x := v.(type) {
 	case nil, bool, string:
 		return nil
+	case capnweb.Undefined:
+		if depth > 0 {
+			return nil
+		}
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("%w: %v is not a JSON number", ErrStateValue, x)
+			return fmt.Errorf("%v is not a JSON number", x)
 		}
 		return nil
 	case int, int64, int32, uint, uint64, uint32:
@@ -186,5 +190,5 @@ func checkPlain(v any, depth int) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: %T is not plain JSON", ErrStateValue, v)
+	return fmt.Errorf("%s is not plain JSON", capnweb.TypeName(v))
 }

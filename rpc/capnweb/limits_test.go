@@ -248,3 +248,65 @@ func TestJSNumberFormatting(t *testing.T) {
 	require.Equal(t, `"a\"b\\c\n\u0001<>&\u2028"`, strings.ReplaceAll(string(appendJSString(nil, "a\"b\\c\n\x01<>&\u2028")), "\u2028", `\u2028`))
 	require.Equal(t, `"\ufffd"`, strings.ReplaceAll(string(appendJSString(nil, "\xff")), "\ufffd", `\ufffd`))
 }
+
+// oversizeAPI answers with what it is given, as a result or as an error.
+type oversizeAPI struct{}
+
+func (oversizeAPI) Hello(s string) string { return s }
+func (oversizeAPI) Throw(s string) error  { return &Error{Name: NameTypeError, Message: s} }
+
+// TestReplyPastThePeersLimitFailsTheCall: a result or an error too large
+// for the peer's frames fails that call, with the size and the limit, and
+// the session goes on; the peer would otherwise end it on the frame.
+func TestReplyPastThePeersLimitFailsTheCall(t *testing.T) {
+	CheckLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		props map[string]any // besides size, which the default sets
+		msg   string         // the message's end
+	}{
+		{"default wording", Options{PeerMaxMessageSize: 1000}, map[string]any{"limit": 1000.0},
+			" bytes) is larger than the peer accepts (1000 bytes)"},
+		{"host's wording", Options{PeerMaxMessageSize: 1000, OversizeReply: func(size, limit int) error {
+			return Errorf(NameRangeError, map[string]any{"code": "limit_exceeded", "limit": limit, "ok": true, "nested": map[string]any{}},
+				"%d past %d", size, limit)
+		}}, map[string]any{"code": "limit_exceeded", "limit": 1000.0, "ok": true}, " past 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := memPipe()
+			server, err := NewSession(a, oversizeAPI{}, &tc.opts)
+			require.NoError(t, err)
+			defer server.Close()
+			client, err := NewSession(b, nil, &Options{MaxMessageSize: 1000})
+			require.NoError(t, err)
+			defer client.Close()
+			main := client.Main()
+			defer main.Release()
+			for _, method := range []string{"hello", "throw"} {
+				_, err = main.CallMethod(ctx, method, strings.Repeat("x", 2000))
+				var re *RemoteError
+				require.ErrorAs(t, err, &re, method)
+				require.Equal(t, NameRangeError, re.Name, method)
+				require.True(t, strings.HasSuffix(re.Message, tc.msg), "%s: %s", method, re.Message)
+				if tc.opts.OversizeReply == nil {
+					require.Greater(t, re.Props["size"], 2000.0, method)
+					delete(re.Props, "size")
+				}
+				require.Equal(t, tc.props, re.Props, method)
+				// The session goes on.
+				v, err := main.CallMethod(ctx, method, "small")
+				if method == "hello" {
+					require.NoError(t, err)
+					require.Equal(t, "small", v)
+				} else {
+					require.ErrorAs(t, err, &re)
+					require.Equal(t, "small", re.Message)
+				}
+			}
+			require.NoError(t, server.Err())
+		})
+	}
+}

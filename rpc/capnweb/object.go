@@ -224,6 +224,15 @@ func sortedKeys[V any](m map[string]V) []string {
 // Undefined member is left out. Other values go through encoding/json.
 func (o *Object) MarshalJSON() ([]byte, error) { return appendJSON(nil, o, 0) }
 
+// MarshalJSON writes v as JSON.stringify would, taking the values
+// [Object.MarshalJSON] takes: an Undefined member of an object is left
+// out, an Undefined element of an array is null.
+func MarshalJSON(v any) ([]byte, error) { return appendJSON(nil, v, 0) }
+
+// TypeName names the JavaScript type of v, a value as the session decodes
+// them ("undefined", "bigint", "Date", "stub", …), for messages to a peer.
+func TypeName(v any) string { return jsType(v) }
+
 // UnmarshalJSON reads a JSON object, keeping its key order; nested objects
 // become *Object too and numbers float64, as [DecodeJSON] does.
 func (o *Object) UnmarshalJSON(data []byte) error {

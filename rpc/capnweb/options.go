@@ -62,6 +62,19 @@ type Options struct {
 	// arguments, so that no method's parameters change. It runs on the
 	// call's goroutine; it must not block or keep args.
 	CallContext func(ctx context.Context, args []any) (context.Context, []any)
+	// PeerMaxMessageSize is the largest frame the peer accepts, in bytes.
+	// A result or error of one of the peer's calls that would make a
+	// larger frame is not sent, since the peer would end the session on
+	// it: the call fails with OversizeReply's error instead, and the
+	// session goes on. Zero means DefaultMaxMessageSize, what the
+	// JavaScript implementation accepts; a negative value means no check.
+	PeerMaxMessageSize int
+	// OversizeReply, if set, words the error sent in place of such a
+	// reply, of size bytes against the peer's limit. Without it, or when it
+	// returns nil, the call fails with a RangeError whose size and limit
+	// properties hold the two. It must not block. Only the returned
+	// error's scalar properties (strings, numbers, booleans) are sent.
+	OversizeReply func(size, limit int) error
 	// AbortReason, if set, words the reason of an abort this session sends
 	// the peer (for a limit, a protocol error, or [Session.Abort]): the
 	// peer's every call fails with what it returns, so a host gives it the
@@ -82,6 +95,13 @@ func (o *Options) maxMessage() int {
 		return DefaultMaxMessageSize
 	}
 	return o.MaxMessageSize
+}
+
+func (o *Options) peerMaxMessage() int {
+	if o.PeerMaxMessageSize == 0 {
+		return DefaultMaxMessageSize
+	}
+	return o.PeerMaxMessageSize
 }
 
 func (o *Options) maxBigDigits() int {

@@ -134,11 +134,28 @@ func (s *Session) sendResolutionLocked(id int64, e *exportEntry) {
 	if err != nil {
 		b, _ = frame("reject", &RemoteError{Name: NameError, Message: WireMessage(err), IsError: true})
 	}
+	if limit := s.opts.peerMaxMessage(); limit > 0 && len(b) > limit {
+		b, _ = frame("reject", s.oversizeLocked(len(b), limit))
+	}
 	s.enqueueLocked(b)
 }
 
+// oversizeLocked is the error a call fails with in place of a reply of
+// size bytes, past the peer's limit. s.mu is held.
+func (s *Session) oversizeLocked(size, limit int) *RemoteError {
+	var err error
+	if s.opts.OversizeReply != nil {
+		err = s.opts.OversizeReply(size, limit)
+	}
+	if err == nil {
+		err = Errorf(NameRangeError, map[string]any{"size": size, "limit": limit},
+			"the reply (%d bytes) is larger than the peer accepts (%d bytes)", size, limit)
+	}
+	return s.lowerErrorLocked(err)
+}
+
 // lowerErrorLocked is lowerError for plain errors, usable with s.mu held:
-// it drops props that hold objects or stubs, which would need the lock.
+// it keeps only scalar props, since objects and stubs would need the lock.
 func (s *Session) lowerErrorLocked(err error) *RemoteError {
 	var ce *Error
 	out := &RemoteError{Name: NameError, Message: WireMessage(err), IsError: true}
@@ -148,6 +165,24 @@ func (s *Session) lowerErrorLocked(err error) *RemoteError {
 		}
 		if ce == err {
 			out.Message = ce.Message
+		}
+		for k, v := range ce.Props {
+			if k == "name" || k == "message" || k == "stack" || reservedKeys[k] {
+				continue
+			}
+			switch n := v.(type) {
+			case int:
+				v = float64(n)
+			case int64:
+				v = float64(n)
+			case string, bool, float64:
+			default:
+				continue
+			}
+			if out.Props == nil {
+				out.Props = map[string]any{}
+			}
+			out.Props[k] = v
 		}
 	}
 	return out

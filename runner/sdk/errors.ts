@@ -104,7 +104,7 @@ export class StepTimeoutError extends Error {
  *   value handed to the app (a config value, a result, options) holds a
  *   function
  * - limit_exceeded: a limit of the app (see the guide's Limits); the
- *   error's limit property holds it
+ *   error's details.limit holds it
  *
  * The list is generated from the Go table (package errcode) by
  * go generate ./runner; a test fails until it is.

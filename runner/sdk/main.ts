@@ -188,7 +188,14 @@ Deno.exit = (code?: number): never => {
 let finishing = false;
 transport.closed.then((info) => {
   if (finishing) return;
-  fail(EXIT_HOST_GONE, `the host closed the connection (${info.code}${info.reason ? ` ${info.reason}` : ""})`);
+  const why = `${info.code}${info.reason ? ` ${info.reason}` : ""}`;
+  // A close of this side's own is its refusal of what the host sent.
+  fail(
+    EXIT_HOST_GONE,
+    info.local
+      ? `the script's side closed the connection to the host (${why})`
+      : `the host closed the connection (${why})`,
+  );
 });
 
 // The Cache API has no quota in deno: a script could fill the disk through
