@@ -289,14 +289,18 @@ func TestCheckPacerHoldsItsRate(t *testing.T) {
 // A result or a config value is kept as JSON.stringify would keep it: an
 // undefined member left out, an undefined element null (they were refused,
 // "config values must be plain JSON: capnweb.Undefined", for a result
-// too); what JSON cannot hold is refused in the script's terms.
+// too); what JSON cannot hold is refused in the script's terms, by the SDK
+// before it leaves (a Map was capnweb's "Cannot serialize value", without
+// a code) and by the host for a script that goes around the SDK
+// (TestEncodePlainIsJSONStringify).
 func TestResultAndConfigKeepJSON(t *testing.T) {
 	e := newMgr(t, nil)
 	entry := e.runScript(t, "json.ts", `// @permissions none
 import { config, context } from "tranquil/automation";
 const value = { a: 1, gone: undefined, list: [1, undefined, { b: undefined, c: "x" }] };
 await config.set("k", value);
-const out = { config: await config.get("k"), refused: [] };
+await config.set("n", null);
+const out = { config: await config.get("k"), refused: [], stored: [await config.get("n") === null, await config.get("missing") === undefined] };
 for (const bad of [10n, NaN, new Date(0), undefined]) {
   try {
     await config.set("bad", bad);
@@ -311,14 +315,16 @@ await context.result({ ...out, direct: value });
 	var got struct {
 		Config, Direct json.RawMessage
 		Refused        []string
+		Stored         []any
 	}
 	require.NoError(t, json.Unmarshal(entry.Result, &got), string(entry.Result))
 	want := `{"a":1,"list":[1,null,{"c":"x"}]}`
 	assert.JSONEq(t, want, string(got.Config))
 	assert.JSONEq(t, want, string(got.Direct))
+	assert.Equal(t, []any{true, true}, got.Stored, "a stored null reads null, a missing key undefined")
 	require.Len(t, got.Refused, 4)
 	for i, what := range []string{"bigint", "NaN", "Date", "undefined"} {
-		assert.True(t, strings.HasPrefix(got.Refused[i], "not_serializable: config.set: the value: "), got.Refused[i])
+		assert.True(t, strings.HasPrefix(got.Refused[i], "not_serializable: config.set: the value is "), got.Refused[i])
 		assert.Contains(t, got.Refused[i], what)
 		assert.NotContains(t, got.Refused[i], "capnweb", "Go's names stay out of a script's errors")
 	}

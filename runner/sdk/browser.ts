@@ -7,6 +7,7 @@ import {
   EvaluateError,
   ExpectationError,
   invalid,
+  jsonCopy,
   knownKeys,
   locate,
   NotCommittedError,
@@ -416,54 +417,11 @@ export function checkURL(api: string, url: unknown): string {
 
 /**
  * checkArg copies one tab.evaluate argument, refusing anything the page
- * could not receive as JSON. Object properties that are undefined are
- * dropped, as JSON.stringify drops them. at is where v is: the argument's
- * index, then the keys and indexes down to v, pushed and popped as the
- * walk goes and put into words only for a refusal, so a large argument
- * builds no path strings.
+ * could not receive as JSON (see jsonCopy). at starts with the argument's
+ * index.
  */
 function checkArg(api: string, v: unknown, at: (string | number)[], seen: Set<object>): unknown {
-  switch (typeof v) {
-    case "string":
-    case "boolean":
-      return v;
-    case "number":
-      if (!Number.isFinite(v)) throw refuseArg(api, at, String(v));
-      return v;
-    case "undefined":
-      throw refuseArg(api, at, "undefined");
-    case "object": {
-      if (v === null) return null;
-      if (seen.has(v)) throw refuseArg(api, at, "a circular reference");
-      seen.add(v);
-      try {
-        if (Array.isArray(v)) {
-          return v.map((x, i) => {
-            at.push(i);
-            const out = checkArg(api, x, at, seen);
-            at.pop();
-            return out;
-          });
-        }
-        const proto = Object.getPrototypeOf(v);
-        if (proto !== Object.prototype && proto !== null) {
-          throw refuseArg(api, at, `a ${v.constructor?.name ?? "class instance"}`);
-        }
-        const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v)) {
-          if (x === undefined) continue;
-          at.push(k);
-          out[k] = checkArg(api, x, at, seen);
-          at.pop();
-        }
-        return out;
-      } finally {
-        seen.delete(v);
-      }
-    }
-    default:
-      throw refuseArg(api, at, `a ${typeof v}`);
-  }
+  return jsonCopy(v, at, seen, (at, what) => refuseArg(api, at, what), false);
 }
 
 /** refuseArg is checkArg's refusal of the value at at, which is what. */

@@ -448,3 +448,95 @@ function editDistance(a: string, b: string): number {
   }
   return prev[b.length];
 }
+
+/** How to send what a script most often hands over that JSON cannot hold. */
+const TO_JSON_HINT: Record<string, string> = {
+  Date: " (send date.toISOString())",
+  Map: " (send Object.fromEntries(map))",
+  Set: " (send [...set])",
+};
+
+/**
+ * jsonCopy copies v, refusing through refuse anything JSON cannot hold:
+ * what is left are null, booleans, finite numbers, strings, arrays and
+ * plain objects. Object members that are undefined are dropped, as
+ * JSON.stringify drops them; an undefined array element (or a hole) is
+ * null with holes, as there, and refused without. at is where v is, the
+ * keys and indexes down to it, pushed and popped as the walk goes and put
+ * into words only for a refusal, so a large value builds no path strings.
+ */
+export function jsonCopy(
+  v: unknown,
+  at: (string | number)[],
+  seen: Set<object>,
+  refuse: (at: (string | number)[], what: string) => Error,
+  holes: boolean,
+): unknown {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return v;
+    case "number":
+      if (!Number.isFinite(v)) throw refuse(at, String(v));
+      return v;
+    case "undefined":
+      throw refuse(at, "undefined");
+    case "object": {
+      if (v === null) return null;
+      if (seen.has(v)) throw refuse(at, "a circular reference");
+      seen.add(v);
+      try {
+        if (Array.isArray(v)) {
+          const out = new Array(v.length);
+          for (let i = 0; i < v.length; i++) {
+            if (holes && v[i] === undefined) {
+              out[i] = null;
+              continue;
+            }
+            at.push(i);
+            out[i] = jsonCopy(v[i], at, seen, refuse, holes);
+            at.pop();
+          }
+          return out;
+        }
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) {
+          const name: string = v.constructor?.name || "class instance";
+          throw refuse(at, `${/^[AEIOU]/i.test(name) ? "an" : "a"} ${name}${TO_JSON_HINT[name] ?? ""}`);
+        }
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v)) {
+          if (x === undefined) continue;
+          at.push(k);
+          out[k] = jsonCopy(x, at, seen, refuse, holes);
+          at.pop();
+        }
+        return out;
+      } finally {
+        seen.delete(v);
+      }
+    }
+    default:
+      throw refuse(at, `a ${typeof v}`);
+  }
+}
+
+/**
+ * jsonData copies value, which a script hands the app to keep (a result, a
+ * config value), as JSON.stringify would keep it, refusing what JSON
+ * cannot hold with a TypeError whose code is not_serializable, naming where
+ * it is: "config.set: the value.when is a Date, …".
+ */
+export function jsonData(api: string, value: unknown): unknown {
+  return jsonCopy(value, [], new Set(), (at, what) => {
+    let path = "the value";
+    for (const k of at) path += typeof k === "number" ? `[${k}]` : `.${k}`;
+    return locate(Object.assign(
+      new TypeError(
+        `${api}: ${path} is ${what}, which JSON cannot hold; ` +
+          `pass null, booleans, finite numbers, strings, arrays and plain objects`,
+      ),
+      { code: "not_serializable" },
+    ));
+  }, true);
+}

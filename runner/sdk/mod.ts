@@ -47,7 +47,7 @@
  * @module
  */
 
-import { invalid, knownKeys } from "./errors.ts";
+import { invalid, jsonData, knownKeys } from "./errors.ts";
 import { resolvePath } from "./path.ts";
 import { runtime } from "./runtime.ts";
 import { cutText, MAX_LINE_BYTES, MAX_REPORT_BYTES } from "./served.ts";
@@ -146,7 +146,13 @@ export const context = {
    */
   result(value: JsonValue | undefined): Promise<void> {
     const rt = runtime();
-    return rt.track(rt.call<void>("context", "result", value));
+    let data;
+    try {
+      data = value === undefined ? value : jsonData("context.result", value);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return rt.track(rt.call<void>("context", "result", data));
   },
   /**
    * exit ends the run now, once the results, logs and reports already
@@ -354,12 +360,12 @@ export const workspace = {
 export const config = {
   /** get returns the value stored under key, or undefined. */
   async get<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined> {
-    const v = await runtime().call<T | null | undefined>("config", "get", key);
-    return v ?? undefined;
+    // undefined when key is not stored; null when null is.
+    return await runtime().call<T | undefined>("config", "get", key);
   },
   /** set stores value under key. */
-  set(key: string, value: JsonValue): Promise<void> {
-    return runtime().call("config", "set", key, value);
+  async set(key: string, value: JsonValue): Promise<void> {
+    return await runtime().call("config", "set", key, jsonData("config.set", value));
   },
   /** delete removes key. */
   delete(key: string): Promise<void> {

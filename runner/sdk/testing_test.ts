@@ -292,6 +292,29 @@ Deno.test("the fake host cuts long text and refuses functions as the app does", 
   assertEquals(await config.get("k"), undefined);
 });
 
+Deno.test("the fake host keeps values as JSON does, as the app does", async () => {
+  using host = installFakeHost({ permissions: "none" });
+  await config.set("k", { a: 1, gone: undefined, list: [1, undefined, { b: undefined }] } as never);
+  assertEquals(await config.get("k"), { a: 1, list: [1, null, {}] });
+  await config.set("n", null);
+  assertEquals(await config.get("n"), null, "a stored null is null, not missing");
+  assertEquals(await config.get("missing"), undefined);
+  for (
+    const [bad, words] of [[new Map(), "the value is a Map (send Object.fromEntries(map))"], [
+      { at: [new Date(0)] },
+      "the value.at[0] is a Date",
+    ], [{ n: NaN }, "the value.n is NaN"]] as const
+  ) {
+    const e = await assertRejects(() => config.set("bad", bad as never));
+    assert(e instanceof TypeError && (e as TypeError & { code?: string }).code === "not_serializable", String(e));
+    assert(e.message.startsWith(`config.set: ${words}`), e.message);
+  }
+  const r = await assertRejects(() => context.result({ s: new Set([1]) } as never));
+  assert(r.message.startsWith("context.result: the value.s is a Set"), r.message);
+  await host.settled();
+  assertEquals(host.config.has("bad"), false);
+});
+
 Deno.test("host.run() again resumes the run: the steps it finished return their results without running", async () => {
   using host = installFakeHost({
     script: script(`// @permissions none
