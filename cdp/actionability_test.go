@@ -185,6 +185,36 @@ document.getElementById("del").addEventListener("mousemove", () => {
 	}
 }
 
+// Something the page puts over the target between the press and the
+// release (a list animating closed over a button) would take the release,
+// and the browser would send the click to what the two have in common: the
+// target never clicked, and the action reported done. The release and the
+// click are held back, and the click is made again once the target is
+// clear.
+func TestClickReleaseHeldBackWhenThePageCoversTheTarget(t *testing.T) {
+	url := serve("/click-cover-on-press", `<!doctype html><body style="margin:0">
+<button id=send style="position:absolute;left:20px;top:20px;width:120px;height:40px" onclick="window.sends = (window.sends || 0) + 1">Send</button>
+<script>
+window.overUps = 0; window.bodyClicks = 0;
+document.body.addEventListener("click", (e) => { if (e.target === document.body) window.bodyClicks++; });
+document.getElementById("send").addEventListener("mousedown", () => {
+  if (window.covered) return;
+  window.covered = true;
+  const c = document.createElement("div");
+  c.style.cssText = "position:absolute;left:0;top:0;width:200px;height:100px;background:#eef";
+  c.onmouseup = c.onclick = () => { window.overUps++; };
+  document.body.append(c);
+  setTimeout(() => c.remove(), 400);
+});
+</script>`)
+	tab := newTab(t, url)
+	ctx := tctx(t, 20*time.Second)
+	require.NoError(t, tab.ClickElement(ctx, Locator{Role: "button", Name: "Send"}, FormOptions{}))
+	raw, err := tab.Evaluate(ctx, `() => [window.sends || 0, window.overUps, window.bodyClicks, !!window.covered]`)
+	require.NoError(t, err)
+	require.JSONEq(t, `[1, 0, 0, true]`, string(raw), "[target's clicks, the cover's releases and clicks, clicks sent to the body, covered]")
+}
+
 // A hover is judged by where the pointer arrived: something put over the
 // target between the check and the move (an overlay, a frame, which takes
 // the pointer into its own document) makes it a miss, tried again; what

@@ -1146,21 +1146,39 @@
   function armClick(el, x, y) {
     disarm();
     const g = { state: "armed", listener: null, timer: 0, missed: null };
+    // lands says whether ev, at the point, reached el (or a label of it).
+    const lands = (ev, path) => {
+      let on = path.includes(el) || (el.labels && Array.from(el.labels).some((l) => path.includes(l)));
+      // Inside a closed shadow root the path stops at a host: ask the
+      // element's own root what is under the point.
+      for (let r = el.getRootNode(); !on && r !== doc && r.host; r = r.host.getRootNode()) {
+        if (!path.includes(r.host)) continue;
+        const inner = el.getRootNode().elementsFromPoint(ev.clientX, ev.clientY)[0];
+        on = !!inner && (inner === el || el.contains(inner));
+        break;
+      }
+      return on;
+    };
     g.listener = (ev) => {
+      const at = Math.abs(ev.clientX - x) <= 1.5 && Math.abs(ev.clientY - y) <= 1.5;
       if (g.state === "armed" && (ev.type === "pointerdown" || ev.type === "mousedown")) {
-        if (Math.abs(ev.clientX - x) > 1.5 || Math.abs(ev.clientY - y) > 1.5) return;
+        if (!at) return;
         const path = ev.composedPath();
-        let on = path.includes(el) || (el.labels && Array.from(el.labels).some((l) => path.includes(l)));
-        // Inside a closed shadow root the path stops at a host: ask the
-        // element's own root what is under the point.
-        for (let r = el.getRootNode(); !on && r !== doc && r.host; r = r.host.getRootNode()) {
-          if (!path.includes(r.host)) continue;
-          const inner = el.getRootNode().elementsFromPoint(ev.clientX, ev.clientY)[0];
-          on = !!inner && (inner === el || el.contains(inner));
-          break;
-        }
+        const on = lands(ev, path);
         g.state = on ? "hit" : "missed";
         if (!on) g.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+      } else if (g.state === "hit" && at && (ev.type === "pointerup" || ev.type === "mouseup")) {
+        // The page can move something over the point between the press
+        // and the release (a list still animating closed): the release,
+        // and the click the browser then sends to what the two have in
+        // common, would reach it instead. Held back too; the press alone
+        // makes no click. A target the press itself took away (an option
+        // chosen on mousedown, its list hidden) has done its work.
+        const path = ev.composedPath();
+        if (!lands(ev, path) && el.isConnected && el.checkVisibility({ visibilityProperty: true })) {
+          g.state = "missed";
+          g.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+        }
       }
       if (g.state === "missed") {
         ev.stopImmediatePropagation();

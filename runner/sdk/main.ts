@@ -189,11 +189,13 @@ let finishing = false;
 transport.closed.then((info) => {
   if (finishing) return;
   const why = `${info.code}${info.reason ? ` ${info.reason}` : ""}`;
-  // A close of this side's own is its refusal of what the host sent.
+  // A close of this side's own for a frame it refused, not one answering
+  // the host's abort.
+  const refused = info.local && info.code !== CloseCode.rpcAbort && info.code !== CloseCode.normal;
   fail(
     EXIT_HOST_GONE,
-    info.local
-      ? `the script's side closed the connection to the host (${why})`
+    refused
+      ? `the script's side closed the connection to the host, refusing what it sent (${why})`
       : `the host closed the connection (${why})`,
   );
 });
