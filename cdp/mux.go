@@ -247,9 +247,23 @@ func (m *mux) answer(id uint64, rep directReply) {
 	}
 }
 
+// maxPageTextEvent bounds an event that carries what a page wrote to its
+// console or threw: the page chooses its size (up to maxSize, 256 MiB),
+// and one read whole costs the host that much several times over while
+// the trace keeps a few KiB of it. A larger one reaches its session as a
+// short stand-in (see pageTextStandIn).
+const maxPageTextEvent = 1 << 20
+
 // limitOf is the most the message starting with head may be: the limit of
-// the direct call it answers, when that call has one.
+// the direct call it answers, when that call has one, and
+// maxPageTextEvent for an event of a page's console or exceptions.
 func (m *mux) limitOf(head []byte) int64 {
+	if method, ok := wire.LeadingMethod(head); ok {
+		if pageTextEvents[method] {
+			return maxPageTextEvent
+		}
+		return 0
+	}
 	id, ok := wire.LeadingID(head)
 	if !ok || id < directIDBase {
 		return 0
@@ -286,6 +300,12 @@ func (m *mux) deliver(sessionID string, data []byte) {
 // since rpcc has no way to carry another error to one call. A dropped
 // event is simply lost.
 func (m *mux) oversized(o *oversizeError) {
+	if method, ok := wire.LeadingMethod(o.Head); ok && pageTextEvents[method] {
+		if sessionID, ok := wire.TailSessionID(o.Tail); ok {
+			m.deliver(sessionID, pageTextStandIn(method, o.Size))
+		}
+		return
+	}
 	id, ok := wire.LeadingID(o.Head)
 	if !ok {
 		return
@@ -540,4 +560,22 @@ func (c *sessionCodec) Write([]byte) (int, error) {
 func (c *sessionCodec) Close() error {
 	c.m.drop(c.r, &DetachedError{Reason: ErrDetached, Detail: "closed by client"})
 	return nil
+}
+
+// pageTextEvents are the events whose size a page chooses with what it
+// writes to its console or throws.
+var pageTextEvents = map[string]bool{"Runtime.consoleAPICalled": true, "Runtime.exceptionThrown": true}
+
+// pageTextStandIn is the event a session gets in place of one of
+// pageTextEvents too large to read: the same method, saying how large the
+// message was, so that a console or a trace shows one was there.
+func pageTextStandIn(method string, size int64) []byte {
+	what := fmt.Sprintf("(a console message of %d bytes, too large to read)", size)
+	if method == "Runtime.exceptionThrown" {
+		what = fmt.Sprintf("(an exception of %d bytes, too large to read)", size)
+		return []byte(`{"method":"Runtime.exceptionThrown","params":{"timestamp":0,"exceptionDetails":` +
+			`{"exceptionId":0,"text":"Uncaught ` + what + `","lineNumber":0,"columnNumber":0}}}`)
+	}
+	return []byte(`{"method":"Runtime.consoleAPICalled","params":{"type":"log","executionContextId":0,"timestamp":0,` +
+		`"args":[{"type":"string","value":"` + what + `"}]}}`)
 }

@@ -42,6 +42,22 @@ func TailSessionID(data []byte) (string, bool) {
 	return "", false
 }
 
+// LeadingMethod reads the "method" an event starts with, which Chromium
+// writes first; false when the frame does not start with one (a reply),
+// or its head holds only part of it.
+func LeadingMethod(data []byte) (string, bool) {
+	const prefix = `{"method":"`
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return "", false
+	}
+	rest := data[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
 // LeadingID reads the "id" a reply starts with, which Chromium writes
 // first; false when the frame does not start with one.
 func LeadingID(data []byte) (uint64, bool) {

@@ -84,3 +84,18 @@ func FuzzSessionIDOf(f *testing.F) {
 		}
 	})
 }
+
+func TestLeadingMethod(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"method":"Runtime.consoleAPICalled","params":{"type":"log"`: "Runtime.consoleAPICalled",
+		`{"method":"Page.frameNavigated"}`:                            "Page.frameNavigated",
+		`{"id":3,"method":"x"}`:                                       "",
+		`{"method":"Runtime.consoleAP`:                                "",
+		`{"method":""}`:                                               "",
+	} {
+		got, ok := LeadingMethod([]byte(in))
+		if got != want || ok != (want != "") {
+			t.Errorf("LeadingMethod(%s) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
