@@ -150,3 +150,40 @@ func TestDialogsOffSitesAreDismissed(t *testing.T) {
 	require.Equal(t, "refused", d.Outcome, "sites= keeps the handler from accepting")
 	require.True(t, strings.HasPrefix(d.Target, "confirm"))
 }
+
+// A prompt's default text is the page's to size (Chromium cuts a dialog's
+// message to 10,240 characters, but not it): past maxPageTextEvent the
+// dialog event is not read, and the handler gets a stand-in of the right
+// type, so the dialog is still answered.
+func TestDialogsPastTheBoundAreAnsweredUnread(t *testing.T) {
+	tab := newTab(t, serve("/dialogs-huge", `<title>huge</title>`))
+	var mu sync.Mutex
+	var seen []Dialog
+	tab.HandleDialogs(func(d Dialog) DialogAnswer {
+		mu.Lock()
+		seen = append(seen, d)
+		mu.Unlock()
+		return DialogAnswer{Accept: true, PromptText: "typed"}
+	})
+	ctx := tctx(t, 60*time.Second)
+	grown := heapGrowth()
+	raw, err := tab.Evaluate(ctx, `() => {
+  const s = "x".repeat(8 << 20);
+  return [prompt(s, "small"), prompt("small", s), prompt("again", s + s)];
+}`)
+	require.NoError(t, err)
+	grew := grown()
+	require.JSONEq(t, `["typed", "typed", "typed"]`, string(raw), "each dialog was answered")
+	t.Logf("prompts with 8 and 16 MiB default texts; host heap grew by at most %.1f MiB", float64(grew)/(1<<20))
+	require.Less(t, grew, int64(16<<20), "the dialogs' texts were read")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 3)
+	require.Equal(t, "prompt", seen[0].Type)
+	require.LessOrEqual(t, len(seen[0].Message), 10240, "Chromium cuts a message")
+	for _, d := range seen[1:] {
+		require.Equal(t, "prompt", d.Type)
+		require.Regexp(t, `^\(a dialog of \d{7,8} bytes, too large to read\)$`, d.Message)
+		require.Empty(t, d.DefaultPrompt)
+	}
+}

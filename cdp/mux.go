@@ -248,7 +248,9 @@ func (m *mux) answer(id uint64, rep directReply) {
 }
 
 // maxPageTextEvent bounds an event that carries what a page wrote to its
-// console or threw: the page chooses its size (up to maxSize, 256 MiB),
+// console, threw, or put in a dialog (a prompt's default text, which
+// Chromium does not cut as it cuts a message): the page chooses its size
+// (up to maxSize, 256 MiB),
 // and one read whole costs the host that much several times over while
 // the trace keeps a few KiB of it. A larger one reaches its session as a
 // short stand-in (see pageTextStandIn).
@@ -256,7 +258,7 @@ const maxPageTextEvent = 1 << 20
 
 // limitOf is the most the message starting with head may be: the limit of
 // the direct call it answers, when that call has one, and
-// maxPageTextEvent for an event of a page's console or exceptions.
+// maxPageTextEvent for an event of a page's console, exceptions or dialogs.
 func (m *mux) limitOf(head []byte) int64 {
 	if method, ok := wire.LeadingMethod(head); ok {
 		if pageTextEvents[method] {
@@ -302,7 +304,7 @@ func (m *mux) deliver(sessionID string, data []byte) {
 func (m *mux) oversized(o *oversizeError) {
 	if method, ok := wire.LeadingMethod(o.Head); ok && pageTextEvents[method] {
 		if sessionID, ok := wire.TailSessionID(o.Tail); ok {
-			m.deliver(sessionID, pageTextStandIn(method, o.Size))
+			m.deliver(sessionID, pageTextStandIn(method, o.Size, o.Tail))
 		}
 		return
 	}
@@ -563,19 +565,41 @@ func (c *sessionCodec) Close() error {
 }
 
 // pageTextEvents are the events whose size a page chooses with what it
-// writes to its console or throws.
-var pageTextEvents = map[string]bool{"Runtime.consoleAPICalled": true, "Runtime.exceptionThrown": true}
+// writes to its console, throws, or shows in a dialog.
+var pageTextEvents = map[string]bool{
+	"Runtime.consoleAPICalled":     true,
+	"Runtime.exceptionThrown":      true,
+	"Page.javascriptDialogOpening": true,
+}
 
 // pageTextStandIn is the event a session gets in place of one of
-// pageTextEvents too large to read: the same method, saying how large the
-// message was, so that a console or a trace shows one was there.
-func pageTextStandIn(method string, size int64) []byte {
-	what := fmt.Sprintf("(a console message of %d bytes, too large to read)", size)
-	if method == "Runtime.exceptionThrown" {
-		what = fmt.Sprintf("(an exception of %d bytes, too large to read)", size)
+// pageTextEvents too large to read (size bytes, tail its last bytes): the
+// same method, saying how large the message was, so that a console or a
+// trace shows one was there and a dialog is still answered.
+func pageTextStandIn(method string, size int64, tail []byte) []byte {
+	switch method {
+	case "Runtime.exceptionThrown":
+		what := fmt.Sprintf("(an exception of %d bytes, too large to read)", size)
 		return []byte(`{"method":"Runtime.exceptionThrown","params":{"timestamp":0,"exceptionDetails":` +
 			`{"exceptionId":0,"text":"Uncaught ` + what + `","lineNumber":0,"columnNumber":0}}}`)
+	case "Page.javascriptDialogOpening":
+		// The type follows the message; when the tail does not hold it,
+		// what is large is a prompt's default text.
+		typ := "prompt"
+		if i := bytes.LastIndex(tail, []byte(`"type":"`)); i >= 0 {
+			rest := tail[i+len(`"type":"`):]
+			if end := bytes.IndexByte(rest, '"'); end > 0 && dialogTypes[string(rest[:end])] {
+				typ = string(rest[:end])
+			}
+		}
+		what := fmt.Sprintf("(a dialog of %d bytes, too large to read)", size)
+		return []byte(`{"method":"Page.javascriptDialogOpening","params":{"url":"","frameId":"","message":"` + what +
+			`","type":"` + typ + `","hasBrowserHandler":true,"defaultPrompt":""}}`)
 	}
+	what := fmt.Sprintf("(a console message of %d bytes, too large to read)", size)
 	return []byte(`{"method":"Runtime.consoleAPICalled","params":{"type":"log","executionContextId":0,"timestamp":0,` +
 		`"args":[{"type":"string","value":"` + what + `"}]}}`)
 }
+
+// dialogTypes are the types of page.DialogType.
+var dialogTypes = map[string]bool{"alert": true, "confirm": true, "prompt": true, "beforeunload": true}
