@@ -350,14 +350,17 @@ await step.waitForEvent("done", { timeout: 60000 });
 
 // A function inside what a script hands the host (a config value, the
 // result, notify's options, a progress report) is refused with code
-// not_serializable, released, and never reaches the host.
+// not_serializable and never reaches the host: the SDK refuses a config
+// value or a result before it leaves (the host's own check of them is
+// TestEncodePlainIsJSONStringify and dataJSON's release of stubs), and
+// the host releases the function it got in notify's options.
 func TestHostileFunctionsAreNotData(t *testing.T) {
 	e, rec := newHostileEnv(t)
 	r, entry := e.run(t, Request{Script: e.script(t, "fns.ts", `// @permissions none
 import { config, context, ui } from "tranquil/automation";
 let released = 0;
 const all = Promise.withResolvers<void>();
-const fn = () => Object.assign(() => 1, { [Symbol.dispose]() { if (++released === 3) all.resolve(); } });
+const fn = () => Object.assign(() => 1, { [Symbol.dispose]() { if (++released === 1) all.resolve(); } });
 const codes: string[] = [];
 for (const [what, call] of [
   ["config", () => config.set("k", { nested: [1, fn()] } as never)],
@@ -376,7 +379,7 @@ await Promise.race([all.promise, new Promise((_, no) => setTimeout(() => no(new 
 await context.result({ codes, released, stored: (await config.get("k")) ?? null });
 `)})
 	require.Equal(t, history.StateSucceeded, entry.State, entry.Reason+entry.Output)
-	assert.JSONEq(t, `{"codes":["config TypeError not_serializable","result TypeError not_serializable","notify TypeError not_serializable"],"released":3,"stored":null}`, string(entry.Result))
+	assert.JSONEq(t, `{"codes":["config TypeError not_serializable","result TypeError not_serializable","notify TypeError not_serializable"],"released":1,"stored":null}`, string(entry.Result))
 	assert.Empty(t, rec.notesOf(r.ID()), "the host got no notification")
 }
 

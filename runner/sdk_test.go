@@ -652,7 +652,11 @@ type fakeConfigAPI struct{ h *fakeSDKHost }
 func (c *fakeConfigAPI) Get(key string) any {
 	c.h.mu.Lock()
 	defer c.h.mu.Unlock()
-	return c.h.config[key]
+	v, ok := c.h.config[key]
+	if !ok {
+		return capnweb.Undefined{} // as the runner answers a key never set
+	}
+	return v
 }
 
 func (c *fakeConfigAPI) Set(key string, v any) {
