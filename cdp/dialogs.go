@@ -97,7 +97,9 @@ const dialogAnswerTimeout = defaultCleanupTimeout
 // A dialog on a document outside the tab's sites ([TabOptions.Sites]) is
 // dismissed whatever h answers. Each answer is logged as a "dialog" action
 // with the dialog's type and the first words of its message, never the
-// prompt text.
+// prompt text. A dialog whose event passes 1 MiB (a prompt's default text
+// is the page's to size) reaches h with its type and a message saying how
+// large it was, and empty URL and DefaultPrompt.
 //
 // A page that opens more than [DialogStormRate] dialogs in a
 // second is in a dialog storm: from then until it opens no

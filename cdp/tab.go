@@ -526,7 +526,8 @@ type ConsoleMessage struct {
 
 // OnConsole calls f for each console message of the page's main world. f
 // runs on the session's receive goroutine: it must return quickly and must
-// not call the tab. The returned func stops the calls.
+// not call the tab. The returned func stops the calls. A message past 1 MiB
+// is not read: f gets one saying how large it was.
 func (t *Tab) OnConsole(f func(ConsoleMessage)) (stop func()) {
 	return t.subscribe(func(method string, params json.RawMessage) {
 		if m, ok := consoleMessageOf(method, params); ok {
@@ -552,7 +553,8 @@ func consoleMessageOf(method string, params json.RawMessage) (ConsoleMessage, bo
 }
 
 // OnPageError calls f for each uncaught exception or unhandled rejection in
-// the page. The same rules as for OnConsole apply to f.
+// the page. The same rules as for OnConsole apply to f, and the same bound:
+// an exception past 1 MiB arrives as one saying how large it was.
 func (t *Tab) OnPageError(f func(*EvalError)) (stop func()) {
 	return t.subscribe(func(method string, params json.RawMessage) {
 		if e := pageErrorOf(method, params); e != nil {
