@@ -1134,6 +1134,12 @@
   // 30 s for one a dead caller left: a busy host may take seconds between
   // the check and the press, and a guard gone by then let a click land on
   // whatever had moved over the element.
+  // describeLanding describes where an event landed: the element its
+  // path starts at, else the document.
+  function describeLanding(path) {
+    return describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+  }
+
   const CLICK_EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick"];
   let guard = null;
 
@@ -1166,7 +1172,7 @@
         const path = ev.composedPath();
         const on = lands(ev, path);
         g.state = on ? "hit" : "missed";
-        if (!on) g.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+        if (!on) g.missed = describeLanding(path);
       } else if (g.state === "hit" && at && (ev.type === "pointerup" || ev.type === "mouseup")) {
         // The page can move something over the point between the press
         // and the release (a list still animating closed): the release,
@@ -1177,7 +1183,7 @@
         const path = ev.composedPath();
         if (!lands(ev, path) && el.isConnected && el.checkVisibility({ visibilityProperty: true })) {
           g.state = "missed";
-          g.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+          g.missed = describeLanding(path);
         }
       }
       if (g.state === "missed") {
@@ -1221,7 +1227,7 @@
       const path = ev.composedPath();
       const on = path.includes(el) || !coverAt(el, x, y, false);
       h.state = on ? "hit" : "missed";
-      if (!on) h.missed = describe(path[0] && path[0].nodeType === 1 ? path[0] : doc.documentElement);
+      if (!on) h.missed = describeLanding(path);
     };
     for (const type of HOVER_EVENTS) global.addEventListener(type, h.listener, true);
     hovering = h;

@@ -250,10 +250,9 @@ func (m *mux) answer(id uint64, rep directReply) {
 // maxPageTextEvent bounds an event that carries what a page wrote to its
 // console, threw, or put in a dialog (a prompt's default text, which
 // Chromium does not cut as it cuts a message): the page chooses its size
-// (up to maxSize, 256 MiB),
-// and one read whole costs the host that much several times over while
-// the trace keeps a few KiB of it. A larger one reaches its session as a
-// short stand-in (see pageTextStandIn).
+// (up to maxSize, 256 MiB), and one read whole costs the host that much
+// several times over while the trace keeps a few KiB of it. A larger one
+// reaches its session as a short stand-in (see pageTextStandIn).
 const maxPageTextEvent = 1 << 20
 
 // limitOf is the most the message starting with head may be: the limit of
@@ -261,7 +260,7 @@ const maxPageTextEvent = 1 << 20
 // maxPageTextEvent for an event of a page's console, exceptions or dialogs.
 func (m *mux) limitOf(head []byte) int64 {
 	if method, ok := wire.LeadingMethod(head); ok {
-		if pageTextEvents[method] {
+		if pageTextEvents[string(method)] {
 			return maxPageTextEvent
 		}
 		return 0
@@ -300,11 +299,12 @@ func (m *mux) deliver(sessionID string, data []byte) {
 // at once rather than wait for a reply that will never come. A direct call
 // gets the *oversizeError; an rpcc call gets a protocol error naming it,
 // since rpcc has no way to carry another error to one call. A dropped
-// event is simply lost.
+// event of pageTextEvents reaches its session as a stand-in; any other is
+// simply lost.
 func (m *mux) oversized(o *oversizeError) {
-	if method, ok := wire.LeadingMethod(o.Head); ok && pageTextEvents[method] {
+	if method, ok := wire.LeadingMethod(o.Head); ok && pageTextEvents[string(method)] {
 		if sessionID, ok := wire.TailSessionID(o.Tail); ok {
-			m.deliver(sessionID, pageTextStandIn(method, o.Size, o.Tail))
+			m.deliver(sessionID, pageTextStandIn(string(method), o.Size, o.Tail))
 		}
 		return
 	}

@@ -99,8 +99,9 @@
 // a thousand times is refused, not built: the session aborts with an
 // [ErrLimit] error, a [*BudgetError], that says what asked for more and
 // how much was left ([Session.Memory] shows the count);
-// [Options.AbortReason] words what the peer is told. Measuring a value stops as soon as
-// it is over, so a frame costs work in proportion to the budget at most.
+// [Options.AbortReason] words what the peer is told. Measuring a value
+// stops as soon as it is over, so a frame costs work in proportion to the
+// budget at most.
 // A panic while the session handles the peer's input, in the session's
 // code or a method's, ends that session only ([Options.OnPanic] hears of
 // it); no input can reach a Go fatal error: values nest at most

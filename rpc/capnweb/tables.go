@@ -167,7 +167,7 @@ func (s *Session) lowerErrorLocked(err error) *RemoteError {
 			out.Message = ce.Message
 		}
 		for k, v := range ce.Props {
-			if k == "name" || k == "message" || k == "stack" || reservedKeys[k] {
+			if !sentProp(k) {
 				continue
 			}
 			switch n := v.(type) {

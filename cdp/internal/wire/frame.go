@@ -43,19 +43,20 @@ func TailSessionID(data []byte) (string, bool) {
 }
 
 // LeadingMethod reads the "method" an event starts with, which Chromium
-// writes first; false when the frame does not start with one (a reply),
-// or its head holds only part of it.
-func LeadingMethod(data []byte) (string, bool) {
+// writes first, as a part of data (nothing is copied: it runs on every
+// message); false when the frame does not start with one (a reply), or its
+// head holds only part of it.
+func LeadingMethod(data []byte) ([]byte, bool) {
 	const prefix = `{"method":"`
 	if !bytes.HasPrefix(data, []byte(prefix)) {
-		return "", false
+		return nil, false
 	}
 	rest := data[len(prefix):]
 	end := bytes.IndexByte(rest, '"')
 	if end <= 0 {
-		return "", false
+		return nil, false
 	}
-	return string(rest[:end]), true
+	return rest[:end], true
 }
 
 // LeadingID reads the "id" a reply starts with, which Chromium writes

@@ -94,7 +94,7 @@ func TestLeadingMethod(t *testing.T) {
 		`{"method":""}`:                                               "",
 	} {
 		got, ok := LeadingMethod([]byte(in))
-		if got != want || ok != (want != "") {
+		if string(got) != want || ok != (want != "") {
 			t.Errorf("LeadingMethod(%s) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
