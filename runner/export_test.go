@@ -1,8 +1,5 @@
 package runner
 
-// PeakOf is peakOf for the external tests (package runner_test).
-var PeakOf = peakOf
-
 // Checks is how many checks after their first the run's waiting calls
 // have made.
 func Checks(r *Run) int64 { return r.checks.turns.Load() }

@@ -14,17 +14,18 @@ import (
 
 	"github.com/tranquil/automation/errcode"
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 	"github.com/tranquil/automation/runner"
 )
 
 // heapPeak samples the Go heap's objects, garbage not yet collected
 // included, every millisecond until the returned function is called,
 // which returns the peak growth over the start.
-func heapPeak() func() int64 { return runner.PeakOf("/memory/classes/heap/objects:bytes") }
+func heapPeak() func() int64 { return testenv.PeakOf(testenv.HeapObjects) }
 
 // livePeak is heapPeak for the live heap as of the last collection: what
 // the host held, without the garbage a collection would free.
-func livePeak() func() int64 { return runner.PeakOf("/gc/heap/live:bytes") }
+func livePeak() func() int64 { return testenv.PeakOf("/gc/heap/live:bytes") }
 
 // Two page-js runs at once each make the page return about 24 MB of JSON
 // of many small objects, which decodes to far more than the run's memory

@@ -2,17 +2,15 @@ package runner
 
 import (
 	"context"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tranquil/automation/history"
+	"github.com/tranquil/automation/internal/testenv"
 )
 
 // rawFrames is the start of a script declaring nothing that speaks the
@@ -93,41 +91,7 @@ var memoryAttacks = map[string]string{
 
 // sampleHeap samples the heap every millisecond until the returned
 // function is called, which returns its peak growth over the start.
-func sampleHeap() func() int64 { return peakOf("/memory/classes/heap/objects:bytes") }
-
-// peakOf samples a runtime metric every millisecond until the returned
-// function is called, which returns its peak growth over the start. The
-// external tests reach it as PeakOf (export_test.go).
-func peakOf(metric string) func() int64 {
-	read := func() uint64 {
-		s := []metrics.Sample{{Name: metric}}
-		metrics.Read(s)
-		return s[0].Value.Uint64()
-	}
-	base := read()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if h := read(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 {
-		close(stop)
-		wg.Wait()
-		return int64(peak.Load()) - int64(base)
-	}
-}
+func sampleHeap() func() int64 { return testenv.PeakOf(testenv.HeapObjects) }
 
 // TestHostileMemoryThroughTheBridge runs scripts that declare nothing and
 // send frames naming a large value thousands of times. Each run fails

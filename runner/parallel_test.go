@@ -21,7 +21,10 @@ import (
 // marks one, and TestParallelTestsMeasureNothingShared holds every
 // parallel test's own body to it.
 var parallelOnlyIfNot = map[string]string{
-	"peakOf":            "the process's heap",
+	"PeakOf":            "the process's heap",
+	"sampleHeap":        "the process's heap",
+	"heapPeak":          "the process's heap",
+	"livePeak":          "the process's heap",
 	"cpuTime":           "the process's CPU time",
 	"NumGoroutine":      "the process's goroutines",
 	"leftDeno":          "the process's children",

@@ -7,6 +7,8 @@
 //     .tools, then PATH (chromium, chromium-browser, google-chrome).
 //   - [ChromiumWithPort] starts a browser with a DevTools port, as a user would.
 //   - [CheckGoroutines] fails a test whose goroutines outlive it.
+//   - [PeakOf] samples a runtime metric, such as the heap, for a test that
+//     bounds what the process may hold.
 //   - ShortPath (Windows only) names an existing path by its 8.3 short form.
 //
 // A missing tool fails the test with the exact command that installs it. It
