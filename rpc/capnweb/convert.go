@@ -315,12 +315,6 @@ func (s *Session) lowerError(err error, depth int) *RemoteError {
 	return out
 }
 
-// sentProp reports whether an error's own property k is sent: not one
-// JavaScript rebuilds itself (name, message, stack) nor a reserved key.
-func sentProp(k string) bool {
-	return k != "name" && k != "message" && k != "stack" && !reservedKeys[k]
-}
-
 // lowerProps lowers an error's own properties. Like JavaScript, it drops
 // those that cannot be sent, and the ones JavaScript rebuilds itself.
 func (s *Session) lowerProps(props map[string]any, depth int) map[string]any {

@@ -172,3 +172,9 @@ func describe(v any) string {
 	}
 	return fmt.Sprintf("%v", v)
 }
+
+// sentProp reports whether an error's own property k is sent: not one
+// JavaScript rebuilds itself (name, message, stack) nor a reserved key.
+func sentProp(k string) bool {
+	return k != "name" && k != "message" && k != "stack" && !reservedKeys[k]
+}
